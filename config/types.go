@@ -1,0 +1,169 @@
+package config
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Setting is one policy value and where it was set. Set is false when no
+// block in the inheritance chain set it and Value holds the default.
+type Setting[T any] struct {
+	Value  T
+	Set    bool
+	Origin hcl.Range // the attribute that set it (zero when defaulted)
+	// Block names the block that set it, for explain: `policy "base"`,
+	// `table "lake.a.b"`.
+	Block string
+}
+
+// Config is the whole configuration of one directory: every *.iceops.hcl
+// file, merged.
+type Config struct {
+	Dir       string               // absolute configuration directory (path.root)
+	Files     map[string]*hcl.File // by file name, for hcl's diagnostic writer
+	Settings  Settings
+	Variables map[string]*Variable
+	Catalogs  []*Catalog // in declaration order
+	Policies  map[string]*Policy
+	Tables    []*TableBlock  // `table "addr"` blocks
+	Selectors []*TablesBlock // `tables "pattern"` blocks
+	Digest    string         // "sha256:..." over the file contents and resolved variable values
+}
+
+// Settings is the `iceops` block.
+type Settings struct {
+	RequiredVersion string
+	Parallelism     int // 0 when unset
+	DeclRange       hcl.Range
+}
+
+type Variable struct {
+	Name      string
+	Type      string // "string", "number", "bool", "list(string)", "map(string)", "any"
+	Value     any    // resolved Go value (string, float64/int64, bool, []string, map[string]string)
+	Sensitive bool
+	DeclRange hcl.Range
+}
+
+// Catalog is a `catalog "name"` block. URI and Warehouse are already resolved
+// against the configuration directory (sqlite:PATH, relative warehouse paths).
+type Catalog struct {
+	Name       string
+	Type       string // sql | rest | glue | hive | hadoop
+	URI        string
+	Warehouse  string
+	Properties map[string]string
+	DeclRange  hcl.Range
+}
+
+// SortField is one term of a sort order, e.g. "bucket(16, user_id) desc nulls last".
+type SortField struct {
+	Transform  string // "identity", "bucket[16]", "truncate[4]", "year", "month", "day", "hour", "void"
+	Column     string
+	Descending bool
+	NullsFirst bool // Iceberg default: true for asc, false for desc
+	Range      hcl.Range
+}
+
+// PolicyBody holds every attribute a policy, table or tables block may set.
+// In a declared block only the attributes written there are Set; in an
+// Effective policy the inheritance chain has been merged and defaults filled.
+type PolicyBody struct {
+	TargetFileSize   Setting[int64]
+	SortOrder        Setting[[]SortField]
+	Properties       map[string]Setting[string] // per key, so a child overrides single keys
+	RemoveProperties Setting[[]string]
+
+	Compaction        CompactionPolicy
+	SnapshotRetention RetentionPolicy
+	OrphanFiles       OrphanPolicy
+	Manifests         ManifestPolicy
+}
+
+type CompactionPolicy struct {
+	Declared            bool // a compaction block exists in the chain
+	DeclRange           hcl.Range
+	Strategy            Setting[string] // binpack | sort | zorder
+	ZOrderColumns       Setting[[]string]
+	MinInputFiles       Setting[int]
+	MinFileSize         Setting[int64] // default 75% of target
+	MaxFileSize         Setting[int64] // default 180% of target
+	DeleteFileThreshold Setting[int]
+	PartialProgress     Setting[bool]
+	MaxConcurrentGroups Setting[int]
+	MaxBytesPerRun      Setting[int64]
+	Where               Setting[string]
+}
+
+type RetentionPolicy struct {
+	Declared     bool
+	DeclRange    hcl.Range
+	MaxAge       Setting[time.Duration]
+	MinSnapshots Setting[int]
+	MaxRefAge    Setting[time.Duration] // zero: refs other than main never expire by age
+}
+
+type OrphanPolicy struct {
+	Declared               bool
+	DeclRange              hcl.Range
+	OlderThan              Setting[time.Duration] // >= 24h
+	MaxOrphanRatio         Setting[float64]
+	MinFilesForRatio       Setting[int] // below this many files the ratio is not enforced
+	Exclude                Setting[[]string]
+	IncludeNonIcebergFiles Setting[bool]
+	Quarantine             Setting[time.Duration] // zero: delete
+	EqualSchemes           Setting[map[string]string]
+	EqualAuthorities       Setting[map[string]string]
+	PrefixMismatch         Setting[string] // "error" (default) | "ignore" | "delete"
+}
+
+type ManifestPolicy struct {
+	Declared   bool
+	DeclRange  hcl.Range
+	MaxCount   Setting[int]
+	TargetSize Setting[int64]
+}
+
+// Policy is a declared `policy "name"` block.
+type Policy struct {
+	Name       string
+	Extends    string // "" when none
+	ExtendsRng hcl.Range
+	Body       PolicyBody
+	DeclRange  hcl.Range
+}
+
+// TableBlock is `table "catalog.ns.table"`.
+type TableBlock struct {
+	Address   string
+	Policy    string // referenced policy name, "" when none
+	PolicyRng hcl.Range
+	Body      PolicyBody // inline overrides
+	DeclRange hcl.Range
+}
+
+// TablesBlock is `tables "pattern"`, a selector with * and ** globs.
+type TablesBlock struct {
+	Pattern   string
+	Exclude   []string
+	Policy    string
+	PolicyRng hcl.Range
+	Body      PolicyBody
+	DeclRange hcl.Range
+}
+
+// Effective is the merged policy one table gets.
+type Effective struct {
+	Address    string // catalog.ns...table
+	Catalog    string
+	Namespace  []string
+	Table      string
+	PolicyName string // "" when the block sets everything inline
+	MatchedBy  string // `table "lake.a.b"` or `tables "lake.a.*"`
+	MatchRange hcl.Range
+	PolicyBody
+	// DerivedProperties are the table properties this policy owns (DESIGN §3.4):
+	// target_file_size, retention and `properties`, with the origin of each.
+	DerivedProperties map[string]Setting[string]
+}

@@ -1,0 +1,166 @@
+package diff
+
+import "time"
+
+// FormatVersion of the plan document (JSON, saved plan). Additive changes
+// keep 1.x; a breaking change bumps the major.
+const FormatVersion = "1.0"
+
+// Plan is the whole plan: the JSON document of `plan -json`, `show -json`
+// and the content of a saved plan file. The human view is rendered from it.
+type Plan struct {
+	FormatVersion string       `json:"format_version"`
+	IceopsVersion string       `json:"iceops_version"`
+	CreatedAt     time.Time    `json:"created_at"`
+	ConfigDigest  string       `json:"config_digest"`
+	Targets       []string     `json:"targets,omitempty"`
+	Tables        []TablePlan  `json:"tables"`
+	Errors        []TableError `json:"errors"`
+	Summary       Summary      `json:"summary"`
+}
+
+// TablePlan is one managed table: what was observed and what must happen.
+type TablePlan struct {
+	Address  string    `json:"address"`
+	Policy   string    `json:"policy,omitempty"`
+	Observed Observed  `json:"observed"`
+	Actions  []Action  `json:"actions"` // DESIGN §5.1 order; empty = in policy
+	Refusals []Refusal `json:"refusals,omitempty"`
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// Observed identifies the table state the plan was made against; a saved
+// plan is checked against it before apply.
+type Observed struct {
+	TableUUID         string `json:"table_uuid"`
+	MetadataLocation  string `json:"metadata_location"`
+	CurrentSnapshotID *int64 `json:"current_snapshot_id"`
+	DataFiles         int64  `json:"data_files"`
+	DataBytes         int64  `json:"data_bytes"`
+	Snapshots         int    `json:"snapshots"`
+}
+
+// Refusal is a destructive action that the safety rules stopped. It makes
+// the table an error (exit 1) because someone must look.
+type Refusal struct {
+	Action string `json:"action"`
+	Reason string `json:"reason"`
+}
+
+// Warning is a lint finding that needs the observed table (DESIGN §3.6).
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Origin  string `json:"origin,omitempty"` // file:line
+}
+
+type TableError struct {
+	Address string `json:"address"`
+	Message string `json:"message"`
+}
+
+type Summary struct {
+	Tables             int `json:"tables"`
+	TablesChanged      int `json:"tables_changed"`
+	TablesInPolicy     int `json:"tables_in_policy"`
+	Actions            int `json:"actions"`
+	DestructiveActions int `json:"destructive_actions"`
+	Errors             int `json:"errors"`
+}
+
+// ActionType values, in the order actions run.
+type ActionType string
+
+const (
+	UpdateProperties  ActionType = "update_properties"
+	ReplaceSortOrder  ActionType = "replace_sort_order"
+	Compact           ActionType = "compact"
+	RewriteManifests  ActionType = "rewrite_manifests"
+	ExpireSnapshots   ActionType = "expire_snapshots"
+	RemoveOrphanFiles ActionType = "remove_orphan_files"
+)
+
+// Action is one step. Exactly one payload pointer is set, matching Type;
+// its JSON form is flat (payload fields beside type/destructive/reason).
+type Action struct {
+	Type        ActionType `json:"type"`
+	Destructive bool       `json:"destructive"`
+	Reason      string     `json:"reason"` // "snapshot_retention.max_age = \"2d\" (main.iceops.hcl:12)"
+
+	Properties *PropertiesChange `json:"-"`
+	SortOrder  *SortOrderChange  `json:"-"`
+	Compact    *CompactAction    `json:"-"`
+	Manifests  *ManifestsAction  `json:"-"`
+	Expire     *ExpireAction     `json:"-"`
+	Orphans    *OrphansAction    `json:"-"`
+}
+
+type PropertiesChange struct {
+	Set    map[string]string `json:"set"`
+	Before map[string]string `json:"before"` // absent key = was not set
+	Remove []string          `json:"remove,omitempty"`
+}
+
+type SortOrderChange struct {
+	Before []string    `json:"before"`
+	After  []string    `json:"after"`
+	Fields []SortField `json:"fields"` // the order to install
+}
+
+type CompactGroup struct {
+	SpecID               int    `json:"spec_id"`
+	Partition            string `json:"partition"`
+	InputFiles           int    `json:"input_files"`
+	InputBytes           int64  `json:"input_bytes"`
+	EstimatedOutputFiles int    `json:"estimated_output_files"`
+}
+
+type CompactAction struct {
+	Strategy             string         `json:"strategy"`
+	InputFiles           int            `json:"input_files"`
+	InputBytes           int64          `json:"input_bytes"`
+	Partitions           int            `json:"partitions"`
+	EstimatedOutputFiles int            `json:"estimated_output_files"`
+	TargetFileSize       int64          `json:"target_file_size"`
+	Groups               []CompactGroup `json:"groups"`
+}
+
+type ManifestsAction struct {
+	ManifestsBefore         int   `json:"manifests_before"`
+	EstimatedManifestsAfter int   `json:"estimated_manifests_after"`
+	TargetSize              int64 `json:"target_size"`
+}
+
+type ExpireAction struct {
+	SnapshotIDs  []int64 `json:"snapshot_ids"`
+	MaxAge       string  `json:"max_age"` // as written, "2d"
+	MaxAgeMs     int64   `json:"max_age_ms"`
+	MinSnapshots int     `json:"min_snapshots"`
+	OldestAgeMs  int64   `json:"oldest_age_ms"`
+	Kept         int     `json:"kept"`
+	// ProtectedByRef counts, per ref ("tag \"q3-close\""), old snapshots
+	// kept only because that ref reaches them.
+	ProtectedByRef map[string]int `json:"protected_by_ref,omitempty"`
+	// RefsToRemove are refs other than main older than max_ref_age.
+	RefsToRemove []string `json:"refs_to_remove,omitempty"`
+	// SnapshotsAddedByPlan: compact/rewrite_manifests commits counted in.
+	SnapshotsAddedByPlan int   `json:"snapshots_added_by_plan"`
+	FilesToDelete        int64 `json:"files_to_delete"`
+	BytesToDelete        int64 `json:"bytes_to_delete"`
+}
+
+type OrphansAction struct {
+	Count           int      `json:"count"`
+	Bytes           int64    `json:"bytes"`
+	Paths           []string `json:"paths"`
+	OlderThan       string   `json:"older_than"`
+	OlderThanMs     int64    `json:"older_than_ms"`
+	KeptByAgeGuard  int      `json:"kept_by_age_guard"`
+	KeptBytes       int64    `json:"kept_bytes"`
+	Excluded        int64    `json:"excluded"`
+	NonIceberg      int      `json:"non_iceberg"`
+	NonIcebergPaths []string `json:"non_iceberg_paths,omitempty"`
+	Ratio           float64  `json:"ratio"`
+	MaxRatio        float64  `json:"max_orphan_ratio"`
+	Quarantine      string   `json:"quarantine,omitempty"`
+}

@@ -1,0 +1,149 @@
+package diff
+
+// TableState is what providers observed of one table. Plain data: no
+// iceberg-go types, so diff stays pure and testable with literals.
+type TableState struct {
+	Address           string            `json:"address"`
+	UUID              string            `json:"table_uuid"`
+	MetadataLocation  string            `json:"metadata_location"`
+	Location          string            `json:"location"`
+	FormatVersion     int               `json:"format_version"`
+	CurrentSnapshotID *int64            `json:"current_snapshot_id"`
+	LastUpdatedMs     int64             `json:"last_updated_ms"`
+	Properties        map[string]string `json:"properties"`
+
+	DefaultSortOrderID int             `json:"default_sort_order_id"`
+	SortOrder          []SortField     `json:"sort_order"` // the default sort order; empty = unsorted
+	DefaultSpecID      int             `json:"default_spec_id"`
+	Specs              []PartitionSpec `json:"specs"`
+	Schema             []Column        `json:"schema"` // top-level columns of the current schema
+
+	Snapshots   []Snapshot         `json:"snapshots"` // in metadata order
+	Refs        []Ref              `json:"refs"`      // including main
+	MetadataLog []MetadataLogEntry `json:"metadata_log"`
+
+	// Files of the current snapshot, aggregated per (spec, partition).
+	Partitions []PartitionStats `json:"partitions"`
+	Files      FileStats        `json:"files"`
+	Manifests  ManifestStats    `json:"manifests"`
+
+	// Orphans is set only when the policy has orphan_files.
+	Orphans *OrphanScan `json:"orphans,omitempty"`
+
+	// Expiry is filled by providers after diff selected snapshots to expire:
+	// files reachable now and not after the plan's commits.
+	// (See ExpiryEstimate; diff leaves the counts to the provider.)
+}
+
+type Column struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// SortField mirrors an Iceberg sort field in the vocabulary of the config
+// (Transform "identity", "bucket[16]", "truncate[4]", "day", ...).
+type SortField struct {
+	Transform  string `json:"transform"`
+	Column     string `json:"column"`
+	Descending bool   `json:"descending"`
+	NullsFirst bool   `json:"nulls_first"`
+}
+
+type PartitionSpec struct {
+	ID     int      `json:"id"`
+	Fields []string `json:"fields"` // "day(ts)", "identity(region)"
+}
+
+type Snapshot struct {
+	ID             int64             `json:"id"`
+	ParentID       *int64            `json:"parent_id,omitempty"`
+	SequenceNumber int64             `json:"sequence_number"`
+	TimestampMs    int64             `json:"timestamp_ms"`
+	Operation      string            `json:"operation"`
+	ManifestList   string            `json:"manifest_list"`
+	Summary        map[string]string `json:"summary,omitempty"`
+}
+
+type Ref struct {
+	Name               string `json:"name"`
+	Type               string `json:"type"` // "branch" | "tag"
+	SnapshotID         int64  `json:"snapshot_id"`
+	MinSnapshotsToKeep *int   `json:"min_snapshots_to_keep,omitempty"`
+	MaxSnapshotAgeMs   *int64 `json:"max_snapshot_age_ms,omitempty"`
+	MaxRefAgeMs        *int64 `json:"max_ref_age_ms,omitempty"`
+}
+
+type MetadataLogEntry struct {
+	File        string `json:"file"`
+	TimestampMs int64  `json:"timestamp_ms"`
+}
+
+// PartitionStats aggregates the live files of one partition of one spec.
+// CandidateSizes holds, in manifest order, the sizes of the data files that
+// the compaction selection rules picked (size outside [min,max] or too many
+// deletes) so diff can bin-pack exactly as iceberg-go's compaction.Config.
+// It is 8 bytes per candidate, not an object per file.
+type PartitionStats struct {
+	SpecID         int     `json:"spec_id"`
+	Partition      string  `json:"partition"` // rendered: "region=eu/day=2026-11-01", "" unpartitioned
+	DataFiles      int64   `json:"data_files"`
+	DataBytes      int64   `json:"data_bytes"`
+	Records        int64   `json:"records"`
+	SmallFiles     int64   `json:"small_files"` // below min_file_size
+	DeleteFiles    int64   `json:"delete_files"`
+	DeleteBytes    int64   `json:"delete_bytes"`
+	CandidateSizes []int64 `json:"-"`
+	CandidateBytes int64   `json:"candidate_bytes"`
+}
+
+// FileStats summarises the current snapshot's files for inspect.
+type FileStats struct {
+	DataFiles       int64 `json:"data_files"`
+	DataBytes       int64 `json:"data_bytes"`
+	Records         int64 `json:"records"`
+	DeleteFiles     int64 `json:"delete_files"` // position + equality + DVs
+	PositionDeletes int64 `json:"position_delete_files"`
+	EqualityDeletes int64 `json:"equality_delete_files"`
+	DeletionVectors int64 `json:"deletion_vectors"`
+	DeleteBytes     int64 `json:"delete_bytes"`
+	MinSize         int64 `json:"min_size"`
+	MedianSize      int64 `json:"median_size"` // from a log-bucket histogram
+	MaxSize         int64 `json:"max_size"`
+	SmallFiles      int64 `json:"small_files"`
+}
+
+type ManifestStats struct {
+	Count       int   `json:"count"` // manifests of the current snapshot
+	DataCount   int   `json:"data_manifests"`
+	DeleteCount int   `json:"delete_manifests"`
+	Bytes       int64 `json:"bytes"`
+}
+
+// OrphanScan is the result of comparing the storage listing (taken first)
+// with the referenced set (built after). Providers do the streaming merge;
+// diff applies the policy (age guard, ratio, gc.enabled) to it.
+type OrphanScan struct {
+	Roots       []string `json:"roots"`        // normalised sweep prefixes
+	ListedFiles int64    `json:"listed_files"` // files in scope
+	Referenced  int64    `json:"referenced"`   // distinct referenced files
+	// Candidates are listed, unreferenced, not excluded Iceberg files.
+	Candidates []FileInfo `json:"candidates"`
+	// NonIceberg are unreferenced files that are not Iceberg's (.crc, _SUCCESS).
+	NonIceberg []FileInfo `json:"non_iceberg"`
+	Excluded   int64      `json:"excluded"` // matched exclude globs or built-in exclusions
+	// MissingReferenced are referenced files absent from the listing (first few).
+	MissingReferenced      []string         `json:"missing_referenced,omitempty"`
+	MissingReferencedCount int64            `json:"missing_referenced_count"`
+	Categories             map[string]int64 `json:"categories"`              // referenced count per category
+	NestedTables           []string         `json:"nested_tables,omitempty"` // other tables inside the sweep
+	PrefixMismatches       []string         `json:"prefix_mismatches,omitempty"`
+	Symlinks               []string         `json:"symlinks,omitempty"` // not followed, never deleted
+	Refusal                string           `json:"refusal,omitempty"`  // provider-side reason to refuse
+}
+
+type FileInfo struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	MtimeMs int64  `json:"mtime_ms"`
+}
