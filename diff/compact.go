@@ -1,0 +1,158 @@
+package diff
+
+import (
+	"github.com/iceops/iceops/config"
+)
+
+// Defaults of iceberg-go's compaction.DefaultConfig, used when the effective
+// policy leaves a value at zero. They are repeated here (not imported) because
+// diff may not import iceberg-go; the differential test pins them.
+const (
+	defaultTargetFileSize      int64   = 512 * 1024 * 1024
+	defaultMinInputFiles       int     = 5
+	defaultDeleteFileThreshold int     = 5
+	defaultDeleteRatio         float64 = 0.3
+	// packingLookback is compaction.DefaultPackingLookback: how many open
+	// bins the packer keeps before it emits the oldest one.
+	packingLookback = 128
+)
+
+// CompactionSelection is the per-file rule of iceberg-go's compaction.Config.
+// Providers apply IsCandidate to every live data file while streaming the
+// manifests and keep only the candidates' sizes (PartitionStats.CandidateSizes),
+// so diff can bin-pack them without an object per file.
+type CompactionSelection struct {
+	Target              int64
+	Min                 int64 // files below this size are candidates
+	Max                 int64 // files above this size are never rewritten for size alone
+	MinInputFiles       int
+	DeleteFileThreshold int
+	DeleteRatio         float64 // 0 disables the rule
+}
+
+// SelectionFor derives the selection rules from an effective policy, filling
+// iceberg-go's defaults where the policy carries zero values.
+func SelectionFor(pol *config.Effective) CompactionSelection {
+	target := pol.TargetFileSize.Value
+	if target <= 0 {
+		target = defaultTargetFileSize
+	}
+	c := pol.Compaction
+	s := CompactionSelection{
+		Target:              target,
+		Min:                 c.MinFileSize.Value,
+		Max:                 c.MaxFileSize.Value,
+		MinInputFiles:       c.MinInputFiles.Value,
+		DeleteFileThreshold: c.DeleteFileThreshold.Value,
+		DeleteRatio:         defaultDeleteRatio,
+	}
+	// An unset min of zero means "no default was resolved", not "nothing is
+	// small": fall back to iceberg-go's 75% / 180% of target.
+	if s.Min <= 0 && !c.MinFileSize.Set {
+		s.Min = target * 3 / 4
+	}
+	if s.Max <= 0 {
+		s.Max = target * 9 / 5
+	}
+	if s.MinInputFiles <= 0 {
+		s.MinInputFiles = defaultMinInputFiles
+	}
+	if s.DeleteFileThreshold <= 0 {
+		s.DeleteFileThreshold = defaultDeleteFileThreshold
+	}
+	return s
+}
+
+// IsCandidate mirrors compaction.Config.isCandidate: a file with enough delete
+// files, or enough of its rows shadowed by file-scoped deletes, is always
+// rewritten; otherwise only files below Min are. deleteFiles counts position,
+// equality and deletion-vector files applying to the data file; deletedRows
+// sums the record counts of its file-scoped deletes (DVs and path-scoped
+// position deletes).
+func (s CompactionSelection) IsCandidate(size int64, deleteFiles int, records, deletedRows int64) bool {
+	if deleteFiles >= s.DeleteFileThreshold {
+		return true
+	}
+	if s.DeleteRatio > 0 && records > 0 {
+		deleted := min(deletedRows, records)
+		if float64(deleted)/float64(records) >= s.DeleteRatio {
+			return true
+		}
+	}
+	if size > s.Max {
+		return false
+	}
+	return size < s.Min
+}
+
+// packEnd re-implements iceberg-go's internal SlicePacker.PackEnd (first-fit
+// with a lookback of open bins, fed from the end of the slice, bins and their
+// items reversed back afterwards). It is internal to iceberg-go, so it is
+// copied in behaviour, not imported; the differential test compares the two.
+// It returns the bins as index lists into weights.
+func packEnd(weights []int64, target int64, lookback int) [][]int {
+	type bin struct {
+		weight int64
+		items  []int
+	}
+	var bins []bin
+	var out [][]int
+	emit := func() {
+		out = append(out, bins[0].items)
+		bins = bins[1:]
+	}
+	for i := len(weights) - 1; i >= 0; i-- {
+		w := weights[i]
+		placed := false
+		for b := range bins {
+			if bins[b].weight+w <= target {
+				bins[b].weight += w
+				bins[b].items = append(bins[b].items, i)
+				placed = true
+				break
+			}
+		}
+		if placed {
+			continue
+		}
+		bins = append(bins, bin{weight: w, items: []int{i}})
+		if len(bins) > lookback {
+			emit()
+		}
+	}
+	for len(bins) > 0 {
+		emit()
+	}
+	// Undo the reversal: bins in slice order, items ascending.
+	for l, r := 0, len(out)-1; l < r; l, r = l+1, r-1 {
+		out[l], out[r] = out[r], out[l]
+	}
+	for _, items := range out {
+		for l, r := 0, len(items)-1; l < r; l, r = l+1, r-1 {
+			items[l], items[r] = items[r], items[l]
+		}
+	}
+	return out
+}
+
+// compactGroups packs one partition's candidates exactly as
+// compaction.Config.PlanCompaction does: nothing when the partition has fewer
+// than MinInputFiles candidates, and bins below MinInputFiles are dropped.
+func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
+	if len(sizes) < s.MinInputFiles || len(sizes) == 0 {
+		return nil
+	}
+	var groups []CompactGroup
+	for _, bin := range packEnd(sizes, s.Target, packingLookback) {
+		if len(bin) < s.MinInputFiles {
+			continue
+		}
+		g := CompactGroup{InputFiles: len(bin)}
+		for _, i := range bin {
+			g.InputBytes += sizes[i]
+		}
+		g.EstimatedOutputFiles = max(1, int((g.InputBytes+s.Target-1)/s.Target))
+		groups = append(groups, g)
+	}
+	return groups
+}

@@ -1,0 +1,87 @@
+package diff
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/iceops/iceops/config"
+)
+
+// The vectors are iceberg-go's own PackEnd expectations (internal/utils_fifo_test.go)
+// plus a larger lookback case.
+func TestPackEnd(t *testing.T) {
+	tests := []struct {
+		name     string
+		weights  []int64
+		target   int64
+		lookback int
+		want     [][]int
+	}{
+		{name: "empty", target: 10, lookback: 1, want: nil},
+		{name: "single", weights: []int64{7}, target: 10, lookback: 1, want: [][]int{{0}}},
+		{name: "one bin", weights: []int64{3, 3, 4}, target: 10, lookback: 1, want: [][]int{{0, 1, 2}}},
+		{name: "repeated evictions", weights: []int64{6, 7, 8, 9, 10}, target: 10, lookback: 1, want: [][]int{{0}, {1}, {2}, {3}, {4}}},
+		{name: "exact fits", weights: []int64{6, 4, 10, 5, 5}, target: 10, lookback: 1, want: [][]int{{0, 1}, {2}, {3, 4}}},
+		{name: "different directions", weights: []int64{1, 2, 3, 4, 5}, target: 8, lookback: 1, want: [][]int{{0, 1}, {2, 3}, {4}}},
+		{name: "oversized and zero", weights: []int64{12, 1, 9, 15, 0, 10}, target: 10, lookback: 1, want: [][]int{{0}, {1, 2}, {3}, {4, 5}}},
+		// With a lookback, later (earlier-in-slice) items fill older open bins.
+		{name: "lookback fills earlier bins", weights: []int64{2, 6, 6, 6}, target: 8, lookback: 128, want: [][]int{{1}, {2}, {0, 3}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := packEnd(tt.weights, tt.target, tt.lookback)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("packEnd(%v, %d) = %v, want %v", tt.weights, tt.target, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIsCandidate(t *testing.T) {
+	s := CompactionSelection{Target: 100, Min: 75, Max: 180, MinInputFiles: 5, DeleteFileThreshold: 5, DeleteRatio: 0.3}
+	tests := []struct {
+		name        string
+		size        int64
+		deletes     int
+		records     int64
+		deletedRows int64
+		want        bool
+	}{
+		{"small", 74, 0, 10, 0, true},
+		{"at min is optimal", 75, 0, 10, 0, false},
+		{"at max is optimal", 180, 0, 10, 0, false},
+		{"oversized", 181, 0, 10, 0, false},
+		{"oversized but many deletes", 500, 5, 10, 0, true},
+		{"right-sized with four deletes", 100, 4, 10, 0, false},
+		{"deleted ratio reached", 100, 1, 10, 3, true},
+		{"deleted ratio below", 100, 1, 10, 2, false},
+		{"deleted rows capped at records", 500, 1, 10, 50, true},
+		{"no records ignores ratio", 100, 1, 0, 5, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := s.IsCandidate(tt.size, tt.deletes, tt.records, tt.deletedRows); got != tt.want {
+				t.Fatalf("IsCandidate(%d, %d, %d, %d) = %v, want %v", tt.size, tt.deletes, tt.records, tt.deletedRows, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSelectionForDefaults(t *testing.T) {
+	pol := &config.Effective{}
+	got := SelectionFor(pol)
+	want := CompactionSelection{Target: 512 << 20, Min: 384 << 20, Max: (512 << 20) * 9 / 5, MinInputFiles: 5, DeleteFileThreshold: 5, DeleteRatio: 0.3}
+	if got != want {
+		t.Fatalf("SelectionFor(empty) = %+v, want %+v", got, want)
+	}
+	pol.TargetFileSize = config.Setting[int64]{Value: 1000, Set: true}
+	pol.Compaction.MinFileSize = config.Setting[int64]{Value: 100, Set: true}
+	pol.Compaction.MaxFileSize = config.Setting[int64]{Value: 2000, Set: true}
+	pol.Compaction.MinInputFiles = config.Setting[int]{Value: 2, Set: true}
+	pol.Compaction.DeleteFileThreshold = config.Setting[int]{Value: 1, Set: true}
+	got = SelectionFor(pol)
+	want = CompactionSelection{Target: 1000, Min: 100, Max: 2000, MinInputFiles: 2, DeleteFileThreshold: 1, DeleteRatio: 0.3}
+	if got != want {
+		t.Fatalf("SelectionFor(set) = %+v, want %+v", got, want)
+	}
+}
