@@ -1,0 +1,279 @@
+package views
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/iceops/iceops/diff"
+)
+
+// Masked is what a secret value is printed as.
+const Masked = "(sensitive)"
+
+// PlanJSON writes the plan as the one JSON document of DESIGN §5.2. It is
+// also the saved plan's content, so `show -json` of a saved plan and
+// `plan -json` print the same bytes apart from created_at.
+func PlanJSON(w io.Writer, p *diff.Plan) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
+}
+
+// Plan renders the human plan of DESIGN §5.2.
+func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
+	var b strings.Builder
+	changed := 0
+	for i := range p.Tables {
+		if len(p.Tables[i].Actions) > 0 || len(p.Tables[i].Refusals) > 0 {
+			changed++
+		}
+	}
+	if changed > 0 {
+		b.WriteString("iceops will perform the following actions:\n\n")
+	}
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		if len(t.Actions) == 0 && len(t.Refusals) == 0 {
+			continue
+		}
+		writeTable(&b, t, s)
+		b.WriteString("\n")
+	}
+	for _, e := range p.Errors {
+		fmt.Fprintf(&b, "  %s\n", s.Dim("# "+e.Address))
+		fmt.Fprintf(&b, "  %s %s\n\n", s.Refuse("!"), s.Refuse("could not be planned: ")+e.Message)
+	}
+	writeWarnings(&b, p, s)
+	b.WriteString(Summary(p, s))
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeTable(b *strings.Builder, t *diff.TablePlan, s *Styles) {
+	sym := s.Change("~")
+	if len(t.Actions) == 0 {
+		sym = s.Refuse("!")
+	}
+	fmt.Fprintf(b, "  %s\n", s.Dim("# "+t.Address))
+	fmt.Fprintf(b, "  %s table %s {\n", sym, strconv.Quote(t.Address))
+	const ind = "      "
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		for _, line := range actionLines(a, s) {
+			b.WriteString(ind + line + "\n")
+		}
+		if a.Reason != "" {
+			b.WriteString(ind + s.Dim("# "+a.Reason) + "\n")
+		}
+	}
+	for _, r := range t.Refusals {
+		fmt.Fprintf(b, "%s%s %s\n", ind, s.Refuse("!"), s.Refuse("refused "+string(r.Action)+": ")+r.Reason)
+	}
+	b.WriteString("    }\n")
+}
+
+// actionLines renders one action. Each kind has its own sentence; the
+// symbol says what kind of change it is (+ ~ - as Terraform; » for a
+// rewrite that keeps every row).
+func actionLines(a *diff.Action, s *Styles) []string {
+	switch a.Type {
+	case diff.UpdateProperties:
+		if a.Properties != nil {
+			return propertyLines(a.Properties, s)
+		}
+	case diff.ReplaceSortOrder:
+		if c := a.SortOrder; c != nil {
+			return []string{fmt.Sprintf("%s sort_order = %s -> %s", s.Change("~"), quoteList(c.Before), quoteList(c.After))}
+		}
+	case diff.Compact:
+		if c := a.Compact; c != nil {
+			return []string{fmt.Sprintf("%s compact %s (%s) in %s into ~%s (%s)",
+				s.Rewrite("»"), countOf(c.InputFiles, "file", "files"), Bytes(c.InputBytes),
+				countOf(c.Partitions, "partition", "partitions"),
+				countOf(c.EstimatedOutputFiles, "file", "files"), c.Strategy)}
+		}
+	case diff.RewriteManifests:
+		if m := a.Manifests; m != nil {
+			return []string{fmt.Sprintf("%s rewrite %s into ~%s",
+				s.Rewrite("»"), countOf(m.ManifestsBefore, "manifest", "manifests"), Count(m.EstimatedManifestsAfter))}
+		}
+	case diff.ExpireSnapshots:
+		if e := a.Expire; e != nil {
+			return []string{s.Remove("-") + " " + expireSentence(e)}
+		}
+	case diff.RemoveOrphanFiles:
+		if o := a.Orphans; o != nil {
+			return []string{s.Remove("-") + " " + orphanSentence(o)}
+		}
+	}
+	// A kind this view does not know (a newer plan format 1.x) is still
+	// shown rather than dropped: the reviewer must see every action.
+	sym := s.Change("~")
+	if a.Destructive {
+		sym = s.Remove("-")
+	}
+	return []string{fmt.Sprintf("%s %s", sym, a.Type)}
+}
+
+func propertyLines(p *diff.PropertiesChange, s *Styles) []string {
+	keys := sortedKeys(p.Set)
+	width := 0
+	for _, k := range append(append([]string(nil), keys...), p.Remove...) {
+		if n := len(strconv.Quote(k)); n > width {
+			width = n
+		}
+	}
+	var lines []string
+	for _, k := range keys {
+		qk := fmt.Sprintf("%-*s", width, strconv.Quote(k))
+		after := maskValue(k, p.Set[k])
+		if before, ok := p.Before[k]; ok {
+			lines = append(lines, fmt.Sprintf("%s property %s = %s -> %s", s.Change("~"), qk, maskValue(k, before), after))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s property %s = %s", s.Add("+"), qk, after))
+		}
+	}
+	for _, k := range p.Remove {
+		line := fmt.Sprintf("%s property %s", s.Remove("-"), strconv.Quote(k))
+		if before, ok := p.Before[k]; ok {
+			line = fmt.Sprintf("%s property %-*s = %s", s.Remove("-"), width, strconv.Quote(k), maskValue(k, before))
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+func maskValue(key, value string) string {
+	if isSecretKey(key) {
+		return Masked
+	}
+	return strconv.Quote(value)
+}
+
+func expireSentence(e *diff.ExpireAction) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "expire %s", countOf(len(e.SnapshotIDs), "snapshot", "snapshots"))
+	if e.MaxAge != "" {
+		fmt.Fprintf(&b, " older than %s", e.MaxAge)
+	}
+	if e.OldestAgeMs > 0 {
+		fmt.Fprintf(&b, " (oldest %s)", AgeMs(e.OldestAgeMs))
+	}
+	fmt.Fprintf(&b, "; %s kept", Count(e.Kept))
+	for _, ref := range sortedKeys(e.ProtectedByRef) {
+		fmt.Fprintf(&b, "; %s protects %s", ref, Count(e.ProtectedByRef[ref]))
+	}
+	if len(e.RefsToRemove) > 0 {
+		fmt.Fprintf(&b, "; remove %s %s", plural(len(e.RefsToRemove), "ref", "refs"), strings.Join(quoteAll(e.RefsToRemove), ", "))
+	}
+	if e.FilesToDelete > 0 {
+		fmt.Fprintf(&b, "; frees %s (%s)", countOf(e.FilesToDelete, "file", "files"), Bytes(e.BytesToDelete))
+	}
+	return b.String()
+}
+
+func orphanSentence(o *diff.OrphansAction) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "remove %s (%s)", countOf(o.Count, "orphan file", "orphan files"), Bytes(o.Bytes))
+	if o.OlderThan != "" {
+		fmt.Fprintf(&b, " older than %s", o.OlderThan)
+	}
+	if o.KeptByAgeGuard > 0 {
+		fmt.Fprintf(&b, "; %s kept by the age guard", countOf(o.KeptByAgeGuard, "newer file", "newer files"))
+	}
+	if o.Quarantine != "" {
+		fmt.Fprintf(&b, "; moved to quarantine for %s", o.Quarantine)
+	}
+	return b.String()
+}
+
+func quoteAll(items []string) []string {
+	q := make([]string, len(items))
+	for i, it := range items {
+		q[i] = strconv.Quote(it)
+	}
+	return q
+}
+
+func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles) {
+	n := 0
+	for i := range p.Tables {
+		n += len(p.Tables[i].Warnings)
+	}
+	if n == 0 {
+		return
+	}
+	b.WriteString(s.Warn("Warnings:") + "\n")
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		for _, w := range t.Warnings {
+			line := fmt.Sprintf("  %s %s: %s", s.Warn("!"), t.Address, w.Message)
+			if w.Origin != "" {
+				line += s.Dim(" (" + w.Origin + ")")
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	b.WriteString("\n")
+}
+
+// Summary is the plan's last line. It is computed from the tables (not
+// trusted from p.Summary) so that the text always agrees with what was
+// printed above it; the JSON carries p.Summary, which diff.Summarize fills
+// from the same tables.
+func Summary(p *diff.Plan, s *Styles) string {
+	var changed, inPolicy, actions, destructive, refused int
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		switch {
+		case len(t.Actions) > 0 || len(t.Refusals) > 0:
+			changed++
+		default:
+			inPolicy++
+		}
+		actions += len(t.Actions)
+		for _, a := range t.Actions {
+			if a.Destructive {
+				destructive++
+			}
+		}
+		refused += len(t.Refusals)
+	}
+	errs := len(p.Errors)
+	if actions == 0 && refused == 0 {
+		var msg string
+		switch {
+		case len(p.Tables) == 0 && errs == 0:
+			msg = "No changes. No tables are managed by this configuration."
+		case errs == 0:
+			msg = fmt.Sprintf("No changes. All %s in policy.", countOf(len(p.Tables), "table is", "tables are"))
+			if len(p.Tables) > 1 {
+				msg = fmt.Sprintf("No changes. All %s tables are in policy.", Count(len(p.Tables)))
+			}
+		default:
+			msg = fmt.Sprintf("No changes for the %s that could be planned; %s.",
+				countOf(len(p.Tables), "table", "tables"), countOf(errs, "table failed", "tables failed"))
+		}
+		return s.Bold(msg)
+	}
+	line := fmt.Sprintf("Plan: %s to change (%s, %s), %s in policy",
+		countOf(changed, "table", "tables"), countOf(actions, "action", "actions"),
+		Count(destructive)+" destructive", countOf(inPolicy, "table", "tables"))
+	if refused > 0 {
+		line += fmt.Sprintf(", %s", countOf(refused, "action refused", "actions refused"))
+	}
+	if errs > 0 {
+		line += fmt.Sprintf(", %s", countOf(errs, "table failed", "tables failed"))
+	}
+	return s.Bold("Plan:") + strings.TrimPrefix(line, "Plan:") + "."
+}

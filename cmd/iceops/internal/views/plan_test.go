@@ -1,0 +1,168 @@
+package views
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/diff"
+)
+
+func designPlan() *diff.Plan {
+	snap := int64(123)
+	return &diff.Plan{
+		FormatVersion: diff.FormatVersion,
+		IceopsVersion: "0.1.0",
+		CreatedAt:     time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		ConfigDigest:  "sha256:abc",
+		Tables: []diff.TablePlan{
+			{
+				Address:  "lake.analytics.clicks",
+				Observed: diff.Observed{TableUUID: "u", CurrentSnapshotID: &snap, DataFiles: 1203, DataBytes: 3328599345, Snapshots: 220},
+				Actions: []diff.Action{
+					{Type: diff.UpdateProperties, Reason: `snapshot_retention.max_age = "2d" (main.iceops.hcl:12)`, Properties: &diff.PropertiesChange{
+						Set: map[string]string{
+							"history.expire.max-snapshot-age-ms": "172800000",
+							"write.target-file-size-bytes":       "536870912",
+							"s3.secret-access-key":               "hunter2",
+						},
+						Before: map[string]string{"history.expire.max-snapshot-age-ms": "432000000", "s3.secret-access-key": "old"},
+					}},
+					{Type: diff.ReplaceSortOrder, SortOrder: &diff.SortOrderChange{Before: []string{}, After: []string{"event_ts DESC NULLS LAST", "bucket(16, user_id)"}}},
+					{Type: diff.Compact, Compact: &diff.CompactAction{Strategy: "sort", InputFiles: 1203, InputBytes: 3328599345, Partitions: 4, EstimatedOutputFiles: 7}},
+					{Type: diff.RewriteManifests, Manifests: &diff.ManifestsAction{ManifestsBefore: 240, EstimatedManifestsAfter: 4}},
+					{Type: diff.ExpireSnapshots, Destructive: true, Expire: &diff.ExpireAction{
+						SnapshotIDs: make([]int64, 214), MaxAge: "2d", OldestAgeMs: 41*86400000 + 3600000, Kept: 3,
+						ProtectedByRef: map[string]int{`tag "q3-close"`: 1},
+					}},
+					{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{Count: 12, Bytes: 47395635, OlderThan: "3d", KeptByAgeGuard: 3}},
+				},
+			},
+			{Address: "lake.analytics.views"},
+			{Address: "lake.analytics.sessions"},
+			{Address: "lake.analytics.users"},
+		},
+	}
+}
+
+func TestPlanHumanMatchesDesign(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Plan(&buf, designPlan(), NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `iceops will perform the following actions:
+
+  # lake.analytics.clicks
+  ~ table "lake.analytics.clicks" {
+      ~ property "history.expire.max-snapshot-age-ms" = "432000000" -> "172800000"
+      ~ property "s3.secret-access-key"               = (sensitive) -> (sensitive)
+      + property "write.target-file-size-bytes"       = "536870912"
+      # snapshot_retention.max_age = "2d" (main.iceops.hcl:12)
+      ~ sort_order = [] -> ["event_ts DESC NULLS LAST", "bucket(16, user_id)"]
+      » compact 1,203 files (3.1 GiB) in 4 partitions into ~7 files (sort)
+      » rewrite 240 manifests into ~4
+      - expire 214 snapshots older than 2d (oldest 41d); 3 kept; tag "q3-close" protects 1
+      - remove 12 orphan files (45.2 MiB) older than 3d; 3 newer files kept by the age guard
+    }
+
+Plan: 1 table to change (6 actions, 2 destructive), 3 tables in policy.
+`
+	if got := buf.String(); got != want {
+		t.Errorf("plan text mismatch\n--- got\n%s--- want\n%s", got, want)
+	}
+	if strings.Contains(buf.String(), "hunter2") {
+		t.Error("secret value printed")
+	}
+}
+
+func TestPlanNoChanges(t *testing.T) {
+	p := &diff.Plan{Tables: []diff.TablePlan{{Address: "a.b.c"}, {Address: "a.b.d"}}}
+	var buf bytes.Buffer
+	if err := Plan(&buf, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := buf.String(), "No changes. All 2 tables are in policy.\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestPlanErrorsAndRefusals(t *testing.T) {
+	p := &diff.Plan{
+		Tables: []diff.TablePlan{{
+			Address:  "a.b.c",
+			Refusals: []diff.Refusal{{Action: "remove_orphan_files", Reason: "gc.enabled is false"}},
+			Warnings: []diff.Warning{{Code: "short_older_than", Message: "older_than is shorter than the longest commit gap", Origin: "main.iceops.hcl:9"}},
+		}},
+		Errors: []diff.TableError{{Address: "a.b.x", Message: "read manifest: no such file"}},
+	}
+	var buf bytes.Buffer
+	if err := Plan(&buf, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `iceops will perform the following actions:
+
+  # a.b.c
+  ! table "a.b.c" {
+      ! refused remove_orphan_files: gc.enabled is false
+    }
+
+  # a.b.x
+  ! could not be planned: read manifest: no such file
+
+Warnings:
+  ! a.b.c: older_than is shorter than the longest commit gap (main.iceops.hcl:9)
+
+Plan: 1 table to change (0 actions, 0 destructive), 0 tables in policy, 1 action refused, 1 table failed.
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestPlanColour(t *testing.T) {
+	var plain, coloured bytes.Buffer
+	if err := Plan(&plain, designPlan(), NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Plan(&coloured, designPlan(), NewStyles(true)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("escape codes with colour off")
+	}
+	if !strings.Contains(coloured.String(), "\x1b[31m-\x1b[0m expire") {
+		t.Errorf("destructive action not red: %q", coloured.String())
+	}
+}
+
+func TestPlanJSONRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	p := designPlan()
+	if err := PlanJSON(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	for _, k := range []string{"format_version", "iceops_version", "created_at", "config_digest", "tables", "summary"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("missing %q", k)
+		}
+	}
+}
+
+func TestFormatters(t *testing.T) {
+	cases := []struct{ got, want string }{
+		{Count(0), "0"}, {Count(999), "999"}, {Count(1203), "1,203"}, {Count(int64(1234567)), "1,234,567"}, {Count(-1203), "-1,203"},
+		{Bytes(512), "512 B"}, {Bytes(3328599345), "3.1 GiB"}, {Bytes(47395635), "45.2 MiB"}, {Bytes(1536), "1.5 KiB"},
+		{Age(41*24*time.Hour + time.Hour), "41d"}, {Age(5 * time.Hour), "5h"}, {Age(90 * time.Second), "1m"}, {Age(3 * time.Second), "3s"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
