@@ -1,12 +1,215 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/iceops/iceops/cmd/iceops/internal/views"
 )
 
+// version is the iceops release; the saved plan records it.
+const version = "0.1.0"
+
+// Exit codes (DESIGN §1).
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitChanges = 2 // plan -detailed-exitcode with changes
+	exitFmtDiff = 3 // fmt -check with a file that would change (as terraform fmt)
+)
+
+// cli is one invocation: its streams, environment and working directory.
+// Everything a command needs from the process comes through here, so tests
+// run it in-process with buffers and a fixed clock.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            map[string]string
+	environ        []string // the same, in os.Environ form, for config.Load
+	stdinTTY       bool
+	stdoutTTY      bool
+	stderrTTY      bool
+	now            func() time.Time
+	dir            string // absolute working directory, after -chdir
+	noColor        bool   // -no-color on the command line
+}
+
 // run is the whole CLI; it returns the exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fmt.Fprintln(stderr, "iceops: not implemented yet")
-	return 1
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	c := &cli{
+		stdin:     stdin,
+		stdout:    stdout,
+		stderr:    stderr,
+		env:       envMap(environ),
+		environ:   environ,
+		stdinTTY:  isTerminal(stdin),
+		stdoutTTY: isTerminal(stdout),
+		stderrTTY: isTerminal(stderr),
+		now:       time.Now,
+	}
+	return c.run(args)
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func (c *cli) run(args []string) int {
+	g, err := ParseGlobal(args)
+	if err != nil {
+		return c.fail(err)
+	}
+	if g.Version {
+		g.Command, g.Args = "version", nil
+	}
+	if g.Command == "" || g.Command == "help" {
+		if g.Command == "help" && len(g.Args) > 0 {
+			fmt.Fprint(c.stdout, helpFor(g.Args[0]))
+			return exitOK
+		}
+		fmt.Fprint(c.stdout, mainHelp)
+		if g.Help || g.Command == "help" {
+			return exitOK
+		}
+		return exitError // no command: a usage error, as Terraform
+	}
+	if g.Help {
+		fmt.Fprint(c.stdout, helpFor(g.Command))
+		return exitOK
+	}
+
+	wd, err := os.Getwd()
+	if err != nil {
+		return c.fail(fmt.Errorf("working directory: %w", err))
+	}
+	c.dir = wd
+	if g.Chdir != "" {
+		// The directory is kept as a value instead of os.Chdir, so nothing
+		// process-wide changes; every relative path is resolved with c.path.
+		d := c.path(g.Chdir)
+		st, err := os.Stat(d)
+		if err != nil {
+			return c.fail(fmt.Errorf("-chdir: %w", err))
+		}
+		if !st.IsDir() {
+			return c.fail(fmt.Errorf("-chdir: %s is not a directory", g.Chdir))
+		}
+		c.dir = d
+	}
+
+	cmdArgs, err := c.withEnvArgs(g.Command, g.Args)
+	if err != nil {
+		return c.fail(err)
+	}
+
+	cmd, ok := commands[g.Command]
+	if !ok {
+		msg := fmt.Sprintf("unknown command %q", g.Command)
+		if s := suggest(g.Command, commandNames()); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		return c.fail(errors.New(msg + ` (run "iceops -help" for the list)`))
+	}
+	return cmd(c, cmdArgs)
+}
+
+// commands maps each command name to its runner. Each runner parses its
+// arguments (arguments.go) and then executes.
+var commands = map[string]func(*cli, []string) int{
+	"validate": (*cli).validate,
+	"fmt":      (*cli).fmt,
+	"plan":     (*cli).plan,
+	"apply":    (*cli).apply,
+	"show":     (*cli).show,
+	"inspect":  (*cli).inspect,
+	"explain":  (*cli).explain,
+	"demo":     (*cli).demo,
+	"version":  (*cli).version,
+}
+
+// withEnvArgs adds ICEOPS_CLI_ARGS and ICEOPS_CLI_ARGS_<cmd> before the
+// command line's own arguments, as Terraform does with TF_CLI_ARGS: the
+// explicit flags come last and so win, and positional arguments stay last.
+func (c *cli) withEnvArgs(cmd string, args []string) ([]string, error) {
+	var out []string
+	for _, name := range []string{"ICEOPS_CLI_ARGS", "ICEOPS_CLI_ARGS_" + cmd} {
+		v := c.env[name]
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		words, err := splitArgs(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, words...)
+	}
+	return append(out, args...), nil
+}
+
+// path resolves a user-given path against the working directory.
+func (c *cli) path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// colorOut and colorErr decide colour per stream: off with -no-color, with
+// NO_COLOR set to anything non-empty (no-color.org), with TERM=dumb, or
+// when that stream is not a terminal.
+func (c *cli) colorOut() *views.Styles { return views.NewStyles(c.colorAllowed() && c.stdoutTTY) }
+func (c *cli) colorErr() *views.Styles { return views.NewStyles(c.colorAllowed() && c.stderrTTY) }
+
+func (c *cli) colorAllowed() bool {
+	return !c.noColor && c.env["NO_COLOR"] == "" && c.env["TERM"] != "dumb"
+}
+
+// fail prints an error on stderr and returns exit code 1.
+func (c *cli) fail(err error) int {
+	views.Error(c.stderr, err, c.colorErr())
+	return exitError
+}
+
+// usage reports a command-line error, or prints help for -h.
+func (c *cli) usage(cmd string, err error) int {
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(c.stdout, helpFor(cmd))
+		return exitOK
+	}
+	views.Error(c.stderr, fmt.Errorf("%w\n\nRun \"iceops %s -help\" for usage.", err, cmd), c.colorErr())
+	return exitError
+}
+
+func (c *cli) version(args []string) int {
+	a, err := ParseVersion(args)
+	if err != nil {
+		return c.usage("version", err)
+	}
+	if a.JSON {
+		fmt.Fprintf(c.stdout, "{\n  \"iceops_version\": %q\n}\n", version)
+		return exitOK
+	}
+	fmt.Fprintf(c.stdout, "iceops version %s\n", version)
+	return exitOK
 }

@@ -227,53 +227,58 @@ func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles) {
 	b.WriteString("\n")
 }
 
-// Summary is the plan's last line. It is computed from the tables (not
-// trusted from p.Summary) so that the text always agrees with what was
-// printed above it; the JSON carries p.Summary, which diff.Summarize fills
-// from the same tables.
+// Summary is the plan's last line. Its figures are the ones diff.Summarize
+// puts in the JSON summary (a table with refusals counts as an error, not
+// as changed), so `plan -json | jq .summary` always agrees with the text.
 func Summary(p *diff.Plan, s *Styles) string {
-	var changed, inPolicy, actions, destructive, refused int
+	sum := summarize(p)
+	if sum.Actions == 0 && sum.Errors == 0 {
+		if sum.Tables == 0 {
+			return s.Bold("No changes. No tables are managed by this configuration.")
+		}
+		return s.Bold(fmt.Sprintf("No changes. All %s in policy.", countOf(sum.Tables, "table is", "tables are")))
+	}
+	if sum.Actions == 0 {
+		return s.Bold(fmt.Sprintf("No changes for the %s in policy; %s.",
+			countOf(sum.TablesInPolicy, "table", "tables"), countOf(sum.Errors, "table has errors", "tables have errors")))
+	}
+	line := fmt.Sprintf(" %s to change (%s, %s destructive), %s in policy",
+		countOf(sum.TablesChanged, "table", "tables"), countOf(sum.Actions, "action", "actions"),
+		Count(sum.DestructiveActions), countOf(sum.TablesInPolicy, "table", "tables"))
+	if sum.Errors > 0 {
+		line += ", " + countOf(sum.Errors, "table with errors", "tables with errors")
+	}
+	return s.Bold("Plan:") + line + "."
+}
+
+// summarize computes the summary as diff.Summarize does, on a copy, so a
+// plan read from a file whose summary was edited still prints the truth.
+func summarize(p *diff.Plan) diff.Summary {
+	var sum diff.Summary
+	seen := map[string]bool{}
+	failed := map[string]bool{}
+	for _, e := range p.Errors {
+		seen[e.Address], failed[e.Address] = true, true
+	}
 	for i := range p.Tables {
 		t := &p.Tables[i]
-		switch {
-		case len(t.Actions) > 0 || len(t.Refusals) > 0:
-			changed++
-		default:
-			inPolicy++
-		}
-		actions += len(t.Actions)
+		seen[t.Address] = true
 		for _, a := range t.Actions {
+			sum.Actions++
 			if a.Destructive {
-				destructive++
+				sum.DestructiveActions++
 			}
 		}
-		refused += len(t.Refusals)
-	}
-	errs := len(p.Errors)
-	if actions == 0 && refused == 0 {
-		var msg string
+		if len(t.Refusals) > 0 {
+			failed[t.Address] = true
+		}
 		switch {
-		case len(p.Tables) == 0 && errs == 0:
-			msg = "No changes. No tables are managed by this configuration."
-		case errs == 0:
-			msg = fmt.Sprintf("No changes. All %s in policy.", countOf(len(p.Tables), "table is", "tables are"))
-			if len(p.Tables) > 1 {
-				msg = fmt.Sprintf("No changes. All %s tables are in policy.", Count(len(p.Tables)))
-			}
-		default:
-			msg = fmt.Sprintf("No changes for the %s that could be planned; %s.",
-				countOf(len(p.Tables), "table", "tables"), countOf(errs, "table failed", "tables failed"))
+		case len(t.Actions) > 0:
+			sum.TablesChanged++
+		case len(t.Refusals) == 0:
+			sum.TablesInPolicy++
 		}
-		return s.Bold(msg)
 	}
-	line := fmt.Sprintf("Plan: %s to change (%s, %s), %s in policy",
-		countOf(changed, "table", "tables"), countOf(actions, "action", "actions"),
-		Count(destructive)+" destructive", countOf(inPolicy, "table", "tables"))
-	if refused > 0 {
-		line += fmt.Sprintf(", %s", countOf(refused, "action refused", "actions refused"))
-	}
-	if errs > 0 {
-		line += fmt.Sprintf(", %s", countOf(errs, "table failed", "tables failed"))
-	}
-	return s.Bold("Plan:") + strings.TrimPrefix(line, "Plan:") + "."
+	sum.Tables, sum.Errors = len(seen), len(failed)
+	return sum
 }

@@ -114,7 +114,7 @@ func TestPlanErrorsAndRefusals(t *testing.T) {
 Warnings:
   ! a.b.c: older_than is shorter than the longest commit gap (main.iceops.hcl:9)
 
-Plan: 1 table to change (0 actions, 0 destructive), 0 tables in policy, 1 action refused, 1 table failed.
+No changes for the 0 tables in policy; 2 tables have errors.
 `
 	if got := buf.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

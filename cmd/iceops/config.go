@@ -1,0 +1,47 @@
+//go:build iceops_pending
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/iceops/iceops/cmd/iceops/internal/views"
+	"github.com/iceops/iceops/config"
+)
+
+// loadConfig reads the configuration of the working directory and prints
+// every diagnostic (errors and warnings, all at once) on stderr. ok is
+// false when there are errors: nothing may be observed then (DESIGN §3.5).
+func (c *cli) loadConfig(v Vars) (cfg *config.Config, ok bool) {
+	cfg, diags := config.Load(c.configDir(), config.LoadOptions{
+		Vars:     v.Vars,
+		VarFiles: v.VarFiles,
+		Env:      c.environ,
+		Version:  version,
+	})
+	var files map[string]*hcl.File
+	if cfg != nil {
+		files = cfg.Files
+	}
+	views.Diagnostics(c.stderr, files, diags, c.colorErr())
+	return cfg, cfg != nil && !diags.HasErrors()
+}
+
+// configDir is the configuration directory as the user named it, so that
+// diagnostics say "main.iceops.hcl:3:5" (or "examples/quickstart/...:3:5"
+// after -chdir) rather than an absolute path.
+func (c *cli) configDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return c.dir
+	}
+	rel, err := filepath.Rel(wd, c.dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return c.dir
+	}
+	return rel
+}

@@ -1,0 +1,222 @@
+package main
+
+import "strings"
+
+const mainHelp = `Usage: iceops [global options] <command> [options] [args]
+
+iceops keeps Apache Iceberg tables in the state their policy says: file
+sizes, snapshot retention, sort order, orphan files. The configuration is
+every *.iceops.hcl file in the working directory.
+
+Main commands:
+  plan       Observe the tables and show what must change
+  apply      Make the changes (asks for approval unless -auto-approve)
+  validate   Check the configuration without contacting any catalog
+
+Other commands:
+  demo       Build a local demo lakehouse and a configuration for it
+  explain    Show every effective policy value for one table and where it was set
+  fmt        Rewrite configuration files in the canonical format
+  inspect    Health report of one table, with recommendations
+  show       Print a saved plan
+  version    Print the iceops version
+
+Global options (before the command):
+  -chdir=DIR  Switch to DIR before running the command
+  -help       Show this help; "iceops <command> -help" shows a command's help
+  -version    Same as the version command
+
+Environment:
+  ICEOPS_VAR_name          Set the variable "name"
+  ICEOPS_CLI_ARGS          Extra flags for every command (as Terraform's TF_CLI_ARGS)
+  ICEOPS_CLI_ARGS_<cmd>    Extra flags for one command, e.g. ICEOPS_CLI_ARGS_plan
+  NO_COLOR                 Disable colour (also off when stdout is not a terminal)
+
+Exit codes: 0 success; 1 error; plan -detailed-exitcode: 0 no changes,
+1 error, 2 changes present; fmt -check: 3 when a file would change.
+`
+
+var commandHelp = map[string]string{
+	"validate": `Usage: iceops [global options] validate [options]
+
+  Check the configuration: syntax, types, sizes and durations, policy
+  references, inheritance cycles, overlapping table selectors. Contacts no
+  catalog. Warnings are shown but do not fail.
+
+Options:
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file of name = value lines
+  -no-color        Disable colour
+
+Examples:
+  iceops validate
+  iceops -chdir=examples/quickstart validate
+  iceops validate -var=retention=7d
+`,
+	"fmt": `Usage: iceops [global options] fmt [options] [PATH]
+
+  Rewrite *.iceops.hcl files (and PATH if it is a file) in the canonical
+  format. PATH defaults to the working directory. The names of changed
+  files are printed on stdout.
+
+Options:
+  -check      Change nothing; exit 3 if any file is not formatted
+  -diff       Print the changes as a unified diff
+  -recursive  Also process subdirectories
+  -list=false Do not list the files that change
+  -write=false Do not write changes to the files
+  -no-color   Disable colour
+
+Examples:
+  iceops fmt
+  iceops fmt -check -diff -recursive
+  iceops fmt policies/main.iceops.hcl
+`,
+	"plan": `Usage: iceops [global options] plan [options]
+
+  Observe every managed table through its catalog and show what must happen
+  to bring it in policy. Nothing is changed.
+
+Options:
+  -out=FILE            Save the plan to FILE for "iceops apply FILE"
+  -json                Print the plan as one JSON document
+  -detailed-exitcode   Exit 0 with no changes, 1 on error, 2 with changes
+  -target=ADDR         Plan only matching tables (repeatable; * and ** globs)
+  -var=NAME=VALUE      Set a variable (repeatable)
+  -var-file=FILE       Read variables from an HCL file
+  -parallelism=N       Observe N tables at a time (default 4)
+  -no-color            Disable colour
+
+Examples:
+  iceops plan
+  iceops plan -out=tonight.plan
+  iceops plan -json > plan.json
+  iceops plan -target='lake.analytics.*' -detailed-exitcode
+`,
+	"apply": `Usage: iceops [global options] apply [options] [PLANFILE]
+
+  Without PLANFILE: plan, show the plan, ask for approval, apply it.
+  With PLANFILE: apply that saved plan; never deletes anything the plan did
+  not show, and refuses if the configuration changed since it was saved.
+
+Options:
+  -auto-approve        Do not ask for approval
+  -json                Print the results as one JSON document
+  -target=ADDR         Apply only matching tables (repeatable; not with PLANFILE)
+  -var=NAME=VALUE      Set a variable (repeatable)
+  -var-file=FILE       Read variables from an HCL file
+  -parallelism=N       Work on N tables at a time (default 4)
+  -no-color            Disable colour
+
+Examples:
+  iceops apply
+  iceops apply -auto-approve -target=lake.analytics.clicks
+  iceops plan -out=tonight.plan && iceops apply tonight.plan
+`,
+	"show": `Usage: iceops [global options] show [options] PLANFILE
+
+  Print a plan saved with "iceops plan -out=PLANFILE".
+
+Options:
+  -json      Print the plan as JSON (the same document as plan -json)
+  -no-color  Disable colour
+
+Examples:
+  iceops show tonight.plan
+  iceops show -json tonight.plan | jq .summary
+`,
+	"inspect": `Usage: iceops [global options] inspect [options] ADDR
+
+  Health report of one table of a configured catalog, managed or not: data
+  files and their size distribution, partitions, delete files, manifests,
+  snapshots, refs, an orphan estimate, and recommendations.
+
+Options:
+  -json            Print the report as JSON
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops inspect lake.analytics.events
+  iceops inspect -json lake.analytics.events | jq .files
+`,
+	"explain": `Usage: iceops [global options] explain [options] ADDR
+
+  Show every effective policy value for one table, and the block and
+  file:line that set it (or that it is a default). Contacts no catalog.
+
+Options:
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops explain lake.analytics.clicks
+`,
+	"demo": `Usage: iceops [global options] demo [DIR]
+
+  Build a local demo lakehouse in DIR (default ./iceops-demo): a sqlite
+  catalog, a file warehouse, tables with real maintenance debt made by real
+  commits, and a configuration for them. Then prints what to run next.
+
+Examples:
+  iceops demo
+  iceops demo /tmp/lakehouse && iceops -chdir=/tmp/lakehouse plan
+`,
+	"version": `Usage: iceops version [-json]
+
+  Print the iceops version.
+
+Examples:
+  iceops version
+`,
+}
+
+// helpFor returns the help text of a command, or the main help.
+func helpFor(cmd string) string {
+	if h, ok := commandHelp[cmd]; ok {
+		return h
+	}
+	return mainHelp
+}
+
+// commandNames lists the commands for "did you mean" on a typo.
+func commandNames() []string {
+	names := make([]string, 0, len(commandHelp))
+	for n := range commandHelp {
+		names = append(names, n)
+	}
+	return names
+}
+
+// suggest returns the closest name within a small edit distance, or "".
+func suggest(given string, names []string) string {
+	best, bestDist := "", 3
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(given), n); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,16 @@
+package views
+
+import (
+	"fmt"
+	"io"
+)
+
+// Error prints a command-level error on w (stderr), Terraform-style.
+func Error(w io.Writer, err error, s *Styles) {
+	fmt.Fprintf(w, "%s %s\n", s.Refuse("Error:"), err)
+}
+
+// Warning prints a command-level warning on w (stderr).
+func Warning(w io.Writer, msg string, s *Styles) {
+	fmt.Fprintf(w, "%s %s\n", s.Warn("Warning:"), msg)
+}
