@@ -156,3 +156,70 @@ func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
 	}
 	return groups
 }
+
+// defaultMaxCommits is iceberg-go's RewriteDataFilesOptions.MaxCommits
+// default: a partial-progress rewrite spreads its groups over at most this
+// many snapshots.
+const defaultMaxCommits = 10
+
+// planCompact packs each partition's candidates as iceberg-go's planner does.
+// It also returns how many snapshots the rewrite will commit on main, which
+// expiry must count in.
+func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
+	c := pol.Compaction
+	if !c.Declared {
+		return Action{}, 0, false
+	}
+	sel := SelectionFor(pol)
+	act := CompactAction{
+		Strategy:       c.Strategy.Value,
+		TargetFileSize: sel.Target,
+		Groups:         []CompactGroup{},
+	}
+	if act.Strategy == "" {
+		act.Strategy = "binpack"
+	}
+	partitions := 0
+	for _, p := range st.Partitions {
+		groups := sel.compactGroups(p.CandidateSizes)
+		if len(groups) == 0 {
+			continue
+		}
+		partitions++
+		for _, g := range groups {
+			g.SpecID, g.Partition = p.SpecID, p.Partition
+			act.InputFiles += g.InputFiles
+			act.InputBytes += g.InputBytes
+			act.EstimatedOutputFiles += g.EstimatedOutputFiles
+			act.Groups = append(act.Groups, g)
+		}
+	}
+	if len(act.Groups) == 0 {
+		return Action{}, 0, false
+	}
+	act.Partitions = partitions
+	switch act.Strategy {
+	case "sort":
+		// The rewrite sorts by the order the table will have after
+		// replace_sort_order, which runs first.
+		if pol.SortOrder.Set {
+			act.SortOrder = sortStrings(sortFieldsFromConfig(pol.SortOrder.Value))
+		} else {
+			act.SortOrder = sortStrings(st.SortOrder)
+		}
+	case "zorder":
+		act.ZOrderColumns = c.ZOrderColumns.Value
+	}
+	commits := 1
+	if c.PartialProgress.Value {
+		n := len(act.Groups)
+		perCommit := (n-1)/defaultMaxCommits + 1
+		commits = (n + perCommit - 1) / perCommit
+	}
+	act.Commits = commits
+	return Action{
+		Type:    Compact,
+		Reason:  reason("compaction.min_file_size", quote(formatSize(sel.Min)), c.MinFileSize.Origin, c.DeclRange),
+		Compact: &act,
+	}, commits, true
+}

@@ -123,6 +123,13 @@ type CompactAction struct {
 	EstimatedOutputFiles int            `json:"estimated_output_files"`
 	TargetFileSize       int64          `json:"target_file_size"`
 	Groups               []CompactGroup `json:"groups"`
+	// SortOrder is the order a sort rewrite uses (canonical strings).
+	SortOrder []string `json:"sort_order,omitempty"`
+	// ZOrderColumns are the columns a zorder rewrite interleaves.
+	ZOrderColumns []string `json:"zorder_columns,omitempty"`
+	// Commits is how many snapshots the rewrite adds on main: one, or the
+	// batches of a partial-progress rewrite.
+	Commits int `json:"commits"`
 }
 
 type ManifestsAction struct {

@@ -1,0 +1,101 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// actionHeader is the part of every action's JSON object; the alias keeps
+// encoding/json from recursing into Action's own methods.
+type actionHeader struct {
+	Type        ActionType `json:"type"`
+	Destructive bool       `json:"destructive"`
+	Reason      string     `json:"reason"`
+}
+
+// payload returns the one payload matching the action's type.
+func (a Action) payload() (any, error) {
+	var p any
+	switch a.Type {
+	case UpdateProperties:
+		p = a.Properties
+	case ReplaceSortOrder:
+		p = a.SortOrder
+	case Compact:
+		p = a.Compact
+	case RewriteManifests:
+		p = a.Manifests
+	case ExpireSnapshots:
+		p = a.Expire
+	case RemoveOrphanFiles:
+		p = a.Orphans
+	default:
+		return nil, fmt.Errorf("unknown action type %q", a.Type)
+	}
+	return p, nil
+}
+
+// MarshalJSON writes the action as one flat object (DESIGN §5.2): type,
+// destructive and reason beside the payload's fields.
+func (a Action) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(actionHeader{Type: a.Type, Destructive: a.Destructive, Reason: a.Reason})
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.payload()
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s payload: %w", a.Type, err)
+	}
+	// A nil payload marshals as null; the object then has the header only.
+	if bytes.Equal(body, []byte("null")) || bytes.Equal(body, []byte("{}")) {
+		return head, nil
+	}
+	out := make([]byte, 0, len(head)+len(body))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, ',')
+	out = append(out, body[1:]...)
+	return out, nil
+}
+
+// UnmarshalJSON reads the flat object back, filling the payload that the
+// type names. An unknown type is an error: a plan from a newer iceops must
+// not be applied by an older one that would silently drop a step.
+func (a *Action) UnmarshalJSON(data []byte) error {
+	var h actionHeader
+	if err := json.Unmarshal(data, &h); err != nil {
+		return fmt.Errorf("action: %w", err)
+	}
+	*a = Action{Type: h.Type, Destructive: h.Destructive, Reason: h.Reason}
+	var target any
+	switch h.Type {
+	case UpdateProperties:
+		a.Properties = &PropertiesChange{}
+		target = a.Properties
+	case ReplaceSortOrder:
+		a.SortOrder = &SortOrderChange{}
+		target = a.SortOrder
+	case Compact:
+		a.Compact = &CompactAction{}
+		target = a.Compact
+	case RewriteManifests:
+		a.Manifests = &ManifestsAction{}
+		target = a.Manifests
+	case ExpireSnapshots:
+		a.Expire = &ExpireAction{}
+		target = a.Expire
+	case RemoveOrphanFiles:
+		a.Orphans = &OrphansAction{}
+		target = a.Orphans
+	default:
+		return fmt.Errorf("action: unknown type %q", h.Type)
+	}
+	if err := json.Unmarshal(data, target); err != nil {
+		return fmt.Errorf("action %s: %w", h.Type, err)
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package diff
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Table properties and defaults that iceberg-go's Transaction.ExpireSnapshots
+// reads (table/properties.go). The unprefixed legacy keys are its fallbacks.
+const (
+	propGCEnabled          = "gc.enabled"
+	propMaxSnapshotAgeMs   = "history.expire.max-snapshot-age-ms"
+	propMinSnapshotsToKeep = "history.expire.min-snapshots-to-keep"
+	propMaxRefAgeMs        = "history.expire.max-ref-age-ms"
+	legacyMaxSnapshotAgeMs = "max-snapshot-age-ms"
+	legacyMinSnapshots     = "min-snapshots-to-keep"
+	legacyMaxRefAgeMs      = "max-ref-age-ms"
+
+	defaultMaxSnapshotAgeMs   = int64(5 * 24 * 60 * 60 * 1000)
+	defaultMinSnapshotsToKeep = 1
+	defaultMaxRefAgeMs        = int64(math.MaxInt64)
+
+	mainBranch = "main"
+)
+
+// ExpirySelection is what Iceberg's expiry rules select on one table.
+type ExpirySelection struct {
+	// Expired are existing snapshot ids, in metadata order.
+	Expired []int64
+	// RefsToRemove are refs other than main whose head is older than their
+	// max ref age, sorted.
+	RefsToRemove []string
+	// OldestAgeMs is the age of the oldest expired snapshot.
+	OldestAgeMs int64
+	// Kept counts existing snapshots older than the max age that stay
+	// anyway (min_snapshots, ref heads, branch retention).
+	Kept int
+	// ProtectedByRef counts, per ref other than main (`tag "q3-close"`),
+	// old snapshots kept because that ref keeps them and main does not.
+	ProtectedByRef map[string]int
+	// Problem is set when the metadata is inconsistent (a ref to a missing
+	// snapshot); iceberg-go refuses to expire such a table, and so do we.
+	Problem string
+}
+
+// SelectExpired re-implements iceberg-go v0.7.0's Transaction.ExpireSnapshots
+// selection, so a plan lists exactly what apply will remove:
+//
+//   - a ref other than main whose head is older than its max ref age (the
+//     ref's own, else maxRefAge, else the table property) is removed;
+//   - every retained ref's head is kept;
+//   - each retained branch walks its ancestry, keeping snapshots until one is
+//     both older than its max age (ref's own, else maxAge, else property) and
+//     at least min snapshots deep (ref's own, else minSnapshots, else property);
+//   - snapshots not reachable from any retained branch or tag are kept while
+//     younger than maxAge (else the property).
+//
+// maxAge <= 0 and minSnapshots <= 0 mean "not passed" (WithOlderThan and
+// WithRetainLast omitted), so the table properties decide. maxRefAge > 0 is
+// the policy's max_ref_age, which update_properties writes to the table
+// before expiry runs; zero leaves the table's own property in force.
+//
+// addedOnMain snapshots are the commits this plan makes on main before it
+// expires (compaction, manifest rewrite). They are modelled as young
+// snapshots on top of main, so they push older ones out of min_snapshots and
+// take over main's head; they are never listed themselves.
+func SelectExpired(st *TableState, maxAge time.Duration, minSnapshots int, maxRefAge time.Duration, addedOnMain int, now time.Time) ExpirySelection {
+	nowMs := now.UnixMilli()
+	props := st.Properties
+
+	propRefAge := retentionInt64(props, propMaxRefAgeMs, legacyMaxRefAgeMs, defaultMaxRefAgeMs)
+	if maxRefAge > 0 {
+		propRefAge = maxRefAge.Milliseconds()
+	}
+	minKeep := retentionInt64(props, propMinSnapshotsToKeep, legacyMinSnapshots, defaultMinSnapshotsToKeep)
+	if minSnapshots > 0 {
+		minKeep = int64(minSnapshots)
+	}
+	maxAgeMs := retentionInt64(props, propMaxSnapshotAgeMs, legacyMaxSnapshotAgeMs, defaultMaxSnapshotAgeMs)
+	if maxAge > 0 {
+		maxAgeMs = maxAge.Milliseconds()
+	}
+
+	byID := make(map[int64]*Snapshot, len(st.Snapshots))
+	for i := range st.Snapshots {
+		byID[st.Snapshots[i].ID] = &st.Snapshots[i]
+	}
+
+	var sel ExpirySelection
+	keep := make(map[int64]struct{})
+	// keepers records which refs keep each snapshot, for ProtectedByRef.
+	keepers := make(map[int64][]string)
+	keepBy := func(id int64, ref string) {
+		keep[id] = struct{}{}
+		if !slices.Contains(keepers[id], ref) {
+			keepers[id] = append(keepers[id], ref)
+		}
+	}
+	referenced := make(map[int64]struct{})
+
+	for _, ref := range st.Refs {
+		head, ok := byID[ref.SnapshotID]
+		if !ok {
+			sel.Problem = fmt.Sprintf("%s %q points at snapshot %d, which the metadata does not have", refKind(ref), ref.Name, ref.SnapshotID)
+			return sel
+		}
+		refAgeLimit := propRefAge
+		if ref.MaxRefAgeMs != nil {
+			refAgeLimit = *ref.MaxRefAgeMs
+		}
+		if ref.Name != mainBranch && nowMs-head.TimestampMs > refAgeLimit {
+			sel.RefsToRemove = append(sel.RefsToRemove, ref.Name)
+			continue
+		}
+		label := refLabel(ref)
+		added := 0
+		if ref.Name == mainBranch {
+			added = max(addedOnMain, 0)
+		}
+		// After the plan's own commits, main's head is the newest added
+		// snapshot, not today's head; only a ref that keeps its head keeps it.
+		if added == 0 {
+			keepBy(ref.SnapshotID, label)
+		}
+		if ref.Type != "branch" {
+			referenced[ref.SnapshotID] = struct{}{}
+			continue
+		}
+		refMin := minKeep
+		if ref.MinSnapshotsToKeep != nil {
+			refMin = int64(*ref.MinSnapshotsToKeep)
+		}
+		refMaxAge := maxAgeMs
+		if ref.MaxSnapshotAgeMs != nil {
+			refMaxAge = *ref.MaxSnapshotAgeMs
+		}
+		ancestors := ancestorsOf(ref.SnapshotID, byID)
+		for i, s := range ancestors {
+			// The added snapshots are age 0 and come first in the walk:
+			// they are kept, and shift the existing ones deeper.
+			depth := int64(i + added)
+			if nowMs-s.TimestampMs > refMaxAge && depth >= refMin {
+				break
+			}
+			keepBy(s.ID, label)
+		}
+		for _, s := range ancestors {
+			referenced[s.ID] = struct{}{}
+		}
+	}
+
+	cutoff := nowMs - maxAgeMs
+	for _, s := range st.Snapshots {
+		if _, ok := referenced[s.ID]; ok {
+			continue
+		}
+		if s.TimestampMs >= cutoff {
+			keep[s.ID] = struct{}{}
+		}
+	}
+
+	sel.Expired = []int64{}
+	for _, s := range st.Snapshots {
+		if _, ok := keep[s.ID]; !ok {
+			sel.Expired = append(sel.Expired, s.ID)
+			sel.OldestAgeMs = max(sel.OldestAgeMs, nowMs-s.TimestampMs)
+			continue
+		}
+		if nowMs-s.TimestampMs <= maxAgeMs {
+			continue
+		}
+		sel.Kept++
+		refs := keepers[s.ID]
+		if slices.Contains(refs, refLabel(Ref{Name: mainBranch, Type: "branch"})) {
+			continue
+		}
+		for _, r := range refs {
+			if sel.ProtectedByRef == nil {
+				sel.ProtectedByRef = make(map[string]int)
+			}
+			sel.ProtectedByRef[r]++
+		}
+	}
+	slices.Sort(sel.RefsToRemove)
+	return sel
+}
+
+// ancestorsOf walks parent pointers from id, newest first, stopping at a
+// missing snapshot or a cycle, as iceberg-go's AncestorsOf does.
+func ancestorsOf(id int64, byID map[int64]*Snapshot) []*Snapshot {
+	var out []*Snapshot
+	seen := make(map[int64]struct{})
+	for {
+		if _, ok := seen[id]; ok {
+			return out
+		}
+		seen[id] = struct{}{}
+		s, ok := byID[id]
+		if !ok {
+			return out
+		}
+		out = append(out, s)
+		if s.ParentID == nil {
+			return out
+		}
+		id = *s.ParentID
+	}
+}
+
+// retentionInt64 reads a retention property as iceberg-go does: the standard
+// key wins when present (an unparsable value gives the default, without
+// trying the legacy key); otherwise the legacy key, otherwise the default.
+func retentionInt64(props map[string]string, key, legacy string, def int64) int64 {
+	if v, ok := props[key]; ok {
+		return parseInt64Or(v, def)
+	}
+	if v, ok := props[legacy]; ok {
+		return parseInt64Or(v, def)
+	}
+	return def
+}
+
+func parseInt64Or(v string, def int64) int64 {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// gcEnabled mirrors iceberg-go's isGCEnabled: absent means enabled, any value
+// other than a case-insensitive "true" means disabled.
+func gcEnabled(props map[string]string) bool {
+	v, ok := props[propGCEnabled]
+	if !ok {
+		return true
+	}
+	return strings.EqualFold(v, "true")
+}
+
+func refKind(r Ref) string {
+	if r.Type == "tag" {
+		return "tag"
+	}
+	return "branch"
+}
+
+// refLabel is how a plan names a ref: `tag "q3-close"`, `branch "main"`.
+func refLabel(r Ref) string {
+	return fmt.Sprintf("%s %q", refKind(r), r.Name)
+}

@@ -1,0 +1,137 @@
+package diff
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/iceops/iceops/config"
+)
+
+// minOrphanAge is the floor of orphan_files.older_than (DESIGN §5.5 rule 5).
+// Config refuses lower values; diff checks again because a plan deletes.
+const minOrphanAge = 24 * time.Hour
+
+// planOrphans applies the policy to the provider's orphan scan. It returns
+// either an action, or refusals (the table then needs a person), or neither.
+func planOrphans(pol *config.Effective, st *TableState, props map[string]string, now time.Time) (Action, []Refusal, bool) {
+	o := pol.OrphanFiles
+	if !o.Declared {
+		return Action{}, nil, false
+	}
+	refuse := func(format string, args ...any) (Action, []Refusal, bool) {
+		return Action{}, []Refusal{{Action: string(RemoveOrphanFiles), Reason: fmt.Sprintf(format, args...)}}, false
+	}
+	scan := st.Orphans
+	switch {
+	case !gcEnabled(props):
+		return refuse("gc.enabled is %q: the table's files may be shared with another table", props[propGCEnabled])
+	case o.OlderThan.Value < minOrphanAge:
+		return refuse("orphan_files.older_than = %q is below the 24h floor", formatDuration(o.OlderThan.Value))
+	case scan == nil:
+		return refuse("storage was not scanned for orphan files")
+	case scan.Refusal != "":
+		return refuse("%s", scan.Refusal)
+	case scan.MissingReferencedCount > 0:
+		return refuse("the listing is partial: %d referenced files are missing from it (first: %s)",
+			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "))
+	case len(scan.NestedTables) > 0:
+		return refuse("other tables lie inside the sweep: %s", strings.Join(scan.NestedTables, ", "))
+	case len(scan.PrefixMismatches) > 0 && o.PrefixMismatch.Value != "ignore":
+		// "delete" is not honoured here: treating a file that differs from a
+		// referenced one only by scheme or authority as an orphan is a guess
+		// we do not make on a reviewer's behalf.
+		return refuse("%d listed files match referenced files only after ignoring scheme or authority (first: %s); set orphan_files.prefix_mismatch = \"ignore\" to keep them and go on",
+			len(scan.PrefixMismatches), scan.PrefixMismatches[0])
+	}
+	if len(st.Snapshots) > 0 {
+		// Each category must have referenced files on a table with
+		// snapshots; an empty one means the referenced set was built wrong,
+		// and everything in that category would look orphaned.
+		for _, c := range []string{"manifest_list", "manifest", "data", "metadata"} {
+			if scan.Categories[c] == 0 {
+				return refuse("no referenced %s files were found on a table with snapshots: the referenced set is incomplete", c)
+			}
+		}
+	}
+
+	// Files we must never delete, whatever the provider put in the lists.
+	protected := make(map[string]struct{}, len(scan.Symlinks)+len(scan.PrefixMismatches))
+	for _, p := range scan.Symlinks {
+		protected[p] = struct{}{}
+	}
+	for _, p := range scan.PrefixMismatches {
+		protected[p] = struct{}{}
+	}
+
+	cutoffMs := now.Add(-o.OlderThan.Value).UnixMilli()
+	act := OrphansAction{
+		Paths:       []string{},
+		OlderThan:   formatDuration(o.OlderThan.Value),
+		OlderThanMs: o.OlderThan.Value.Milliseconds(),
+		Excluded:    scan.Excluded,
+		MaxRatio:    o.MaxOrphanRatio.Value,
+	}
+	if o.Quarantine.Value > 0 {
+		act.Quarantine = formatDuration(o.Quarantine.Value)
+	}
+	consider := func(f FileInfo) {
+		if _, ok := protected[f.Path]; ok {
+			return
+		}
+		// Strictly older: a file written at the cutoff instant may belong
+		// to a commit still in flight.
+		if f.MtimeMs >= cutoffMs {
+			act.KeptByAgeGuard++
+			act.KeptBytes += f.Size
+			return
+		}
+		act.Count++
+		act.Bytes += f.Size
+		act.Paths = append(act.Paths, f.Path)
+	}
+	orphans := int64(len(scan.Candidates))
+	for _, f := range scan.Candidates {
+		consider(f)
+	}
+	act.NonIceberg = len(scan.NonIceberg)
+	for _, f := range scan.NonIceberg {
+		act.NonIcebergPaths = append(act.NonIcebergPaths, f.Path)
+	}
+	slices.Sort(act.NonIcebergPaths)
+	if o.IncludeNonIcebergFiles.Value {
+		orphans += int64(len(scan.NonIceberg))
+		for _, f := range scan.NonIceberg {
+			consider(f)
+		}
+	}
+	slices.Sort(act.Paths)
+
+	// Rule 4 counts every unreferenced file, young ones included, so that
+	// a broken referenced set cannot hide behind the age guard.
+	if total := orphans + scan.Referenced; total > 0 {
+		act.Ratio = float64(orphans) / float64(total)
+	}
+	minFiles := int64(o.MinFilesForRatio.Value)
+	if act.Ratio > act.MaxRatio && scan.ListedFiles >= minFiles {
+		return refuse("%d of %d files (%.1f%%) are unreferenced, above orphan_files.max_orphan_ratio = %g%s",
+			orphans, orphans+scan.Referenced, act.Ratio*100, act.MaxRatio, originSuffix(o.MaxOrphanRatio))
+	}
+	if act.Count == 0 {
+		return Action{}, nil, false
+	}
+	return Action{
+		Type:        RemoveOrphanFiles,
+		Destructive: true,
+		Reason:      reason("orphan_files.older_than", quote(act.OlderThan), o.OlderThan.Origin, o.DeclRange),
+		Orphans:     &act,
+	}, nil, true
+}
+
+func originSuffix[T any](s config.Setting[T]) string {
+	if fl := fileLine(s.Origin); fl != "" {
+		return " (" + fl + ")"
+	}
+	return ""
+}

@@ -1,0 +1,169 @@
+package diff
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// cleanScan is a scan with nothing wrong and no candidates.
+func cleanScan(st *TableState) *OrphanScan {
+	return &OrphanScan{
+		Roots:       []string{"s3://b/t/"},
+		ListedFiles: 100,
+		Referenced:  90,
+		Categories:  map[string]int64{"manifest_list": 3, "manifest": 3, "data": 80, "metadata": 4},
+	}
+}
+
+func TestOrphanRefusals(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(p *TableState)
+		want  string // substring of the refusal; "" = no refusal
+		props map[string]string
+	}{
+		{name: "clean", edit: func(*TableState) {}},
+		{name: "gc disabled", edit: func(s *TableState) { s.Properties["gc.enabled"] = "false" }, want: "gc.enabled"},
+		{name: "gc odd value", edit: func(s *TableState) { s.Properties["gc.enabled"] = "no" }, want: "gc.enabled"},
+		{name: "provider refusal", edit: func(s *TableState) { s.Orphans.Refusal = "location outside warehouse" }, want: "location outside warehouse"},
+		{name: "no scan", edit: func(s *TableState) { s.Orphans = nil }, want: "not scanned"},
+		{name: "partial listing", edit: func(s *TableState) {
+			s.Orphans.MissingReferencedCount = 2
+			s.Orphans.MissingReferenced = []string{"s3://b/t/data/a.parquet"}
+		}, want: "partial"},
+		{name: "empty category", edit: func(s *TableState) { s.Orphans.Categories["manifest"] = 0 }, want: "manifest files"},
+		{name: "missing category", edit: func(s *TableState) { delete(s.Orphans.Categories, "metadata") }, want: "metadata files"},
+		{name: "nested table", edit: func(s *TableState) { s.Orphans.NestedTables = []string{"lake.db.inner"} }, want: "lake.db.inner"},
+		{name: "prefix mismatch", edit: func(s *TableState) { s.Orphans.PrefixMismatches = []string{"s3a://b/t/data/a.parquet"} }, want: "scheme or authority"},
+		{name: "ratio", edit: func(s *TableState) {
+			for i := range 40 {
+				s.Orphans.Candidates = append(s.Orphans.Candidates, FileInfo{Path: "s3://b/t/data/o" + string(rune('a'+i)), MtimeMs: ago(10 * day)})
+			}
+		}, want: "max_orphan_ratio = 0.25 (main.iceops.hcl:22)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := linear(1 * day)
+			st.Orphans = cleanScan(st)
+			st.Orphans.Candidates = []FileInfo{{Path: "s3://b/t/data/old.parquet", Size: 7, MtimeMs: ago(4 * day)}}
+			tt.edit(st)
+			tp := PlanTable(fullPolicy(), st, testNow)
+			var refusal string
+			for _, r := range tp.Refusals {
+				if r.Action == string(RemoveOrphanFiles) {
+					refusal = r.Reason
+				}
+			}
+			if tt.want == "" {
+				if refusal != "" {
+					t.Fatalf("refused: %s", refusal)
+				}
+				a := findAction(t, tp, RemoveOrphanFiles)
+				if a.Orphans.Count != 1 || a.Reason != `orphan_files.older_than = "3d" (main.iceops.hcl:21)` {
+					t.Fatalf("action = %+v %q", a.Orphans, a.Reason)
+				}
+				return
+			}
+			if !strings.Contains(refusal, tt.want) {
+				t.Fatalf("refusal = %q, want it to mention %q", refusal, tt.want)
+			}
+			for _, a := range tp.Actions {
+				if a.Type == RemoveOrphanFiles {
+					t.Fatal("refused orphan removal still planned")
+				}
+			}
+			if tp.Empty() {
+				t.Fatal("a plan with a refusal is not empty")
+			}
+		})
+	}
+}
+
+func TestOrphanAgeGuardAndNonIceberg(t *testing.T) {
+	st := linear(1 * day)
+	st.Orphans = cleanScan(st)
+	cutoff := testNow.Add(-3 * day).UnixMilli()
+	st.Orphans.Candidates = []FileInfo{
+		{Path: "s3://b/t/data/b-old.parquet", Size: 10, MtimeMs: cutoff - 1},
+		{Path: "s3://b/t/data/a-old.parquet", Size: 20, MtimeMs: ago(30 * day)},
+		{Path: "s3://b/t/data/at-cutoff.parquet", Size: 40, MtimeMs: cutoff},
+		{Path: "s3://b/t/data/young.parquet", Size: 80, MtimeMs: ago(1 * day)},
+		{Path: "s3://b/t/data/link.parquet", Size: 1, MtimeMs: ago(30 * day)},
+	}
+	st.Orphans.Symlinks = []string{"s3://b/t/data/link.parquet"}
+	st.Orphans.NonIceberg = []FileInfo{{Path: "s3://b/t/data/_SUCCESS", Size: 0, MtimeMs: ago(30 * day)}}
+	st.Orphans.Excluded = 3
+
+	pol := fullPolicy()
+	a := findAction(t, PlanTable(pol, st, testNow), RemoveOrphanFiles).Orphans
+	want := &OrphansAction{
+		Count: 2, Bytes: 30,
+		Paths:          []string{"s3://b/t/data/a-old.parquet", "s3://b/t/data/b-old.parquet"},
+		OlderThan:      "3d",
+		OlderThanMs:    (3 * day).Milliseconds(),
+		KeptByAgeGuard: 2, KeptBytes: 120,
+		Excluded: 3, NonIceberg: 1, NonIcebergPaths: []string{"s3://b/t/data/_SUCCESS"},
+		Ratio: 5.0 / 95.0, MaxRatio: 0.25,
+	}
+	if !reflect.DeepEqual(a, want) {
+		t.Fatalf("orphans =\n%+v\nwant\n%+v", a, want)
+	}
+
+	pol.OrphanFiles.IncludeNonIcebergFiles = set(true, 23)
+	a = findAction(t, PlanTable(pol, st, testNow), RemoveOrphanFiles).Orphans
+	if a.Count != 3 || a.Paths[0] != "s3://b/t/data/_SUCCESS" {
+		t.Fatalf("with non-Iceberg files: %+v", a)
+	}
+
+	t.Run("only young files: no action", func(t *testing.T) {
+		s2 := linear(1 * day)
+		s2.Orphans = cleanScan(s2)
+		s2.Orphans.Candidates = []FileInfo{{Path: "s3://b/t/x", MtimeMs: ago(1 * day)}}
+		tp := PlanTable(fullPolicy(), s2, testNow)
+		if !tp.Empty() {
+			t.Fatalf("plan = %v %v", actionTypes(tp), tp.Refusals)
+		}
+	})
+	t.Run("ratio not enforced below min_files_for_ratio", func(t *testing.T) {
+		s2 := linear(1 * day)
+		s2.Orphans = &OrphanScan{ListedFiles: 6, Referenced: 5, Categories: cleanScan(s2).Categories,
+			Candidates: []FileInfo{{Path: "s3://b/t/x", MtimeMs: ago(10 * day)}, {Path: "s3://b/t/y", MtimeMs: ago(10 * day)}}}
+		p := fullPolicy()
+		p.OrphanFiles.MinFilesForRatio = set(10, 24)
+		a := findAction(t, PlanTable(p, s2, testNow), RemoveOrphanFiles)
+		if a.Orphans.Count != 2 {
+			t.Fatalf("orphans = %+v", a.Orphans)
+		}
+	})
+	t.Run("prefix mismatch ignored keeps mismatched files", func(t *testing.T) {
+		s2 := linear(1 * day)
+		s2.Orphans = cleanScan(s2)
+		s2.Orphans.Candidates = []FileInfo{{Path: "s3a://b/t/m", MtimeMs: ago(10 * day)}, {Path: "s3://b/t/o", MtimeMs: ago(10 * day)}}
+		s2.Orphans.PrefixMismatches = []string{"s3a://b/t/m"}
+		p := fullPolicy()
+		p.OrphanFiles.PrefixMismatch = set("ignore", 25)
+		a := findAction(t, PlanTable(p, s2, testNow), RemoveOrphanFiles)
+		if !reflect.DeepEqual(a.Orphans.Paths, []string{"s3://b/t/o"}) {
+			t.Fatalf("paths = %v", a.Orphans.Paths)
+		}
+	})
+	t.Run("older_than below floor", func(t *testing.T) {
+		p := fullPolicy()
+		p.OrphanFiles.OlderThan = set(day-1, 21)
+		tp := PlanTable(p, st, testNow)
+		if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "24h") {
+			t.Fatalf("refusals = %v", tp.Refusals)
+		}
+	})
+	t.Run("table without snapshots needs no categories", func(t *testing.T) {
+		s2 := linear()
+		s2.Orphans = &OrphanScan{ListedFiles: 2, Candidates: []FileInfo{{Path: "s3://b/t/x", MtimeMs: ago(10 * day)}}}
+		p := fullPolicy()
+		p.OrphanFiles.MaxOrphanRatio = set(1.0, 22)
+		a := findAction(t, PlanTable(p, s2, testNow), RemoveOrphanFiles)
+		if a.Orphans.Count != 1 {
+			t.Fatalf("orphans = %+v", a.Orphans)
+		}
+	})
+}

@@ -1,0 +1,35 @@
+package diff
+
+// Summarize fills p.Summary from the tables and errors. Tables counts every
+// managed table, planned or failed. A table with refusals is neither changed
+// nor in policy: it counts as an error, because someone must look.
+func Summarize(p *Plan) {
+	s := Summary{}
+	seen := make(map[string]struct{})
+	failed := make(map[string]struct{})
+	for _, e := range p.Errors {
+		seen[e.Address] = struct{}{}
+		failed[e.Address] = struct{}{}
+	}
+	for _, t := range p.Tables {
+		seen[t.Address] = struct{}{}
+		for _, a := range t.Actions {
+			s.Actions++
+			if a.Destructive {
+				s.DestructiveActions++
+			}
+		}
+		if len(t.Refusals) > 0 {
+			failed[t.Address] = struct{}{}
+		}
+		switch {
+		case len(t.Actions) > 0:
+			s.TablesChanged++
+		case t.Empty():
+			s.TablesInPolicy++
+		}
+	}
+	s.Tables = len(seen)
+	s.Errors = len(failed)
+	p.Summary = s
+}

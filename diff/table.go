@@ -1,0 +1,169 @@
+package diff
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iceops/iceops/config"
+)
+
+// PlanTable is the diff: what must happen to one observed table so that it
+// satisfies its effective policy at time now. Actions come in DESIGN §5.1
+// order and an action with nothing to do is left out. Destructive actions
+// that the safety rules stop become Refusals instead.
+func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
+	tp := TablePlan{
+		Address: st.Address,
+		Policy:  pol.PolicyName,
+		Observed: Observed{
+			TableUUID:         st.UUID,
+			MetadataLocation:  st.MetadataLocation,
+			CurrentSnapshotID: st.CurrentSnapshotID,
+			DataFiles:         st.Files.DataFiles,
+			DataBytes:         st.Files.DataBytes,
+			Snapshots:         len(st.Snapshots),
+		},
+		Actions: []Action{},
+	}
+	if tp.Address == "" {
+		tp.Address = pol.Address
+	}
+	add := func(a Action, ok bool) {
+		if ok {
+			tp.Actions = append(tp.Actions, a)
+		}
+	}
+	add(planProperties(pol, st))
+	add(planSortOrder(pol, st))
+
+	addedOnMain := 0
+	if a, commits, ok := planCompact(pol, st); ok {
+		tp.Actions = append(tp.Actions, a)
+		addedOnMain += commits
+	}
+	if a, ok := planManifests(pol, st); ok {
+		tp.Actions = append(tp.Actions, a)
+		addedOnMain++
+	}
+
+	// Expiry and orphans see the properties update_properties leaves.
+	props := propsAfter(pol, st)
+	a, refusals, ok := planExpire(pol, st, props, addedOnMain, now)
+	add(a, ok)
+	tp.Refusals = append(tp.Refusals, refusals...)
+	a, refusals, ok = planOrphans(pol, st, props, now)
+	add(a, ok)
+	tp.Refusals = append(tp.Refusals, refusals...)
+
+	tp.Warnings = lintTable(pol, st, props)
+	return tp
+}
+
+// Empty reports whether the table is in policy: nothing to do and nothing
+// refused. Warnings do not count.
+func (t TablePlan) Empty() bool {
+	return len(t.Actions) == 0 && len(t.Refusals) == 0
+}
+
+// planExpire selects the snapshots Iceberg's rules expire once the plan's
+// own commits are in, so one apply converges (DESIGN §5.1).
+func planExpire(pol *config.Effective, st *TableState, props map[string]string, addedOnMain int, now time.Time) (Action, []Refusal, bool) {
+	r := pol.SnapshotRetention
+	if !r.Declared {
+		return Action{}, nil, false
+	}
+	if !gcEnabled(props) {
+		return Action{}, []Refusal{{
+			Action: string(ExpireSnapshots),
+			Reason: fmt.Sprintf("gc.enabled is %q: expiring snapshots would delete files another table may share", props[propGCEnabled]),
+		}}, false
+	}
+	if st.CurrentSnapshotID == nil {
+		addedOnMain = 0 // nothing to compact; no commits land on main
+	}
+	probe := *st
+	probe.Properties = props
+	sel := SelectExpired(&probe, r.MaxAge.Value, r.MinSnapshots.Value, r.MaxRefAge.Value, addedOnMain, now)
+	if sel.Problem != "" {
+		return Action{}, []Refusal{{Action: string(ExpireSnapshots), Reason: sel.Problem}}, false
+	}
+	if len(sel.Expired) == 0 && len(sel.RefsToRemove) == 0 {
+		return Action{}, nil, false
+	}
+	maxAgeMs := retentionInt64(props, propMaxSnapshotAgeMs, legacyMaxSnapshotAgeMs, defaultMaxSnapshotAgeMs)
+	if r.MaxAge.Value > 0 {
+		maxAgeMs = r.MaxAge.Value.Milliseconds()
+	}
+	reasons := []string{reason("snapshot_retention.max_age", quote(formatDuration(time.Duration(maxAgeMs)*time.Millisecond)), r.MaxAge.Origin, r.DeclRange)}
+	if r.MinSnapshots.Set {
+		reasons = append(reasons, reason("snapshot_retention.min_snapshots", strconv.Itoa(r.MinSnapshots.Value), r.MinSnapshots.Origin, r.DeclRange))
+	}
+	if len(sel.RefsToRemove) > 0 && r.MaxRefAge.Set {
+		reasons = append(reasons, reason("snapshot_retention.max_ref_age", quote(formatDuration(r.MaxRefAge.Value)), r.MaxRefAge.Origin, r.DeclRange))
+	}
+	return Action{
+		Type:        ExpireSnapshots,
+		Destructive: true,
+		Reason:      strings.Join(reasons, "; "),
+		Expire: &ExpireAction{
+			SnapshotIDs:          sel.Expired,
+			MaxAge:               formatDuration(time.Duration(maxAgeMs) * time.Millisecond),
+			MaxAgeMs:             maxAgeMs,
+			MinSnapshots:         r.MinSnapshots.Value,
+			OldestAgeMs:          sel.OldestAgeMs,
+			Kept:                 sel.Kept,
+			ProtectedByRef:       sel.ProtectedByRef,
+			RefsToRemove:         sel.RefsToRemove,
+			SnapshotsAddedByPlan: addedOnMain,
+		},
+	}, nil, true
+}
+
+// lintTable finds what DESIGN §3.6 warns about that only the observed table
+// can tell.
+func lintTable(pol *config.Effective, st *TableState, props map[string]string) []Warning {
+	var out []Warning
+	if !gcEnabled(props) && (pol.SnapshotRetention.Declared || pol.OrphanFiles.Declared) {
+		block, rng := "snapshot_retention", pol.SnapshotRetention.DeclRange
+		if !pol.SnapshotRetention.Declared {
+			block, rng = "orphan_files", pol.OrphanFiles.DeclRange
+		}
+		out = append(out, Warning{
+			Code:    "gc_disabled",
+			Message: fmt.Sprintf("table has gc.enabled=%q but the policy declares %s; iceops will not expire snapshots or remove files of this table", props[propGCEnabled], block),
+			Origin:  fileLine(rng),
+		})
+	}
+	if o := pol.OrphanFiles; o.Declared {
+		if gap := longestCommitGap(st.Snapshots); gap > o.OlderThan.Value.Milliseconds() {
+			rng := o.OlderThan.Origin
+			if rng.Filename == "" {
+				rng = o.DeclRange
+			}
+			out = append(out, Warning{
+				Code: "orphan_age_below_commit_gap",
+				Message: fmt.Sprintf("orphan_files.older_than = %q is shorter than the longest gap between commits on this table (%s): a writer that takes that long to commit could lose its files",
+					formatDuration(o.OlderThan.Value), formatAge(gap)),
+				Origin: fileLine(rng),
+			})
+		}
+	}
+	return out
+}
+
+// longestCommitGap is the longest time between consecutive snapshots.
+func longestCommitGap(snaps []Snapshot) int64 {
+	ts := make([]int64, len(snaps))
+	for i, s := range snaps {
+		ts[i] = s.TimestampMs
+	}
+	slices.Sort(ts)
+	var gap int64
+	for i := 1; i < len(ts); i++ {
+		gap = max(gap, ts[i]-ts[i-1])
+	}
+	return gap
+}
