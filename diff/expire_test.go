@@ -1,0 +1,263 @@
+package diff
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/config"
+)
+
+func TestSelectExpired(t *testing.T) {
+	tests := []struct {
+		name         string
+		st           func() *TableState
+		maxAge       time.Duration
+		minSnapshots int
+		maxRefAge    time.Duration
+		added        int
+		want         []int64
+		wantRefs     []string
+		wantKept     int
+		wantProt     map[string]int
+	}{
+		{
+			name:   "all young",
+			st:     func() *TableState { return linear(3*time.Hour, 2*time.Hour, time.Hour) },
+			maxAge: 2 * day, minSnapshots: 1,
+			want: []int64{},
+		},
+		{
+			name:   "old ones go, head stays",
+			st:     func() *TableState { return linear(10*day, 9*day, 8*day, time.Hour) },
+			maxAge: 2 * day, minSnapshots: 1,
+			want: []int64{1, 2, 3},
+		},
+		{
+			name:   "min_snapshots keeps old ones",
+			st:     func() *TableState { return linear(10*day, 9*day, 8*day, 7*day) },
+			maxAge: 2 * day, minSnapshots: 3,
+			want: []int64{1}, wantKept: 3,
+		},
+		{
+			name:   "plan-added snapshots push one more out",
+			st:     func() *TableState { return linear(10*day, 9*day, 8*day, 7*day) },
+			maxAge: 2 * day, minSnapshots: 3, added: 1,
+			want: []int64{1, 2}, wantKept: 2,
+		},
+		{
+			name:   "plan-added snapshots replace an old head",
+			st:     func() *TableState { return linear(10*day, 9*day) },
+			maxAge: 2 * day, minSnapshots: 1, added: 1,
+			want: []int64{1, 2},
+		},
+		{
+			name: "tag protects its snapshot only",
+			st: func() *TableState {
+				s := linear(10*day, 9*day, 8*day, time.Hour)
+				s.Refs = append(s.Refs, tag("q3-close", 2))
+				return s
+			},
+			maxAge: 2 * day, minSnapshots: 1,
+			want: []int64{1, 3}, wantKept: 1, wantProt: map[string]int{`tag "q3-close"`: 1},
+		},
+		{
+			name: "old tag removed by max_ref_age",
+			st: func() *TableState {
+				s := linear(10*day, 9*day, 8*day, time.Hour)
+				s.Refs = append(s.Refs, tag("old", 2), tag("fresh", 4))
+				return s
+			},
+			maxAge: 2 * day, minSnapshots: 1, maxRefAge: 5 * day,
+			want: []int64{1, 2, 3}, wantRefs: []string{"old"},
+		},
+		{
+			name: "ref's own max ref age beats the policy",
+			st: func() *TableState {
+				s := linear(10*day, 9*day, 8*day, time.Hour)
+				s.Refs = append(s.Refs, Ref{Name: "keep", Type: "tag", SnapshotID: 2, MaxRefAgeMs: ptr((30 * day).Milliseconds())})
+				return s
+			},
+			maxAge: 2 * day, minSnapshots: 1, maxRefAge: 5 * day,
+			want: []int64{1, 3}, wantKept: 1, wantProt: map[string]int{`tag "keep"`: 1},
+		},
+		{
+			name: "table property max ref age when the policy has none",
+			st: func() *TableState {
+				s := linear(10*day, 9*day, 8*day, time.Hour)
+				s.Properties["history.expire.max-ref-age-ms"] = "86400000"
+				s.Refs = append(s.Refs, tag("t", 3))
+				return s
+			},
+			maxAge: 2 * day, minSnapshots: 1,
+			want: []int64{1, 2, 3}, wantRefs: []string{"t"},
+		},
+		{
+			name:   "main is never removed by age",
+			st:     func() *TableState { return linear(10*day, 9*day) },
+			maxAge: 2 * day, minSnapshots: 1, maxRefAge: day,
+			want: []int64{1}, wantKept: 1,
+		},
+		{
+			name: "branch with its own retention keeps its ancestry",
+			st: func() *TableState {
+				// 1 <- 2 <- 3 (main); 2 <- 4 <- 5 (audit)
+				s := linear(10*day, 9*day, 8*day)
+				s.Snapshots = append(s.Snapshots, snap(4, 2, 7*day), snap(5, 4, 6*day))
+				s.Refs = append(s.Refs, Ref{Name: "audit", Type: "branch", SnapshotID: 5, MinSnapshotsToKeep: ptr(10)})
+				return s
+			},
+			maxAge: 2 * day, minSnapshots: 1,
+			// audit keeps 5, 4, 2, 1 (min 10); main keeps only 3.
+			want: []int64{}, wantKept: 5,
+			wantProt: map[string]int{`branch "audit"`: 4},
+		},
+		{
+			name: "branch max snapshot age override",
+			st: func() *TableState {
+				s := linear(10*day, 9*day, 8*day)
+				s.Snapshots = append(s.Snapshots, snap(4, 2, 7*day), snap(5, 4, 6*day))
+				s.Refs = append(s.Refs, Ref{Name: "audit", Type: "branch", SnapshotID: 5, MaxSnapshotAgeMs: ptr((8 * day).Milliseconds() - 1)})
+				return s
+			},
+			maxAge: 2 * day, minSnapshots: 1,
+			// audit keeps 5 (6d) and 4 (7d); 2 (9d) is too old.
+			want: []int64{1, 2}, wantKept: 3,
+			wantProt: map[string]int{`branch "audit"`: 2},
+		},
+		{
+			name: "rollback: newer snapshots off main expire by age",
+			st: func() *TableState {
+				s := linear(10*day, 9*day, 8*day, time.Hour)
+				s.CurrentSnapshotID = ptr(int64(2))
+				s.Refs = []Ref{branch("main", 2)}
+				return s
+			},
+			maxAge: 2 * day, minSnapshots: 1,
+			// 3 is old and unreachable; 4 is young and kept; 1 beyond min.
+			want: []int64{1, 3}, wantKept: 1,
+		},
+		{
+			name: "expired ref's young snapshots stay",
+			st: func() *TableState {
+				s := linear(10*day, time.Hour)
+				s.Snapshots = append(s.Snapshots, snap(3, 1, 6*day), snap(4, 3, 30*time.Minute))
+				s.Refs = append(s.Refs, Ref{Name: "dev", Type: "branch", SnapshotID: 3, MaxRefAgeMs: ptr(day.Milliseconds())})
+				return s
+			},
+			maxAge: 2 * day, minSnapshots: 1,
+			want: []int64{1, 3}, wantRefs: []string{"dev"},
+		},
+		{
+			name: "properties decide when options are not passed",
+			st: func() *TableState {
+				s := linear(10*day, 9*day, 8*day, 7*day)
+				s.Properties["history.expire.min-snapshots-to-keep"] = "2"
+				s.Properties["max-snapshot-age-ms"] = "1" // legacy key: used because the standard one is absent
+				return s
+			},
+			want: []int64{1, 2}, wantKept: 2,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sel := SelectExpired(tt.st(), tt.maxAge, tt.minSnapshots, tt.maxRefAge, tt.added, testNow)
+			if sel.Problem != "" {
+				t.Fatalf("problem: %s", sel.Problem)
+			}
+			if !reflect.DeepEqual(sel.Expired, tt.want) {
+				t.Errorf("expired = %v, want %v", sel.Expired, tt.want)
+			}
+			if !reflect.DeepEqual(sel.RefsToRemove, tt.wantRefs) {
+				t.Errorf("refs to remove = %v, want %v", sel.RefsToRemove, tt.wantRefs)
+			}
+			if sel.Kept != tt.wantKept {
+				t.Errorf("kept = %d, want %d", sel.Kept, tt.wantKept)
+			}
+			if !reflect.DeepEqual(sel.ProtectedByRef, tt.wantProt) {
+				t.Errorf("protected = %v, want %v", sel.ProtectedByRef, tt.wantProt)
+			}
+		})
+	}
+}
+
+func TestSelectExpiredMissingRefSnapshot(t *testing.T) {
+	st := linear(10*day, 9*day)
+	st.Refs = append(st.Refs, tag("ghost", 99))
+	sel := SelectExpired(st, 2*day, 1, 0, 0, testNow)
+	if sel.Problem == "" || len(sel.Expired) != 0 {
+		t.Fatalf("selection = %+v, want a problem and nothing expired", sel)
+	}
+	pol := fullPolicy()
+	tp := PlanTable(pol, st, testNow)
+	if len(tp.Refusals) == 0 || !strings.Contains(tp.Refusals[0].Reason, "ghost") {
+		t.Fatalf("refusals = %v", tp.Refusals)
+	}
+}
+
+func TestPlanExpire(t *testing.T) {
+	pol := emptyPolicy()
+	pol.SnapshotRetention = fullPolicy().SnapshotRetention
+	st := linear(41*day, 20*day, 3*day, time.Hour)
+	st.Refs = append(st.Refs, tag("q3-close", 2))
+	a := findAction(t, PlanTable(pol, st, testNow), ExpireSnapshots)
+	e := a.Expire
+	if !reflect.DeepEqual(e.SnapshotIDs, []int64{1, 3}) || e.OldestAgeMs != (41*day).Milliseconds() ||
+		e.MaxAge != "2d" || e.MaxAgeMs != (2*day).Milliseconds() || e.MinSnapshots != 1 || e.Kept != 1 ||
+		e.ProtectedByRef[`tag "q3-close"`] != 1 || e.SnapshotsAddedByPlan != 0 {
+		t.Fatalf("expire = %+v", e)
+	}
+	if !a.Destructive || !strings.HasPrefix(a.Reason, `snapshot_retention.max_age = "2d" (main.iceops.hcl:11)`) {
+		t.Fatalf("action = %+v", a)
+	}
+
+	t.Run("not declared", func(t *testing.T) {
+		if tp := PlanTable(emptyPolicy(), st, testNow); !tp.Empty() {
+			t.Fatalf("actions %v", actionTypes(tp))
+		}
+	})
+	t.Run("gc disabled refuses and warns", func(t *testing.T) {
+		s := linear(41*day, time.Hour)
+		s.Properties["gc.enabled"] = "false"
+		tp := PlanTable(pol, s, testNow)
+		if len(tp.Actions) != 0 || len(tp.Refusals) != 1 || tp.Refusals[0].Action != "expire_snapshots" {
+			t.Fatalf("plan = %+v", tp)
+		}
+		if len(tp.Warnings) != 1 || tp.Warnings[0].Code != "gc_disabled" || tp.Warnings[0].Origin != "main.iceops.hcl:10" {
+			t.Fatalf("warnings = %+v", tp.Warnings)
+		}
+	})
+	t.Run("gc enabled by the plan's own properties", func(t *testing.T) {
+		s := linear(41*day, time.Hour)
+		s.Properties["gc.enabled"] = "false"
+		p := emptyPolicy()
+		p.SnapshotRetention = pol.SnapshotRetention
+		p.DerivedProperties = map[string]config.Setting[string]{"gc.enabled": set("true", 50)}
+		tp := PlanTable(p, s, testNow)
+		if len(tp.Refusals) != 0 || len(tp.Actions) != 2 {
+			t.Fatalf("plan = %+v", tp)
+		}
+	})
+}
+
+func TestCommitGapWarning(t *testing.T) {
+	pol := fullPolicy() // older_than 3d
+	st := linear(20*day, 10*day, 9*day)
+	st.Orphans = cleanScan(st)
+	tp := PlanTable(pol, st, testNow)
+	var w *Warning
+	for i := range tp.Warnings {
+		if tp.Warnings[i].Code == "orphan_age_below_commit_gap" {
+			w = &tp.Warnings[i]
+		}
+	}
+	if w == nil || w.Origin != "main.iceops.hcl:21" || !strings.Contains(w.Message, "(10d)") {
+		t.Fatalf("warnings = %+v", tp.Warnings)
+	}
+	st = linear(3*day, 2*day, day)
+	st.Orphans = cleanScan(st)
+	if tp := PlanTable(pol, st, testNow); len(tp.Warnings) != 0 {
+		t.Fatalf("warnings = %+v", tp.Warnings)
+	}
+}

@@ -1,0 +1,35 @@
+package diff
+
+import "testing"
+
+func TestNormalizePath(t *testing.T) {
+	schemes := map[string]string{"gs,gcs": "gs"}
+	auths := map[string]string{"bucket.s3.amazonaws.com": "bucket"}
+	tests := []struct{ in, want string }{
+		{"s3://bucket/t/data/a.parquet", "s3://bucket/t/data/a.parquet"},
+		{"s3a://bucket/t/data/a.parquet", "s3://bucket/t/data/a.parquet"},
+		{"S3N://bucket/t/data/a.parquet", "s3://bucket/t/data/a.parquet"},
+		{"s3://bucket.s3.amazonaws.com/t/a", "s3://bucket/t/a"},
+		{"gcs://b/t/a", "gs://b/t/a"},
+		{"file:/x/t/a", "file:///x/t/a"},
+		{"file:///x/t/a", "file:///x/t/a"},
+		{"file://localhost/x/t/a", "file:///x/t/a"},
+		{"/x/t/a", "file:///x/t/a"},
+		{"/x/t/../t/./data//a", "file:///x/t/data/a"},
+		{"s3://b/t/data/../metadata/m.json", "s3://b/t/metadata/m.json"},
+		{"s3://b/t/", "s3://b/t/"},
+		{"s3://b", "s3://b/"},
+		{"rel/dir/../a", "rel/a"},
+		{"abfs://container@acct.dfs.core.windows.net/t/a", "abfs://container@acct.dfs.core.windows.net/t/a"},
+	}
+	for _, tt := range tests {
+		if got := NormalizePath(tt.in, schemes, auths); got != tt.want {
+			t.Errorf("NormalizePath(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// The three spellings of one local file agree.
+	a, b, c := NormalizePath("file:/x", nil, nil), NormalizePath("file:///x", nil, nil), NormalizePath("/x", nil, nil)
+	if a != b || b != c {
+		t.Fatalf("local spellings differ: %q %q %q", a, b, c)
+	}
+}
