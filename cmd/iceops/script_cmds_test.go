@@ -1,9 +1,317 @@
 package main
 
-import "github.com/rogpeppe/go-internal/testscript"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
 
-// scriptCmds are the domain commands the scripts use for assertions and
-// fixtures.
-func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	return map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
+
+// scriptCmds are the domain commands the scripts use for fixtures and
+// assertions. Assertions compare parsed values, not bytes, where the
+// output has fields that legitimately vary (times, ids, paths).
+func scriptCmds() map[string]scriptCmd {
+	cmds := map[string]scriptCmd{
+		"jsoneq":    cmdJSONEq,
+		"jsonnorm":  cmdJSONNorm,
+		"textnorm":  cmdTextNorm,
+		"plancheck": cmdPlanCheck,
+	}
+	for k, v := range fixtureCmds() {
+		cmds[k] = v
+	}
+	return cmds
+}
+
+// readArg reads a script file, or the last command's output for the
+// names stdout/stderr.
+func readArg(ts *testscript.TestScript, name string) []byte {
+	return []byte(ts.ReadFile(name))
+}
+
+func decodeJSON(ts *testscript.TestScript, name string) any {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(readArg(ts, name)))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		ts.Fatalf("%s is not one JSON document: %v", name, err)
+	}
+	if dec.More() {
+		ts.Fatalf("%s holds more than one JSON document", name)
+	}
+	return v
+}
+
+// jsoneq A B [-ignore=key,key]: A and B are equal JSON values once the
+// named keys are removed at every depth.
+func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
+	var ignore []string
+	var files []string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "-ignore="); ok {
+			ignore = strings.Split(v, ",")
+			continue
+		}
+		files = append(files, a)
+	}
+	if len(files) != 2 {
+		ts.Fatalf("usage: jsoneq [-ignore=k1,k2] A B")
+	}
+	a, b := dropKeys(decodeJSON(ts, files[0]), ignore), dropKeys(decodeJSON(ts, files[1]), ignore)
+	eq := reflect.DeepEqual(a, b)
+	if eq && neg {
+		ts.Fatalf("%s and %s are equal", files[0], files[1])
+	}
+	if !eq && !neg {
+		ja, _ := json.MarshalIndent(a, "", "  ")
+		jb, _ := json.MarshalIndent(b, "", "  ")
+		ts.Logf("%s:\n%s\n%s:\n%s", files[0], ja, files[1], jb)
+		ts.Fatalf("%s and %s differ", files[0], files[1])
+	}
+}
+
+func dropKeys(v any, keys []string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range keys {
+			delete(x, k)
+		}
+		for k, e := range x {
+			x[k] = dropKeys(e, keys)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropKeys(e, keys)
+		}
+	}
+	return v
+}
+
+// volatileKeys vary from run to run; jsonnorm replaces their values so a
+// golden can hold the rest of the document exactly.
+var volatileKeys = map[string]string{
+	"created_at":          "<time>",
+	"config_digest":       "<digest>",
+	"table_uuid":          "<uuid>",
+	"metadata_location":   "<metadata>",
+	"current_snapshot_id": "<snapshot-id>",
+	"snapshot_id":         "<snapshot-id>",
+	"oldest_age_ms":       "<age>",
+	"duration_ms":         "<duration>",
+	"started_at":          "<time>",
+	"finished_at":         "<time>",
+}
+
+// jsonnorm IN OUT: rewrite IN into OUT with volatile values replaced,
+// snapshot id lists replaced by their length, and $WORK in strings
+// replaced, then printed with sorted keys.
+func cmdJSONNorm(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: jsonnorm IN OUT")
+	}
+	v := normJSON(decodeJSON(ts, args[0]), ts.Getenv("WORK"))
+	out, err := json.MarshalIndent(v, "", "  ")
+	ts.Check(err)
+	ts.Check(writeFile(ts, args[1], append(out, '\n')))
+}
+
+func normJSON(v any, work string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			switch {
+			case volatileKeys[k] != "" && e != nil:
+				x[k] = volatileKeys[k]
+			case k == "snapshot_ids":
+				if list, ok := e.([]any); ok {
+					x[k] = fmt.Sprintf("<%d ids>", len(list))
+				}
+			case k == "paths" || k == "non_iceberg_paths":
+				if list, ok := e.([]any); ok {
+					x[k] = sortedStrings(normJSON(list, work).([]any))
+				}
+			default:
+				x[k] = normJSON(e, work)
+			}
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = normJSON(e, work)
+		}
+		return x
+	case string:
+		return normText(x, work)
+	}
+	return v
+}
+
+func sortedStrings(list []any) []any {
+	sort.Slice(list, func(i, j int) bool { return fmt.Sprint(list[i]) < fmt.Sprint(list[j]) })
+	return list
+}
+
+var (
+	longID   = regexp.MustCompile(`\b\d{12,20}\b`)
+	uuidRe   = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	durSecs  = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s|µs)\b`)
+	metaFile = regexp.MustCompile(`\d{5}-[^/\s"]+\.metadata\.json`)
+)
+
+func normText(s, work string) string {
+	if work != "" {
+		s = strings.ReplaceAll(s, work, "$WORK")
+	}
+	s = uuidRe.ReplaceAllString(s, "<uuid>")
+	s = metaFile.ReplaceAllString(s, "<n>-<uuid>.metadata.json")
+	return longID.ReplaceAllString(s, "<id>")
+}
+
+// textnorm IN OUT: IN with $WORK, uuids, snapshot ids and timings replaced.
+func cmdTextNorm(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: textnorm IN OUT")
+	}
+	s := normText(string(readArg(ts, args[0])), ts.Getenv("WORK"))
+	s = durSecs.ReplaceAllString(s, "<t>")
+	ts.Check(writeFile(ts, args[1], []byte(s)))
+}
+
+func writeFile(ts *testscript.TestScript, name string, data []byte) error {
+	return os.WriteFile(ts.MkAbs(name), data, 0o644)
+}
+
+// plancheck FILE: FILE is a plan document of DESIGN §5.2: every required
+// key with the right JSON type, every action with its payload, actions in
+// the DESIGN §5.1 order, and a summary that agrees with the tables.
+func cmdPlanCheck(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: plancheck FILE")
+	}
+	err := checkPlanDoc(decodeJSON(ts, args[0]))
+	if err != nil && !neg {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	if err == nil && neg {
+		ts.Fatalf("%s: plan document is valid", args[0])
+	}
+}
+
+var actionOrder = map[string]int{
+	"update_properties": 1, "replace_sort_order": 2, "compact": 3,
+	"rewrite_manifests": 4, "expire_snapshots": 5, "remove_orphan_files": 6,
+}
+
+var actionFields = map[string][]string{
+	"update_properties":   {"set", "before"},
+	"replace_sort_order":  {"before", "after"},
+	"compact":             {"strategy", "input_files", "input_bytes", "partitions", "estimated_output_files"},
+	"rewrite_manifests":   {"manifests_before", "estimated_manifests_after"},
+	"expire_snapshots":    {"snapshot_ids", "files_to_delete", "bytes_to_delete"},
+	"remove_orphan_files": {"count", "bytes", "paths"},
+}
+
+func checkPlanDoc(v any) error {
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("not an object")
+	}
+	fv, _ := doc["format_version"].(string)
+	if !strings.HasPrefix(fv, "1.") {
+		return fmt.Errorf("format_version %q, want 1.x", doc["format_version"])
+	}
+	for _, k := range []string{"iceops_version", "created_at", "config_digest"} {
+		if s, _ := doc[k].(string); s == "" {
+			return fmt.Errorf("%s missing or not a string", k)
+		}
+	}
+	if d := doc["config_digest"].(string); !strings.HasPrefix(d, "sha256:") {
+		return fmt.Errorf("config_digest %q is not sha256:...", d)
+	}
+	tables, ok := doc["tables"].([]any)
+	if !ok {
+		return fmt.Errorf("tables is not an array")
+	}
+	if _, ok := doc["errors"].([]any); !ok && doc["errors"] != nil {
+		return fmt.Errorf("errors is not an array")
+	}
+	var actions, destructive, changed int
+	for _, t := range tables {
+		tm, ok := t.(map[string]any)
+		if !ok {
+			return fmt.Errorf("table is not an object")
+		}
+		addr, _ := tm["address"].(string)
+		if addr == "" {
+			return fmt.Errorf("table without address")
+		}
+		obs, ok := tm["observed"].(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: observed missing", addr)
+		}
+		for _, k := range []string{"table_uuid", "metadata_location"} {
+			if s, _ := obs[k].(string); s == "" {
+				return fmt.Errorf("%s: observed.%s missing", addr, k)
+			}
+		}
+		list, ok := tm["actions"].([]any)
+		if !ok && tm["actions"] != nil {
+			return fmt.Errorf("%s: actions is not an array", addr)
+		}
+		if len(list) > 0 {
+			changed++
+		}
+		last := 0
+		for _, a := range list {
+			am, _ := a.(map[string]any)
+			typ, _ := am["type"].(string)
+			pos := actionOrder[typ]
+			if pos == 0 {
+				return fmt.Errorf("%s: unknown action type %q", addr, typ)
+			}
+			if pos <= last {
+				return fmt.Errorf("%s: %s out of order", addr, typ)
+			}
+			last = pos
+			d, ok := am["destructive"].(bool)
+			if !ok {
+				return fmt.Errorf("%s: %s.destructive missing", addr, typ)
+			}
+			if want := typ == "expire_snapshots" || typ == "remove_orphan_files"; d != want {
+				return fmt.Errorf("%s: %s.destructive = %v", addr, typ, d)
+			}
+			if r, _ := am["reason"].(string); r == "" {
+				return fmt.Errorf("%s: %s has no reason", addr, typ)
+			}
+			for _, f := range actionFields[typ] {
+				if _, ok := am[f]; !ok {
+					return fmt.Errorf("%s: %s.%s missing", addr, typ, f)
+				}
+			}
+			actions++
+			if d {
+				destructive++
+			}
+		}
+	}
+	sum, ok := doc["summary"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("summary missing")
+	}
+	for k, want := range map[string]int{"actions": actions, "destructive_actions": destructive, "tables_changed": changed} {
+		n, _ := sum[k].(json.Number)
+		got, err := n.Int64()
+		if err != nil || int(got) != want {
+			return fmt.Errorf("summary.%s = %v, tables say %d", k, sum[k], want)
+		}
+	}
+	return nil
 }

@@ -251,34 +251,10 @@ func Summary(p *diff.Plan, s *Styles) string {
 	return s.Bold("Plan:") + line + "."
 }
 
-// summarize computes the summary as diff.Summarize does, on a copy, so a
-// plan read from a file whose summary was edited still prints the truth.
+// summarize computes the summary with diff.Summarize on a copy, so a plan
+// read from a file whose summary was edited still prints the truth.
 func summarize(p *diff.Plan) diff.Summary {
-	var sum diff.Summary
-	seen := map[string]bool{}
-	failed := map[string]bool{}
-	for _, e := range p.Errors {
-		seen[e.Address], failed[e.Address] = true, true
-	}
-	for i := range p.Tables {
-		t := &p.Tables[i]
-		seen[t.Address] = true
-		for _, a := range t.Actions {
-			sum.Actions++
-			if a.Destructive {
-				sum.DestructiveActions++
-			}
-		}
-		if len(t.Refusals) > 0 {
-			failed[t.Address] = true
-		}
-		switch {
-		case len(t.Actions) > 0:
-			sum.TablesChanged++
-		case len(t.Refusals) == 0:
-			sum.TablesInPolicy++
-		}
-	}
-	sum.Tables, sum.Errors = len(seen), len(failed)
-	return sum
+	cp := *p
+	diff.Summarize(&cp)
+	return cp.Summary
 }

@@ -4,7 +4,7 @@ import "strings"
 
 // isSecretKey reports whether a property's value must be masked.
 //
-// ADAPTER: until config.IsSecretKey lands this mirrors DESIGN §3.2 (names
+// ADAPTER: until config.IsSecretKey is committed this mirrors DESIGN §3.2 (names
 // containing secret, password, token or credential); replace the body with
 // a call to config.IsSecretKey so there is one rule.
 func isSecretKey(key string) bool {
