@@ -43,7 +43,9 @@ type Variable struct {
 	Type      string // "string", "number", "bool", "list(string)", "map(string)", "any"
 	Value     any    // resolved Go value (string, float64/int64, bool, []string, map[string]string)
 	Sensitive bool
-	DeclRange hcl.Range
+	// Description is the variable's description attribute (added by config).
+	Description string
+	DeclRange   hcl.Range
 }
 
 // Catalog is a `catalog "name"` block. URI and Warehouse are already resolved

@@ -1,0 +1,222 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// checkReferences reports policy references to undeclared policies and
+// table addresses or patterns whose catalog is not declared.
+func (l *loader) checkReferences() {
+	names := make([]string, 0, len(l.cfg.Policies))
+	for n := range l.cfg.Policies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	ref := func(name string, rng hcl.Range, what string) {
+		if name == "" {
+			return
+		}
+		if _, ok := l.cfg.Policies[name]; ok {
+			return
+		}
+		detail := fmt.Sprintf("%s refers to policy.%s, but no policy %q is declared.", what, name, name)
+		if sug := nameSuggestion(name, names); sug != "" {
+			detail += fmt.Sprintf(" Did you mean policy.%s?", sug)
+		}
+		l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reference to undeclared policy", Detail: detail, Subject: rng.Ptr()})
+	}
+	for _, n := range names {
+		p := l.cfg.Policies[n]
+		ref(p.Extends, p.ExtendsRng, fmt.Sprintf("policy %q", n))
+	}
+	for _, t := range l.cfg.Tables {
+		ref(t.Policy, t.PolicyRng, fmt.Sprintf("table %q", t.Address))
+	}
+	for _, t := range l.cfg.Selectors {
+		ref(t.Policy, t.PolicyRng, fmt.Sprintf("tables %q", t.Pattern))
+	}
+
+	catalogs := make([]string, 0, len(l.cfg.Catalogs))
+	for _, c := range l.cfg.Catalogs {
+		catalogs = append(catalogs, c.Name)
+	}
+	undeclared := func(first string, rng hcl.Range, what string) {
+		detail := fmt.Sprintf("%s names the catalog %q, but no catalog %q is declared.", what, first, first)
+		if sug := nameSuggestion(first, catalogs); sug != "" {
+			detail += fmt.Sprintf(" Did you mean %q?", sug)
+		} else if len(catalogs) > 0 {
+			detail += fmt.Sprintf(" Declared catalogs: %s.", quoteList(catalogs))
+		}
+		l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Undeclared catalog", Detail: detail, Subject: rng.Ptr()})
+	}
+	for _, t := range l.cfg.Tables {
+		cat, _, _, _ := SplitAddress(t.Address)
+		if l.cfg.CatalogByName(cat) == nil {
+			undeclared(cat, l.labelRanges[t], fmt.Sprintf("table %q", t.Address))
+		}
+	}
+	for _, t := range l.cfg.Selectors {
+		first, _, _ := strings.Cut(t.Pattern, ".")
+		if first == "**" {
+			continue
+		}
+		matched := false
+		for _, c := range catalogs {
+			if MatchPattern(first, c) {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			undeclared(first, l.labelRanges[t], fmt.Sprintf("tables %q", t.Pattern))
+		}
+	}
+}
+
+// checkCycles reports each extends cycle once, naming the whole chain.
+func (l *loader) checkCycles() {
+	names := make([]string, 0, len(l.cfg.Policies))
+	for n := range l.cfg.Policies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	reported := map[string]bool{}
+	for _, start := range names {
+		var chain []string
+		pos := map[string]int{}
+		for n := start; n != ""; {
+			p, ok := l.cfg.Policies[n]
+			if !ok {
+				break
+			}
+			if i, seen := pos[n]; seen {
+				cycle := chain[i:]
+				members := append([]string(nil), cycle...)
+				sort.Strings(members)
+				k := strings.Join(members, "\x00")
+				if !reported[k] {
+					reported[k] = true
+					// Point at the extends of the alphabetically first member, so
+					// the report does not depend on where the walk started.
+					first := l.cfg.Policies[members[0]]
+					j := indexOf(cycle, members[0])
+					ordered := append(append([]string(nil), cycle[j:]...), cycle[:j]...)
+					ordered = append(ordered, members[0])
+					l.errorf(first.ExtendsRng.Ptr(), "Policy inheritance cycle",
+						"The extends chain loops: %s.", "policy "+strings.Join(ordered, " extends "))
+				}
+				break
+			}
+			pos[n] = len(chain)
+			chain = append(chain, n)
+			n = p.Extends
+		}
+	}
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkSelectors reports every pair of tables blocks that could match one
+// address after their excludes, from the patterns alone.
+func (l *loader) checkSelectors() {
+	sel := l.cfg.Selectors
+	for i := 0; i < len(sel); i++ {
+		for j := i + 1; j < len(sel); j++ {
+			a, b := sel[i], sel[j]
+			example, overlap, decided := selectorsOverlap(
+				selectorLanguage{a.Pattern, a.Exclude},
+				selectorLanguage{b.Pattern, b.Exclude})
+			if !overlap {
+				continue
+			}
+			rng := l.labelRanges[b]
+			if !decided {
+				l.errorf(rng.Ptr(), "Table selectors too complex to check",
+					"Could not prove that tables %q and tables %q (%s) never match the same table. Simplify the patterns or add excludes.", b.Pattern, a.Pattern, a.DeclRange)
+				continue
+			}
+			l.diags = append(l.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Overlapping table selectors",
+				Detail: fmt.Sprintf("tables %q and tables %q (declared at %s) can both match the same table, for example %q. "+
+					"A table may get its policy from one selector only: add an exclude to one of them, or use a table block for the shared tables.",
+					b.Pattern, a.Pattern, a.DeclRange, example),
+				Subject: rng.Ptr(),
+			})
+		}
+	}
+}
+
+// checkEffective checks rules that depend on the merged policy of each
+// table and tables block rather than on one attribute: a sort strategy
+// without a sort order, zorder without columns, file-size bounds that
+// contradict the target, and a property both set and removed. Each finding
+// is reported once even when several blocks share the policy.
+func (l *loader) checkEffective() {
+	if l.diags.HasErrors() {
+		// Merging on top of a broken configuration repeats its errors.
+		return
+	}
+	seen := map[string]bool{}
+	report := func(sev hcl.DiagnosticSeverity, rng hcl.Range, summary, detail string) {
+		k := fmt.Sprintf("%s|%s|%d|%d", summary, rng.Filename, rng.Start.Line, rng.Start.Column)
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		l.diags = append(l.diags, &hcl.Diagnostic{Severity: sev, Summary: summary, Detail: detail, Subject: rng.Ptr()})
+	}
+	check := func(body PolicyBody, policy string, what string) {
+		pb := l.cfg.merged(body, policy)
+		c := pb.Compaction
+		if c.Declared && c.Strategy.Value == "sort" && len(pb.SortOrder.Value) == 0 {
+			rng := c.Strategy.Origin
+			if !c.Strategy.Set {
+				rng = c.DeclRange
+			}
+			report(hcl.DiagWarning, rng, "Sort strategy without a sort order",
+				fmt.Sprintf("%s compacts with strategy \"sort\" but has no sort_order; the files will be bin-packed. Add sort_order = [...] to the policy.", what))
+		}
+		if c.Declared && c.Strategy.Value == "zorder" && len(c.ZOrderColumns.Value) < 2 {
+			report(hcl.DiagError, c.Strategy.Origin, "Z-order needs columns",
+				fmt.Sprintf("%s compacts with strategy \"zorder\", which needs zorder_columns with at least two columns.", what))
+		}
+		if c.Declared && c.MinFileSize.Value >= pb.TargetFileSize.Value && c.MinFileSize.Set {
+			report(hcl.DiagError, c.MinFileSize.Origin, "min_file_size not below the target",
+				fmt.Sprintf("%s: min_file_size (%s) must be smaller than target_file_size (%s).", what, FormatSize(c.MinFileSize.Value), FormatSize(pb.TargetFileSize.Value)))
+		}
+		if c.Declared && c.MaxFileSize.Value <= pb.TargetFileSize.Value && c.MaxFileSize.Set {
+			report(hcl.DiagError, c.MaxFileSize.Origin, "max_file_size not above the target",
+				fmt.Sprintf("%s: max_file_size (%s) must be larger than target_file_size (%s).", what, FormatSize(c.MaxFileSize.Value), FormatSize(pb.TargetFileSize.Value)))
+		}
+		for _, k := range pb.RemoveProperties.Value {
+			if s, ok := pb.Properties[k]; ok {
+				report(hcl.DiagError, pb.RemoveProperties.Origin, "Property both set and removed",
+					fmt.Sprintf("%s sets %q (at %s) and also lists it in remove_properties.", what, k, s.Origin))
+			}
+			if owner, ok := ownedProperty(k); ok {
+				if _, set := derivedProperties(&pb)[k]; set {
+					report(hcl.DiagError, pb.RemoveProperties.Origin, "Property both set and removed",
+						fmt.Sprintf("%s sets %q through %s and also lists it in remove_properties.", what, k, owner))
+				}
+			}
+		}
+	}
+	for _, t := range l.cfg.Tables {
+		check(t.Body, t.Policy, fmt.Sprintf("table %q", t.Address))
+	}
+	for _, t := range l.cfg.Selectors {
+		check(t.Body, t.Policy, fmt.Sprintf("tables %q", t.Pattern))
+	}
+}

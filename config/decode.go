@@ -1,0 +1,626 @@
+package config
+
+import (
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+var catalogSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "type", Required: true},
+		{Name: "uri"},
+		{Name: "warehouse"},
+		{Name: "properties"},
+	},
+}
+
+var catalogTypes = []string{"sql", "rest", "glue", "hive", "hadoop"}
+
+func (l *loader) decodeCatalog(b *hcl.Block) {
+	name := b.Labels[0]
+	if name == "" || strings.ContainsAny(name, ".* \t") {
+		l.errorf(b.LabelRanges[0].Ptr(), "Invalid catalog name", "%q cannot be a catalog name: it is the first level of table addresses, so it cannot be empty or contain dots, stars or spaces.", name)
+		return
+	}
+	for _, c := range l.cfg.Catalogs {
+		if c.Name == name {
+			l.errorf(b.DefRange.Ptr(), "Duplicate catalog", "A catalog named %q was already declared at %s.", name, c.DeclRange)
+			return
+		}
+	}
+	content, diags := b.Body.Content(catalogSchema)
+	l.diags = append(l.diags, diags...)
+	c := &Catalog{Name: name, DeclRange: b.DefRange, Properties: map[string]string{}}
+	if a, ok := content.Attributes["type"]; ok {
+		if s, ok := l.evalString(a); ok {
+			c.Type = s
+			if !contains(catalogTypes, s) {
+				detail := fmt.Sprintf("%q is not a catalog type; use one of %s.", s, quoteList(catalogTypes))
+				if sug := nameSuggestion(s, catalogTypes); sug != "" {
+					detail += fmt.Sprintf(" Did you mean %q?", sug)
+				}
+				l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid catalog type", Detail: detail, Subject: a.Expr.Range().Ptr()})
+			}
+		}
+	}
+	if a, ok := content.Attributes["uri"]; ok {
+		if s, ok := l.evalString(a); ok {
+			uri, err := resolveURI(s, l.absDir)
+			if err != nil {
+				l.errorf(a.Expr.Range().Ptr(), "Invalid catalog uri", "%s.", err)
+			}
+			c.URI = uri
+		}
+	}
+	if a, ok := content.Attributes["warehouse"]; ok {
+		if s, ok := l.evalString(a); ok {
+			c.Warehouse = resolveWarehouse(s, l.absDir)
+		}
+	}
+	if a, ok := content.Attributes["properties"]; ok {
+		v, ok := l.evalAttr(a)
+		if ok {
+			m, err := toStringMap(v)
+			if err != nil {
+				l.errorf(a.Expr.Range().Ptr(), "Incorrect attribute value type", "properties must be a map of strings: %s.", err)
+			} else {
+				c.Properties = m
+			}
+		}
+	}
+	if c.Type == "sql" && c.URI == "" {
+		l.errorf(b.DefRange.Ptr(), "Missing catalog uri", "A sql catalog needs uri = \"sqlite:PATH\" or a postgres:// URI.")
+	}
+	l.cfg.Catalogs = append(l.cfg.Catalogs, c)
+}
+
+// resolveURI makes a relative sqlite path absolute against the
+// configuration directory, so the catalog is the same wherever iceops runs
+// from. SQLAlchemy's spellings are accepted (sqlite:///rel, sqlite:////abs);
+// the result is always sqlite:/abs/path. Other URIs are kept as written.
+func resolveURI(uri, dir string) (string, error) {
+	rest, ok := strings.CutPrefix(uri, "sqlite:")
+	if !ok {
+		return uri, nil
+	}
+	path, query, _ := strings.Cut(rest, "?")
+	if query != "" {
+		query = "?" + query
+	}
+	if p, ok := strings.CutPrefix(path, "//"); ok {
+		// sqlite://<host>/<path> in URL form: SQLAlchemy leaves the host empty,
+		// so "///rel" is relative and "////abs" absolute.
+		if !strings.HasPrefix(p, "/") {
+			return "", fmt.Errorf("%q: a sqlite URI has no host; use sqlite:PATH, sqlite:/abs/path or sqlite:////abs/path", uri)
+		}
+		path = p[1:]
+		if path == "" {
+			return "", fmt.Errorf("%q has no database path", uri)
+		}
+		if strings.HasPrefix(path, "/") {
+			return "sqlite:" + filepath.Clean(path) + query, nil
+		}
+	}
+	if path == "" {
+		return "", fmt.Errorf("%q has no database path", uri)
+	}
+	if path == ":memory:" {
+		return "sqlite:" + path + query, nil
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	return "sqlite:" + filepath.Clean(path) + query, nil
+}
+
+// resolveWarehouse turns a relative or absolute local path into a file://
+// URI against the configuration directory; URIs with a scheme are kept.
+func resolveWarehouse(w, dir string) string {
+	if w == "" || strings.Contains(w, "://") || strings.HasPrefix(w, "file:") {
+		return w
+	}
+	p := w
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return "file://" + filepath.ToSlash(filepath.Clean(p))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// evalAttr evaluates an attribute. ok is false when it failed (the error is
+// recorded), is null (unset, as in Terraform) or depends on a value that
+// already failed.
+func (l *loader) evalAttr(a *hcl.Attribute) (cty.Value, bool) {
+	v, diags := a.Expr.Value(l.ctx)
+	l.diags = append(l.diags, diags...)
+	if diags.HasErrors() || v.IsNull() || !v.IsWhollyKnown() {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+func (l *loader) evalString(a *hcl.Attribute) (string, bool) {
+	v, ok := l.evalAttr(a)
+	if !ok {
+		return "", false
+	}
+	cv, err := convert.Convert(v, cty.String)
+	if err != nil {
+		l.errorf(a.Expr.Range().Ptr(), "Incorrect attribute value type", "%s must be a string, got %s.", a.Name, v.Type().FriendlyName())
+		return "", false
+	}
+	return cv.AsString(), true
+}
+
+func toStringMap(v cty.Value) (map[string]string, error) {
+	cv, err := convert.Convert(v, cty.Map(cty.String))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for it := cv.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		if e.IsNull() {
+			return nil, fmt.Errorf("the value of %q is null", k.AsString())
+		}
+		out[k.AsString()] = e.AsString()
+	}
+	return out, nil
+}
+
+func toStringList(v cty.Value) ([]string, error) {
+	cv, err := convert.Convert(v, cty.List(cty.String))
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for it := cv.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsNull() {
+			return nil, fmt.Errorf("the list has a null element")
+		}
+		out = append(out, e.AsString())
+	}
+	return out, nil
+}
+
+// bodyKind says which block a policy body sits in; each allows a few extra
+// attributes.
+type bodyKind int
+
+const (
+	bodyPolicy bodyKind = iota
+	bodyTable
+	bodyTables
+)
+
+func (l *loader) bodySchemas(kind bodyKind) (*hcl.BodySchema, map[string]*hcl.BodySchema) {
+	top := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "properties"}}}
+	nested := map[string]*hcl.BodySchema{}
+	for _, b := range nestedBlocks {
+		top.Blocks = append(top.Blocks, hcl.BlockHeaderSchema{Type: b})
+		nested[b] = &hcl.BodySchema{}
+	}
+	for _, f := range policyFields() {
+		if f.block == "" {
+			top.Attributes = append(top.Attributes, hcl.AttributeSchema{Name: f.name})
+		} else {
+			nested[f.block].Attributes = append(nested[f.block].Attributes, hcl.AttributeSchema{Name: f.name})
+		}
+	}
+	switch kind {
+	case bodyPolicy:
+		top.Attributes = append(top.Attributes, hcl.AttributeSchema{Name: "extends"})
+	case bodyTable:
+		top.Attributes = append(top.Attributes, hcl.AttributeSchema{Name: "policy"})
+	case bodyTables:
+		top.Attributes = append(top.Attributes, hcl.AttributeSchema{Name: "policy"}, hcl.AttributeSchema{Name: "exclude"})
+	}
+	return top, nested
+}
+
+// decodeBody decodes the attributes and nested blocks shared by policy,
+// table and tables blocks. blockName is recorded on every Setting for
+// explain. It returns the content so callers can read their own extras.
+func (l *loader) decodeBody(body hcl.Body, kind bodyKind, blockName string) (PolicyBody, *hcl.BodyContent) {
+	top, nested := l.bodySchemas(kind)
+	var pb PolicyBody
+	content, diags := body.Content(top)
+	l.diags = append(l.diags, diags...)
+	if content == nil {
+		return pb, &hcl.BodyContent{Attributes: hcl.Attributes{}}
+	}
+	attrsByBlock := map[string]hcl.Attributes{"": content.Attributes}
+	seen := map[string]*hcl.Block{}
+	for _, blk := range content.Blocks {
+		if prev, ok := seen[blk.Type]; ok {
+			l.errorf(blk.DefRange.Ptr(), "Duplicate "+blk.Type+" block", "A %s block was already declared at %s; declare it once per block.", blk.Type, prev.DefRange)
+			continue
+		}
+		seen[blk.Type] = blk
+		declared, rng := blockState(&pb, blk.Type)
+		*declared, *rng = true, blk.DefRange
+		c, diags := blk.Body.Content(nested[blk.Type])
+		l.diags = append(l.diags, diags...)
+		if c != nil {
+			attrsByBlock[blk.Type] = c.Attributes
+		}
+	}
+	for _, f := range policyFields() {
+		attrs := attrsByBlock[f.block]
+		a, ok := attrs[f.name]
+		if !ok {
+			continue
+		}
+		l.decodeField(f, a, &pb, blockName)
+	}
+	if a, ok := content.Attributes["properties"]; ok {
+		l.decodeProperties(a, &pb, blockName)
+	}
+	return pb, content
+}
+
+// decodeField evaluates one attribute into its Setting.
+func (l *loader) decodeField(f fieldDesc, a *hcl.Attribute, pb *PolicyBody, blockName string) {
+	v, ok := l.evalAttr(a)
+	if !ok {
+		return
+	}
+	val, diag := convertField(f, a, v)
+	if diag != nil {
+		l.diags = append(l.diags, diag)
+		return
+	}
+	if f.check != nil {
+		if p := f.check(val); p != nil {
+			l.diags = append(l.diags, &hcl.Diagnostic{Severity: p.severity, Summary: p.summary, Detail: p.detail, Subject: a.Expr.Range().Ptr(), Context: a.Range.Ptr()})
+			if p.severity == hcl.DiagError {
+				return
+			}
+		}
+	}
+	meta := struct {
+		origin hcl.Range
+		block  string
+	}{a.Range, blockName}
+	switch p := f.get(pb).(type) {
+	case *Setting[int64]:
+		*p = Setting[int64]{Value: val.(int64), Set: true, Origin: meta.origin, Block: meta.block}
+	case *Setting[int]:
+		*p = Setting[int]{Value: val.(int), Set: true, Origin: meta.origin, Block: meta.block}
+	case *Setting[float64]:
+		*p = Setting[float64]{Value: val.(float64), Set: true, Origin: meta.origin, Block: meta.block}
+	case *Setting[bool]:
+		*p = Setting[bool]{Value: val.(bool), Set: true, Origin: meta.origin, Block: meta.block}
+	case *Setting[string]:
+		*p = Setting[string]{Value: val.(string), Set: true, Origin: meta.origin, Block: meta.block}
+	case *Setting[time.Duration]:
+		*p = Setting[time.Duration]{Value: val.(time.Duration), Set: true, Origin: meta.origin, Block: meta.block}
+	case *Setting[[]string]:
+		*p = Setting[[]string]{Value: val.([]string), Set: true, Origin: meta.origin, Block: meta.block}
+	case *Setting[map[string]string]:
+		*p = Setting[map[string]string]{Value: val.(map[string]string), Set: true, Origin: meta.origin, Block: meta.block}
+	case *Setting[[]SortField]:
+		*p = Setting[[]SortField]{Value: val.([]SortField), Set: true, Origin: meta.origin, Block: meta.block}
+	default:
+		panic(fmt.Sprintf("config: field %s has unhandled setting type %T", f.path(), p)) // programming error in policyFields
+	}
+}
+
+func typeError(a *hcl.Attribute, want string, v cty.Value) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Incorrect attribute value type",
+		Detail:   fmt.Sprintf("%s must be %s, got %s.", a.Name, want, v.Type().FriendlyName()),
+		Subject:  a.Expr.Range().Ptr(),
+		Context:  a.Range.Ptr(),
+	}
+}
+
+func valueError(a *hcl.Attribute, summary, detail string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: a.Expr.Range().Ptr(), Context: a.Range.Ptr()}
+}
+
+// convertField turns a cty value into the Go value of a field's kind.
+func convertField(f fieldDesc, a *hcl.Attribute, v cty.Value) (any, *hcl.Diagnostic) {
+	switch f.kind {
+	case kindSize:
+		if v.Type() == cty.Number {
+			n, ok := wholeNumber(v)
+			if !ok || n < 0 {
+				return nil, valueError(a, "Invalid size", fmt.Sprintf("%s must be a whole, non-negative number of bytes or a string such as \"512MiB\".", a.Name))
+			}
+			return n, nil
+		}
+		if v.Type() != cty.String {
+			return nil, typeError(a, "a size such as \"512MiB\"", v)
+		}
+		n, err := ParseSize(v.AsString())
+		if err != nil {
+			return nil, valueError(a, "Invalid size", fmt.Sprintf("%s. Write a size as a whole number of bytes or a number with a unit: \"512MiB\", \"1GB\", \"64KiB\".", err))
+		}
+		return n, nil
+	case kindDuration:
+		if v.Type() != cty.String {
+			return nil, typeError(a, "a duration string such as \"5d\"", v)
+		}
+		d, err := ParseDuration(v.AsString())
+		if err != nil {
+			return nil, valueError(a, "Invalid duration", fmt.Sprintf("%s. Write a duration with units: \"30s\", \"90m\", \"36h\", \"5d\", \"2w\".", err))
+		}
+		return d, nil
+	case kindInt:
+		cv, err := convert.Convert(v, cty.Number)
+		if err != nil {
+			return nil, typeError(a, "a whole number", v)
+		}
+		n, ok := wholeNumber(cv)
+		if !ok || n > 1<<31-1 || n < -(1<<31) {
+			return nil, valueError(a, "Invalid number", fmt.Sprintf("%s must be a whole number.", a.Name))
+		}
+		return int(n), nil
+	case kindFloat:
+		cv, err := convert.Convert(v, cty.Number)
+		if err != nil {
+			return nil, typeError(a, "a number", v)
+		}
+		fv, _ := cv.AsBigFloat().Float64()
+		return fv, nil
+	case kindBool:
+		cv, err := convert.Convert(v, cty.Bool)
+		if err != nil {
+			return nil, typeError(a, "true or false", v)
+		}
+		return cv.True(), nil
+	case kindString:
+		if !v.Type().IsPrimitiveType() {
+			return nil, typeError(a, "a string", v)
+		}
+		cv, err := convert.Convert(v, cty.String)
+		if err != nil {
+			return nil, typeError(a, "a string", v)
+		}
+		return cv.AsString(), nil
+	case kindList:
+		ss, err := toStringList(v)
+		if err != nil {
+			return nil, typeError(a, "a list of strings", v)
+		}
+		return ss, nil
+	case kindMap:
+		m, err := toStringMap(v)
+		if err != nil {
+			return nil, typeError(a, "a map of strings", v)
+		}
+		if a.Name == "equal_schemes" || a.Name == "equal_authorities" {
+			m = expandEquivalences(m)
+		}
+		return m, nil
+	case kindSort:
+		terms, err := toStringList(v)
+		if err != nil {
+			return nil, typeError(a, "a list of sort terms such as [\"event_ts desc\", \"bucket(16, user_id)\"]", v)
+		}
+		elems, _ := hcl.ExprList(a.Expr)
+		fields := make([]SortField, 0, len(terms))
+		for i, t := range terms {
+			rng := a.Expr.Range()
+			if len(elems) == len(terms) {
+				rng = elems[i].Range()
+			}
+			sf, err := ParseSortField(t)
+			if err != nil {
+				return nil, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unknown sort term",
+					Detail:   fmt.Sprintf("%s. A sort term is a column or a transform, optionally followed by asc|desc and nulls first|last: \"event_ts desc nulls last\", \"bucket(16, user_id)\", \"day(ts)\".", err),
+					Subject:  rng.Ptr(),
+					Context:  a.Range.Ptr(),
+				}
+			}
+			sf.Range = rng
+			fields = append(fields, sf)
+		}
+		return fields, nil
+	}
+	return nil, valueError(a, "Unsupported attribute kind", "internal error: unknown kind")
+}
+
+// expandEquivalences accepts Iceberg's spelling of equal_schemes, where one
+// key lists several schemes: {"s3a,s3n" = "s3"}.
+func expandEquivalences(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		for _, part := range strings.Split(k, ",") {
+			if p := strings.TrimSpace(part); p != "" {
+				out[p] = v
+			}
+		}
+	}
+	return out
+}
+
+func wholeNumber(v cty.Value) (int64, bool) {
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.Number {
+		return 0, false
+	}
+	bf := v.AsBigFloat()
+	if !bf.IsInt() {
+		return 0, false
+	}
+	n, acc := bf.Int64()
+	return n, acc == big.Exact
+}
+
+// decodeProperties records each key with the range of its own item when the
+// map is written literally, so explain can point at the exact line.
+func (l *loader) decodeProperties(a *hcl.Attribute, pb *PolicyBody, blockName string) {
+	v, ok := l.evalAttr(a)
+	if !ok {
+		return
+	}
+	m, err := toStringMap(v)
+	if err != nil {
+		l.diags = append(l.diags, typeError(a, "a map of strings", v))
+		return
+	}
+	ranges := map[string]hcl.Range{}
+	if pairs, diags := hcl.ExprMap(a.Expr); !diags.HasErrors() {
+		for _, p := range pairs {
+			kv, kd := p.Key.Value(l.ctx)
+			if kd.HasErrors() || kv.IsNull() || !kv.IsKnown() {
+				continue
+			}
+			if ks, err := convert.Convert(kv, cty.String); err == nil {
+				ranges[ks.AsString()] = hcl.RangeBetween(p.Key.Range(), p.Value.Range())
+			}
+		}
+	}
+	pb.Properties = map[string]Setting[string]{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		rng, ok := ranges[k]
+		if !ok {
+			rng = a.Range
+		}
+		if owner, ok := ownedProperty(k); ok {
+			l.warnf(rng.Ptr(), "Property set by a policy attribute",
+				"%q is what %s sets; write %s instead, so iceops can check the value and explain it.", k, owner, owner)
+		}
+		pb.Properties[k] = Setting[string]{Value: m[k], Set: true, Origin: rng, Block: blockName}
+	}
+}
+
+// Table properties the structured attributes own (DESIGN §3.4).
+const (
+	PropTargetFileSize = "write.target-file-size-bytes"
+	PropMaxSnapshotAge = "history.expire.max-snapshot-age-ms"
+	PropMinSnapshots   = "history.expire.min-snapshots-to-keep"
+	PropMaxRefAge      = "history.expire.max-ref-age-ms"
+)
+
+func ownedProperty(key string) (string, bool) {
+	switch key {
+	case PropTargetFileSize:
+		return "target_file_size", true
+	case PropMaxSnapshotAge:
+		return "snapshot_retention.max_age", true
+	case PropMinSnapshots:
+		return "snapshot_retention.min_snapshots", true
+	case PropMaxRefAge:
+		return "snapshot_retention.max_ref_age", true
+	}
+	return "", false
+}
+
+// policyRef reads `policy = policy.NAME` or `extends = policy.NAME`.
+func (l *loader) policyRef(a *hcl.Attribute) (string, bool) {
+	tr, diags := hcl.AbsTraversalForExpr(a.Expr)
+	if diags.HasErrors() || len(tr) != 2 || tr.RootName() != "policy" {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid policy reference", "%s must be a reference such as policy.base.", a.Name)
+		return "", false
+	}
+	step, ok := tr[1].(hcl.TraverseAttr)
+	if !ok {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid policy reference", "%s must be a reference such as policy.base.", a.Name)
+		return "", false
+	}
+	return step.Name, true
+}
+
+func (l *loader) decodePolicy(b *hcl.Block) {
+	name := b.Labels[0]
+	if prev, ok := l.cfg.Policies[name]; ok {
+		l.errorf(b.DefRange.Ptr(), "Duplicate policy", "A policy named %q was already declared at %s.", name, prev.DeclRange)
+		return
+	}
+	blockName := fmt.Sprintf("policy %q", name)
+	pb, content := l.decodeBody(b.Body, bodyPolicy, blockName)
+	p := &Policy{Name: name, Body: pb, DeclRange: b.DefRange}
+	if a, ok := content.Attributes["extends"]; ok {
+		if ref, ok := l.policyRef(a); ok {
+			p.Extends, p.ExtendsRng = ref, a.Expr.Range()
+		}
+	}
+	l.cfg.Policies[name] = p
+}
+
+func (l *loader) decodeTable(b *hcl.Block) {
+	addr := b.Labels[0]
+	if _, _, _, err := SplitAddress(addr); err != nil {
+		l.errorf(b.LabelRanges[0].Ptr(), "Invalid table address", "%s. A table block names one table; use a tables block for patterns.", err)
+		return
+	}
+	for _, t := range l.cfg.Tables {
+		if t.Address == addr {
+			l.errorf(b.DefRange.Ptr(), "Duplicate table block", "The table %q already has a block at %s.", addr, t.DeclRange)
+			return
+		}
+	}
+	pb, content := l.decodeBody(b.Body, bodyTable, fmt.Sprintf("table %q", addr))
+	t := &TableBlock{Address: addr, Body: pb, DeclRange: b.DefRange}
+	if a, ok := content.Attributes["policy"]; ok {
+		if ref, ok := l.policyRef(a); ok {
+			t.Policy, t.PolicyRng = ref, a.Expr.Range()
+		}
+	}
+	l.cfg.Tables = append(l.cfg.Tables, t)
+	l.labelRanges[t] = b.LabelRanges[0]
+}
+
+func (l *loader) decodeTables(b *hcl.Block) {
+	pattern := b.Labels[0]
+	if msg := checkPattern(pattern); msg != "" {
+		l.errorf(b.LabelRanges[0].Ptr(), "Invalid table pattern", "%s.", msg)
+		return
+	}
+	pb, content := l.decodeBody(b.Body, bodyTables, fmt.Sprintf("tables %q", pattern))
+	t := &TablesBlock{Pattern: pattern, Body: pb, DeclRange: b.DefRange}
+	if a, ok := content.Attributes["policy"]; ok {
+		if ref, ok := l.policyRef(a); ok {
+			t.Policy, t.PolicyRng = ref, a.Expr.Range()
+		}
+	}
+	if a, ok := content.Attributes["exclude"]; ok {
+		if v, ok := l.evalAttr(a); ok {
+			ex, err := toStringList(v)
+			if err != nil {
+				l.diags = append(l.diags, typeError(a, "a list of address patterns", v))
+			}
+			elems, _ := hcl.ExprList(a.Expr)
+			for i, p := range ex {
+				if msg := checkPattern(p); msg != "" {
+					rng := a.Expr.Range()
+					if len(elems) == len(ex) {
+						rng = elems[i].Range()
+					}
+					l.errorf(rng.Ptr(), "Invalid exclude pattern", "%s.", msg)
+					continue
+				}
+				t.Exclude = append(t.Exclude, p)
+			}
+		}
+	}
+	l.cfg.Selectors = append(l.cfg.Selectors, t)
+	l.labelRanges[t] = b.LabelRanges[0]
+}

@@ -1,0 +1,67 @@
+package config
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// ExplainLine is one effective value of a table's policy and where it came
+// from, for `iceops explain`.
+type ExplainLine struct {
+	Name    string    // "snapshot_retention.max_age", `properties["k"]`
+	Value   string    // as HCL would spell it: `"2d"`, `5`, `["a", "b"]`
+	Default bool      // no block set it
+	Block   string    // `table "lake.a.b"`, `policy "events"`; "" for defaults
+	Origin  hcl.Range // the attribute that set it; zero for defaults
+}
+
+// Explain lists every effective value: the top-level attributes, each
+// property, and the attributes of each nested block the chain declares
+// (an undeclared block means iceops does not run that maintenance, so its
+// defaults would only mislead).
+func (e *Effective) Explain() []ExplainLine {
+	var out []ExplainLine
+	add := func(f fieldDesc) {
+		sp := f.get(&e.PolicyBody).(settingPtr)
+		set, origin, block := sp.meta()
+		line := ExplainLine{Name: f.path(), Value: renderValue(f.kind, sp.value()), Default: !set}
+		if set {
+			line.Block, line.Origin = block, origin
+		}
+		out = append(out, line)
+	}
+	fields := policyFields()
+	for _, f := range fields {
+		if f.block == "" {
+			add(f)
+		}
+	}
+	keys := make([]string, 0, len(e.Properties))
+	for k := range e.Properties {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s := e.Properties[k]
+		out = append(out, ExplainLine{
+			Name:   "properties[" + strconv.Quote(k) + "]",
+			Value:  strconv.Quote(s.Value),
+			Block:  s.Block,
+			Origin: s.Origin,
+		})
+	}
+	for _, b := range nestedBlocks {
+		declared, _ := blockState(&e.PolicyBody, b)
+		if !*declared {
+			continue
+		}
+		for _, f := range fields {
+			if f.block == b {
+				add(f)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,262 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// valueKind says how an attribute's HCL value becomes a Go value.
+type valueKind int
+
+const (
+	kindSize     valueKind = iota // "512MiB" or a whole number of bytes → int64
+	kindDuration                  // "5d" → time.Duration
+	kindInt                       // whole number → int
+	kindFloat                     // number → float64
+	kindBool                      // bool
+	kindString                    // string
+	kindList                      // list of strings
+	kindMap                       // map of strings
+	kindSort                      // list of sort terms → []SortField
+)
+
+// fieldDesc describes one policy attribute. Decoding, merging, defaults and
+// explain all walk this one table, so adding an attribute is one line here
+// plus the field in types.go.
+type fieldDesc struct {
+	block string // nested block name, "" for a top-level attribute
+	name  string
+	kind  valueKind
+	get   func(*PolicyBody) any // pointer to the Setting
+	// check validates a decoded value: an error, or a lint warning.
+	check func(v any) *fieldProblem
+}
+
+type fieldProblem struct {
+	severity hcl.DiagnosticSeverity
+	summary  string
+	detail   string
+}
+
+func (f fieldDesc) path() string {
+	if f.block == "" {
+		return f.name
+	}
+	return f.block + "." + f.name
+}
+
+// Nested policy blocks, in the order they are explained.
+var nestedBlocks = []string{"compaction", "snapshot_retention", "orphan_files", "manifests"}
+
+// Iceberg's recommended range for data files: smaller ones make too many
+// files, larger ones make too little parallelism (DESIGN §3.6).
+const (
+	minLintTargetSize = 64 << 20
+	maxLintTargetSize = 2 << 30
+	trinoRetention    = 7 * 24 * time.Hour
+	minOlderThan      = 24 * time.Hour
+)
+
+func policyFields() []fieldDesc {
+	return []fieldDesc{
+		{"", "target_file_size", kindSize, func(p *PolicyBody) any { return &p.TargetFileSize }, checkTargetSize},
+		{"", "sort_order", kindSort, func(p *PolicyBody) any { return &p.SortOrder }, nil},
+		{"", "remove_properties", kindList, func(p *PolicyBody) any { return &p.RemoveProperties }, nil},
+
+		{"compaction", "strategy", kindString, func(p *PolicyBody) any { return &p.Compaction.Strategy }, checkEnum("compaction strategy", "binpack", "sort", "zorder")},
+		{"compaction", "zorder_columns", kindList, func(p *PolicyBody) any { return &p.Compaction.ZOrderColumns }, nil},
+		{"compaction", "min_input_files", kindInt, func(p *PolicyBody) any { return &p.Compaction.MinInputFiles }, checkMinInt(1)},
+		{"compaction", "min_file_size", kindSize, func(p *PolicyBody) any { return &p.Compaction.MinFileSize }, nil},
+		{"compaction", "max_file_size", kindSize, func(p *PolicyBody) any { return &p.Compaction.MaxFileSize }, checkPositiveSize},
+		{"compaction", "delete_file_threshold", kindInt, func(p *PolicyBody) any { return &p.Compaction.DeleteFileThreshold }, checkMinInt(1)},
+		{"compaction", "partial_progress", kindBool, func(p *PolicyBody) any { return &p.Compaction.PartialProgress }, nil},
+		{"compaction", "max_concurrent_groups", kindInt, func(p *PolicyBody) any { return &p.Compaction.MaxConcurrentGroups }, checkMinInt(1)},
+		{"compaction", "max_bytes_per_run", kindSize, func(p *PolicyBody) any { return &p.Compaction.MaxBytesPerRun }, nil},
+		{"compaction", "where", kindString, func(p *PolicyBody) any { return &p.Compaction.Where }, nil},
+
+		{"snapshot_retention", "max_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxAge }, checkMaxAge},
+		{"snapshot_retention", "min_snapshots", kindInt, func(p *PolicyBody) any { return &p.SnapshotRetention.MinSnapshots }, checkMinInt(1)},
+		{"snapshot_retention", "max_ref_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxRefAge }, nil},
+
+		{"orphan_files", "older_than", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.OlderThan }, checkOlderThan},
+		{"orphan_files", "max_orphan_ratio", kindFloat, func(p *PolicyBody) any { return &p.OrphanFiles.MaxOrphanRatio }, checkRatio},
+		{"orphan_files", "min_files_for_ratio", kindInt, func(p *PolicyBody) any { return &p.OrphanFiles.MinFilesForRatio }, checkMinInt(0)},
+		{"orphan_files", "exclude", kindList, func(p *PolicyBody) any { return &p.OrphanFiles.Exclude }, nil},
+		{"orphan_files", "include_non_iceberg_files", kindBool, func(p *PolicyBody) any { return &p.OrphanFiles.IncludeNonIcebergFiles }, nil},
+		{"orphan_files", "quarantine", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.Quarantine }, nil},
+		{"orphan_files", "equal_schemes", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualSchemes }, nil},
+		{"orphan_files", "equal_authorities", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualAuthorities }, nil},
+		{"orphan_files", "prefix_mismatch", kindString, func(p *PolicyBody) any { return &p.OrphanFiles.PrefixMismatch }, checkEnum("prefix_mismatch", "error", "ignore", "delete")},
+
+		{"manifests", "max_count", kindInt, func(p *PolicyBody) any { return &p.Manifests.MaxCount }, checkMinInt(1)},
+		{"manifests", "target_size", kindSize, func(p *PolicyBody) any { return &p.Manifests.TargetSize }, checkPositiveSize},
+	}
+}
+
+// blockState returns the Declared flag and DeclRange of a nested block.
+func blockState(p *PolicyBody, block string) (*bool, *hcl.Range) {
+	switch block {
+	case "compaction":
+		return &p.Compaction.Declared, &p.Compaction.DeclRange
+	case "snapshot_retention":
+		return &p.SnapshotRetention.Declared, &p.SnapshotRetention.DeclRange
+	case "orphan_files":
+		return &p.OrphanFiles.Declared, &p.OrphanFiles.DeclRange
+	case "manifests":
+		return &p.Manifests.Declared, &p.Manifests.DeclRange
+	}
+	panic("config: unknown nested block " + block) // programming error: nestedBlocks and this switch disagree
+}
+
+func checkTargetSize(v any) *fieldProblem {
+	n := v.(int64)
+	if n <= 0 {
+		return &fieldProblem{hcl.DiagError, "Invalid target file size", "target_file_size must be more than zero bytes."}
+	}
+	if n < minLintTargetSize || n > maxLintTargetSize {
+		return &fieldProblem{hcl.DiagWarning, "Target file size outside 64MiB–2GiB",
+			fmt.Sprintf("target_file_size is %s. Files much smaller than 64MiB make queries open too many files; files above 2GiB limit parallelism. Iceberg's default is 512MiB.", FormatSize(n))}
+	}
+	return nil
+}
+
+func checkPositiveSize(v any) *fieldProblem {
+	if v.(int64) <= 0 {
+		return &fieldProblem{hcl.DiagError, "Invalid size", "This size must be more than zero bytes."}
+	}
+	return nil
+}
+
+func checkMaxAge(v any) *fieldProblem {
+	d := v.(time.Duration)
+	if d < trinoRetention {
+		return &fieldProblem{hcl.DiagWarning, "Snapshot retention below Trino's 7-day floor",
+			fmt.Sprintf("max_age is %s. Trino refuses expire_snapshots below 7d by default (expire_snapshots.min-retention), and readers or time-travel queries older than %s will fail once iceops expires their snapshots.", FormatDuration(d), FormatDuration(d))}
+	}
+	return nil
+}
+
+func checkOlderThan(v any) *fieldProblem {
+	d := v.(time.Duration)
+	if d < minOlderThan {
+		return &fieldProblem{hcl.DiagError, "Orphan-file age guard below 24 hours",
+			fmt.Sprintf("older_than is %s. Files younger than a day may belong to a write that has not committed yet; deleting them corrupts the table. Use \"24h\" or more (\"3d\" is usual).", FormatDuration(d))}
+	}
+	return nil
+}
+
+func checkRatio(v any) *fieldProblem {
+	r := v.(float64)
+	if !(r > 0 && r <= 1) {
+		return &fieldProblem{hcl.DiagError, "Invalid max_orphan_ratio",
+			fmt.Sprintf("max_orphan_ratio is %s; it is a share of the table's files and must be above 0 and at most 1.", strconv.FormatFloat(r, 'g', -1, 64))}
+	}
+	return nil
+}
+
+func checkMinInt(min int) func(any) *fieldProblem {
+	return func(v any) *fieldProblem {
+		if n := v.(int); n < min {
+			return &fieldProblem{hcl.DiagError, "Value out of range", fmt.Sprintf("The value must be at least %d, got %d.", min, n)}
+		}
+		return nil
+	}
+}
+
+func checkEnum(what string, allowed ...string) func(any) *fieldProblem {
+	return func(v any) *fieldProblem {
+		s := v.(string)
+		for _, a := range allowed {
+			if s == a {
+				return nil
+			}
+		}
+		detail := fmt.Sprintf("%q is not a valid %s; use one of %s.", s, what, quoteList(allowed))
+		if sug := nameSuggestion(s, allowed); sug != "" {
+			detail += fmt.Sprintf(" Did you mean %q?", sug)
+		}
+		return &fieldProblem{hcl.DiagError, "Invalid " + what, detail}
+	}
+}
+
+func quoteList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// settingPtr is implemented by *Setting[T]; it lets the field table merge and
+// explain settings without knowing T.
+type settingPtr interface {
+	fillFrom(other any)
+	meta() (set bool, origin hcl.Range, block string)
+	value() any
+}
+
+func (s *Setting[T]) fillFrom(other any) {
+	o := other.(*Setting[T])
+	if !s.Set && o.Set {
+		*s = *o
+	}
+}
+
+func (s *Setting[T]) meta() (bool, hcl.Range, string) { return s.Set, s.Origin, s.Block }
+func (s *Setting[T]) value() any                      { return s.Value }
+
+// renderValue writes a value the way it would be written in HCL, so explain
+// output can be pasted back into a configuration.
+func renderValue(kind valueKind, v any) string {
+	switch kind {
+	case kindSize:
+		if n := v.(int64); n == 0 {
+			return "0" // "unlimited" for max_bytes_per_run; a quoted "0" reads oddly
+		}
+		return strconv.Quote(formatSizeExact(v.(int64)))
+	case kindDuration:
+		return strconv.Quote(FormatDuration(v.(time.Duration)))
+	case kindInt:
+		return strconv.Itoa(v.(int))
+	case kindFloat:
+		return strconv.FormatFloat(v.(float64), 'g', -1, 64)
+	case kindBool:
+		return strconv.FormatBool(v.(bool))
+	case kindString:
+		return strconv.Quote(v.(string))
+	case kindList:
+		return renderList(v.([]string))
+	case kindSort:
+		fs := v.([]SortField)
+		terms := make([]string, len(fs))
+		for i, f := range fs {
+			terms[i] = f.String()
+		}
+		return renderList(terms)
+	case kindMap:
+		m := v.(map[string]string)
+		if len(m) == 0 {
+			return "{}"
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = strconv.Quote(k) + " = " + strconv.Quote(m[k])
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	return fmt.Sprint(v)
+}
+
+func renderList(items []string) string {
+	return "[" + quoteList(items) + "]"
+}

@@ -1,0 +1,339 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// FileSuffix marks configuration files; only these, directly in the
+// directory, are read.
+const FileSuffix = ".iceops.hcl"
+
+// LoadOptions are the inputs of Load besides the files themselves.
+type LoadOptions struct {
+	Vars     []string // "-var" values, "name=value", in command-line order
+	VarFiles []string // "-var-file" paths; relative ones are against dir
+	Env      []string // os.Environ() form: ICEOPS_VAR_name and env()
+	Version  string   // iceops version, checked against required_version
+}
+
+var topSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "iceops"},
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "locals"},
+		{Type: "catalog", LabelNames: []string{"name"}},
+		{Type: "policy", LabelNames: []string{"name"}},
+		{Type: "table", LabelNames: []string{"address"}},
+		{Type: "tables", LabelNames: []string{"pattern"}},
+	},
+}
+
+type loader struct {
+	dir    string // as the caller gave it; prefixes file names in ranges
+	absDir string
+	opts   LoadOptions
+	env    map[string]string
+	parser *hclparse.Parser
+	cfg    *Config
+	diags  hcl.Diagnostics
+	ctx    *hcl.EvalContext
+	// varValues are the resolved variables, for the eval context and digest.
+	varValues map[string]cty.Value
+	sources   map[string][]byte
+	// labelRanges keeps the label of each table and tables block, where
+	// errors about the address or pattern point.
+	labelRanges map[any]hcl.Range
+}
+
+// Load reads every *.iceops.hcl file in dir (not recursively), merges them
+// and decodes the whole language. It always returns a Config, even with
+// errors, so callers can print diagnostics with cfg.Files; the Config is
+// only meaningful when the diagnostics have no errors. Warnings never make
+// Load fail.
+func Load(dir string, opts LoadOptions) (*Config, hcl.Diagnostics) {
+	l := &loader{
+		dir:       dir,
+		opts:      opts,
+		env:       envMap(opts.Env),
+		parser:    hclparse.NewParser(),
+		varValues: map[string]cty.Value{},
+		sources:   map[string][]byte{},
+
+		labelRanges: map[any]hcl.Range{},
+	}
+	l.cfg = &Config{
+		Files:     map[string]*hcl.File{},
+		Variables: map[string]*Variable{},
+		Policies:  map[string]*Policy{},
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		l.errorf(nil, "Invalid configuration directory", "Cannot resolve %s: %s.", dir, err)
+		return l.finish()
+	}
+	l.absDir = abs
+	l.cfg.Dir = abs
+	l.load()
+	return l.finish()
+}
+
+func (l *loader) finish() (*Config, hcl.Diagnostics) {
+	for name, f := range l.parser.Files() {
+		l.cfg.Files[name] = f
+	}
+	sortDiagnostics(l.diags)
+	return l.cfg, l.diags
+}
+
+func (l *loader) load() {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		l.errorf(nil, "Cannot read configuration directory", "%s.", err)
+		return
+	}
+	var bodies []hcl.Body
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), FileSuffix) {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.", l.dir, FileSuffix)
+		return
+	}
+	for _, name := range names {
+		path := filepath.Join(l.dir, name)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			l.errorf(nil, "Cannot read configuration file", "%s.", err)
+			continue
+		}
+		l.sources[name] = src
+		f, diags := l.parser.ParseHCL(src, path)
+		l.diags = append(l.diags, diags...)
+		if f != nil && f.Body != nil {
+			bodies = append(bodies, f.Body)
+		}
+	}
+
+	byType := map[string][]*hcl.Block{}
+	for _, body := range bodies {
+		content, diags := body.Content(topSchema)
+		l.diags = append(l.diags, diags...)
+		if content == nil {
+			continue
+		}
+		for _, b := range content.Blocks {
+			byType[b.Type] = append(byType[b.Type], b)
+		}
+	}
+
+	l.decodeSettings(byType["iceops"])
+	l.decodeVariables(byType["variable"])
+	l.buildContext()
+	l.decodeLocals(byType["locals"])
+	for _, b := range byType["catalog"] {
+		l.decodeCatalog(b)
+	}
+	for _, b := range byType["policy"] {
+		l.decodePolicy(b)
+	}
+	for _, b := range byType["table"] {
+		l.decodeTable(b)
+	}
+	for _, b := range byType["tables"] {
+		l.decodeTables(b)
+	}
+	l.checkReferences()
+	l.checkCycles()
+	l.checkSelectors()
+	l.checkEffective()
+	l.cfg.Digest = l.digest()
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func (l *loader) errorf(subject *hcl.Range, summary, format string, args ...any) {
+	l.diags = append(l.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(format, args...),
+		Subject:  subject,
+	})
+}
+
+func (l *loader) warnf(subject *hcl.Range, summary, format string, args ...any) {
+	l.diags = append(l.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagWarning,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(format, args...),
+		Subject:  subject,
+	})
+}
+
+// sortDiagnostics orders diagnostics by position. hcl reports unknown
+// attributes in map order; a stable order makes output and goldens
+// deterministic. Diagnostics without a subject come first.
+func sortDiagnostics(diags hcl.Diagnostics) {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i].Subject, diags[j].Subject
+		switch {
+		case a == nil || b == nil:
+			return a == nil && b != nil
+		case a.Filename != b.Filename:
+			return a.Filename < b.Filename
+		case a.Start.Line != b.Start.Line:
+			return a.Start.Line < b.Start.Line
+		default:
+			return a.Start.Column < b.Start.Column
+		}
+	})
+}
+
+// settingsHCL is the fixed-schema `iceops` block.
+type settingsHCL struct {
+	RequiredVersion *string `hcl:"required_version"`
+	Parallelism     *int    `hcl:"parallelism"`
+}
+
+func (l *loader) decodeSettings(blocks []*hcl.Block) {
+	for i, b := range blocks {
+		if i > 0 {
+			l.errorf(b.DefRange.Ptr(), "Duplicate iceops block",
+				"The iceops block is already declared at %s; declare it once.", blocks[0].DefRange)
+			continue
+		}
+		var s settingsHCL
+		diags := gohcl.DecodeBody(b.Body, nil, &s)
+		l.diags = append(l.diags, diags...)
+		l.cfg.Settings.DeclRange = b.DefRange
+		attrs, _ := b.Body.JustAttributes()
+		if s.Parallelism != nil {
+			if *s.Parallelism < 1 {
+				l.errorf(attrRange(attrs, "parallelism", b), "Invalid parallelism", "parallelism must be at least 1, got %d.", *s.Parallelism)
+			}
+			l.cfg.Settings.Parallelism = *s.Parallelism
+		}
+		if s.RequiredVersion != nil {
+			l.cfg.Settings.RequiredVersion = *s.RequiredVersion
+			ok, err := versionSatisfies(l.opts.Version, *s.RequiredVersion)
+			if err != nil {
+				l.errorf(attrRange(attrs, "required_version", b), "Invalid required_version", "%s.", err)
+			} else if !ok {
+				l.errorf(attrRange(attrs, "required_version", b), "Unsupported iceops version",
+					"This configuration requires iceops %s; this is iceops %s.", *s.RequiredVersion, l.opts.Version)
+			}
+		}
+	}
+}
+
+// attrRange is the value range of a named attribute, or the block's header
+// when the attribute cannot be found.
+func attrRange(attrs hcl.Attributes, name string, b *hcl.Block) *hcl.Range {
+	if a, ok := attrs[name]; ok {
+		return a.Expr.Range().Ptr()
+	}
+	return b.DefRange.Ptr()
+}
+
+// buildContext makes the evaluation context for everything after variables:
+// var.*, path.root and the function library. Locals are added as they are
+// evaluated.
+func (l *loader) buildContext() {
+	root := cty.StringVal(l.absDir)
+	l.ctx = &hcl.EvalContext{
+		Variables: map[string]cty.Value{
+			"var":   cty.ObjectVal(l.varValues),
+			"path":  cty.ObjectVal(map[string]cty.Value{"root": root, "module": root}),
+			"local": cty.EmptyObjectVal,
+		},
+		Functions: functions(l.absDir, l.env),
+	}
+}
+
+// decodeLocals evaluates locals in dependency order, so a local may use
+// another declared later or in another file. A cycle is an error.
+func (l *loader) decodeLocals(blocks []*hcl.Block) {
+	all := map[string]*hcl.Attribute{}
+	var order []string
+	for _, b := range blocks {
+		attrs, diags := b.Body.JustAttributes()
+		l.diags = append(l.diags, diags...)
+		names := make([]string, 0, len(attrs))
+		for n := range attrs {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			return attrs[names[i]].Range.Start.Byte < attrs[names[j]].Range.Start.Byte
+		})
+		for _, n := range names {
+			a := attrs[n]
+			if prev, ok := all[n]; ok {
+				l.errorf(a.NameRange.Ptr(), "Duplicate local value", "A local value named %q was already declared at %s.", n, prev.NameRange)
+				continue
+			}
+			all[n] = a
+			order = append(order, n)
+		}
+	}
+	values := map[string]cty.Value{}
+	state := map[string]int{} // 0 new, 1 evaluating, 2 done
+	var eval func(name string, stack []string)
+	eval = func(name string, stack []string) {
+		switch state[name] {
+		case 2:
+			return
+		case 1:
+			a := all[name]
+			l.errorf(a.NameRange.Ptr(), "Cycle in local values", "local.%s depends on itself: %s -> %s.", name, strings.Join(stack, " -> "), name)
+			values[name] = cty.DynamicVal
+			return
+		}
+		state[name] = 1
+		a := all[name]
+		for _, tr := range a.Expr.Variables() {
+			if tr.RootName() != "local" || len(tr) < 2 {
+				continue
+			}
+			if step, ok := tr[1].(hcl.TraverseAttr); ok {
+				if _, declared := all[step.Name]; declared {
+					eval(step.Name, append(stack, name))
+				}
+			}
+		}
+		l.ctx.Variables["local"] = cty.ObjectVal(values)
+		v, diags := a.Expr.Value(l.ctx)
+		l.diags = append(l.diags, diags...)
+		if diags.HasErrors() {
+			v = cty.DynamicVal
+		}
+		if state[name] != 2 {
+			values[name] = v
+		}
+		state[name] = 2
+	}
+	for _, n := range order {
+		eval(n, nil)
+	}
+	l.ctx.Variables["local"] = cty.ObjectVal(values)
+}
