@@ -1,0 +1,9 @@
+// Package e2e holds iceops's end-to-end tests: plan → apply → plan on real
+// catalogs (sqlite, PostgreSQL, an Iceberg REST catalog) and real object
+// storage (local files, S3), on tables iceberg-go writes and on the
+// Spark-written fixtures in shared/fixtures, including a server stopped in the
+// middle of an apply.
+//
+// The servers come from scripts/services.sh through internal/testenv; without
+// them the tests skip (or fail under ICEOPS_REQUIRE_SERVICES=1).
+package e2e

@@ -1,0 +1,218 @@
+package testenv
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// RequireServicesEnv, set to 1, turns every "service missing" skip into a
+// failure. CI sets it; a developer's quick `go test ./...` does not.
+const RequireServicesEnv = "ICEOPS_REQUIRE_SERVICES"
+
+// Required reports whether missing services must fail tests.
+func Required() bool {
+	v := os.Getenv(RequireServicesEnv)
+	return v == "1" || strings.EqualFold(v, "true")
+}
+
+const startHint = "run scripts/services.sh start && eval \"$(scripts/services.sh env)\""
+
+// lookup returns the values of vars, or skips (fails under
+// ICEOPS_REQUIRE_SERVICES=1) naming the service and the first missing variable.
+func lookup(t testing.TB, service string, vars ...string) []string {
+	t.Helper()
+	vals := make([]string, len(vars))
+	for i, v := range vars {
+		vals[i] = os.Getenv(v)
+		if vals[i] == "" {
+			missing(t, "needs "+service+" ("+v+" is not set): "+startHint)
+			return nil
+		}
+	}
+	return vals
+}
+
+// missing skips, or fails when services are required.
+func missing(t testing.TB, msg string) {
+	t.Helper()
+	if Required() {
+		t.Fatalf("%s=1 but %s", RequireServicesEnv, msg)
+	}
+	t.Skip(msg)
+}
+
+// Postgres returns the DSN of the PostgreSQL server (database "postgres").
+// Prefer PostgresDatabase for a database of the test's own.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	return lookup(t, "PostgreSQL", "ICEOPS_TEST_PG_DSN")[0]
+}
+
+// S3Env is an S3 endpoint with a bucket the tests may write to.
+type S3Env struct {
+	Endpoint  string // http://127.0.0.1:7070
+	AccessKey string
+	SecretKey string
+	Region    string
+	Bucket    string
+	// Prefix is unique to the test that asked (no leading or trailing
+	// slash), so tests sharing the bucket never see each other's objects.
+	Prefix string
+}
+
+// Properties are the iceberg-go IO properties for this endpoint.
+func (e S3Env) Properties() map[string]string {
+	return map[string]string{
+		"s3.endpoint":          e.Endpoint,
+		"s3.access-key-id":     e.AccessKey,
+		"s3.secret-access-key": e.SecretKey,
+		"s3.region":            e.Region,
+	}
+}
+
+// URL returns s3://bucket/prefix/elem..., the test's own part of the bucket.
+func (e S3Env) URL(elem ...string) string {
+	parts := append([]string{e.Bucket, e.Prefix}, elem...)
+	return "s3://" + strings.Join(nonEmpty(parts), "/")
+}
+
+// S3 returns the S3 server for warehouses (versitygw in CI), with a prefix
+// unique to t.
+func S3(t testing.TB) S3Env {
+	t.Helper()
+	v := lookup(t, "an S3 server", "ICEOPS_TEST_S3_ENDPOINT", "ICEOPS_TEST_S3_ACCESS_KEY",
+		"ICEOPS_TEST_S3_SECRET_KEY", "ICEOPS_TEST_S3_BUCKET")
+	return S3Env{
+		Endpoint: v[0], AccessKey: v[1], SecretKey: v[2], Bucket: v[3],
+		Region: envOr("ICEOPS_TEST_S3_REGION", "us-east-1"),
+		Prefix: UniqueName(t, ""),
+	}
+}
+
+// RESTEnv is an Iceberg REST catalog and the S3 endpoint its warehouse is on.
+type RESTEnv struct {
+	URI       string // http://127.0.0.1:8181
+	Warehouse string // s3://<table bucket>
+	S3        S3Env  // the catalog's object store; Bucket is the table bucket
+}
+
+// Credential is the catalog's client credential, "key:secret".
+func (e RESTEnv) Credential() string { return e.S3.AccessKey + ":" + e.S3.SecretKey }
+
+// Properties are iceberg-go's REST catalog properties, including the s3.*
+// keys for the catalog's object store.
+func (e RESTEnv) Properties() map[string]string {
+	p := e.S3.Properties()
+	p["uri"] = e.URI
+	p["warehouse"] = e.Warehouse
+	p["credential"] = e.Credential()
+	return p
+}
+
+// REST returns the Iceberg REST catalog (SeaweedFS in CI). Tests should
+// create namespaces named with UniqueName, since the catalog is shared.
+func REST(t testing.TB) RESTEnv {
+	t.Helper()
+	v := lookup(t, "an Iceberg REST catalog", "ICEOPS_TEST_REST_URI", "ICEOPS_TEST_REST_WAREHOUSE",
+		"ICEOPS_TEST_REST_S3_ENDPOINT", "ICEOPS_TEST_REST_ACCESS_KEY", "ICEOPS_TEST_REST_SECRET_KEY")
+	bucket := strings.TrimPrefix(v[1], "s3://")
+	bucket, _, _ = strings.Cut(bucket, "/")
+	return RESTEnv{
+		URI: v[0], Warehouse: v[1],
+		S3: S3Env{
+			Endpoint: v[2], AccessKey: v[3], SecretKey: v[4], Bucket: bucket,
+			Region: envOr("ICEOPS_TEST_REST_REGION", "us-east-1"),
+			Prefix: UniqueName(t, ""),
+		},
+	}
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+// UniqueName returns a lower-case identifier made of prefix, the test's name
+// and random hex, usable as a namespace, database or object prefix.
+func UniqueName(t testing.TB, prefix string) string {
+	name := strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "_"), "_")
+	if len(name) > 32 {
+		name = name[len(name)-32:]
+		name = strings.TrimLeft(name, "_")
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	parts := nonEmpty([]string{prefix, name, hex.EncodeToString(b[:])})
+	s := strings.Join(parts, "_")
+	if s[0] >= '0' && s[0] <= '9' {
+		s = "t" + s
+	}
+	return s
+}
+
+// RepoRoot returns the directory holding go.mod, found upward from the
+// working directory (a test's package directory).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("getwd: %v", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			t.Fatalf("no go.mod above %s", dir)
+		}
+	}
+}
+
+// SharedDir returns the project's shared/ directory: ICEOPS_SHARED_DIR, or
+// ../shared beside the repository root (where CI lays it). It skips (fails
+// under ICEOPS_REQUIRE_SERVICES=1) when neither exists.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("ICEOPS_SHARED_DIR"); d != "" {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			t.Fatalf("ICEOPS_SHARED_DIR=%s is not a directory", d)
+		}
+		return d
+	}
+	d := filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
+	if st, err := os.Stat(d); err == nil && st.IsDir() {
+		return d
+	}
+	missing(t, "needs the shared/ directory beside the repository ("+d+") or ICEOPS_SHARED_DIR")
+	return ""
+}
+
+// Fixture returns the path of one of the Spark-written tables in
+// shared/fixtures (read-only: copy it before use).
+func Fixture(t testing.TB, name string) string {
+	t.Helper()
+	d := filepath.Join(SharedDir(t), "fixtures", name)
+	if _, err := os.Stat(filepath.Join(d, "metadata")); err != nil {
+		t.Fatalf("fixture %s: %v", name, err)
+	}
+	return d
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func nonEmpty(ss []string) []string {
+	out := ss[:0:0]
+	for _, s := range ss {
+		if s = strings.Trim(s, "/"); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

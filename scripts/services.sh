@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Starts, on 127.0.0.1 only, the real servers that iceops's integration and
+# end-to-end tests run against:
+#
+#   postgres   PostgreSQL 15, a private cluster   127.0.0.1:55432  (SQL catalog)
+#   s3         versitygw, posix backend           127.0.0.1:7070   (S3 warehouse)
+#   rest       SeaweedFS `weed mini`              127.0.0.1:8181   (Iceberg REST catalog)
+#                                                 127.0.0.1:8333   (its S3)
+#
+# Usage:
+#   scripts/services.sh start [postgres|s3|rest]...   start (all by default); waits until ready
+#   scripts/services.sh stop  [postgres|s3|rest]...   stop (all by default)
+#   scripts/services.sh env                           print `export ICEOPS_TEST_...` lines
+#   scripts/services.sh status
+#
+# A developer runs:
+#   scripts/tools.sh                    # once: installs PostgreSQL, builds versitygw and weed
+#   scripts/services.sh start
+#   eval "$(scripts/services.sh env)"
+#   ICEOPS_REQUIRE_SERVICES=1 bash scripts/test.sh
+#   scripts/services.sh stop
+#
+# Binaries come from $ICEOPS_CACHE/bin (scripts/tools.sh builds them there).
+# Server state lives in $ICEOPS_SERVICES_DIR (default /tmp/iceops-services),
+# which `start` wipes: every start is a clean slate.
+set -euo pipefail
+
+CACHE="${ICEOPS_CACHE:-$HOME/.cache/iceops-ci}"
+BIN="$CACHE/bin"
+STATE="${ICEOPS_SERVICES_DIR:-/tmp/iceops-services}"
+PGBIN="${ICEOPS_PGBIN:-/usr/lib/postgresql/15/bin}"
+
+PG_PORT=55432
+S3_PORT=7070
+REST_PORT=8181
+REST_S3_PORT=8333
+
+# Fixed, test-only credentials: these servers listen on loopback only.
+S3_ACCESS_KEY=iceopstest
+S3_SECRET_KEY=iceopstest-secret
+S3_BUCKET=iceops
+REST_ACCESS_KEY=iceopsrest
+REST_SECRET_KEY=iceopsrest-secret
+REST_TABLE_BUCKET=iceops
+REGION=us-east-1
+EMPTY_SHA256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+
+log() { printf '[services %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() {
+	log "ERROR: $*"
+	exit 1
+}
+
+# wait_for NAME SECONDS CMD... : retries CMD every 0.2s until it succeeds.
+wait_for() {
+	local name=$1 secs=$2
+	shift 2
+	local deadline=$((SECONDS + secs))
+	until "$@" >/dev/null 2>&1; do
+		if ((SECONDS >= deadline)); then
+			return 1
+		fi
+		sleep 0.2
+	done
+	log "$name ready"
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pid_alive() {
+	local f=$1
+	[ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# stop_pid FILE: TERM, then KILL after 10s, of the process (group) recorded in FILE.
+stop_pid() {
+	local f=$1 pid
+	[ -f "$f" ] || return 0
+	pid=$(cat "$f")
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 1 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	rm -f "$f"
+}
+
+# --- PostgreSQL -------------------------------------------------------------
+
+as_postgres() {
+	if [ "$(id -u)" = 0 ]; then
+		# runuser keeps no controlling terminal and needs no password.
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+start_postgres() {
+	[ -x "$PGBIN/initdb" ] || die "PostgreSQL 15 not installed ($PGBIN/initdb missing): run scripts/tools.sh postgres"
+	if port_open $PG_PORT; then
+		die "127.0.0.1:$PG_PORT is already in use (another PostgreSQL? scripts/services.sh stop postgres)"
+	fi
+	local d="$STATE/postgres"
+	rm -rf "$d"
+	mkdir -p "$d/data" "$d/sock"
+	if [ "$(id -u)" = 0 ]; then
+		chown -R postgres:postgres "$d"
+	fi
+	chmod 700 "$d/data"
+	as_postgres "$PGBIN/initdb" -D "$d/data" -U postgres --auth=trust -E UTF8 --no-sync >"$d/initdb.log" 2>&1 ||
+		{
+			cat "$d/initdb.log" >&2
+			die "initdb failed"
+		}
+	as_postgres "$PGBIN/pg_ctl" -D "$d/data" -l "$d/server.log" -w -t 60 \
+		-o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $d/sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+		start >"$d/pg_ctl.log" 2>&1 ||
+		{
+			cat "$d/pg_ctl.log" "$d/server.log" >&2
+			die "pg_ctl start failed"
+		}
+	wait_for postgres 30 "$PGBIN/pg_isready" -h 127.0.0.1 -p $PG_PORT -U postgres ||
+		die "postgres not ready; see $d/server.log"
+}
+
+stop_postgres() {
+	local d="$STATE/postgres"
+	if [ -f "$d/data/postmaster.pid" ]; then
+		as_postgres "$PGBIN/pg_ctl" -D "$d/data" -m fast -w -t 30 stop >/dev/null 2>&1 || true
+	fi
+}
+
+# --- versitygw (S3) ---------------------------------------------------------
+
+start_s3() {
+	[ -x "$BIN/versitygw" ] || die "$BIN/versitygw missing: run scripts/tools.sh versitygw"
+	if port_open $S3_PORT; then
+		die "127.0.0.1:$S3_PORT is already in use (scripts/services.sh stop s3)"
+	fi
+	local d="$STATE/s3"
+	rm -rf "$d"
+	mkdir -p "$d/root/$S3_BUCKET"
+	# A bucket of versitygw's posix backend is a directory under its root.
+	ROOT_ACCESS_KEY=$S3_ACCESS_KEY ROOT_SECRET_KEY=$S3_SECRET_KEY \
+		setsid "$BIN/versitygw" --port "127.0.0.1:$S3_PORT" posix "$d/root" >"$d/server.log" 2>&1 </dev/null &
+	echo $! >"$d/pid"
+	wait_for "s3 (versitygw)" 60 port_open $S3_PORT || {
+		tail -20 "$d/server.log" >&2
+		die "versitygw did not start; see $d/server.log"
+	}
+	# The bucket must be listable with SigV4 credentials.
+	wait_for "s3 bucket $S3_BUCKET" 30 curl -sf --aws-sigv4 "aws:amz:$REGION:s3" -H "x-amz-content-sha256: $EMPTY_SHA256" \
+		--user "$S3_ACCESS_KEY:$S3_SECRET_KEY" "http://127.0.0.1:$S3_PORT/$S3_BUCKET?list-type=2" ||
+		die "bucket $S3_BUCKET not listable on versitygw"
+}
+
+stop_s3() { stop_pid "$STATE/s3/pid"; }
+
+# --- SeaweedFS (REST catalog + S3) -----------------------------------------
+
+start_rest() {
+	[ -x "$BIN/weed" ] || die "$BIN/weed missing: run scripts/tools.sh weed"
+	for p in $REST_PORT $REST_S3_PORT; do
+		if port_open "$p"; then
+			die "127.0.0.1:$p is already in use (scripts/services.sh stop rest)"
+		fi
+	done
+	local d="$STATE/rest"
+	rm -rf "$d"
+	mkdir -p "$d/data"
+	AWS_ACCESS_KEY_ID=$REST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$REST_SECRET_KEY \
+		setsid "$BIN/weed" mini -dir="$d/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+		-webdav=false -admin.port.legacy=0 >"$d/server.log" 2>&1 </dev/null &
+	echo $! >"$d/pid"
+	wait_for "rest catalog" 120 curl -sf "http://127.0.0.1:$REST_PORT/v1/config" || {
+		tail -30 "$d/server.log" >&2
+		die "weed REST catalog not ready on :$REST_PORT; see $d/server.log"
+	}
+	wait_for "rest s3" 60 port_open $REST_S3_PORT || die "weed S3 not ready on :$REST_S3_PORT"
+	# A table bucket (S3 Tables API, SigV4 for service s3tables) is the REST
+	# catalog's warehouse. Retry: the filer may still be settling.
+	local out="$d/create-bucket.out"
+	local deadline=$((SECONDS + 60))
+	until curl -s -o "$out" -w '%{http_code}' --aws-sigv4 "aws:amz:$REGION:s3tables" \
+		--user "$REST_ACCESS_KEY:$REST_SECRET_KEY" -H 'Content-Type: application/json' \
+		-X PUT "http://127.0.0.1:$REST_S3_PORT/buckets" -d "{\"name\":\"$REST_TABLE_BUCKET\"}" | grep -q '^2'; do
+		if ((SECONDS >= deadline)); then
+			cat "$out" >&2 || true
+			die "could not create table bucket $REST_TABLE_BUCKET on weed"
+		fi
+		sleep 0.5
+	done
+	log "rest table bucket $REST_TABLE_BUCKET created"
+}
+
+stop_rest() { stop_pid "$STATE/rest/pid"; }
+
+# --- commands ---------------------------------------------------------------
+
+print_env() {
+	cat <<EOF
+export ICEOPS_TEST_PG_DSN='postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable'
+export ICEOPS_TEST_S3_ENDPOINT='http://127.0.0.1:$S3_PORT'
+export ICEOPS_TEST_S3_ACCESS_KEY='$S3_ACCESS_KEY'
+export ICEOPS_TEST_S3_SECRET_KEY='$S3_SECRET_KEY'
+export ICEOPS_TEST_S3_REGION='$REGION'
+export ICEOPS_TEST_S3_BUCKET='$S3_BUCKET'
+export ICEOPS_TEST_REST_URI='http://127.0.0.1:$REST_PORT'
+export ICEOPS_TEST_REST_WAREHOUSE='s3://$REST_TABLE_BUCKET'
+export ICEOPS_TEST_REST_S3_ENDPOINT='http://127.0.0.1:$REST_S3_PORT'
+export ICEOPS_TEST_REST_ACCESS_KEY='$REST_ACCESS_KEY'
+export ICEOPS_TEST_REST_SECRET_KEY='$REST_SECRET_KEY'
+export ICEOPS_TEST_REST_REGION='$REGION'
+export ICEOPS_TEST_VERSITYGW_BIN='$BIN/versitygw'
+export ICEOPS_TEST_WEED_BIN='$BIN/weed'
+EOF
+}
+
+status() {
+	local rc=0
+	if "$PGBIN/pg_isready" -q -h 127.0.0.1 -p $PG_PORT 2>/dev/null; then echo "postgres up   127.0.0.1:$PG_PORT"; else
+		echo "postgres down"
+		rc=1
+	fi
+	if port_open $S3_PORT; then echo "s3       up   127.0.0.1:$S3_PORT"; else
+		echo "s3       down"
+		rc=1
+	fi
+	if port_open $REST_PORT; then echo "rest     up   127.0.0.1:$REST_PORT (s3 :$REST_S3_PORT)"; else
+		echo "rest     down"
+		rc=1
+	fi
+	return $rc
+}
+
+services() {
+	if [ $# -eq 0 ]; then
+		echo postgres s3 rest
+	else
+		for s in "$@"; do
+			case "$s" in postgres | s3 | rest) echo "$s" ;; *) die "unknown service $s (postgres|s3|rest)" ;; esac
+		done
+	fi
+}
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+start)
+	mkdir -p "$STATE"
+	chmod 755 "$STATE"
+	for s in $(services "$@"); do
+		"stop_$s"
+		log "starting $s"
+		"start_$s"
+	done
+	;;
+stop)
+	for s in $(services "$@"); do
+		"stop_$s"
+	done
+	log "stopped"
+	;;
+env) print_env ;;
+status) status ;;
+*)
+	sed -n '2,25p' "$0" >&2
+	exit 2
+	;;
+esac
