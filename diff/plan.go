@@ -17,6 +17,11 @@ type Plan struct {
 	Tables        []TablePlan  `json:"tables"`
 	Errors        []TableError `json:"errors"`
 	Summary       Summary      `json:"summary"`
+	// Checksum is "sha256:..." over the plan's safety-relevant content
+	// (format, config digest, creation time, targets, tables); apply refuses
+	// a saved plan whose content does not match it (hand-edited). Set by
+	// apply.Plan, checked by apply.DecodePlan.
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // TablePlan is one managed table: what was observed and what must happen.
