@@ -174,7 +174,8 @@ start_rest() {
 	mkdir -p "$d/data"
 	AWS_ACCESS_KEY_ID=$REST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$REST_SECRET_KEY \
 		setsid "$BIN/weed" mini -dir="$d/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
-		-webdav=false -admin.port.legacy=0 >"$d/server.log" 2>&1 </dev/null &
+		-webdav=false -admin.port.legacy=0 -master.telemetry=false -s3.port.lance=0 \
+		>"$d/server.log" 2>&1 </dev/null &
 	echo $! >"$d/pid"
 	wait_for "rest catalog" 120 curl -sf "http://127.0.0.1:$REST_PORT/v1/config" || {
 		tail -30 "$d/server.log" >&2
@@ -187,7 +188,7 @@ start_rest() {
 	local deadline=$((SECONDS + 60))
 	until curl -s -o "$out" -w '%{http_code}' --aws-sigv4 "aws:amz:$REGION:s3tables" \
 		--user "$REST_ACCESS_KEY:$REST_SECRET_KEY" -H 'Content-Type: application/json' \
-		-X PUT "http://127.0.0.1:$REST_S3_PORT/buckets" -d "{\"name\":\"$REST_TABLE_BUCKET\"}" | grep -q '^2'; do
+		-X PUT "http://127.0.0.1:$REST_S3_PORT/buckets" -d "{\"name\":\"$REST_TABLE_BUCKET\"}" | grep -q '^2\|^409'; do
 		if ((SECONDS >= deadline)); then
 			cat "$out" >&2 || true
 			die "could not create table bucket $REST_TABLE_BUCKET on weed"

@@ -1,0 +1,247 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is a server process private to one test, which the test may stop
+// and start again (fault injection). The shared servers of
+// scripts/services.sh must never be stopped by a test: other packages' tests
+// run against them at the same time.
+type Server struct {
+	t     testing.TB
+	name  string
+	bin   string
+	args  []string
+	env   []string
+	log   string
+	ready func(context.Context) error
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Start starts the process and waits until it is ready.
+func (s *Server) Start() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return
+	}
+	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.t.Fatalf("%s log: %v", s.name, err)
+	}
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Env = append(os.Environ(), s.env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group, so Stop reaches every child.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		s.t.Fatalf("start %s: %v", s.name, err)
+	}
+	done := make(chan struct{})
+	var werr error
+	go func() {
+		werr = cmd.Wait()
+		logf.Close()
+		close(done)
+	}()
+	s.cmd, s.done = cmd, done
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for {
+		err := s.ready(ctx)
+		if err == nil {
+			return
+		}
+		select {
+		case <-done:
+			s.cmd = nil
+			s.t.Fatalf("%s exited while starting (%v); log %s:\n%s", s.name, werr, s.log, tail(s.log))
+		case <-ctx.Done():
+			s.t.Fatalf("%s not ready after 2m: %v; log %s:\n%s", s.name, err, s.log, tail(s.log))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Stop kills the process group at once, as a crash or a lost host would,
+// and waits for the process to exit.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		s.t.Errorf("%s (pid %d) did not exit after SIGKILL", s.name, s.cmd.Process.Pid)
+	}
+	s.cmd = nil
+}
+
+// Log returns the server's log file.
+func (s *Server) Log() string { return s.log }
+
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// freePorts reserves n distinct free TCP ports on 127.0.0.1. They are free
+// when returned; a process that binds them later may, rarely, race another.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("reserve a port: %v", err)
+		}
+		ls = append(ls, l)
+		p := l.Addr().(*net.TCPAddr).Port
+		// weed derives gRPC ports as port+10000 when not given; keep below.
+		if p > 55000 {
+			continue
+		}
+		ports = append(ports, p)
+	}
+	return ports
+}
+
+func binary(t testing.TB, env, what string) string {
+	t.Helper()
+	bin := os.Getenv(env)
+	if bin == "" {
+		missing(t, "needs "+what+" ("+env+" is not set): run scripts/tools.sh, then "+startHint)
+		return ""
+	}
+	if _, err := os.Stat(bin); err != nil {
+		missing(t, fmt.Sprintf("needs %s: %s=%s: %v", what, env, bin, err))
+		return ""
+	}
+	return bin
+}
+
+func portOpen(ctx context.Context, addr string) error {
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// StartS3 starts a versitygw S3 server private to t on a free port, with a
+// bucket, and returns its environment and the server (for Stop/Start).
+// Stopped when t ends.
+func StartS3(t testing.TB) (S3Env, *Server) {
+	t.Helper()
+	bin := binary(t, "ICEOPS_TEST_VERSITYGW_BIN", "versitygw")
+	dir := t.TempDir()
+	env := S3Env{
+		Endpoint: "", AccessKey: "privatekey", SecretKey: "privatesecret",
+		Region: "us-east-1", Bucket: "private", Prefix: UniqueName(t, ""),
+	}
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(filepath.Join(root, env.Bucket), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := freePorts(t, 1)[0]
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	env.Endpoint = "http://" + addr
+	s := &Server{
+		t: t, name: "versitygw", bin: bin,
+		args: []string{"--port", addr, "posix", root},
+		env:  []string{"ROOT_ACCESS_KEY=" + env.AccessKey, "ROOT_SECRET_KEY=" + env.SecretKey},
+		log:  filepath.Join(dir, "versitygw.log"),
+		ready: func(ctx context.Context) error {
+			return portOpen(ctx, addr)
+		},
+	}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return env, s
+}
+
+// StartREST starts a SeaweedFS `weed mini` (Iceberg REST catalog and S3)
+// private to t on free ports, with a table bucket, and returns its
+// environment and the server (for Stop/Start). Stopped when t ends.
+func StartREST(t testing.TB) (RESTEnv, *Server) {
+	t.Helper()
+	bin := binary(t, "ICEOPS_TEST_WEED_BIN", "SeaweedFS weed")
+	dir := t.TempDir()
+	p := freePorts(t, 6)
+	master, volume, filer, s3, iceberg, admin := p[0], p[1], p[2], p[3], p[4], p[5]
+	env := RESTEnv{
+		URI:       fmt.Sprintf("http://127.0.0.1:%d", iceberg),
+		Warehouse: "s3://private",
+		S3: S3Env{
+			Endpoint: fmt.Sprintf("http://127.0.0.1:%d", s3), AccessKey: "privatekey", SecretKey: "privatesecret",
+			Region: "us-east-1", Bucket: "private", Prefix: UniqueName(t, ""),
+		},
+	}
+	args := []string{"mini", "-dir=" + filepath.Join(dir, "data"), "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+		"-webdav=false", "-admin.port.legacy=0", "-master.telemetry=false", "-s3.port.lance=0",
+		"-master.port=" + strconv.Itoa(master), "-volume.port=" + strconv.Itoa(volume),
+		"-filer.port=" + strconv.Itoa(filer), "-s3.port=" + strconv.Itoa(s3),
+		"-s3.port.iceberg=" + strconv.Itoa(iceberg), "-admin.port=" + strconv.Itoa(admin),
+		"-filer.localSocket=" + filepath.Join(dir, "filer.sock"), "-s3.localSocket=" + filepath.Join(dir, "s3.sock"),
+		"-tableBucket=" + env.S3.Bucket,
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{
+		t: t, name: "weed mini", bin: bin, args: args,
+		env: []string{"AWS_ACCESS_KEY_ID=" + env.S3.AccessKey, "AWS_SECRET_ACCESS_KEY=" + env.S3.SecretKey},
+		log: filepath.Join(dir, "weed.log"),
+		ready: func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.URI+"/v1/config", nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("GET /v1/config: %s", resp.Status)
+			}
+			return portOpen(ctx, fmt.Sprintf("127.0.0.1:%d", s3))
+		},
+	}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return env, s
+}

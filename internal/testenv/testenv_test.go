@@ -1,0 +1,124 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recorder captures Skip and Fatal instead of ending the test.
+type recorder struct {
+	testing.TB
+	skipped, failed string
+}
+
+type stop struct{}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Skip(args ...any) {
+	r.skipped = fmt.Sprint(args...)
+	panic(stop{})
+}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failed = fmt.Sprintf(format, args...)
+	panic(stop{})
+}
+
+func run(t *testing.T, f func(tb testing.TB)) *recorder {
+	r := &recorder{TB: t}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				if _, ok := v.(stop); !ok {
+					panic(v)
+				}
+			}
+		}()
+		f(r)
+	}()
+	return r
+}
+
+func TestMissingServiceSkipsOrFails(t *testing.T) {
+	t.Setenv("ICEOPS_TEST_PG_DSN", "")
+	t.Setenv(RequireServicesEnv, "")
+	r := run(t, func(tb testing.TB) { Postgres(tb) })
+	if !strings.Contains(r.skipped, "needs PostgreSQL") || !strings.Contains(r.skipped, "scripts/services.sh start") || r.failed != "" {
+		t.Errorf("without %s: skipped=%q failed=%q, want a skip naming the service and the command", RequireServicesEnv, r.skipped, r.failed)
+	}
+	t.Setenv(RequireServicesEnv, "1")
+	r = run(t, func(tb testing.TB) { Postgres(tb) })
+	if r.skipped != "" || !strings.Contains(r.failed, "ICEOPS_TEST_PG_DSN") {
+		t.Errorf("with %s=1: skipped=%q failed=%q, want a failure naming the variable", RequireServicesEnv, r.skipped, r.failed)
+	}
+}
+
+func TestPresentService(t *testing.T) {
+	t.Setenv("ICEOPS_TEST_S3_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("ICEOPS_TEST_S3_ACCESS_KEY", "k")
+	t.Setenv("ICEOPS_TEST_S3_SECRET_KEY", "s")
+	t.Setenv("ICEOPS_TEST_S3_BUCKET", "b")
+	t.Setenv("ICEOPS_TEST_S3_REGION", "")
+	a, b := S3(t), S3(t)
+	if a.Prefix == b.Prefix {
+		t.Errorf("two S3 envs share prefix %q", a.Prefix)
+	}
+	if got, want := a.URL("x", "y"), "s3://b/"+a.Prefix+"/x/y"; got != want {
+		t.Errorf("URL = %q, want %q", got, want)
+	}
+	p := a.Properties()
+	if p["s3.endpoint"] != "http://127.0.0.1:1" || p["s3.region"] != "us-east-1" || p["s3.secret-access-key"] != "s" {
+		t.Errorf("properties = %v", p)
+	}
+}
+
+func TestUniqueName(t *testing.T) {
+	n := UniqueName(t, "ns")
+	if !strings.HasPrefix(n, "ns_testuniquename_") || strings.ContainsAny(n, "/- .") {
+		t.Errorf("UniqueName = %q", n)
+	}
+	if n == UniqueName(t, "ns") {
+		t.Error("UniqueName repeated itself")
+	}
+}
+
+func TestSharedDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "fixtures", "f", "metadata"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ICEOPS_SHARED_DIR", dir)
+	if got := SharedDir(t); got != dir {
+		t.Errorf("SharedDir = %q, want %q", got, dir)
+	}
+	if got := Fixture(t, "f"); got != filepath.Join(dir, "fixtures", "f") {
+		t.Errorf("Fixture = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(RepoRoot(t), "internal", "testenv", "testenv.go")); err != nil {
+		t.Errorf("RepoRoot = %q: %v", RepoRoot(t), err)
+	}
+}
+
+// TestPrivateS3StopStart checks the fault-injection harness: a stopped
+// server refuses connections, a restarted one serves the same data.
+func TestPrivateS3StopStart(t *testing.T) {
+	env, srv := StartS3(t)
+	addr := strings.TrimPrefix(env.Endpoint, "http://")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := portOpen(ctx, addr); err != nil {
+		t.Fatalf("after start: %v", err)
+	}
+	srv.Stop()
+	if err := portOpen(ctx, addr); err == nil {
+		t.Fatal("port still open after Stop")
+	}
+	srv.Start()
+	if err := portOpen(ctx, addr); err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+}
