@@ -44,7 +44,7 @@ func ParseSize(s string) (int64, error) {
 	}
 	mult, ok := sizeUnits[unit]
 	if !ok {
-		return 0, fmt.Errorf("unknown size unit %q in %q (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", t[i:], s)
+		return 0, fmt.Errorf("unknown size unit %q in %q (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", strings.TrimSpace(t[i:]), s)
 	}
 	if !strings.Contains(num, ".") {
 		n, err := strconv.ParseInt(num, 10, 64)
