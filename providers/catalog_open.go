@@ -1,0 +1,151 @@
+package providers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+
+	// Catalog types register themselves with iceberg-go's catalog registry.
+	_ "github.com/apache/iceberg-go/catalog/glue"
+	_ "github.com/apache/iceberg-go/catalog/hadoop"
+	_ "github.com/apache/iceberg-go/catalog/hive"
+	_ "github.com/apache/iceberg-go/catalog/rest"
+
+	// Object stores register their schemes with iceberg-go's IO registry;
+	// file:// is built in.
+	_ "github.com/apache/iceberg-go/io/gocloud/azure"
+	_ "github.com/apache/iceberg-go/io/gocloud/gcs"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3"
+
+	// PostgreSQL SQL catalogs: registers database/sql driver "pgx".
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/internal/lakehouse"
+)
+
+// openCatalog opens one configured catalog. For sql catalogs it also returns
+// the *sql.DB, which the session must close (iceberg-go's NewCatalog leaves a
+// caller-supplied handle open).
+func openCatalog(ctx context.Context, dir string, c *config.Catalog) (catalog.Catalog, *sql.DB, error) {
+	props := iceberg.Properties{}
+	maps.Copy(props, c.Properties)
+	if c.Warehouse != "" {
+		props["warehouse"] = resolveWarehouse(dir, c.Warehouse)
+	}
+	switch c.Type {
+	case "sql":
+		return openSQLCatalog(ctx, dir, c.Name, c.URI, props)
+	case "rest", "glue", "hive", "hadoop":
+		props["type"] = c.Type
+		if c.URI != "" {
+			props["uri"] = c.URI
+		}
+		cat, err := catalog.Load(ctx, c.Name, props)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cat, nil, nil
+	default:
+		return nil, nil, fmt.Errorf("unsupported catalog type %q", c.Type)
+	}
+}
+
+// resolveWarehouse makes a relative local warehouse absolute against the
+// configuration directory (config normally did this already).
+func resolveWarehouse(dir, w string) string {
+	if strings.Contains(w, "://") || filepath.IsAbs(w) || dir == "" {
+		return w
+	}
+	return filepath.Join(dir, w)
+}
+
+// SQLitePath extracts the database file from a sqlite catalog URI:
+// "sqlite:PATH", "sqlite://PATH", SQLAlchemy's "sqlite:////abs/path" and
+// "sqlite:///rel/path". Relative paths resolve against dir.
+func SQLitePath(dir, uri string) (string, bool) {
+	rest, ok := strings.CutPrefix(uri, "sqlite:")
+	if !ok {
+		return "", false
+	}
+	switch {
+	case strings.HasPrefix(rest, "////"): // sqlite:////abs
+		rest = rest[3:]
+	case strings.HasPrefix(rest, "///"): // sqlite:///rel (SQLAlchemy)
+		rest = rest[3:]
+	case strings.HasPrefix(rest, "//"):
+		rest = rest[2:]
+	}
+	if rest == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(rest) && dir != "" {
+		rest = filepath.Join(dir, rest)
+	}
+	return rest, true
+}
+
+func openSQLCatalog(_ context.Context, dir, name, uri string, props iceberg.Properties) (catalog.Catalog, *sql.DB, error) {
+	var (
+		db      *sql.DB
+		dialect sqlcat.SupportedDialect
+		err     error
+	)
+	switch {
+	case strings.HasPrefix(uri, "sqlite:"):
+		path, ok := SQLitePath(dir, uri)
+		if !ok {
+			return nil, nil, fmt.Errorf("bad sqlite uri %q", uri)
+		}
+		// Opening a missing sqlite file would silently create an empty
+		// catalog, and every table would look absent; say what is wrong.
+		if _, statErr := os.Stat(path); statErr != nil {
+			return nil, nil, fmt.Errorf("sqlite catalog database: %w", statErr)
+		}
+		db, err = lakehouse.OpenSQLiteDB(path)
+		dialect = sqlcat.SQLite
+	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
+		db, err = sql.Open("pgx", uri)
+		if err == nil {
+			if pingErr := db.Ping(); pingErr != nil {
+				_ = db.Close()
+				db, err = nil, fmt.Errorf("connect: %w", pingErr)
+			}
+		}
+		dialect = sqlcat.Postgres
+	case uri == "":
+		return nil, nil, errors.New("sql catalog needs a uri (sqlite:PATH or postgres://...)")
+	default:
+		return nil, nil, fmt.Errorf("unsupported sql catalog uri %q (want sqlite:PATH or postgres://...)", redactURI(uri))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := lakehouse.NewSQLCatalog(name, db, dialect, props)
+	if err != nil {
+		_ = db.Close()
+		return nil, nil, err
+	}
+	return cat, db, nil
+}
+
+// redactURI drops a password from a URI before it goes into an error.
+func redactURI(uri string) string {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return uri
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		return scheme + "://***@" + rest[at+1:]
+	}
+	return uri
+}

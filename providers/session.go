@@ -1,0 +1,187 @@
+package providers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+)
+
+// Options are what a Session takes from the process. Nothing in providers
+// reads the environment or the clock on its own, so tests run at a fixed
+// time with a fixed environment.
+type Options struct {
+	// Env is the environment in os.Environ form. It is kept explicit for
+	// providers that need it; iceberg-go's cloud SDKs still read the process
+	// environment for their default credential chains.
+	Env []string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Session holds the catalogs of one configuration for one command run.
+// Catalogs open lazily, once each; an error opening one is cached and
+// returned for that catalog's tables only, so one unreachable catalog does
+// not stop the others from being planned. A Session is safe for concurrent
+// use by the planner's and apply's goroutines.
+type Session struct {
+	cfg  *config.Config
+	opts Options
+
+	mu       sync.Mutex
+	catalogs map[string]*catalogEntry
+}
+
+type catalogEntry struct {
+	once sync.Once
+	cat  catalog.Catalog
+	db   *sql.DB // set for sql catalogs: iceberg-go does not close handles it did not open
+	err  error
+}
+
+// Open prepares a session over cfg's catalogs; nothing is contacted yet.
+func Open(cfg *config.Config, opts Options) *Session {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Session{cfg: cfg, opts: opts, catalogs: map[string]*catalogEntry{}}
+}
+
+func (s *Session) now() time.Time { return s.opts.Now() }
+
+// Config returns the configuration the session was opened with.
+func (s *Session) Config() *config.Config { return s.cfg }
+
+func (s *Session) catalogConfig(name string) (*config.Catalog, error) {
+	for _, c := range s.cfg.Catalogs {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("catalog %q is not configured", name)
+}
+
+// Catalog returns the named catalog, opening it on first use.
+func (s *Session) Catalog(ctx context.Context, name string) (catalog.Catalog, error) {
+	cc, err := s.catalogConfig(name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	e, ok := s.catalogs[name]
+	if !ok {
+		e = &catalogEntry{}
+		s.catalogs[name] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() {
+		e.cat, e.db, e.err = openCatalog(ctx, s.cfg.Dir, cc)
+		if e.err != nil {
+			e.err = fmt.Errorf("catalog %q: %w", name, e.err)
+		}
+	})
+	return e.cat, e.err
+}
+
+// Close closes every catalog that was opened.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for name, e := range s.catalogs {
+		if e.cat != nil {
+			if c, ok := e.cat.(catalog.Closer); ok {
+				if err := c.Close(); err != nil {
+					errs = append(errs, fmt.Errorf("close catalog %q: %w", name, err))
+				}
+			}
+		}
+		if e.db != nil {
+			if err := e.db.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close catalog %q database: %w", name, err))
+			}
+		}
+	}
+	s.catalogs = map[string]*catalogEntry{}
+	return errors.Join(errs...)
+}
+
+// SplitAddress splits "catalog.ns1.ns2.table" into the catalog name and the
+// iceberg identifier (namespace levels and table name).
+func SplitAddress(address string) (string, table.Identifier, error) {
+	parts := strings.Split(address, ".")
+	if len(parts) < 3 || slices.Contains(parts, "") {
+		return "", nil, fmt.Errorf("address %q: want <catalog>.<namespace>.<table>", address)
+	}
+	return parts[0], table.Identifier(parts[1:]), nil
+}
+
+// JoinAddress is the inverse of SplitAddress.
+func JoinAddress(catalogName string, ident table.Identifier) string {
+	return catalogName + "." + strings.Join(ident, ".")
+}
+
+// LoadTable loads the table at address ("catalog.ns.table") from its
+// catalog.
+func (s *Session) LoadTable(ctx context.Context, address string) (*table.Table, error) {
+	catName, ident, err := SplitAddress(address)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := s.Catalog(ctx, catName)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", address, err)
+	}
+	return tbl, nil
+}
+
+// ListTables returns the address of every table of the catalog, sorted.
+// Namespaces are walked recursively: a SQL catalog lists every level at
+// once, a REST catalog only the children of a parent, so we descend from
+// each namespace we see and de-duplicate.
+func (s *Session) ListTables(ctx context.Context, catalogName string) ([]string, error) {
+	cat, err := s.Catalog(ctx, catalogName)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	queue := []table.Identifier{nil}
+	for len(queue) > 0 {
+		parent := queue[0]
+		queue = queue[1:]
+		children, err := cat.ListNamespaces(ctx, parent)
+		if err != nil {
+			return nil, fmt.Errorf("catalog %q: list namespaces under %q: %w", catalogName, strings.Join(parent, "."), err)
+		}
+		for _, ns := range children {
+			key := strings.Join(ns, "\x00")
+			if len(ns) == 0 || seen[key] {
+				continue
+			}
+			seen[key] = true
+			queue = append(queue, ns)
+			for ident, err := range cat.ListTables(ctx, ns) {
+				if err != nil {
+					return nil, fmt.Errorf("catalog %q: list tables in %q: %w", catalogName, strings.Join(ns, "."), err)
+				}
+				out = append(out, JoinAddress(catalogName, ident))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
