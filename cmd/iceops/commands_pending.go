@@ -17,15 +17,6 @@ func (c *cli) pending(cmd string, err error) int {
 	return c.fail(errPending)
 }
 
-func (c *cli) validate(args []string) int {
-	_, err := ParseValidate(args)
-	return c.pending("validate", err)
-}
-func (c *cli) fmt(args []string) int { _, err := ParseFmt(args); return c.pending("fmt", err) }
-func (c *cli) plan(args []string) int {
-	_, err := ParsePlan(args)
-	return c.pending("plan", err)
-}
 func (c *cli) apply(args []string) int {
 	_, err := ParseApply(args)
 	return c.pending("apply", err)
@@ -35,8 +26,8 @@ func (c *cli) inspect(args []string) int {
 	_, err := ParseInspect(args)
 	return c.pending("inspect", err)
 }
-func (c *cli) explain(args []string) int {
-	_, err := ParseExplain(args)
-	return c.pending("explain", err)
-}
 func (c *cli) demo(args []string) int { _, err := ParseDemo(args); return c.pending("demo", err) }
+func (c *cli) plan(args []string) int {
+	_, err := ParsePlan(args)
+	return c.pending("plan", err)
+}

@@ -1,5 +1,3 @@
-//go:build iceops_pending
-
 package main
 
 import (
@@ -14,9 +12,11 @@ import (
 )
 
 // loadConfig reads the configuration of the working directory and prints
-// every diagnostic (errors and warnings, all at once) on stderr. ok is
-// false when there are errors: nothing may be observed then (DESIGN §3.5).
-func (c *cli) loadConfig(v Vars) (cfg *config.Config, ok bool) {
+// every diagnostic (errors and, with lint, warnings; all at once) on
+// stderr. ok is false when there are errors: nothing may be observed then
+// (DESIGN §3.5). Lint warnings belong to validate and plan (DESIGN §3.6);
+// explain and inspect only show errors.
+func (c *cli) loadConfig(v Vars, lint bool) (cfg *config.Config, ok bool) {
 	cfg, diags := config.Load(c.configDir(), config.LoadOptions{
 		Vars:     v.Vars,
 		VarFiles: v.VarFiles,
@@ -26,6 +26,15 @@ func (c *cli) loadConfig(v Vars) (cfg *config.Config, ok bool) {
 	var files map[string]*hcl.File
 	if cfg != nil {
 		files = cfg.Files
+	}
+	if !lint {
+		var errs hcl.Diagnostics
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				errs = append(errs, d)
+			}
+		}
+		diags = errs
 	}
 	views.Diagnostics(c.stderr, files, diags, c.colorErr())
 	return cfg, cfg != nil && !diags.HasErrors()

@@ -1,5 +1,3 @@
-//go:build iceops_pending
-
 package main
 
 import (
@@ -15,7 +13,7 @@ func (c *cli) validate(args []string) int {
 		return c.usage("validate", err)
 	}
 	c.noColor = c.noColor || a.NoColor
-	cfg, ok := c.loadConfig(a.Vars)
+	cfg, ok := c.loadConfig(a.Vars, true)
 	if !ok {
 		return exitError
 	}

@@ -39,7 +39,11 @@ func Explain(w io.Writer, h ExplainHeader, rows []ExplainRow, s *Styles) error {
 	nameW, valW := 0, 0
 	for _, r := range rows {
 		nameW = max(nameW, len(r.Name))
-		valW = max(valW, len(r.Value))
+		// A long list would push every comment far right; such values
+		// just run past the column.
+		if len(r.Value) <= 24 {
+			valW = max(valW, len(r.Value))
+		}
 	}
 	for _, r := range rows {
 		from := "default"

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/iceops/iceops/cmd/iceops/internal/views"
+	"github.com/iceops/iceops/config"
+)
+
+// explain prints every effective policy value of one table and the block
+// and file:line that set it. It contacts no catalog.
+func (c *cli) explain(args []string) int {
+	a, err := ParseExplain(args)
+	if err != nil {
+		return c.usage("explain", err)
+	}
+	c.noColor = c.noColor || a.NoColor
+	if _, _, _, err := config.SplitAddress(a.Address); err != nil {
+		return c.fail(fmt.Errorf("explain %q: %w", a.Address, err))
+	}
+	cfg, ok := c.loadConfig(a.Vars, false)
+	if !ok {
+		return exitError
+	}
+	s := c.colorOut()
+	eff, ok := cfg.Resolve(a.Address)
+	if !ok {
+		if err := views.NotManaged(c.stdout, a.Address, excludedBy(cfg, a.Address), s); err != nil {
+			return c.fail(err)
+		}
+		return exitOK
+	}
+	lines := eff.Explain()
+	rows := make([]views.ExplainRow, len(lines))
+	for i, l := range lines {
+		rows[i] = views.ExplainRow{Name: l.Name, Value: l.Value, Default: l.Default, Block: l.Block, Origin: rangeString(l.Origin)}
+	}
+	h := views.ExplainHeader{Address: a.Address, MatchedBy: eff.MatchedBy, MatchedAt: rangeString(eff.MatchRange), Policy: eff.PolicyName}
+	if err := views.Explain(c.stdout, h, rows, s); err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// excludedBy names the selectors whose pattern matches addr but whose
+// exclude list carves it out, so "not managed" can say why.
+func excludedBy(cfg *config.Config, addr string) []string {
+	var out []string
+	for _, sel := range cfg.Selectors {
+		if !config.MatchPattern(sel.Pattern, addr) {
+			continue
+		}
+		for _, ex := range sel.Exclude {
+			if config.MatchPattern(ex, addr) {
+				out = append(out, fmt.Sprintf("tables %q (%s) matches it but excludes %q",
+					sel.Pattern, rangeString(sel.DeclRange), ex))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// rangeString renders an hcl.Range as file:line:col, "" when unset.
+func rangeString(r hcl.Range) string {
+	if r.Filename == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}

@@ -1,0 +1,132 @@
+//go:build iceops_pending
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/iceops/iceops/apply"
+	"github.com/iceops/iceops/cmd/iceops/internal/views"
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers"
+)
+
+// plan observes every managed table and prints what must change.
+func (c *cli) plan(args []string) int {
+	a, err := ParsePlan(args)
+	if err != nil {
+		return c.usage("plan", err)
+	}
+	c.noColor = c.noColor || a.NoColor
+	cfg, ok := c.loadConfig(a.Vars, true)
+	if !ok {
+		return exitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	p, err := c.makePlan(ctx, cfg, a.Targets, a.Parallelism)
+	if err != nil {
+		return c.fail(err)
+	}
+	if a.Out != "" {
+		if err := writePlanFile(c.path(a.Out), p); err != nil {
+			return c.fail(err)
+		}
+	}
+	if a.JSON {
+		if err := views.PlanJSON(c.stdout, p); err != nil {
+			return c.fail(err)
+		}
+	} else {
+		if err := views.Plan(c.stdout, p, c.colorOut()); err != nil {
+			return c.fail(err)
+		}
+		if a.Out != "" {
+			fmt.Fprintf(c.stdout, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n  iceops apply %s\n", a.Out, a.Out)
+		}
+	}
+	return planExitCode(p, a.DetailedExitCode)
+}
+
+// planExitCode is DESIGN §1: 1 when any table could not be planned (or a
+// safety rule refused an action, which someone must look at); with
+// -detailed-exitcode 2 when there are changes and 0 when there are none.
+func planExitCode(p *diff.Plan, detailed bool) int {
+	s := p.Summary
+	if s.Errors > 0 || len(p.Errors) > 0 {
+		return exitError
+	}
+	if detailed && s.Actions > 0 {
+		return exitChanges
+	}
+	return exitOK
+}
+
+// makePlan opens the catalogs and plans, with observation progress on a
+// terminal stderr.
+func (c *cli) makePlan(ctx context.Context, cfg *config.Config, targets []string, parallelism int) (*diff.Plan, error) {
+	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
+	defer sess.Close()
+	prog := views.NewProgress(c.stderr, c.stderrTTY, c.colorErr())
+	defer prog.Done()
+	p, err := apply.Plan(ctx, cfg, sess, apply.PlanOptions{
+		Targets:     targets,
+		Parallelism: parallelism,
+		Now:         c.now(),
+		Version:     version,
+		Progress:    prog.Event,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	return p, nil
+}
+
+// writePlanFile saves the plan document with mode 0600 (it names every
+// table and path of the lakehouse), atomically so a crash never leaves a
+// truncated plan that apply would have to refuse.
+func writePlanFile(path string, p *diff.Plan) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".iceops-plan-*")
+	if err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
+	tmp := f.Name()
+	werr := views.PlanJSON(f, p)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save plan %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save plan %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save plan %s: %w", path, err)
+	}
+	return nil
+}
+
+// readPlanFile reads a saved plan; apply.DecodePlan refuses truncated,
+// hand-edited or other-major-version files.
+func (c *cli) readPlanFile(name string) (*diff.Plan, error) {
+	f, err := os.Open(c.path(name))
+	if err != nil {
+		return nil, fmt.Errorf("read saved plan: %w", err)
+	}
+	defer f.Close()
+	p, err := apply.DecodePlan(f)
+	if err != nil {
+		return nil, fmt.Errorf("saved plan %s: %w", name, err)
+	}
+	return p, nil
+}
