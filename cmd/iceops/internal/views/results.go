@@ -1,0 +1,174 @@
+//go:build iceops_pending
+
+package views
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/iceops/iceops/apply"
+)
+
+// ResultsJSON writes `apply -json`: the results as one document.
+func ResultsJSON(w io.Writer, r *apply.Results) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+// Results renders the result table of DESIGN §5.4: per table and action,
+// the status (with why it was skipped or how it failed), files and bytes
+// before → after, snapshots expired, files deleted, bytes freed and time,
+// then one summary line.
+func Results(w io.Writer, r *apply.Results, s *Styles) error {
+	var b strings.Builder
+	header := []string{"TABLE", "ACTION", "STATUS", "FILES", "BYTES", "SNAPSHOTS", "DELETED", "FREED", "TIME"}
+	rows := [][]string{}
+	notes := []string{}
+	statuses := []string{}
+	for i := range r.Tables {
+		t := &r.Tables[i]
+		if len(t.Actions) == 0 {
+			note := ""
+			if t.Error != "" {
+				note = t.Error
+			}
+			rows = append(rows, []string{t.Address, "-", t.Status, "", "", "", "", "", ms(t.DurationMs)})
+			notes = append(notes, note)
+			statuses = append(statuses, t.Status)
+			continue
+		}
+		for j := range t.Actions {
+			a := &t.Actions[j]
+			note := a.Reason
+			if a.Error != "" {
+				note = a.Error
+			}
+			if j == len(t.Actions)-1 && t.Error != "" && t.Error != a.Error {
+				note = strings.TrimPrefix(note+"; "+t.Error, "; ")
+			}
+			if len(a.NotApplied) > 0 {
+				note = strings.TrimPrefix(fmt.Sprintf("%s; %s not applied", note, countOf(len(a.NotApplied), "planned item", "planned items")), "; ")
+			}
+			if len(a.DeleteErrors) > 0 {
+				note = strings.TrimPrefix(fmt.Sprintf("%s; %s", note, countOf(len(a.DeleteErrors), "delete failed", "deletes failed")), "; ")
+			}
+			rows = append(rows, []string{
+				t.Address, string(a.Type), a.Status,
+				beforeAfter(a.FilesBefore, a.FilesAfter, Count[int64]),
+				beforeAfter(a.BytesBefore, a.BytesAfter, Bytes),
+				zeroBlank(int64(a.SnapshotsExpired), Count[int64]),
+				zeroBlank(a.FilesDeleted, Count[int64]),
+				zeroBlank(a.BytesFreed, Bytes),
+				ms(a.DurationMs),
+			})
+			notes = append(notes, note)
+			statuses = append(statuses, a.Status)
+		}
+	}
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = len(h)
+	}
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	cell := func(row []string, i int) string { return fmt.Sprintf("%-*s", widths[i], row[i]) }
+	var line []string
+	for i := range header {
+		line = append(line, cell(header, i))
+	}
+	b.WriteString(s.Bold(strings.TrimRight(strings.Join(line, "  "), " ")) + "\n")
+	for k, row := range rows {
+		line = line[:0]
+		for i := range row {
+			c := cell(row, i)
+			if i == 2 {
+				c = statusStyle(statuses[k], s)(c)
+			}
+			line = append(line, c)
+		}
+		out := strings.TrimRight(strings.Join(line, "  "), " ")
+		if notes[k] != "" {
+			out += "  " + s.Dim(notes[k])
+		}
+		b.WriteString(out + "\n")
+	}
+	b.WriteString("\n" + resultSummary(r, s) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func statusStyle(status string, s *Styles) func(string) string {
+	switch status {
+	case apply.StatusDone:
+		return s.Add
+	case apply.StatusSkipped:
+		return s.Change
+	case apply.StatusFailed:
+		return s.Refuse
+	}
+	return s.Dim
+}
+
+func resultSummary(r *apply.Results, s *Styles) string {
+	sum := r.Summary
+	var head string
+	switch {
+	case r.Interrupted:
+		head = s.Warn("Apply interrupted:") + " work not yet started was not started;"
+	case r.Failed():
+		head = s.Refuse("Apply finished with errors:")
+	default:
+		head = s.OK("Apply complete!")
+	}
+	parts := []string{
+		fmt.Sprintf("%s changed", countOf(sum.TablesChanged, "table", "tables")),
+		fmt.Sprintf("%s failed", Count(sum.TablesFailed)),
+		fmt.Sprintf("%s done, %s skipped, %s failed",
+			countOf(sum.ActionsDone, "action", "actions"), Count(sum.ActionsSkipped), Count(sum.ActionsFailed)),
+	}
+	if sum.Snapshots > 0 || sum.FilesDeleted > 0 {
+		parts = append(parts, fmt.Sprintf("%s expired, %s deleted, %s freed",
+			countOf(sum.Snapshots, "snapshot", "snapshots"), countOf(sum.FilesDeleted, "file", "files"), Bytes(sum.BytesFreed)))
+	}
+	return head + " " + strings.Join(parts, "; ") + "."
+}
+
+func beforeAfter(before, after int64, f func(int64) string) string {
+	if before == 0 && after == 0 {
+		return ""
+	}
+	if before == after {
+		return f(before)
+	}
+	return f(before) + " -> " + f(after)
+}
+
+func zeroBlank(n int64, f func(int64) string) string {
+	if n == 0 {
+		return ""
+	}
+	return f(n)
+}
+
+// ms renders a duration in milliseconds for people: "850ms", "2.3s", "4m05s".
+func ms(d int64) string {
+	switch {
+	case d < 1000:
+		return fmt.Sprintf("%dms", d)
+	case d < 60_000:
+		return fmt.Sprintf("%.1fs", float64(d)/1000)
+	default:
+		return fmt.Sprintf("%dm%02ds", d/60_000, (d%60_000)/1000)
+	}
+}
