@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"unicode/utf8"
@@ -124,9 +125,9 @@ func fileFunc(dir string) function.Function {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
 			}
-			b, err := os.ReadFile(p)
+			b, err := readSmallFile(p)
 			if err != nil {
-				return cty.NilVal, fmt.Errorf("read %s: %w", p, err)
+				return cty.NilVal, err
 			}
 			if !utf8.Valid(b) {
 				return cty.NilVal, fmt.Errorf("%s is not valid UTF-8 text", p)
@@ -134,6 +135,33 @@ func fileFunc(dir string) function.Function {
 			return cty.StringVal(string(b)), nil
 		},
 	})
+}
+
+// maxFileFunc bounds file(): it is for small snippets such as a JSON map of
+// properties, and a configuration must never make iceops read /dev/zero.
+const maxFileFunc = 4 << 20
+
+func readSmallFile(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("read %s: not a regular file", p)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFileFunc+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	if len(b) > maxFileFunc {
+		return nil, fmt.Errorf("read %s: larger than %s", p, FormatSize(maxFileFunc))
+	}
+	return b, nil
 }
 
 // guard turns a panic inside a library function into an error: the

@@ -1,0 +1,134 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Fuzz targets: run with `go test ./config -run '^$' -fuzz FuzzLoad -fuzztime 60s`
+// (one target per invocation). Seeds are below and in testdata/fuzz.
+
+func FuzzLoad(f *testing.F) {
+	design, err := os.ReadFile(filepath.Join("testdata", "design.iceops.hcl"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(design))
+	f.Add(resolveSrc)
+	f.Add(baseCatalog + `tables "lake.**" { exclude = ["lake.a.*"] }` + "\n" + `tables "lake.a.*" {}`)
+	f.Add(baseCatalog + `policy "p" { sort_order = ["bucket(4, x) desc nulls first", "day(ts)"] }`)
+	f.Add(`locals { a = local.b
+ b = "1GiB" }
+policy "p" { target_file_size = local.a }`)
+	f.Add(`variable "v" { type = list(string)
+ default = ["x"] }
+policy "p" { remove_properties = var.v }`)
+	f.Fuzz(func(t *testing.T, src string) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, diags := Load(dir, LoadOptions{Version: "0.1.0", Env: []string{"ICEOPS_VAR_v=x", "A=b"}})
+		if cfg == nil || cfg.Files == nil {
+			t.Fatal("Load returned no Config")
+		}
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError && d.Subject == nil {
+				t.Fatalf("error without a subject: %s: %s", d.Summary, d.Detail)
+			}
+			if d.Summary == "" {
+				t.Fatalf("diagnostic without a summary: %+v", d)
+			}
+		}
+		if diags.HasErrors() {
+			return
+		}
+		// A valid configuration resolves every table it names, and explains it.
+		for _, tb := range cfg.Tables {
+			e, ok := cfg.Resolve(tb.Address)
+			if !ok || e.MatchedBy != "table "+quote(tb.Address) {
+				t.Fatalf("table %q does not resolve to its own block: %v %+v", tb.Address, ok, e)
+			}
+			if len(e.Explain()) == 0 {
+				t.Fatal("empty explain")
+			}
+		}
+		for _, s := range cfg.Selectors {
+			// Valid selectors never overlap, so an address a selector matches
+			// resolves to that selector unless a table block claims it.
+			addr := strings.ReplaceAll(strings.ReplaceAll(s.Pattern, "**", "x.y"), "*", "z")
+			if _, _, _, err := SplitAddress(addr); err != nil || !selectorMatches(s, addr) {
+				continue
+			}
+			if e, ok := cfg.Resolve(addr); !ok {
+				t.Fatalf("%q matches %s but is unmanaged", addr, s.Pattern)
+			} else if !strings.HasPrefix(e.MatchedBy, "table ") && e.MatchedBy != "tables "+quote(s.Pattern) {
+				t.Fatalf("%q resolved by %s, want tables %q", addr, e.MatchedBy, s.Pattern)
+			}
+		}
+		if _, fdiags := Format([]byte(src), "main.iceops.hcl"); fdiags.HasErrors() {
+			t.Fatalf("Format rejects a file Load accepted: %v", fdiags)
+		}
+	})
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"512MiB", "1GB", "64KiB", "1048576", "1.5GiB", "12 parsecs", "", "9223372036854775807", "0.1B", "1e3MiB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err != nil {
+			return
+		}
+		if n < 0 {
+			t.Fatalf("ParseSize(%q) = %d, negative", s, n)
+		}
+		back, err := ParseSize(formatSizeExact(n))
+		if err != nil || back != n {
+			t.Fatalf("round trip of %q (%d): %d, %v", s, n, back, err)
+		}
+		_ = FormatSize(n)
+	})
+}
+
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"30s", "90m", "36h", "1h30m", "5d", "2w", "1.5h", "0", "-1h", "5 days", "1w2d3h4m5s6ms7us8ns", "µs"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDuration(s)
+		if err != nil {
+			return
+		}
+		if d < 0 {
+			t.Fatalf("ParseDuration(%q) = %v, negative", s, d)
+		}
+		back, err := ParseDuration(FormatDuration(d))
+		if err != nil || back != d {
+			t.Fatalf("round trip of %q (%v) via %q: %v, %v", s, d, FormatDuration(d), back, err)
+		}
+	})
+}
+
+func FuzzParseSortField(f *testing.F) {
+	for _, s := range []string{"col", "col desc", "event_ts desc nulls last", "bucket(16, user_id)", "truncate(4,name) asc nulls first", "day(ts)", "identity(a.b)", "bucket(", "x y z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sf, err := ParseSortField(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseSortField(sf.String())
+		if err != nil || back != sf {
+			t.Fatalf("%q parsed to %+v, whose String %q parses to %+v, %v", s, sf, sf.String(), back, err)
+		}
+	})
+}
