@@ -1,0 +1,15 @@
+// Package compaction is iceops' data-file rewrite engine: it reads the live
+// rows of a group of data files (deletes applied by iceberg-go's scanner),
+// writes them back as Parquet files rolled at the target size, optionally
+// totally ordered (sort) or clustered (zorder), checks that no row was lost,
+// and commits a `replace` snapshot through iceberg-go's RewriteFiles, which
+// validates conflicts with concurrent writers.
+//
+// It exists because iceberg-go v0.7.0's RewriteDataFiles sorts each Arrow
+// batch rather than each file, records no sort_order_id, and buffers in
+// proportion to the group. Here a group streams through a bounded external
+// merge sort (sorted runs spilled to Arrow IPC files, then a k-way merge).
+//
+// It may import iceberg-go, arrow-go and the standard library. It never
+// prints; progress goes through Options.Progress.
+package compaction

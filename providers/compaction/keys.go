@@ -1,0 +1,338 @@
+package compaction
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// A row's sort key is a memcomparable byte string: bytes.Compare on two keys
+// orders the rows exactly as the Iceberg sort order does, transforms,
+// directions and null placement included. One encoding serves the in-memory
+// sort, the spilled runs (the key travels with the row) and the k-way merge,
+// so the three can never disagree about the order. iceberg-go instead hands
+// arrow's per-batch sort the raw source column, which is wrong for bucket
+// (hash order, not value order) and only ever orders one batch.
+
+const (
+	nullFirstByte = 0x00
+	valueByte     = 0x01
+	nullLastByte  = 0x02
+)
+
+// keyField is one resolved sort field.
+type keyField struct {
+	col        int // column index in the scanned batch
+	name       string
+	get        func(arr arrow.Array, i int) any // nil result = null
+	transform  func(v any) any                  // nil = identity
+	desc       bool
+	nullsFirst bool
+}
+
+// keyEncoder turns rows of a batch into sort keys.
+type keyEncoder struct {
+	fields []keyField
+}
+
+// newSortKeyEncoder resolves a table sort order against the scanned Arrow
+// schema and the table's Iceberg schema.
+func newSortKeyEncoder(order table.SortOrder, sc *iceberg.Schema, as *arrow.Schema) (*keyEncoder, error) {
+	enc := &keyEncoder{}
+	for _, f := range order.Fields() {
+		if len(f.SourceIDs) > 1 {
+			return nil, fmt.Errorf("multi-argument sort transform %s is not supported", f.Transform)
+		}
+		name, ok := sc.FindColumnName(f.SourceID())
+		if !ok {
+			return nil, fmt.Errorf("sort field source id %d is not in the current schema", f.SourceID())
+		}
+		srcField, _ := sc.FindFieldByID(f.SourceID())
+		idx := as.FieldIndices(name)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("sort column %q is not a top-level column of the scanned rows", name)
+		}
+		get, err := valueGetter(srcField.Type)
+		if err != nil {
+			return nil, fmt.Errorf("sort column %q: %w", name, err)
+		}
+		tf, err := transformFunc(f.Transform, srcField.Type)
+		if err != nil {
+			return nil, fmt.Errorf("sort field %s(%s): %w", f.Transform, name, err)
+		}
+		enc.fields = append(enc.fields, keyField{
+			col:        idx[0],
+			name:       name,
+			get:        get,
+			transform:  tf,
+			desc:       f.Direction == table.SortDESC,
+			nullsFirst: f.NullOrder == table.NullsFirst,
+		})
+	}
+	if len(enc.fields) == 0 {
+		return nil, fmt.Errorf("sort order %d has no fields", order.OrderID())
+	}
+	return enc, nil
+}
+
+// appendKey appends row i's key to dst.
+func (e *keyEncoder) appendKey(dst []byte, cols []arrow.Array, i int) []byte {
+	for _, f := range e.fields {
+		v := f.get(cols[f.col], i)
+		if v != nil && f.transform != nil {
+			v = f.transform(v)
+		}
+		if v == nil {
+			if f.nullsFirst {
+				dst = append(dst, nullFirstByte)
+			} else {
+				dst = append(dst, nullLastByte)
+			}
+			continue
+		}
+		dst = append(dst, valueByte)
+		start := len(dst)
+		dst = appendValue(dst, v)
+		if f.desc {
+			// The value encodings are prefix-free, so inverting every byte
+			// reverses their order; the null marker stays outside the
+			// inversion because Iceberg's null order is absolute.
+			for j := start; j < len(dst); j++ {
+				dst[j] = ^dst[j]
+			}
+		}
+	}
+	return dst
+}
+
+// valueGetter returns a function reading the Iceberg-typed Go value of row i,
+// in the representation iceberg-go's transforms expect.
+func valueGetter(t iceberg.Type) (func(arrow.Array, int) any, error) {
+	switch t.(type) {
+	case iceberg.BooleanType:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return a.(*array.Boolean).Value(i)
+		}, nil
+	case iceberg.Int32Type:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return a.(*array.Int32).Value(i)
+		}, nil
+	case iceberg.Int64Type:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return a.(*array.Int64).Value(i)
+		}, nil
+	case iceberg.Float32Type:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return a.(*array.Float32).Value(i)
+		}, nil
+	case iceberg.Float64Type:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return a.(*array.Float64).Value(i)
+		}, nil
+	case iceberg.DateType:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return iceberg.Date(a.(*array.Date32).Value(i))
+		}, nil
+	case iceberg.TimeType:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return iceberg.Time(a.(*array.Time64).Value(i))
+		}, nil
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return iceberg.Timestamp(a.(*array.Timestamp).Value(i))
+		}, nil
+	case iceberg.StringType:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			switch s := a.(type) {
+			case *array.String:
+				return s.Value(i)
+			case *array.LargeString:
+				return s.Value(i)
+			case *array.StringView:
+				return s.Value(i)
+			}
+			return nil
+		}, nil
+	case iceberg.BinaryType, iceberg.FixedType:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			switch s := a.(type) {
+			case *array.Binary:
+				return s.Value(i)
+			case *array.LargeBinary:
+				return s.Value(i)
+			case *array.FixedSizeBinary:
+				return s.Value(i)
+			case *array.BinaryView:
+				return s.Value(i)
+			}
+			return nil
+		}, nil
+	case iceberg.UUIDType:
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			var b []byte
+			switch s := a.(type) {
+			case array.ExtensionArray:
+				if fb, ok := s.Storage().(*array.FixedSizeBinary); ok {
+					b = fb.Value(i)
+				}
+			case *array.FixedSizeBinary:
+				b = s.Value(i)
+			}
+			u, err := uuid.FromBytes(b)
+			if err != nil {
+				return nil
+			}
+			return u
+		}, nil
+	case iceberg.DecimalType:
+		dt := t.(iceberg.DecimalType)
+		return func(a arrow.Array, i int) any {
+			if a.IsNull(i) {
+				return nil
+			}
+			return iceberg.Decimal{Val: a.(*array.Decimal128).Value(i), Scale: dt.Scale()}
+		}, nil
+	}
+	return nil, fmt.Errorf("type %s cannot be sorted by iceops", t)
+}
+
+// transformFunc adapts iceberg-go's transform implementations (so bucket
+// hashes and truncation widths are exactly the spec's) to one signature.
+func transformFunc(tr iceberg.Transform, src iceberg.Type) (func(any) any, error) {
+	switch t := tr.(type) {
+	case iceberg.IdentityTransform:
+		return nil, nil
+	case iceberg.VoidTransform:
+		return func(any) any { return nil }, nil
+	case iceberg.BucketTransform:
+		fn := t.Transformer(src)
+		return func(v any) any {
+			o := fn(v)
+			if !o.Valid {
+				return nil
+			}
+			return o.Val
+		}, nil
+	case iceberg.TruncateTransform:
+		fn, err := t.Transformer(src)
+		if err != nil {
+			return nil, err
+		}
+		return fn, nil
+	case iceberg.TimeTransform:
+		fn, err := t.Transformer(src)
+		if err != nil {
+			return nil, err
+		}
+		return func(v any) any {
+			o := fn(v)
+			if !o.Valid {
+				return nil
+			}
+			return o.Val
+		}, nil
+	}
+	return nil, fmt.Errorf("transform %s is not supported for sorting", tr)
+}
+
+// appendValue appends an order-preserving, prefix-free encoding of v.
+func appendValue(dst []byte, v any) []byte {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return append(dst, 1)
+		}
+		return append(dst, 0)
+	case int32:
+		return binary.BigEndian.AppendUint32(dst, uint32(x)^(1<<31))
+	case iceberg.Date:
+		return binary.BigEndian.AppendUint32(dst, uint32(x)^(1<<31))
+	case int64:
+		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
+	case iceberg.Time:
+		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
+	case iceberg.Timestamp:
+		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
+	case float32:
+		b := math.Float32bits(x)
+		if b&(1<<31) != 0 {
+			b = ^b
+		} else {
+			b |= 1 << 31
+		}
+		return binary.BigEndian.AppendUint32(dst, b)
+	case float64:
+		b := math.Float64bits(x)
+		if b&(1<<63) != 0 {
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		return binary.BigEndian.AppendUint64(dst, b)
+	case string:
+		return appendEscaped(dst, []byte(x))
+	case []byte:
+		return appendEscaped(dst, x)
+	case uuid.UUID:
+		return append(dst, x[:]...)
+	case iceberg.Decimal:
+		// Two's complement 128-bit, sign flipped: orders unscaled values,
+		// which is the value order within one decimal type.
+		dst = binary.BigEndian.AppendUint64(dst, uint64(x.Val.HighBits())^(1<<63))
+		return binary.BigEndian.AppendUint64(dst, x.Val.LowBits())
+	}
+	panic(fmt.Sprintf("compaction: no key encoding for %T", v))
+}
+
+// appendEscaped encodes bytes so that the encoding is prefix-free and keeps
+// lexicographic order: 0x00 becomes 0x00 0xFF and the value ends with
+// 0x00 0x01.
+func appendEscaped(dst, b []byte) []byte {
+	for _, c := range b {
+		if c == 0 {
+			dst = append(dst, 0, 0xFF)
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, 0, 1)
+}

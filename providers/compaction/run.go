@@ -1,0 +1,640 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	icecompaction "github.com/apache/iceberg-go/table/compaction"
+)
+
+// Strategy is the policy's compaction.strategy.
+type Strategy string
+
+const (
+	Binpack Strategy = "binpack"
+	Sort    Strategy = "sort"
+	ZOrder  Strategy = "zorder"
+)
+
+// Group is a set of data files of one partition of one spec, rewritten
+// together. Tasks come from iceberg-go scan planning so that they carry the
+// delete files (position, equality, deletion vectors) that apply to them.
+type Group struct {
+	SpecID    int
+	Partition string // display key, "" for unpartitioned
+	Tasks     []table.FileScanTask
+}
+
+// Bytes is the input data size of the group.
+func (g Group) Bytes() int64 {
+	var n int64
+	for _, t := range g.Tasks {
+		n += t.File.FileSizeBytes()
+	}
+	return n
+}
+
+// Options configure a run. Zero values take the documented defaults.
+type Options struct {
+	Strategy Strategy
+	// SortOrder overrides the table's default sort order for Sort. Output
+	// files record its id only when it is one of the table's sort orders.
+	SortOrder *table.SortOrder
+	// ZOrderColumns are the zorder columns (at least two).
+	ZOrderColumns []string
+	// TargetFileSize defaults to write.target-file-size-bytes, else 512 MiB.
+	TargetFileSize int64
+	// MemoryBudget bounds what one run buffers; default 2×target + 64 MiB.
+	// With MaxConcurrentGroups > 1 it is shared between the groups.
+	MemoryBudget int64
+	// TempDir holds spilled sort runs; default os.TempDir().
+	TempDir string
+	// PartialProgress commits each group on its own, so one failure does not
+	// waste the others. Otherwise all groups commit in one snapshot.
+	PartialProgress bool
+	// MaxConcurrentGroups rewrites this many groups at once; default 1.
+	MaxConcurrentGroups int
+	// MaxBytesPerRun stops taking groups once their input would exceed it
+	// (the first group is always taken); 0 = no limit.
+	MaxBytesPerRun int64
+	// SnapshotProps are added to the replace snapshot's summary.
+	SnapshotProps iceberg.Properties
+	// Progress, when set, is called as groups advance. It must not block.
+	Progress func(Event)
+}
+
+// Event reports progress of one group.
+type Event struct {
+	Group     int
+	Partition string
+	Phase     string // "read", "written", "committed", "failed"
+	Bytes     int64
+	Rows      int64
+}
+
+// GroupResult is what happened to one group.
+type GroupResult struct {
+	SpecID        int
+	Partition     string
+	InputFiles    int
+	InputBytes    int64
+	InputRows     int64 // live rows read, deletes applied
+	OutputFiles   int
+	OutputBytes   int64
+	OutputRows    int64
+	SpilledRuns   int
+	SpilledBytes  int64
+	RemovedDelete int // delete files removed by the commit
+	Committed     bool
+	Skipped       string // why it was not attempted (budget)
+	Err           error
+	Duration      time.Duration
+	// OutputPaths are the files written (committed, or removed on failure).
+	OutputPaths []string
+}
+
+// Result of a run.
+type Result struct {
+	Table  *table.Table // latest table after the run's commits
+	Groups []GroupResult
+}
+
+// Committed counts the groups committed.
+func (r *Result) Committed() int {
+	n := 0
+	for _, g := range r.Groups {
+		if g.Committed {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrRefused marks a table or group the engine will not rewrite.
+var ErrRefused = errors.New("compaction refused")
+
+// Run rewrites the groups and commits replace snapshots. With
+// PartialProgress it returns the per-group outcome and an error only for
+// failures that concern the whole run; otherwise any failure aborts the run
+// and removes every staged file.
+func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*Result, error) {
+	res := &Result{Table: tbl}
+	if tbl == nil {
+		return res, errors.New("compaction: nil table")
+	}
+	if v := tbl.Metadata().Version(); v >= 3 {
+		// The rewrite would assign new _row_id values (row lineage) to
+		// surviving rows; engines relying on lineage would see every row as
+		// new. Refuse rather than silently break lineage.
+		return res, fmt.Errorf("%w: table is format v%d: rewriting would not preserve row lineage (_row_id, _last_updated_sequence_number)", ErrRefused, v)
+	}
+	if len(groups) == 0 {
+		return res, nil
+	}
+	cfg, err := resolve(tbl, opts)
+	if err != nil {
+		return res, err
+	}
+	for i, g := range groups {
+		if err := checkGroup(tbl, g); err != nil {
+			return res, fmt.Errorf("group %d (%s): %w", i, g.Partition, err)
+		}
+	}
+
+	res.Groups = make([]GroupResult, len(groups))
+	var total int64
+	selected := make([]int, 0, len(groups))
+	for i, g := range groups {
+		res.Groups[i] = GroupResult{SpecID: g.SpecID, Partition: g.Partition, InputFiles: len(g.Tasks), InputBytes: g.Bytes()}
+		if opts.MaxBytesPerRun > 0 && len(selected) > 0 && total+g.Bytes() > opts.MaxBytesPerRun {
+			res.Groups[i].Skipped = fmt.Sprintf("max_bytes_per_run %d reached", opts.MaxBytesPerRun)
+			continue
+		}
+		total += g.Bytes()
+		selected = append(selected, i)
+	}
+
+	conc := max(opts.MaxConcurrentGroups, 1)
+	perGroup := cfg
+	perGroup.budget = cfg.budget / int64(conc)
+
+	var (
+		mu      sync.Mutex // guards res.Table, staged and commits
+		staged  []stagedGroup
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, conc)
+		runErr  error
+		ctxRun  context.Context
+		cancelF context.CancelFunc
+	)
+	ctxRun, cancelF = context.WithCancel(ctx)
+	defer cancelF()
+	for _, i := range selected {
+		sem <- struct{}{}
+		if ctxRun.Err() != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			start := time.Now()
+			mu.Lock()
+			base := res.Table
+			mu.Unlock()
+			sg, err := rewriteGroup(ctxRun, base, i, groups[i], perGroup, opts.Progress)
+			gr := &res.Groups[i]
+			if sg != nil {
+				gr.InputRows, gr.OutputRows = sg.rowsIn, sg.rowsOut
+				gr.OutputFiles, gr.OutputBytes = len(sg.files), sg.bytesOut
+				gr.SpilledRuns, gr.SpilledBytes = sg.spilledRuns, sg.spilledBytes
+				for _, f := range sg.files {
+					gr.OutputPaths = append(gr.OutputPaths, f.FilePath())
+				}
+			}
+			if err != nil {
+				gr.Err = err
+				gr.Duration = time.Since(start)
+				emit(opts.Progress, Event{Group: i, Partition: groups[i].Partition, Phase: "failed"})
+				if !opts.PartialProgress {
+					mu.Lock()
+					runErr = errors.Join(runErr, fmt.Errorf("group %d (%s): %w", i, groups[i].Partition, err))
+					mu.Unlock()
+					cancelF()
+				}
+				return
+			}
+			if !opts.PartialProgress {
+				mu.Lock()
+				staged = append(staged, *sg)
+				mu.Unlock()
+				gr.Duration = time.Since(start)
+				return
+			}
+			mu.Lock()
+			next, removed, err := commitGroups(ctxRun, res.Table, []stagedGroup{*sg}, opts.SnapshotProps)
+			if next != nil {
+				res.Table = next
+			}
+			mu.Unlock()
+			gr.Duration = time.Since(start)
+			if err != nil {
+				gr.Err = err
+				emit(opts.Progress, Event{Group: i, Partition: groups[i].Partition, Phase: "failed"})
+				return
+			}
+			gr.Committed = true
+			gr.RemovedDelete = removed
+			emit(opts.Progress, Event{Group: i, Partition: groups[i].Partition, Phase: "committed", Bytes: sg.bytesOut, Rows: sg.rowsOut})
+		}(i)
+	}
+	wg.Wait()
+
+	if opts.PartialProgress {
+		var errs error
+		for i, g := range res.Groups {
+			if g.Err != nil {
+				errs = errors.Join(errs, fmt.Errorf("group %d (%s): %w", i, g.Partition, g.Err))
+			}
+		}
+		return res, errs
+	}
+	if runErr == nil && ctx.Err() != nil {
+		runErr = ctx.Err()
+	}
+	if runErr != nil {
+		// Atomic mode: nothing was committed, so every staged file goes.
+		for _, sg := range staged {
+			runErr = errors.Join(runErr, sg.remove(ctx))
+		}
+		return res, runErr
+	}
+	if len(staged) == 0 {
+		return res, nil
+	}
+	next, removed, err := commitGroups(ctx, res.Table, staged, opts.SnapshotProps)
+	if next != nil {
+		res.Table = next
+	}
+	if err != nil {
+		for i := range res.Groups {
+			res.Groups[i].Err = err
+		}
+		return res, err
+	}
+	for _, sg := range staged {
+		res.Groups[sg.index].Committed = true
+	}
+	if len(staged) > 0 {
+		res.Groups[staged[0].index].RemovedDelete = removed
+	}
+	emit(opts.Progress, Event{Group: -1, Phase: "committed"})
+	return res, nil
+}
+
+func emit(p func(Event), e Event) {
+	if p != nil {
+		p(e)
+	}
+}
+
+// runConfig is Options resolved against the table.
+type runConfig struct {
+	strategy    Strategy
+	target      int64
+	budget      int64
+	tempDir     string
+	order       table.SortOrder
+	sortOrderID int
+	zcols       []string
+}
+
+func resolve(tbl *table.Table, o Options) (runConfig, error) {
+	c := runConfig{strategy: o.Strategy, tempDir: o.TempDir, zcols: o.ZOrderColumns}
+	if c.strategy == "" {
+		c.strategy = Binpack
+	}
+	c.target = o.TargetFileSize
+	if c.target <= 0 {
+		c.target = propInt64(tbl.Properties(), table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
+	}
+	c.budget = o.MemoryBudget
+	if c.budget <= 0 {
+		c.budget = 2*c.target + 64<<20
+	}
+	switch c.strategy {
+	case Binpack:
+	case Sort:
+		order := tbl.SortOrder()
+		if o.SortOrder != nil {
+			order = *o.SortOrder
+		}
+		if order.IsUnsorted() || order.Len() == 0 {
+			return c, fmt.Errorf("%w: strategy sort needs a sort order and the table has none", ErrRefused)
+		}
+		c.order = order
+		// Record the id only when the table's metadata has this very order;
+		// an id pointing at a different order would make engines trust a
+		// sortedness that does not hold.
+		for _, so := range tbl.Metadata().SortOrders() {
+			if so.Equals(order) || (so.Len() == order.Len() && sameFields(so, order)) {
+				c.sortOrderID = so.OrderID()
+				break
+			}
+		}
+	case ZOrder:
+		if len(o.ZOrderColumns) < 2 {
+			return c, fmt.Errorf("%w: strategy zorder needs at least 2 zorder_columns", ErrRefused)
+		}
+	default:
+		return c, fmt.Errorf("%w: unknown strategy %q", ErrRefused, c.strategy)
+	}
+	return c, nil
+}
+
+func sameFields(a, b table.SortOrder) bool {
+	for i := range a.Len() {
+		if !a.Field(i).Equals(b.Field(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkGroup enforces that a group is one partition of one spec.
+func checkGroup(tbl *table.Table, g Group) error {
+	if len(g.Tasks) == 0 {
+		return errors.New("empty group")
+	}
+	if tbl.Metadata().PartitionSpecByID(g.SpecID) == nil {
+		return fmt.Errorf("spec %d is not in the table metadata", g.SpecID)
+	}
+	first := g.Tasks[0].File.Partition()
+	for _, t := range g.Tasks {
+		if int(t.File.SpecID()) != g.SpecID {
+			return fmt.Errorf("%w: file %s has spec %d, group has spec %d: files of different specs are never mixed",
+				ErrRefused, t.File.FilePath(), t.File.SpecID(), g.SpecID)
+		}
+		if !maps.EqualFunc(first, t.File.Partition(), func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+			return fmt.Errorf("%w: file %s is in another partition than the group's first file", ErrRefused, t.File.FilePath())
+		}
+		if t.Start != 0 || (t.Length != 0 && t.Length != t.File.FileSizeBytes()) {
+			return fmt.Errorf("%w: task for %s is a split (offset %d length %d): a rewrite must read whole files",
+				ErrRefused, t.File.FilePath(), t.Start, t.Length)
+		}
+	}
+	return nil
+}
+
+// stagedGroup is a rewritten group not yet committed.
+type stagedGroup struct {
+	index        int
+	group        Group
+	files        []iceberg.DataFile
+	rowsIn       int64
+	rowsOut      int64
+	bytesOut     int64
+	spilledRuns  int
+	spilledBytes int64
+	tbl          *table.Table
+}
+
+func (s *stagedGroup) remove(ctx context.Context) error {
+	if len(s.files) == 0 {
+		return nil
+	}
+	fs, err := s.tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("remove staged files: %w", err)
+	}
+	paths := make([]string, len(s.files))
+	for i, f := range s.files {
+		paths[i] = f.FilePath()
+	}
+	return removeFiles(fs, paths)
+}
+
+// rewriteGroup reads, (sorts,) writes and verifies one group. On error
+// every file it wrote is removed.
+func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg runConfig, progress func(Event)) (*stagedGroup, error) {
+	spec := tbl.Metadata().PartitionSpecByID(g.SpecID)
+	if spec == nil {
+		return nil, fmt.Errorf("spec %d is not in the table metadata", g.SpecID)
+	}
+	var inRecords, inBytes int64
+	for _, t := range g.Tasks {
+		inRecords += t.File.Count()
+		inBytes += t.File.FileSizeBytes()
+	}
+	bpr := 0.0
+	if inRecords > 0 {
+		bpr = float64(inBytes) / float64(inRecords)
+	}
+	w, err := newRollingWriter(ctx, writerConfig{
+		tbl:          tbl,
+		spec:         *spec,
+		partition:    g.Tasks[0].File.Partition(),
+		target:       cfg.target,
+		sortOrderID:  sortIDFor(cfg),
+		bytesPerRow:  bpr,
+		rowGroupCap:  max(cfg.budget/4, 1<<20),
+		groupOrdinal: index,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sg := &stagedGroup{index: index, group: g, tbl: tbl}
+	fail := func(err error) (*stagedGroup, error) {
+		if rerr := w.abort(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		sg.files = nil
+		return sg, err
+	}
+
+	var rowsIn int64
+	switch cfg.strategy {
+	case Binpack:
+		err = readGroup(ctx, tbl, g, func(rec arrow.RecordBatch) error {
+			rowsIn += rec.NumRows()
+			return w.write(rec)
+		})
+	case Sort, ZOrder:
+		var keyer rowKeyer
+		as, aerr := table.SchemaToArrowSchemaWithOptions(tbl.Schema(), table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: tbl.Properties()})
+		if aerr != nil {
+			return fail(fmt.Errorf("arrow schema: %w", aerr))
+		}
+		if cfg.strategy == Sort {
+			keyer, err = newSortKeyEncoder(cfg.order, tbl.Schema(), as)
+		} else {
+			var zk *zorderKeyer
+			zk, err = newZOrderKeyer(cfg.zcols, tbl.Schema(), as)
+			if err == nil {
+				// Pass one ranks the values from a bounded sample.
+				err = readGroup(ctx, tbl, g, func(rec arrow.RecordBatch) error {
+					zk.observe(rec)
+					return nil
+				})
+				zk.seal()
+			}
+			keyer = zk
+		}
+		if err != nil {
+			return fail(err)
+		}
+		// The sorter sees batches already conformed to the writer's schema
+		// so that its run files and the writer agree on types.
+		s := newExternalSorter(ctx, keyer, w.arrowSchema, cfg.budget/3, cfg.tempDir)
+		err = readGroup(ctx, tbl, g, func(rec arrow.RecordBatch) error {
+			rowsIn += rec.NumRows()
+			c, err := w.conform(rec)
+			if err != nil {
+				return err
+			}
+			defer c.Release()
+			return s.add(c)
+		})
+		var rowsSorted int64
+		if err == nil {
+			err = s.finish(func(rec arrow.RecordBatch) error {
+				rowsSorted += rec.NumRows()
+				return w.write(rec)
+			})
+		} else {
+			s.cleanup()
+		}
+		sg.spilledRuns, sg.spilledBytes = s.spilledRuns, s.spilledBytes
+		if err == nil && rowsSorted != rowsIn {
+			err = fmt.Errorf("sort emitted %d rows for %d input rows", rowsSorted, rowsIn)
+		}
+	}
+	if err != nil {
+		return fail(fmt.Errorf("rewrite: %w", err))
+	}
+	emit(progress, Event{Group: index, Partition: g.Partition, Phase: "read", Rows: rowsIn, Bytes: inBytes})
+	files, err := w.finish()
+	if err != nil {
+		return fail(err)
+	}
+	sg.files = files
+	sg.rowsIn = rowsIn
+	for _, f := range files {
+		sg.rowsOut += f.Count()
+		sg.bytesOut += f.FileSizeBytes()
+	}
+	// The one check that matters: every live row read is in the outputs,
+	// counted from the Parquet footers, and no more rows than the inputs held.
+	if sg.rowsOut != rowsIn || rowsIn > inRecords {
+		return fail(fmt.Errorf("row check failed: read %d live rows (of %d records in the inputs), wrote %d; nothing committed",
+			rowsIn, inRecords, sg.rowsOut))
+	}
+	emit(progress, Event{Group: index, Partition: g.Partition, Phase: "written", Rows: sg.rowsOut, Bytes: sg.bytesOut})
+	return sg, nil
+}
+
+func sortIDFor(c runConfig) int {
+	if c.strategy == Sort {
+		return c.sortOrderID
+	}
+	return table.UnsortedSortOrderID
+}
+
+// readGroup streams the group's live rows through iceberg-go's scanner,
+// which applies position deletes, deletion vectors and equality deletes.
+// Two workers overlap decoding with our encoding; each holds at most one
+// file's batches, which keeps the read side bounded by the input file size.
+func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.RecordBatch) error) error {
+	// A task planned under a `where` filter carries a residual that
+	// ReadTasks would apply, dropping the rows of a replaced file that do
+	// not match: rows lost. A rewrite reads whole files, so residuals go.
+	tasks := make([]table.FileScanTask, len(g.Tasks))
+	for i, t := range g.Tasks {
+		t.Residual = nil
+		tasks[i] = t
+	}
+	scan := tbl.Scan(table.WithMaxConcurrency(min(2, len(tasks))))
+	_, it, err := scan.ReadTasks(ctx, tasks)
+	if err != nil {
+		return fmt.Errorf("read group: %w", err)
+	}
+	for rec, err := range it {
+		if err != nil {
+			return fmt.Errorf("read group: %w", err)
+		}
+		err = fn(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitGroups commits one replace snapshot for the staged groups through
+// iceberg-go's RewriteFiles: it suppresses the append-conflict check
+// (concurrent appends are fine for a rewrite, and iceberg-go rebases onto
+// them), and rejects the commit when a concurrent delete targets a file
+// being replaced. Dead delete files are removed in the same snapshot.
+// A commit that definitely failed removes the staged files; one whose
+// outcome is unknown keeps them (they may now be referenced).
+func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, props iceberg.Properties) (*table.Table, int, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, 0, errors.Join(fmt.Errorf("open table io: %w", err), removeAll(ctx, staged))
+	}
+	snap := tbl.CurrentSnapshot()
+	rewritten := map[string]struct{}{}
+	var tasks []table.FileScanTask
+	for _, sg := range staged {
+		for _, t := range sg.group.Tasks {
+			rewritten[t.File.FilePath()] = struct{}{}
+			tasks = append(tasks, t)
+		}
+	}
+	// A position delete file may cover files outside this commit; only
+	// those whose every target is rewritten here are dead.
+	deadPos, err := table.CollectDeadPositionDeletes(ctx, fs, snap, rewritten)
+	if err != nil {
+		return nil, 0, errors.Join(fmt.Errorf("collect dead position deletes: %w", err), removeAll(ctx, staged))
+	}
+	deadEq, err := icecompaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, tbl.Metadata(), snap, rewritten)
+	if err != nil {
+		return nil, 0, errors.Join(fmt.Errorf("collect dead equality deletes: %w", err), removeAll(ctx, staged))
+	}
+	dvs := table.CollectSafeDeletionVectors(tasks)
+
+	txn := tbl.NewTransaction()
+	rw := txn.NewRewrite(props)
+	for _, sg := range staged {
+		for _, t := range sg.group.Tasks {
+			rw.DeleteFile(t.File)
+		}
+		for _, f := range sg.files {
+			rw.AddFile(f)
+		}
+	}
+	seen := map[string]struct{}{}
+	removed := 0
+	for _, list := range [][]iceberg.DataFile{deadPos, deadEq, dvs} {
+		for _, df := range list {
+			if _, ok := seen[df.FilePath()]; ok {
+				continue
+			}
+			seen[df.FilePath()] = struct{}{}
+			rw.DeleteFile(df)
+			removed++
+		}
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return nil, 0, errors.Join(fmt.Errorf("stage replace snapshot: %w", err), removeAll(ctx, staged))
+	}
+	next, err := txn.Commit(ctx)
+	if err != nil {
+		if next != nil {
+			// The catalog accepted the commit; a post-commit hook failed.
+			return next, removed, fmt.Errorf("post-commit: %w", err)
+		}
+		if errors.Is(err, table.ErrCommitFailed) {
+			return nil, 0, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
+		}
+		return nil, 0, fmt.Errorf("commit replace snapshot: outcome unknown, staged files kept: %w", err)
+	}
+	return next, removed, nil
+}
+
+func removeAll(ctx context.Context, staged []stagedGroup) error {
+	var errs error
+	for i := range staged {
+		errs = errors.Join(errs, staged[i].remove(ctx))
+	}
+	return errs
+}

@@ -1,0 +1,436 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// rollingWriter writes one partition's rows, in the order given, into
+// Parquet files of about the target size.
+//
+// It drives pqarrow itself rather than iceberg-go's WriteRecords because
+// WriteRecords (1) re-sorts every batch by the table's default order, which
+// would scramble a bucket order or a z-order we produced, (2) rolls only on
+// flushed bytes, so with the default 128 MiB row group a file overshoots a
+// small target by a whole row group, and (3) never records sort_order_id.
+// The DataFile (stats, bounds, split offsets, sort_order_id) is then built by
+// iceberg-go's own DataFileFromMetadata from the footer, so the manifest
+// entry is exactly what iceberg-go would have written.
+type rollingWriter struct {
+	ctx         context.Context
+	fs          icebergio.WriteFileIO
+	loc         table.LocationProvider
+	iceSchema   *iceberg.Schema
+	arrowSchema *arrow.Schema // with PARQUET:field_id metadata
+	spec        iceberg.PartitionSpec
+	partition   map[int]any
+	partPath    string
+	props       iceberg.Properties
+	wprops      *parquet.WriterProperties
+	mem         memory.Allocator
+
+	target        int64
+	rowGroupBytes int64
+	rowGroupRows  int64
+	sortOrderID   int
+	formatVersion int
+	filePrefix    string
+
+	bytesPerRow float64 // estimate of encoded bytes per row, refined per flush
+
+	cur     *openFile
+	seq     int
+	files   []iceberg.DataFile
+	created []string // every path opened, for cleanup on abort
+	rows    int64
+}
+
+type openFile struct {
+	path       string
+	counter    *countingWriter
+	pw         *pqarrow.FileWriter
+	rows       int64
+	rgRows     int64
+	flushedRow int64 // rows in closed row groups
+}
+
+type countingWriter struct {
+	w      icebergio.FileWriter
+	n      int64
+	closed bool
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingWriter) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	return c.w.Close()
+}
+
+type writerConfig struct {
+	tbl          *table.Table
+	spec         iceberg.PartitionSpec
+	partition    map[int]any
+	target       int64
+	sortOrderID  int
+	bytesPerRow  float64
+	rowGroupCap  int64 // upper bound for row-group bytes (memory)
+	groupOrdinal int
+}
+
+func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, error) {
+	tbl := cfg.tbl
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open table io: %w", err)
+	}
+	wfs, ok := fsys.(icebergio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("table io %T cannot write files", fsys)
+	}
+	loc, err := tbl.LocationProvider()
+	if err != nil {
+		return nil, fmt.Errorf("location provider: %w", err)
+	}
+	props := tbl.Properties()
+	sc := tbl.Schema()
+	as, err := table.SchemaToArrowSchemaWithOptions(sc, table.ArrowSchemaOptions{
+		IncludeFieldIDs: true,
+		TableProperties: props,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("arrow schema: %w", err)
+	}
+	wprops, err := parquetWriterProps(props)
+	if err != nil {
+		return nil, err
+	}
+	rgBytes := propInt64(props, table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault)
+	// Several row groups per file keep the size estimate honest (each flush
+	// recalibrates bytes per row) and bound the buffered row group in memory.
+	rgBytes = min(rgBytes, max(cfg.target/4, 16<<10))
+	if cfg.rowGroupCap > 0 {
+		rgBytes = min(rgBytes, cfg.rowGroupCap)
+	}
+	partPath := ""
+	if !cfg.spec.IsUnpartitioned() {
+		var rec partitionRecord
+		for _, f := range cfg.spec.Fields() {
+			rec = append(rec, cfg.partition[f.FieldID])
+		}
+		partPath = cfg.spec.PartitionToPath(rec, sc)
+	}
+	bpr := cfg.bytesPerRow
+	if bpr <= 0 {
+		bpr = 64
+	}
+	return &rollingWriter{
+		ctx:           ctx,
+		fs:            wfs,
+		loc:           loc,
+		iceSchema:     sc,
+		arrowSchema:   as,
+		spec:          cfg.spec,
+		partition:     cfg.partition,
+		partPath:      partPath,
+		props:         props,
+		wprops:        wprops,
+		mem:           memory.DefaultAllocator,
+		target:        cfg.target,
+		rowGroupBytes: rgBytes,
+		rowGroupRows:  propInt64(props, table.ParquetRowGroupLimitKey, table.ParquetRowGroupLimitDefault),
+		sortOrderID:   cfg.sortOrderID,
+		formatVersion: tbl.Metadata().Version(),
+		filePrefix:    fmt.Sprintf("%05d-%d-%s", cfg.groupOrdinal, 0, uuid.NewString()),
+		bytesPerRow:   bpr,
+	}, nil
+}
+
+// partitionRecord is a partition tuple in spec field order.
+type partitionRecord []any
+
+func (p partitionRecord) Size() int            { return len(p) }
+func (p partitionRecord) Get(pos int) any      { return p[pos] }
+func (p partitionRecord) Set(pos int, val any) { p[pos] = val }
+
+func propInt64(p iceberg.Properties, key string, def int64) int64 {
+	if v, ok := p[key]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return def
+}
+
+// parquetWriterProps mirrors iceberg-go's table-property mapping (its
+// GetWriteProperties is internal), so outputs use the table's codec, level,
+// page and dictionary sizes.
+func parquetWriterProps(p iceberg.Properties) (*parquet.WriterProperties, error) {
+	codecName := p.Get(table.ParquetCompressionKey, table.ParquetCompressionDefault)
+	var codec compress.Compression
+	switch codecName {
+	case "snappy":
+		codec = compress.Codecs.Snappy
+	case "zstd":
+		codec = compress.Codecs.Zstd
+	case "uncompressed", "none":
+		codec = compress.Codecs.Uncompressed
+	case "gzip":
+		codec = compress.Codecs.Gzip
+	case "brotli":
+		codec = compress.Codecs.Brotli
+	case "lz4":
+		codec = compress.Codecs.Lz4
+	case "lz4raw":
+		codec = compress.Codecs.Lz4Raw
+	default:
+		// iceberg-go silently falls back to uncompressed; writing a table
+		// with a codec nobody asked for is worse than refusing.
+		return nil, fmt.Errorf("%s = %q is not a codec iceops can write", table.ParquetCompressionKey, codecName)
+	}
+	version := parquet.DataPageV2
+	if p.Get(table.ParquetPageVersionKey, table.ParquetPageVersionDefault) == "1" {
+		version = parquet.DataPageV1
+	}
+	opts := []parquet.WriterProperty{
+		parquet.WithMaxRowGroupLength(propInt64(p, table.ParquetRowGroupLimitKey, table.ParquetRowGroupLimitDefault)),
+		parquet.WithDataPageSize(propInt64(p, table.ParquetPageSizeBytesKey, table.ParquetPageSizeBytesDefault)),
+		parquet.WithDataPageVersion(version),
+		parquet.WithBatchSize(propInt64(p, table.ParquetPageRowLimitKey, table.ParquetPageRowLimitDefault)),
+		parquet.WithDictionaryPageSizeLimit(propInt64(p, table.ParquetDictSizeBytesKey, table.ParquetDictSizeBytesDefault)),
+		parquet.WithCompression(codec),
+		parquet.WithStats(true),
+	}
+	if lvl, ok := p[table.ParquetCompressionLevelKey]; ok && lvl != "" {
+		n, err := strconv.Atoi(lvl)
+		if err != nil {
+			return nil, fmt.Errorf("%s = %q: %w", table.ParquetCompressionLevelKey, lvl, err)
+		}
+		opts = append(opts, parquet.WithCompressionLevel(n))
+	}
+	return parquet.NewWriterProperties(opts...), nil
+}
+
+func (w *rollingWriter) open() error {
+	w.seq++
+	name := fmt.Sprintf("%s-%05d.parquet", w.filePrefix, w.seq)
+	if w.partPath != "" {
+		name = w.partPath + "/" + name
+	}
+	path := w.loc.NewDataLocation(name)
+	fw, err := w.fs.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	w.created = append(w.created, path)
+	cw := &countingWriter{w: fw}
+	pw, err := pqarrow.NewFileWriter(w.arrowSchema, cw, w.wprops,
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem), pqarrow.WithStoreSchema()))
+	if err != nil {
+		_ = cw.Close()
+		return fmt.Errorf("open parquet writer %s: %w", path, err)
+	}
+	w.cur = &openFile{path: path, counter: cw, pw: pw}
+	return nil
+}
+
+// estimate is the current file's expected size if closed now.
+func (w *rollingWriter) estimate() float64 {
+	return float64(w.cur.counter.n) + float64(w.cur.rgRows)*w.bytesPerRow
+}
+
+// write appends a batch (in order). It takes ownership of nothing: the
+// caller still releases rec.
+func (w *rollingWriter) write(rec arrow.RecordBatch) error {
+	rec, err := w.conform(rec)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	n := rec.NumRows()
+	var off int64
+	for off < n {
+		if w.cur == nil {
+			if err := w.open(); err != nil {
+				return err
+			}
+		}
+		room := (float64(w.target) - w.estimate()) / w.bytesPerRow
+		rgRoom := min(float64(w.rowGroupBytes)/w.bytesPerRow-float64(w.cur.rgRows),
+			float64(w.rowGroupRows-w.cur.rgRows))
+		take := int64(min(room, rgRoom))
+		take = max(take, 1)
+		take = min(take, n-off)
+		slice := rec.NewSlice(off, off+take)
+		err := w.cur.pw.WriteBuffered(slice)
+		slice.Release()
+		if err != nil {
+			return fmt.Errorf("write %s: %w", w.cur.path, err)
+		}
+		off += take
+		w.cur.rows += take
+		w.cur.rgRows += take
+		w.rows += take
+		if w.estimate() >= float64(w.target) {
+			if err := w.closeFile(); err != nil {
+				return err
+			}
+			continue
+		}
+		if float64(w.cur.rgRows)*w.bytesPerRow >= float64(w.rowGroupBytes) || w.cur.rgRows >= w.rowGroupRows {
+			if err := w.flushRowGroup(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flushRowGroup closes the buffered row group, which writes it out, and
+// recalibrates bytes per row from what really reached the file.
+func (w *rollingWriter) flushRowGroup() error {
+	before := w.cur.counter.n
+	if err := w.cur.pw.NewBufferedRowGroupChecked(); err != nil {
+		return fmt.Errorf("flush row group of %s: %w", w.cur.path, err)
+	}
+	if w.cur.rgRows > 0 {
+		got := float64(w.cur.counter.n-before) / float64(w.cur.rgRows)
+		if got > 0 {
+			w.bytesPerRow = got
+		}
+	}
+	w.cur.flushedRow += w.cur.rgRows
+	w.cur.rgRows = 0
+	return nil
+}
+
+func (w *rollingWriter) closeFile() error {
+	f := w.cur
+	w.cur = nil
+	before := f.counter.n
+	if err := f.pw.Close(); err != nil {
+		_ = f.counter.Close()
+		return fmt.Errorf("close %s: %w", f.path, err)
+	}
+	if f.rgRows > 0 {
+		// The footer is small; attribute the last row group's bytes to its rows.
+		if got := float64(f.counter.n-before) / float64(f.rgRows); got > 0 {
+			w.bytesPerRow = got
+		}
+	}
+	if err := f.counter.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", f.path, err)
+	}
+	md, err := f.pw.FileMetadata()
+	if err != nil {
+		return fmt.Errorf("footer of %s: %w", f.path, err)
+	}
+	var partition map[int]any
+	if !w.spec.IsUnpartitioned() {
+		partition = w.partition
+	}
+	df, err := table.DataFileFromMetadata(table.DataFileArgs{
+		Schema:          w.iceSchema,
+		Spec:            w.spec,
+		Format:          iceberg.ParquetFile,
+		Metadata:        md,
+		FilePath:        f.path,
+		FileSize:        f.counter.n,
+		Content:         iceberg.EntryContentData,
+		PartitionValues: partition,
+		SortOrderID:     w.sortOrderID,
+		Properties:      w.props,
+		FormatVersion:   w.formatVersion,
+	})
+	if err != nil {
+		return fmt.Errorf("data file of %s: %w", f.path, err)
+	}
+	if df.Count() != f.rows {
+		return fmt.Errorf("%s: footer has %d rows, %d were written", f.path, df.Count(), f.rows)
+	}
+	w.files = append(w.files, df)
+	return nil
+}
+
+// finish closes the open file and returns every file written.
+func (w *rollingWriter) finish() ([]iceberg.DataFile, error) {
+	if w.cur != nil {
+		if err := w.closeFile(); err != nil {
+			return nil, err
+		}
+	}
+	return w.files, nil
+}
+
+// abort closes what is open and removes every file this writer created.
+func (w *rollingWriter) abort() error {
+	if w.cur != nil {
+		_ = w.cur.pw.Close()
+		_ = w.cur.counter.Close()
+		w.cur = nil
+	}
+	return removeFiles(w.fs, w.created)
+}
+
+func removeFiles(fs icebergio.IO, paths []string) error {
+	var errs error
+	for _, p := range paths {
+		if err := fs.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			errs = errors.Join(errs, fmt.Errorf("remove staged %s: %w", p, err))
+		}
+	}
+	return errs
+}
+
+// conform gives the scanned batch the writer's schema (the one carrying
+// field ids), casting a column only when its Arrow type differs.
+func (w *rollingWriter) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if rec.NumCols() != int64(w.arrowSchema.NumFields()) {
+		return nil, fmt.Errorf("scanned batch has %d columns, table schema has %d", rec.NumCols(), w.arrowSchema.NumFields())
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	for i := range cols {
+		c := rec.Column(i)
+		want := w.arrowSchema.Field(i).Type
+		if arrow.TypeEqual(c.DataType(), want) {
+			c.Retain()
+			cols[i] = c
+			continue
+		}
+		cast, err := compute.CastArray(w.ctx, c, compute.SafeCastOptions(want))
+		if err != nil {
+			for _, done := range cols[:i] {
+				done.Release()
+			}
+			return nil, fmt.Errorf("column %s: cast %s to %s: %w", w.arrowSchema.Field(i).Name, c.DataType(), want, err)
+		}
+		cols[i] = cast
+	}
+	out := array.NewRecordBatch(w.arrowSchema, cols, rec.NumRows())
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
+}
