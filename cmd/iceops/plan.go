@@ -32,7 +32,9 @@ func (c *cli) plan(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	p, err := c.makePlan(ctx, cfg, a.Targets, a.Parallelism)
+	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
+	defer sess.Close()
+	p, err := c.makePlan(ctx, cfg, sess, a.Targets, a.Parallelism)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -70,17 +72,15 @@ func planExitCode(p *diff.Plan, detailed bool) int {
 	return exitOK
 }
 
-// makePlan opens the catalogs and plans, with observation progress on a
-// terminal stderr.
-func (c *cli) makePlan(ctx context.Context, cfg *config.Config, targets []string, parallelism int) (*diff.Plan, error) {
-	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
-	defer sess.Close()
-	prog := views.NewProgress(c.stderr, c.stderrTTY, c.colorErr())
+// makePlan plans every managed table, with live observation progress on
+// a terminal stderr (and none in a log: the plan is the result).
+func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.Session, targets []string, parallelism int) (*diff.Plan, error) {
+	prog := views.NewProgress(c.stderr, c.stderrTTY, true, c.colorErr(), c.now)
 	defer prog.Done()
 	p, err := apply.Plan(ctx, cfg, sess, apply.PlanOptions{
 		Targets:     targets,
 		Parallelism: parallelism,
-		Now:         c.now(),
+		Now:         c.now,
 		Version:     version,
 		Progress:    prog.Event,
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -27,6 +28,13 @@ func TestScript(t *testing.T) {
 			// developer's shell.
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("ICEOPS_CLI_ARGS", "")
+			// The repository's examples, for scripts that check them as
+			// a user would run them.
+			examples, err := filepath.Abs("../../examples")
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLES", examples)
 			return nil
 		},
 		Cmds: scriptCmds(),

@@ -1,0 +1,130 @@
+//go:build iceops_pending
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/iceops/iceops/apply"
+	"github.com/iceops/iceops/cmd/iceops/internal/views"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers"
+)
+
+const approvalPrompt = "Do you want to perform these actions? Only 'yes' will be accepted: "
+
+// errNoTTY: approval needs a person at a terminal. Refusing is the safe
+// default for a CD job that forgot -auto-approve.
+var errNoTTY = errors.New("apply needs approval, but standard input is not a terminal: nothing was changed.\n" +
+	"Run with -auto-approve, or save a reviewed plan with \"iceops plan -out=FILE\" and run \"iceops apply FILE\"")
+
+// apply plans, asks and applies; or applies a saved plan.
+func (c *cli) apply(args []string) int {
+	a, err := ParseApply(args)
+	if err != nil {
+		return c.usage("apply", err)
+	}
+	c.noColor = c.noColor || a.NoColor
+	needsApproval := a.PlanFile == "" && !a.AutoApprove
+	if needsApproval && a.JSON {
+		// There is no place for the question in a JSON stream.
+		return c.usage("apply", errors.New("apply -json needs -auto-approve or a saved plan file"))
+	}
+	// Refuse before observing anything: the answer cannot come.
+	if needsApproval && !c.stdinTTY {
+		return c.fail(errNoTTY)
+	}
+
+	cfg, ok := c.loadConfig(a.Vars, a.PlanFile == "")
+	if !ok {
+		return exitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
+	defer sess.Close()
+
+	var plan *diff.Plan
+	if a.PlanFile != "" {
+		plan, err = c.readPlanFile(a.PlanFile)
+		if err != nil {
+			return c.fail(err)
+		}
+	} else {
+		plan, err = c.makePlan(ctx, cfg, sess, a.Targets, a.Parallelism)
+		if err != nil {
+			return c.fail(err)
+		}
+		if !a.JSON {
+			if err := views.Plan(c.stdout, plan, c.colorOut()); err != nil {
+				return c.fail(err)
+			}
+		}
+		if plan.Summary.Actions == 0 {
+			// Nothing to approve or do; errors still make the exit 1.
+			if a.JSON {
+				if err := views.PlanJSON(c.stdout, plan); err != nil {
+					return c.fail(err)
+				}
+			}
+			return planExitCode(plan, false)
+		}
+		if needsApproval {
+			ok, err := c.approve()
+			if err != nil {
+				return c.fail(err)
+			}
+			if !ok {
+				fmt.Fprintln(c.stderr, "\nApply cancelled: nothing was changed.")
+				return exitError
+			}
+		}
+	}
+
+	prog := views.NewProgress(c.stderr, c.stderrTTY, false, c.colorErr(), c.now)
+	res, err := apply.Apply(ctx, cfg, sess, plan, apply.ApplyOptions{
+		Parallelism: a.Parallelism,
+		Now:         c.now,
+		Saved:       a.PlanFile != "",
+		Progress:    prog.Event,
+		Version:     version,
+	})
+	prog.Done()
+	if err != nil {
+		return c.fail(fmt.Errorf("apply: %w", err))
+	}
+	if a.JSON {
+		err = views.ResultsJSON(c.stdout, res)
+	} else {
+		if a.PlanFile == "" {
+			fmt.Fprintln(c.stdout)
+		}
+		err = views.Results(c.stdout, res, c.colorOut())
+	}
+	if err != nil {
+		return c.fail(err)
+	}
+	if res.Failed() || res.Interrupted || len(plan.Errors) > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
+// approve asks on stderr and reads one line from stdin.
+func (c *cli) approve() (bool, error) {
+	s := c.colorErr()
+	fmt.Fprint(c.stderr, "\n"+s.Bold(approvalPrompt))
+	line, err := bufio.NewReader(c.stdin).ReadString('\n')
+	if err != nil && line == "" {
+		// EOF (Ctrl-D) is a no, not an error.
+		return false, nil
+	}
+	return strings.TrimSpace(line) == "yes", nil
+}
