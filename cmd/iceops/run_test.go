@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/diff"
+)
+
+// runIn runs the CLI in-process with buffers, so a test can claim that a
+// stream is a terminal (testscript's children never have one).
+func runIn(t *testing.T, c *cli, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	c.stdout, c.stderr = &out, &errb
+	if c.stdin == nil {
+		c.stdin = strings.NewReader("")
+	}
+	if c.env == nil {
+		c.env = map[string]string{}
+	}
+	if c.now == nil {
+		c.now = func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
+	}
+	code = c.run(args)
+	return out.String(), errb.String(), code
+}
+
+func writeConfig(t *testing.T, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const smallConfig = `
+catalog "lake" {
+  type = "sql"
+  uri  = "sqlite:lake.db"
+}
+
+policy "base" {
+  target_file_size = "512MiB"
+}
+
+table "lake.a.b" {
+  policy = policy.base
+}
+`
+
+func TestColourDecision(t *testing.T) {
+	dir := writeConfig(t, smallConfig)
+	cases := []struct {
+		name string
+		c    *cli
+		args []string
+		want bool
+	}{
+		{"terminal", &cli{stdoutTTY: true}, nil, true},
+		{"not a terminal", &cli{stdoutTTY: false}, nil, false},
+		{"NO_COLOR", &cli{stdoutTTY: true, env: map[string]string{"NO_COLOR": "1"}}, nil, false},
+		{"empty NO_COLOR is unset", &cli{stdoutTTY: true, env: map[string]string{"NO_COLOR": ""}}, nil, true},
+		{"TERM=dumb", &cli{stdoutTTY: true, env: map[string]string{"TERM": "dumb"}}, nil, false},
+		{"-no-color", &cli{stdoutTTY: true}, []string{"-no-color"}, false},
+		{"-no-color from ICEOPS_CLI_ARGS", &cli{stdoutTTY: true, env: map[string]string{"ICEOPS_CLI_ARGS_explain": "-no-color"}}, nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"-chdir=" + dir, "explain"}, tc.args...)
+			out, errOut, code := runIn(t, tc.c, append(args, "lake.a.b")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if got := strings.Contains(out, "\x1b["); got != tc.want {
+				t.Errorf("colour = %v, want %v:\n%q", got, tc.want, out)
+			}
+		})
+	}
+}
+
+func TestDiagnosticsColourFollowsStderr(t *testing.T) {
+	dir := writeConfig(t, `policy "base" { target_file_size = "huge" }`)
+	_, errOut, code := runIn(t, &cli{stderrTTY: true}, "-chdir="+dir, "validate")
+	if code != exitError {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(errOut, "\x1b[") {
+		t.Errorf("no colour on a terminal stderr: %q", errOut)
+	}
+	_, errOut, _ = runIn(t, &cli{stderrTTY: false}, "-chdir="+dir, "validate")
+	if strings.Contains(errOut, "\x1b[") {
+		t.Errorf("colour on a non-terminal stderr: %q", errOut)
+	}
+}
+
+func TestPlanCheckCatchesBrokenDocuments(t *testing.T) {
+	snap := int64(7)
+	p := diff.Plan{
+		FormatVersion: "1.0", IceopsVersion: "0.1.0", CreatedAt: time.Now(), ConfigDigest: "sha256:x",
+		Tables: []diff.TablePlan{{
+			Address:  "a.b.c",
+			Observed: diff.Observed{TableUUID: "u", MetadataLocation: "m", CurrentSnapshotID: &snap},
+			Actions: []diff.Action{
+				{Type: diff.Compact, Reason: "r", Compact: &diff.CompactAction{Strategy: "binpack"}},
+				{Type: diff.ExpireSnapshots, Destructive: true, Reason: "r", Expire: &diff.ExpireAction{SnapshotIDs: []int64{1}}},
+			},
+		}},
+		Errors: []diff.TableError{},
+	}
+	diff.Summarize(&p)
+	doc := func(mut func(m map[string]any)) any {
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		if mut != nil {
+			mut(m)
+		}
+		return m
+	}
+	if err := checkPlanDoc(doc(nil)); err != nil {
+		t.Fatalf("valid plan rejected: %v", err)
+	}
+	action := func(m map[string]any, i int) map[string]any {
+		return m["tables"].([]any)[0].(map[string]any)["actions"].([]any)[i].(map[string]any)
+	}
+	bad := map[string]func(m map[string]any){
+		"major version":   func(m map[string]any) { m["format_version"] = "2.0" },
+		"no digest":       func(m map[string]any) { delete(m, "config_digest") },
+		"not destructive": func(m map[string]any) { action(m, 1)["destructive"] = false },
+		"no reason":       func(m map[string]any) { action(m, 0)["reason"] = "" },
+		"missing payload": func(m map[string]any) { delete(action(m, 1), "snapshot_ids") },
+		"out of order": func(m map[string]any) {
+			l := m["tables"].([]any)[0].(map[string]any)["actions"].([]any)
+			l[0], l[1] = l[1], l[0]
+		},
+		"summary disagrees": func(m map[string]any) { m["summary"].(map[string]any)["actions"] = json.Number("5") },
+		"unknown action":    func(m map[string]any) { action(m, 0)["type"] = "vacuum" },
+		"observed uuid gone": func(m map[string]any) {
+			delete(m["tables"].([]any)[0].(map[string]any)["observed"].(map[string]any), "table_uuid")
+		},
+	}
+	for name, mut := range bad {
+		if err := checkPlanDoc(doc(mut)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
