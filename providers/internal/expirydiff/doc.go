@@ -1,5 +1,6 @@
-// Package expirydiff holds the differential test between diff.SelectExpired
-// and iceberg-go's own Transaction.ExpireSnapshots. It lives under providers
-// because it imports iceberg-go, which diff must not; it has no code of its
-// own.
+// Package expirydiff holds differential tests of diff against iceberg-go:
+// diff.SelectExpired against Transaction.ExpireSnapshots, and diff's
+// compaction selection and packing against compaction.Config.PlanCompaction.
+// It lives under providers because it imports iceberg-go, which diff must
+// not; it has no code of its own.
 package expirydiff

@@ -368,3 +368,6 @@ func TestSelectExpiredMatchesIcebergGo(t *testing.T) {
 		t.Fatalf("generator coverage too thin: %d expiring, %d ref removals, %d with added, %d rollbacks", withExpired, withRefs, withAdded, rollbacks)
 	}
 }
+
+// testTime is a fixed clock for tests that do not race iceberg-go's own.
+func testTime() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
