@@ -261,3 +261,43 @@ func TestCommitGapWarning(t *testing.T) {
 		t.Fatalf("warnings = %+v", tp.Warnings)
 	}
 }
+
+// A retention block that leaves max_age and min_snapshots unset defers to
+// the table's own properties instead of imposing the defaults.
+func TestPlanExpireUnsetAttributesUseTableProperties(t *testing.T) {
+	pol := emptyPolicy()
+	pol.SnapshotRetention = config.RetentionPolicy{Declared: true, DeclRange: at(10), MaxAge: def(5 * day), MinSnapshots: def(1)}
+	st := linear(12*day, 11*day, 7*day, 6*day, time.Hour)
+	st.Properties["history.expire.max-snapshot-age-ms"] = "864000000" // 10d
+	st.Properties["history.expire.min-snapshots-to-keep"] = "2"
+	a := findAction(t, PlanTable(pol, st, testNow), ExpireSnapshots)
+	// 10d keeps 3, 4, 5; without the property the 5d default would take 3 and 4 too.
+	if !reflect.DeepEqual(a.Expire.SnapshotIDs, []int64{1, 2}) || a.Expire.MaxAge != "10d" || a.Expire.MinSnapshots != 2 {
+		t.Fatalf("expire = %+v", a.Expire)
+	}
+	if !strings.Contains(a.Reason, "table property history.expire.max-snapshot-age-ms = 864000000") {
+		t.Fatalf("reason = %q", a.Reason)
+	}
+
+	delete(st.Properties, "history.expire.max-snapshot-age-ms")
+	a = findAction(t, PlanTable(pol, st, testNow), ExpireSnapshots)
+	// min-snapshots-to-keep = 2 still keeps 4 and 5.
+	if !reflect.DeepEqual(a.Expire.SnapshotIDs, []int64{1, 2, 3}) || a.Reason != `snapshot_retention.max_age = "5d" (default; block at main.iceops.hcl:10)` {
+		t.Fatalf("expire = %+v, reason %q", a.Expire, a.Reason)
+	}
+}
+
+func TestSortWithoutOrderWarning(t *testing.T) {
+	pol := emptyPolicy()
+	pol.Compaction = fullPolicy().Compaction
+	pol.Compaction.Strategy = set("sort", 8)
+	st := linear(day)
+	tp := PlanTable(pol, st, testNow)
+	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != "sort_without_order" || tp.Warnings[0].Origin != "main.iceops.hcl:8" {
+		t.Fatalf("warnings = %+v", tp.Warnings)
+	}
+	st.SortOrder = []SortField{{Transform: "identity", Column: "a"}}
+	if tp := PlanTable(pol, st, testNow); len(tp.Warnings) != 0 {
+		t.Fatalf("warnings with a table sort order = %+v", tp.Warnings)
+	}
+}

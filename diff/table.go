@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/iceops/iceops/config"
 )
 
@@ -84,9 +85,19 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 	if st.CurrentSnapshotID == nil {
 		addedOnMain = 0 // nothing to compact; no commits land on main
 	}
+	// An attribute the policy leaves unset does not override the table's
+	// own retention property: a policy that says nothing changes nothing.
+	var maxAge time.Duration
+	minSnapshots := 0
+	if r.MaxAge.Set {
+		maxAge = r.MaxAge.Value
+	}
+	if r.MinSnapshots.Set {
+		minSnapshots = r.MinSnapshots.Value
+	}
 	probe := *st
 	probe.Properties = props
-	sel := SelectExpired(&probe, r.MaxAge.Value, r.MinSnapshots.Value, r.MaxRefAge.Value, addedOnMain, now)
+	sel := SelectExpired(&probe, maxAge, minSnapshots, r.MaxRefAge.Value, addedOnMain, now)
 	if sel.Problem != "" {
 		return Action{}, []Refusal{{Action: string(ExpireSnapshots), Reason: sel.Problem}}, false
 	}
@@ -94,10 +105,22 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 		return Action{}, nil, false
 	}
 	maxAgeMs := retentionInt64(props, propMaxSnapshotAgeMs, legacyMaxSnapshotAgeMs, defaultMaxSnapshotAgeMs)
-	if r.MaxAge.Value > 0 {
-		maxAgeMs = r.MaxAge.Value.Milliseconds()
+	if maxAge > 0 {
+		maxAgeMs = maxAge.Milliseconds()
 	}
-	reasons := []string{reason("snapshot_retention.max_age", quote(formatDuration(time.Duration(maxAgeMs)*time.Millisecond)), r.MaxAge.Origin, r.DeclRange)}
+	if minSnapshots <= 0 {
+		minSnapshots = int(retentionInt64(props, propMinSnapshotsToKeep, legacyMinSnapshots, defaultMinSnapshotsToKeep))
+	}
+	maxAgeText := formatDuration(time.Duration(maxAgeMs) * time.Millisecond)
+	var reasons []string
+	switch _, fromTable := props[propMaxSnapshotAgeMs]; {
+	case r.MaxAge.Set:
+		reasons = append(reasons, reason("snapshot_retention.max_age", quote(maxAgeText), r.MaxAge.Origin, r.DeclRange))
+	case fromTable:
+		reasons = append(reasons, fmt.Sprintf("snapshot_retention.max_age unset; table property %s = %s (%s)", propMaxSnapshotAgeMs, props[propMaxSnapshotAgeMs], maxAgeText))
+	default:
+		reasons = append(reasons, reason("snapshot_retention.max_age", quote(maxAgeText), hcl.Range{}, r.DeclRange))
+	}
 	if r.MinSnapshots.Set {
 		reasons = append(reasons, reason("snapshot_retention.min_snapshots", strconv.Itoa(r.MinSnapshots.Value), r.MinSnapshots.Origin, r.DeclRange))
 	}
@@ -110,9 +133,9 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 		Reason:      strings.Join(reasons, "; "),
 		Expire: &ExpireAction{
 			SnapshotIDs:          sel.Expired,
-			MaxAge:               formatDuration(time.Duration(maxAgeMs) * time.Millisecond),
+			MaxAge:               maxAgeText,
 			MaxAgeMs:             maxAgeMs,
-			MinSnapshots:         r.MinSnapshots.Value,
+			MinSnapshots:         minSnapshots,
 			OldestAgeMs:          sel.OldestAgeMs,
 			Kept:                 sel.Kept,
 			ProtectedByRef:       sel.ProtectedByRef,
@@ -134,6 +157,17 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 		out = append(out, Warning{
 			Code:    "gc_disabled",
 			Message: fmt.Sprintf("table has gc.enabled=%q but the policy declares %s; iceops will not expire snapshots or remove files of this table", props[propGCEnabled], block),
+			Origin:  fileLine(rng),
+		})
+	}
+	if c := pol.Compaction; c.Declared && c.Strategy.Value == "sort" && len(pol.SortOrder.Value) == 0 && len(st.SortOrder) == 0 {
+		rng := c.Strategy.Origin
+		if rng.Filename == "" {
+			rng = c.DeclRange
+		}
+		out = append(out, Warning{
+			Code:    "sort_without_order",
+			Message: "compaction.strategy = \"sort\" but neither the policy nor the table has a sort order; the rewrite cannot sort",
 			Origin:  fileLine(rng),
 		})
 	}
