@@ -39,6 +39,9 @@ type Session struct {
 
 	mu       sync.Mutex
 	catalogs map[string]*catalogEntry
+	// locations caches every configured table's location for the nested
+	// table check of orphan scans.
+	locations *tableLocations
 }
 
 type catalogEntry struct {

@@ -1,0 +1,422 @@
+package providers
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+)
+
+// Observe reads one managed table into diff's plain state: its metadata, the
+// current snapshot's files aggregated per (spec, partition), and, only when
+// the policy has orphan_files, the orphan scan.
+func (s *Session) Observe(ctx context.Context, pol *config.Effective) (*diff.TableState, error) {
+	tbl, err := s.LoadTable(ctx, pol.Address)
+	if err != nil {
+		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+	}
+	st, err := ObserveTable(ctx, tbl, pol.Address, diff.SelectionFor(pol))
+	if err != nil {
+		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+	}
+	if pol.OrphanFiles.Declared {
+		scan, err := s.scanOrphans(ctx, pol, tbl, orphanHooks{})
+		if err != nil {
+			return nil, fmt.Errorf("observe %s: orphan scan: %w", pol.Address, err)
+		}
+		st.Orphans = scan
+	}
+	return st, nil
+}
+
+// ObserveTable fills a TableState from a loaded table. sel decides which data
+// files are compaction candidates (diff.SelectionFor of the policy).
+func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection) (*diff.TableState, error) {
+	md := tbl.Metadata()
+	st := &diff.TableState{
+		Address:            address,
+		UUID:               md.TableUUID().String(),
+		MetadataLocation:   tbl.MetadataLocation(),
+		Location:           md.Location(),
+		FormatVersion:      md.Version(),
+		LastUpdatedMs:      md.LastUpdatedMillis(),
+		Properties:         maps.Clone(map[string]string(md.Properties())),
+		DefaultSortOrderID: md.DefaultSortOrder(),
+		DefaultSpecID:      md.DefaultPartitionSpec(),
+		Partitions:         []diff.PartitionStats{},
+	}
+	if st.Properties == nil {
+		st.Properties = map[string]string{}
+	}
+	sc := md.CurrentSchema()
+	for _, f := range sc.Fields() {
+		st.Schema = append(st.Schema, diff.Column{ID: f.ID, Name: f.Name, Type: f.Type.String()})
+	}
+	st.SortOrder = sortFields(md.SortOrder(), sc)
+	for _, spec := range md.PartitionSpecs() {
+		ps := diff.PartitionSpec{ID: spec.ID(), Fields: []string{}}
+		for _, f := range spec.Fields() {
+			col, _ := sc.FindColumnName(f.SourceID())
+			ps.Fields = append(ps.Fields, fmt.Sprintf("%s(%s)", f.Transform, col))
+		}
+		st.Specs = append(st.Specs, ps)
+	}
+	for _, snap := range md.Snapshots() {
+		ds := diff.Snapshot{
+			ID:             snap.SnapshotID,
+			ParentID:       snap.ParentSnapshotID,
+			SequenceNumber: snap.SequenceNumber,
+			TimestampMs:    snap.TimestampMs,
+			ManifestList:   snap.ManifestList,
+		}
+		if snap.Summary != nil {
+			ds.Operation = string(snap.Summary.Operation)
+			ds.Summary = maps.Clone(map[string]string(snap.Summary.Properties))
+		}
+		st.Snapshots = append(st.Snapshots, ds)
+	}
+	for name, ref := range md.Refs() {
+		st.Refs = append(st.Refs, diff.Ref{
+			Name:               name,
+			Type:               string(ref.SnapshotRefType),
+			SnapshotID:         ref.SnapshotID,
+			MinSnapshotsToKeep: ref.MinSnapshotsToKeep,
+			MaxSnapshotAgeMs:   ref.MaxSnapshotAgeMs,
+			MaxRefAgeMs:        ref.MaxRefAgeMs,
+		})
+	}
+	slices.SortFunc(st.Refs, func(a, b diff.Ref) int { return cmp.Compare(a.Name, b.Name) })
+	for e := range md.PreviousFiles() {
+		st.MetadataLog = append(st.MetadataLog, diff.MetadataLogEntry{File: e.MetadataFile, TimestampMs: e.TimestampMs})
+	}
+	cur := md.CurrentSnapshot()
+	if cur == nil {
+		return st, nil
+	}
+	id := cur.SnapshotID
+	st.CurrentSnapshotID = &id
+
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open table storage: %w", err)
+	}
+	agg, err := aggregateSnapshot(ctx, fsys, md, cur, sel)
+	if err != nil {
+		return nil, err
+	}
+	st.Partitions = agg.partitions()
+	st.Files = agg.files
+	st.Manifests = agg.manifests
+	return st, nil
+}
+
+// sortFields renders the default sort order in diff's (= config's)
+// vocabulary: "identity", "bucket[16]", "day", ...
+func sortFields(so table.SortOrder, sc *iceberg.Schema) []diff.SortField {
+	out := []diff.SortField{}
+	for _, f := range so.Fields() {
+		col := ""
+		if len(f.SourceIDs) > 0 {
+			col, _ = sc.FindColumnName(f.SourceIDs[0])
+		}
+		out = append(out, diff.SortField{
+			Transform:  f.Transform.String(),
+			Column:     col,
+			Descending: f.Direction == table.SortDESC,
+			NullsFirst: f.NullOrder == table.NullsFirst,
+		})
+	}
+	return out
+}
+
+// partitionRenderer turns a file's partition tuple into "name=value/..." for
+// one spec, using the transforms' human form (as Hive-style paths do).
+type partitionRenderer struct {
+	names  []string
+	ids    []int
+	trans  []iceberg.Transform
+	result []iceberg.Type
+}
+
+func newPartitionRenderer(spec *iceberg.PartitionSpec, sc *iceberg.Schema) *partitionRenderer {
+	r := &partitionRenderer{}
+	if spec == nil {
+		return r
+	}
+	for _, f := range spec.Fields() {
+		r.names = append(r.names, f.Name)
+		r.ids = append(r.ids, f.FieldID)
+		r.trans = append(r.trans, f.Transform)
+		var rt iceberg.Type
+		if src, ok := sc.FindFieldByID(f.SourceID()); ok {
+			rt = f.Transform.ResultType(src.Type)
+		}
+		r.result = append(r.result, rt)
+	}
+	return r
+}
+
+func (r *partitionRenderer) render(p map[int]any) string {
+	if len(r.names) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	for i, name := range r.names {
+		if i > 0 {
+			sb.WriteByte('/')
+		}
+		sb.WriteString(name)
+		sb.WriteByte('=')
+		v, ok := p[r.ids[i]]
+		switch {
+		case !ok || v == nil:
+			sb.WriteString("null")
+		case r.result[i] != nil:
+			sb.WriteString(r.trans[i].ToHumanStrType(r.result[i], v))
+		default:
+			fmt.Fprint(&sb, v)
+		}
+	}
+	return sb.String()
+}
+
+// snapshotAggregate is the streamed summary of one snapshot's live files.
+type snapshotAggregate struct {
+	parts     map[partKey]*diff.PartitionStats
+	files     diff.FileStats
+	manifests diff.ManifestStats
+	hist      sizeHistogram
+}
+
+type partKey struct {
+	spec int
+	part string
+}
+
+func (a *snapshotAggregate) part(k partKey) *diff.PartitionStats {
+	p, ok := a.parts[k]
+	if !ok {
+		p = &diff.PartitionStats{SpecID: k.spec, Partition: k.part}
+		a.parts[k] = p
+	}
+	return p
+}
+
+func (a *snapshotAggregate) partitions() []diff.PartitionStats {
+	out := make([]diff.PartitionStats, 0, len(a.parts))
+	for _, p := range a.parts {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(x, y diff.PartitionStats) int {
+		return cmp.Or(cmp.Compare(x.SpecID, y.SpecID), cmp.Compare(x.Partition, y.Partition))
+	})
+	return out
+}
+
+// deleteIndex counts, per data file, the delete files that apply to it, as
+// Iceberg's scan planning assigns them:
+//   - deletion vectors and path-scoped position deletes (referenced_data_file
+//     set) apply to exactly that file, and their record counts are the file's
+//     deleted rows;
+//   - partition-scoped position deletes apply to data files of the same spec
+//     and partition with a data sequence number <= the delete's;
+//   - equality deletes apply to the same spec and partition with a strictly
+//     lower data sequence number, or to every partition when written with an
+//     unpartitioned spec (global equality deletes).
+//
+// It holds one small record per delete file, not per data file. What we
+// approximate: position deletes whose path is only known from their lower/
+// upper file_path bounds are treated as partition-scoped (they may count
+// against more data files than they touch, which can only make a file a
+// candidate earlier), and equality deletes of an unpartitioned spec are
+// applied across specs without checking field ids.
+type deleteIndex struct {
+	fileScoped   map[string]fileDeletes
+	posByPart    map[partKey][]int64
+	eqByPart     map[partKey][]int64
+	globalEq     []int64
+	unpartitions map[int]bool
+}
+
+type fileDeletes struct {
+	files int
+	rows  int64
+}
+
+func (d *deleteIndex) seal() {
+	for _, v := range d.posByPart {
+		slices.Sort(v)
+	}
+	for _, v := range d.eqByPart {
+		slices.Sort(v)
+	}
+	slices.Sort(d.globalEq)
+}
+
+// countFor returns the number of delete files applying to a data file and
+// the rows its file-scoped deletes remove.
+func (d *deleteIndex) countFor(k partKey, path string, dataSeq int64) (int, int64) {
+	n := 0
+	var rows int64
+	if fd, ok := d.fileScoped[path]; ok {
+		n += fd.files
+		rows += fd.rows
+	}
+	// position deletes: seq >= dataSeq
+	if v := d.posByPart[k]; len(v) > 0 {
+		i := sort.Search(len(v), func(i int) bool { return v[i] >= dataSeq })
+		n += len(v) - i
+	}
+	// equality deletes: seq > dataSeq
+	if v := d.eqByPart[k]; len(v) > 0 && !d.unpartitions[k.spec] {
+		i := sort.Search(len(v), func(i int) bool { return v[i] > dataSeq })
+		n += len(v) - i
+	}
+	if v := d.globalEq; len(v) > 0 {
+		i := sort.Search(len(v), func(i int) bool { return v[i] > dataSeq })
+		n += len(v) - i
+	}
+	return n, rows
+}
+
+// aggregateSnapshot streams the manifests of snap: delete manifests first
+// (to index delete files), then data manifests, aggregating every live data
+// file into its partition without keeping it. Manifest entries are read with
+// iceberg-go's projection, which skips column statistics we do not need.
+func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection) (*snapshotAggregate, error) {
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	sc := md.CurrentSchema()
+	renderers := map[int]*partitionRenderer{}
+	renderer := func(specID int) *partitionRenderer {
+		r, ok := renderers[specID]
+		if !ok {
+			r = newPartitionRenderer(md.PartitionSpecByID(specID), sc)
+			renderers[specID] = r
+		}
+		return r
+	}
+	agg := &snapshotAggregate{parts: map[partKey]*diff.PartitionStats{}}
+	idx := &deleteIndex{
+		fileScoped:   map[string]fileDeletes{},
+		posByPart:    map[partKey][]int64{},
+		eqByPart:     map[partKey][]int64{},
+		unpartitions: map[int]bool{},
+	}
+	for _, spec := range md.PartitionSpecs() {
+		if spec.IsUnpartitioned() {
+			idx.unpartitions[spec.ID()] = true
+		}
+	}
+	agg.manifests.Count = len(manifests)
+	proj := iceberg.ManifestEntryProjection{IncludePruningStats: false}
+
+	for _, m := range manifests {
+		agg.manifests.Bytes += m.Length()
+		if m.ManifestContent() != iceberg.ManifestContentDeletes {
+			agg.manifests.DataCount++
+			continue
+		}
+		agg.manifests.DeleteCount++
+		for entry, err := range iceberg.EntriesWithProjection(fsys, m, true, proj) {
+			if err != nil {
+				return nil, fmt.Errorf("read delete manifest %s: %w", m.FilePath(), err)
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			df := entry.DataFile()
+			k := partKey{spec: int(df.SpecID()), part: renderer(int(df.SpecID())).render(df.Partition())}
+			p := agg.part(k)
+			p.DeleteFiles++
+			p.DeleteBytes += df.FileSizeBytes()
+			agg.files.DeleteFiles++
+			agg.files.DeleteBytes += df.FileSizeBytes()
+			seq := entry.SequenceNum()
+			switch {
+			case df.ContentType() == iceberg.EntryContentEqDeletes:
+				agg.files.EqualityDeletes++
+				if idx.unpartitions[k.spec] {
+					idx.globalEq = append(idx.globalEq, seq)
+				} else {
+					idx.eqByPart[k] = append(idx.eqByPart[k], seq)
+				}
+			case df.FileFormat() == iceberg.PuffinFile || df.ReferencedDataFile() != nil:
+				if df.FileFormat() == iceberg.PuffinFile {
+					agg.files.DeletionVectors++
+				} else {
+					agg.files.PositionDeletes++
+				}
+				ref := ""
+				if r := df.ReferencedDataFile(); r != nil {
+					ref = *r
+				}
+				fd := idx.fileScoped[ref]
+				fd.files++
+				fd.rows += df.Count()
+				idx.fileScoped[ref] = fd
+			default:
+				agg.files.PositionDeletes++
+				idx.posByPart[k] = append(idx.posByPart[k], seq)
+			}
+		}
+	}
+	idx.seal()
+
+	agg.files.MinSize = -1
+	for _, m := range manifests {
+		if m.ManifestContent() == iceberg.ManifestContentDeletes {
+			continue
+		}
+		for entry, err := range iceberg.EntriesWithProjection(fsys, m, true, proj) {
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			df := entry.DataFile()
+			size := df.FileSizeBytes()
+			k := partKey{spec: int(df.SpecID()), part: renderer(int(df.SpecID())).render(df.Partition())}
+			p := agg.part(k)
+			p.DataFiles++
+			p.DataBytes += size
+			p.Records += df.Count()
+			small := size < sel.Min
+			if small {
+				p.SmallFiles++
+				agg.files.SmallFiles++
+			}
+			nDel, delRows := idx.countFor(k, df.FilePath(), entry.SequenceNum())
+			if sel.IsCandidate(size, nDel, df.Count(), delRows) {
+				p.CandidateSizes = append(p.CandidateSizes, size)
+				p.CandidateBytes += size
+			}
+			agg.files.DataFiles++
+			agg.files.DataBytes += size
+			agg.files.Records += df.Count()
+			if agg.files.MinSize < 0 || size < agg.files.MinSize {
+				agg.files.MinSize = size
+			}
+			agg.files.MaxSize = max(agg.files.MaxSize, size)
+			agg.hist.add(size)
+		}
+	}
+	if agg.files.MinSize < 0 {
+		agg.files.MinSize = 0
+	}
+	agg.files.MedianSize = agg.hist.median(agg.files.MinSize, agg.files.MaxSize)
+	return agg, nil
+}

@@ -1,0 +1,101 @@
+package providers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// fixedNow is the clock of these tests.
+var fixedNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func sessionFor(t *testing.T, lhs ...*testkit.Lakehouse) *Session {
+	t.Helper()
+	cfg := &config.Config{Dir: t.TempDir()}
+	for _, l := range lhs {
+		cfg.Catalogs = append(cfg.Catalogs, l.ConfigCatalog())
+	}
+	s := Open(cfg, Options{Now: func() time.Time { return fixedNow }})
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func effective(address string) *config.Effective {
+	cat, ident, err := SplitAddress(address)
+	if err != nil {
+		panic(err)
+	}
+	return &config.Effective{
+		Address:   address,
+		Catalog:   cat,
+		Namespace: ident[:len(ident)-1],
+		Table:     ident[len(ident)-1],
+		PolicyBody: config.PolicyBody{
+			TargetFileSize: config.Setting[int64]{Value: 512 << 20, Set: true},
+		},
+	}
+}
+
+func TestObserveOwnTable(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := l.CreateTable(t, "sales.eu.events", testkit.TableOptions{Partitioned: true})
+	tbl = testkit.Append(t, tbl, 8, 10, 4)
+	sess := sessionFor(t, l)
+
+	st, err := sess.Observe(ctx, effective("lake.sales.eu.events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files.DataFiles != 8 || st.Files.Records != 80 {
+		t.Fatalf("files = %d records = %d, want 8 and 80", st.Files.DataFiles, st.Files.Records)
+	}
+	if len(st.Partitions) != 4 {
+		t.Fatalf("partitions = %d, want 4: %+v", len(st.Partitions), st.Partitions)
+	}
+	var bytes int64
+	for _, p := range st.Partitions {
+		if p.DataFiles != 2 || p.Records != 20 {
+			t.Errorf("partition %q: files %d records %d, want 2 and 20", p.Partition, p.DataFiles, p.Records)
+		}
+		// every file is far below 75% of 512MiB: all are candidates
+		if len(p.CandidateSizes) != 2 {
+			t.Errorf("partition %q: %d candidates, want 2", p.Partition, len(p.CandidateSizes))
+		}
+		bytes += p.DataBytes
+	}
+	if bytes != st.Files.DataBytes || bytes <= 0 {
+		t.Errorf("partition bytes %d != total %d", bytes, st.Files.DataBytes)
+	}
+	if len(st.Snapshots) != 8 || st.CurrentSnapshotID == nil || *st.CurrentSnapshotID != tbl.CurrentSnapshot().SnapshotID {
+		t.Errorf("snapshots = %d, current = %v", len(st.Snapshots), st.CurrentSnapshotID)
+	}
+	if len(st.Refs) != 1 || st.Refs[0].Name != "main" || st.Refs[0].Type != "branch" {
+		t.Errorf("refs = %+v", st.Refs)
+	}
+	// iceberg-go's fast append writes one new manifest per commit and
+	// carries the old ones: 8 data manifests.
+	if st.Manifests.Count != 8 || st.Manifests.DataCount != 8 || st.Manifests.DeleteCount != 0 {
+		t.Errorf("manifests = %+v", st.Manifests)
+	}
+	if st.Files.MinSize > st.Files.MedianSize || st.Files.MedianSize > st.Files.MaxSize || st.Files.MinSize <= 0 {
+		t.Errorf("sizes min %d median %d max %d", st.Files.MinSize, st.Files.MedianSize, st.Files.MaxSize)
+	}
+	if len(st.Specs) != 1 || len(st.Specs[0].Fields) != 1 || st.Specs[0].Fields[0] != "day(event_ts)" {
+		t.Errorf("specs = %+v", st.Specs)
+	}
+	if len(st.MetadataLog) != 8 {
+		t.Errorf("metadata log = %d entries, want 8 (create + 7 appends before the current)", len(st.MetadataLog))
+	}
+	if len(st.Schema) != 5 || st.Schema[2].Name != "event_ts" {
+		t.Errorf("schema = %+v", st.Schema)
+	}
+	if st.Orphans != nil {
+		t.Errorf("orphan scan without orphan_files policy")
+	}
+	_ = diff.TableState{}
+}

@@ -1,0 +1,526 @@
+package providers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+)
+
+// QuarantineDir is where a quarantining apply moves orphans (issue 5); the
+// listing skips it so quarantined files are never counted twice.
+const QuarantineDir = ".iceops-quarantine"
+
+// maxMissingReported bounds OrphanScan.MissingReferenced (the count is exact).
+const maxMissingReported = 20
+
+// orphanHooks lets tests act at the points where races happen.
+type orphanHooks struct {
+	// afterListing runs after storage was listed and before the table is
+	// reloaded to build the referenced set.
+	afterListing func()
+}
+
+// listedFile is one file of the storage listing.
+type listedFile struct {
+	key   string // normalised path
+	path  string // as listed, usable with the table's IO
+	size  int64
+	mtime int64
+}
+
+// scanOrphans compares the table's storage with the files its metadata
+// references (DESIGN §5.5 rules 1-3, 6, 8). Storage is listed first; the
+// table is then reloaded from its catalog and the referenced set built from
+// that newer metadata, so a file committed while we listed is in both and is
+// kept. Policy decisions (age guard, ratio, gc.enabled) are diff's.
+func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, hooks orphanHooks) (*diff.OrphanScan, error) {
+	norm := func(p string) string {
+		return diff.NormalizePath(p, pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
+	}
+	scan := &diff.OrphanScan{
+		Candidates: []diff.FileInfo{},
+		NonIceberg: []diff.FileInfo{},
+		Categories: map[string]int64{},
+	}
+	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
+	scan.Roots = roots
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open storage: %w", err)
+	}
+
+	// Rule 1: the listing comes first.
+	listing, symlinks, err := listRoots(ctx, fsys, roots, norm)
+	if err != nil {
+		return nil, err
+	}
+	scan.Symlinks = symlinks
+	scan.ListedFiles = int64(len(listing))
+	if hooks.afterListing != nil {
+		hooks.afterListing()
+	}
+
+	// Rule 2: the referenced set, from metadata loaded after the listing.
+	fresh, err := s.LoadTable(ctx, pol.Address)
+	if err != nil {
+		return nil, fmt.Errorf("reload after listing: %w", err)
+	}
+	if fresh.Metadata().TableUUID() != tbl.Metadata().TableUUID() {
+		scan.Refusal = "the table was dropped and recreated during the scan"
+		return scan, nil
+	}
+	refs := newSortedRefSet()
+	var relative string
+	add := func(p, cat string) {
+		if !isAbsoluteLocation(p) && relative == "" {
+			relative = p
+		}
+		refs.Add(norm(p), cat)
+	}
+	if err := buildReferenced(ctx, fresh, listing, norm, add); err != nil {
+		return nil, err
+	}
+	refs.Seal()
+	if relative != "" {
+		// A relative path cannot be compared with a listing, and the file
+		// it names would look orphaned.
+		scan.Refusal = fmt.Sprintf("the metadata references a relative path (%s); it cannot be matched with storage", relative)
+	}
+	scan.Referenced = refs.Len()
+	scan.Categories = refs.Categories()
+
+	excl, err := newExcluder(norm(tbl.Location()), pol.OrphanFiles.Exclude.Value, flinkJobIDs(fresh.Metadata()))
+	if err != nil {
+		return nil, err
+	}
+	mismatch := prefixMismatchIndex(refs, roots)
+	mergeListing(scan, listing, refs, roots, excl, mismatch)
+
+	nested, err := s.nestedTables(ctx, pol.Address, fresh, roots)
+	if err != nil {
+		scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not check other tables for locations inside the sweep: %v", err))
+	}
+	scan.NestedTables = nested
+	return scan, nil
+}
+
+// buildReferenced adds every file the metadata references: all snapshots'
+// files (ReachableFiles), every metadata.json in the log plus the current
+// one, and version-hint.text when storage has one.
+func buildReferenced(ctx context.Context, tbl *table.Table, listing []listedFile, norm func(string) string, add func(p, cat string)) error {
+	md := tbl.Metadata()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("open storage: %w", err)
+	}
+	err = walkReachable(ctx, fsys, md, allSnapshotIDs(md), true, func(p string, _ int64, cat string) error {
+		add(p, cat)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("build referenced set: %w", err)
+	}
+	add(tbl.MetadataLocation(), CategoryMetadata)
+	for e := range md.PreviousFiles() {
+		add(e.MetadataFile, CategoryMetadata)
+	}
+	// version-hint.text sits beside the metadata files (Hadoop tables). It
+	// is only referenced when it exists: a catalog table has none, and a
+	// missing one must not look like a partial listing.
+	hint := strings.TrimSuffix(tbl.MetadataLocation(), path.Base(tbl.MetadataLocation())) + "version-hint.text"
+	hk := norm(hint)
+	i := sort.Search(len(listing), func(i int) bool { return listing[i].key >= hk })
+	if i < len(listing) && listing[i].key == hk {
+		add(hint, CategoryVersionHint)
+	}
+	return nil
+}
+
+// sweepRoots is the table location plus write.data.path and
+// write.metadata.path (rule 6), normalised, without roots nested in others.
+func sweepRoots(location string, props map[string]string, norm func(string) string) []string {
+	var roots []string
+	for _, r := range []string{location, props["write.data.path"], props["write.metadata.path"], props["write.folder-storage.path"]} {
+		if r == "" {
+			continue
+		}
+		roots = append(roots, strings.TrimSuffix(norm(r), "/"))
+	}
+	slices.Sort(roots)
+	roots = slices.Compact(roots)
+	var out []string
+	for _, r := range roots {
+		if len(out) > 0 && underRoot(r, out[len(out)-1]) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func underRoot(key, root string) bool {
+	return key == root || strings.HasPrefix(key, root+"/")
+}
+
+func underAny(key string, roots []string) bool {
+	for _, r := range roots {
+		if underRoot(key, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isAbsoluteLocation(p string) bool {
+	return strings.HasPrefix(p, "/") || strings.Contains(p, "://") || strings.HasPrefix(p, "file:")
+}
+
+// listRoots lists every file under the roots and returns them sorted by
+// key. Local directories are walked with filepath.WalkDir, which does not
+// follow symbolic links: a link is reported in symlinks and never becomes a
+// candidate, whatever it points to. Object stores are listed through
+// iceberg-go's IO (ListableIO).
+func listRoots(ctx context.Context, fsys iceio.IO, roots []string, norm func(string) string) ([]listedFile, []string, error) {
+	var (
+		out      []listedFile
+		symlinks []string
+	)
+	for _, root := range roots {
+		if local, ok := strings.CutPrefix(root, "file://"); ok {
+			err := filepath.WalkDir(local, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) && p == local {
+						return fs.SkipDir // a configured path with nothing written yet
+					}
+					return err
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if d.Type()&fs.ModeSymlink != 0 {
+					symlinks = append(symlinks, p)
+					return nil
+				}
+				if d.IsDir() {
+					if d.Name() == QuarantineDir {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				if !d.Type().IsRegular() {
+					return nil // sockets, devices: never ours to delete
+				}
+				info, err := d.Info()
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						return nil // removed while we listed
+					}
+					return err
+				}
+				out = append(out, listedFile{key: norm(p), path: p, size: info.Size(), mtime: info.ModTime().UnixMilli()})
+				return nil
+			})
+			if err != nil {
+				return nil, nil, fmt.Errorf("list %s: %w", root, err)
+			}
+			continue
+		}
+		lio, ok := fsys.(iceio.ListableIO)
+		if !ok {
+			return nil, nil, fmt.Errorf("list %s: storage %T cannot list", root, fsys)
+		}
+		err := lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if d.Name() == QuarantineDir {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if strings.Contains(p, "/"+QuarantineDir+"/") {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			out = append(out, listedFile{key: norm(p), path: p, size: info.Size(), mtime: info.ModTime().UnixMilli()})
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("list %s: %w", root, err)
+		}
+	}
+	slices.SortFunc(out, func(a, b listedFile) int { return cmp.Compare(a.key, b.key) })
+	out = slices.CompactFunc(out, func(a, b listedFile) bool { return a.key == b.key })
+	slices.Sort(symlinks)
+	return out, symlinks, nil
+}
+
+// mergeListing walks the sorted listing and the sorted referenced keys side
+// by side (no map of every path).
+func mergeListing(scan *diff.OrphanScan, listing []listedFile, refs referencedSet, roots []string, excl *excluder, mismatch []string) {
+	next, stop := iter.Pull(refs.Keys())
+	defer stop()
+	ref, ok := next()
+	missing := func(k string) {
+		if !underAny(k, roots) {
+			return // referenced files elsewhere are outside this sweep
+		}
+		scan.MissingReferencedCount++
+		if len(scan.MissingReferenced) < maxMissingReported {
+			scan.MissingReferenced = append(scan.MissingReferenced, k)
+		}
+	}
+	for _, f := range listing {
+		for ok && ref < f.key {
+			missing(ref)
+			ref, ok = next()
+		}
+		if ok && ref == f.key {
+			ref, ok = next()
+			continue
+		}
+		info := diff.FileInfo{Path: f.path, Size: f.size, MtimeMs: f.mtime}
+		switch {
+		case excl.excluded(f.key):
+			scan.Excluded++
+		case hasPathPart(mismatch, f.key):
+			scan.PrefixMismatches = append(scan.PrefixMismatches, f.path)
+		case !IsIcebergFileName(path.Base(f.key)):
+			scan.NonIceberg = append(scan.NonIceberg, info)
+		default:
+			scan.Candidates = append(scan.Candidates, info)
+		}
+	}
+	for ok {
+		missing(ref)
+		ref, ok = next()
+	}
+}
+
+// pathPart drops scheme and authority: "s3://b/t/x" -> "/t/x".
+func pathPart(key string) string {
+	_, rest, ok := strings.Cut(key, "://")
+	if !ok {
+		return key
+	}
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return "/"
+	}
+	return rest[i:]
+}
+
+// prefixMismatchIndex collects the path parts of referenced files that lie
+// outside every root but would be inside one if scheme and authority were
+// ignored: a listed file with such a path is most likely the same file
+// spelled differently (another bucket alias, s3a vs an unmapped scheme),
+// and is reported instead of becoming a candidate.
+func prefixMismatchIndex(refs referencedSet, roots []string) []string {
+	rootParts := make([]string, len(roots))
+	for i, r := range roots {
+		rootParts[i] = pathPart(r)
+	}
+	var out []string
+	for k := range refs.Keys() {
+		if underAny(k, roots) {
+			continue
+		}
+		if pp := pathPart(k); underAny(pp, rootParts) {
+			out = append(out, pp)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func hasPathPart(sorted []string, key string) bool {
+	if len(sorted) == 0 {
+		return false
+	}
+	_, found := slices.BinarySearch(sorted, pathPart(key))
+	return found
+}
+
+// icebergFileName matches the files Iceberg writers produce: data and delete
+// files, manifests and manifest lists, metadata JSON (optionally
+// compressed), Puffin statistics and deletion vectors, and version hints.
+var icebergFileName = regexp.MustCompile(`(?i)(\.parquet|\.avro|\.orc|\.metadata\.json|\.metadata\.json\.gz|\.puffin|\.stats|^version-hint\.text)$`)
+
+// IsIcebergFileName reports whether a base name looks like a file Iceberg
+// writes. Anything else (.crc side files, _SUCCESS, README) is reported as
+// non-Iceberg and is not an orphan candidate.
+func IsIcebergFileName(base string) bool {
+	if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") {
+		return false // hidden and marker files (.x.parquet.crc, _SUCCESS)
+	}
+	return icebergFileName.MatchString(base)
+}
+
+// excluder decides which unreferenced files are excluded from the sweep:
+// the policy's exclude globs, matched against the path relative to the table
+// location ("*" within one level, "**" across levels), and Flink checkpoint
+// metadata of jobs named in snapshot summaries (flink.job-id), which live in
+// metadata directories and carry the job id in their name.
+type excluder struct {
+	location string
+	globs    []*regexp.Regexp
+	jobIDs   []string
+}
+
+func newExcluder(location string, globs []string, jobIDs []string) (*excluder, error) {
+	e := &excluder{location: strings.TrimSuffix(location, "/"), jobIDs: jobIDs}
+	for _, g := range globs {
+		re, err := globRegexp(g)
+		if err != nil {
+			return nil, fmt.Errorf("exclude %q: %w", g, err)
+		}
+		e.globs = append(e.globs, re)
+	}
+	return e, nil
+}
+
+func (e *excluder) excluded(key string) bool {
+	rel, ok := strings.CutPrefix(key, e.location+"/")
+	if !ok {
+		rel = key
+	}
+	for _, re := range e.globs {
+		if re.MatchString(rel) {
+			return true
+		}
+	}
+	if len(e.jobIDs) > 0 && strings.Contains(key, "/metadata/") {
+		base := path.Base(key)
+		for _, id := range e.jobIDs {
+			if strings.Contains(base, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// globRegexp compiles a glob: "**" any number of levels, "*" and "?" within
+// one level. A pattern that names a directory also covers what is below it.
+func globRegexp(g string) (*regexp.Regexp, error) {
+	var sb strings.Builder
+	sb.WriteString("^")
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		switch {
+		case c == '*' && i+1 < len(g) && g[i+1] == '*':
+			sb.WriteString(".*")
+			i++
+		case c == '*':
+			sb.WriteString("[^/]*")
+		case c == '?':
+			sb.WriteString("[^/]")
+		default:
+			sb.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	sb.WriteString("(/.*)?$")
+	return regexp.Compile(sb.String())
+}
+
+// flinkJobIDs collects the values of flink.job-id* keys in snapshot
+// summaries (as the production design in reference 001 does).
+func flinkJobIDs(md table.Metadata) []string {
+	var ids []string
+	for _, s := range md.Snapshots() {
+		if s.Summary == nil {
+			continue
+		}
+		for k, v := range s.Summary.Properties {
+			if strings.HasPrefix(k, "flink.job-id") && v != "" {
+				ids = append(ids, v)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// tableLocations is every table of every configured catalog with its
+// normalised location, computed once per session.
+type tableLocations struct {
+	once sync.Once
+	locs map[string]tableLoc // by address
+	err  error
+}
+
+type tableLoc struct {
+	uuid     string
+	location string
+}
+
+// nestedTables names the other tables (of any configured catalog) whose
+// location is inside one of the sweep roots (rule 6, apache/iceberg#7111).
+// If any catalog cannot be listed the answer is unknown: an error, which the
+// caller turns into a refusal.
+func (s *Session) nestedTables(ctx context.Context, self string, tbl *table.Table, roots []string) ([]string, error) {
+	s.mu.Lock()
+	if s.locations == nil {
+		s.locations = &tableLocations{}
+	}
+	tl := s.locations
+	s.mu.Unlock()
+	tl.once.Do(func() {
+		tl.locs = map[string]tableLoc{}
+		var errs []error
+		for _, c := range s.cfg.Catalogs {
+			addrs, err := s.ListTables(ctx, c.Name)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, a := range addrs {
+				t, err := s.LoadTable(ctx, a)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				tl.locs[a] = tableLoc{
+					uuid:     t.Metadata().TableUUID().String(),
+					location: strings.TrimSuffix(diff.NormalizePath(t.Location(), nil, nil), "/"),
+				}
+			}
+		}
+		tl.err = errors.Join(errs...)
+	})
+	selfUUID := tbl.Metadata().TableUUID().String()
+	var out []string
+	for addr, l := range tl.locs {
+		if addr == self || l.uuid == selfUUID {
+			continue
+		}
+		if underAny(l.location, roots) {
+			out = append(out, addr)
+		}
+	}
+	slices.Sort(out)
+	return out, tl.err
+}
