@@ -127,7 +127,6 @@ func (l *Lakehouse) CreateTable(t testing.TB, name string, o TableOptions) *tabl
 	return tbl
 }
 
-
 // Day0 is the first day of test data; rows of commit i fall on
 // Day0 + (i mod days).
 var Day0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
