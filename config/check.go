@@ -200,6 +200,10 @@ func (l *loader) checkEffective() {
 			report(hcl.DiagError, c.MaxFileSize.Origin, "max_file_size not above the target",
 				fmt.Sprintf("%s: max_file_size (%s) must be larger than target_file_size (%s).", what, FormatSize(c.MaxFileSize.Value), FormatSize(pb.TargetFileSize.Value)))
 		}
+		if gc, ok := pb.Properties["gc.enabled"]; ok && strings.EqualFold(gc.Value, "false") && (pb.SnapshotRetention.Declared || pb.OrphanFiles.Declared) {
+			report(hcl.DiagWarning, gc.Origin, "gc.enabled=false with an expiry or orphan policy",
+				fmt.Sprintf("%s sets gc.enabled = \"false\", so Iceberg forbids deleting its files: snapshot expiry and orphan removal will be refused on it. Remove one or the other.", what))
+		}
 		for _, k := range pb.RemoveProperties.Value {
 			if s, ok := pb.Properties[k]; ok {
 				report(hcl.DiagError, pb.RemoveProperties.Origin, "Property both set and removed",

@@ -5,4 +5,36 @@
 //
 // It knows nothing of catalogs, tables or plans: it may import only hcl, cty
 // and the standard library.
+//
+// The flow is Load (parse every file, decode variables, then locals, then
+// catalogs, policies, table and tables blocks, then the cross-block checks:
+// references, extends cycles, selector overlap, merged-policy lint) and
+// Resolve (pick the block for an address, merge its policy chain attribute
+// by attribute, fill defaults, derive the table properties it owns).
+//
+// Choices a reader of a plan may want to know:
+//   - Variables take their value from, lowest first: the default,
+//     ICEOPS_VAR_name, each -var-file in order, each -var in order. Text from
+//     the command line or environment is literal for untyped and primitive
+//     variables and an HCL expression for collection types, as in Terraform.
+//     -var-file paths are relative to the configuration directory.
+//   - env(NAME) of an unset variable is "" (env(NAME, DEFAULT) gives the
+//     default), so validate works without credentials. file(PATH) reads at
+//     most 4 MiB of a regular file relative to path.root.
+//   - Defaults: target_file_size 512MiB; compaction binpack, min_input_files
+//     5, min/max_file_size 75%/180% of the target, delete_file_threshold 5,
+//     max_concurrent_groups 1; snapshot_retention max_age 5d, min_snapshots 1;
+//     orphan_files older_than 3d, max_orphan_ratio 0.25 (a quarter of a
+//     table looking unreferenced means the listing or references are wrong,
+//     not that the table is dirty), min_files_for_ratio 100,
+//     equal_schemes {s3a, s3n → s3}, prefix_mismatch "error"; manifests
+//     max_count 100, target_size 8MiB. A nested block that no block in the
+//     chain declares means that maintenance does not run (Declared false).
+//   - Derived properties record only attributes some block set: a default is
+//     not a decision, so iceops never takes over a property nobody named.
+//   - Address globs: `*` within one level, `**` as a whole level for any
+//     number of levels (including none). Exclude patterns are whole-address
+//     globs too.
+//   - The digest covers file names, contents and resolved variable values,
+//     but not env(): credentials rotate without changing any policy.
 package config

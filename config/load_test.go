@@ -385,6 +385,16 @@ policy "p" { target_file_size = nope("1") }`,
 			src:  baseCatalog + "\npolicy \"p\" {\n  target_file_size = \n}\n",
 			want: []string{"main.iceops.hcl:9:22: error: Invalid expression"},
 		},
+		{
+			name: "gc disabled with an orphan policy",
+			src: baseCatalog + `
+policy "p" {
+  orphan_files {}
+  properties = { "gc.enabled" = "false" }
+}
+tables "lake.a.*" { policy = policy.p }`,
+			want: []string{"main.iceops.hcl:10:18: warning: gc.enabled=false with an expiry or orphan policy"},
+		},
 		// Warnings: the configuration still loads.
 		{
 			name: "lint warnings",

@@ -218,3 +218,27 @@ func IsSecretKey(name string) bool {
 	}
 	return false
 }
+
+// RedactURI hides the password of a URI's user info
+// ("postgres://u:****@h/db"), for showing catalog URIs: a PostgreSQL
+// catalog's URI often carries its password.
+func RedactURI(uri string) string {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return uri
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return uri
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return uri
+	}
+	return scheme + "://" + user + ":****" + authority[at:] + rest[end:]
+}

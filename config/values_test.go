@@ -136,3 +136,18 @@ func TestIsSecretKey(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactURI(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://iceberg:s3cr3t@pg:5432/db":  "postgres://iceberg:****@pg:5432/db",
+		"postgres://iceberg:p@ss@pg/db?x=1":     "postgres://iceberg:****@pg/db?x=1",
+		"postgres://iceberg@pg/db":              "postgres://iceberg@pg/db",
+		"https://rest.example.com/api?token=x":  "https://rest.example.com/api?token=x",
+		"sqlite:/abs/catalog.db":                "sqlite:/abs/catalog.db",
+		"https://u:p@host/path/with@sign/in/it": "https://u:****@host/path/with@sign/in/it",
+	} {
+		if got := RedactURI(in); got != want {
+			t.Errorf("RedactURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
