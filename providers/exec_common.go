@@ -1,0 +1,272 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// ErrConflict marks a commit that definitely did not land because the table
+// moved underneath it (a concurrent writer committed, or a requirement such
+// as AssertRefSnapshotID failed). Nothing was committed; the caller may
+// re-plan and retry.
+var ErrConflict = errors.New("commit conflict: the table changed concurrently")
+
+// ErrCommitUnknown marks a commit whose outcome is not known (the catalog
+// may or may not have accepted it: timeout, cancelled context, I/O error
+// after the request left). Files the commit staged are kept, because one of
+// them may now be live.
+var ErrCommitUnknown = errors.New("commit outcome unknown")
+
+// ErrRefused marks an action that the safety rules refused before changing
+// anything (gc.enabled=false, a path outside the table, ...).
+var ErrRefused = errors.New("refused")
+
+// ExecProgress is called while an action runs: done of total in unit
+// ("bytes", "files", "snapshots"). It may be nil.
+type ExecProgress func(done, total int64, unit string)
+
+func (p ExecProgress) report(done, total int64, unit string) {
+	if p != nil {
+		p(done, total, unit)
+	}
+}
+
+// ExecResult is what one executed action did. Zero values mean "nothing".
+type ExecResult struct {
+	// Committed is true when a new metadata version was committed.
+	Committed        bool
+	MetadataLocation string // after the action (unchanged when not committed)
+	NoOp             bool   // nothing had to be done (already in policy)
+	Note             string // why it was a no-op, or what was skipped
+
+	FilesBefore, FilesAfter int64 // live data files (compact) or manifests (rewrite_manifests)
+	BytesBefore, BytesAfter int64
+	RowsBefore, RowsAfter   int64 // rows checked by compaction
+
+	SnapshotsExpired int
+	RefsRemoved      int
+	FilesDeleted     int64
+	BytesFreed       int64
+	// DeleteErrors are deletions that failed (the rest went on). The files
+	// are unreferenced: a later orphan sweep can remove them.
+	DeleteErrors []string
+	// Skipped are planned paths not deleted, with the reason.
+	Skipped []string
+
+	// StagedRemoved counts files a definitely failed commit had written and
+	// that were removed again; StagedKept lists files kept because the commit
+	// outcome is unknown.
+	StagedRemoved int
+	StagedKept    []string
+}
+
+// execClassifyCommitErr sorts an iceberg-go commit error into ErrConflict (safe
+// to retry, nothing landed) or ErrCommitUnknown. iceberg-go reports a lost
+// compare-and-swap as ErrCommitFailed, but a failed requirement (the SQL
+// catalog validates them before writing anything) as a plain error starting
+// with "requirement failed", so the text is matched too.
+func execClassifyCommitErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := strings.ToLower(err.Error())
+	if errors.Is(err, table.ErrCommitFailed) || errors.Is(err, table.ErrCommitDiverged) ||
+		strings.Contains(msg, "requirement failed") {
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+}
+
+// execPinRefs asserts, on a transaction, that main has not moved since tbl was
+// loaded. With an explicit assertion iceberg-go fails the commit instead of
+// silently refreshing and replaying it onto a newer head: iceops re-plans
+// instead, so it never commits something the plan did not consider.
+func execPinRefs(txn *table.Transaction) error {
+	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return fmt.Errorf("assert main unchanged: %w", err)
+	}
+	return nil
+}
+
+// execRefRequirements asserts that every ref of meta still points where it
+// did, and that the table is the same table: used for commits iceops sends
+// to the catalog directly.
+func execRefRequirements(meta table.Metadata) []table.Requirement {
+	reqs := []table.Requirement{table.AssertTableUUID(meta.TableUUID())}
+	for name, ref := range meta.Refs() {
+		id := ref.SnapshotID
+		reqs = append(reqs, table.AssertRefSnapshotID(name, &id))
+	}
+	if _, ok := execRefMap(meta)[table.MainBranch]; !ok {
+		// main absent: assert it stays absent.
+		reqs = append(reqs, table.AssertRefSnapshotID(table.MainBranch, nil))
+	}
+	return reqs
+}
+
+func execRefMap(meta table.Metadata) map[string]table.SnapshotRef {
+	out := map[string]table.SnapshotRef{}
+	for name, ref := range meta.Refs() {
+		out[name] = ref
+	}
+	return out
+}
+
+// execStagedFiles lists the files a staged (not yet committed) transaction wrote
+// for snapshots that base does not have: their manifest lists, the manifests
+// they added, and the data/delete files those manifests added. These are the
+// files to remove when the commit definitely failed (iceberg-go leaks them).
+func execStagedFiles(ctx context.Context, fs iceio.IO, base, staged table.Metadata) ([]string, error) {
+	known := map[int64]bool{}
+	for _, s := range base.Snapshots() {
+		known[s.SnapshotID] = true
+	}
+	var out []string
+	for _, s := range staged.Snapshots() {
+		if known[s.SnapshotID] {
+			continue
+		}
+		if s.ManifestList != "" {
+			out = append(out, s.ManifestList)
+		}
+		mans, err := s.Manifests(fs)
+		if err != nil {
+			return out, fmt.Errorf("read staged manifest list %s: %w", s.ManifestList, err)
+		}
+		for _, m := range mans {
+			if m.SnapshotID() != s.SnapshotID {
+				continue
+			}
+			out = append(out, m.FilePath())
+			for e, err := range m.Entries(fs, true) {
+				if err != nil {
+					return out, fmt.Errorf("read staged manifest %s: %w", m.FilePath(), err)
+				}
+				if e.Status() == iceberg.EntryStatusADDED && e.SnapshotID() == s.SnapshotID {
+					out = append(out, e.DataFile().FilePath())
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// execRemoveStaged deletes files a definitely failed commit wrote. Errors are
+// collected, not fatal: the files are unreferenced either way.
+func execRemoveStaged(fs iceio.IO, paths []string) (removed int, errs []string) {
+	for _, p := range paths {
+		if err := fs.Remove(p); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", p, err))
+			continue
+		}
+		removed++
+	}
+	return removed, errs
+}
+
+// execReachable is the set of files a table's metadata can reach, keyed by the
+// normalised path: every snapshot's manifest list, its manifests, the data
+// and delete files its manifests hold, and statistics and partition-statistics
+// files. With withDeleted, files named by DELETED manifest entries count too:
+// the orphan sweep uses that (a file any manifest mentions is kept); expiry
+// does not, because a snapshot cannot read a file its manifest marks deleted,
+// and counting those would leave compacted-away files behind forever.
+type execReachable map[string]execFileRef
+
+type execFileRef struct {
+	path string // as written in the metadata
+	size int64  // -1 when the metadata does not say
+}
+
+func (r execReachable) add(p string, size int64) {
+	r[execNormPath(p)] = execFileRef{path: p, size: size}
+}
+
+func execReachableFiles(ctx context.Context, fs iceio.IO, meta table.Metadata, snaps []table.Snapshot, withDeleted bool) (execReachable, error) {
+	set := execReachable{}
+	seenManifest := map[string]bool{}
+	for _, s := range snaps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if s.ManifestList != "" {
+			set.add(s.ManifestList, -1)
+		}
+		mans, err := s.Manifests(fs)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+		}
+		for _, m := range mans {
+			set.add(m.FilePath(), m.Length())
+			if seenManifest[m.FilePath()] {
+				continue
+			}
+			seenManifest[m.FilePath()] = true
+			for e, err := range m.Entries(fs, !withDeleted) {
+				if err != nil {
+					return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+				}
+				df := e.DataFile()
+				set.add(df.FilePath(), df.FileSizeBytes())
+			}
+		}
+	}
+	ids := map[int64]bool{}
+	for _, s := range snaps {
+		ids[s.SnapshotID] = true
+	}
+	for sf := range meta.Statistics() {
+		if ids[sf.SnapshotID] && sf.StatisticsPath != "" {
+			set.add(sf.StatisticsPath, sf.FileSizeInBytes)
+		}
+	}
+	for sf := range meta.PartitionStatistics() {
+		if ids[sf.SnapshotID] && sf.StatisticsPath != "" {
+			set.add(sf.StatisticsPath, sf.FileSizeInBytes)
+		}
+	}
+	return set, nil
+}
+
+// execNormPath compares paths after normalising the scheme (s3a/s3n are s3, a
+// bare path is file) and dropping a trailing slash and duplicate slashes in
+// the path part, so the same file spelled two ways is one entry (DESIGN §5.5
+// rule 8).
+func execNormPath(p string) string {
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme == "" {
+		return "file://" + execCleanSlashes(p)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch scheme {
+	case "s3a", "s3n":
+		scheme = "s3"
+	}
+	return scheme + "://" + u.Host + execCleanSlashes(u.Path)
+}
+
+func execCleanSlashes(p string) string {
+	for strings.Contains(p, "//") {
+		p = strings.ReplaceAll(p, "//", "/")
+	}
+	return strings.TrimSuffix(p, "/")
+}
+
+func execSeqCount[T any](s iter.Seq[T]) int {
+	n := 0
+	for range s {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,268 @@
+package providers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// ExpireSpec is exactly what to expire: the snapshot ids and refs the
+// (approved, possibly intersected) plan lists. Nothing else is removed.
+type ExpireSpec struct {
+	SnapshotIDs  []int64
+	RefsToRemove []string
+	// DeleteConcurrency bounds parallel deletions (default 8).
+	DeleteConcurrency int
+	Progress          ExecProgress
+}
+
+// GCEnabled reports the table's gc.enabled (absent means true, as in Java
+// and iceberg-go).
+func GCEnabled(props map[string]string) bool {
+	v, ok := props[table.GCEnabledKey]
+	return !ok || strings.EqualFold(strings.TrimSpace(v), "true")
+}
+
+// ExpireSnapshots removes exactly spec's snapshots and refs in one metadata
+// commit sent to the catalog with requirements that the table and every ref
+// are unchanged, then deletes the files reachable before and not after.
+//
+// iceberg-go's Transaction.ExpireSnapshots re-selects snapshots itself from
+// its own clock and properties and its post-commit cleanup deletes files on
+// its own reckoning; neither is what the reviewer approved. So iceops sends
+// the RemoveSnapshots update (post-commit deletion off) itself, re-reads the
+// committed metadata from the catalog, and deletes only files that no
+// snapshot of the re-read metadata reaches.
+func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec ExpireSpec) (*table.Table, ExecResult, error) {
+	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
+	meta := tbl.Metadata()
+	if !GCEnabled(meta.Properties()) {
+		return tbl, res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", ErrRefused)
+	}
+	refs := execRefMap(meta)
+	removeRefs := map[string]bool{}
+	for _, r := range spec.RefsToRemove {
+		if r == table.MainBranch {
+			return tbl, res, fmt.Errorf("%w: the plan asks to remove ref main", ErrRefused)
+		}
+		if _, ok := refs[r]; ok {
+			removeRefs[r] = true
+		} else {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("ref %q: no longer exists", r))
+		}
+	}
+	// A snapshot a retained ref points at is never expired, whatever the
+	// plan says: the ref would dangle.
+	heads := map[int64]string{}
+	for name, ref := range refs {
+		if !removeRefs[name] {
+			heads[ref.SnapshotID] = name
+		}
+	}
+	var ids []int64
+	for _, id := range spec.SnapshotIDs {
+		switch {
+		case meta.SnapshotByID(id) == nil:
+			res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: already gone", id))
+		case heads[id] != "":
+			res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: head of ref %q, kept", id, heads[id]))
+		default:
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var refNames []string
+	for r := range removeRefs {
+		refNames = append(refNames, r)
+	}
+	slices.Sort(refNames)
+	if len(ids) == 0 && len(refNames) == 0 {
+		res.NoOp, res.Note = true, "nothing left to expire"
+		return tbl, res, nil
+	}
+
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return tbl, res, fmt.Errorf("open table storage: %w", err)
+	}
+
+	var updates []table.Update
+	for _, r := range refNames {
+		updates = append(updates, table.NewRemoveSnapshotRefUpdate(r))
+	}
+	if len(ids) > 0 {
+		updates = append(updates, table.NewRemoveSnapshotsUpdate(ids, false))
+	}
+	ident := tbl.Identifier()
+	// Once sent, the commit is not cancelled halfway: Ctrl-C lets it finish
+	// or fail cleanly.
+	commitCtx := context.WithoutCancel(ctx)
+	if _, _, err := cat.CommitTable(commitCtx, ident, execRefRequirements(meta), updates); err != nil {
+		return tbl, res, fmt.Errorf("commit expiry: %w", execClassifyCommitErr(err))
+	}
+	res.Committed = true
+	res.SnapshotsExpired = len(ids)
+	res.RefsRemoved = len(refNames)
+
+	// Re-read what the catalog now holds: a writer may have committed right
+	// after us, and its snapshots count as retained too.
+	fresh, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		res.Note = "expiry committed but the table could not be re-read; no file was deleted"
+		return tbl, res, fmt.Errorf("re-read after expiry (nothing deleted): %w", err)
+	}
+	res.MetadataLocation = fresh.MetadataLocation()
+	fm := fresh.Metadata()
+	if fm.TableUUID() != meta.TableUUID() {
+		res.Note = "table replaced right after expiry; no file was deleted"
+		return fresh, res, fmt.Errorf("%w: table UUID changed after expiry commit; nothing deleted", ErrRefused)
+	}
+	for _, id := range ids {
+		if fm.SnapshotByID(id) != nil {
+			res.Note = "an expired snapshot is still present after the commit; no file was deleted"
+			return fresh, res, fmt.Errorf("%w: snapshot %d still in committed metadata; nothing deleted", ErrRefused, id)
+		}
+	}
+	// The set before is read from the base metadata after the commit (its
+	// manifests are all still there: nothing is deleted yet), so the window
+	// in which a concurrent writer makes the commit conflict stays short.
+	before, err := execReachableFiles(ctx, fs, meta, meta.Snapshots(), false)
+	if err != nil {
+		res.Note = "expiry committed; the files it released could not be listed, so no file was deleted"
+		return fresh, res, fmt.Errorf("files reachable before expiry (nothing deleted): %w", err)
+	}
+	after, err := execReachableFiles(ctx, fs, fm, fm.Snapshots(), false)
+	if err != nil {
+		res.Note = "expiry committed; retained files could not be listed, so no file was deleted"
+		return fresh, res, fmt.Errorf("files execReachable after expiry (nothing deleted): %w", err)
+	}
+	// Also keep every metadata file the table names, whatever the sets say.
+	protect := map[string]bool{execNormPath(fresh.MetadataLocation()): true}
+	for e := range fm.PreviousFiles() {
+		protect[execNormPath(e.MetadataFile)] = true
+	}
+	var doomed []execFileRef
+	for k, f := range before {
+		if _, kept := after[k]; kept || protect[k] {
+			continue
+		}
+		doomed = append(doomed, f)
+	}
+	slices.SortFunc(doomed, func(a, b execFileRef) int { return strings.Compare(a.path, b.path) })
+	execDeleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	return fresh, res, nil
+}
+
+// execDeleteFiles removes files with bounded concurrency; a failed delete is
+// recorded and the rest go on (DESIGN §5.5 rule 9). A file already gone
+// counts as deleted: the goal state holds. Cancellation stops starting new
+// deletions.
+func execDeleteFiles(ctx context.Context, fs iceio.IO, files []execFileRef, conc int, progress ExecProgress, res *ExecResult) {
+	if conc <= 0 {
+		conc = 8
+	}
+	total := int64(len(files))
+	progress.report(0, total, "files")
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, conc)
+		done int64
+	)
+	for _, f := range files {
+		if ctx.Err() != nil {
+			mu.Lock()
+			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not deleted: %v", f.path, ctx.Err()))
+			mu.Unlock()
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(f execFileRef) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			size := f.size
+			if size < 0 {
+				size = execStatSize(fs, f.path)
+			}
+			err := fs.Remove(f.path)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && !execIsNotExist(err) {
+				res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: %v", f.path, err))
+				return
+			}
+			res.FilesDeleted++
+			if size > 0 {
+				res.BytesFreed += size
+			}
+			done++
+			progress.report(done, total, "files")
+		}(f)
+	}
+	wg.Wait()
+	slices.Sort(res.DeleteErrors)
+}
+
+func execStatSize(fs iceio.IO, p string) int64 {
+	f, err := fs.Open(p)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return -1
+	}
+	return st.Size()
+}
+
+// ExpiryEstimate counts the files and bytes that expiring ids would delete
+// from the table as it is now: reachable from any snapshot and not from the
+// snapshots that stay. It is the same computation ExpireSnapshots does after
+// its commit, so the plan shows what apply will delete. (Compaction's commit
+// in the same plan adds to it; the figure covers existing files only.)
+func ExpiryEstimate(ctx context.Context, tbl *table.Table, ids []int64) (files, bytes int64, err error) {
+	meta := tbl.Metadata()
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("open table storage: %w", err)
+	}
+	drop := map[int64]bool{}
+	for _, id := range ids {
+		drop[id] = true
+	}
+	var keep []table.Snapshot
+	for _, s := range meta.Snapshots() {
+		if !drop[s.SnapshotID] {
+			keep = append(keep, s)
+		}
+	}
+	before, err := execReachableFiles(ctx, fs, meta, meta.Snapshots(), false)
+	if err != nil {
+		return 0, 0, err
+	}
+	after, err := execReachableFiles(ctx, fs, meta, keep, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	for k, f := range before {
+		if _, ok := after[k]; ok {
+			continue
+		}
+		files++
+		if f.size < 0 {
+			f.size = execStatSize(fs, f.path)
+		}
+		if f.size > 0 {
+			bytes += f.size
+		}
+	}
+	return files, bytes, nil
+}

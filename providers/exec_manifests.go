@@ -1,0 +1,81 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// RewriteManifests merges the current snapshot's manifests toward
+// targetSize with iceberg-go's RewriteManifests and commits a replace
+// snapshot asserting main has not moved. iceberg-go reports "already
+// optimal" itself; then nothing is written.
+func RewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (*table.Table, ExecResult, error) {
+	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		res.NoOp, res.Note = true, "table has no snapshot"
+		return tbl, res, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return tbl, res, fmt.Errorf("open table storage: %w", err)
+	}
+	mans, err := cur.Manifests(fs)
+	if err != nil {
+		return tbl, res, fmt.Errorf("read manifest list: %w", err)
+	}
+	res.FilesBefore = int64(len(mans))
+	for _, m := range mans {
+		res.BytesBefore += m.Length()
+	}
+	txn := tbl.NewTransaction()
+	if err := execPinRefs(txn); err != nil {
+		return tbl, res, err
+	}
+	var opts []table.RewriteManifestsOpt
+	if targetSize > 0 {
+		opts = append(opts, table.WithManifestTargetSize(targetSize))
+	}
+	rr, err := txn.RewriteManifests(ctx, opts...)
+	if err != nil {
+		return tbl, res, fmt.Errorf("rewrite manifests: %w", err)
+	}
+	if rr.IsNoOp() {
+		res.NoOp, res.Note = true, "manifests already optimal: "+rr.NoOpReason.String()
+		res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
+		return tbl, res, nil
+	}
+	staged, err := txn.StagedTable()
+	var written []string
+	if err == nil {
+		written, err = execStagedFiles(ctx, fs, tbl.Metadata(), staged.Metadata())
+	}
+	if err != nil {
+		return tbl, res, fmt.Errorf("inspect staged manifests: %w", err)
+	}
+	next, err := txn.Commit(context.WithoutCancel(ctx))
+	if err != nil {
+		cerr := execClassifyCommitErr(err)
+		if errors.Is(cerr, ErrConflict) {
+			n, _ := execRemoveStaged(fs, written)
+			res.StagedRemoved = n
+		} else {
+			res.StagedKept = written
+		}
+		return tbl, res, fmt.Errorf("commit manifests: %w", cerr)
+	}
+	res.Committed = true
+	res.MetadataLocation = next.MetadataLocation()
+	if s := next.CurrentSnapshot(); s != nil {
+		if after, err := s.Manifests(fs); err == nil {
+			res.FilesAfter = int64(len(after))
+			for _, m := range after {
+				res.BytesAfter += m.Length()
+			}
+		}
+	}
+	return next, res, nil
+}
