@@ -102,7 +102,17 @@ func SelectExpired(st *TableState, maxAge time.Duration, minSnapshots int, maxRe
 	}
 	referenced := make(map[int64]struct{})
 
-	for _, ref := range st.Refs {
+	refs := st.Refs
+	if !slices.ContainsFunc(refs, func(r Ref) bool { return r.Name == mainBranch }) && st.CurrentSnapshotID != nil {
+		// Metadata without refs (format v1) has main only implicitly, as
+		// the current snapshot; iceberg-go synthesises it on read too.
+		refs = append(slices.Clone(refs), Ref{Name: mainBranch, Type: "branch", SnapshotID: *st.CurrentSnapshotID})
+	}
+	for _, ref := range refs {
+		if ref.Name == mainBranch && st.CurrentSnapshotID != nil && ref.SnapshotID != *st.CurrentSnapshotID {
+			sel.Problem = fmt.Sprintf("branch \"main\" points at snapshot %d but the current snapshot is %d", ref.SnapshotID, *st.CurrentSnapshotID)
+			return sel
+		}
 		head, ok := byID[ref.SnapshotID]
 		if !ok {
 			sel.Problem = fmt.Sprintf("%s %q points at snapshot %d, which the metadata does not have", refKind(ref), ref.Name, ref.SnapshotID)

@@ -301,3 +301,19 @@ func TestSortWithoutOrderWarning(t *testing.T) {
 		t.Fatalf("warnings with a table sort order = %+v", tp.Warnings)
 	}
 }
+
+// The current snapshot is main even when the metadata has no refs (v1), and
+// inconsistent metadata is refused rather than guessed at.
+func TestSelectExpiredImplicitMain(t *testing.T) {
+	st := linear(10*day, 9*day, 8*day)
+	st.Refs = nil
+	sel := SelectExpired(st, 2*day, 1, 0, 0, testNow)
+	if !reflect.DeepEqual(sel.Expired, []int64{1, 2}) {
+		t.Fatalf("expired = %v, want [1 2] (the current snapshot stays)", sel.Expired)
+	}
+	st = linear(10*day, 9*day, 8*day)
+	st.CurrentSnapshotID = ptr(int64(2))
+	if sel := SelectExpired(st, 2*day, 1, 0, 0, testNow); sel.Problem == "" || len(sel.Expired) != 0 {
+		t.Fatalf("selection = %+v, want a problem", sel)
+	}
+}

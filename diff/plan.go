@@ -148,8 +148,10 @@ type ExpireAction struct {
 	MaxAge       string  `json:"max_age"` // as written, "2d"
 	MaxAgeMs     int64   `json:"max_age_ms"`
 	MinSnapshots int     `json:"min_snapshots"`
-	OldestAgeMs  int64   `json:"oldest_age_ms"`
-	Kept         int     `json:"kept"`
+	OldestAgeMs  int64   `json:"oldest_age_ms"` // age of the oldest listed snapshot
+	// Kept counts existing snapshots older than max_age that stay anyway
+	// (min_snapshots, ref heads, branch retention).
+	Kept int `json:"kept"`
 	// ProtectedByRef counts, per ref ("tag \"q3-close\""), old snapshots
 	// kept only because that ref reaches them.
 	ProtectedByRef map[string]int `json:"protected_by_ref,omitempty"`
