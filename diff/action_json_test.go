@@ -23,7 +23,7 @@ func samplePlan() Plan {
 				{Type: UpdateProperties, Reason: "r1", Properties: &PropertiesChange{Set: map[string]string{"k": "new"}, Before: map[string]string{"k": "old"}, Remove: []string{"gone"}}},
 				{Type: ReplaceSortOrder, Reason: "r2", SortOrder: &SortOrderChange{Before: []string{}, After: []string{"a ASC NULLS FIRST"}, Fields: []SortField{{Transform: "identity", Column: "a", NullsFirst: true}}}},
 				{Type: Compact, Reason: "r3", Compact: &CompactAction{Strategy: "sort", InputFiles: 1203, InputBytes: 3328599345, Partitions: 4, EstimatedOutputFiles: 7, TargetFileSize: 512 << 20,
-					Groups: []CompactGroup{{SpecID: 1, Partition: "d=1", InputFiles: 1203, InputBytes: 3328599345, EstimatedOutputFiles: 7}}, SortOrder: []string{"a ASC NULLS FIRST"}, Commits: 1}},
+					Groups: []CompactGroup{{SpecID: 1, Partition: "d=1", InputFiles: 1203, InputBytes: 3328599345, EstimatedOutputFiles: 7}}, SortOrder: []string{"a ASC NULLS FIRST"}, Commits: 1, SkippedGroups: 2, SkippedBytes: 10}},
 				{Type: RewriteManifests, Reason: "r4", Manifests: &ManifestsAction{ManifestsBefore: 240, EstimatedManifestsAfter: 4, TargetSize: 8 << 20}},
 				{Type: ExpireSnapshots, Destructive: true, Reason: "r5", Expire: &ExpireAction{SnapshotIDs: []int64{1, 2}, MaxAge: "2d", MaxAgeMs: 172800000, MinSnapshots: 3, OldestAgeMs: 9,
 					Kept: 3, ProtectedByRef: map[string]int{`tag "q3"`: 1}, RefsToRemove: []string{"old"}, SnapshotsAddedByPlan: 2, FilesToDelete: 900, BytesToDelete: 123}},

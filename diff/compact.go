@@ -179,14 +179,23 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	if act.Strategy == "" {
 		act.Strategy = "binpack"
 	}
+	budget := c.MaxBytesPerRun.Value
 	partitions := 0
 	for _, p := range st.Partitions {
 		groups := sel.compactGroups(p.CandidateSizes)
-		if len(groups) == 0 {
-			continue
-		}
-		partitions++
+		counted := false
 		for _, g := range groups {
+			// max_bytes_per_run as the rewrite applies it: groups in
+			// order, the first always, later ones only while they fit.
+			if budget > 0 && len(act.Groups) > 0 && act.InputBytes+g.InputBytes > budget {
+				act.SkippedGroups++
+				act.SkippedBytes += g.InputBytes
+				continue
+			}
+			if !counted {
+				partitions++
+				counted = true
+			}
 			g.SpecID, g.Partition = p.SpecID, p.Partition
 			act.InputFiles += g.InputFiles
 			act.InputBytes += g.InputBytes

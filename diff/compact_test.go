@@ -85,3 +85,33 @@ func TestSelectionForDefaults(t *testing.T) {
 		t.Fatalf("SelectionFor(set) = %+v, want %+v", got, want)
 	}
 }
+
+func TestCompactMaxBytesPerRun(t *testing.T) {
+	pol := &config.Effective{}
+	pol.TargetFileSize = config.Setting[int64]{Value: 100, Set: true}
+	pol.Compaction = config.CompactionPolicy{
+		Declared:       true,
+		MinInputFiles:  config.Setting[int]{Value: 2, Set: true},
+		MaxBytesPerRun: config.Setting[int64]{Value: 100, Set: true},
+	}
+	st := &TableState{Partitions: []PartitionStats{
+		{Partition: "a", CandidateSizes: []int64{40, 40}}, // 80: first, always taken
+		{Partition: "b", CandidateSizes: []int64{30, 30}}, // 60: would make 140, skipped
+		{Partition: "c", CandidateSizes: []int64{10, 10}}, // 20: fits (100)
+	}}
+	a, commits, ok := planCompact(pol, st)
+	if !ok || commits != 1 {
+		t.Fatalf("no compaction planned")
+	}
+	c := a.Compact
+	if len(c.Groups) != 2 || c.Groups[0].Partition != "a" || c.Groups[1].Partition != "c" || c.InputBytes != 100 ||
+		c.Partitions != 2 || c.SkippedGroups != 1 || c.SkippedBytes != 60 {
+		t.Fatalf("compact = %+v", c)
+	}
+	// The first group is taken even when it alone exceeds the budget.
+	pol.Compaction.MaxBytesPerRun.Value = 10
+	a, _, _ = planCompact(pol, st)
+	if len(a.Compact.Groups) != 1 || a.Compact.InputBytes != 80 || a.Compact.SkippedGroups != 2 {
+		t.Fatalf("compact = %+v", a.Compact)
+	}
+}

@@ -135,6 +135,10 @@ type CompactAction struct {
 	// Commits is how many snapshots the rewrite adds on main: one, or the
 	// batches of a partial-progress rewrite.
 	Commits int `json:"commits"`
+	// SkippedGroups and SkippedBytes are groups left for a later run by
+	// compaction.max_bytes_per_run.
+	SkippedGroups int   `json:"skipped_groups,omitempty"`
+	SkippedBytes  int64 `json:"skipped_bytes,omitempty"`
 }
 
 type ManifestsAction struct {
