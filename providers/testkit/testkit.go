@@ -250,3 +250,56 @@ func ScanIDs(t testing.TB, tbl *table.Table) map[int64]int {
 	}
 	return out
 }
+
+// SharedDir is ../shared beside the repository root (or ICEOPS_SHARED_DIR).
+// A missing shared directory fails the test: fixture tests must not pass
+// by not running.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	d, err := lakehouse.SharedDir(os.Getenv, wd)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	return d
+}
+
+// Fixtures are the Spark-written tables under ../shared/fixtures.
+var Fixtures = []string{
+	"duckdb-spark-lineitem-mor",
+	"glaredb-spark-lineitem-v1-partitioned",
+	"glaredb-spark-lineitem-v2-versioned",
+}
+
+// CopyFixture copies fixture name (one of Fixtures) to dstDir, rewriting
+// every path in its metadata, manifest lists and manifests to dstDir, and
+// returns the current metadata location.
+func CopyFixture(t testing.TB, name, dstDir string) string {
+	t.Helper()
+	loc, err := lakehouse.CopyFixture(filepath.Join(SharedDir(t), "fixtures", name), dstDir)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	return loc
+}
+
+// RegisterSQL registers a table by metadata location in the lakehouse's
+// catalog (iceberg-go v0.7.0's SQL catalog has no RegisterTable) and loads it.
+func (l *Lakehouse) RegisterSQL(t testing.TB, name, metadataLocation string) *table.Table {
+	t.Helper()
+	if err := lakehouse.RegisterSQL(context.Background(), l.DB, l.Name, Ident(name), metadataLocation); err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	return l.Reload(t, name)
+}
+
+// AddFixture copies a fixture into the lakehouse's warehouse and registers
+// it as name ("ns.table").
+func (l *Lakehouse) AddFixture(t testing.TB, fixture, name string) *table.Table {
+	t.Helper()
+	dst := filepath.Join(l.Warehouse, "fixtures", strings.ReplaceAll(name, ".", "_"))
+	return l.RegisterSQL(t, name, CopyFixture(t, fixture, dst))
+}
