@@ -317,3 +317,14 @@ func TestSelectExpiredImplicitMain(t *testing.T) {
 		t.Fatalf("selection = %+v, want a problem", sel)
 	}
 }
+
+func TestGCDisabledWithNothingToExpire(t *testing.T) {
+	pol := emptyPolicy()
+	pol.SnapshotRetention = fullPolicy().SnapshotRetention
+	st := linear(time.Hour)
+	st.Properties["gc.enabled"] = "false"
+	tp := PlanTable(pol, st, testNow)
+	if !tp.Empty() || len(tp.Warnings) != 1 || tp.Warnings[0].Code != "gc_disabled" {
+		t.Fatalf("plan = %+v", tp)
+	}
+}

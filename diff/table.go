@@ -76,12 +76,6 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 	if !r.Declared {
 		return Action{}, nil, false
 	}
-	if !gcEnabled(props) {
-		return Action{}, []Refusal{{
-			Action: string(ExpireSnapshots),
-			Reason: fmt.Sprintf("gc.enabled is %q: expiring snapshots would delete files another table may share", props[propGCEnabled]),
-		}}, false
-	}
 	if st.CurrentSnapshotID == nil {
 		addedOnMain = 0 // nothing to compact; no commits land on main
 	}
@@ -103,6 +97,15 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 	}
 	if len(sel.Expired) == 0 && len(sel.RefsToRemove) == 0 {
 		return Action{}, nil, false
+	}
+	// Refused only when there is something to expire: a table kept by
+	// gc.enabled=false and in retention is not an error (lint warns).
+	if !gcEnabled(props) {
+		return Action{}, []Refusal{{
+			Action: string(ExpireSnapshots),
+			Reason: fmt.Sprintf("gc.enabled is %q: %d snapshots and %d refs are past retention, but expiring them would delete files another table may share",
+				props[propGCEnabled], len(sel.Expired), len(sel.RefsToRemove)),
+		}}, false
 	}
 	maxAgeMs := retentionInt64(props, propMaxSnapshotAgeMs, legacyMaxSnapshotAgeMs, defaultMaxSnapshotAgeMs)
 	if maxAge > 0 {
