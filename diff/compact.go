@@ -157,11 +157,6 @@ func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
 	return groups
 }
 
-// defaultMaxCommits is iceberg-go's RewriteDataFilesOptions.MaxCommits
-// default: a partial-progress rewrite spreads its groups over at most this
-// many snapshots.
-const defaultMaxCommits = 10
-
 // planCompact packs each partition's candidates as iceberg-go's planner does.
 // It also returns how many snapshots the rewrite will commit on main, which
 // expiry must count in.
@@ -219,11 +214,11 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	case "zorder":
 		act.ZOrderColumns = c.ZOrderColumns.Value
 	}
+	// iceops' rewrite (providers/compaction) commits all groups in one
+	// snapshot, or with partial_progress one snapshot per group.
 	commits := 1
 	if c.PartialProgress.Value {
-		n := len(act.Groups)
-		perCommit := (n-1)/defaultMaxCommits + 1
-		commits = (n + perCommit - 1) / perCommit
+		commits = len(act.Groups)
 	}
 	act.Commits = commits
 	return Action{

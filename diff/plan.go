@@ -132,8 +132,8 @@ type CompactAction struct {
 	SortOrder []string `json:"sort_order,omitempty"`
 	// ZOrderColumns are the columns a zorder rewrite interleaves.
 	ZOrderColumns []string `json:"zorder_columns,omitempty"`
-	// Commits is how many snapshots the rewrite adds on main: one, or the
-	// batches of a partial-progress rewrite.
+	// Commits is how many snapshots the rewrite adds on main: one, or one
+	// per group with partial_progress.
 	Commits int `json:"commits"`
 	// SkippedGroups and SkippedBytes are groups left for a later run by
 	// compaction.max_bytes_per_run.

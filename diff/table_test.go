@@ -258,7 +258,7 @@ func TestCompact(t *testing.T) {
 			t.Fatalf("compact = %+v", a.Compact)
 		}
 	})
-	t.Run("partial progress commits in batches", func(t *testing.T) {
+	t.Run("partial progress commits per group", func(t *testing.T) {
 		p := fullPolicy()
 		p.Compaction.PartialProgress = set(true, 9)
 		s2 := linear(1 * day)
@@ -266,9 +266,8 @@ func TestCompact(t *testing.T) {
 			s2.Partitions = append(s2.Partitions, PartitionStats{Partition: string(rune('a' + i)), CandidateSizes: []int64{10, 10}})
 		}
 		a := findAction(t, PlanTable(p, s2, testNow), Compact)
-		// 23 groups over at most 10 commits: 3 per commit, 8 commits.
-		if len(a.Compact.Groups) != 23 || a.Compact.Commits != 8 {
-			t.Fatalf("groups %d commits %d, want 23 and 8", len(a.Compact.Groups), a.Compact.Commits)
+		if len(a.Compact.Groups) != 23 || a.Compact.Commits != 23 {
+			t.Fatalf("groups %d commits %d, want 23 and 23", len(a.Compact.Groups), a.Compact.Commits)
 		}
 	})
 }
