@@ -150,7 +150,7 @@ func Append(t testing.TB, tbl *table.Table, commits, rowsPerCommit, days int) *t
 	for i := range commits {
 		day := Day0.AddDate(0, 0, i%days)
 		var err error
-		tbl, err = lakehouse.AppendEvents(ctx, tbl, start, rowsPerCommit, day, nil)
+		tbl, err = lakehouse.AppendEvents(ctx, tbl, start, rowsPerCommit, day, 1, nil)
 		if err != nil {
 			t.Fatalf("testkit: %v", err)
 		}

@@ -35,9 +35,10 @@ func DaySpec() *iceberg.PartitionSpec {
 
 var kinds = []string{"click", "view", "purchase", "signup"}
 
-// EventRecords builds n rows with ids from startID, all on day (spread over
-// its 24 hours), deterministic so tests can count exactly.
-func EventRecords(sc *iceberg.Schema, startID int64, n int, day time.Time) (arrow.Table, error) {
+// EventRecords builds n rows with ids from startID on `spread` consecutive
+// days from day (row id mod spread picks the day; within it, the second),
+// deterministic so tests can count exactly.
+func EventRecords(sc *iceberg.Schema, startID int64, n int, day time.Time, spread int) (arrow.Table, error) {
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema: %w", err)
@@ -47,7 +48,7 @@ func EventRecords(sc *iceberg.Schema, startID int64, n int, day time.Time) (arro
 	day = day.UTC().Truncate(24 * time.Hour)
 	for i := range n {
 		id := startID + int64(i)
-		ts := day.Add(time.Duration(id%86400) * time.Second)
+		ts := day.AddDate(0, 0, int(id%int64(max(spread, 1)))).Add(time.Duration(id%86400) * time.Second)
 		b.Field(0).(*array.Int64Builder).Append(id)
 		b.Field(1).(*array.Int64Builder).Append(id % 97)
 		b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
@@ -59,9 +60,10 @@ func EventRecords(sc *iceberg.Schema, startID int64, n int, day time.Time) (arro
 	return array.NewTableFromRecords(asc, []arrow.RecordBatch{rec}), nil
 }
 
-// AppendEvents commits one append of n rows on day and returns the new table.
-func AppendEvents(ctx context.Context, tbl *table.Table, startID int64, n int, day time.Time, snapshotProps iceberg.Properties) (*table.Table, error) {
-	at, err := EventRecords(tbl.Schema(), startID, n, day)
+// AppendEvents commits one append of n rows spread over `spread` days from
+// day and returns the new table.
+func AppendEvents(ctx context.Context, tbl *table.Table, startID int64, n int, day time.Time, spread int, snapshotProps iceberg.Properties) (*table.Table, error) {
+	at, err := EventRecords(tbl.Schema(), startID, n, day, spread)
 	if err != nil {
 		return nil, err
 	}
