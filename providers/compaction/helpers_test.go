@@ -296,3 +296,32 @@ func selectAll() icecompaction.Config {
 	c.MinInputFiles = 1
 	return c
 }
+
+func recordReader(t testing.TB, rec arrow.RecordBatch) array.RecordReader {
+	t.Helper()
+	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rdr
+}
+
+// recordStrings renders rows as rowStrings does (same column order).
+func recordStrings(t testing.TB, rec arrow.RecordBatch) []string {
+	t.Helper()
+	var out []string
+	for i := range int(rec.NumRows()) {
+		var sb strings.Builder
+		for c := range int(rec.NumCols()) {
+			col := rec.Column(c)
+			if col.IsNull(i) {
+				sb.WriteString("∅|")
+				continue
+			}
+			sb.WriteString(col.ValueStr(i))
+			sb.WriteByte('|')
+		}
+		out = append(out, sb.String())
+	}
+	return out
+}

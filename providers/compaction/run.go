@@ -66,6 +66,11 @@ type Options struct {
 	MaxBytesPerRun int64
 	// SnapshotProps are added to the replace snapshot's summary.
 	SnapshotProps iceberg.Properties
+	// Catalog is the table's catalog. With it, a commit that loses a race
+	// with a concurrent writer is replayed by iceberg-go (with the rewrite's
+	// conflict validation), and a failed commit is known to have changed
+	// nothing; without it such a commit fails cleanly instead of retrying.
+	Catalog table.CatalogIO
 	// Progress, when set, is called as groups advance. It must not block.
 	Progress func(Event)
 }
@@ -220,7 +225,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 				return
 			}
 			mu.Lock()
-			next, removed, err := commitGroups(ctxRun, res.Table, []stagedGroup{*sg}, opts.SnapshotProps)
+			next, removed, err := commitGroups(ctxRun, res.Table, []stagedGroup{*sg}, opts.SnapshotProps, opts.Catalog)
 			if next != nil {
 				res.Table = next
 			}
@@ -260,7 +265,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if len(staged) == 0 {
 		return res, nil
 	}
-	next, removed, err := commitGroups(ctx, res.Table, staged, opts.SnapshotProps)
+	next, removed, err := commitGroups(ctx, res.Table, staged, opts.SnapshotProps, opts.Catalog)
 	if next != nil {
 		res.Table = next
 	}
@@ -566,7 +571,8 @@ func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.Rec
 // being replaced. Dead delete files are removed in the same snapshot.
 // A commit that definitely failed removes the staged files; one whose
 // outcome is unknown keeps them (they may now be referenced).
-func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, props iceberg.Properties) (*table.Table, int, error) {
+func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, props iceberg.Properties, cat table.CatalogIO) (*table.Table, int, error) {
+	tbl, cc := withCommitCatalog(tbl, cat)
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, 0, errors.Join(fmt.Errorf("open table io: %w", err), removeAll(ctx, staged))
@@ -623,7 +629,11 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 			// The catalog accepted the commit; a post-commit hook failed.
 			return next, removed, fmt.Errorf("post-commit: %w", err)
 		}
-		if errors.Is(err, table.ErrCommitFailed) {
+		notCommitted := definitelyNotCommittedWithout(err)
+		if cc != nil {
+			notCommitted = cc.definitelyNotCommitted()
+		}
+		if notCommitted {
 			return nil, 0, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
 		}
 		return nil, 0, fmt.Errorf("commit replace snapshot: outcome unknown, staged files kept: %w", err)

@@ -1,0 +1,126 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// commitCatalog sits between a table and its catalog for the engine's
+// commits. It does two things iceberg-go's SQL catalog does not:
+//
+//  1. It checks the commit's requirements against the catalog's current
+//     metadata first and reports a violation as table.ErrCommitFailed. The
+//     SQL catalog returns a bare "requirement failed" error, which
+//     Table.doCommit treats as "outcome unknown" and never retries; so one
+//     concurrent append would fail every compaction. As ErrCommitFailed it
+//     takes iceberg-go's refresh-and-replay path, where the rewrite's
+//     conflict validators run against the snapshots committed meanwhile
+//     (an append is fine, a delete on a rewritten file is not).
+//  2. It remembers whether the catalog was reached and what it answered,
+//     so the engine knows when a failed commit definitely changed nothing
+//     (staged files may be removed) and when the outcome is unknown (they
+//     must stay: the catalog may reference them).
+type commitCatalog struct {
+	inner table.CatalogIO
+
+	mu      sync.Mutex
+	reached bool  // CommitTable of the inner catalog was called
+	lastErr error // its last answer
+}
+
+func (c *commitCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	return c.inner.LoadTable(ctx, ident)
+}
+
+func (c *commitCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	cur, err := c.inner.LoadTable(ctx, ident)
+	if err == nil {
+		for _, r := range reqs {
+			if verr := r.Validate(cur.Metadata()); verr != nil {
+				return nil, "", fmt.Errorf("%w: %w", table.ErrCommitFailed, verr)
+			}
+		}
+	}
+	meta, loc, err := c.inner.CommitTable(ctx, ident, reqs, updates)
+	if err != nil && !errors.Is(err, table.ErrCommitFailed) && isRequirementFailure(err) {
+		// A peer won the race between our check and the catalog's: the
+		// catalog validated before writing anything, so nothing changed.
+		err = fmt.Errorf("%w: %w", table.ErrCommitFailed, err)
+	}
+	c.mu.Lock()
+	c.reached, c.lastErr = true, err
+	c.mu.Unlock()
+	return meta, loc, err
+}
+
+// definitelyNotCommitted reports whether a failed commit certainly left the
+// catalog unchanged.
+func (c *commitCatalog) definitelyNotCommitted() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reached {
+		// Failed before the catalog was asked (staging, validators).
+		return true
+	}
+	if c.lastErr == nil {
+		return false // the catalog accepted a commit
+	}
+	// The catalog refused the last attempt; anything after it (a validator
+	// rejecting the replay, a cancelled wait) happened before the catalog.
+	return errors.Is(c.lastErr, table.ErrCommitFailed)
+}
+
+// definitelyNotCommittedWithout classifies a commit error when no catalog
+// wrapper was available.
+func definitelyNotCommittedWithout(err error) bool {
+	return errors.Is(err, table.ErrCommitFailed) || isRequirementFailure(err) ||
+		errors.Is(err, table.ErrConflictingDeleteFiles)
+}
+
+// isRequirementFailure recognises iceberg-go's requirement validation
+// errors (table/requirements.go), which have no sentinel; every catalog
+// that returns them validates before writing.
+func isRequirementFailure(err error) bool {
+	return strings.Contains(err.Error(), "requirement failed")
+}
+
+// withCommitCatalog rebinds tbl to a commitCatalog over cat. Without a
+// catalog the table is used as is and only errors that are certainly
+// pre-write count as "not committed".
+func withCommitCatalog(tbl *table.Table, cat table.CatalogIO) (*table.Table, *commitCatalog) {
+	if cat == nil {
+		return tbl, nil
+	}
+	if cc, ok := cat.(*commitCatalog); ok {
+		cat = cc.inner
+	}
+	cc := &commitCatalog{inner: cat}
+	meta := tbl.Metadata()
+	// iceberg-go's default is 0 retries (Java's is 4), which makes any
+	// concurrent append fatal to a compaction. Unless the table sets
+	// commit.retry.num-retries itself, replay up to defaultCommitRetries
+	// times. The property is set on this in-memory copy only: the commit
+	// carries just the rewrite's updates, so it never reaches the catalog.
+	if _, set := meta.Properties()[table.CommitNumRetriesKey]; !set {
+		if b, err := table.MetadataBuilderFromBase(meta, tbl.MetadataLocation()); err == nil {
+			if err := b.SetProperties(iceberg.Properties{table.CommitNumRetriesKey: strconv.Itoa(defaultCommitRetries)}); err == nil {
+				if m, err := b.Build(); err == nil {
+					meta = m
+				}
+			}
+		}
+	}
+	t := table.New(tbl.Identifier(), meta, tbl.MetadataLocation(),
+		func(ctx context.Context) (icebergio.IO, error) { return tbl.FS(ctx) }, cc)
+	return t, cc
+}
+
+const defaultCommitRetries = 4

@@ -1,0 +1,114 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// A writer appends to the same partition after the engine has read and
+// written its outputs and before it commits. The commit must keep the
+// appended rows (iceberg-go rebases the replace onto the new snapshot).
+func TestConcurrentAppendLosesNothing(t *testing.T) {
+	for _, partial := range []bool{false, true} {
+		t.Run(map[bool]string{false: "atomic", true: "partial"}[partial], func(t *testing.T) {
+			env := newEnv(t)
+			tbl := env.create(t, tableSpec{name: "busy", partitioned: true})
+			tbl = appendMany(t, tbl, 6, 2000, regions)
+			before := rowStrings(t, tbl)
+
+			var once sync.Once
+			var appendErr error
+			progress := func(e Event) {
+				if e.Phase != "written" {
+					return
+				}
+				once.Do(func() {
+					other := env.load(t, "busy")
+					rec := genRows(999, 1_000_000, 500, []string{"eu"})
+					defer rec.Release()
+					rdr := recordReader(t, rec)
+					defer rdr.Release()
+					_, appendErr = other.Append(context.Background(), rdr, nil)
+				})
+			}
+			res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{
+				Strategy: Binpack, TargetFileSize: 1 << 20, Progress: progress, PartialProgress: partial, Catalog: env.cat,
+			})
+			if appendErr != nil {
+				t.Fatalf("concurrent append: %v", appendErr)
+			}
+			if err != nil {
+				t.Fatalf("compaction after a concurrent append: %v", err)
+			}
+			final := rowStrings(t, env.load(t, "busy"))
+			extra := genRows(999, 1_000_000, 500, []string{"eu"})
+			defer extra.Release()
+			want := slices.Clone(before)
+			want = append(want, recordStrings(t, extra)...)
+			slices.Sort(want)
+			requireSameRows(t, want, final)
+			if res.Committed() != 4 {
+				t.Fatalf("want 4 groups committed, got %d", res.Committed())
+			}
+		})
+	}
+}
+
+// A concurrent delete that targets a file being replaced makes the replace
+// invalid: the engine must fail cleanly, remove its staged files, and leave
+// the table as the other writer left it.
+func TestConcurrentDeleteOnRewrittenFileFailsCleanly(t *testing.T) {
+	env := newEnv(t)
+	tbl := env.create(t, tableSpec{name: "conflict",
+		props: iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}})
+	tbl = appendMany(t, tbl, 4, 2000, regions)
+
+	var once sync.Once
+	var delErr error
+	progress := func(e Event) {
+		if e.Phase != "written" {
+			return
+		}
+		once.Do(func() {
+			other := env.load(t, "conflict")
+			_, delErr = other.Delete(context.Background(), iceberg.LessThan(iceberg.Reference("x"), int32(-450)), nil)
+		})
+	}
+	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{
+		Strategy: Binpack, TargetFileSize: 1 << 20, Progress: progress, Catalog: env.cat,
+	})
+	if delErr != nil {
+		t.Fatalf("concurrent delete: %v", delErr)
+	}
+	if err == nil {
+		t.Fatal("replace committed over a concurrent delete of a rewritten file")
+	}
+	if !errors.Is(err, table.ErrConflictingDeleteFiles) {
+		t.Fatalf("want the rewrite's conflict validation to reject the commit, got: %v", err)
+	}
+	for _, g := range res.Groups {
+		if g.Committed {
+			t.Fatal("group reported committed")
+		}
+		if len(g.OutputPaths) == 0 {
+			t.Fatal("no staged outputs recorded")
+		}
+		for _, p := range g.OutputPaths {
+			if _, statErr := os.Stat(strings.TrimPrefix(p, "file://")); !os.IsNotExist(statErr) {
+				t.Fatalf("staged file %s not removed (%v)", p, statErr)
+			}
+		}
+	}
+	cur := env.load(t, "conflict")
+	if op := cur.CurrentSnapshot().Summary.Operation; op == table.OpReplace {
+		t.Fatal("table has a replace snapshot")
+	}
+}
