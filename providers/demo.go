@@ -284,7 +284,7 @@ func (b *demoBuilder) clicks() error {
 	if err != nil {
 		return err
 	}
-	day0 := b.now.UTC().Truncate(24 * time.Hour).AddDate(0, 0, -1)
+	day0 := b.now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
 	if t, err = b.appends(t, 25, 20, 1, day0); err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ func (b *demoBuilder) users() error {
 	if err != nil {
 		return err
 	}
-	day0 := b.now.UTC().Truncate(24 * time.Hour).AddDate(0, 0, -1)
+	day0 := b.now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
 	_, err = b.appends(t, 1, 500, 1, day0)
 	return err
 }
