@@ -740,3 +740,113 @@ func TestDigestIgnoresOrderButNotContent(t *testing.T) {
 		t.Error("digest did not change with the content")
 	}
 }
+
+// TestDecodeAllAttributes sets every policy attribute once and checks the
+// decoded value, so a field added to policyFields without decoding support
+// (or with the wrong kind) fails here.
+func TestDecodeAllAttributes(t *testing.T) {
+	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": `
+catalog "lake" {
+  type      = "sql"
+  uri       = "sqlite:////abs/catalog.db?mode=rwc"
+  warehouse = "/abs/wh"
+}
+policy "p" {
+  target_file_size  = 536870912
+  sort_order        = ["truncate(4, name) desc nulls first", "hour(ts)"]
+  remove_properties = ["old.key"]
+  properties        = { "write.format.default" = "parquet" }
+  compaction {
+    strategy              = "zorder"
+    zorder_columns        = ["a", "b"]
+    min_input_files       = 2
+    min_file_size         = "100MiB"
+    max_file_size         = "1GiB"
+    delete_file_threshold = 1
+    partial_progress      = true
+    max_concurrent_groups = 4
+    max_bytes_per_run     = "1TB"
+    where                 = "ts > 0"
+  }
+  snapshot_retention {
+    max_age       = "2w"
+    min_snapshots = 2
+    max_ref_age   = "1w2d"
+  }
+  orphan_files {
+    older_than                = "36h"
+    max_orphan_ratio          = 1
+    min_files_for_ratio       = 0
+    exclude                   = ["**/_SUCCESS"]
+    include_non_iceberg_files = true
+    quarantine                = "7d"
+    equal_schemes             = { "s3a,s3n" = "s3" }
+    equal_authorities         = { "bucket.s3.amazonaws.com" = "bucket" }
+    prefix_mismatch           = "ignore"
+  }
+  manifests {
+    max_count   = 10
+    target_size = "16MiB"
+  }
+}
+table "lake.a.b" { policy = policy.p }
+`}, LoadOptions{})
+	if c := cfg.CatalogByName("lake"); c.URI != "sqlite:/abs/catalog.db?mode=rwc" || c.Warehouse != "file:///abs/wh" {
+		t.Errorf("catalog = %+v", c)
+	}
+	e, ok := cfg.Resolve("lake.a.b")
+	if !ok {
+		t.Fatal("not managed")
+	}
+	got := map[string]string{}
+	for _, l := range e.Explain() {
+		if l.Default {
+			t.Errorf("%s is a default, but the policy sets it", l.Name)
+		}
+		if l.Block != `policy "p"` || l.Origin.Start.Line == 0 {
+			t.Errorf("%s comes from %q at %v", l.Name, l.Block, l.Origin)
+		}
+		got[l.Name] = l.Value
+	}
+	want := map[string]string{
+		"target_file_size":                       `"512MiB"`,
+		"sort_order":                             `["truncate(4, name) DESC NULLS FIRST", "hour(ts) ASC NULLS FIRST"]`,
+		"remove_properties":                      `["old.key"]`,
+		`properties["write.format.default"]`:     `"parquet"`,
+		"compaction.strategy":                    `"zorder"`,
+		"compaction.zorder_columns":              `["a", "b"]`,
+		"compaction.min_input_files":             `2`,
+		"compaction.min_file_size":               `"100MiB"`,
+		"compaction.max_file_size":               `"1GiB"`,
+		"compaction.delete_file_threshold":       `1`,
+		"compaction.partial_progress":            `true`,
+		"compaction.max_concurrent_groups":       `4`,
+		"compaction.max_bytes_per_run":           `"1TB"`,
+		"compaction.where":                       `"ts > 0"`,
+		"snapshot_retention.max_age":             `"14d"`,
+		"snapshot_retention.min_snapshots":       `2`,
+		"snapshot_retention.max_ref_age":         `"9d"`,
+		"orphan_files.older_than":                `"36h"`,
+		"orphan_files.max_orphan_ratio":          `1`,
+		"orphan_files.min_files_for_ratio":       `0`,
+		"orphan_files.exclude":                   `["**/_SUCCESS"]`,
+		"orphan_files.include_non_iceberg_files": `true`,
+		"orphan_files.quarantine":                `"7d"`,
+		"orphan_files.equal_schemes":             `{ "s3a" = "s3", "s3n" = "s3" }`,
+		"orphan_files.equal_authorities":         `{ "bucket.s3.amazonaws.com" = "bucket" }`,
+		"orphan_files.prefix_mismatch":           `"ignore"`,
+		"manifests.max_count":                    `10`,
+		"manifests.target_size":                  `"16MiB"`,
+	}
+	if len(got) != len(want) {
+		t.Errorf("explain has %d lines, want %d: %v", len(got), len(want), got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %s, want %s", k, got[k], v)
+		}
+	}
+	if e.Compaction.MaxBytesPerRun.Value != 1_000_000_000_000 || e.OrphanFiles.Quarantine.Value != 7*24*time.Hour {
+		t.Errorf("typed values: %+v", e.PolicyBody)
+	}
+}

@@ -90,21 +90,26 @@ func FormatSize(n int64) string {
 	return s + " " + units[u]
 }
 
-// formatSizeExact renders a size in the largest IEC unit that divides it, so
-// that ParseSize(formatSizeExact(n)) == n ("512MiB", "1000").
+// formatSizeExact renders a size in the unit, IEC or SI, that divides it
+// into the smallest number, so that ParseSize(formatSizeExact(n)) == n and
+// the value reads as it was probably written ("512MiB", "1TB", "1000001").
 func formatSizeExact(n int64) string {
 	if n <= 0 {
 		return strconv.FormatInt(n, 10)
 	}
+	best, bestUnit := n, ""
 	for _, u := range []struct {
 		name string
 		mult int64
-	}{{"PiB", 1 << 50}, {"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n%u.mult == 0 {
-			return strconv.FormatInt(n/u.mult, 10) + u.name
+	}{
+		{"PiB", 1 << 50}, {"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+		{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3},
+	} {
+		if n%u.mult == 0 && n/u.mult < best {
+			best, bestUnit = n/u.mult, u.name
 		}
 	}
-	return strconv.FormatInt(n, 10)
+	return strconv.FormatInt(best, 10) + bestUnit
 }
 
 // durationUnits are Go's units plus days and weeks, which retention policies
