@@ -63,9 +63,13 @@ func writeConfig(t testing.TB, be *backend, ns string) *config.Config {
 
 // run plans and applies cfg at the fixed clock now, and returns the plan and
 // the results.
+func openSession(cfg *config.Config, now func() time.Time) *providers.Session {
+	return providers.Open(cfg, providers.Options{Env: os.Environ(), Now: now})
+}
+
 func planApply(ctx context.Context, t testing.TB, cfg *config.Config, now func() time.Time, progress func(apply.Event)) (*diff.Plan, *apply.Results) {
 	t.Helper()
-	sess := providers.Open(cfg, providers.Options{Env: os.Environ(), Now: now})
+	sess := openSession(cfg, now)
 	defer sess.Close()
 	p, err := apply.Plan(ctx, cfg, sess, apply.PlanOptions{Now: now, Version: "e2e"})
 	if err != nil {
