@@ -621,6 +621,17 @@ func (l *loader) decodeTables(b *hcl.Block) {
 			}
 		}
 	}
+	// A selector that can match no address is a mistake, usually a missing
+	// namespace level ("lake.orders"); one whose excludes remove everything
+	// it matches manages nothing.
+	everything := selectorLanguage{Pattern: "**"}
+	if _, ok, decided := selectorsOverlap(selectorLanguage{Pattern: pattern}, everything); decided && !ok {
+		l.errorf(b.LabelRanges[0].Ptr(), "Table pattern matches no table",
+			"%q can match no table address: an address has at least three levels, <catalog>.<namespace>.<table>.", pattern)
+	} else if _, ok, decided := selectorsOverlap(selectorLanguage{pattern, t.Exclude}, everything); decided && !ok {
+		l.warnf(b.LabelRanges[0].Ptr(), "Selector excludes every table it matches",
+			"tables %q excludes %s, which covers every table the pattern matches; the block manages nothing.", pattern, quoteList(t.Exclude))
+	}
 	l.cfg.Selectors = append(l.cfg.Selectors, t)
 	l.labelRanges[t] = b.LabelRanges[0]
 }

@@ -386,6 +386,16 @@ policy "p" { target_file_size = nope("1") }`,
 			want: []string{"main.iceops.hcl:9:22: error: Invalid expression"},
 		},
 		{
+			name: "pattern that matches no address",
+			src:  baseCatalog + "\ntables \"lake.*\" {}\n",
+			want: []string{"main.iceops.hcl:8:8: error: Table pattern matches no table"},
+		},
+		{
+			name: "selector that excludes everything",
+			src:  baseCatalog + "\ntables \"lake.a.*\" {\n  exclude = [\"lake.**\"]\n}\n",
+			want: []string{"main.iceops.hcl:8:8: warning: Selector excludes every table it matches"},
+		},
+		{
 			name: "gc disabled with an orphan policy",
 			src: baseCatalog + `
 policy "p" {
