@@ -1,0 +1,612 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers"
+)
+
+// ErrStalePlan is returned, before anything changed, when a saved plan no
+// longer fits: the configuration changed, or a table was dropped and
+// recreated (its UUID differs).
+var ErrStalePlan = errors.New("saved plan is stale")
+
+// DefaultMaxRetries bounds re-plans of one table after commit conflicts.
+const DefaultMaxRetries = 4
+
+// ApplyOptions are the inputs of Apply besides the plan.
+type ApplyOptions struct {
+	Parallelism int // tables at once; 0 = config's, else DefaultParallelism
+	Now         func() time.Time
+	Saved       bool // the plan came from a file (apply PLANFILE)
+	Progress    func(Event)
+	MaxRetries  int // re-plans after conflicts per table; 0 = DefaultMaxRetries, <0 = none
+	Version     string
+	// Backoff is the wait before the n-th retry (n from 1); nil doubles from
+	// 100ms. Tests shorten it.
+	Backoff func(n int) time.Duration
+}
+
+// Apply executes an approved plan (DESIGN §5.3, §5.4). It returns an error
+// only for refusals before anything changed (a stale saved plan); every
+// table's outcome, failures included, is in Results.
+func Apply(ctx context.Context, cfg *config.Config, sess *providers.Session, plan *diff.Plan, opts ApplyOptions) (*Results, error) {
+	return run(ctx, cfg, sess, plan, opts)
+}
+
+type runner struct {
+	cfg     *config.Config
+	b       backend
+	opts    ApplyOptions
+	now     func() time.Time
+	retries int
+}
+
+func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, opts ApplyOptions) (*Results, error) {
+	if cfg == nil || plan == nil {
+		return nil, errors.New("apply: configuration and plan are required")
+	}
+	if err := ValidatePlan(plan); err != nil {
+		return nil, fmt.Errorf("apply: %w", err)
+	}
+	if plan.ConfigDigest != cfg.Digest {
+		return nil, fmt.Errorf("%w: the configuration changed since the plan was made (%s, now %s); run iceops plan again",
+			ErrStalePlan, short(plan.ConfigDigest), short(cfg.Digest))
+	}
+	r := &runner{cfg: cfg, b: b, opts: opts, now: clock(opts.Now), retries: opts.MaxRetries}
+	if r.retries == 0 {
+		r.retries = DefaultMaxRetries
+	}
+	if r.retries < 0 {
+		r.retries = 0
+	}
+	res := &Results{
+		FormatVersion: ResultsFormatVersion,
+		IceopsVersion: opts.Version,
+		StartedAt:     r.now().UTC(),
+		SavedPlan:     opts.Saved,
+		Tables:        []TableResult{},
+	}
+
+	// Identity first, for every table with work, before anything changes: a
+	// dropped-and-recreated table makes the whole saved plan stale.
+	loaded := map[string]*table.Table{}
+	loadErr := map[string]error{}
+	for _, tp := range plan.Tables {
+		if len(tp.Actions) == 0 {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		tbl, err := b.LoadTable(ctx, tp.Address)
+		if err != nil {
+			loadErr[tp.Address] = err
+			continue
+		}
+		if got := tbl.Metadata().TableUUID().String(); got != tp.Observed.TableUUID {
+			return nil, fmt.Errorf("%w: table %s was recreated since the plan (UUID %s, plan has %s); nothing was changed",
+				ErrStalePlan, tp.Address, got, tp.Observed.TableUUID)
+		}
+		loaded[tp.Address] = tbl
+	}
+
+	par := parallelism(opts.Parallelism, cfg)
+	out := make([]TableResult, len(plan.Tables))
+	var (
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, par)
+	)
+	for i, tp := range plan.Tables {
+		if len(tp.Actions) == 0 {
+			out[i] = TableResult{Address: tp.Address, Status: StatusInPolicy, Actions: []ActionResult{},
+				MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+			if len(tp.Refusals) > 0 {
+				out[i].Status = StatusFailed
+				out[i].Error = "the plan refused actions: " + refusalText(tp.Refusals)
+			}
+			continue
+		}
+		if err := loadErr[tp.Address]; err != nil {
+			out[i] = failedTable(tp, fmt.Sprintf("load: %v", err))
+			continue
+		}
+		// Ctrl-C stops starting tables; running ones finish their current
+		// action cleanly.
+		select {
+		case <-ctx.Done():
+		case sem <- struct{}{}:
+		}
+		if ctx.Err() != nil {
+			out[i] = interruptedTable(tp, ctx.Err())
+			res.Interrupted = true
+			continue
+		}
+		wg.Add(1)
+		go func(i int, tp diff.TablePlan) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i] = r.applyTable(ctx, tp, loaded[tp.Address])
+		}(i, tp)
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	res.Tables = out
+	res.FinishedAt = r.now().UTC()
+	res.summarize()
+	return res, nil
+}
+
+func short(d string) string {
+	if len(d) > 19 {
+		return d[:19] + "…"
+	}
+	return d
+}
+
+func refusalText(rs []diff.Refusal) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, r.Action+": "+r.Reason)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func failedTable(tp diff.TablePlan, msg string) TableResult {
+	tr := TableResult{Address: tp.Address, Status: StatusFailed, Error: msg,
+		MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+	for _, a := range tp.Actions {
+		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "table failed: " + msg})
+	}
+	return tr
+}
+
+func interruptedTable(tp diff.TablePlan, err error) TableResult {
+	tr := TableResult{Address: tp.Address, Status: StatusSkipped, Error: "interrupted before start: " + err.Error(),
+		MetadataBefore: tp.Observed.MetadataLocation}
+	for _, a := range tp.Actions {
+		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "interrupted before start"})
+	}
+	return tr
+}
+
+// step is one action to run now, with notes about what the intersection
+// with the approved plan left out.
+type step struct {
+	action     diff.Action
+	notApplied []string
+	skip       string // non-empty: do not run, report skipped with this reason
+	refused    bool   // the skip is a safety refusal: report it as failed
+}
+
+// applyTable runs one table's actions in order. A table unchanged since the
+// plan runs exactly the approved actions. A changed table, and a table whose
+// commit conflicted, is re-observed and re-planned, and the fresh plan is
+// bounded by the approved one (see bound).
+func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.Table) TableResult {
+	start := time.Now()
+	tr := TableResult{Address: tp.Address, MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+
+	pol, ok := r.cfg.Resolve(tp.Address)
+	if !ok {
+		return failedTable(tp, "the configuration no longer manages this table")
+	}
+	results := map[diff.ActionType]*ActionResult{}
+	var order []diff.ActionType
+	record := func(ar ActionResult) {
+		if old, ok := results[ar.Type]; ok {
+			// A retried action keeps its earlier notes.
+			ar.NotApplied = append(old.NotApplied, ar.NotApplied...)
+		} else {
+			order = append(order, ar.Type)
+		}
+		results[ar.Type] = &ar
+	}
+	finished := map[diff.ActionType]bool{}
+	replan := tbl.MetadataLocation() != tp.Observed.MetadataLocation
+	var failure string
+
+attempts:
+	for attempt := 0; ; attempt++ {
+		tr.Attempts = attempt + 1
+		if attempt > 0 {
+			emit(r.opts.Progress, Event{Table: tp.Address, Phase: PhaseRetry, Done: int64(attempt), Total: int64(r.retries)})
+			if err := sleepCtx(ctx, r.backoff(attempt)); err != nil {
+				failure = "interrupted while waiting to retry: " + err.Error()
+				break
+			}
+		}
+		var steps []step
+		if replan {
+			tr.Replanned = true
+			fresh, observed, err := r.replan(ctx, pol, tp.Address)
+			if err == nil {
+				tbl = observed
+			}
+			if errors.Is(err, providers.ErrConflict) && attempt < r.retries {
+				tr.AttemptConflicts = append(tr.AttemptConflicts, err.Error())
+				continue
+			}
+			if err != nil {
+				failure = "re-plan: " + err.Error()
+				break
+			}
+			if tbl.Metadata().TableUUID().String() != tp.Observed.TableUUID {
+				failure = "the table was recreated during apply; nothing more is done"
+				break
+			}
+			steps = bound(tp.Actions, *fresh, finished)
+		} else {
+			for _, a := range tp.Actions {
+				if !finished[a.Type] {
+					steps = append(steps, step{action: a})
+				}
+			}
+		}
+
+		for i := 0; i < len(steps); i++ {
+			s := steps[i]
+			if finished[s.action.Type] {
+				continue
+			}
+			if s.skip != "" {
+				finished[s.action.Type] = true
+				ar := ActionResult{Type: s.action.Type, Destructive: s.action.Destructive, Status: StatusSkipped, Reason: s.skip, NotApplied: s.notApplied}
+				phase := PhaseSkipped
+				if s.refused {
+					ar.Status, ar.Reason, ar.Error = StatusFailed, "", s.skip
+					phase = PhaseFailed
+				}
+				record(ar)
+				emit(r.opts.Progress, Event{Table: tp.Address, Action: string(s.action.Type), Phase: phase, Err: errors.New(s.skip)})
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				failure = "interrupted: " + err.Error()
+				break attempts
+			}
+			batch := []step{s}
+			// Properties and the sort order go into one metadata commit.
+			if s.action.Type == diff.UpdateProperties && i+1 < len(steps) &&
+				steps[i+1].action.Type == diff.ReplaceSortOrder && steps[i+1].skip == "" && !finished[diff.ReplaceSortOrder] {
+				batch = append(batch, steps[i+1])
+				i++
+			}
+			ars, next, err := r.runStep(ctx, tbl, pol, batch)
+			if errors.Is(err, providers.ErrConflict) && attempt < r.retries {
+				tr.AttemptConflicts = append(tr.AttemptConflicts, fmt.Sprintf("%s: %v", s.action.Type, err))
+				// Keep what the failed attempt cleaned up, then re-plan.
+				for _, ar := range ars {
+					if ar.StagedFilesRemoved > 0 {
+						ar.Status, ar.Reason, ar.Error = StatusSkipped, "retrying after a conflict", ""
+						record(ar)
+					}
+				}
+				replan = true
+				continue attempts
+			}
+			for _, ar := range ars {
+				record(ar)
+				finished[ar.Type] = true
+			}
+			if next != nil {
+				tbl = next
+			}
+			if err != nil {
+				failure = fmt.Sprintf("%s: %v", s.action.Type, err)
+				break attempts
+			}
+		}
+		break
+	}
+
+	// Every approved action gets a line, in plan order.
+	for _, a := range tp.Actions {
+		if _, ok := results[a.Type]; !ok {
+			why := "not run"
+			if failure != "" {
+				why = "not run: " + failure
+			}
+			record(ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: why})
+		}
+	}
+	slices.SortStableFunc(order, func(a, b diff.ActionType) int { return actionOrder[a] - actionOrder[b] })
+	for _, t := range order {
+		tr.Actions = append(tr.Actions, *results[t])
+	}
+	tr.MetadataAfter = tbl.MetadataLocation()
+	tr.DurationMs = time.Since(start).Milliseconds()
+	switch {
+	case failure != "":
+		tr.Status, tr.Error = StatusFailed, failure
+	case anyStatus(tr.Actions, StatusFailed):
+		tr.Status = StatusFailed
+	case anyStatus(tr.Actions, StatusDone):
+		tr.Status = StatusDone
+	default:
+		tr.Status = StatusSkipped
+	}
+	if len(tp.Refusals) > 0 {
+		// A refusal in the plan makes the table an error either way.
+		tr.Status = StatusFailed
+		if tr.Error == "" {
+			tr.Error = "the plan refused actions: " + refusalText(tp.Refusals)
+		}
+	}
+	return tr
+}
+
+func anyStatus(as []ActionResult, st string) bool {
+	for _, a := range as {
+		if a.Status == st {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *runner) backoff(n int) time.Duration {
+	if r.opts.Backoff != nil {
+		return r.opts.Backoff(n)
+	}
+	return time.Duration(100<<min(n-1, 6)) * time.Millisecond
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// replan observes the table again and diffs it at the current time. The
+// table handle returned is the version that was observed; if the table
+// moves between the two reads the result is a conflict (retry).
+func (r *runner) replan(ctx context.Context, pol *config.Effective, addr string) (*diff.TablePlan, *table.Table, error) {
+	st, err := r.b.Observe(ctx, pol)
+	if err != nil {
+		return nil, nil, fmt.Errorf("observe: %w", err)
+	}
+	tbl, err := r.b.LoadTable(ctx, addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load: %w", err)
+	}
+	if tbl.MetadataLocation() != st.MetadataLocation {
+		return nil, nil, fmt.Errorf("%w: table moved while it was re-observed", providers.ErrConflict)
+	}
+	if st.Address == "" {
+		st.Address = addr
+	}
+	tp := diff.PlanTable(pol, st, r.now())
+	return &tp, tbl, nil
+}
+
+// bound intersects a fresh plan with the approved one (DESIGN §5.3):
+// non-destructive actions are the fresh ones, but only of kinds the approved
+// plan had; expire_snapshots keeps only approved ids (and refs) that still
+// qualify; remove_orphan_files only approved paths that are still orphan
+// candidates. A kind only the fresh plan has is skipped and reported.
+func bound(approved []diff.Action, freshPlan diff.TablePlan, finished map[diff.ActionType]bool) []step {
+	fresh := freshPlan.Actions
+	freshBy := map[diff.ActionType]diff.Action{}
+	for _, a := range fresh {
+		freshBy[a.Type] = a
+	}
+	refused := map[diff.ActionType]string{}
+	for _, r := range freshPlan.Refusals {
+		refused[diff.ActionType(r.Action)] = r.Reason
+	}
+	apprBy := map[diff.ActionType]bool{}
+	var out []step
+	for _, a := range approved {
+		apprBy[a.Type] = true
+		if finished[a.Type] {
+			continue
+		}
+		f, ok := freshBy[a.Type]
+		if !ok {
+			if why, isRefused := refused[a.Type]; isRefused {
+				out = append(out, step{action: a, skip: "refused at apply time: " + why, refused: true})
+				continue
+			}
+			out = append(out, step{action: a, skip: "no longer needed: the table changed since the plan and already satisfies this"})
+			continue
+		}
+		switch a.Type {
+		case diff.ExpireSnapshots:
+			out = append(out, boundExpire(a, f))
+		case diff.RemoveOrphanFiles:
+			out = append(out, boundOrphans(a, f))
+		default:
+			out = append(out, step{action: f})
+		}
+	}
+	for _, f := range fresh {
+		if !apprBy[f.Type] && !finished[f.Type] {
+			out = append(out, step{action: f, skip: "not in the approved plan: the table changed since the plan; run iceops plan again"})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b step) int { return actionOrder[a.action.Type] - actionOrder[b.action.Type] })
+	return out
+}
+
+func boundExpire(a, f diff.Action) step {
+	still := map[int64]bool{}
+	for _, id := range f.Expire.SnapshotIDs {
+		still[id] = true
+	}
+	stillRef := map[string]bool{}
+	for _, r := range f.Expire.RefsToRemove {
+		stillRef[r] = true
+	}
+	act := a
+	e := *a.Expire
+	e.SnapshotIDs, e.RefsToRemove = nil, nil
+	var notes []string
+	for _, id := range a.Expire.SnapshotIDs {
+		if still[id] {
+			e.SnapshotIDs = append(e.SnapshotIDs, id)
+		} else {
+			notes = append(notes, fmt.Sprintf("snapshot %d: no longer qualifies for expiry, kept", id))
+		}
+	}
+	for _, ref := range a.Expire.RefsToRemove {
+		if stillRef[ref] {
+			e.RefsToRemove = append(e.RefsToRemove, ref)
+		} else {
+			notes = append(notes, fmt.Sprintf("ref %q: no longer qualifies for removal, kept", ref))
+		}
+	}
+	approved := map[int64]bool{}
+	for _, id := range a.Expire.SnapshotIDs {
+		approved[id] = true
+	}
+	extra := 0
+	for _, id := range f.Expire.SnapshotIDs {
+		if !approved[id] {
+			extra++
+		}
+	}
+	if extra > 0 {
+		notes = append(notes, fmt.Sprintf("%d snapshots now qualify that the plan did not list; left for the next plan", extra))
+	}
+	act.Expire = &e
+	if len(e.SnapshotIDs) == 0 && len(e.RefsToRemove) == 0 {
+		return step{action: act, skip: "no snapshot the plan listed still qualifies", notApplied: notes}
+	}
+	return step{action: act, notApplied: notes}
+}
+
+func boundOrphans(a, f diff.Action) step {
+	still := map[string]bool{}
+	for _, p := range f.Orphans.Paths {
+		still[diff.NormalizePath(p, nil, nil)] = true
+	}
+	act := a
+	o := *a.Orphans
+	o.Paths = nil
+	var notes []string
+	for _, p := range a.Orphans.Paths {
+		if still[diff.NormalizePath(p, nil, nil)] {
+			o.Paths = append(o.Paths, p)
+		} else {
+			notes = append(notes, p+": no longer an orphan candidate, kept")
+		}
+	}
+	o.Count = len(o.Paths)
+	act.Orphans = &o
+	if len(o.Paths) == 0 {
+		return step{action: act, skip: "no path the plan listed is still an orphan", notApplied: notes}
+	}
+	return step{action: act, notApplied: notes}
+}
+
+// runStep executes one action (or properties + sort order together) and
+// turns the provider's result into ActionResults.
+func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effective, batch []step) ([]ActionResult, *table.Table, error) {
+	addr := pol.Address
+	begin := time.Now()
+	first := batch[0].action
+	for _, s := range batch {
+		emit(r.opts.Progress, Event{Table: addr, Action: string(s.action.Type), Phase: PhaseStart})
+	}
+	progress := func(done, total int64, unit string) {
+		emit(r.opts.Progress, Event{Table: addr, Action: string(first.Type), Phase: PhaseProgress, Done: done, Total: total, Unit: unit})
+	}
+	var (
+		next *table.Table
+		er   providers.ExecResult
+		err  error
+	)
+	switch first.Type {
+	case diff.UpdateProperties, diff.ReplaceSortOrder:
+		var ch providers.MetadataChange
+		for _, s := range batch {
+			switch s.action.Type {
+			case diff.UpdateProperties:
+				ch.Set, ch.Remove = s.action.Properties.Set, s.action.Properties.Remove
+			case diff.ReplaceSortOrder:
+				f := slices.Clone(s.action.SortOrder.Fields)
+				if f == nil {
+					f = []diff.SortField{}
+				}
+				ch.SortOrder = &f
+			}
+		}
+		next, er, err = providers.ApplyMetadata(ctx, tbl, ch)
+	case diff.Compact:
+		next, er, err = providers.Compact(ctx, tbl, providers.CompactSpec{
+			Selection: diff.SelectionFor(pol), Strategy: first.Compact.Strategy, Progress: progress})
+	case diff.RewriteManifests:
+		next, er, err = providers.RewriteManifests(ctx, tbl, first.Manifests.TargetSize)
+	case diff.ExpireSnapshots:
+		cat, cerr := r.b.Catalog(ctx, pol.Catalog)
+		if cerr != nil {
+			err = cerr
+			break
+		}
+		next, er, err = providers.ExpireSnapshots(ctx, cat, tbl, providers.ExpireSpec{
+			SnapshotIDs: first.Expire.SnapshotIDs, RefsToRemove: first.Expire.RefsToRemove, Progress: progress})
+	case diff.RemoveOrphanFiles:
+		cat, cerr := r.b.Catalog(ctx, pol.Catalog)
+		if cerr != nil {
+			err = cerr
+			break
+		}
+		next = tbl
+		er, err = providers.RemoveOrphanFiles(ctx, cat, tbl, providers.OrphanSpec{
+			Paths:     first.Orphans.Paths,
+			OlderThan: time.Duration(first.Orphans.OlderThanMs) * time.Millisecond,
+			Now:       r.now(),
+			Progress:  progress,
+		})
+	default:
+		err = fmt.Errorf("unknown action %q", first.Type)
+	}
+	dur := time.Since(begin).Milliseconds()
+	var out []ActionResult
+	for _, s := range batch {
+		ar := ActionResult{
+			Type: s.action.Type, Destructive: s.action.Destructive, Status: StatusDone,
+			Committed:   er.Committed,
+			FilesBefore: er.FilesBefore, FilesAfter: er.FilesAfter,
+			BytesBefore: er.BytesBefore, BytesAfter: er.BytesAfter,
+			RowsBefore: er.RowsBefore, RowsAfter: er.RowsAfter,
+			SnapshotsExpired: er.SnapshotsExpired, RefsRemoved: er.RefsRemoved,
+			FilesDeleted: er.FilesDeleted, BytesFreed: er.BytesFreed,
+			DeleteErrors:       er.DeleteErrors,
+			StagedFilesRemoved: er.StagedRemoved, StagedFilesKept: er.StagedKept,
+			NotApplied: append(slices.Clone(s.notApplied), er.Skipped...),
+			Reason:     er.Note,
+			DurationMs: dur,
+		}
+		phase := PhaseDone
+		switch {
+		case err != nil:
+			ar.Status, ar.Error = StatusFailed, err.Error()
+			phase = PhaseFailed
+		case er.NoOp:
+			ar.Status = StatusSkipped
+			phase = PhaseSkipped
+		}
+		emit(r.opts.Progress, Event{Table: addr, Action: string(s.action.Type), Phase: phase, Err: err})
+		out = append(out, ar)
+	}
+	return out, next, err
+}

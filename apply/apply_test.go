@@ -1,0 +1,411 @@
+package apply
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// TestEndToEndConverges: plan, apply, plan again shows nothing; rows are
+// preserved exactly (full scan); a second apply writes no metadata.
+func TestEndToEndConverges(t *testing.T) {
+	e := newEnv(t, "")
+	tbl := e.debtTable(orders, nil)
+	stray := strayFile(t, tbl, "old-stray.parquet", 10*24*time.Hour)
+	young := strayFile(t, tbl, "young-stray.parquet", time.Hour)
+	idsBefore := testkit.ScanIDs(t, tbl)
+	if len(idsBefore) != 11*40 {
+		t.Fatalf("setup: %d rows", len(idsBefore))
+	}
+
+	p := e.plan()
+	if len(p.Errors) > 0 {
+		t.Fatalf("plan errors: %v", p.Errors)
+	}
+	tp := tablePlan(t, p, "lake."+orders)
+	for _, typ := range []diff.ActionType{diff.UpdateProperties, diff.Compact, diff.RewriteManifests, diff.ExpireSnapshots, diff.RemoveOrphanFiles} {
+		if actionOf(tp, typ) == nil {
+			t.Fatalf("plan lacks %s: %+v", typ, tp.Actions)
+		}
+	}
+	if got := actionOf(tp, diff.RemoveOrphanFiles).Orphans.Paths; !slices.Contains(got, stray) || slices.Contains(got, young) {
+		t.Fatalf("orphan paths %v", got)
+	}
+
+	var mu sync.Mutex
+	var events []Event
+	res, err := Apply(context.Background(), e.cfg, e.sess, p, ApplyOptions{Version: "test", Progress: func(ev Event) {
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed() {
+		t.Fatalf("apply failed:\n%s", describe(res))
+	}
+	tr := tableResult(t, res, "lake."+orders)
+	if tr.Replanned {
+		t.Fatal("an unchanged table was re-planned")
+	}
+	for _, a := range tr.Actions {
+		if a.Status != StatusDone {
+			t.Fatalf("%s: %s\n%s", a.Type, a.Status, describe(res))
+		}
+	}
+	if res.Summary.FilesDeleted == 0 || res.Summary.Snapshots == 0 {
+		t.Fatalf("summary %+v", res.Summary)
+	}
+	if len(events) == 0 {
+		t.Fatal("no progress events")
+	}
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Fatal("old stray survived")
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Fatal("young stray deleted")
+	}
+
+	after := e.lake.Reload(t, orders)
+	if got := testkit.ScanIDs(t, after); !mapsEqual(got, idsBefore) {
+		t.Fatalf("rows changed: %d ids before, %d after", len(idsBefore), len(got))
+	}
+	checkReferencedExist(t, after)
+
+	p2 := e.plan()
+	if p2.Summary.Actions != 0 || len(p2.Errors) != 0 {
+		t.Fatalf("second plan not empty: %+v %+v", p2.Summary, tablePlan(t, p2, "lake."+orders).Actions)
+	}
+	if p2.Summary.TablesInPolicy != 1 {
+		t.Fatalf("summary %+v", p2.Summary)
+	}
+	res2 := e.apply(p2, false)
+	if res2.Failed() || e.lake.Reload(t, orders).MetadataLocation() != after.MetadataLocation() {
+		t.Fatalf("applying an empty plan changed the table:\n%s", describe(res2))
+	}
+}
+
+func mapsEqual(a, b map[int64]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSavedPlanBounds: between plan and apply a writer appends and a new
+// old stray file appears. The stray survives, the appended rows are present,
+// and nothing the plan did not list is deleted.
+func TestSavedPlanBounds(t *testing.T) {
+	e := newEnv(t, "")
+	tbl := e.debtTable(orders, nil)
+	listed := strayFile(t, tbl, "listed.parquet", 10*24*time.Hour)
+	p := roundTrip(t, e.plan())
+	tp := tablePlan(t, p, "lake."+orders)
+	exp := actionOf(tp, diff.ExpireSnapshots)
+	if exp == nil || actionOf(tp, diff.RemoveOrphanFiles) == nil {
+		t.Fatalf("plan: %+v", tp.Actions)
+	}
+	planned := e.lake.Reload(t, orders)
+	allowed := filesOfSnapshots(t, planned, exp.Expire.SnapshotIDs)
+	allowed[listed] = true
+
+	// Meanwhile: a writer appends, and a stray the plan never saw appears.
+	cur, err := appendEvents(context.Background(), planned, 1_000_000, 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs := testkit.ScanIDs(t, cur)
+	late := strayFile(t, cur, "late-stray.parquet", 10*24*time.Hour)
+	before := localFiles(t, cur)
+
+	res := e.apply(p, true)
+	tr := tableResult(t, res, "lake."+orders)
+	if !tr.Replanned {
+		t.Fatalf("changed table not re-planned:\n%s", describe(res))
+	}
+	if res.Failed() {
+		t.Fatalf("apply failed:\n%s", describe(res))
+	}
+	if _, err := os.Stat(late); err != nil {
+		t.Fatal("a stray the plan did not list was deleted")
+	}
+	if _, err := os.Stat(listed); !os.IsNotExist(err) {
+		t.Fatal("the listed stray survived")
+	}
+	after := e.lake.Reload(t, orders)
+	now := localFiles(t, after)
+	for p := range before {
+		if !now[p] && !allowed[p] {
+			t.Errorf("deleted %s, which the plan did not show", p)
+		}
+	}
+	if got := testkit.ScanIDs(t, after); !mapsEqual(got, wantIDs) {
+		t.Fatalf("rows: %d, want %d", len(got), len(wantIDs))
+	}
+	for _, id := range []int64{1_000_000, 1_000_024} {
+		if testkit.ScanIDs(t, after)[id] != 1 {
+			t.Fatalf("appended row %d missing", id)
+		}
+	}
+	// The young snapshot the writer added is not expired: the plan did not
+	// list it.
+	if after.SnapshotByID(cur.CurrentSnapshot().SnapshotID) == nil {
+		t.Fatal("the writer's snapshot was expired")
+	}
+	checkReferencedExist(t, after)
+}
+
+func roundTrip(t *testing.T, p *diff.Plan) *diff.Plan {
+	t.Helper()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := DecodePlan(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("decode own plan: %v", err)
+	}
+	return q
+}
+
+// TestConcurrentWriter: a writer appends in a loop (through its own catalog
+// connection) while apply runs. Every row it committed is present after.
+func TestConcurrentWriter(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	p := e.plan()
+	writerLake := testkit.NewLakehouse(t, e.lake.Dir, "lake") // second connection to the same catalog
+
+	ctx, stop := context.WithCancel(context.Background())
+	var (
+		wg        sync.WaitGroup
+		committed []int64
+		failures  int
+		lastErr   error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		next := int64(2_000_000)
+		for ctx.Err() == nil {
+			tbl, err := writerLake.Catalog.LoadTable(context.Background(), testkit.Ident(orders))
+			if err == nil {
+				_, err = appendEvents(context.Background(), tbl, next, 5)
+			}
+			if err == nil {
+				for i := range int64(5) {
+					committed = append(committed, next+i)
+				}
+			} else {
+				failures++
+				lastErr = err
+			}
+			next += 5
+			time.Sleep(30 * time.Millisecond)
+		}
+	}()
+	res := e.apply(p, false)
+	stop()
+	wg.Wait()
+	t.Logf("writer committed %d rows (%d failed appends, last error %v); apply:\n%s", len(committed), failures, lastErr, describe(res))
+	if len(committed) == 0 {
+		t.Fatal("the writer never committed: the test proves nothing")
+	}
+	after := e.lake.Reload(t, orders)
+	ids := testkit.ScanIDs(t, after)
+	for _, id := range committed {
+		if ids[id] != 1 {
+			t.Fatalf("row %d committed by the writer is missing (count %d)", id, ids[id])
+		}
+	}
+	for id := range int64(11 * 40) {
+		if ids[id] != 1 {
+			t.Fatalf("original row %d missing", id)
+		}
+	}
+	checkReferencedExist(t, after)
+	for _, tr := range res.Tables {
+		for _, a := range tr.Actions {
+			for _, k := range a.StagedFilesKept {
+				t.Errorf("staged file kept after a definite conflict: %s", k)
+			}
+		}
+	}
+}
+
+// TestGCDisabledAfterPlanRefusesDeletes: the plan was made with gc enabled;
+// gc.enabled=false arrives before apply. Nothing is expired or deleted.
+func TestGCDisabledAfterPlanRefusesDeletes(t *testing.T) {
+	e := newEnv(t, "")
+	tbl := e.debtTable(orders, nil)
+	stray := strayFile(t, tbl, "stray.parquet", 10*24*time.Hour)
+	p := e.plan()
+	if actionOf(tablePlan(t, p, "lake."+orders), diff.ExpireSnapshots) == nil {
+		t.Fatal("no expiry planned")
+	}
+	txn := e.lake.Reload(t, orders).NewTransaction()
+	if err := txn.SetProperties(iceberg.Properties{"gc.enabled": "false"}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := txn.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := len(cur.Metadata().Snapshots())
+	res := e.apply(p, true)
+	if !res.Failed() {
+		t.Fatalf("apply with gc.enabled=false did not fail:\n%s", describe(res))
+	}
+	after := e.lake.Reload(t, orders)
+	if len(after.Metadata().Snapshots()) < snaps {
+		t.Fatal("snapshots expired despite gc.enabled=false")
+	}
+	if _, err := os.Stat(stray); err != nil {
+		t.Fatal("orphan deleted despite gc.enabled=false")
+	}
+	checkReferencedExist(t, after)
+}
+
+// TestGCDisabledExactPathRefused: gc.enabled=false set in a way the plan
+// did not see (forced into an approved plan) is refused by execution too.
+func TestGCDisabledPlanRefuses(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, map[string]string{"gc.enabled": "false"})
+	p := e.plan()
+	tp := tablePlan(t, p, "lake."+orders)
+	if actionOf(tp, diff.ExpireSnapshots) != nil || actionOf(tp, diff.RemoveOrphanFiles) != nil || len(tp.Refusals) == 0 {
+		t.Fatalf("plan with gc.enabled=false: actions %+v refusals %+v", tp.Actions, tp.Refusals)
+	}
+	before := localFiles(t, e.lake.Reload(t, orders))
+	res := e.apply(p, false)
+	if !res.Failed() {
+		t.Fatal("a plan with refusals applied without error")
+	}
+	after := localFiles(t, e.lake.Reload(t, orders))
+	for f := range before {
+		if !after[f] && !strings.Contains(f, "/data/") {
+			t.Errorf("%s deleted", f)
+		}
+	}
+	for f := range before {
+		if !after[f] {
+			t.Fatalf("%s deleted with gc.enabled=false", f)
+		}
+	}
+}
+
+func TestStaleConfigRefused(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	p := e.plan()
+	loc := e.lake.Reload(t, orders).MetadataLocation()
+	e.writeConfig(e.lake.HCL() + strings.Replace(policyHCL, `max_age       = "2d"`, `max_age       = "1d"`, 1))
+	_, err := Apply(context.Background(), e.cfg, e.sess, p, ApplyOptions{Saved: true})
+	if !errors.Is(err, ErrStalePlan) {
+		t.Fatalf("want ErrStalePlan, got %v", err)
+	}
+	if e.lake.Reload(t, orders).MetadataLocation() != loc {
+		t.Fatal("table changed by a refused apply")
+	}
+}
+
+func TestRecreatedTableRefused(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	e.debtTable("sales.returns", nil)
+	p := e.plan()
+	other := e.lake.Reload(t, "sales.returns").MetadataLocation()
+	if err := e.lake.Catalog.DropTable(context.Background(), testkit.Ident(orders)); err != nil {
+		t.Fatal(err)
+	}
+	e.debtTable(orders, nil)
+	recreated := e.lake.Reload(t, orders).MetadataLocation()
+	_, err := Apply(context.Background(), e.cfg, e.sess, p, ApplyOptions{Saved: true})
+	if !errors.Is(err, ErrStalePlan) || !strings.Contains(err.Error(), "recreated") {
+		t.Fatalf("want ErrStalePlan for the recreated table, got %v", err)
+	}
+	if e.lake.Reload(t, "sales.returns").MetadataLocation() != other || e.lake.Reload(t, orders).MetadataLocation() != recreated {
+		t.Fatal("a refused apply changed a table")
+	}
+}
+
+func TestPlanErrorsAreIsolated(t *testing.T) {
+	e := newEnv(t, `
+table "lake.sales.missing" {
+  policy = policy.base
+}
+catalog "down" {
+  type = "sql"
+  uri  = "sqlite:/nonexistent/dir/x.db"
+}
+table "down.a.b" {
+  policy = policy.base
+}
+`)
+	e.debtTable(orders, nil)
+	p := e.plan()
+	tablePlan(t, p, "lake."+orders)
+	var addrs []string
+	for _, er := range p.Errors {
+		addrs = append(addrs, er.Address)
+	}
+	if !slices.Contains(addrs, "lake.sales.missing") || !slices.Contains(addrs, "down.a.b") {
+		t.Fatalf("errors %v", p.Errors)
+	}
+	if p.Summary.Errors < 2 || p.Summary.TablesChanged != 1 {
+		t.Fatalf("summary %+v", p.Summary)
+	}
+}
+
+func TestTargets(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	e.debtTable("sales.returns", nil)
+	p, err := Plan(context.Background(), e.cfg, e.sess, PlanOptions{Targets: []string{"lake.sales.ret*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tables) != 1 || p.Tables[0].Address != "lake.sales.returns" {
+		t.Fatalf("targeted plan has %d tables", len(p.Tables))
+	}
+}
+
+// TestInterruptedApplyStartsNothing: a cancelled context starts no table.
+func TestInterruptedApplyStartsNothing(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	p := e.plan()
+	loc := e.lake.Reload(t, orders).MetadataLocation()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Apply(ctx, e.cfg, e.sess, p, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted {
+		t.Fatal("not reported as interrupted")
+	}
+	if e.lake.Reload(t, orders).MetadataLocation() != loc {
+		t.Fatal("cancelled apply changed the table")
+	}
+	_ = table.MainBranch
+}

@@ -1,0 +1,339 @@
+package apply
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iceops/iceops/diff"
+)
+
+// ErrBadPlan marks a saved plan that apply refuses to read.
+var ErrBadPlan = errors.New("invalid saved plan")
+
+// maxPlanBytes bounds what DecodePlan reads: a plan lists orphan paths, so
+// it can be large, but not unbounded.
+const maxPlanBytes = 1 << 30
+
+// DecodePlan reads a saved plan strictly: a truncated file, a plan of
+// another major format version, unknown fields, missing required fields,
+// inconsistent action payloads, or content that no longer matches the plan's
+// checksum (a hand edit) are refused with an error saying which.
+func DecodePlan(r io.Reader) (*diff.Plan, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxPlanBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read: %w", ErrBadPlan, err)
+	}
+	if len(data) > maxPlanBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrBadPlan, maxPlanBytes)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%w: the file is empty", ErrBadPlan)
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("%w: not a complete JSON document (truncated or corrupted file)", ErrBadPlan)
+	}
+	// The version is checked before the strict decode so that a plan from a
+	// newer major version says so instead of "unknown field".
+	var head struct {
+		FormatVersion *string `json:"format_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadPlan, err)
+	}
+	if head.FormatVersion == nil {
+		return nil, fmt.Errorf("%w: no format_version: not an iceops plan", ErrBadPlan)
+	}
+	if err := checkFormatVersion(*head.FormatVersion); err != nil {
+		return nil, err
+	}
+
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p diff.Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadPlan, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the plan document", ErrBadPlan)
+	}
+	if err := checkActionFields(data); err != nil {
+		return nil, err
+	}
+	if err := ValidatePlan(&p); err != nil {
+		return nil, err
+	}
+	if p.Checksum == "" {
+		return nil, fmt.Errorf("%w: no checksum: the plan was not written by iceops plan", ErrBadPlan)
+	}
+	want, err := PlanChecksum(&p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadPlan, err)
+	}
+	if p.Checksum != want {
+		return nil, fmt.Errorf("%w: content does not match its checksum: the plan was edited after iceops wrote it; run iceops plan again", ErrBadPlan)
+	}
+	return &p, nil
+}
+
+func checkFormatVersion(v string) error {
+	major, _, ok := strings.Cut(v, ".")
+	if !ok {
+		return fmt.Errorf("%w: format_version %q is not MAJOR.MINOR", ErrBadPlan, v)
+	}
+	want, _, _ := strings.Cut(diff.FormatVersion, ".")
+	if _, err := strconv.Atoi(major); err != nil {
+		return fmt.Errorf("%w: format_version %q is not MAJOR.MINOR", ErrBadPlan, v)
+	}
+	if major != want {
+		return fmt.Errorf("%w: format_version %s is not supported by this iceops (reads %s.x); plan again with this version", ErrBadPlan, v, want)
+	}
+	return nil
+}
+
+// checkActionFields refuses unknown fields inside actions: their custom
+// JSON decoding is flat and lenient, so the top-level DisallowUnknownFields
+// does not reach them. Each raw action's keys must be keys its decoded form
+// can produce.
+func checkActionFields(data []byte) error {
+	var raw struct {
+		Tables []struct {
+			Address string            `json:"address"`
+			Actions []json.RawMessage `json:"actions"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadPlan, err)
+	}
+	for _, t := range raw.Tables {
+		for i, a := range t.Actions {
+			var keys map[string]json.RawMessage
+			if err := json.Unmarshal(a, &keys); err != nil {
+				return fmt.Errorf("%w: %s action %d: %w", ErrBadPlan, t.Address, i+1, err)
+			}
+			var act diff.Action
+			if err := json.Unmarshal(a, &act); err != nil {
+				return fmt.Errorf("%w: %s action %d: %w", ErrBadPlan, t.Address, i+1, err)
+			}
+			allowed := map[string]bool{"type": true, "destructive": true, "reason": true}
+			if p := payloadOf(act); p != nil {
+				for _, k := range jsonKeys(reflect.TypeOf(p).Elem()) {
+					allowed[k] = true
+				}
+			}
+			for k := range keys {
+				if !allowed[k] {
+					return fmt.Errorf("%w: %s action %d (%s): unknown field %q", ErrBadPlan, t.Address, i+1, act.Type, k)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func payloadOf(a diff.Action) any {
+	switch a.Type {
+	case diff.UpdateProperties:
+		return a.Properties
+	case diff.ReplaceSortOrder:
+		return a.SortOrder
+	case diff.Compact:
+		return a.Compact
+	case diff.RewriteManifests:
+		return a.Manifests
+	case diff.ExpireSnapshots:
+		return a.Expire
+	case diff.RemoveOrphanFiles:
+		return a.Orphans
+	}
+	return nil
+}
+
+func jsonKeys(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// actionOrder is DESIGN §5.1.
+var actionOrder = map[diff.ActionType]int{
+	diff.UpdateProperties:  1,
+	diff.ReplaceSortOrder:  2,
+	diff.Compact:           3,
+	diff.RewriteManifests:  4,
+	diff.ExpireSnapshots:   5,
+	diff.RemoveOrphanFiles: 6,
+}
+
+var destructive = map[diff.ActionType]bool{
+	diff.ExpireSnapshots:   true,
+	diff.RemoveOrphanFiles: true,
+}
+
+// ValidatePlan checks a plan's structure: required fields, one table per
+// address, actions in order with the payload their type names, destructive
+// flags as the contract says, payload lists that agree with their counts,
+// and a summary that matches the tables.
+func ValidatePlan(p *diff.Plan) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadPlan, fmt.Sprintf(format, args...))
+	}
+	if err := checkFormatVersion(p.FormatVersion); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(p.ConfigDigest, "sha256:") {
+		return bad("config_digest %q is missing or malformed", p.ConfigDigest)
+	}
+	if p.CreatedAt.IsZero() {
+		return bad("created_at is missing")
+	}
+	if p.Tables == nil {
+		return bad("tables is missing")
+	}
+	seen := map[string]bool{}
+	for _, t := range p.Tables {
+		if t.Address == "" {
+			return bad("a table has no address")
+		}
+		if seen[t.Address] {
+			return bad("table %s appears twice", t.Address)
+		}
+		seen[t.Address] = true
+		if t.Observed.TableUUID == "" || t.Observed.MetadataLocation == "" {
+			return bad("table %s: observed table_uuid and metadata_location are required", t.Address)
+		}
+		last := 0
+		for i, a := range t.Actions {
+			ord, ok := actionOrder[a.Type]
+			if !ok {
+				return bad("table %s action %d: unknown type %q", t.Address, i+1, a.Type)
+			}
+			if ord <= last {
+				return bad("table %s: action %s out of order or repeated", t.Address, a.Type)
+			}
+			last = ord
+			if a.Destructive != destructive[a.Type] {
+				return bad("table %s: action %s has destructive=%v", t.Address, a.Type, a.Destructive)
+			}
+			if err := checkPayload(a); err != nil {
+				return bad("table %s: action %s: %v", t.Address, a.Type, err)
+			}
+		}
+	}
+	cp := *p
+	diff.Summarize(&cp)
+	if cp.Summary != p.Summary {
+		return bad("summary %+v does not match the tables (%+v)", p.Summary, cp.Summary)
+	}
+	return nil
+}
+
+func checkPayload(a diff.Action) error {
+	switch a.Type {
+	case diff.UpdateProperties:
+		pc := a.Properties
+		if pc == nil || len(pc.Set)+len(pc.Remove) == 0 {
+			return errors.New("nothing to set or remove")
+		}
+	case diff.ReplaceSortOrder:
+		if a.SortOrder == nil {
+			return errors.New("no sort order payload")
+		}
+		if len(a.SortOrder.Fields) != len(a.SortOrder.After) {
+			return errors.New("fields and after disagree")
+		}
+	case diff.Compact:
+		c := a.Compact
+		if c == nil || c.InputFiles <= 0 {
+			return errors.New("no input files")
+		}
+	case diff.RewriteManifests:
+		if a.Manifests == nil {
+			return errors.New("no manifests payload")
+		}
+	case diff.ExpireSnapshots:
+		e := a.Expire
+		if e == nil || len(e.SnapshotIDs)+len(e.RefsToRemove) == 0 {
+			return errors.New("no snapshot ids or refs")
+		}
+		ids := slices.Clone(e.SnapshotIDs)
+		slices.Sort(ids)
+		if len(slices.Compact(ids)) != len(e.SnapshotIDs) {
+			return errors.New("a snapshot id is listed twice")
+		}
+	case diff.RemoveOrphanFiles:
+		o := a.Orphans
+		if o == nil || len(o.Paths) == 0 {
+			return errors.New("no paths")
+		}
+		if o.Count != len(o.Paths) {
+			return fmt.Errorf("count %d but %d paths", o.Count, len(o.Paths))
+		}
+		if time.Duration(o.OlderThanMs)*time.Millisecond < 24*time.Hour {
+			return fmt.Errorf("older_than_ms %d is below 24h", o.OlderThanMs)
+		}
+		ps := slices.Clone(o.Paths)
+		slices.Sort(ps)
+		if len(slices.Compact(ps)) != len(o.Paths) {
+			return errors.New("a path is listed twice")
+		}
+		for _, p := range o.Paths {
+			if !strings.HasPrefix(p, "/") && !strings.Contains(p, "://") {
+				return fmt.Errorf("path %q is not absolute", p)
+			}
+		}
+	}
+	return nil
+}
+
+// PlanChecksum is "sha256:<hex>" over the plan's safety-relevant content:
+// format version, config digest, creation time, targets and every table
+// (observed identity, actions, refusals). The summary and errors are left
+// out (the summary is re-derived and compared in ValidatePlan).
+func PlanChecksum(p *diff.Plan) (string, error) {
+	// Round-trip first: omitempty turns an empty slice or map into an absent
+	// field, so the in-memory plan and the same plan read back from its file
+	// must be normalised alike before hashing.
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("checksum: %w", err)
+	}
+	var q diff.Plan
+	if err := json.Unmarshal(raw, &q); err != nil {
+		return "", fmt.Errorf("checksum: %w", err)
+	}
+	p = &q
+	doc := struct {
+		FormatVersion string           `json:"format_version"`
+		ConfigDigest  string           `json:"config_digest"`
+		CreatedAt     time.Time        `json:"created_at"`
+		Targets       []string         `json:"targets"`
+		Tables        []diff.TablePlan `json:"tables"`
+	}{p.FormatVersion, p.ConfigDigest, p.CreatedAt.UTC(), p.Targets, p.Tables}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("checksum: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,237 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers"
+)
+
+// DefaultParallelism is DESIGN §5.4's -parallelism default.
+const DefaultParallelism = 4
+
+// PlanOptions are the inputs of Plan besides the configuration.
+type PlanOptions struct {
+	Targets     []string // -target addresses or globs; empty = every managed table
+	Parallelism int      // tables observed at once; 0 = config's, else DefaultParallelism
+	Now         func() time.Time
+	Version     string // iceops version, recorded in the plan
+	Progress    func(Event)
+}
+
+// backend is what apply needs from providers.Session; an interface so the
+// orchestration can be exercised on real tables without the CLI.
+type backend interface {
+	ListTables(ctx context.Context, catalog string) ([]string, error)
+	Observe(ctx context.Context, pol *config.Effective) (*diff.TableState, error)
+	LoadTable(ctx context.Context, address string) (*table.Table, error)
+	Catalog(ctx context.Context, name string) (catalog.Catalog, error)
+}
+
+// Plan observes every managed table and diffs it against its policy. One
+// table's failure (or an unreachable catalog) is recorded in Plan.Errors and
+// never stops the others. Tables come sorted by address; tables with nothing
+// to do are included with empty Actions.
+func Plan(ctx context.Context, cfg *config.Config, sess *providers.Session, opts PlanOptions) (*diff.Plan, error) {
+	return plan(ctx, cfg, sess, opts)
+}
+
+type planItem struct {
+	address string
+	pol     *config.Effective
+}
+
+func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) (*diff.Plan, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("plan: no configuration")
+	}
+	now := clock(opts.Now)
+	p := &diff.Plan{
+		FormatVersion: diff.FormatVersion,
+		IceopsVersion: opts.Version,
+		CreatedAt:     now().UTC(),
+		ConfigDigest:  cfg.Digest,
+		Targets:       slices.Clone(opts.Targets),
+		Tables:        []diff.TablePlan{},
+		Errors:        []diff.TableError{},
+	}
+	items, errs := selectTables(ctx, cfg, b, opts.Targets)
+	p.Errors = append(p.Errors, errs...)
+
+	par := parallelism(opts.Parallelism, cfg)
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, par)
+	)
+	for _, it := range items {
+		if ctx.Err() != nil {
+			mu.Lock()
+			p.Errors = append(p.Errors, diff.TableError{Address: it.address, Message: "not planned: " + ctx.Err().Error()})
+			mu.Unlock()
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(it planItem) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			emit(opts.Progress, Event{Table: it.address, Phase: PhaseObserve})
+			tp, err := planOne(ctx, b, it, now())
+			emit(opts.Progress, Event{Table: it.address, Phase: PhasePlanned, Err: err})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				p.Errors = append(p.Errors, diff.TableError{Address: it.address, Message: err.Error()})
+				return
+			}
+			p.Tables = append(p.Tables, *tp)
+		}(it)
+	}
+	wg.Wait()
+	slices.SortFunc(p.Tables, func(a, b diff.TablePlan) int { return strings.Compare(a.Address, b.Address) })
+	slices.SortFunc(p.Errors, func(a, b diff.TableError) int {
+		if c := strings.Compare(a.Address, b.Address); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	diff.Summarize(p)
+	sum, err := PlanChecksum(p)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	p.Checksum = sum
+	return p, nil
+}
+
+// planOne observes one table and diffs it. The expiry figures are filled
+// here with the same reachability computation apply deletes by.
+func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.TablePlan, error) {
+	st, err := b.Observe(ctx, it.pol)
+	if err != nil {
+		return nil, fmt.Errorf("observe: %w", err)
+	}
+	if st.Address == "" {
+		st.Address = it.address
+	}
+	tp := diff.PlanTable(it.pol, st, now)
+	for i := range tp.Actions {
+		a := &tp.Actions[i]
+		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
+			continue
+		}
+		tbl, err := b.LoadTable(ctx, it.address)
+		if err != nil {
+			return nil, fmt.Errorf("estimate expiry: %w", err)
+		}
+		if tbl.MetadataLocation() != st.MetadataLocation {
+			// The table moved while we observed it: the ids were chosen on
+			// the observed version; estimate on it is no longer possible,
+			// and a plan mixing two versions would mislead. Fail the table.
+			return nil, fmt.Errorf("table changed while it was being planned (%s → %s); plan again",
+				st.MetadataLocation, tbl.MetadataLocation())
+		}
+		files, bytes, err := providers.ExpiryEstimate(ctx, tbl, a.Expire.SnapshotIDs)
+		if err != nil {
+			return nil, fmt.Errorf("estimate expiry: %w", err)
+		}
+		a.Expire.FilesToDelete, a.Expire.BytesToDelete = files, bytes
+	}
+	return &tp, nil
+}
+
+// selectTables lists every catalog and keeps the tables the configuration
+// manages and the targets name. An explicit table block whose table does
+// not exist is an error for its address; a catalog that cannot be listed is
+// an error for each of its table blocks and selectors.
+func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []string) ([]planItem, []diff.TableError) {
+	var (
+		items []planItem
+		errs  []diff.TableError
+	)
+	targeted := func(addr string) bool {
+		if len(targets) == 0 {
+			return true
+		}
+		for _, t := range targets {
+			if t == addr || config.MatchPattern(t, addr) {
+				return true
+			}
+		}
+		return false
+	}
+	declared := map[string]bool{}
+	for _, c := range cfg.Catalogs {
+		declared[c.Name] = true
+	}
+	for _, tb := range cfg.Tables {
+		cat, _, _, err := config.SplitAddress(tb.Address)
+		if err == nil && !declared[cat] && targeted(tb.Address) {
+			errs = append(errs, diff.TableError{Address: tb.Address, Message: fmt.Sprintf("catalog %q is not declared", cat)})
+		}
+	}
+	for _, c := range cfg.Catalogs {
+		addrs, err := b.ListTables(ctx, c.Name)
+		if err != nil {
+			msg := fmt.Sprintf("catalog %q unreachable: %v", c.Name, err)
+			for _, tb := range cfg.Tables {
+				if strings.HasPrefix(tb.Address, c.Name+".") && targeted(tb.Address) {
+					errs = append(errs, diff.TableError{Address: tb.Address, Message: msg})
+				}
+			}
+			for _, s := range cfg.Selectors {
+				if strings.HasPrefix(s.Pattern, c.Name+".") || strings.HasPrefix(s.Pattern, "*") {
+					errs = append(errs, diff.TableError{Address: s.Pattern, Message: msg})
+				}
+			}
+			continue
+		}
+		exists := map[string]bool{}
+		for _, a := range addrs {
+			if !strings.HasPrefix(a, c.Name+".") {
+				a = c.Name + "." + a
+			}
+			exists[a] = true
+			if !targeted(a) {
+				continue
+			}
+			if pol, ok := cfg.Resolve(a); ok {
+				items = append(items, planItem{address: a, pol: pol})
+			}
+		}
+		for _, tb := range cfg.Tables {
+			if strings.HasPrefix(tb.Address, c.Name+".") && !exists[tb.Address] && targeted(tb.Address) {
+				errs = append(errs, diff.TableError{Address: tb.Address, Message: fmt.Sprintf("table %s does not exist in catalog %q (declared at %s)", tb.Address, c.Name, tb.DeclRange)})
+			}
+		}
+	}
+	slices.SortFunc(items, func(a, b planItem) int { return strings.Compare(a.address, b.address) })
+	return items, errs
+}
+
+func parallelism(n int, cfg *config.Config) int {
+	if n > 0 {
+		return n
+	}
+	if cfg != nil && cfg.Settings.Parallelism > 0 {
+		return cfg.Settings.Parallelism
+	}
+	return DefaultParallelism
+}
+
+func clock(now func() time.Time) func() time.Time {
+	if now == nil {
+		return time.Now
+	}
+	return now
+}

@@ -1,0 +1,145 @@
+package apply
+
+import (
+	"time"
+
+	"github.com/iceops/iceops/diff"
+)
+
+// Statuses of tables and actions in Results.
+const (
+	StatusDone    = "done"
+	StatusSkipped = "skipped"
+	StatusFailed  = "failed"
+	// StatusInPolicy is a table whose plan had nothing to do.
+	StatusInPolicy = "in_policy"
+)
+
+// ResultsFormatVersion versions the `apply -json` document like the plan's.
+const ResultsFormatVersion = "1.0"
+
+// Results is what an apply did: the CLI renders it as a table and as
+// `apply -json`.
+type Results struct {
+	FormatVersion string        `json:"format_version"`
+	IceopsVersion string        `json:"iceops_version"`
+	StartedAt     time.Time     `json:"started_at"`
+	FinishedAt    time.Time     `json:"finished_at"`
+	SavedPlan     bool          `json:"saved_plan"`
+	Interrupted   bool          `json:"interrupted,omitempty"` // ctx cancelled: some work was not started
+	Tables        []TableResult `json:"tables"`
+	Summary       ResultSummary `json:"summary"`
+}
+
+// ResultSummary counts Results.
+type ResultSummary struct {
+	Tables         int   `json:"tables"`
+	TablesChanged  int   `json:"tables_changed"`
+	TablesFailed   int   `json:"tables_failed"`
+	ActionsDone    int   `json:"actions_done"`
+	ActionsSkipped int   `json:"actions_skipped"`
+	ActionsFailed  int   `json:"actions_failed"`
+	FilesDeleted   int64 `json:"files_deleted"`
+	BytesFreed     int64 `json:"bytes_freed"`
+	Snapshots      int   `json:"snapshots_expired"`
+}
+
+// TableResult is one table of the plan.
+type TableResult struct {
+	Address string `json:"address"`
+	Status  string `json:"status"` // done | skipped | failed | in_policy
+	Error   string `json:"error,omitempty"`
+	// Replanned is true when the table had changed since the plan (or a
+	// commit conflicted) and its actions were re-planned and intersected
+	// with the approved plan.
+	Replanned        bool           `json:"replanned"`
+	Attempts         int            `json:"attempts"`
+	MetadataBefore   string         `json:"metadata_before,omitempty"`
+	MetadataAfter    string         `json:"metadata_after,omitempty"`
+	Actions          []ActionResult `json:"actions"`
+	DurationMs       int64          `json:"duration_ms"`
+	PlannedRefusals  []diff.Refusal `json:"planned_refusals,omitempty"`
+	AttemptConflicts []string       `json:"attempt_conflicts,omitempty"`
+}
+
+// ActionResult is one action of one table.
+type ActionResult struct {
+	Type        diff.ActionType `json:"type"`
+	Destructive bool            `json:"destructive"`
+	Status      string          `json:"status"`           // done | skipped | failed
+	Reason      string          `json:"reason,omitempty"` // why skipped, or what a done action left out
+	Error       string          `json:"error,omitempty"`
+	Committed   bool            `json:"committed"`
+
+	FilesBefore int64 `json:"files_before"`
+	FilesAfter  int64 `json:"files_after"`
+	BytesBefore int64 `json:"bytes_before"`
+	BytesAfter  int64 `json:"bytes_after"`
+	RowsBefore  int64 `json:"rows_before,omitempty"`
+	RowsAfter   int64 `json:"rows_after,omitempty"`
+
+	SnapshotsExpired int   `json:"snapshots_expired"`
+	RefsRemoved      int   `json:"refs_removed,omitempty"`
+	FilesDeleted     int64 `json:"files_deleted"`
+	BytesFreed       int64 `json:"bytes_freed"`
+
+	// NotApplied lists planned items (snapshots, refs, paths) left alone at
+	// apply time, each with its reason.
+	NotApplied   []string `json:"not_applied,omitempty"`
+	DeleteErrors []string `json:"delete_errors,omitempty"`
+	// StagedFilesRemoved counts files a definitely failed commit wrote and
+	// apply removed; StagedFilesKept are kept because the outcome of the
+	// commit is unknown (one of them may be live).
+	StagedFilesRemoved int      `json:"staged_files_removed,omitempty"`
+	StagedFilesKept    []string `json:"staged_files_kept,omitempty"`
+
+	DurationMs int64 `json:"duration_ms"`
+}
+
+// Failed reports whether any table or action failed (exit 1).
+func (r *Results) Failed() bool {
+	if r == nil {
+		return false
+	}
+	for _, t := range r.Tables {
+		if t.Status == StatusFailed {
+			return true
+		}
+		for _, a := range t.Actions {
+			if a.Status == StatusFailed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *Results) summarize() {
+	s := ResultSummary{Tables: len(r.Tables)}
+	for _, t := range r.Tables {
+		changed := false
+		if t.Status == StatusFailed {
+			s.TablesFailed++
+		}
+		for _, a := range t.Actions {
+			switch a.Status {
+			case StatusDone:
+				s.ActionsDone++
+			case StatusSkipped:
+				s.ActionsSkipped++
+			case StatusFailed:
+				s.ActionsFailed++
+			}
+			if a.Committed || a.FilesDeleted > 0 {
+				changed = true
+			}
+			s.FilesDeleted += a.FilesDeleted
+			s.BytesFreed += a.BytesFreed
+			s.Snapshots += a.SnapshotsExpired
+		}
+		if changed {
+			s.TablesChanged++
+		}
+	}
+	r.Summary = s
+}
