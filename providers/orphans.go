@@ -87,13 +87,13 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	}
 	refs := newSortedRefSet()
 	var relative string
-	add := func(p, cat string) {
+	add := func(p, cat string, required bool) {
 		if !isAbsoluteLocation(p) && relative == "" {
 			relative = p
 		}
-		refs.Add(norm(p), cat)
+		refs.Add(norm(p), cat, required)
 	}
-	if err := buildReferenced(ctx, fresh, listing, norm, add); err != nil {
+	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, listing, norm, add); err != nil {
 		return nil, err
 	}
 	refs.Seal()
@@ -122,23 +122,43 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 
 // buildReferenced adds every file the metadata references: all snapshots'
 // files (ReachableFiles), every metadata.json in the log plus the current
-// one, and version-hint.text when storage has one.
-func buildReferenced(ctx context.Context, tbl *table.Table, listing []listedFile, norm func(string) string, add func(p, cat string)) error {
+// one, and version-hint.text when storage has one. Files reached from
+// snapshots and metadata versions that were already there before the
+// listing (before, beforeLoc) are required to be in it; those of commits
+// made since are referenced (kept) but may be absent from the listing.
+func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, listing []listedFile, norm func(string) string, add func(p, cat string, required bool)) error {
 	md := tbl.Metadata()
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return fmt.Errorf("open storage: %w", err)
 	}
-	err = walkReachable(ctx, fsys, md, allSnapshotIDs(md), true, func(p string, _ int64, cat string) error {
-		add(p, cat)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("build referenced set: %w", err)
+	var old, young []int64
+	for _, id := range allSnapshotIDs(md) {
+		if before.SnapshotByID(id) != nil {
+			old = append(old, id)
+		} else {
+			young = append(young, id)
+		}
 	}
-	add(tbl.MetadataLocation(), CategoryMetadata)
+	for _, g := range []struct {
+		ids      []int64
+		required bool
+	}{{old, true}, {young, false}} {
+		err = walkReachable(ctx, fsys, md, g.ids, true, func(p string, _ int64, cat string) error {
+			add(p, cat, g.required)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("build referenced set: %w", err)
+		}
+	}
+	knownMeta := map[string]bool{norm(beforeLoc): true}
+	for e := range before.PreviousFiles() {
+		knownMeta[norm(e.MetadataFile)] = true
+	}
+	add(tbl.MetadataLocation(), CategoryMetadata, knownMeta[norm(tbl.MetadataLocation())])
 	for e := range md.PreviousFiles() {
-		add(e.MetadataFile, CategoryMetadata)
+		add(e.MetadataFile, CategoryMetadata, knownMeta[norm(e.MetadataFile)])
 	}
 	// version-hint.text sits beside the metadata files (Hadoop tables). It
 	// is only referenced when it exists: a catalog table has none, and a
@@ -147,7 +167,7 @@ func buildReferenced(ctx context.Context, tbl *table.Table, listing []listedFile
 	hk := norm(hint)
 	i := sort.Search(len(listing), func(i int) bool { return listing[i].key >= hk })
 	if i < len(listing) && listing[i].key == hk {
-		add(hint, CategoryVersionHint)
+		add(hint, CategoryVersionHint, true)
 	}
 	return nil
 }
@@ -281,12 +301,12 @@ func listRoots(ctx context.Context, fsys iceio.IO, roots []string, norm func(str
 // mergeListing walks the sorted listing and the sorted referenced keys side
 // by side (no map of every path).
 func mergeListing(scan *diff.OrphanScan, listing []listedFile, refs referencedSet, roots []string, excl *excluder, mismatch []string) {
-	next, stop := iter.Pull(refs.Keys())
+	next, stop := iter.Pull2(refs.Keys())
 	defer stop()
-	ref, ok := next()
-	missing := func(k string) {
-		if !underAny(k, roots) {
-			return // referenced files elsewhere are outside this sweep
+	ref, req, ok := next()
+	missing := func(k string, required bool) {
+		if !required || !underAny(k, roots) {
+			return // committed after the listing, or outside this sweep
 		}
 		scan.MissingReferencedCount++
 		if len(scan.MissingReferenced) < maxMissingReported {
@@ -295,11 +315,11 @@ func mergeListing(scan *diff.OrphanScan, listing []listedFile, refs referencedSe
 	}
 	for _, f := range listing {
 		for ok && ref < f.key {
-			missing(ref)
-			ref, ok = next()
+			missing(ref, req)
+			ref, req, ok = next()
 		}
 		if ok && ref == f.key {
-			ref, ok = next()
+			ref, req, ok = next()
 			continue
 		}
 		info := diff.FileInfo{Path: f.path, Size: f.size, MtimeMs: f.mtime}
@@ -315,8 +335,8 @@ func mergeListing(scan *diff.OrphanScan, listing []listedFile, refs referencedSe
 		}
 	}
 	for ok {
-		missing(ref)
-		ref, ok = next()
+		missing(ref, req)
+		ref, req, ok = next()
 	}
 }
 
