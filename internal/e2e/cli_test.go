@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/internal/testenv"
+)
+
+// iceopsBin is the CLI under test, built once by TestMain.
+var iceopsBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "iceops-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	iceopsBin = filepath.Join(dir, "iceops")
+	build := exec.Command("go", "build", "-o", iceopsBin, "github.com/iceops/iceops/cmd/iceops")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "build iceops: %v\n", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// iceops runs the CLI in dir, with no standard input, as CI and CD jobs do.
+func iceops(ctx context.Context, t testing.TB, dir string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, iceopsBin, append([]string{"-chdir=" + dir}, args...)...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := cliResult{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	default:
+		t.Fatalf("run iceops %v: %v", args, err)
+	}
+	t.Logf("iceops %s: exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
+	return res
+}
+
+// TestCLIApplyWithS3Down runs the iceops binary on a PostgreSQL catalog
+// whose S3 server (a private versitygw) is down when the reviewed plan is
+// applied: exit 1 and an error naming each affected table; once S3 is back,
+// apply succeeds and plan -detailed-exitcode says there is nothing to do.
+func TestCLIApplyWithS3Down(t *testing.T) {
+	dsn := testenv.PostgresDatabase(t)
+	s3, srv := testenv.StartS3(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	props := iceberg.Properties(s3.Properties())
+	props["warehouse"] = s3.URL("warehouse")
+	cat, err := sqlcat.NewCatalog(catalogName, db, sqlcat.Postgres, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "cli"
+	createNamespace(ctx, t, cat, ns)
+	for _, name := range []string{"a", "b"} {
+		tbl, err := cat.CreateTable(ctx, table.Identifier{ns, name}, eventsSchema,
+			catalog.WithLocation(s3.URL("warehouse", ns, name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := int64(0); j < 4; j++ {
+			tbl = appendRows(ctx, t, tbl, j*10, 10)
+		}
+	}
+	dir := t.TempDir()
+	src := fmt.Sprintf(`catalog "lake" {
+  type      = "sql"
+  uri       = %q
+  warehouse = %q
+  properties = {
+    "s3.endpoint"          = %q
+    "s3.region"            = "us-east-1"
+    "s3.access-key-id"     = env("E2E_S3_KEY")
+    "s3.secret-access-key" = env("E2E_S3_SECRET")
+  }
+}
+%s
+tables "lake.cli.*" {
+  policy = policy.e2e
+}
+`, dsn, s3.URL("warehouse"), s3.Endpoint, policyHCL)
+	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("E2E_S3_KEY", s3.AccessKey)
+	t.Setenv("E2E_S3_SECRET", s3.SecretKey)
+
+	if r := iceops(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 2 {
+		t.Fatalf("plan -detailed-exitcode = %d, want 2 (changes)", r.code)
+	} else if strings.Contains(r.stdout+r.stderr, s3.SecretKey) {
+		t.Errorf("plan output shows the S3 secret")
+	}
+	planFile := filepath.Join(dir, "reviewed.plan")
+	if r := iceops(ctx, t, dir, "plan", "-out="+planFile); r.code != 0 {
+		t.Fatalf("plan -out = %d, want 0", r.code)
+	}
+
+	srv.Stop()
+	r := iceops(ctx, t, dir, "apply", "-auto-approve", planFile)
+	if r.code != 1 {
+		t.Errorf("apply with S3 down: exit %d, want 1", r.code)
+	}
+	for _, addr := range []string{"lake.cli.a", "lake.cli.b"} {
+		if !strings.Contains(r.stdout+r.stderr, addr) {
+			t.Errorf("apply with S3 down does not name %s", addr)
+		}
+	}
+	if !strings.Contains(r.stdout+r.stderr, "connection refused") {
+		t.Errorf("apply with S3 down does not say why (connection refused)")
+	}
+
+	srv.Start()
+	for _, name := range []string{"a", "b"} {
+		tbl, err := cat.LoadTable(ctx, table.Identifier{ns, name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows := countRows(ctx, t, tbl); rows != 40 {
+			t.Errorf("%s: %d rows after the failed apply, want 40", name, rows)
+		}
+	}
+	if r := iceops(ctx, t, dir, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply after S3 is back: exit %d, want 0", r.code)
+	}
+	if r := iceops(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 0 {
+		t.Errorf("plan after apply: exit %d, want 0 (nothing to do)", r.code)
+	}
+	for _, name := range []string{"a", "b"} {
+		tbl, err := cat.LoadTable(ctx, table.Identifier{ns, name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows := countRows(ctx, t, tbl); rows != 40 {
+			t.Errorf("%s: %d rows after apply, want 40", name, rows)
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tasks) != 1 {
+			t.Errorf("%s: %d data files after apply, want 1 (compacted)", name, len(tasks))
+		}
+	}
+}
