@@ -1,0 +1,203 @@
+package apply
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/diff"
+)
+
+func samplePlan(t *testing.T) *diff.Plan {
+	t.Helper()
+	cur := int64(42)
+	p := &diff.Plan{
+		FormatVersion: diff.FormatVersion,
+		IceopsVersion: "0.1.0",
+		CreatedAt:     time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		ConfigDigest:  "sha256:abc",
+		Tables: []diff.TablePlan{{
+			Address: "lake.sales.orders",
+			Observed: diff.Observed{TableUUID: "9f7c0000-0000-4000-8000-000000000001",
+				MetadataLocation: "/w/sales.db/orders/metadata/00003-x.metadata.json", CurrentSnapshotID: &cur},
+			Actions: []diff.Action{
+				{Type: diff.UpdateProperties, Reason: "r", Properties: &diff.PropertiesChange{Set: map[string]string{"k": "v"}, Before: map[string]string{}}},
+				{Type: diff.ExpireSnapshots, Destructive: true, Reason: "r", Expire: &diff.ExpireAction{SnapshotIDs: []int64{1, 2}, MaxAge: "2d", MaxAgeMs: 172800000}},
+				{Type: diff.RemoveOrphanFiles, Destructive: true, Reason: "r", Orphans: &diff.OrphansAction{Count: 1, Paths: []string{"/w/sales.db/orders/data/x.parquet"}, OlderThan: "3d", OlderThanMs: 3 * 86400000}},
+			},
+		}, {
+			Address:  "lake.sales.returns",
+			Observed: diff.Observed{TableUUID: "9f7c0000-0000-4000-8000-000000000002", MetadataLocation: "/w/r/metadata/1.metadata.json"},
+			Actions:  []diff.Action{},
+		}},
+		Errors: []diff.TableError{},
+	}
+	diff.Summarize(p)
+	sum, err := PlanChecksum(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Checksum = sum
+	return p
+}
+
+func encode(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// edit decodes the document generically, lets fn change it, and encodes it.
+func edit(t *testing.T, doc []byte, fn func(m map[string]any)) []byte {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	fn(m)
+	return encode(t, m)
+}
+
+func firstTableActions(m map[string]any) []any {
+	return m["tables"].([]any)[0].(map[string]any)["actions"].([]any)
+}
+
+func TestDecodePlanAcceptsOwnPlan(t *testing.T) {
+	p := samplePlan(t)
+	got, err := DecodePlan(bytes.NewReader(encode(t, p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Tables[0].Actions[1].Expire.SnapshotIDs[1] != 2 || got.Checksum != p.Checksum {
+		t.Fatalf("decoded %+v", got.Tables[0].Actions[1])
+	}
+	// Compact form too.
+	b, _ := json.Marshal(p)
+	if _, err := DecodePlan(bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDecodePlanRefuses(t *testing.T) {
+	good := encode(t, samplePlan(t))
+	cases := []struct {
+		name string
+		doc  []byte
+		want string
+	}{
+		{"empty", []byte("  \n"), "empty"},
+		{"truncated", good[:len(good)*2/3], "truncated"},
+		{"truncated at a value boundary", good[:bytes.LastIndex(good, []byte("}"))], "truncated"},
+		{"not json", []byte("plan: yes"), "truncated"},
+		{"other major version", edit(t, good, func(m map[string]any) { m["format_version"] = "2.0" }), "not supported"},
+		{"no version", edit(t, good, func(m map[string]any) { delete(m, "format_version") }), "format_version"},
+		{"added snapshot id", edit(t, good, func(m map[string]any) {
+			e := firstTableActions(m)[1].(map[string]any)
+			e["snapshot_ids"] = append(e["snapshot_ids"].([]any), json.Number("3"))
+		}), "checksum"},
+		{"added orphan path", edit(t, good, func(m map[string]any) {
+			o := firstTableActions(m)[2].(map[string]any)
+			o["paths"] = append(o["paths"].([]any), "/w/sales.db/orders/data/live.parquet")
+			o["count"] = json.Number("2")
+		}), "checksum"},
+		{"count disagrees with paths", edit(t, good, func(m map[string]any) {
+			firstTableActions(m)[2].(map[string]any)["count"] = json.Number("5")
+		}), "count 5"},
+		{"destructive flag cleared", edit(t, good, func(m map[string]any) {
+			firstTableActions(m)[1].(map[string]any)["destructive"] = false
+		}), "destructive"},
+		{"unknown action field", edit(t, good, func(m map[string]any) {
+			firstTableActions(m)[1].(map[string]any)["force"] = true
+		}), "unknown field"},
+		{"unknown top-level field", edit(t, good, func(m map[string]any) { m["approved_by"] = "me" }), "unknown field"},
+		{"unknown action type", edit(t, good, func(m map[string]any) {
+			firstTableActions(m)[0].(map[string]any)["type"] = "drop_table"
+		}), "unknown type"},
+		{"actions out of order", edit(t, good, func(m map[string]any) {
+			a := firstTableActions(m)
+			a[1], a[2] = a[2], a[1]
+		}), "order"},
+		{"summary edited", edit(t, good, func(m map[string]any) {
+			m["summary"].(map[string]any)["destructive_actions"] = json.Number("0")
+		}), "summary"},
+		{"checksum removed", edit(t, good, func(m map[string]any) { delete(m, "checksum") }), "checksum"},
+		{"missing uuid", edit(t, good, func(m map[string]any) {
+			m["tables"].([]any)[0].(map[string]any)["observed"].(map[string]any)["table_uuid"] = ""
+		}), "table_uuid"},
+		{"trailing data", append(append([]byte{}, good...), []byte(`{"x":1}`)...), "truncated"},
+		{"orphan age below floor", edit(t, good, func(m map[string]any) {
+			firstTableActions(m)[2].(map[string]any)["older_than_ms"] = json.Number("3600000")
+		}), "24h"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := DecodePlan(bytes.NewReader(c.doc))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, ErrBadPlan) {
+				t.Fatalf("error does not wrap ErrBadPlan: %v", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestBoundIntersectsDestructiveActions(t *testing.T) {
+	approved := []diff.Action{
+		{Type: diff.UpdateProperties, Properties: &diff.PropertiesChange{Set: map[string]string{"a": "1"}}},
+		{Type: diff.ExpireSnapshots, Destructive: true, Expire: &diff.ExpireAction{SnapshotIDs: []int64{1, 2, 3}, RefsToRemove: []string{"old"}}},
+		{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{Count: 2, Paths: []string{"/t/data/a", "/t/data/b"}}},
+	}
+	fresh := diff.TablePlan{Actions: []diff.Action{
+		{Type: diff.Compact, Compact: &diff.CompactAction{InputFiles: 3}},
+		{Type: diff.ExpireSnapshots, Destructive: true, Expire: &diff.ExpireAction{SnapshotIDs: []int64{2, 3, 4, 5}}},
+		{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{Count: 2, Paths: []string{"/t/data/b", "/t/data/c"}}},
+	}}
+	steps := bound(approved, fresh, map[diff.ActionType]bool{})
+	by := map[diff.ActionType]step{}
+	for _, s := range steps {
+		by[s.action.Type] = s
+	}
+	if s := by[diff.UpdateProperties]; s.skip == "" {
+		t.Fatal("properties no longer needed but not skipped")
+	}
+	if s := by[diff.Compact]; s.skip == "" || !strings.Contains(s.skip, "not in the approved plan") {
+		t.Fatalf("compact absent from the approved plan ran: %+v", s)
+	}
+	e := by[diff.ExpireSnapshots]
+	if e.skip != "" || len(e.action.Expire.SnapshotIDs) != 2 || e.action.Expire.SnapshotIDs[0] != 2 || e.action.Expire.SnapshotIDs[1] != 3 {
+		t.Fatalf("expire bound wrong: %+v", e.action.Expire)
+	}
+	if len(e.action.Expire.RefsToRemove) != 0 {
+		t.Fatal("a ref that no longer qualifies is removed")
+	}
+	if approved[1].Expire.SnapshotIDs[0] != 1 {
+		t.Fatal("bound mutated the approved plan")
+	}
+	o := by[diff.RemoveOrphanFiles]
+	if o.skip != "" || len(o.action.Orphans.Paths) != 1 || o.action.Orphans.Paths[0] != "/t/data/b" || o.action.Orphans.Count != 1 {
+		t.Fatalf("orphans bound wrong: %+v", o.action.Orphans)
+	}
+	// Order is DESIGN §5.1.
+	for i := 1; i < len(steps); i++ {
+		if actionOrder[steps[i-1].action.Type] > actionOrder[steps[i].action.Type] {
+			t.Fatal("steps out of order")
+		}
+	}
+	// A refusal in the fresh plan turns into a failed step, not a silent skip.
+	steps = bound(approved[1:2], diff.TablePlan{Refusals: []diff.Refusal{{Action: "expire_snapshots", Reason: "gc.enabled is \"false\""}}}, map[diff.ActionType]bool{})
+	if len(steps) != 1 || !steps[0].refused {
+		t.Fatalf("refusal not reported: %+v", steps)
+	}
+}
