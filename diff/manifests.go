@@ -30,6 +30,14 @@ func planManifests(pol *config.Effective, st *TableState) (Action, bool) {
 		return Action{}, false
 	}
 	after := max(1, int((st.Manifests.Bytes+target-1)/target))
+	if len(st.Manifests.Files) > 0 {
+		after = manifestsAfterRewrite(st.Manifests.Files, target)
+		if after >= len(st.Manifests.Files) {
+			// iceberg-go would report "already optimal" and commit
+			// nothing; planning it would never converge.
+			return Action{}, false
+		}
+	}
 	return Action{
 		Type:   RewriteManifests,
 		Reason: reason("manifests.max_count", strconv.Itoa(maxCount), m.MaxCount.Origin, m.DeclRange),
@@ -39,4 +47,24 @@ func planManifests(pol *config.Effective, st *TableState) (Action, bool) {
 			TargetSize:              target,
 		},
 	}, true
+}
+
+// manifestsAfterRewrite is how many manifests iceberg-go's RewriteManifests
+// leaves: delete manifests stay; data manifests are grouped by spec and
+// packed toward target in list order (PackEnd with a lookback of one), each
+// bin becoming one manifest.
+func manifestsAfterRewrite(files []ManifestInfo, target int64) int {
+	bySpec := map[int][]int64{}
+	after := 0
+	for _, m := range files {
+		if !m.Data {
+			after++
+			continue
+		}
+		bySpec[m.SpecID] = append(bySpec[m.SpecID], m.Length)
+	}
+	for _, lengths := range bySpec {
+		after += len(packEnd(lengths, target, 1))
+	}
+	return after
 }

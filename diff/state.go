@@ -118,6 +118,18 @@ type ManifestStats struct {
 	DataCount   int   `json:"data_manifests"`
 	DeleteCount int   `json:"delete_manifests"`
 	Bytes       int64 `json:"bytes"`
+	// Files lists the current snapshot's manifests in manifest-list order,
+	// so diff can predict iceberg-go's RewriteManifests exactly (and see
+	// when it would change nothing). Optional: without it the plan
+	// estimates from Bytes.
+	Files []ManifestInfo `json:"-"`
+}
+
+// ManifestInfo is one manifest of the current snapshot.
+type ManifestInfo struct {
+	SpecID int   `json:"spec_id"`
+	Data   bool  `json:"data"` // a data manifest; false: a delete manifest
+	Length int64 `json:"length"`
 }
 
 // OrphanScan is the result of comparing the storage listing (taken first)

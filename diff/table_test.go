@@ -336,3 +336,36 @@ func TestActionOrder(t *testing.T) {
 		t.Fatalf("expire = %+v", e)
 	}
 }
+
+func TestRewriteManifestsExact(t *testing.T) {
+	pol := emptyPolicy()
+	pol.Manifests = config.ManifestPolicy{Declared: true, DeclRange: at(30), MaxCount: set(3, 31), TargetSize: set(int64(100), 32)}
+	small := func(spec int, n int64) ManifestInfo { return ManifestInfo{SpecID: spec, Data: true, Length: n} }
+	tests := []struct {
+		name  string
+		files []ManifestInfo
+		after int // 0: no action
+	}{
+		{"small data manifests merge", []ManifestInfo{small(0, 30), small(0, 30), small(0, 30), small(0, 30)}, 2},
+		{"specs pack apart, deletes stay", []ManifestInfo{small(0, 10), small(1, 10), small(0, 10), small(1, 10), {Data: false, Length: 5}}, 3},
+		{"already optimal: every bin one manifest", []ManifestInfo{small(0, 100), small(0, 100), small(0, 100), small(0, 100)}, 0},
+		{"only delete manifests", []ManifestInfo{{Length: 1}, {Length: 1}, {Length: 1}, {Length: 1}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := linear(day)
+			st.Manifests = ManifestStats{Count: len(tt.files), Files: tt.files}
+			tp := PlanTable(pol, st, testNow)
+			if tt.after == 0 {
+				if !tp.Empty() {
+					t.Fatalf("unexpected %v", actionTypes(tp))
+				}
+				return
+			}
+			a := findAction(t, tp, RewriteManifests)
+			if a.Manifests.EstimatedManifestsAfter != tt.after {
+				t.Fatalf("after = %d, want %d", a.Manifests.EstimatedManifestsAfter, tt.after)
+			}
+		})
+	}
+}
