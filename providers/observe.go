@@ -235,11 +235,12 @@ func (a *snapshotAggregate) partitions() []diff.PartitionStats {
 //     unpartitioned spec (global equality deletes).
 //
 // It holds one small record per delete file, not per data file. What we
-// approximate: position deletes whose path is only known from their lower/
-// upper file_path bounds are treated as partition-scoped (they may count
-// against more data files than they touch, which can only make a file a
-// candidate earlier), and equality deletes of an unpartitioned spec are
-// applied across specs without checking field ids.
+// approximate: a position delete that covers several data files (its
+// file_path bounds differ) counts against every data file of its partition
+// with a lower sequence number, as Iceberg's planning also assigns it, even
+// if it deletes nothing in some of them; and equality deletes of an
+// unpartitioned spec are applied across specs without checking field ids.
+// Both can only make a file a candidate earlier.
 type deleteIndex struct {
 	fileScoped   map[string]fileDeletes
 	posByPart    map[partKey][]int64
@@ -289,6 +290,27 @@ func (d *deleteIndex) countFor(k partKey, path string, dataSeq int64) (int, int6
 	return n, rows
 }
 
+// posDeleteFilePathID is the field id of file_path in position delete files.
+const posDeleteFilePathID = 2147483546
+
+// referencedDataFile is the one data file a position delete applies to: the
+// referenced_data_file field (v3), else equal lower and upper bounds of its
+// file_path column (as Java's ContentFileUtil.referencedDataFile); "" when
+// it may cover several.
+func referencedDataFile(df iceberg.DataFile) string {
+	if df.ContentType() != iceberg.EntryContentPosDeletes {
+		return ""
+	}
+	if r := df.ReferencedDataFile(); r != nil {
+		return *r
+	}
+	lo, hi := df.LowerBoundValues()[posDeleteFilePathID], df.UpperBoundValues()[posDeleteFilePathID]
+	if lo != nil && string(lo) == string(hi) {
+		return string(lo)
+	}
+	return ""
+}
+
 // aggregateSnapshot streams the manifests of snap: delete manifests first
 // (to index delete files), then data manifests, aggregating every live data
 // file into its partition without keeping it. Manifest entries are read with
@@ -330,7 +352,9 @@ func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, sn
 			continue
 		}
 		agg.manifests.DeleteCount++
-		for entry, err := range iceberg.EntriesWithProjection(fsys, m, true, proj) {
+		// Delete manifests are read with bounds: a position delete whose
+		// file_path lower and upper bounds are equal names its one data file.
+		for entry, err := range iceberg.EntriesWithProjection(fsys, m, true, iceberg.ManifestEntryProjection{IncludePruningStats: true}) {
 			if err != nil {
 				return nil, fmt.Errorf("read delete manifest %s: %w", m.FilePath(), err)
 			}
@@ -353,16 +377,13 @@ func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, sn
 				} else {
 					idx.eqByPart[k] = append(idx.eqByPart[k], seq)
 				}
-			case df.FileFormat() == iceberg.PuffinFile || df.ReferencedDataFile() != nil:
+			case df.FileFormat() == iceberg.PuffinFile || referencedDataFile(df) != "":
 				if df.FileFormat() == iceberg.PuffinFile {
 					agg.files.DeletionVectors++
 				} else {
 					agg.files.PositionDeletes++
 				}
-				ref := ""
-				if r := df.ReferencedDataFile(); r != nil {
-					ref = *r
-				}
+				ref := referencedDataFile(df)
 				fd := idx.fileScoped[ref]
 				fd.files++
 				fd.rows += df.Count()
