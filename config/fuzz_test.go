@@ -5,12 +5,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 )
 
-// Fuzz targets: run with `go test ./config -run '^$' -fuzz FuzzLoad -fuzztime 60s`
-// (one target per invocation). Seeds are below and in testdata/fuzz.
+// Fuzz targets: run one per invocation, e.g.
+//
+//	go test ./config -run '^$' -fuzz '^FuzzLoad$' -fuzztime 60s -fuzzminimizetime 20x
+//
+// (the default minimisation budget, 60s per new input, stalls FuzzLoad on
+// big configurations). Seeds are below and in testdata/fuzz.
 
 func FuzzLoad(f *testing.F) {
 	design, err := os.ReadFile(filepath.Join("testdata", "design.iceops.hcl"))
@@ -32,7 +37,13 @@ policy "p" { remove_properties = var.v }`)
 		if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		start := time.Now()
 		cfg, diags := Load(dir, LoadOptions{Version: "0.1.0", Env: []string{"ICEOPS_VAR_v=x", "A=b"}})
+		// validate must stay interactive whatever the input; a slow path
+		// (say, an automaton blow-up) is a bug too.
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("Load took %v", d)
+		}
 		if cfg == nil || cfg.Files == nil {
 			t.Fatal("Load returned no Config")
 		}
