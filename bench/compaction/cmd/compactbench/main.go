@@ -1,0 +1,319 @@
+// Command compactbench builds the compaction benchmark table and runs the
+// iceops compaction engine on it, so that bench/compaction/run.sh can time
+// it against `iceberg compact run` on identical copies of the same table.
+//
+//	compactbench setup -dir D [-commits 200] [-rows 1000] [-partitions 4] [-sorted]
+//	compactbench run   -dir D [-strategy binpack|sort] [-target 8388608] [-budget 0]
+//	compactbench check -dir D [-sorted]
+//
+// The table is `bench.events` in a sqlite SQL catalog named "default" at
+// D/catalog.db with its warehouse in D/warehouse (what the iceberg CLI's
+// --catalog sql defaults expect).
+package main
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	"github.com/apache/iceberg-go/table"
+	icecompaction "github.com/apache/iceberg-go/table/compaction"
+	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/iceops/iceops/providers/compaction"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "compactbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: compactbench setup|run|check -dir D ...")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	dir := fs.String("dir", "", "benchmark directory")
+	commits := fs.Int("commits", 200, "appends")
+	rows := fs.Int("rows", 1000, "rows per append")
+	parts := fs.Int("partitions", 4, "partitions (identity(region))")
+	sorted := fs.Bool("sorted", false, "give the table a sort order (x, y)")
+	strategy := fs.String("strategy", "binpack", "binpack|sort")
+	target := fs.Int64("target", 8<<20, "target file size")
+	budget := fs.Int64("budget", 0, "memory budget (0 = engine default)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return fmt.Errorf("-dir is required")
+	}
+	ctx := context.Background()
+	cat, db, err := openCatalog(*dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	switch args[0] {
+	case "setup":
+		return setup(ctx, cat, *commits, *rows, *parts, *sorted)
+	case "run":
+		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget)
+	case "check":
+		return check(ctx, cat, *sorted)
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+var ident = table.Identifier{"bench", "events"}
+
+func openCatalog(dir string) (*sqlcat.Catalog, *sql.DB, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "warehouse"), 0o755); err != nil {
+		return nil, nil, err
+	}
+	db, err := sql.Open(sqliteshim.ShimName, "file:"+filepath.Join(dir, "catalog.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, "warehouse"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := sqlcat.NewCatalog("default", db, sqlcat.SQLite, iceberg.Properties{"warehouse": "file://" + abs})
+	if err != nil {
+		_ = db.Close()
+		return nil, nil, err
+	}
+	return cat, db, nil
+}
+
+func schema() *iceberg.Schema {
+	return iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 4, Name: "x", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 5, Name: "y", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 6, Name: "name", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 7, Name: "val", Type: iceberg.PrimitiveTypes.Float64},
+	)
+}
+
+func setup(ctx context.Context, cat *sqlcat.Catalog, commits, rows, parts int, sorted bool) error {
+	if err := cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil); err != nil {
+		return fmt.Errorf("create namespace: %w", err)
+	}
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
+	opts := []catalog.CreateTableOpt{
+		catalog.WithPartitionSpec(&spec),
+		catalog.WithProperties(iceberg.Properties{"format-version": "2", "write.parquet.compression-codec": "zstd"}),
+	}
+	if sorted {
+		so, err := table.NewSortOrder(1, []table.SortField{
+			{SourceIDs: []int{4}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst},
+			{SourceIDs: []int{5}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst},
+		})
+		if err != nil {
+			return err
+		}
+		opts = append(opts, catalog.WithSortOrder(so))
+	}
+	tbl, err := cat.CreateTable(ctx, ident, schema(), opts...)
+	if err != nil {
+		return fmt.Errorf("create table: %w", err)
+	}
+	as, err := table.SchemaToArrowSchema(schema(), nil, true, false)
+	if err != nil {
+		return err
+	}
+	regions := []string{"eu", "us", "ap", "sa", "af", "oc", "an", "me"}[:parts]
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	for c := range commits {
+		rng := rand.New(rand.NewPCG(uint64(c), 7))
+		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+		for i := range rows {
+			b.Field(0).(*array.Int64Builder).Append(int64(c*rows + i))
+			b.Field(1).(*array.StringBuilder).Append(regions[i%len(regions)])
+			b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(base + rng.Int64N(30*24*3600*1_000_000)))
+			b.Field(3).(*array.Int32Builder).Append(rng.Int32N(1_000_000))
+			b.Field(4).(*array.Int32Builder).Append(rng.Int32N(1_000_000))
+			b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("user-%06d", rng.IntN(200_000)))
+			b.Field(6).(*array.Float64Builder).Append(rng.NormFloat64() * 100)
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+		if err != nil {
+			return err
+		}
+		tbl, err = tbl.Append(ctx, rdr, nil)
+		rdr.Release()
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("append %d: %w", c, err)
+		}
+	}
+	return nil
+}
+
+type runReport struct {
+	Strategy     string  `json:"strategy"`
+	Groups       int     `json:"groups"`
+	InputFiles   int     `json:"input_files"`
+	InputBytes   int64   `json:"input_bytes"`
+	OutputFiles  int     `json:"output_files"`
+	OutputBytes  int64   `json:"output_bytes"`
+	Rows         int64   `json:"rows"`
+	SpilledRuns  int     `json:"spilled_runs"`
+	Seconds      float64 `json:"seconds"`
+	MBPerSecond  float64 `json:"mb_per_s"`
+	MaxRSSKiB    int64   `json:"max_rss_kib"`
+	RunnerOutput string  `json:"-"`
+}
+
+func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Strategy, target, budget int64) error {
+	start := time.Now()
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return err
+	}
+	// The same selection as `iceberg compact run --target-file-size`.
+	sel := icecompaction.DefaultConfig()
+	sel.TargetFileSizeBytes = target
+	sel.MinFileSizeBytes = target * 3 / 4
+	sel.MaxFileSizeBytes = target * 9 / 5
+	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Selection: sel})
+	if err != nil {
+		return err
+	}
+	res, err := compaction.Run(ctx, tbl, groups, compaction.Options{
+		Strategy: strategy, TargetFileSize: target, MemoryBudget: budget, Catalog: cat,
+	})
+	if err != nil {
+		return err
+	}
+	rep := runReport{Strategy: string(strategy), Groups: len(groups)}
+	for _, g := range res.Groups {
+		rep.InputFiles += g.InputFiles
+		rep.InputBytes += g.InputBytes
+		rep.OutputFiles += g.OutputFiles
+		rep.OutputBytes += g.OutputBytes
+		rep.Rows += g.OutputRows
+		rep.SpilledRuns += g.SpilledRuns
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	rep.MBPerSecond = float64(rep.InputBytes) / (1 << 20) / rep.Seconds
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		rep.MaxRSSKiB = ru.Maxrss
+	}
+	return json.NewEncoder(os.Stdout).Encode(rep)
+}
+
+type checkReport struct {
+	Files           int   `json:"files"`
+	Rows            int64 `json:"rows"`
+	SortOrderIDs    []int `json:"sort_order_ids"`
+	OrderBreaks     []int `json:"order_breaks_per_file"`
+	MaxOrderBreaks  int   `json:"max_order_breaks"`
+	TotalBreaks     int   `json:"total_order_breaks"`
+	RowsFingerprint int64 `json:"rows_fingerprint"`
+}
+
+// check counts live files and rows, a fingerprint of the rows (sum of ids
+// and of x: equal before and after a lossless rewrite), and, with -sorted,
+// the (x, y) order breaks inside each file read straight from Parquet.
+func check(ctx context.Context, cat *sqlcat.Catalog, sorted bool) error {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return err
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return err
+	}
+	rep := checkReport{Files: len(tasks)}
+	_, it, err := tbl.Scan(table.WithSelectedFields("id", "x")).ToArrowRecords(ctx)
+	if err != nil {
+		return err
+	}
+	for rec, err := range it {
+		if err != nil {
+			return err
+		}
+		rep.Rows += rec.NumRows()
+		ids := rec.Column(0).(*array.Int64)
+		xs := rec.Column(1).(*array.Int32)
+		for i := range ids.Len() {
+			rep.RowsFingerprint += ids.Value(i)*31 + int64(xs.Value(i))
+		}
+		rec.Release()
+	}
+	if sorted {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		for _, t := range tasks {
+			id := 0
+			if p := t.File.SortOrderID(); p != nil {
+				id = *p
+			}
+			rep.SortOrderIDs = append(rep.SortOrderIDs, id)
+			f, err := fsys.Open(t.File.FilePath())
+			if err != nil {
+				return err
+			}
+			rdr, err := file.NewParquetReader(f)
+			if err != nil {
+				return err
+			}
+			ar, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 65536}, memory.DefaultAllocator)
+			if err != nil {
+				return err
+			}
+			rr, err := ar.GetRecordReader(ctx, []int{3, 4}, nil)
+			if err != nil {
+				return err
+			}
+			breaks := 0
+			var px, py int32
+			first := true
+			for rr.Next() {
+				rec := rr.RecordBatch()
+				xs := rec.Column(0).(*array.Int32)
+				ys := rec.Column(1).(*array.Int32)
+				for i := range xs.Len() {
+					x, y := xs.Value(i), ys.Value(i)
+					if !first && cmp.Or(cmp.Compare(px, x), cmp.Compare(py, y)) > 0 {
+						breaks++
+					}
+					px, py, first = x, y, false
+				}
+			}
+			rr.Release()
+			_ = rdr.Close()
+			rep.OrderBreaks = append(rep.OrderBreaks, breaks)
+			rep.TotalBreaks += breaks
+			rep.MaxOrderBreaks = max(rep.MaxOrderBreaks, breaks)
+		}
+	}
+	return json.NewEncoder(os.Stdout).Encode(rep)
+}
