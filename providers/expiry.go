@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/iceops/iceops/diff"
 )
 
@@ -29,7 +32,14 @@ func (s *Session) EstimateExpiry(ctx context.Context, address string, expireIDs 
 	if err != nil {
 		return 0, 0, fmt.Errorf("estimate expiry of %s: %w", address, err)
 	}
-	md := tbl.Metadata()
+	files, bytes, err = estimateFreed(ctx, fsys, tbl.Metadata(), expireIDs, compactInputs)
+	if err != nil {
+		return 0, 0, fmt.Errorf("estimate expiry of %s: %w", address, err)
+	}
+	return files, bytes, nil
+}
+
+func estimateFreed(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs []int64, compactInputs func(path string) bool) (files, bytes int64, err error) {
 	expire := map[int64]bool{}
 	for _, id := range expireIDs {
 		expire[id] = true
@@ -52,7 +62,7 @@ func (s *Session) EstimateExpiry(ctx context.Context, address string, expireIDs 
 		return nil
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("estimate expiry of %s: %w", address, err)
+		return 0, 0, err
 	}
 	var after []string
 	err = walkReachable(ctx, fsys, md, kept, false, func(p string, _ int64, _ string) error {
@@ -60,7 +70,7 @@ func (s *Session) EstimateExpiry(ctx context.Context, address string, expireIDs 
 		return nil
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("estimate expiry of %s: %w", address, err)
+		return 0, 0, err
 	}
 	if cur := md.CurrentSnapshot(); cur != nil && expire[cur.SnapshotID] {
 		err = walkReachable(ctx, fsys, md, []int64{cur.SnapshotID}, false, func(p string, _ int64, cat string) error {
@@ -70,7 +80,7 @@ func (s *Session) EstimateExpiry(ctx context.Context, address string, expireIDs 
 			return nil
 		})
 		if err != nil {
-			return 0, 0, fmt.Errorf("estimate expiry of %s: %w", address, err)
+			return 0, 0, err
 		}
 	}
 	// Only files reachable from an expired snapshot can be freed, so the

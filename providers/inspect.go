@@ -1,0 +1,254 @@
+package providers
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+)
+
+// Inspection is the health report of one table (`iceops inspect`).
+type Inspection struct {
+	Address           string               `json:"address"`
+	Managed           bool                 `json:"managed"` // a block of the configuration matches it
+	UUID              string               `json:"table_uuid"`
+	Location          string               `json:"location"`
+	MetadataLocation  string               `json:"metadata_location"`
+	FormatVersion     int                  `json:"format_version"`
+	CurrentSnapshotID *int64               `json:"current_snapshot_id"`
+	Properties        map[string]string    `json:"properties"`
+	SortOrder         []string             `json:"sort_order"`
+	Specs             []diff.PartitionSpec `json:"specs"`
+
+	// TargetFileSize is the size small files are measured against: the
+	// policy's, else the table's write.target-file-size-bytes, else 512 MiB.
+	TargetFileSize int64              `json:"target_file_size"`
+	SmallFileLimit int64              `json:"small_file_limit"` // below this a file is small
+	Files          diff.FileStats     `json:"files"`
+	SmallFileShare float64            `json:"small_file_share"` // small / data files
+	Partitions     InspectPartitions  `json:"partitions"`
+	Manifests      diff.ManifestStats `json:"manifests"`
+	Snapshots      InspectSnapshots   `json:"snapshots"`
+	Refs           []diff.Ref         `json:"refs"`
+	// OldSnapshotFiles/Bytes are held only by snapshots that are not the
+	// head of a branch or tag: what expiring all history would free.
+	OldSnapshotFiles int64           `json:"old_snapshot_files"`
+	OldSnapshotBytes int64           `json:"old_snapshot_bytes"`
+	Orphans          *InspectOrphans `json:"orphans,omitempty"`
+	OrphanError      string          `json:"orphan_error,omitempty"`
+	Recommendations  []string        `json:"recommendations"`
+}
+
+// InspectPartitions summarises partitions; Top are those with most files.
+type InspectPartitions struct {
+	Count int                   `json:"count"`
+	Top   []diff.PartitionStats `json:"top"`
+}
+
+// InspectSnapshots summarises the snapshot history.
+type InspectSnapshots struct {
+	Count             int   `json:"count"`
+	OldestTimestampMs int64 `json:"oldest_timestamp_ms"`
+	OldestAgeMs       int64 `json:"oldest_age_ms"`
+	NewestAgeMs       int64 `json:"newest_age_ms"`
+}
+
+// InspectOrphans is the orphan estimate: unreferenced files in the table's
+// storage, and those older than the policy's older_than (3 days when the
+// table has no orphan policy).
+type InspectOrphans struct {
+	OlderThan         string   `json:"older_than"`
+	Unreferenced      int      `json:"unreferenced"`
+	UnreferencedBytes int64    `json:"unreferenced_bytes"`
+	Old               int      `json:"old"`
+	OldBytes          int64    `json:"old_bytes"`
+	NonIceberg        int      `json:"non_iceberg"`
+	Excluded          int64    `json:"excluded"`
+	Missing           int64    `json:"missing_referenced"`
+	NestedTables      []string `json:"nested_tables,omitempty"`
+	Symlinks          int      `json:"symlinks"`
+	Refusal           string   `json:"refusal,omitempty"`
+}
+
+const topPartitions = 5
+
+// Inspect reports on any table of a configured catalog, managed or not.
+func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, error) {
+	tbl, err := s.LoadTable(ctx, address)
+	if err != nil {
+		return nil, fmt.Errorf("inspect %s: %w", address, err)
+	}
+	pol, managed := s.cfg.Resolve(address)
+	if !managed {
+		pol = unmanagedPolicy(address, tbl)
+	}
+	sel := diff.SelectionFor(pol)
+	st, err := ObserveTable(ctx, tbl, address, sel)
+	if err != nil {
+		return nil, fmt.Errorf("inspect %s: %w", address, err)
+	}
+	now := s.now()
+	in := &Inspection{
+		Address:           address,
+		Managed:           managed,
+		UUID:              st.UUID,
+		Location:          st.Location,
+		MetadataLocation:  st.MetadataLocation,
+		FormatVersion:     st.FormatVersion,
+		CurrentSnapshotID: st.CurrentSnapshotID,
+		Properties:        st.Properties,
+		SortOrder:         []string{},
+		Specs:             st.Specs,
+		TargetFileSize:    sel.Target,
+		SmallFileLimit:    sel.Min,
+		Files:             st.Files,
+		Manifests:         st.Manifests,
+		Refs:              st.Refs,
+		Recommendations:   []string{},
+	}
+	for _, f := range st.SortOrder {
+		in.SortOrder = append(in.SortOrder, f.String())
+	}
+	if st.Files.DataFiles > 0 {
+		in.SmallFileShare = float64(st.Files.SmallFiles) / float64(st.Files.DataFiles)
+	}
+	in.Partitions.Count = len(st.Partitions)
+	top := slices.Clone(st.Partitions)
+	slices.SortStableFunc(top, func(a, b diff.PartitionStats) int { return cmp.Compare(b.DataFiles, a.DataFiles) })
+	in.Partitions.Top = top[:min(len(top), topPartitions)]
+	in.Snapshots.Count = len(st.Snapshots)
+	for i, sn := range st.Snapshots {
+		if i == 0 || sn.TimestampMs < in.Snapshots.OldestTimestampMs {
+			in.Snapshots.OldestTimestampMs = sn.TimestampMs
+		}
+		age := now.UnixMilli() - sn.TimestampMs
+		if i == 0 || age < in.Snapshots.NewestAgeMs {
+			in.Snapshots.NewestAgeMs = age
+		}
+	}
+	if len(st.Snapshots) > 0 {
+		in.Snapshots.OldestAgeMs = now.UnixMilli() - in.Snapshots.OldestTimestampMs
+	}
+
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("inspect %s: %w", address, err)
+	}
+	md := tbl.Metadata()
+	heads := map[int64]bool{}
+	for _, r := range st.Refs {
+		heads[r.SnapshotID] = true
+	}
+	var old []int64
+	for _, id := range allSnapshotIDs(md) {
+		if !heads[id] {
+			old = append(old, id)
+		}
+	}
+	in.OldSnapshotFiles, in.OldSnapshotBytes, err = estimateFreed(ctx, fsys, md, old, nil)
+	if err != nil {
+		return nil, fmt.Errorf("inspect %s: %w", address, err)
+	}
+
+	orphanPol := pol
+	if !pol.OrphanFiles.Declared {
+		orphanPol.OrphanFiles.OlderThan.Value = config.DefaultOlderThan
+	}
+	scan, err := s.scanOrphans(ctx, orphanPol, tbl, orphanHooks{})
+	if err != nil {
+		in.OrphanError = err.Error()
+	} else {
+		in.Orphans = summariseOrphans(scan, orphanPol.OrphanFiles.OlderThan.Value, now)
+	}
+	in.Recommendations = recommend(in, pol, sel)
+	return in, nil
+}
+
+// unmanagedPolicy is the yardstick for a table no block matches: Iceberg's
+// defaults, with the table's own target file size when it has one.
+func unmanagedPolicy(address string, tbl *table.Table) *config.Effective {
+	pol := &config.Effective{Address: address}
+	pol.TargetFileSize.Value = config.DefaultTargetFileSize
+	if v, err := strconv.ParseInt(tbl.Properties()["write.target-file-size-bytes"], 10, 64); err == nil && v > 0 {
+		pol.TargetFileSize.Value = v
+	}
+	pol.Compaction.MinInputFiles.Value = config.DefaultMinInputFiles
+	pol.Compaction.DeleteFileThreshold.Value = config.DefaultDeleteFileThreshold
+	pol.Manifests.MaxCount.Value = config.DefaultManifestMaxCount
+	pol.SnapshotRetention.MaxAge.Value = config.DefaultMaxSnapshotAge
+	pol.OrphanFiles.OlderThan.Value = config.DefaultOlderThan
+	return pol
+}
+
+func summariseOrphans(scan *diff.OrphanScan, olderThan time.Duration, now time.Time) *InspectOrphans {
+	o := &InspectOrphans{
+		OlderThan:    config.FormatDuration(olderThan),
+		Unreferenced: len(scan.Candidates),
+		NonIceberg:   len(scan.NonIceberg),
+		Excluded:     scan.Excluded,
+		Missing:      scan.MissingReferencedCount,
+		NestedTables: scan.NestedTables,
+		Symlinks:     len(scan.Symlinks),
+		Refusal:      scan.Refusal,
+	}
+	cutoff := now.Add(-olderThan).UnixMilli()
+	for _, f := range scan.Candidates {
+		o.UnreferencedBytes += f.Size
+		if f.MtimeMs < cutoff {
+			o.Old++
+			o.OldBytes += f.Size
+		}
+	}
+	return o
+}
+
+func recommend(in *Inspection, pol *config.Effective, sel diff.CompactionSelection) []string {
+	var out []string
+	if in.Files.SmallFiles >= int64(sel.MinInputFiles) && in.SmallFileShare >= 0.25 {
+		out = append(out, fmt.Sprintf("compact: %d of %d data files (%.0f%%) are below %s; add a compaction block (target_file_size = %q)",
+			in.Files.SmallFiles, in.Files.DataFiles, in.SmallFileShare*100, config.FormatSize(in.SmallFileLimit), config.FormatSize(in.TargetFileSize)))
+	}
+	if in.Files.DeleteFiles > 0 {
+		out = append(out, fmt.Sprintf("compact: %d delete files (%s) slow every read; compaction with delete_file_threshold applies them",
+			in.Files.DeleteFiles, config.FormatSize(in.Files.DeleteBytes)))
+	}
+	maxManifests := pol.Manifests.MaxCount.Value
+	if maxManifests <= 0 {
+		maxManifests = config.DefaultManifestMaxCount
+	}
+	if in.Manifests.Count > maxManifests {
+		out = append(out, fmt.Sprintf("rewrite manifests: the current snapshot has %d manifests (more than %d)", in.Manifests.Count, maxManifests))
+	}
+	maxAge := pol.SnapshotRetention.MaxAge.Value
+	if maxAge <= 0 {
+		maxAge = config.DefaultMaxSnapshotAge
+	}
+	if in.Snapshots.Count > 1 && in.Snapshots.OldestAgeMs > maxAge.Milliseconds() {
+		out = append(out, fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; old snapshots alone hold %d files (%s); set snapshot_retention (max_age = %q)",
+			in.Snapshots.Count, config.FormatDuration(time.Duration(in.Snapshots.OldestAgeMs)*time.Millisecond),
+			in.OldSnapshotFiles, config.FormatSize(in.OldSnapshotBytes), config.FormatDuration(maxAge)))
+	}
+	if o := in.Orphans; o != nil {
+		switch {
+		case o.Refusal != "" || len(o.NestedTables) > 0 || o.Missing > 0:
+			out = append(out, "orphan files: the storage cannot be swept safely; see orphans")
+		case o.Old > 0:
+			out = append(out, fmt.Sprintf("remove orphan files: %d unreferenced files (%s) are older than %s; add an orphan_files block",
+				o.Old, config.FormatSize(o.OldBytes), o.OlderThan))
+		}
+	}
+	if len(in.SortOrder) == 0 && in.Files.DataFiles > 0 && !pol.SortOrder.Set {
+		out = append(out, "sort order: the table is unsorted; a sort_order on the columns queries filter by makes compaction cluster the data")
+	}
+	if in.Properties["gc.enabled"] == "false" {
+		out = append(out, "gc.enabled is false: expiry and orphan removal are refused on this table")
+	}
+	return out
+}

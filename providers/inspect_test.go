@@ -1,0 +1,68 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// Inspect works on a table no block manages, with real figures and
+// recommendations for each kind of debt it carries.
+func TestInspectUnmanagedTable(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), 12, 10, 3)
+	tbl = l.Backdate(t, tbl, 9*24*time.Hour)
+	tbl = testkit.Append(t, tbl, 2, 10, 3)
+	old := fixedNow.Add(-10 * 24 * time.Hour)
+	writeFile(t, filepath.Join(tbl.Location(), "data", "stray.parquet"), 1000, old)
+	writeFile(t, filepath.Join(tbl.Location(), "data", "young.parquet"), 10, fixedNow)
+
+	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{l.ConfigCatalog()}}
+	sess := Open(cfg, Options{Now: func() time.Time { return time.Now() }})
+	defer sess.Close()
+	in, err := sess.Inspect(ctx, "lake.ns.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Managed {
+		t.Error("no block matches the table, yet it is managed")
+	}
+	if in.Files.DataFiles != 14 || in.Partitions.Count != 3 || in.Snapshots.Count != 14 {
+		t.Errorf("files %d partitions %d snapshots %d", in.Files.DataFiles, in.Partitions.Count, in.Snapshots.Count)
+	}
+	if in.SmallFileShare != 1 || in.TargetFileSize != config.DefaultTargetFileSize {
+		t.Errorf("small share %v target %d", in.SmallFileShare, in.TargetFileSize)
+	}
+	if in.Snapshots.OldestAgeMs < (9 * 24 * time.Hour).Milliseconds() {
+		t.Errorf("oldest age %v", time.Duration(in.Snapshots.OldestAgeMs)*time.Millisecond)
+	}
+	// Appends only: old snapshots hold their manifest lists, not data.
+	if in.OldSnapshotFiles != 13 {
+		t.Errorf("old snapshot files = %d, want the 13 older manifest lists", in.OldSnapshotFiles)
+	}
+	if in.Orphans == nil || in.Orphans.Unreferenced != 2 || in.Orphans.Old != 1 || in.Orphans.OldBytes != 1000 {
+		t.Errorf("orphans = %+v (%s)", in.Orphans, in.OrphanError)
+	}
+	var kinds []string
+	for _, r := range in.Recommendations {
+		kinds = append(kinds, strings.SplitN(r, ":", 2)[0])
+	}
+	for _, want := range []string{"compact", "expire snapshots", "remove orphan files", "sort order"} {
+		if !strings.Contains(strings.Join(kinds, "|"), want) {
+			t.Errorf("no %q recommendation in %q", want, in.Recommendations)
+		}
+	}
+	if _, err := json.Marshal(in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Inspect(ctx, "lake.ns.nope"); err == nil {
+		t.Error("inspecting a missing table succeeded")
+	}
+}
