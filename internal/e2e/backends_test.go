@@ -33,6 +33,9 @@ type backend struct {
 	register func(ctx context.Context, t testing.TB, ident table.Identifier, metadataLoc string)
 	// fixtureLocation is where a copied fixture table goes.
 	fixtureLocation func(ns, name string) string
+	// noSideFiles: the storage refuses files outside the Iceberg layout
+	// (an S3 Tables bucket), so Hadoop's .crc files are not copied.
+	noSideFiles bool
 }
 
 const catalogName = "lake"
@@ -118,9 +121,11 @@ func restBackend(ctx context.Context, t testing.TB, env testenv.RESTEnv) *backen
 				env.URI, env.Warehouse, hclMap(p))
 		},
 		location: func(string, string) string { return "" },
+		// An S3 Tables bucket holds tables at <bucket>/<namespace>/<table>.
 		fixtureLocation: func(ns, name string) string {
-			return env.S3.URL("fixtures", ns, name)
+			return "s3://" + env.S3.Bucket + "/" + ns + "/" + name
 		},
+		noSideFiles: true,
 		register: func(ctx context.Context, t testing.TB, ident table.Identifier, md string) {
 			if _, err := rc.RegisterTable(ctx, ident, md); err != nil {
 				t.Fatalf("REST RegisterTable %v %s: %v", ident, md, err)

@@ -39,8 +39,9 @@ var fixtures = []fixture{
 // path, file://, or s3://), rewriting every path inside it (metadata JSON,
 // manifest_path in manifest lists, data_file.file_path in manifests), and
 // returns the location of its current metadata file. Non-Iceberg files
-// (Hadoop's .crc) are copied as they are.
-func copyFixture(ctx context.Context, t testing.TB, fx fixture, dest string, props map[string]string) string {
+// (Hadoop's .crc) are copied as they are, unless sideFiles is false: an S3
+// Tables bucket refuses every key outside the Iceberg layout.
+func copyFixture(ctx context.Context, t testing.TB, fx fixture, dest string, props map[string]string, sideFiles bool) string {
 	t.Helper()
 	src := testenv.Fixture(t, fx.Dir)
 	dest = strings.TrimSuffix(dest, "/")
@@ -69,11 +70,14 @@ func copyFixture(ctx context.Context, t testing.TB, fx fixture, dest string, pro
 		if !strings.HasPrefix(rel, "data"+string(filepath.Separator)) && !strings.HasPrefix(rel, "metadata"+string(filepath.Separator)) {
 			return nil // README and the like are not part of the table
 		}
+		name := d.Name()
+		if strings.HasSuffix(name, ".crc") && !sideFiles {
+			return nil
+		}
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		name := d.Name()
 		switch {
 		case strings.HasSuffix(name, ".metadata.json"):
 			raw, err = rewriteJSONPaths(raw, rewrite)

@@ -23,7 +23,7 @@ func TestFixturesRegistered(t *testing.T) {
 			createNamespace(ctx, t, be.cat, ns)
 			for _, fx := range fixtures {
 				name := strings.ReplaceAll(fx.Dir, "-", "_")
-				md := copyFixture(ctx, t, fx, be.fixtureLocation(ns, name), be.ioProps)
+				md := copyFixture(ctx, t, fx, be.fixtureLocation(ns, name), be.ioProps, !be.noSideFiles)
 				ident := table.Identifier{ns, name}
 				be.register(ctx, t, ident, md)
 				tbl, err := be.cat.LoadTable(ctx, ident)
@@ -56,7 +56,7 @@ func TestFixturesPlanApply(t *testing.T) {
 			want := map[string]before{}
 			for _, fx := range fixtures {
 				name := strings.ReplaceAll(fx.Dir, "-", "_")
-				md := copyFixture(ctx, t, fx, be.fixtureLocation(ns, name), be.ioProps)
+				md := copyFixture(ctx, t, fx, be.fixtureLocation(ns, name), be.ioProps, !be.noSideFiles)
 				ident := table.Identifier{ns, name}
 				be.register(ctx, t, ident, md)
 				tbl, err := be.cat.LoadTable(ctx, ident)
