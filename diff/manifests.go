@@ -32,11 +32,12 @@ func planManifests(pol *config.Effective, st *TableState) (Action, bool) {
 	after := max(1, int((st.Manifests.Bytes+target-1)/target))
 	if len(st.Manifests.Files) > 0 {
 		after = manifestsAfterRewrite(st.Manifests.Files, target)
-		if after >= len(st.Manifests.Files) {
-			// iceberg-go would report "already optimal" and commit
-			// nothing; planning it would never converge.
-			return Action{}, false
-		}
+	}
+	if after >= st.Manifests.Count {
+		// The manifests are already about target size: iceberg-go would
+		// report "already optimal" and commit nothing, and a plan that
+		// asks for it would never converge.
+		return Action{}, false
 	}
 	return Action{
 		Type:   RewriteManifests,

@@ -282,6 +282,7 @@ func TestRewriteManifests(t *testing.T) {
 		{4, 100, 1},
 		{40, 20 << 20, 3},
 		{40, 16 << 20, 2},
+		{5, 80 << 20, 0}, // already at target size: nothing to merge
 	}
 	for _, tt := range tests {
 		pol := emptyPolicy()
