@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 )
@@ -219,42 +221,95 @@ type selectorLanguage struct {
 // overlapBudget bounds the product exploration. Realistic patterns need a
 // few hundred states; a pathological configuration is reported rather than
 // allowed to hang validate.
-const overlapBudget = 200000
+const overlapBudget = 20000
+
+// bitset is a set of NFA states.
+type bitset []uint64
+
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(uint(i)%64)) != 0 }
+func (b bitset) set(i int)      { b[i/64] |= 1 << (uint(i) % 64) }
+func (b bitset) empty() bool {
+	for _, w := range b {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// tables is an NFA with its epsilon closures and transitions precomputed
+// per alphabet symbol, so a step of the product is a few word ORs.
+type tables struct {
+	words  int
+	accept int
+	start  bitset
+	next   [][]bitset // [state][symbol] → closed successor set
+}
+
+func tabulate(n *nfa, alphabet []byte) *tables {
+	size := len(n.edges)
+	t := &tables{words: (size + 63) / 64, accept: n.accept}
+	closure := func(states []int) bitset {
+		b := make(bitset, t.words)
+		for _, s := range n.closure(states) {
+			b.set(s)
+		}
+		return b
+	}
+	t.start = closure([]int{0})
+	t.next = make([][]bitset, size)
+	for s := 0; s < size; s++ {
+		t.next[s] = make([]bitset, len(alphabet))
+		for k, c := range alphabet {
+			var to []int
+			for _, e := range n.edges[s] {
+				if e.class == symAny || e.class == symNonDot && c != '.' || e.class == symLit && e.lit == c {
+					to = append(to, e.to)
+				}
+			}
+			t.next[s][k] = closure(to)
+		}
+	}
+	return t
+}
+
+func (t *tables) step(cur bitset, sym int) bitset {
+	out := make(bitset, t.words)
+	for w, word := range cur {
+		for word != 0 {
+			bit := bits.TrailingZeros64(word)
+			word &^= 1 << uint(bit)
+			for i, x := range t.next[w*64+bit][sym] {
+				out[i] |= x
+			}
+		}
+	}
+	return out
+}
 
 // selectorsOverlap decides whether some valid address (at least three
 // non-empty levels) is matched by a and b and by none of their excludes. It
-// returns an example address when they overlap. decided is false only when
-// the exploration budget ran out.
+// returns the shortest such address when they overlap. decided is false only
+// when the exploration budget ran out.
+//
+// It is a breadth-first search of the product of the subset-constructed
+// automata of both patterns and of every exclude, plus two small counters
+// for address validity (levels seen, and whether the current level is still
+// empty).
 func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided bool) {
-	na, nb := compilePattern(a.Pattern), compilePattern(b.Pattern)
-	var ex []*nfa
-	for _, p := range append(append([]string(nil), a.Exclude...), b.Exclude...) {
-		ex = append(ex, compilePattern(p))
-	}
+	var patterns []string
+	patterns = append(patterns, a.Pattern, b.Pattern)
+	patterns = append(patterns, a.Exclude...)
+	patterns = append(patterns, b.Exclude...)
 	// The alphabet: every literal byte of every pattern, the separator, and
 	// one representative of all other bytes (which no literal edge matches,
 	// so all of them behave identically).
 	lits := map[byte]bool{'.': true}
-	collect := func(p string) {
+	for _, p := range patterns {
 		for i := 0; i < len(p); i++ {
 			if p[i] != '*' {
 				lits[p[i]] = true
 			}
-		}
-	}
-	collect(a.Pattern)
-	collect(b.Pattern)
-	for _, p := range a.Exclude {
-		collect(p)
-	}
-	for _, p := range b.Exclude {
-		collect(p)
-	}
-	var other byte
-	for _, c := range []byte("xyzqabcdefghijklmnoprstuvw0123456789_") {
-		if !lits[c] {
-			other = c
-			break
 		}
 	}
 	alphabet := make([]byte, 0, len(lits)+1)
@@ -262,44 +317,55 @@ func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided b
 		alphabet = append(alphabet, c)
 	}
 	sort.Slice(alphabet, func(i, j int) bool { return alphabet[i] < alphabet[j] })
-	if other != 0 {
-		alphabet = append(alphabet, other)
+	for _, c := range []byte("xyzqabcdefghijklmnoprstuvw0123456789_") {
+		if !lits[c] {
+			alphabet = append(alphabet, c)
+			break
+		}
+	}
+	dot := sort.Search(len(alphabet), func(i int) bool { return alphabet[i] >= '.' })
+
+	auto := make([]*tables, len(patterns))
+	for i, p := range patterns {
+		auto[i] = tabulate(compilePattern(p), alphabet)
 	}
 
-	type state struct {
-		a, b  []int
-		ex    [][]int
-		dots  int  // separators read, capped at 2 (three levels suffice)
-		start bool // at the start of a level (nothing read in it yet)
-	}
-	key := func(s *state) string {
-		var sb strings.Builder
-		fmt.Fprint(&sb, s.a, s.b, s.dots, s.start)
-		for _, e := range s.ex {
-			fmt.Fprint(&sb, e)
-		}
-		return sb.String()
-	}
 	type node struct {
-		st     *state
+		sets   []bitset // one per automaton: a, b, then the excludes
+		dots   int      // separators read, capped at 2 (three levels suffice)
+		start  bool     // nothing read yet in the current level
 		parent int
-		c      byte
+		sym    int
 	}
-	init := &state{a: na.closure([]int{0}), b: nb.closure([]int{0}), start: true}
-	for _, e := range ex {
-		init.ex = append(init.ex, e.closure([]int{0}))
+	var kb []byte
+	key := func(n *node) string {
+		kb = kb[:0]
+		for _, s := range n.sets {
+			for _, w := range s {
+				kb = binary.LittleEndian.AppendUint64(kb, w)
+			}
+		}
+		kb = append(kb, byte(n.dots))
+		if n.start {
+			kb = append(kb, 1)
+		}
+		return string(kb)
 	}
-	nodes := []node{{st: init, parent: -1}}
+	init := &node{start: true, parent: -1}
+	for _, t := range auto {
+		init.sets = append(init.sets, t.start)
+	}
+	nodes := []*node{init}
 	seen := map[string]bool{key(init): true}
 	for i := 0; i < len(nodes); i++ {
 		if len(nodes) > overlapBudget {
 			return "", true, false
 		}
-		s := nodes[i].st
-		if !s.start && s.dots >= 2 && na.accepts(s.a) && nb.accepts(s.b) {
+		n := nodes[i]
+		if !n.start && n.dots >= 2 && n.sets[0].has(auto[0].accept) && n.sets[1].has(auto[1].accept) {
 			excluded := false
-			for j, e := range ex {
-				if e.accepts(s.ex[j]) {
+			for j := 2; j < len(auto); j++ {
+				if n.sets[j].has(auto[j].accept) {
 					excluded = true
 					break
 				}
@@ -307,7 +373,7 @@ func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided b
 			if !excluded {
 				var rev []byte
 				for k := i; nodes[k].parent >= 0; k = nodes[k].parent {
-					rev = append(rev, nodes[k].c)
+					rev = append(rev, alphabet[nodes[k].sym])
 				}
 				for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
 					rev[l], rev[r] = rev[r], rev[l]
@@ -315,26 +381,31 @@ func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided b
 				return string(rev), true, true
 			}
 		}
-		for _, c := range alphabet {
-			if c == '.' && s.start {
+		for sym := range alphabet {
+			if sym == dot && n.start {
 				continue // an empty level is not a valid address
 			}
-			next := &state{a: na.step(s.a, c), b: nb.step(s.b, c), start: c == '.', dots: s.dots}
-			if len(next.a) == 0 || len(next.b) == 0 {
+			next := &node{sets: make([]bitset, len(auto)), dots: n.dots, start: sym == dot, parent: i, sym: sym}
+			next.sets[0] = auto[0].step(n.sets[0], sym)
+			if next.sets[0].empty() {
 				continue
 			}
-			if c == '.' && next.dots < 2 {
-				next.dots++
+			next.sets[1] = auto[1].step(n.sets[1], sym)
+			if next.sets[1].empty() {
+				continue
 			}
-			for j, e := range ex {
-				next.ex = append(next.ex, e.step(s.ex[j], c))
+			for j := 2; j < len(auto); j++ {
+				next.sets[j] = auto[j].step(n.sets[j], sym)
+			}
+			if sym == dot && next.dots < 2 {
+				next.dots++
 			}
 			k := key(next)
 			if seen[k] {
 				continue
 			}
 			seen[k] = true
-			nodes = append(nodes, node{st: next, parent: i, c: c})
+			nodes = append(nodes, next)
 		}
 	}
 	return "", false, true

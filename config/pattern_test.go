@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMatchPattern(t *testing.T) {
@@ -241,4 +242,22 @@ func refSeg(p, s string) bool {
 		return false
 	}
 	return s != "" && s[0] == p[0] && refSeg(p[1:], s[1:])
+}
+
+// TestSelectorsOverlapBounded: a pathological pair either gets decided or
+// reported as too complex quickly; validate must not hang on it.
+func TestSelectorsOverlapBounded(t *testing.T) {
+	a := selectorLanguage{"l*a*b*c*d*e*f*g*h*.**", []string{"*x*y*z*.**", "**.*q*r*s*t*"}}
+	b := selectorLanguage{"*h*g*f*e*d*c*b*a*.**", []string{"**.*u*v*w*x*y*z*"}}
+	start := time.Now()
+	ex, overlap, decided := selectorsOverlap(a, b)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if decided && overlap && !(langMatch(a, ex) && langMatch(b, ex)) {
+		t.Errorf("example %q is wrong", ex)
+	}
+	if !decided && !overlap {
+		t.Error("an undecided pair must be reported as a possible overlap")
+	}
 }
