@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/iceops/iceops/providers/testkit"
@@ -49,6 +50,42 @@ func TestObserveSparkFixtures(t *testing.T) {
 			}
 			if len(st.Partitions) != c.partitions {
 				t.Errorf("partitions = %d, want %d", len(st.Partitions), c.partitions)
+			}
+		})
+	}
+}
+
+// The orphan scan on Spark-written tables: every file is referenced
+// (version-hint.text included), the Hadoop .crc side files are non-Iceberg,
+// nothing is a candidate and nothing is missing.
+func TestOrphanScanSparkFixtures(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	for i, f := range testkit.Fixtures {
+		l.AddFixture(t, f, "spark.t"+string(rune('a'+i)))
+	}
+	sess := sessionFor(t, l)
+	for i, f := range testkit.Fixtures {
+		t.Run(f, func(t *testing.T) {
+			addr := "lake.spark.t" + string(rune('a'+i))
+			st, err := sess.Observe(ctx, orphanPolicy(addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := st.Orphans
+			if len(o.Candidates) != 0 || o.MissingReferencedCount != 0 || o.Refusal != "" || len(o.NestedTables) != 0 {
+				t.Fatalf("candidates %v missing %v refusal %q nested %v", candidatePaths(o), o.MissingReferenced, o.Refusal, o.NestedTables)
+			}
+			if o.Categories[CategoryVersionHint] != 1 || o.Categories[CategoryData] == 0 || o.Categories[CategoryManifestList] != int64(len(st.Snapshots)) {
+				t.Errorf("categories = %v", o.Categories)
+			}
+			for _, n := range o.NonIceberg {
+				if !strings.HasSuffix(n.Path, ".crc") && !strings.HasSuffix(n.Path, "README.md") {
+					t.Errorf("non-iceberg %s", n.Path)
+				}
+			}
+			if o.ListedFiles != o.Referenced+int64(len(o.NonIceberg)) {
+				t.Errorf("listed %d = referenced %d + non-iceberg %d?", o.ListedFiles, o.Referenced, len(o.NonIceberg))
 			}
 		})
 	}

@@ -130,3 +130,27 @@ func TestObserveDeleteFilesCounted(t *testing.T) {
 		t.Fatalf("rows = %d, want 199", got)
 	}
 }
+
+// An equality delete applies to every data file written before it (lower
+// sequence number) in an unpartitioned table, and to none written after.
+func TestObserveEqualityDeletes(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 3, 10, 1)
+	tbl = testkit.DeleteEquality(t, tbl, 1, 2)
+	testkit.Append(t, tbl, 1, 10, 1)
+	sess := sessionFor(t, l)
+	pol := effective("lake.ns.t")
+	pol.TargetFileSize.Value = 10
+	pol.Compaction.DeleteFileThreshold = config.Setting[int]{Value: 1, Set: true}
+	st, err := sess.Observe(ctx, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files.EqualityDeletes != 1 || st.Files.DataFiles != 4 {
+		t.Fatalf("files = %+v", st.Files)
+	}
+	if n := len(st.Partitions[0].CandidateSizes); n != 3 {
+		t.Fatalf("candidates = %d, want the 3 files older than the delete", n)
+	}
+}

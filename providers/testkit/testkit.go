@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
@@ -302,4 +304,36 @@ func (l *Lakehouse) AddFixture(t testing.TB, fixture, name string) *table.Table 
 	t.Helper()
 	dst := filepath.Join(l.Warehouse, "fixtures", strings.ReplaceAll(name, ".", "_"))
 	return l.RegisterSQL(t, name, CopyFixture(t, fixture, dst))
+}
+
+// DeleteEquality commits an equality delete on event_id for the given ids
+// (an unpartitioned v2+ table: the delete rows carry only the key column).
+func DeleteEquality(t testing.TB, tbl *table.Table, ids ...int64) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	key, ok := tbl.Schema().FindFieldByName("event_id")
+	if !ok {
+		t.Fatalf("testkit: table has no event_id column")
+	}
+	asc, err := table.SchemaToArrowSchema(iceberg.NewSchema(0, key), nil, true, false)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	defer b.Release()
+	for _, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	records := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
+	txn := tbl.NewTransaction()
+	if err := txn.CommitEqualityDeletes(ctx, []int{key.ID}, records, nil); err != nil {
+		t.Fatalf("testkit: equality delete: %v", err)
+	}
+	out, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatalf("testkit: equality delete commit: %v", err)
+	}
+	return out
 }
