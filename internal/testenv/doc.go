@@ -6,6 +6,6 @@
 // environment variables are missing the test is skipped with the command that
 // starts it, unless ICEOPS_REQUIRE_SERVICES=1 (as in CI), where it fails.
 //
-// It may import only the standard library, iceberg-go's io constants and
-// database drivers; nothing of iceops.
+// It may import only the standard library, iceberg-go (to wait for a REST
+// catalog) and database drivers; nothing of iceops.
 package testenv

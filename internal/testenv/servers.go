@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apache/iceberg-go/catalog/rest"
 )
 
 // Server is a server process private to one test, which the test may stop
@@ -238,7 +240,18 @@ func StartREST(t testing.TB) (RESTEnv, *Server) {
 			if resp.StatusCode != http.StatusOK {
 				return fmt.Errorf("GET /v1/config: %s", resp.Status)
 			}
-			return portOpen(ctx, fmt.Sprintf("127.0.0.1:%d", s3))
+			if err := portOpen(ctx, fmt.Sprintf("127.0.0.1:%d", s3)); err != nil {
+				return err
+			}
+			// weed creates the table bucket after its servers are up; the
+			// catalog is ready once the bucket answers a listing.
+			cat, err := rest.NewCatalog(ctx, "ready", env.URI,
+				rest.WithCredential(env.Credential()), rest.WithWarehouseLocation(env.Warehouse))
+			if err != nil {
+				return err
+			}
+			_, err = cat.ListNamespaces(ctx, nil)
+			return err
 		},
 	}
 	s.Start()
