@@ -51,7 +51,7 @@ type Options struct {
 	ZOrderColumns []string
 	// TargetFileSize defaults to write.target-file-size-bytes, else 512 MiB.
 	TargetFileSize int64
-	// MemoryBudget bounds what one run buffers; default 2×target + 64 MiB.
+	// MemoryBudget bounds what one run buffers; default 2×target + 16 MiB.
 	// With MaxConcurrentGroups > 1 it is shared between the groups.
 	MemoryBudget int64
 	// TempDir holds spilled sort runs; default os.TempDir().
@@ -313,7 +313,7 @@ func resolve(tbl *table.Table, o Options) (runConfig, error) {
 	}
 	c.budget = o.MemoryBudget
 	if c.budget <= 0 {
-		c.budget = 2*c.target + 64<<20
+		c.budget = 2*c.target + 16<<20
 	}
 	switch c.strategy {
 	case Binpack:
@@ -586,15 +586,18 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 			tasks = append(tasks, t)
 		}
 	}
-	// A position delete file may cover files outside this commit; only
-	// those whose every target is rewritten here are dead.
-	deadPos, err := table.CollectDeadPositionDeletes(ctx, fs, snap, rewritten)
-	if err != nil {
-		return nil, 0, errors.Join(fmt.Errorf("collect dead position deletes: %w", err), removeAll(ctx, staged))
-	}
-	deadEq, err := icecompaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, tbl.Metadata(), snap, rewritten)
-	if err != nil {
-		return nil, 0, errors.Join(fmt.Errorf("collect dead equality deletes: %w", err), removeAll(ctx, staged))
+	var deadPos, deadEq []iceberg.DataFile
+	if mayHaveDeletes(snap) {
+		// A position delete file may cover files outside this commit; only
+		// those whose every target is rewritten here are dead.
+		deadPos, err = table.CollectDeadPositionDeletes(ctx, fs, snap, rewritten)
+		if err != nil {
+			return nil, 0, errors.Join(fmt.Errorf("collect dead position deletes: %w", err), removeAll(ctx, staged))
+		}
+		deadEq, err = icecompaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, tbl.Metadata(), snap, rewritten)
+		if err != nil {
+			return nil, 0, errors.Join(fmt.Errorf("collect dead equality deletes: %w", err), removeAll(ctx, staged))
+		}
 	}
 	dvs := table.CollectSafeDeletionVectors(tasks)
 
@@ -647,4 +650,36 @@ func removeAll(ctx context.Context, staged []stagedGroup) error {
 		errs = errors.Join(errs, staged[i].remove(ctx))
 	}
 	return errs
+}
+
+// mayHaveDeletes is false only when the snapshot summary says the table has
+// no delete files, which spares two walks over every manifest.
+func mayHaveDeletes(snap *table.Snapshot) bool {
+	if snap == nil || snap.Summary == nil {
+		return true
+	}
+	v, ok := snap.Summary.Properties["total-delete-files"]
+	return !ok || v != "0"
+}
+
+// ProcessMemoryLimit is the Go soft memory limit a process running only
+// this engine should set (runtime/debug.SetMemoryLimit) so that its peak
+// RSS follows the budget: the budget plus the runtime, catalog and codec
+// baseline (zstd encoders alone keep 8 MiB windows). The engine bounds what
+// it holds; without a limit the Go collector lets garbage grow to the live
+// heap again before collecting. It is a value, not a setting: only main
+// may change process-wide state.
+func ProcessMemoryLimit(o Options, tableTarget int64) int64 {
+	target := o.TargetFileSize
+	if target <= 0 {
+		target = tableTarget
+	}
+	if target <= 0 {
+		target = table.WriteTargetFileSizeBytesDefault
+	}
+	budget := o.MemoryBudget
+	if budget <= 0 {
+		budget = 2*target + 16<<20
+	}
+	return budget + 40<<20
 }

@@ -21,6 +21,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -59,11 +62,28 @@ func run(args []string) error {
 	strategy := fs.String("strategy", "binpack", "binpack|sort")
 	target := fs.Int64("target", 8<<20, "target file size")
 	budget := fs.Int64("budget", 0, "memory budget (0 = engine default)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile")
+	memprofile := fs.String("memprofile", "", "write a heap profile taken at the highest sampled heap")
+	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (as iceops does)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if *dir == "" {
 		return fmt.Errorf("-dir is required")
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		stop := sampleHeapPeak(*memprofile)
+		defer stop()
 	}
 	ctx := context.Background()
 	cat, db, err := openCatalog(*dir)
@@ -75,7 +95,7 @@ func run(args []string) error {
 	case "setup":
 		return setup(ctx, cat, *commits, *rows, *parts, *sorted)
 	case "run":
-		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget)
+		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget, *memlimit)
 	case "check":
 		return check(ctx, cat, *sorted)
 	}
@@ -188,8 +208,12 @@ type runReport struct {
 	RunnerOutput string  `json:"-"`
 }
 
-func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Strategy, target, budget int64) error {
+func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Strategy, target, budget int64, memlimit bool) error {
 	start := time.Now()
+	opts := compaction.Options{Strategy: strategy, TargetFileSize: target, MemoryBudget: budget, Catalog: cat}
+	if memlimit {
+		debug.SetMemoryLimit(compaction.ProcessMemoryLimit(opts, 0))
+	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		return err
@@ -203,9 +227,7 @@ func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Str
 	if err != nil {
 		return err
 	}
-	res, err := compaction.Run(ctx, tbl, groups, compaction.Options{
-		Strategy: strategy, TargetFileSize: target, MemoryBudget: budget, Catalog: cat,
-	})
+	res, err := compaction.Run(ctx, tbl, groups, opts)
 	if err != nil {
 		return err
 	}
@@ -316,4 +338,34 @@ func check(ctx context.Context, cat *sqlcat.Catalog, sorted bool) error {
 		}
 	}
 	return json.NewEncoder(os.Stdout).Encode(rep)
+}
+
+// sampleHeapPeak writes a heap profile whenever the live heap reaches a new
+// maximum (sampled every 10ms), so the last one written shows the peak.
+func sampleHeapPeak(path string) func() {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var peak uint64
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak+peak/20 {
+				peak = ms.HeapInuse
+				if f, err := os.Create(path); err == nil {
+					_ = pprof.Lookup("heap").WriteTo(f, 0)
+					_ = f.Close()
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
