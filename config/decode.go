@@ -295,29 +295,26 @@ func (l *loader) decodeField(f fieldDesc, a *hcl.Attribute, pb *PolicyBody, bloc
 			}
 		}
 	}
-	meta := struct {
-		origin hcl.Range
-		block  string
-	}{a.Range, blockName}
+	origin := a.Range
 	switch p := f.get(pb).(type) {
 	case *Setting[int64]:
-		*p = Setting[int64]{Value: val.(int64), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[int64]{Value: val.(int64), Set: true, Origin: origin, Block: blockName}
 	case *Setting[int]:
-		*p = Setting[int]{Value: val.(int), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[int]{Value: val.(int), Set: true, Origin: origin, Block: blockName}
 	case *Setting[float64]:
-		*p = Setting[float64]{Value: val.(float64), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[float64]{Value: val.(float64), Set: true, Origin: origin, Block: blockName}
 	case *Setting[bool]:
-		*p = Setting[bool]{Value: val.(bool), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[bool]{Value: val.(bool), Set: true, Origin: origin, Block: blockName}
 	case *Setting[string]:
-		*p = Setting[string]{Value: val.(string), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[string]{Value: val.(string), Set: true, Origin: origin, Block: blockName}
 	case *Setting[time.Duration]:
-		*p = Setting[time.Duration]{Value: val.(time.Duration), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[time.Duration]{Value: val.(time.Duration), Set: true, Origin: origin, Block: blockName}
 	case *Setting[[]string]:
-		*p = Setting[[]string]{Value: val.([]string), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[[]string]{Value: val.([]string), Set: true, Origin: origin, Block: blockName}
 	case *Setting[map[string]string]:
-		*p = Setting[map[string]string]{Value: val.(map[string]string), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[map[string]string]{Value: val.(map[string]string), Set: true, Origin: origin, Block: blockName}
 	case *Setting[[]SortField]:
-		*p = Setting[[]SortField]{Value: val.([]SortField), Set: true, Origin: meta.origin, Block: meta.block}
+		*p = Setting[[]SortField]{Value: val.([]SortField), Set: true, Origin: origin, Block: blockName}
 	default:
 		panic(fmt.Sprintf("config: field %s has unhandled setting type %T", f.path(), p)) // programming error in policyFields
 	}

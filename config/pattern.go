@@ -30,7 +30,7 @@ func SplitAddress(addr string) (catalog string, ns []string, table string, err e
 			return "", nil, "", fmt.Errorf("address %q has an empty level", addr)
 		}
 		if strings.ContainsAny(p, "* \t\n\"") {
-			return "", nil, "", fmt.Errorf("address %q contains %q, which is not allowed in a table address", addr, p)
+			return "", nil, "", fmt.Errorf("address %q: level %q has a glob character, whitespace or a quote, which a table address cannot have", addr, p)
 		}
 	}
 	return parts[0], append([]string(nil), parts[1:len(parts)-1]...), parts[len(parts)-1], nil
