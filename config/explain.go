@@ -45,9 +45,15 @@ func (e *Effective) Explain() []ExplainLine {
 	sort.Strings(keys)
 	for _, k := range keys {
 		s := e.Properties[k]
+		value := strconv.Quote(s.Value)
+		if IsSecretKey(k) {
+			// Same rule as catalog properties: a name that looks secret is
+			// never shown, wherever it is set.
+			value = "(sensitive)"
+		}
 		out = append(out, ExplainLine{
 			Name:   "properties[" + strconv.Quote(k) + "]",
-			Value:  strconv.Quote(s.Value),
+			Value:  value,
 			Block:  s.Block,
 			Origin: s.Origin,
 		})

@@ -219,3 +219,21 @@ func TestResolveDoesNotShareState(t *testing.T) {
 		t.Fatalf("the table block's own properties changed: %v", cfg.Tables[0].Body.Properties)
 	}
 }
+
+func TestExplainMasksSecretProperties(t *testing.T) {
+	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": baseCatalog + `
+table "lake.a.b" {
+  properties = {
+    "custom.api-token" = "hunter2"
+    "owner"            = "team-a"
+  }
+}`}, LoadOptions{})
+	e, _ := cfg.Resolve("lake.a.b")
+	got := map[string]string{}
+	for _, l := range e.Explain() {
+		got[l.Name] = l.Value
+	}
+	if got[`properties["custom.api-token"]`] != "(sensitive)" || got[`properties["owner"]`] != `"team-a"` {
+		t.Errorf("explain = %v", got)
+	}
+}
