@@ -81,7 +81,9 @@ func FormatSize(n int64) string {
 	}
 	v := float64(n)
 	u := 0
-	for v >= 1024 && u < len(units)-1 {
+	// Divide while the value would print as 1024 or more, so 1023.97 MiB
+	// reads "1 GiB" rather than "1024 MiB".
+	for v >= 1023.95 && u < len(units)-1 {
 		v /= 1024
 		u++
 	}

@@ -80,6 +80,8 @@ func TestFormatSize(t *testing.T) {
 		{47395635, "45.2 MiB"},
 		{512 << 20, "512 MiB"},
 		{1536, "1.5 KiB"},
+		{1<<30 - 1<<15, "1 GiB"},
+		{1023, "1023 B"},
 	}
 	for _, tt := range tests {
 		if got := FormatSize(tt.in); got != tt.want {
