@@ -3,6 +3,20 @@
 // data types, lists storage and builds referenced sets for orphan detection,
 // and executes actions (commits, rewrites, deletions).
 //
+// Where things are:
+//   - session.go, catalog_open.go: Session, Open, lazily opened catalogs
+//     (sql on sqlite or PostgreSQL, rest, glue, hive, hadoop), ListTables,
+//     LoadTable;
+//   - observe.go, histogram.go: Observe/ObserveTable, the current snapshot's
+//     files streamed into per-partition aggregates;
+//   - reachable.go: ReachableFiles, the walker of what snapshots reach;
+//   - orphans.go, refset.go: the orphan scan (listing first, sorted merge
+//     with the referenced set behind an interface);
+//   - expiry.go: EstimateExpiry; inspect.go: Inspect; demo.go: BuildDemo;
+//   - exec_*.go: executing plan actions;
+//   - testkit: real tables for tests everywhere; internal/lakehouse: what
+//     the demo and testkit share (sqlite catalog, time machine, fixtures).
+//
 // It may import diff (types), config, iceberg-go, arrow-go and I/O packages.
 // It never prints.
 package providers

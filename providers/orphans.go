@@ -66,7 +66,15 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	}
 
 	// Rule 1: the listing comes first.
-	listing, symlinks, err := listRoots(ctx, fsys, roots, norm)
+	locKey := norm(tbl.Location())
+	ioFor := func(root string) (iceio.IO, error) {
+		if schemeAuthority(root) == schemeAuthority(locKey) {
+			return fsys, nil
+		}
+		// Same properties as the table's own IO (credentials, endpoints).
+		return iceio.LoadFS(ctx, tbl.Properties(), root)
+	}
+	listing, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +224,10 @@ func isAbsoluteLocation(p string) bool {
 // follow symbolic links: a link is reported in symlinks and never becomes a
 // candidate, whatever it points to. Object stores are listed through
 // iceberg-go's IO (ListableIO).
-func listRoots(ctx context.Context, fsys iceio.IO, roots []string, norm func(string) string) ([]listedFile, []string, error) {
+//
+// ioFor, when set, opens the IO for a root on another bucket or store than
+// the table location (write.data.path may point elsewhere); nil uses fsys.
+func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (iceio.IO, error), roots []string, norm func(string) string) ([]listedFile, []string, error) {
 	var (
 		out      []listedFile
 		symlinks []string
@@ -261,9 +272,17 @@ func listRoots(ctx context.Context, fsys iceio.IO, roots []string, norm func(str
 			}
 			continue
 		}
-		lio, ok := fsys.(iceio.ListableIO)
+		rootFS := fsys
+		if ioFor != nil {
+			f, err := ioFor(root)
+			if err != nil {
+				return nil, nil, fmt.Errorf("list %s: %w", root, err)
+			}
+			rootFS = f
+		}
+		lio, ok := rootFS.(iceio.ListableIO)
 		if !ok {
-			return nil, nil, fmt.Errorf("list %s: storage %T cannot list", root, fsys)
+			return nil, nil, fmt.Errorf("list %s: storage %T cannot list", root, rootFS)
 		}
 		err := lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -338,6 +357,11 @@ func mergeListing(scan *diff.OrphanScan, listing []listedFile, refs referencedSe
 		missing(ref, req)
 		ref, req, ok = next()
 	}
+}
+
+// schemeAuthority is "s3://bucket" of "s3://bucket/t/x".
+func schemeAuthority(key string) string {
+	return strings.TrimSuffix(key, pathPart(key))
 }
 
 // pathPart drops scheme and authority: "s3://b/t/x" -> "/t/x".
