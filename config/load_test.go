@@ -405,6 +405,46 @@ policy "p" {
 tables "lake.a.*" { policy = policy.p }`,
 			want: []string{"main.iceops.hcl:10:18: warning: gc.enabled=false with an expiry or orphan policy"},
 		},
+		{
+			name: "catalog type",
+			src:  "catalog \"lake\" {\n  type = \"sqll\"\n  uri  = \"sqlite:x.db\"\n}\n",
+			want: []string{"main.iceops.hcl:2:10: error: Invalid catalog type"},
+		},
+		{
+			name: "duplicate catalog and table",
+			src:  baseCatalog + baseCatalog + "\ntable \"lake.a.b\" {}\ntable \"lake.a.b\" {}\n",
+			want: []string{"main.iceops.hcl:8:1: error: Duplicate catalog", "main.iceops.hcl:15:1: error: Duplicate table block"},
+		},
+		{
+			name: "invalid exclude pattern",
+			src:  baseCatalog + "\ntables \"lake.a.*\" {\n  exclude = [\"lake.a.b\", \"lake..x\"]\n}\n",
+			want: []string{"main.iceops.hcl:9:26: error: Invalid exclude pattern"},
+		},
+		{
+			name: "ratio out of range",
+			src:  baseCatalog + "\npolicy \"p\" {\n  orphan_files { max_orphan_ratio = 1.5 }\n}\n",
+			want: []string{"main.iceops.hcl:9:37: error: Invalid max_orphan_ratio"},
+		},
+		{
+			name: "file not found",
+			src:  baseCatalog + "\npolicy \"p\" {\n  properties = { \"k\" = file(\"nope.txt\") }\n}\n",
+			want: []string{"main.iceops.hcl:9:24: error: Error in function call"},
+		},
+		{
+			name: "property owned by an attribute",
+			src:  baseCatalog + "\npolicy \"p\" {\n  properties = { \"write.target-file-size-bytes\" = \"1\" }\n}\n",
+			want: []string{"main.iceops.hcl:9:18: warning: Property set by a policy attribute"},
+		},
+		{
+			name: "size as a fraction of a byte",
+			src:  baseCatalog + "\npolicy \"p\" {\n  target_file_size = 1.5\n}\n",
+			want: []string{"main.iceops.hcl:9:22: error: Invalid size"},
+		},
+		{
+			name: "duration as a number",
+			src:  baseCatalog + "\npolicy \"p\" {\n  snapshot_retention { max_age = 86400 }\n}\n",
+			want: []string{"main.iceops.hcl:9:34: error: Incorrect attribute value type"},
+		},
 		// Warnings: the configuration still loads.
 		{
 			name: "lint warnings",

@@ -203,15 +203,6 @@ func (n *nfa) step(set []int, c byte) []int {
 	return n.closure(next)
 }
 
-func (n *nfa) accepts(set []int) bool {
-	for _, s := range set {
-		if s == n.accept {
-			return true
-		}
-	}
-	return false
-}
-
 // selectorLanguage is a pattern minus its excludes.
 type selectorLanguage struct {
 	Pattern string
