@@ -58,7 +58,7 @@ policy "base" {
   }
 
   snapshot_retention {
-    max_age       = "5d"
+    max_age       = "7d"
     min_snapshots = 3
   }
 
@@ -105,7 +105,7 @@ table "demo.analytics.users" {
 // that the users table starts in policy.
 var usersProperties = iceberg.Properties{
 	"write.target-file-size-bytes":         "134217728",
-	"history.expire.max-snapshot-age-ms":   "432000000",
+	"history.expire.max-snapshot-age-ms":   "604800000",
 	"history.expire.min-snapshots-to-keep": "3",
 	"write.parquet.compression-codec":      "zstd",
 }
@@ -116,8 +116,8 @@ var usersProperties = iceberg.Properties{
 // real iceberg-go commits:
 //
 //   - analytics.events, partitioned by day: 60 small appends over 4 day
-//     partitions (240 small files, 60 manifests), history spread over 8 days
-//     by the time machine, a tag "q3-close" on an old snapshot, and stray
+//     partitions (240 small files, 60 manifests), history spread over 13.5
+//     days by the time machine, a tag "q3-close" on an old snapshot, and stray
 //     files in its data directory (two old, one young, one Hadoop .crc);
 //   - analytics.clicks: 25 small appends, so 25 manifests against a
 //     max_count of 10;
@@ -181,7 +181,7 @@ func BuildDemo(ctx context.Context, dir string, now time.Time) (*DemoInfo, error
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	info.Tables = []DemoTable{
-		{"demo.analytics.events", "240 small files in 4 day partitions, 60 manifests, 8 days of snapshots, a tag on an old snapshot, stray files"},
+		{"demo.analytics.events", "240 small files in 4 day partitions, 60 manifests, 13 days of snapshots, a tag on an old snapshot, stray files"},
 		{"demo.analytics.clicks", "25 manifests (policy allows 10), small files"},
 		{"demo.analytics.users", "already in policy"},
 	}
@@ -192,6 +192,14 @@ func BuildDemo(ctx context.Context, dir string, now time.Time) (*DemoInfo, error
 	}
 	return info, nil
 }
+
+// The events table's history: demoBatches batches of demoBatchCommits
+// appends, demoBatchStep apart.
+const (
+	demoBatches      = 10
+	demoBatchCommits = 6
+	demoBatchStep    = 36 * time.Hour
+)
 
 type demoBuilder struct {
 	ctx      context.Context
@@ -222,35 +230,31 @@ func (b *demoBuilder) events() error {
 		return err
 	}
 	day0 := b.now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -4)
-	// Batch A: 30 commits, then 4 days back; the tag goes on its 5th.
-	if t, err = b.appends(t, 30, 40, 4, day0); err != nil {
-		return err
-	}
-	snaps := t.Metadata().Snapshots()
-	if len(snaps) < 5 {
-		return fmt.Errorf("expected 30 snapshots, have %d", len(snaps))
-	}
-	if _, _, err := b.cat.CommitTable(b.ctx, ident, nil, []table.Update{
-		table.NewSetSnapshotRefUpdate("q3-close", snaps[4].SnapshotID, table.TagRef, 0, 0, 0),
-	}); err != nil {
-		return fmt.Errorf("tag: %w", err)
-	}
-	if t, err = b.cat.LoadTable(b.ctx, ident); err != nil {
-		return err
-	}
-	if t, err = b.backdate(t, 4*24*time.Hour); err != nil {
-		return err
-	}
-	// Batch B: 20 commits, then 4 more days back (A is now 8 days old).
-	if t, err = b.appends(t, 20, 40, 4, day0); err != nil {
-		return err
-	}
-	if t, err = b.backdate(t, 4*24*time.Hour); err != nil {
-		return err
-	}
-	// Batch C: 10 recent commits.
-	if t, err = b.appends(t, 10, 40, 4, day0); err != nil {
-		return err
+	// Ten batches of six commits, each batch then sent 36 hours back: the
+	// history spans 13.5 days with no gap between commits longer than 36h
+	// (so the 3-day orphan age guard stays above every observed commit
+	// gap), and no snapshot sits near the 7-day retention boundary. The tag
+	// goes on the fifth commit.
+	for batch := range demoBatches {
+		if t, err = b.appends(t, demoBatchCommits, 40, 4, day0); err != nil {
+			return err
+		}
+		if batch == 0 {
+			snaps := t.Metadata().Snapshots()
+			if _, _, err := b.cat.CommitTable(b.ctx, ident, nil, []table.Update{
+				table.NewSetSnapshotRefUpdate("q3-close", snaps[4].SnapshotID, table.TagRef, 0, 0, 0),
+			}); err != nil {
+				return fmt.Errorf("tag: %w", err)
+			}
+			if t, err = b.cat.LoadTable(b.ctx, ident); err != nil {
+				return err
+			}
+		}
+		if batch < demoBatches-1 {
+			if t, err = b.backdate(t, demoBatchStep); err != nil {
+				return err
+			}
+		}
 	}
 	// Strays: failed writes left these in the data directory.
 	dataDir := filepath.Join(localPath(t.Location()), "data", "event_day="+day0.Format("2006-01-02"))
