@@ -78,7 +78,10 @@ for i in $(seq 1 "$RUNS"); do
 	echo "run $i: iceberg ${iw}s ${ir}KiB | iceops ${ow}s ${orss}KiB"
 	echo "  iceberg: $icheck"
 	echo "  iceops:  $ocheck $(cat "$WORK/stdout")"
-	echo "$iw $ir $ow $orss" >>"$results"
+	ib=$(echo "$icheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
+	ob=$(echo "$ocheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
+	inmb=$(sed -n 's/.*"input_bytes":\([0-9]*\).*/\1/p' "$WORK/stdout" | awk '{print $1/1048576}')
+	echo "$iw $ir $ow $orss ${ib:-0} ${ob:-0} ${inmb:-0}" >>"$results"
 done
 
 stats() { # column -> min median max
@@ -91,3 +94,9 @@ echo "iceberg peak RSS MiB: $(awk '{print $2/1024}' "$results" | stats)"
 echo "iceops  peak RSS MiB: $(awk '{print $4/1024}' "$results" | stats)"
 echo "wall ratio iceops/iceberg: $(awk '{print $3/$1}' "$results" | stats)"
 echo "RSS ratio  iceops/iceberg: $(awk '{print $4/$2}' "$results" | stats)"
+echo "input MiB/s (input bytes / wall) iceberg: $(awk '{print $7/$1}' "$results" | stats)"
+echo "input MiB/s (input bytes / wall) iceops:  $(awk '{print $7/$3}' "$results" | stats)"
+if [[ $STRATEGY == sort ]]; then
+	echo "max order breaks in one file, iceberg: $(awk '{print $5}' "$results" | stats)"
+	echo "max order breaks in one file, iceops:  $(awk '{print $6}' "$results" | stats)"
+fi

@@ -14,31 +14,25 @@ package main
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
-	"github.com/uptrace/bun/driver/sqliteshim"
 
+	"github.com/iceops/iceops/bench/compaction/benchtable"
 	"github.com/iceops/iceops/providers/compaction"
 )
 
@@ -86,111 +80,20 @@ func run(args []string) error {
 		defer stop()
 	}
 	ctx := context.Background()
-	cat, db, err := openCatalog(*dir)
+	cat, db, err := benchtable.OpenCatalog(*dir)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	switch args[0] {
 	case "setup":
-		return setup(ctx, cat, *commits, *rows, *parts, *sorted)
+		return benchtable.Setup(ctx, cat, *commits, *rows, *parts, *sorted)
 	case "run":
 		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget, *memlimit)
 	case "check":
 		return check(ctx, cat, *sorted)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
-}
-
-var ident = table.Identifier{"bench", "events"}
-
-func openCatalog(dir string) (*sqlcat.Catalog, *sql.DB, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "warehouse"), 0o755); err != nil {
-		return nil, nil, err
-	}
-	db, err := sql.Open(sqliteshim.ShimName, "file:"+filepath.Join(dir, "catalog.db"))
-	if err != nil {
-		return nil, nil, err
-	}
-	abs, err := filepath.Abs(filepath.Join(dir, "warehouse"))
-	if err != nil {
-		return nil, nil, err
-	}
-	cat, err := sqlcat.NewCatalog("default", db, sqlcat.SQLite, iceberg.Properties{"warehouse": "file://" + abs})
-	if err != nil {
-		_ = db.Close()
-		return nil, nil, err
-	}
-	return cat, db, nil
-}
-
-func schema() *iceberg.Schema {
-	return iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
-		iceberg.NestedField{ID: 4, Name: "x", Type: iceberg.PrimitiveTypes.Int32},
-		iceberg.NestedField{ID: 5, Name: "y", Type: iceberg.PrimitiveTypes.Int32},
-		iceberg.NestedField{ID: 6, Name: "name", Type: iceberg.PrimitiveTypes.String},
-		iceberg.NestedField{ID: 7, Name: "val", Type: iceberg.PrimitiveTypes.Float64},
-	)
-}
-
-func setup(ctx context.Context, cat *sqlcat.Catalog, commits, rows, parts int, sorted bool) error {
-	if err := cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil); err != nil {
-		return fmt.Errorf("create namespace: %w", err)
-	}
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
-	opts := []catalog.CreateTableOpt{
-		catalog.WithPartitionSpec(&spec),
-		catalog.WithProperties(iceberg.Properties{"format-version": "2", "write.parquet.compression-codec": "zstd"}),
-	}
-	if sorted {
-		so, err := table.NewSortOrder(1, []table.SortField{
-			{SourceIDs: []int{4}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst},
-			{SourceIDs: []int{5}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst},
-		})
-		if err != nil {
-			return err
-		}
-		opts = append(opts, catalog.WithSortOrder(so))
-	}
-	tbl, err := cat.CreateTable(ctx, ident, schema(), opts...)
-	if err != nil {
-		return fmt.Errorf("create table: %w", err)
-	}
-	as, err := table.SchemaToArrowSchema(schema(), nil, true, false)
-	if err != nil {
-		return err
-	}
-	regions := []string{"eu", "us", "ap", "sa", "af", "oc", "an", "me"}[:parts]
-	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
-	for c := range commits {
-		rng := rand.New(rand.NewPCG(uint64(c), 7))
-		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-		for i := range rows {
-			b.Field(0).(*array.Int64Builder).Append(int64(c*rows + i))
-			b.Field(1).(*array.StringBuilder).Append(regions[i%len(regions)])
-			b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(base + rng.Int64N(30*24*3600*1_000_000)))
-			b.Field(3).(*array.Int32Builder).Append(rng.Int32N(1_000_000))
-			b.Field(4).(*array.Int32Builder).Append(rng.Int32N(1_000_000))
-			b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("user-%06d", rng.IntN(200_000)))
-			b.Field(6).(*array.Float64Builder).Append(rng.NormFloat64() * 100)
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
-		if err != nil {
-			return err
-		}
-		tbl, err = tbl.Append(ctx, rdr, nil)
-		rdr.Release()
-		rec.Release()
-		if err != nil {
-			return fmt.Errorf("append %d: %w", c, err)
-		}
-	}
-	return nil
 }
 
 type runReport struct {
@@ -214,7 +117,7 @@ func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Str
 	if memlimit {
 		debug.SetMemoryLimit(compaction.ProcessMemoryLimit(opts, 0))
 	}
-	tbl, err := cat.LoadTable(ctx, ident)
+	tbl, err := cat.LoadTable(ctx, benchtable.Ident)
 	if err != nil {
 		return err
 	}
@@ -263,7 +166,7 @@ type checkReport struct {
 // and of x: equal before and after a lossless rewrite), and, with -sorted,
 // the (x, y) order breaks inside each file read straight from Parquet.
 func check(ctx context.Context, cat *sqlcat.Catalog, sorted bool) error {
-	tbl, err := cat.LoadTable(ctx, ident)
+	tbl, err := cat.LoadTable(ctx, benchtable.Ident)
 	if err != nil {
 		return err
 	}
