@@ -13,12 +13,17 @@ import (
 // fixedNow is the clock of these tests.
 var fixedNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-func sessionFor(t *testing.T, lhs ...*testkit.Lakehouse) *Session {
-	t.Helper()
-	cfg := &config.Config{Dir: t.TempDir()}
+func sessionConfig(lhs ...*testkit.Lakehouse) *config.Config {
+	cfg := &config.Config{Dir: lhs[0].Dir}
 	for _, l := range lhs {
 		cfg.Catalogs = append(cfg.Catalogs, l.ConfigCatalog())
 	}
+	return cfg
+}
+
+func sessionFor(t *testing.T, lhs ...*testkit.Lakehouse) *Session {
+	t.Helper()
+	cfg := sessionConfig(lhs...)
 	s := Open(cfg, Options{Now: func() time.Time { return fixedNow }})
 	t.Cleanup(func() { _ = s.Close() })
 	return s

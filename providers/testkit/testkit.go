@@ -337,3 +337,44 @@ func DeleteEquality(t testing.TB, tbl *table.Table, ids ...int64) *table.Table {
 	}
 	return out
 }
+
+// AddSyntheticFiles commits `commits` snapshots that each add files data
+// files that are never written: only their manifest entries exist (paths
+// under <location>/data/synthetic/, size bytes each, 100 records each). It
+// is for scale tests of planning, which reads manifests and never opens a
+// data file. On a partitioned events table the files spread over `days`
+// day partitions from Day0.
+func AddSyntheticFiles(t testing.TB, tbl *table.Table, commits, files, days int, size int64) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	spec := tbl.Spec()
+	partitioned := !spec.IsUnpartitioned()
+	day0 := int32(Day0.Unix() / 86400)
+	n := 0
+	for c := range commits {
+		dfs := make([]iceberg.DataFile, 0, files)
+		for range files {
+			part := map[int]any{}
+			if partitioned {
+				part[spec.Field(0).FieldID] = day0 + int32(n%max(days, 1))
+			}
+			b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData,
+				tbl.Location()+"/data/synthetic/"+strconv.Itoa(c)+"-"+strconv.Itoa(n)+".parquet",
+				iceberg.ParquetFile, part, nil, nil, 100, size)
+			if err != nil {
+				t.Fatalf("testkit: %v", err)
+			}
+			dfs = append(dfs, b.Build())
+			n++
+		}
+		txn := tbl.NewTransaction()
+		if err := txn.AddDataFiles(ctx, dfs, nil); err != nil {
+			t.Fatalf("testkit: add data files: %v", err)
+		}
+		var err error
+		if tbl, err = txn.Commit(ctx); err != nil {
+			t.Fatalf("testkit: commit: %v", err)
+		}
+	}
+	return tbl
+}

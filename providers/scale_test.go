@@ -1,0 +1,66 @@
+package providers
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// Observe on 20,000 data files (manifest entries only) aggregates them into
+// 4 partitions; the figures are exact and nothing is kept per file except
+// candidate sizes.
+func TestObserveManyFiles(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := l.CreateTable(t, "ns.big", testkit.TableOptions{Partitioned: true})
+	testkit.AddSyntheticFiles(t, tbl, 4, 5000, 4, 1<<20)
+	sess := sessionFor(t, l)
+	start := time.Now()
+	st, err := sess.Observe(ctx, effective("lake.ns.big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("observed 20,000 files in %v", time.Since(start))
+	if st.Files.DataFiles != 20000 || st.Files.DataBytes != 20000<<20 || len(st.Partitions) != 4 {
+		t.Fatalf("files %d bytes %d partitions %d", st.Files.DataFiles, st.Files.DataBytes, len(st.Partitions))
+	}
+	for _, p := range st.Partitions {
+		if p.DataFiles != 5000 || len(p.CandidateSizes) != 5000 {
+			t.Errorf("%s: %d files, %d candidates", p.Partition, p.DataFiles, len(p.CandidateSizes))
+		}
+	}
+	if st.Files.MedianSize != 1<<20 || st.Manifests.Count != 4 {
+		t.Errorf("median %d manifests %d", st.Files.MedianSize, st.Manifests.Count)
+	}
+}
+
+// BenchmarkObserve100k observes a table of 100,000 data files in 20
+// manifests and reports the heap in use afterwards and the bytes allocated.
+func BenchmarkObserve100k(b *testing.B) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(b, b.TempDir(), "lake")
+	tbl := l.CreateTable(b, "ns.big", testkit.TableOptions{Partitioned: true})
+	testkit.AddSyntheticFiles(b, tbl, 20, 5000, 30, 1<<20)
+	cfg := sessionConfig(l)
+	sess := Open(cfg, Options{})
+	defer sess.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		st, err := sess.Observe(ctx, effective("lake.ns.big"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.Files.DataFiles != 100000 {
+			b.Fatalf("%d files", st.Files.DataFiles)
+		}
+	}
+	b.StopTimer()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+}
