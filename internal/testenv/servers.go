@@ -113,8 +113,10 @@ func tail(path string) string {
 	return string(b)
 }
 
-// freePorts reserves n distinct free TCP ports on 127.0.0.1. They are free
-// when returned; a process that binds them later may, rarely, race another.
+// freePorts reserves n distinct free TCP ports on 127.0.0.1 such that
+// port+10000 is free too (weed derives its gRPC ports that way). They are
+// free when returned; a process that binds them later may, rarely, race
+// another.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var ls []net.Listener
@@ -124,17 +126,24 @@ func freePorts(t testing.TB, n int) []int {
 		}
 	}()
 	ports := make([]int, 0, n)
-	for len(ports) < n {
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 1000 {
+			t.Fatalf("could not reserve %d port pairs on 127.0.0.1", n)
+		}
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("reserve a port: %v", err)
 		}
 		ls = append(ls, l)
 		p := l.Addr().(*net.TCPAddr).Port
-		// weed derives gRPC ports as port+10000 when not given; keep below.
 		if p > 55000 {
 			continue
 		}
+		l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+10000))
+		if err != nil {
+			continue
+		}
+		ls = append(ls, l2)
 		ports = append(ports, p)
 	}
 	return ports
