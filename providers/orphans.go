@@ -60,6 +60,14 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	}
 	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
 	scan.Roots = roots
+	for _, r := range roots {
+		if !strings.Contains(r, "://") {
+			// A relative location would be listed against our working
+			// directory: nothing found there may be called an orphan.
+			scan.Refusal = fmt.Sprintf("sweep root %q is not an absolute location (check the table location, write.data.path and write.metadata.path)", r)
+			return scan, nil
+		}
+	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)

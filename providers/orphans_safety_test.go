@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/testkit"
 )
@@ -139,5 +140,55 @@ func TestIsIcebergFileName(t *testing.T) {
 		if got := IsIcebergFileName(name); got != want {
 			t.Errorf("IsIcebergFileName(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// write.data.path outside the location is swept too; a relative one is
+// refused rather than listed against the working directory.
+func TestOrphanScanDataPath(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	elsewhere := filepath.Join(t.TempDir(), "data-elsewhere")
+	tbl := l.CreateTable(t, "ns.t", testkit.TableOptions{Properties: map[string]string{"write.data.path": elsewhere}})
+	tbl = testkit.Append(t, tbl, 2, 10, 1)
+	writeFile(t, filepath.Join(elsewhere, "stray.parquet"), 10, fixedNow.Add(-10*24*time.Hour))
+	sess := sessionFor(t, l)
+	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scan.Roots) != 2 || scan.Categories[CategoryData] != 2 || scan.MissingReferencedCount != 0 {
+		t.Fatalf("roots %v categories %v missing %v", scan.Roots, scan.Categories, scan.MissingReferenced)
+	}
+	if got := candidatePaths(scan); !slices.Equal(got, []string{filepath.Join(elsewhere, "stray.parquet")}) {
+		t.Fatalf("candidates = %v", got)
+	}
+
+	rel := l.CreateTable(t, "ns.rel", testkit.TableOptions{Properties: map[string]string{"write.data.path": "relative/data"}})
+	scan, err = sess.scanOrphans(ctx, orphanPolicy("lake.ns.rel"), rel, orphanHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scan.Refusal == "" || len(scan.Candidates) != 0 {
+		t.Fatalf("relative write.data.path: refusal %q candidates %v", scan.Refusal, candidatePaths(scan))
+	}
+}
+
+// When another configured catalog cannot be listed, nesting cannot be ruled
+// out: the scan carries a refusal.
+func TestOrphanScanUnknownNesting(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 1, 10, 1)
+	cfg := sessionConfig(l)
+	cfg.Catalogs = append(cfg.Catalogs, &config.Catalog{Name: "gone", Type: "sql", URI: "sqlite:" + filepath.Join(t.TempDir(), "nope", "c.db")})
+	sess := Open(cfg, Options{})
+	defer sess.Close()
+	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(scan.Refusal, "gone") {
+		t.Fatalf("refusal = %q", scan.Refusal)
 	}
 }
