@@ -2,9 +2,11 @@ package providers
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -88,5 +90,30 @@ func TestOrphanScanSparkFixtures(t *testing.T) {
 				t.Errorf("listed %d = referenced %d + non-iceberg %d?", o.ListedFiles, o.Referenced, len(o.NonIceberg))
 			}
 		})
+	}
+}
+
+// A hadoop catalog (iceberg-go's, through catalog.Load) over a warehouse
+// directory holding a Spark-written table with version-hint.text.
+func TestHadoopCatalogFixture(t *testing.T) {
+	ctx := context.Background()
+	wh := t.TempDir()
+	testkit.CopyFixture(t, "glaredb-spark-lineitem-v2-versioned", filepath.Join(wh, "spark", "lineitem"))
+	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "hl", Type: "hadoop", Warehouse: "file://" + wh}}}
+	sess := Open(cfg, Options{})
+	defer sess.Close()
+	addrs, err := sess.ListTables(ctx, "hl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(addrs) != 1 || addrs[0] != "hl.spark.lineitem" {
+		t.Fatalf("tables = %v", addrs)
+	}
+	st, err := sess.Observe(ctx, orphanPolicy("hl.spark.lineitem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files.Records != 2000 || len(st.Snapshots) != 2 || len(st.Orphans.Candidates) != 0 || st.Orphans.MissingReferencedCount != 0 {
+		t.Fatalf("records %d snapshots %d orphans %+v", st.Files.Records, len(st.Snapshots), st.Orphans)
 	}
 }

@@ -24,6 +24,8 @@ func TestUnreachableCatalogIsolated(t *testing.T) {
 		{Name: "gone", Type: "sql", URI: "sqlite:" + filepath.Join(t.TempDir(), "missing", "catalog.db")},
 		l.ConfigCatalog(),
 		{Name: "pg", Type: "sql", URI: "postgres://iceops:secret@127.0.0.1:1/none?connect_timeout=1"},
+		{Name: "rest", Type: "rest", URI: "http://127.0.0.1:1/catalog"},
+		{Name: "hive", Type: "hive", URI: "thrift://127.0.0.1:1"},
 	}}
 	sess := Open(cfg, Options{})
 	defer sess.Close()
@@ -43,6 +45,11 @@ func TestUnreachableCatalogIsolated(t *testing.T) {
 		t.Error("unreachable postgres catalog opened")
 	} else if strings.Contains(err.Error(), "secret") {
 		t.Errorf("password in error: %v", err)
+	}
+	for _, name := range []string{"rest", "hive"} {
+		if _, err := sess.ListTables(ctx, name); err == nil {
+			t.Errorf("catalog %s at a closed port listed tables", name)
+		}
 	}
 	addrs, err := sess.ListTables(ctx, "lake")
 	if err != nil || !slices.Equal(addrs, []string{"lake.ns.t"}) {
