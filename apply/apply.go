@@ -192,9 +192,15 @@ type step struct {
 }
 
 // applyTable runs one table's actions in order. A table unchanged since the
-// plan runs exactly the approved actions. A changed table, and a table whose
-// commit conflicted, is re-observed and re-planned, and the fresh plan is
-// bounded by the approved one (see bound).
+// plan runs exactly the approved actions; a changed table is re-observed and
+// re-planned, and the fresh plan is bounded by the approved one (see bound).
+//
+// Every action runs on the table as the catalog holds it at that moment and
+// commits asserting it has not moved since. Non-destructive actions recompute
+// their work from that version; expiry re-checks that each listed snapshot
+// still qualifies on it; orphan removal re-checks each listed path. A commit
+// that conflicts with a concurrent writer is retried the same way (reload,
+// recompute, commit), a bounded number of times with backoff.
 func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.Table) TableResult {
 	start := time.Now()
 	tr := TableResult{Address: tp.Address, MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
@@ -204,125 +210,123 @@ func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.T
 		return failedTable(tp, "the configuration no longer manages this table")
 	}
 	results := map[diff.ActionType]*ActionResult{}
-	var order []diff.ActionType
 	record := func(ar ActionResult) {
 		if old, ok := results[ar.Type]; ok {
 			// A retried action keeps its earlier notes.
-			ar.NotApplied = append(old.NotApplied, ar.NotApplied...)
-		} else {
-			order = append(order, ar.Type)
+			ar.NotApplied = append(slices.Clone(old.NotApplied), ar.NotApplied...)
+			ar.StagedFilesRemoved += old.StagedFilesRemoved
 		}
 		results[ar.Type] = &ar
 	}
-	finished := map[diff.ActionType]bool{}
-	replan := tbl.MetadataLocation() != tp.Observed.MetadataLocation
 	var failure string
+	tr.Attempts = 1
 
-attempts:
-	for attempt := 0; ; attempt++ {
-		tr.Attempts = attempt + 1
-		if attempt > 0 {
-			emit(r.opts.Progress, Event{Table: tp.Address, Phase: PhaseRetry, Done: int64(attempt), Total: int64(r.retries)})
-			if err := sleepCtx(ctx, r.backoff(attempt)); err != nil {
-				failure = "interrupted while waiting to retry: " + err.Error()
-				break
-			}
+	var steps []step
+	if tbl.MetadataLocation() == tp.Observed.MetadataLocation {
+		for _, a := range tp.Actions {
+			steps = append(steps, step{action: a})
 		}
-		var steps []step
-		if replan {
-			tr.Replanned = true
-			fresh, observed, err := r.replan(ctx, pol, tp.Address)
-			if err == nil {
-				tbl = observed
-			}
-			if errors.Is(err, providers.ErrConflict) && attempt < r.retries {
-				tr.AttemptConflicts = append(tr.AttemptConflicts, err.Error())
-				continue
-			}
-			if err != nil {
-				failure = "re-plan: " + err.Error()
-				break
-			}
-			if tbl.Metadata().TableUUID().String() != tp.Observed.TableUUID {
-				failure = "the table was recreated during apply; nothing more is done"
-				break
-			}
-			steps = bound(tp.Actions, *fresh, finished)
+	} else {
+		tr.Replanned = true
+		fresh, err := r.replan(ctx, pol, tp.Address)
+		if err != nil {
+			failure = "re-plan: " + err.Error()
 		} else {
-			for _, a := range tp.Actions {
-				if !finished[a.Type] {
-					steps = append(steps, step{action: a})
-				}
-			}
+			steps = bound(tp.Actions, *fresh, map[diff.ActionType]bool{})
 		}
+	}
 
-		for i := 0; i < len(steps); i++ {
-			s := steps[i]
-			if finished[s.action.Type] {
-				continue
+	conflicts := 0
+steps:
+	for i := 0; i < len(steps) && failure == ""; i++ {
+		s := steps[i]
+		if s.skip != "" {
+			ar := ActionResult{Type: s.action.Type, Destructive: s.action.Destructive, Status: StatusSkipped, Reason: s.skip, NotApplied: s.notApplied}
+			phase := PhaseSkipped
+			if s.refused {
+				ar.Status, ar.Reason, ar.Error = StatusFailed, "", s.skip
+				phase = PhaseFailed
 			}
-			if s.skip != "" {
-				finished[s.action.Type] = true
-				ar := ActionResult{Type: s.action.Type, Destructive: s.action.Destructive, Status: StatusSkipped, Reason: s.skip, NotApplied: s.notApplied}
-				phase := PhaseSkipped
-				if s.refused {
-					ar.Status, ar.Reason, ar.Error = StatusFailed, "", s.skip
-					phase = PhaseFailed
-				}
-				record(ar)
-				emit(r.opts.Progress, Event{Table: tp.Address, Action: string(s.action.Type), Phase: phase, Err: errors.New(s.skip)})
-				continue
-			}
+			record(ar)
+			emit(r.opts.Progress, Event{Table: tp.Address, Action: string(s.action.Type), Phase: phase, Err: errors.New(s.skip)})
+			continue
+		}
+		batch := []step{s}
+		// Properties and the sort order go into one metadata commit.
+		if s.action.Type == diff.UpdateProperties && i+1 < len(steps) &&
+			steps[i+1].action.Type == diff.ReplaceSortOrder && steps[i+1].skip == "" {
+			batch = append(batch, steps[i+1])
+			i++
+		}
+		for {
 			if err := ctx.Err(); err != nil {
 				failure = "interrupted: " + err.Error()
-				break attempts
+				break steps
 			}
-			batch := []step{s}
-			// Properties and the sort order go into one metadata commit.
-			if s.action.Type == diff.UpdateProperties && i+1 < len(steps) &&
-				steps[i+1].action.Type == diff.ReplaceSortOrder && steps[i+1].skip == "" && !finished[diff.ReplaceSortOrder] {
-				batch = append(batch, steps[i+1])
-				i++
+			cur, err := r.b.LoadTable(ctx, tp.Address)
+			if err != nil {
+				failure = fmt.Sprintf("%s: load: %v", s.action.Type, err)
+				break steps
 			}
-			ars, next, err := r.runStep(ctx, tbl, pol, batch)
-			if errors.Is(err, providers.ErrConflict) && attempt < r.retries {
+			if cur.Metadata().TableUUID().String() != tp.Observed.TableUUID {
+				failure = "the table was dropped and recreated during apply; nothing more is done"
+				break steps
+			}
+			tbl = cur
+			ars, next, err := r.runStep(ctx, cur, pol, batch)
+			if errors.Is(err, providers.ErrConflict) && conflicts < r.retries {
+				conflicts++
+				tr.Attempts++
 				tr.AttemptConflicts = append(tr.AttemptConflicts, fmt.Sprintf("%s: %v", s.action.Type, err))
-				// Keep what the failed attempt cleaned up, then re-plan.
 				for _, ar := range ars {
 					if ar.StagedFilesRemoved > 0 {
-						ar.Status, ar.Reason, ar.Error = StatusSkipped, "retrying after a conflict", ""
-						record(ar)
+						if old, ok := results[ar.Type]; ok {
+							old.StagedFilesRemoved += ar.StagedFilesRemoved
+						} else {
+							record(ActionResult{Type: ar.Type, Destructive: ar.Destructive, StagedFilesRemoved: ar.StagedFilesRemoved})
+						}
 					}
 				}
-				replan = true
-				continue attempts
+				emit(r.opts.Progress, Event{Table: tp.Address, Action: string(s.action.Type), Phase: PhaseRetry, Done: int64(conflicts), Total: int64(r.retries), Err: err})
+				if werr := sleepCtx(ctx, r.backoff(conflicts)); werr != nil {
+					failure = "interrupted while waiting to retry: " + werr.Error()
+					break steps
+				}
+				continue
 			}
 			for _, ar := range ars {
 				record(ar)
-				finished[ar.Type] = true
 			}
 			if next != nil {
 				tbl = next
 			}
 			if err != nil {
 				failure = fmt.Sprintf("%s: %v", s.action.Type, err)
-				break attempts
+				break steps
 			}
+			break
 		}
-		break
 	}
 
-	// Every approved action gets a line, in plan order.
+	// Every approved (and every reported) action gets a line, in plan order.
 	for _, a := range tp.Actions {
-		if _, ok := results[a.Type]; !ok {
+		if old, ok := results[a.Type]; !ok || old.Status == "" {
 			why := "not run"
 			if failure != "" {
 				why = "not run: " + failure
 			}
-			record(ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: why})
+			ar := ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: why}
+			if ok {
+				ar.StagedFilesRemoved = old.StagedFilesRemoved
+			}
+			results[a.Type] = &ar
 		}
 	}
-	slices.SortStableFunc(order, func(a, b diff.ActionType) int { return actionOrder[a] - actionOrder[b] })
+	var order []diff.ActionType
+	for t := range results {
+		order = append(order, t)
+	}
+	slices.SortFunc(order, func(a, b diff.ActionType) int { return actionOrder[a] - actionOrder[b] })
 	for _, t := range order {
 		tr.Actions = append(tr.Actions, *results[t])
 	}
@@ -376,25 +380,18 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // replan observes the table again and diffs it at the current time. The
-// table handle returned is the version that was observed; if the table
-// moves between the two reads the result is a conflict (retry).
-func (r *runner) replan(ctx context.Context, pol *config.Effective, addr string) (*diff.TablePlan, *table.Table, error) {
+// result only bounds what runs (bound); each action then reloads the table
+// and recomputes or re-checks on the exact version it commits against.
+func (r *runner) replan(ctx context.Context, pol *config.Effective, addr string) (*diff.TablePlan, error) {
 	st, err := r.b.Observe(ctx, pol)
 	if err != nil {
-		return nil, nil, fmt.Errorf("observe: %w", err)
-	}
-	tbl, err := r.b.LoadTable(ctx, addr)
-	if err != nil {
-		return nil, nil, fmt.Errorf("load: %w", err)
-	}
-	if tbl.MetadataLocation() != st.MetadataLocation {
-		return nil, nil, fmt.Errorf("%w: table moved while it was re-observed", providers.ErrConflict)
+		return nil, fmt.Errorf("observe: %w", err)
 	}
 	if st.Address == "" {
 		st.Address = addr
 	}
 	tp := diff.PlanTable(pol, st, r.now())
-	return &tp, tbl, nil
+	return &tp, nil
 }
 
 // bound intersects a fresh plan with the approved one (DESIGN §5.3):
@@ -552,7 +549,8 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 		next, er, err = providers.ApplyMetadata(ctx, tbl, ch)
 	case diff.Compact:
 		next, er, err = providers.Compact(ctx, tbl, providers.CompactSpec{
-			Selection: diff.SelectionFor(pol), Strategy: first.Compact.Strategy, Progress: progress})
+			Selection: diff.SelectionFor(pol), Strategy: first.Compact.Strategy,
+			MaxBytes: pol.Compaction.MaxBytesPerRun.Value, Progress: progress})
 	case diff.RewriteManifests:
 		next, er, err = providers.RewriteManifests(ctx, tbl, first.Manifests.TargetSize)
 	case diff.ExpireSnapshots:
@@ -561,8 +559,12 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			err = cerr
 			break
 		}
+		rp := pol.SnapshotRetention
 		next, er, err = providers.ExpireSnapshots(ctx, cat, tbl, providers.ExpireSpec{
-			SnapshotIDs: first.Expire.SnapshotIDs, RefsToRemove: first.Expire.RefsToRemove, Progress: progress})
+			SnapshotIDs: first.Expire.SnapshotIDs, RefsToRemove: first.Expire.RefsToRemove, Progress: progress,
+			Retention: &providers.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
+				MaxRefAge: rp.MaxRefAge.Value, Now: r.now()},
+		})
 	case diff.RemoveOrphanFiles:
 		cat, cerr := r.b.Catalog(ctx, pol.Catalog)
 		if cerr != nil {
@@ -600,6 +602,9 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 		switch {
 		case err != nil:
 			ar.Status, ar.Error = StatusFailed, err.Error()
+			// Nothing landed (or nothing is known to have landed): the
+			// table still has what it had.
+			ar.FilesAfter, ar.BytesAfter, ar.RowsAfter = ar.FilesBefore, ar.BytesBefore, ar.RowsBefore
 			phase = PhaseFailed
 		case er.NoOp:
 			ar.Status = StatusSkipped

@@ -135,11 +135,13 @@ func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.
 			return nil, fmt.Errorf("estimate expiry: %w", err)
 		}
 		if tbl.MetadataLocation() != st.MetadataLocation {
-			// The table moved while we observed it: the ids were chosen on
-			// the observed version; estimate on it is no longer possible,
-			// and a plan mixing two versions would mislead. Fail the table.
-			return nil, fmt.Errorf("table changed while it was being planned (%s → %s); plan again",
-				st.MetadataLocation, tbl.MetadataLocation())
+			// A writer committed since the observation (normal for a live
+			// table). The ids were chosen on the observed version, so the
+			// estimate is made on that version too, read from its metadata
+			// file; only if that file is gone is the newer version used.
+			if old, err := table.NewFromLocation(ctx, tbl.Identifier(), st.MetadataLocation, tbl.FS, nil); err == nil {
+				tbl = old
+			}
 		}
 		files, bytes, err := providers.ExpiryEstimate(ctx, tbl, a.Expire.SnapshotIDs)
 		if err != nil {

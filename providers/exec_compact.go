@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -19,7 +20,10 @@ import (
 type CompactSpec struct {
 	Selection diff.CompactionSelection
 	Strategy  string // binpack | sort
-	Progress  ExecProgress
+	// MaxBytes is compaction.max_bytes_per_run: groups in order, the first
+	// always, later ones only while the total fits (as diff plans it).
+	MaxBytes int64
+	Progress ExecProgress
 }
 
 // Compact rewrites the selected small files with iceberg-go's compaction
@@ -64,9 +68,24 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
 		return tbl, res, nil
 	}
-	if spec.Strategy == "sort" {
+	if spec.MaxBytes > 0 {
+		var kept []compaction.Group
+		var total int64
+		for _, g := range plan.Groups {
+			if len(kept) > 0 && total+g.TotalSizeBytes > spec.MaxBytes {
+				continue
+			}
+			kept = append(kept, g)
+			total += g.TotalSizeBytes
+		}
+		if len(kept) < len(plan.Groups) {
+			res.Note = fmt.Sprintf("%d groups left for a later run by max_bytes_per_run", len(plan.Groups)-len(kept))
+		}
+		plan.Groups = kept
+	}
+	if spec.Strategy == "sort" || spec.Strategy == "zorder" {
 		// iceberg-go's writer does not sort; the replacement engine will.
-		res.Note = "sort strategy ran as binpack: the current engine does not sort"
+		res.Note = strings.TrimPrefix(res.Note+"; "+spec.Strategy+" strategy ran as binpack: the current engine does not sort", "; ")
 	}
 	var totalBytes int64
 	for _, g := range plan.Groups {

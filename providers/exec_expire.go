@@ -3,12 +3,16 @@ package providers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
 )
 
 // ExpireSpec is exactly what to expire: the snapshot ids and refs the
@@ -19,6 +23,52 @@ type ExpireSpec struct {
 	// DeleteConcurrency bounds parallel deletions (default 8).
 	DeleteConcurrency int
 	Progress          ExecProgress
+	// Retention, when set, re-checks at commit time that every listed id and
+	// ref still qualifies under the policy on the exact table version being
+	// committed against (diff.SelectExpired); those that do not are kept and
+	// reported. The listed ids stay the upper bound: nothing else is expired.
+	Retention *RetentionCheck
+}
+
+// RetentionCheck is the policy's retention and the clock for the re-check.
+type RetentionCheck struct {
+	MaxAge       time.Duration
+	MinSnapshots int
+	MaxRefAge    time.Duration
+	Now          time.Time
+}
+
+// HistoryState is the part of diff.TableState that expiry selection reads
+// (snapshots, refs, properties), taken from loaded metadata without reading
+// any manifest.
+func HistoryState(tbl *table.Table) *diff.TableState {
+	md := tbl.Metadata()
+	st := &diff.TableState{
+		UUID:             md.TableUUID().String(),
+		MetadataLocation: tbl.MetadataLocation(),
+		Location:         md.Location(),
+		Properties:       maps.Clone(map[string]string(md.Properties())),
+	}
+	if st.Properties == nil {
+		st.Properties = map[string]string{}
+	}
+	if cur := md.CurrentSnapshot(); cur != nil {
+		id := cur.SnapshotID
+		st.CurrentSnapshotID = &id
+	}
+	for _, s := range md.Snapshots() {
+		ds := diff.Snapshot{ID: s.SnapshotID, ParentID: s.ParentSnapshotID, TimestampMs: s.TimestampMs, ManifestList: s.ManifestList}
+		if s.SequenceNumber != 0 {
+			ds.SequenceNumber = s.SequenceNumber
+		}
+		st.Snapshots = append(st.Snapshots, ds)
+	}
+	for name, ref := range md.Refs() {
+		st.Refs = append(st.Refs, diff.Ref{Name: name, Type: string(ref.SnapshotRefType), SnapshotID: ref.SnapshotID,
+			MinSnapshotsToKeep: ref.MinSnapshotsToKeep, MaxSnapshotAgeMs: ref.MaxSnapshotAgeMs, MaxRefAgeMs: ref.MaxRefAgeMs})
+	}
+	slices.SortFunc(st.Refs, func(a, b diff.Ref) int { return strings.Compare(a.Name, b.Name) })
+	return st
 }
 
 // GCEnabled reports the table's gc.enabled (absent means true, as in Java
@@ -45,6 +95,37 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 		return tbl, res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", ErrRefused)
 	}
 	refs := execRefMap(meta)
+	if rc := spec.Retention; rc != nil {
+		sel := diff.SelectExpired(HistoryState(tbl), rc.MaxAge, rc.MinSnapshots, rc.MaxRefAge, 0, rc.Now)
+		if sel.Problem != "" {
+			return tbl, res, fmt.Errorf("%w: %s", ErrRefused, sel.Problem)
+		}
+		still := map[int64]bool{}
+		for _, id := range sel.Expired {
+			still[id] = true
+		}
+		var ids []int64
+		for _, id := range spec.SnapshotIDs {
+			if still[id] || meta.SnapshotByID(id) == nil {
+				ids = append(ids, id) // a missing id is reported below
+			} else {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: no longer qualifies for expiry, kept", id))
+			}
+		}
+		stillRef := map[string]bool{}
+		for _, r := range sel.RefsToRemove {
+			stillRef[r] = true
+		}
+		var keepRefs []string
+		for _, r := range spec.RefsToRemove {
+			if stillRef[r] {
+				keepRefs = append(keepRefs, r)
+			} else {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("ref %q: no longer qualifies for removal, kept", r))
+			}
+		}
+		spec.SnapshotIDs, spec.RefsToRemove = ids, keepRefs
+	}
 	removeRefs := map[string]bool{}
 	for _, r := range spec.RefsToRemove {
 		if r == table.MainBranch {

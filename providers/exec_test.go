@@ -442,3 +442,26 @@ func TestNormPath(t *testing.T) {
 	}
 	_ = slices.Contains[[]string]
 }
+
+// TestExpireRetentionRecheck: ids the plan listed that no longer qualify on
+// the version being committed against are kept and reported.
+func TestExpireRetentionRecheck(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := history(t, l, nil, 5, 10*24*time.Hour)
+	ids := snapshotIDs(tbl) // s1..s5 old, s6 young
+	next, res, err := ExpireSnapshots(ctx, l.cat, tbl, ExpireSpec{
+		SnapshotIDs: ids[:5],
+		Retention:   &RetentionCheck{MaxAge: 48 * time.Hour, MinSnapshots: 4, Now: time.Now()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SnapshotsExpired != 2 || len(res.Skipped) != 3 {
+		t.Fatalf("expired %d, skipped %v", res.SnapshotsExpired, res.Skipped)
+	}
+	if !slices.Equal(snapshotIDs(next), ids[2:]) {
+		t.Fatalf("left %v, want %v", snapshotIDs(next), ids[2:])
+	}
+	assertAllReferencedExist(t, l.load())
+}
