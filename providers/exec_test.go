@@ -465,3 +465,73 @@ func TestExpireRetentionRecheck(t *testing.T) {
 	}
 	assertAllReferencedExist(t, l.load())
 }
+
+// flakyCatalog fails every commit with an error that is not a conflict (a
+// timeout, a reset connection): the outcome is unknown to the caller. With
+// land set, the commit reaches the real catalog first, as a timeout after
+// the server applied it would.
+type flakyCatalog struct {
+	table.CatalogIO
+	land bool
+}
+
+func (f *flakyCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	if f.land {
+		if _, _, err := f.CatalogIO.CommitTable(ctx, ident, reqs, ups); err != nil {
+			return nil, "", err
+		}
+	}
+	return nil, "", errors.New("read tcp: i/o timeout")
+}
+
+func TestCompactUnknownOutcomeKeepsStagedFiles(t *testing.T) {
+	for _, land := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lost", true: "landed"}[land], func(t *testing.T) {
+			ctx := context.Background()
+			l := newExecLake(t)
+			tbl := l.create(nil)
+			for i := range int64(5) {
+				tbl = appendRows(t, tbl, i*10, 10)
+			}
+			flaky := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, &flakyCatalog{CatalogIO: l.cat, land: land})
+			_, res, err := Compact(ctx, flaky, CompactSpec{Selection: smallFiles})
+			if !errors.Is(err, ErrCommitUnknown) {
+				t.Fatalf("want ErrCommitUnknown, got %v", err)
+			}
+			if res.StagedRemoved != 0 || len(res.StagedKept) == 0 {
+				t.Fatalf("staged files removed on an unknown outcome: %+v", res)
+			}
+			for _, p := range res.StagedKept {
+				if _, err := os.Stat(localOf(t, p)); err != nil {
+					t.Fatalf("kept file %s is gone", p)
+				}
+			}
+			cur := l.load()
+			assertAllReferencedExist(t, cur)
+			mustEqualIDs(t, scanIDs(t, cur), seq(0, 50))
+			if land && cur.CurrentSnapshot().Summary.Operation != table.OpReplace {
+				t.Fatal("the landed compaction is not the current snapshot")
+			}
+		})
+	}
+}
+
+func TestExpireUnknownOutcomeDeletesNothing(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := history(t, l, nil, 3, 10*24*time.Hour)
+	before := filesUnder(t, tbl)
+	_, res, err := ExpireSnapshots(ctx, &flakyCatalog{CatalogIO: l.cat, land: true}, tbl, ExpireSpec{SnapshotIDs: snapshotIDs(tbl)[:2]})
+	if !errors.Is(err, ErrCommitUnknown) {
+		t.Fatalf("want ErrCommitUnknown, got %v", err)
+	}
+	if res.FilesDeleted != 0 {
+		t.Fatal("files deleted after an unknown commit outcome")
+	}
+	for p := range before {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s deleted", p)
+		}
+	}
+	assertAllReferencedExist(t, l.load())
+}
