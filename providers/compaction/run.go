@@ -430,7 +430,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 		target:       cfg.target,
 		sortOrderID:  sortIDFor(cfg),
 		bytesPerRow:  bpr,
-		rowGroupCap:  max(cfg.budget/4, 1<<20),
+		rowGroupCap:  cfg.rowGroupCap(),
 		groupOrdinal: index,
 	})
 	if err != nil {
@@ -478,7 +478,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 		}
 		// The sorter sees batches already conformed to the writer's schema
 		// so that its run files and the writer agree on types.
-		s := newExternalSorter(ctx, keyer, w.arrowSchema, cfg.budget/3, cfg.tempDir)
+		s := newExternalSorter(ctx, keyer, w.arrowSchema, cfg.runBudget(), cfg.tempDir)
 		err = readGroup(ctx, tbl, g, func(rec arrow.RecordBatch) error {
 			rowsIn += rec.NumRows()
 			c, err := w.conform(rec)
@@ -663,23 +663,31 @@ func mayHaveDeletes(snap *table.Snapshot) bool {
 }
 
 // ProcessMemoryLimit is the Go soft memory limit a process running only
-// this engine should set (runtime/debug.SetMemoryLimit) so that its peak
-// RSS follows the budget: the budget plus the runtime, catalog and codec
-// baseline (zstd encoders alone keep 8 MiB windows). The engine bounds what
-// it holds; without a limit the Go collector lets garbage grow to the live
-// heap again before collecting. It is a value, not a setting: only main
-// may change process-wide state.
-func ProcessMemoryLimit(o Options, tableTarget int64) int64 {
-	target := o.TargetFileSize
-	if target <= 0 {
-		target = tableTarget
+// this engine on tbl should set (runtime/debug.SetMemoryLimit) so that its
+// peak RSS follows what the engine holds rather than the collector's slack:
+// without a limit Go lets garbage grow to the size of the live heap before
+// collecting. The engine's own need is the writer's buffered row group
+// (about 2.5× its size), the sort runs (about 2.5× the run budget, sort and
+// zorder only), the read side and the zstd encoders' windows; a baseline
+// covers the catalog, planning and runtime. It never exceeds the budget
+// plus that baseline. It is a value, not a setting: only main may change
+// process-wide state.
+func ProcessMemoryLimit(tbl *table.Table, o Options) (int64, error) {
+	cfg, err := resolve(tbl, o)
+	if err != nil {
+		return 0, err
 	}
-	if target <= 0 {
-		target = table.WriteTargetFileSizeBytesDefault
+	const baseline = 32 << 20
+	need := 3*rowGroupBytes(tbl.Properties(), cfg.target, cfg.rowGroupCap()) + 24<<20
+	if cfg.strategy != Binpack {
+		need += cfg.runBudget() * 5 / 2
 	}
-	budget := o.MemoryBudget
-	if budget <= 0 {
-		budget = 2*target + 16<<20
-	}
-	return budget + 40<<20
+	conc := int64(max(o.MaxConcurrentGroups, 1))
+	return min(need*conc, cfg.budget) + baseline, nil
 }
+
+// rowGroupCap is the memory cap on one writer's row group.
+func (c runConfig) rowGroupCap() int64 { return max(c.budget/4, 1<<20) }
+
+// runBudget is the arrow bytes a sort run may hold before it is spilled.
+func (c runConfig) runBudget() int64 { return c.budget / 3 }

@@ -128,13 +128,7 @@ func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, er
 	if err != nil {
 		return nil, err
 	}
-	rgBytes := propInt64(props, table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault)
-	// Several row groups per file keep the size estimate honest (each flush
-	// recalibrates bytes per row) and bound the buffered row group in memory.
-	rgBytes = min(rgBytes, max(cfg.target/4, 16<<10))
-	if cfg.rowGroupCap > 0 {
-		rgBytes = min(rgBytes, cfg.rowGroupCap)
-	}
+	rgBytes := rowGroupBytes(props, cfg.target, cfg.rowGroupCap)
 	partPath := ""
 	if !cfg.spec.IsUnpartitioned() {
 		var rec partitionRecord
@@ -167,6 +161,31 @@ func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, er
 		filePrefix:    fmt.Sprintf("%05d-%d-%s", cfg.groupOrdinal, 0, uuid.NewString()),
 		bytesPerRow:   bpr,
 	}, nil
+}
+
+// defaultRowGroupCap bounds row groups when the table does not set
+// write.parquet.row-group-size-bytes. pqarrow's buffered writer keeps a
+// whole row group's compressed pages in memory, in buffers that grow by
+// doubling, so it holds about 2.5× the row group: at iceberg-go's 128 MiB
+// default that alone is over 300 MiB per open file, and it grows with the
+// target. 8 MiB row groups keep the writer near 20 MiB at any target and
+// are still large enough for scans (DuckDB writes smaller ones).
+const defaultRowGroupCap = 8 << 20
+
+// rowGroupBytes is the row-group size the writer closes groups at: the
+// table's explicit setting, else defaultRowGroupCap; never more than a
+// quarter of the target (several groups per file keep the size estimate
+// honest, as each flush recalibrates bytes per row) nor than memCap.
+func rowGroupBytes(props iceberg.Properties, target, memCap int64) int64 {
+	rg := int64(defaultRowGroupCap)
+	if _, set := props[table.ParquetRowGroupSizeBytesKey]; set {
+		rg = propInt64(props, table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault)
+	}
+	rg = min(rg, max(target/4, 16<<10))
+	if memCap > 0 {
+		rg = min(rg, memCap)
+	}
+	return rg
 }
 
 // partitionRecord is a partition tuple in spec field order.

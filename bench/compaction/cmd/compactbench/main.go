@@ -58,6 +58,7 @@ func run(args []string) error {
 	budget := fs.Int64("budget", 0, "memory budget (0 = engine default)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile")
 	memprofile := fs.String("memprofile", "", "write a heap profile taken at the highest sampled heap")
+	perPartition := fs.Bool("per-partition", false, "one group per partition (a whole partition through one rewrite)")
 	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (as iceops does)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -89,7 +90,7 @@ func run(args []string) error {
 	case "setup":
 		return benchtable.Setup(ctx, cat, *commits, *rows, *parts, *sorted)
 	case "run":
-		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget, *memlimit)
+		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget, *memlimit, *perPartition)
 	case "check":
 		return check(ctx, cat, *sorted)
 	}
@@ -111,12 +112,10 @@ type runReport struct {
 	RunnerOutput string  `json:"-"`
 }
 
-func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Strategy, target, budget int64, memlimit bool) error {
+func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Strategy, target, budget int64, memlimit, perPartition bool) error {
 	start := time.Now()
 	opts := compaction.Options{Strategy: strategy, TargetFileSize: target, MemoryBudget: budget, Catalog: cat}
-	if memlimit {
-		debug.SetMemoryLimit(compaction.ProcessMemoryLimit(opts, 0))
-	}
+
 	tbl, err := cat.LoadTable(ctx, benchtable.Ident)
 	if err != nil {
 		return err
@@ -126,7 +125,14 @@ func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Str
 	sel.TargetFileSizeBytes = target
 	sel.MinFileSizeBytes = target * 3 / 4
 	sel.MaxFileSizeBytes = target * 9 / 5
-	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Selection: sel})
+	if memlimit {
+		limit, err := compaction.ProcessMemoryLimit(tbl, opts)
+		if err != nil {
+			return err
+		}
+		debug.SetMemoryLimit(limit)
+	}
+	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Selection: sel, PerPartition: perPartition})
 	if err != nil {
 		return err
 	}
