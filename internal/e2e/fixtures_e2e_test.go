@@ -52,7 +52,11 @@ func TestFixturesPlanApply(t *testing.T) {
 			be := b.open(ctx, t)
 			ns := testenv.UniqueName(t, "fx")
 			createNamespace(ctx, t, be.cat, ns)
-			type before struct{ rows, sum int64 }
+			type before struct {
+				rows, sum int64
+				crc       int // Hadoop .crc side files under the table
+				location  string
+			}
 			want := map[string]before{}
 			for _, fx := range fixtures {
 				name := strings.ReplaceAll(fx.Dir, "-", "_")
@@ -67,7 +71,15 @@ func TestFixturesPlanApply(t *testing.T) {
 				if rows != fx.Rows {
 					t.Fatalf("%s: %d rows before apply, want %d", fx.Dir, rows, fx.Rows)
 				}
-				want[name] = before{rows, sum}
+				fsys, err := tbl.FS(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				crc := countSuffix(listFiles(t, fsys, tbl.Location()), ".crc")
+				if crc == 0 && !be.noSideFiles {
+					t.Fatalf("%s: no .crc side files were copied", fx.Dir)
+				}
+				want[name] = before{rows: rows, sum: sum, crc: crc, location: tbl.Location()}
 			}
 			future := time.Now().Add(72 * time.Hour)
 			now := func() time.Time { return future }
@@ -91,6 +103,14 @@ func TestFixturesPlanApply(t *testing.T) {
 				rows, sum := sumIDs(ctx, t, tbl)
 				if rows != w.rows || sum != w.sum {
 					t.Errorf("%s after apply: %d rows (sum of l_orderkey %d), want %d (%d)", name, rows, sum, w.rows, w.sum)
+				}
+				// Non-Iceberg files are reported, never deleted by default.
+				fsys, err := tbl.FS(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if crc := countSuffix(listFiles(t, fsys, w.location), ".crc"); crc != w.crc {
+					t.Errorf("%s: %d .crc side files after apply, want the %d copied", name, crc, w.crc)
 				}
 			}
 			requireConverged(t, planOnly(ctx, t, cfg, now))
