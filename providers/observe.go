@@ -364,10 +364,16 @@ func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, sn
 			df := entry.DataFile()
 			k := partKey{spec: int(df.SpecID()), part: renderer(int(df.SpecID())).render(df.Partition())}
 			p := agg.part(k)
+			// Several deletion vectors share one Puffin file; each counts
+			// its own blob, not the whole file again.
+			size := df.FileSizeBytes()
+			if cs := df.ContentSizeInBytes(); df.FileFormat() == iceberg.PuffinFile && cs != nil {
+				size = *cs
+			}
 			p.DeleteFiles++
-			p.DeleteBytes += df.FileSizeBytes()
+			p.DeleteBytes += size
 			agg.files.DeleteFiles++
-			agg.files.DeleteBytes += df.FileSizeBytes()
+			agg.files.DeleteBytes += size
 			seq := entry.SequenceNum()
 			switch {
 			case df.ContentType() == iceberg.EntryContentEqDeletes:

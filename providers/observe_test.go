@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/testkit"
@@ -50,6 +52,14 @@ func TestObserveOwnTable(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := l.CreateTable(t, "sales.eu.events", testkit.TableOptions{Partitioned: true})
 	tbl = testkit.Append(t, tbl, 8, 10, 4)
+	// A tag with a max ref age and a branch with its own retention.
+	first := tbl.Metadata().Snapshots()[0].SnapshotID
+	if _, _, err := l.Catalog.CommitTable(ctx, tbl.Identifier(), nil, []table.Update{
+		table.NewSetSnapshotRefUpdate("audit", first, table.TagRef, 86400000, 0, 0),
+		table.NewSetSnapshotRefUpdate("dev", first, table.BranchRef, 0, 3600000, 2),
+	}); err != nil {
+		t.Fatal(err)
+	}
 	sess := sessionFor(t, l)
 
 	st, err := sess.Observe(ctx, effective("lake.sales.eu.events"))
@@ -79,8 +89,18 @@ func TestObserveOwnTable(t *testing.T) {
 	if len(st.Snapshots) != 8 || st.CurrentSnapshotID == nil || *st.CurrentSnapshotID != tbl.CurrentSnapshot().SnapshotID {
 		t.Errorf("snapshots = %d, current = %v", len(st.Snapshots), st.CurrentSnapshotID)
 	}
-	if len(st.Refs) != 1 || st.Refs[0].Name != "main" || st.Refs[0].Type != "branch" {
-		t.Errorf("refs = %+v", st.Refs)
+	if len(st.Refs) != 3 {
+		t.Fatalf("refs = %+v", st.Refs)
+	}
+	audit, dev, main := st.Refs[0], st.Refs[1], st.Refs[2]
+	if audit.Name != "audit" || audit.Type != "tag" || audit.SnapshotID != first || audit.MaxRefAgeMs == nil || *audit.MaxRefAgeMs != 86400000 {
+		t.Errorf("tag = %+v", audit)
+	}
+	if dev.Name != "dev" || dev.Type != "branch" || dev.MinSnapshotsToKeep == nil || *dev.MinSnapshotsToKeep != 2 || dev.MaxSnapshotAgeMs == nil || *dev.MaxSnapshotAgeMs != 3600000 {
+		t.Errorf("branch = %+v", dev)
+	}
+	if main.Name != "main" || main.SnapshotID != tbl.CurrentSnapshot().SnapshotID {
+		t.Errorf("main = %+v", main)
 	}
 	// iceberg-go's fast append writes one new manifest per commit and
 	// carries the old ones: 8 data manifests.
@@ -93,8 +113,8 @@ func TestObserveOwnTable(t *testing.T) {
 	if len(st.Specs) != 1 || len(st.Specs[0].Fields) != 1 || st.Specs[0].Fields[0] != "day(event_ts)" {
 		t.Errorf("specs = %+v", st.Specs)
 	}
-	if len(st.MetadataLog) != 8 {
-		t.Errorf("metadata log = %d entries, want 8 (create + 7 appends before the current)", len(st.MetadataLog))
+	if len(st.MetadataLog) != 9 {
+		t.Errorf("metadata log = %d entries, want 9 (create, 8 appends before the refs commit)", len(st.MetadataLog))
 	}
 	if len(st.Schema) != 5 || st.Schema[2].Name != "event_ts" {
 		t.Errorf("schema = %+v", st.Schema)

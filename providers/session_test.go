@@ -2,10 +2,13 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	iceberg "github.com/apache/iceberg-go"
@@ -159,5 +162,39 @@ func TestObserveEqualityDeletes(t *testing.T) {
 	}
 	if n := len(st.Partitions[0].CandidateSizes); n != 3 {
 		t.Fatalf("candidates = %d, want the 3 files older than the delete", n)
+	}
+}
+
+// The planner observes tables in parallel through one session: catalogs
+// open once, the nested-table index is built once, results are per table.
+func TestObserveConcurrently(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	for i := range 6 {
+		testkit.Append(t, l.CreateTable(t, "ns.t"+strconv.Itoa(i), testkit.TableOptions{}), i+1, 10, 1)
+	}
+	sess := sessionFor(t, l)
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	files := make([]int64, 6)
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := sess.Observe(ctx, orphanPolicy("lake.ns.t"+strconv.Itoa(i)))
+			errs[i] = err
+			if err == nil {
+				files[i] = st.Files.DataFiles
+				if st.Orphans.Refusal != "" || len(st.Orphans.NestedTables) != 0 {
+					errs[i] = errors.New(st.Orphans.Refusal)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range 6 {
+		if errs[i] != nil || files[i] != int64(i+1) {
+			t.Errorf("t%d: %d files, %v", i, files[i], errs[i])
+		}
 	}
 }
