@@ -409,3 +409,71 @@ func TestInterruptedApplyStartsNothing(t *testing.T) {
 	}
 	_ = table.MainBranch
 }
+
+// TestCancelMidApply: Ctrl-C after the first action lets it finish, starts
+// nothing more, and reports what was done; the table stays whole.
+func TestCancelMidApply(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	p := e.plan()
+	ids := testkit.ScanIDs(t, e.lake.Reload(t, orders))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := Apply(ctx, e.cfg, e.sess, p, ApplyOptions{Progress: func(ev Event) {
+		if ev.Action == string(diff.UpdateProperties) && ev.Phase == PhaseDone {
+			cancel()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tableResult(t, res, "lake."+orders)
+	if !res.Interrupted || tr.Status != StatusFailed || !strings.Contains(tr.Error, "interrupted") {
+		t.Fatalf("not reported as interrupted:\n%s", describe(res))
+	}
+	if tr.Actions[0].Type != diff.UpdateProperties || tr.Actions[0].Status != StatusDone {
+		t.Fatalf("first action not done:\n%s", describe(res))
+	}
+	for _, a := range tr.Actions[1:] {
+		if a.Status != StatusSkipped {
+			t.Fatalf("%s ran after the interrupt:\n%s", a.Type, describe(res))
+		}
+	}
+	after := e.lake.Reload(t, orders)
+	if after.Properties()["write.parquet.compression-codec"] != "zstd" {
+		t.Fatal("the finished action is not in the table")
+	}
+	if !mapsEqual(testkit.ScanIDs(t, after), ids) {
+		t.Fatal("rows changed")
+	}
+	checkReferencedExist(t, after)
+}
+
+// TestReapplySavedPlanWritesNothing: running the same saved plan a second
+// time (a CD retry) writes no metadata and deletes nothing.
+func TestReapplySavedPlanWritesNothing(t *testing.T) {
+	e := newEnv(t, "")
+	tbl := e.debtTable(orders, nil)
+	strayFile(t, tbl, "stray.parquet", 10*24*time.Hour)
+	p := roundTrip(t, e.plan())
+	if res := e.apply(p, true); res.Failed() {
+		t.Fatalf("first apply:\n%s", describe(res))
+	}
+	after := e.lake.Reload(t, orders)
+	files := localFiles(t, after)
+	res := e.apply(p, true)
+	if res.Failed() {
+		t.Fatalf("second apply failed:\n%s", describe(res))
+	}
+	if res.Summary.ActionsDone != 0 || res.Summary.FilesDeleted != 0 {
+		t.Fatalf("second apply did something:\n%s", describe(res))
+	}
+	again := e.lake.Reload(t, orders)
+	if again.MetadataLocation() != after.MetadataLocation() {
+		t.Fatal("second apply wrote metadata")
+	}
+	now := localFiles(t, again)
+	if len(now) != len(files) {
+		t.Fatalf("%d files before the second apply, %d after", len(files), len(now))
+	}
+}
