@@ -2,13 +2,17 @@ package providers
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/lakehouse"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -122,5 +126,38 @@ func TestObserveOwnTable(t *testing.T) {
 	if st.Orphans != nil {
 		t.Errorf("orphan scan without orphan_files policy")
 	}
-	_ = diff.TableState{}
+}
+
+// The default sort order is observed in config's vocabulary, which diff
+// compares with the policy's sort_order.
+func TestObserveSortOrder(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	so, err := table.NewSortOrder(1, []table.SortField{
+		{SourceIDs: []int{2}, Transform: iceberg.BucketTransform{NumBuckets: 16}, Direction: table.SortDESC, NullOrder: table.NullsLast},
+		{SourceIDs: []int{3}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Catalog.CreateNamespace(ctx, table.Identifier{"ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Catalog.CreateTable(ctx, table.Identifier{"ns", "sorted"}, lakehouse.EventsSchema(), catalog.WithSortOrder(so)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sessionFor(t, l).Observe(ctx, effective("lake.ns.sorted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []diff.SortField{
+		{Transform: "bucket[16]", Column: "user_id", Descending: true, NullsFirst: false},
+		{Transform: "identity", Column: "event_ts", Descending: false, NullsFirst: true},
+	}
+	if !slices.Equal(st.SortOrder, want) || st.DefaultSortOrderID != 1 {
+		t.Fatalf("sort order %d = %+v, want %+v", st.DefaultSortOrderID, st.SortOrder, want)
+	}
+	if st.CurrentSnapshotID != nil || st.Files.DataFiles != 0 || len(st.Partitions) != 0 {
+		t.Errorf("empty table: %+v", st)
+	}
 }
