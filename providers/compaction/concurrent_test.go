@@ -3,6 +3,7 @@ package compaction
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -110,5 +111,59 @@ func TestConcurrentDeleteOnRewrittenFileFailsCleanly(t *testing.T) {
 	cur := env.load(t, "conflict")
 	if op := cur.CurrentSnapshot().Summary.Operation; op == table.OpReplace {
 		t.Fatal("table has a replace snapshot")
+	}
+}
+
+// Partial progress, two partitions: while the first group is being
+// committed, another writer deletes rows of the second partition. The
+// second group's rows were planned before that delete, so committing it
+// would bring the deleted rows back; it must fail instead, even though the
+// first commit already rebased onto the delete.
+func TestPartialProgressDoesNotResurrectConcurrentDeletes(t *testing.T) {
+	env := newEnv(t)
+	tbl := env.create(t, tableSpec{name: "resurrect", partitioned: true,
+		props: iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}})
+	tbl = appendMany(t, tbl, 4, 2000, []string{"eu", "us"})
+	groups := groupsAll(t, tbl)
+	if len(groups) != 2 {
+		t.Fatalf("setup: want 2 groups, got %d", len(groups))
+	}
+	other := strings.TrimPrefix(groups[1].Partition, "region=")
+
+	var once sync.Once
+	var delErr error
+	progress := func(e Event) {
+		if e.Phase != "written" || e.Group != 0 {
+			return
+		}
+		once.Do(func() {
+			_, delErr = env.load(t, "resurrect").Delete(context.Background(),
+				iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference("region"), other), iceberg.LessThan(iceberg.Reference("x"), int32(-400))), nil)
+		})
+	}
+	res, err := Run(context.Background(), tbl, groups, Options{
+		Strategy: Binpack, TargetFileSize: 1 << 20, Progress: progress, PartialProgress: true, Catalog: env.cat,
+	})
+	if delErr != nil {
+		t.Fatalf("concurrent delete: %v", delErr)
+	}
+	final := env.load(t, "resurrect")
+	for _, r := range rowStrings(t, final) {
+		fields := strings.Split(r, "|")
+		if fields[1] == other && fields[3] != "∅" {
+			var x int
+			if _, err := fmt.Sscan(fields[3], &x); err == nil && x < -400 {
+				t.Fatalf("deleted row came back: %s", r)
+			}
+		}
+	}
+	if res.Groups[1].Committed {
+		t.Fatal("the second group committed over a concurrent delete of its rows")
+	}
+	if err == nil {
+		t.Fatal("want an error for the second group")
+	}
+	if !res.Groups[0].Committed {
+		t.Fatalf("the first group should commit: %v", res.Groups[0].Err)
 	}
 }

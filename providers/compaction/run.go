@@ -176,6 +176,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 		wg      sync.WaitGroup
 		sem     = make(chan struct{}, conc)
 		runErr  error
+		ours    = map[int64]bool{} // snapshots committed by this run
 		ctxRun  context.Context
 		cancelF context.CancelFunc
 	)
@@ -225,9 +226,22 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 				return
 			}
 			mu.Lock()
-			next, removed, err := commitGroups(ctxRun, res.Table, []stagedGroup{*sg}, opts.SnapshotProps, opts.Catalog)
+			// The group's rows reflect the deletes of the planning snapshot,
+			// so conflict validation must start there: a delete committed by
+			// someone else after it, even one our previous commit rebased
+			// onto, would otherwise be resurrected. Only when every snapshot
+			// since planning is one of our own replaces (which add no
+			// deletes) may the commit start from the latest table.
+			commitBase := tbl
+			if onlyOurSnapshotsSince(res.Table, tbl, ours) {
+				commitBase = res.Table
+			}
+			next, removed, err := commitGroups(ctxRun, commitBase, []stagedGroup{*sg}, opts.SnapshotProps, opts.Catalog)
 			if next != nil {
 				res.Table = next
+				if cs := next.CurrentSnapshot(); cs != nil {
+					ours[cs.SnapshotID] = true
+				}
 			}
 			mu.Unlock()
 			gr.Duration = time.Since(start)
@@ -283,6 +297,23 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	}
 	emit(opts.Progress, Event{Group: -1, Phase: "committed"})
 	return res, nil
+}
+
+// onlyOurSnapshotsSince reports whether every snapshot between planned's
+// current snapshot and latest's is in ours.
+func onlyOurSnapshotsSince(latest, planned *table.Table, ours map[int64]bool) bool {
+	stop := planned.CurrentSnapshot()
+	cur := latest.CurrentSnapshot()
+	if stop == nil || cur == nil {
+		return false
+	}
+	for cur != nil && cur.SnapshotID != stop.SnapshotID {
+		if !ours[cur.SnapshotID] || cur.ParentSnapshotID == nil {
+			return false
+		}
+		cur = latest.SnapshotByID(*cur.ParentSnapshotID)
+	}
+	return cur != nil
 }
 
 func emit(p func(Event), e Event) {
