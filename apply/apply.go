@@ -573,10 +573,11 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 		}
 		next = tbl
 		er, err = providers.RemoveOrphanFiles(ctx, cat, tbl, providers.OrphanSpec{
-			Paths:     first.Orphans.Paths,
-			OlderThan: time.Duration(first.Orphans.OlderThanMs) * time.Millisecond,
-			Now:       r.now(),
-			Progress:  progress,
+			Paths:      first.Orphans.Paths,
+			OlderThan:  time.Duration(first.Orphans.OlderThanMs) * time.Millisecond,
+			Now:        r.now(),
+			Progress:   progress,
+			Quarantine: first.Orphans.Quarantine != "",
 		})
 	default:
 		err = fmt.Errorf("unknown action %q", first.Type)
@@ -591,7 +592,7 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			BytesBefore: er.BytesBefore, BytesAfter: er.BytesAfter,
 			RowsBefore: er.RowsBefore, RowsAfter: er.RowsAfter,
 			SnapshotsExpired: er.SnapshotsExpired, RefsRemoved: er.RefsRemoved,
-			FilesDeleted: er.FilesDeleted, BytesFreed: er.BytesFreed,
+			FilesDeleted: er.FilesDeleted, FilesQuarantined: er.FilesQuarantined, BytesFreed: er.BytesFreed,
 			DeleteErrors:       er.DeleteErrors,
 			StagedFilesRemoved: er.StagedRemoved, StagedFilesKept: er.StagedKept,
 			NotApplied: append(slices.Clone(s.notApplied), er.Skipped...),

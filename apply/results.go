@@ -81,6 +81,7 @@ type ActionResult struct {
 	SnapshotsExpired int   `json:"snapshots_expired"`
 	RefsRemoved      int   `json:"refs_removed,omitempty"`
 	FilesDeleted     int64 `json:"files_deleted"`
+	FilesQuarantined int64 `json:"files_quarantined,omitempty"`
 	BytesFreed       int64 `json:"bytes_freed"`
 
 	// NotApplied lists planned items (snapshots, refs, paths) left alone at
@@ -130,7 +131,7 @@ func (r *Results) summarize() {
 			case StatusFailed:
 				s.ActionsFailed++
 			}
-			if a.Committed || a.FilesDeleted > 0 {
+			if a.Committed || a.FilesDeleted > 0 || a.FilesQuarantined > 0 {
 				changed = true
 			}
 			s.FilesDeleted += a.FilesDeleted

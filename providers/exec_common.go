@@ -54,6 +54,7 @@ type ExecResult struct {
 	SnapshotsExpired int
 	RefsRemoved      int
 	FilesDeleted     int64
+	FilesQuarantined int64 // orphans moved to the quarantine instead
 	BytesFreed       int64
 	// DeleteErrors are deletions that failed (the rest went on). The files
 	// are unreferenced: a later orphan sweep can remove them.

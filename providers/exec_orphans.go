@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"net/url"
 	"os"
@@ -27,6 +28,10 @@ type OrphanSpec struct {
 	// DeleteConcurrency bounds parallel deletions (default 8).
 	DeleteConcurrency int
 	Progress          ExecProgress
+	// Quarantine moves the orphans under <table location>/.iceops-quarantine/
+	// (keeping their relative path) instead of deleting them, when the policy
+	// sets orphan_files.quarantine. Purging the quarantine is issue 5's.
+	Quarantine bool
 }
 
 // RemoveOrphanFiles deletes the planned orphan paths that are, at apply
@@ -124,8 +129,73 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		doomed = append(doomed, execFileRef{path: c.path, size: c.size})
 	}
 	slices.Sort(res.Skipped)
+	if spec.Quarantine {
+		quarantine(ctx, fs, fm.Location(), roots, doomed, spec.Progress, &res)
+		return res, nil
+	}
 	execDeleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
 	return res, nil
+}
+
+// quarantine moves each file to the table's quarantine directory: a rename
+// for local files, copy-then-remove elsewhere (the copy is complete before
+// the original goes, so a failure leaves at worst two copies, never none).
+func quarantine(ctx context.Context, fs iceio.IO, location string, roots []string, files []execFileRef, progress ExecProgress, res *ExecResult) {
+	qroot := strings.TrimSuffix(location, "/") + "/" + QuarantineDir
+	total := int64(len(files))
+	progress.report(0, total, "files")
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined: %v", f.path, err))
+			continue
+		}
+		root := execRootOf(roots, f.path)
+		rel := strings.TrimPrefix(execNormPath(f.path), root+"/")
+		dest := qroot + "/" + rel
+		if err := moveFile(fs, f.path, dest); err != nil {
+			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: quarantine: %v", f.path, err))
+			continue
+		}
+		res.FilesQuarantined++
+		if f.size > 0 {
+			res.BytesFreed += f.size
+		}
+		progress.report(int64(i+1), total, "files")
+	}
+}
+
+func moveFile(fs iceio.IO, src, dst string) error {
+	if ls, ok := execLocalPath(src); ok {
+		ld, ok := execLocalPath(dst)
+		if !ok {
+			return fmt.Errorf("quarantine %s is not local", dst)
+		}
+		if err := os.MkdirAll(filepath.Dir(ld), 0o755); err != nil {
+			return err
+		}
+		return os.Rename(ls, ld)
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("storage %T cannot write", fs)
+	}
+	in, err := fs.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := wfs.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return fs.Remove(src)
 }
 
 // OrphanRoots is the sweep scope of a table: its location and its data and

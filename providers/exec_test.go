@@ -535,3 +535,35 @@ func TestExpireUnknownOutcomeDeletesNothing(t *testing.T) {
 	}
 	assertAllReferencedExist(t, l.load())
 }
+
+func TestRemoveOrphanFilesQuarantine(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 10)
+	root := localOf(t, tbl.Location())
+	p := filepath.Join(root, "data", "sub", "stray.parquet")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("stray"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-10 * 24 * time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: time.Now(), Quarantine: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesQuarantined != 1 || res.FilesDeleted != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatal("original still there")
+	}
+	moved := filepath.Join(root, QuarantineDir, "data", "sub", "stray.parquet")
+	if b, err := os.ReadFile(moved); err != nil || string(b) != "stray" {
+		t.Fatalf("quarantined copy: %q %v", b, err)
+	}
+}
