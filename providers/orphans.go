@@ -189,10 +189,12 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 }
 
 // sweepRoots is the table location plus write.data.path and
-// write.metadata.path (rule 6), normalised, without roots nested in others.
+// write.metadata.path (rule 6) and the deprecated aliases of the data path
+// that older writers still honour, normalised, without roots nested in
+// others.
 func sweepRoots(location string, props map[string]string, norm func(string) string) []string {
 	var roots []string
-	for _, r := range []string{location, props["write.data.path"], props["write.metadata.path"], props["write.folder-storage.path"]} {
+	for _, r := range []string{location, props["write.data.path"], props["write.metadata.path"], props["write.folder-storage.path"], props["write.object-storage.path"]} {
 		if r == "" {
 			continue
 		}

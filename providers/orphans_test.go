@@ -247,3 +247,56 @@ func TestOrphanScanStrays(t *testing.T) {
 		t.Errorf("missing = %d, want 1", scan2.MissingReferencedCount)
 	}
 }
+
+// Differential: on a history with appends, an overwrite, position and
+// equality deletes and statistics, our unreferenced old files (Iceberg and
+// not) are exactly the orphans iceberg-go's PlanOrphanFiles finds.
+func TestOrphanScanMatchesIcebergGo(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 3, 10, 1)
+	at, err := lakehouse.EventRecords(tbl.Schema(), 100, 10, testkit.Day0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	if tbl, err = tbl.OverwriteTable(ctx, at, 100, nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl = testkit.Append(t, tbl, 2, 10, 1)
+	tbl = testkit.DeletePositions(t, tbl, iceberg.EqualTo(iceberg.Reference("event_id"), int64(101)))
+	tbl = testkit.DeleteEquality(t, tbl, 102)
+	old := fixedNow.Add(-10 * 24 * time.Hour)
+	for _, p := range []string{"data/stray-1.parquet", "data/.stray-1.parquet.crc", "data/_SUCCESS", "metadata/stray-m0.avro", "metadata/00099-dead.metadata.json", "notes.txt"} {
+		writeFile(t, filepath.Join(tbl.Location(), p), 7, old)
+	}
+
+	sess := sessionFor(t, l)
+	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutoff := time.Now().Add(-24 * time.Hour).UnixMilli()
+	var ours []string
+	for _, f := range append(slices.Clone(scan.Candidates), scan.NonIceberg...) {
+		if f.MtimeMs < cutoff {
+			ours = append(ours, diff.NormalizePath(f.Path, nil, nil))
+		}
+	}
+	plan, err := l.Reload(t, "ns.t").PlanOrphanFiles(ctx, table.WithFilesOlderThan(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var theirs []string
+	for _, p := range plan.Files() {
+		theirs = append(theirs, diff.NormalizePath(p, nil, nil))
+	}
+	slices.Sort(ours)
+	slices.Sort(theirs)
+	if !slices.Equal(ours, theirs) || len(ours) != 6 {
+		t.Fatalf("ours   %v\ntheirs %v", ours, theirs)
+	}
+	if scan.MissingReferencedCount != 0 || scan.Categories[CategoryDelete] != 2 {
+		t.Errorf("missing %v categories %v", scan.MissingReferenced, scan.Categories)
+	}
+}
