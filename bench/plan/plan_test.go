@@ -1,0 +1,93 @@
+package plan_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/apply"
+	"github.com/iceops/iceops/bench/plan/benchlake"
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers"
+)
+
+// The default size is small so that `go test -bench .` stays cheap; the
+// benchmark of issue 3 (200 commits, about 800 files, against iceberg-go's
+// CLI) is bench/plan/run.sh.
+var (
+	commits = flag.Int("planbench.commits", 20, "appends of the benchmark table (4 files each)")
+	lakeDir = flag.String("planbench.dir", "", "plan this lakehouse (made by planbench setup) instead of building one")
+	tblName = flag.String("planbench.table", "events", "table of -planbench.dir to plan")
+)
+
+// Policy is the benchmark policy: compaction, retention and orphans.
+const Policy = `
+policy "bench" {
+  target_file_size = "128MiB"
+
+  compaction {
+    min_input_files = 5
+  }
+
+  snapshot_retention {
+    max_age       = "5d"
+    min_snapshots = 3
+  }
+
+  orphan_files {
+    older_than       = "3d"
+    max_orphan_ratio = 0.5
+  }
+}
+
+table "default.bench.%s" {
+  policy = policy.bench
+}
+`
+
+// BenchmarkPlan plans bench.events (appends over 4 partitions, history
+// over 9 days, stray files) in process: observe, orphan scan, diff.
+func BenchmarkPlan(b *testing.B) {
+	ctx := context.Background()
+	dir, name := *lakeDir, *tblName
+	if dir == "" {
+		dir, name = b.TempDir(), "events"
+	}
+	lake, err := benchlake.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lake.Close()
+	if *lakeDir == "" {
+		if err := benchlake.BuildEvents(ctx, lake, *commits, 100, 4, 20); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfgDir := b.TempDir()
+	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgDir, "bench.iceops.hcl"), []byte(lake.HCL()+fmt.Sprintf(Policy, name)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg, diags := config.Load(cfgDir, config.LoadOptions{})
+	if diags.HasErrors() {
+		b.Fatal(diags.Error())
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		sess := providers.Open(cfg, providers.Options{Now: time.Now})
+		p, err := apply.Plan(ctx, cfg, sess, apply.PlanOptions{})
+		_ = sess.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(p.Errors) > 0 || len(p.Tables) != 1 || len(p.Tables[0].Actions) == 0 {
+			b.Fatalf("unexpected plan: %+v", p)
+		}
+	}
+}
