@@ -138,9 +138,9 @@ var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
 // and random hex, usable as a namespace, database or object prefix.
 func UniqueName(t testing.TB, prefix string) string {
 	name := strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "_"), "_")
-	if len(name) > 32 {
-		name = name[len(name)-32:]
-		name = strings.TrimLeft(name, "_")
+	if len(name) > 40 {
+		// Keep both ends: the test's name and its subtest's.
+		name = strings.TrimRight(name[:20], "_") + "_" + strings.TrimLeft(name[len(name)-19:], "_")
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
