@@ -181,3 +181,82 @@ tables "lake.cli.*" {
 		}
 	}
 }
+
+// TestCLIRESTConverges runs the iceops binary on the REST catalog: plan shows
+// changes without printing the catalog credential, apply -auto-approve
+// compacts, and a second plan has nothing to do.
+func TestCLIRESTConverges(t *testing.T) {
+	env := testenv.REST(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	be := restBackend(ctx, t, env)
+	ns := testenv.UniqueName(t, "cli")
+	createNamespace(ctx, t, be.cat, ns)
+	tbl, err := be.cat.CreateTable(ctx, table.Identifier{ns, "events"}, eventsSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := int64(0); j < 4; j++ {
+		tbl = appendRows(ctx, t, tbl, j*10, 10)
+	}
+	dir := t.TempDir()
+	src := fmt.Sprintf(`catalog "lake" {
+  type      = "rest"
+  uri       = %q
+  warehouse = %q
+  properties = {
+    "credential"           = "${env("E2E_REST_KEY")}:${env("E2E_REST_SECRET")}"
+    "s3.endpoint"          = %q
+    "s3.region"            = "us-east-1"
+    "s3.access-key-id"     = env("E2E_REST_KEY")
+    "s3.secret-access-key" = env("E2E_REST_SECRET")
+  }
+}
+%s
+tables "lake.%s.*" {
+  policy = policy.e2e
+}
+`, env.URI, env.Warehouse, env.S3.Endpoint, policyHCL, ns)
+	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("E2E_REST_KEY", env.S3.AccessKey)
+	t.Setenv("E2E_REST_SECRET", env.S3.SecretKey)
+
+	r := iceops(ctx, t, dir, "plan", "-detailed-exitcode")
+	if r.code != 2 {
+		t.Fatalf("plan -detailed-exitcode = %d, want 2", r.code)
+	}
+	r = iceops(ctx, t, dir, "plan", "-json")
+	if r.code != 0 {
+		t.Fatalf("plan -json = %d, want 0", r.code)
+	}
+	if strings.Contains(r.stdout+r.stderr, env.S3.SecretKey) {
+		t.Errorf("plan -json shows the catalog secret")
+	}
+	if !strings.Contains(r.stdout, `"compact"`) {
+		t.Errorf("plan -json has no compact action")
+	}
+	if r := iceops(ctx, t, dir, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply -auto-approve = %d, want 0", r.code)
+	} else if strings.Contains(r.stdout+r.stderr, env.S3.SecretKey) {
+		t.Errorf("apply output shows the catalog secret")
+	}
+	if r := iceops(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 0 {
+		t.Errorf("plan after apply = %d, want 0 (nothing to do)", r.code)
+	}
+	tbl, err = be.cat.LoadTable(ctx, table.Identifier{ns, "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, sum := sumIDs(ctx, t, tbl); rows != 40 || sum != 39*40/2 {
+		t.Errorf("after apply: %d rows (sum %d), want 40 (%d)", rows, sum, 39*40/2)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 1 {
+		t.Errorf("%d data files after apply, want 1", len(tasks))
+	}
+}
