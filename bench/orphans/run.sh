@@ -17,7 +17,7 @@
 # Wall time and peak RSS come from /usr/bin/time -v; the script prints
 # min/median/max and the ratios. Tables are cached under $CACHE (default
 # ~/.cache/iceops-bench/orphans); building the 2M table takes ~7 minutes.
-# Env: WORK (scratch, default /tmp/iceops-orphan-bench), CACHE.
+# Env: REV (build iceops from this commit), WORK (scratch, default /tmp/iceops-orphan-bench), CACHE.
 set -euo pipefail
 
 RUNS=${1:-3}
@@ -28,7 +28,16 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 [[ -x /usr/bin/time ]] || apt-get install -y time >/dev/null
 mkdir -p "$WORK" "$CACHE"
-(cd "$ROOT" && go build -o "$WORK/iceops" ./cmd/iceops && go build -o "$WORK/orphanbench" ./bench/orphans/cmd/orphanbench)
+# REV=<commit> builds from that commit (git archive) instead of the
+# working tree, so a run is not disturbed by edits in progress.
+SRC=$ROOT
+if [[ -n ${REV:-} ]]; then
+	SRC=$WORK/src
+	rm -rf "$SRC" && mkdir -p "$SRC"
+	git -C "$ROOT" archive "$REV" | tar -x -C "$SRC"
+fi
+echo "== iceops built from ${REV:+commit }$(git -C "$ROOT" rev-parse --short "${REV:-HEAD}")${REV:+}$([[ -z ${REV:-} ]] && echo ' + working tree')"
+(cd "$SRC" && go build -o "$WORK/iceops" ./cmd/iceops && go build -o "$WORK/orphanbench" ./bench/orphans/cmd/orphanbench)
 OB=$WORK/orphanbench
 
 # measure LABEL CMD...: appends "LABEL wall_s rss_kib" to $RESULTS.

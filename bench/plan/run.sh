@@ -16,7 +16,8 @@
 #
 # Tables are cached under $CACHE (default ~/.cache/iceops-bench/plan) and
 # rebuilt when older than a day (their ages are relative to when they were
-# made). Env: RUNS (or $1, default 10), CACHE, WORK (scratch, default
+# made). Env: REV (build iceops from this commit), RUNS (or $1, default
+# 10), CACHE, WORK (scratch, default
 # /tmp/iceops-plan-bench), ICEBERG (the CLI), COMMITS/ROWS/FILES (sizes).
 set -euo pipefail
 
@@ -36,7 +37,16 @@ if [[ ! -x $ICEBERG ]]; then
 fi
 [[ -x /usr/bin/time ]] || apt-get install -y time >/dev/null
 mkdir -p "$WORK" "$CACHE"
-(cd "$ROOT" && go build -o "$WORK/iceops" ./cmd/iceops && go build -o "$WORK/planbench" ./bench/plan/cmd/planbench)
+# REV=<commit> builds from that commit (git archive) instead of the
+# working tree, so a run is not disturbed by edits in progress.
+SRC=$ROOT
+if [[ -n ${REV:-} ]]; then
+	SRC=$WORK/src
+	rm -rf "$SRC" && mkdir -p "$SRC"
+	git -C "$ROOT" archive "$REV" | tar -x -C "$SRC"
+fi
+echo "== iceops built from ${REV:+commit }$(git -C "$ROOT" rev-parse --short "${REV:-HEAD}")${REV:+}$([[ -z ${REV:-} ]] && echo ' + working tree')"
+(cd "$SRC" && go build -o "$WORK/iceops" ./cmd/iceops && go build -o "$WORK/planbench" ./bench/plan/cmd/planbench)
 ICEOPS=$WORK/iceops
 
 # table NAME ARGS...: the cached lakehouse directory, built if missing or stale.

@@ -92,3 +92,10 @@ func BuildWide(ctx context.Context, lake *Lake, files, commits int) error {
 	fmt.Fprintf(os.Stderr, "bench.wide: %d files in %d commits, metadata %s\n", files, commits, tbl.MetadataLocation())
 	return nil
 }
+
+// FileName is a realistic data file name (writer id, task, a 16-hex id),
+// the same for a given index on every run.
+func FileName(i int) string {
+	h := uint64(i)*0x9E3779B97F4A7C15 ^ 0xD1B54A32D192ED03
+	return fmt.Sprintf("%08d-0-%016x.parquet", i, h)
+}

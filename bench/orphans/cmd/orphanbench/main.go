@@ -73,13 +73,6 @@ func run(args []string) error {
 
 var ident = table.Identifier{"bench", "orphans"}
 
-// name is a realistic data file name (writer id, task, a 16-hex id), the
-// same for a given index on every run.
-func name(i int) string {
-	h := uint64(i)*0x9E3779B97F4A7C15 ^ 0xD1B54A32D192ED03
-	return fmt.Sprintf("%08d-0-%016x.parquet", i, h)
-}
-
 func setup(ctx context.Context, lake *benchlake.Lake, referenced, orphans, commits, perDir int) error {
 	tbl, err := lake.CreateTable(ctx, "bench", "orphans", nil)
 	if err != nil {
@@ -126,7 +119,7 @@ func setup(ctx context.Context, lake *benchlake.Lake, referenced, orphans, commi
 		var paths []string
 		for ; next < referenced && len(batch) < per; next++ {
 			day := next % dirs
-			p := filepath.Join(dayDir(day), name(next))
+			p := filepath.Join(dayDir(day), benchlake.FileName(next))
 			paths = append(paths, p)
 			batch = append(batch, benchlake.SyntheticFile{Path: p, Day: day, Size: 4 << 20, Rows: 10000})
 		}
@@ -141,7 +134,7 @@ func setup(ctx context.Context, lake *benchlake.Lake, referenced, orphans, commi
 	old := time.Now().Add(-10 * 24 * time.Hour)
 	var paths []string
 	for i := range orphans {
-		paths = append(paths, filepath.Join(dayDir(i%dirs), "orphan-"+name(referenced+i)))
+		paths = append(paths, filepath.Join(dayDir(i%dirs), "orphan-"+benchlake.FileName(referenced+i)))
 	}
 	if err := touch(paths, old); err != nil {
 		return err
