@@ -548,9 +548,21 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 		}
 		next, er, err = providers.ApplyMetadata(ctx, tbl, ch)
 	case diff.Compact:
+		cat, cerr := r.b.Catalog(ctx, pol.Catalog)
+		if cerr != nil {
+			err = cerr
+			break
+		}
+		c := pol.Compaction
+		// Rebase: iceops' compaction engine lets iceberg-go rebase its
+		// replace commit onto concurrent appends, with the rewrite's conflict
+		// validation (a concurrent delete on a replaced file fails it).
+		// Without it a table with frequent appends never gets compacted.
 		next, er, err = providers.Compact(ctx, tbl, providers.CompactSpec{
 			Selection: diff.SelectionFor(pol), Strategy: first.Compact.Strategy,
-			MaxBytes: pol.Compaction.MaxBytesPerRun.Value, Progress: progress})
+			ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
+			MaxConcurrent: c.MaxConcurrentGroups.Value, MaxBytes: c.MaxBytesPerRun.Value,
+			Catalog: cat, Rebase: true, Progress: progress})
 	case diff.RewriteManifests:
 		next, er, err = providers.RewriteManifests(ctx, tbl, first.Manifests.TargetSize)
 	case diff.ExpireSnapshots:

@@ -4,246 +4,299 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/apache/iceberg-go/table/compaction"
+	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/compaction"
 )
 
 // CompactSpec is what the compact action asks for at apply time. The groups
 // are re-derived from the table's current files with the same selection rules
 // diff used, so a table that changed since the plan is compacted as it is now.
 type CompactSpec struct {
-	Selection diff.CompactionSelection
-	Strategy  string // binpack | sort
+	Selection       diff.CompactionSelection
+	Strategy        string // binpack | sort | zorder
+	ZOrderColumns   []string
+	PartialProgress bool
+	MaxConcurrent   int
 	// MaxBytes is compaction.max_bytes_per_run: groups in order, the first
 	// always, later ones only while the total fits (as diff plans it).
 	MaxBytes int64
+	// Catalog is the table's catalog: the commit goes through it, and before
+	// removing what a failed commit left behind Compact checks there that
+	// the commit did not land. Without it those files are kept.
+	Catalog table.CatalogIO
+	// Rebase lets a commit that lost a race with a concurrent append be
+	// rebased by iceberg-go onto the new head; the rewrite's conflict
+	// validation rejects it when a concurrent delete touched a replaced file
+	// (providers/compaction). Without it the commit fails cleanly and apply
+	// reloads, re-plans and retries, which a table with frequent appends can
+	// starve.
+	Rebase   bool
 	Progress ExecProgress
 }
 
-// Compact rewrites the selected small files with iceberg-go's compaction
-// engine (table/compaction planning, ExecuteCompactionGroup per group) and
-// commits one replace snapshot asserting main has not moved. Before the
-// commit it checks that the rows written equal the live rows read; on a
-// mismatch or a definite commit failure it removes every file it wrote.
+// Compact rewrites the selected small files with iceops' compaction engine
+// (providers/compaction: bounded memory, sort and zorder, a live-row check
+// before committing, staged files removed when a commit definitely failed
+// and kept when its outcome is unknown) and commits a replace snapshot.
 func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Table, ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	if tbl.CurrentSnapshot() == nil {
 		res.NoOp, res.Note = true, "table has no snapshot"
 		return tbl, res, nil
 	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return tbl, res, fmt.Errorf("open table storage: %w", err)
-	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		return tbl, res, fmt.Errorf("plan files: %w", err)
-	}
-	for _, t := range tasks {
-		res.FilesBefore++
-		res.BytesBefore += t.File.FileSizeBytes()
-	}
+	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)
 	sel := spec.Selection
-	cfg := compaction.Config{
+	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Selection: icecompaction.Config{
 		TargetFileSizeBytes:  sel.Target,
 		MinFileSizeBytes:     sel.Min,
 		MaxFileSizeBytes:     sel.Max,
 		MinInputFiles:        uint(max(sel.MinInputFiles, 1)),
 		DeleteFileThreshold:  max(sel.DeleteFileThreshold, 1),
 		DeleteRatioThreshold: sel.DeleteRatio,
-		PackingLookback:      compaction.DefaultPackingLookback,
-	}
-	plan, err := cfg.PlanCompaction(tasks)
+		PackingLookback:      icecompaction.DefaultPackingLookback,
+	}})
 	if err != nil {
 		return tbl, res, fmt.Errorf("plan compaction: %w", err)
 	}
-	if len(plan.Groups) == 0 {
+	if len(groups) == 0 {
 		res.NoOp, res.Note = true, "no files need compaction"
 		res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
 		return tbl, res, nil
 	}
-	if spec.MaxBytes > 0 {
-		var kept []compaction.Group
-		var total int64
-		for _, g := range plan.Groups {
-			if len(kept) > 0 && total+g.TotalSizeBytes > spec.MaxBytes {
-				continue
+	var total int64
+	for _, g := range groups {
+		total += g.Bytes()
+	}
+	var done int64
+	spec.Progress.report(0, total, "bytes")
+	// The commit goes through the table's own catalog unless spec.Catalog
+	// enables rebasing; the recording IO sees every file the run writes, so
+	// a definitely failed commit leaves nothing behind.
+	verifyCat := spec.Catalog
+	rtbl, rec := tbl, (*recordingIO)(nil)
+	if verifyCat != nil {
+		rtbl, rec, err = recording(ctx, tbl, verifyCat)
+		if err != nil {
+			return tbl, res, err
+		}
+	}
+	var engineCat table.CatalogIO
+	if spec.Rebase {
+		engineCat = verifyCat
+	}
+	out, err := compaction.Run(ctx, rtbl, groups, compaction.Options{
+		Strategy:            compaction.Strategy(strings.ToLower(spec.Strategy)),
+		ZOrderColumns:       spec.ZOrderColumns,
+		TargetFileSize:      sel.Target,
+		PartialProgress:     spec.PartialProgress,
+		MaxConcurrentGroups: spec.MaxConcurrent,
+		MaxBytesPerRun:      spec.MaxBytes,
+		SnapshotProps:       iceberg.Properties{"iceops.action": "compact"},
+		Catalog:             engineCat,
+		Progress: func(ev compaction.Event) {
+			if ev.Phase == "written" && ev.Group >= 0 && ev.Group < len(groups) {
+				done += groups[ev.Group].Bytes()
+				spec.Progress.report(min(done, total), total, "bytes")
 			}
-			kept = append(kept, g)
-			total += g.TotalSizeBytes
-		}
-		if len(kept) < len(plan.Groups) {
-			res.Note = fmt.Sprintf("%d groups left for a later run by max_bytes_per_run", len(plan.Groups)-len(kept))
-		}
-		plan.Groups = kept
+		},
+	})
+	next := tbl
+	if out != nil && out.Table != nil && out.Table != rtbl {
+		next = out.Table
 	}
-	if spec.Strategy == "sort" || spec.Strategy == "zorder" {
-		// iceberg-go's writer does not sort; the replacement engine will.
-		res.Note = strings.TrimPrefix(res.Note+"; "+spec.Strategy+" strategy ran as binpack: the current engine does not sort", "; ")
-	}
-	var totalBytes int64
-	for _, g := range plan.Groups {
-		totalBytes += g.TotalSizeBytes
-	}
-
-	var written []string // every data file we wrote, for cleanup
-	cleanup := func() {
-		n, _ := execRemoveStaged(fs, written)
-		res.StagedRemoved += n
-	}
-
-	txn := tbl.NewTransaction()
-	if err := execPinRefs(txn); err != nil {
-		return tbl, res, err
-	}
-	rewrite := txn.NewRewrite(iceberg.Properties{"iceops.action": "compact"})
-	var (
-		rowsIn, rowsOut int64
-		doneBytes       int64
-		replaced        int64
-		replacedBytes   int64
-	)
-	spec.Progress.report(0, totalBytes, "bytes")
-	for _, g := range plan.Groups {
-		if err := ctx.Err(); err != nil {
-			cleanup()
-			return tbl, res, fmt.Errorf("compaction interrupted before commit: %w", err)
+	var skipped int
+	if out != nil {
+		for _, g := range out.Groups {
+			if g.Committed {
+				res.Committed = true
+				res.RowsBefore += g.InputRows
+				res.RowsAfter += g.OutputRows
+			}
+			if g.Skipped != "" {
+				skipped++
+			}
 		}
-		group := table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes}
-		in, err := execLiveRows(ctx, tbl, group.Tasks)
-		if err != nil {
-			cleanup()
-			return tbl, res, fmt.Errorf("count input rows of group %q: %w", g.PartitionKey, err)
-		}
-		gr, err := table.ExecuteCompactionGroup(ctx, tbl, group, table.WithCompactionTargetFileSize(sel.Target))
-		for _, df := range gr.NewDataFiles {
-			written = append(written, df.FilePath())
-		}
-		if err != nil {
-			cleanup()
-			return tbl, res, fmt.Errorf("rewrite group %q: %w", g.PartitionKey, err)
-		}
-		var out int64
-		for _, df := range gr.NewDataFiles {
-			out += df.Count()
-		}
-		if out != in {
-			cleanup()
-			return tbl, res, fmt.Errorf("%w: group %q wrote %d rows but read %d live rows; nothing committed",
-				ErrRefused, g.PartitionKey, out, in)
-		}
-		rowsIn += in
-		rowsOut += out
-		replaced += int64(len(gr.OldDataFiles))
-		for _, df := range gr.OldDataFiles {
-			replacedBytes += df.FileSizeBytes()
-		}
-		if len(gr.OldDataFiles) == 0 && len(gr.NewDataFiles) == 0 {
-			continue
-		}
-		rewrite.ApplyResult(gr)
-		doneBytes += g.TotalSizeBytes
-		spec.Progress.report(doneBytes, totalBytes, "bytes")
 	}
-	res.RowsBefore, res.RowsAfter = rowsIn, rowsOut
-	if err := rewrite.Commit(ctx); err != nil {
-		cleanup()
-		return tbl, res, fmt.Errorf("stage compaction: %w", err)
+	if skipped > 0 {
+		res.Note = fmt.Sprintf("%d groups left for a later run by max_bytes_per_run", skipped)
 	}
-	staged, err := txn.StagedTable()
-	var snapFiles []string
-	if err == nil {
-		snapFiles, err = execStagedFiles(ctx, fs, tbl.Metadata(), staged.Metadata())
-	}
-	if err != nil {
-		cleanup()
-		return tbl, res, fmt.Errorf("inspect staged compaction: %w", err)
-	}
-	next, err := txn.Commit(context.WithoutCancel(ctx))
-	if err != nil {
-		cerr := execClassifyCommitErr(err)
-		if errors.Is(cerr, ErrConflict) {
-			cleanup()
-			n, _ := execRemoveStaged(fs, execMinus(snapFiles, written))
-			res.StagedRemoved += n
-		} else {
-			res.StagedKept = append(append(res.StagedKept, written...), execMinus(snapFiles, written)...)
-		}
-		return tbl, res, fmt.Errorf("commit compaction: %w", cerr)
-	}
-	res.Committed = true
 	res.MetadataLocation = next.MetadataLocation()
-	added := int64(len(written))
-	addedBytes := execSumSizes(ctx, fs, written)
-	res.FilesAfter = res.FilesBefore - replaced + added
-	res.BytesAfter = res.BytesBefore - replacedBytes + addedBytes
+	res.FilesAfter, res.BytesAfter = summaryTotals(next)
+	if err != nil {
+		cerr := classifyCompactErr(err)
+		if out != nil && !res.Committed {
+			for _, g := range out.Groups {
+				if errors.Is(cerr, ErrCommitUnknown) {
+					res.StagedKept = append(res.StagedKept, g.OutputPaths...)
+				} else {
+					// The engine removed the data files it wrote.
+					res.StagedRemoved += len(g.OutputPaths)
+				}
+			}
+		}
+		if rec != nil && !res.Committed && !errors.Is(cerr, ErrCommitUnknown) {
+			n, lerr := removeLeaked(context.WithoutCancel(ctx), verifyCat, tbl, rec.WriteFileIO, minusPaths(rec.written(), outputPaths(out)))
+			res.StagedRemoved += n
+			if lerr != nil {
+				res.Note = strings.TrimPrefix(res.Note+"; "+lerr.Error(), "; ")
+			}
+		}
+		return next, res, fmt.Errorf("compaction: %w", cerr)
+	}
 	return next, res, nil
 }
 
-// execLiveRows counts the rows a group's tasks hold after their deletes. Without
-// delete files it is the files' record counts; with them the tasks are read
-// (one column), because only reading applies position and equality deletes.
-func execLiveRows(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask) (int64, error) {
-	var n int64
-	var withDeletes []table.FileScanTask
-	for _, t := range tasks {
-		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
-			withDeletes = append(withDeletes, t)
-			continue
-		}
-		n += t.File.Count()
+// classifyCompactErr: the engine removes staged files itself when a commit
+// definitely failed and says "outcome unknown" when it kept them. Conflicts
+// become ErrConflict (apply reloads and retries); an unknown outcome
+// ErrCommitUnknown; anything else (a read or write error, a refusal, a row
+// mismatch) stays as it is.
+func classifyCompactErr(err error) error {
+	switch {
+	case strings.Contains(err.Error(), "outcome unknown"):
+		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+	case errors.Is(err, table.ErrCommitFailed), errors.Is(err, table.ErrCommitDiverged),
+		errors.Is(err, table.ErrConflictingDeleteFiles), strings.Contains(strings.ToLower(err.Error()), "requirement failed"):
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	case errors.Is(err, compaction.ErrRefused):
+		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-	if len(withDeletes) == 0 {
-		return n, nil
+	return err
+}
+
+// summaryTotals reads the live data file count and size from the current
+// snapshot's summary (no manifest is read).
+func summaryTotals(tbl *table.Table) (files, bytes int64) {
+	s := tbl.CurrentSnapshot()
+	if s == nil || s.Summary == nil {
+		return 0, 0
 	}
-	_, recs, err := tbl.Scan().ReadTasks(ctx, withDeletes)
+	files, _ = strconv.ParseInt(s.Summary.Properties["total-data-files"], 10, 64)
+	bytes, _ = strconv.ParseInt(s.Summary.Properties["total-files-size"], 10, 64)
+	return files, bytes
+}
+
+// recordingIO remembers every file written through it. iceberg-go writes a
+// rewrite's manifests and manifest list through the table's IO and leaves
+// them behind when the commit fails; the engine removes the data files it
+// wrote, and the rest is found here.
+type recordingIO struct {
+	iceio.WriteFileIO
+	mu    sync.Mutex
+	paths []string
+}
+
+func (r *recordingIO) note(name string) {
+	r.mu.Lock()
+	r.paths = append(r.paths, name)
+	r.mu.Unlock()
+}
+
+func (r *recordingIO) Create(name string) (iceio.FileWriter, error) {
+	r.note(name)
+	return r.WriteFileIO.Create(name)
+}
+
+func (r *recordingIO) WriteFile(name string, p []byte) error {
+	r.note(name)
+	return r.WriteFileIO.WriteFile(name, p)
+}
+
+// ReadFile keeps the fast path of IOs that have one.
+func (r *recordingIO) ReadFile(name string) ([]byte, error) {
+	if rf, ok := r.WriteFileIO.(iceio.ReadFileIO); ok {
+		return rf.ReadFile(name)
+	}
+	f, err := r.WriteFileIO.Open(name)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	for rec, err := range recs {
-		if err != nil {
-			return 0, err
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+func (r *recordingIO) written() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.paths)
+}
+
+// recording rebinds tbl to an IO that records writes.
+func recording(ctx context.Context, tbl *table.Table, cat table.CatalogIO) (*table.Table, *recordingIO, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open table storage: %w", err)
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return nil, nil, fmt.Errorf("table storage %T cannot write", fs)
+	}
+	rec := &recordingIO{WriteFileIO: wfs}
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (iceio.IO, error) { return rec, nil }, cat), rec, nil
+}
+
+// removeLeaked deletes files a definitely failed compaction wrote, after
+// checking on the catalog's current metadata that no snapshot's manifest
+// list is among them (if one were, the commit landed after all and nothing
+// may go).
+func removeLeaked(ctx context.Context, cat table.CatalogIO, tbl *table.Table, fs iceio.IO, paths []string) (int, error) {
+	if len(paths) == 0 {
+		return 0, nil
+	}
+	mine := map[string]bool{}
+	for _, p := range paths {
+		mine[execNormPath(p)] = true
+	}
+	cur, err := cat.LoadTable(ctx, tbl.Identifier())
+	if err != nil {
+		return 0, fmt.Errorf("verify before removing staged files (kept): %w", err)
+	}
+	for _, s := range cur.Metadata().Snapshots() {
+		if mine[execNormPath(s.ManifestList)] {
+			return 0, fmt.Errorf("snapshot %d uses a file the failed compaction wrote; staged files kept", s.SnapshotID)
 		}
-		n += rec.NumRows()
-		rec.Release()
+	}
+	n := 0
+	for _, p := range paths {
+		if err := fs.Remove(p); err == nil {
+			n++
+		}
 	}
 	return n, nil
 }
 
-func execMinus(a, b []string) []string {
+func outputPaths(out *compaction.Result) []string {
+	var ps []string
+	if out != nil {
+		for _, g := range out.Groups {
+			ps = append(ps, g.OutputPaths...)
+		}
+	}
+	return ps
+}
+
+func minusPaths(a, b []string) []string {
 	drop := map[string]bool{}
 	for _, p := range b {
 		drop[p] = true
 	}
-	var out []string
+	var outp []string
 	for _, p := range a {
 		if !drop[p] {
-			out = append(out, p)
+			outp = append(outp, p)
 		}
 	}
-	return out
-}
-
-func execSumSizes(ctx context.Context, fs iceio.IO, paths []string) int64 {
-	var n int64
-	for _, p := range paths {
-		if ctx.Err() != nil {
-			return n
-		}
-		f, err := fs.Open(p)
-		if err != nil {
-			continue
-		}
-		if st, err := f.Stat(); err == nil {
-			n += st.Size()
-		}
-		_ = f.Close()
-	}
-	return n
+	return outp
 }

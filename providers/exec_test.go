@@ -140,7 +140,7 @@ func TestCompactConflictRemovesStagedFiles(t *testing.T) {
 	appendRows(t, l.load(), 50, 7) // concurrent writer
 	before := filesUnder(t, stale)
 
-	_, res, err := Compact(ctx, stale, CompactSpec{Selection: smallFiles})
+	_, res, err := Compact(ctx, stale, CompactSpec{Selection: smallFiles, Catalog: l.cat})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("want ErrConflict, got %v", err)
 	}
@@ -493,8 +493,7 @@ func TestCompactUnknownOutcomeKeepsStagedFiles(t *testing.T) {
 			for i := range int64(5) {
 				tbl = appendRows(t, tbl, i*10, 10)
 			}
-			flaky := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, &flakyCatalog{CatalogIO: l.cat, land: land})
-			_, res, err := Compact(ctx, flaky, CompactSpec{Selection: smallFiles})
+			_, res, err := Compact(ctx, tbl, CompactSpec{Selection: smallFiles, Catalog: &flakyCatalog{CatalogIO: l.cat, land: land}})
 			if !errors.Is(err, ErrCommitUnknown) {
 				t.Fatalf("want ErrCommitUnknown, got %v", err)
 			}
@@ -566,4 +565,30 @@ func TestRemoveOrphanFilesQuarantine(t *testing.T) {
 	if b, err := os.ReadFile(moved); err != nil || string(b) != "stray" {
 		t.Fatalf("quarantined copy: %q %v", b, err)
 	}
+}
+
+// TestCompactRebasesOverConcurrentAppend: with Rebase the compaction lands
+// on top of a writer's append; the writer's rows stay, nothing leaks.
+func TestCompactRebasesOverConcurrentAppend(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := l.create(nil)
+	for i := range int64(5) {
+		tbl = appendRows(t, tbl, i*10, 10)
+	}
+	stale := tbl
+	appendRows(t, l.load(), 50, 7)
+	next, res, err := Compact(ctx, stale, CompactSpec{Selection: smallFiles, Catalog: l.cat, Rebase: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Committed || res.RowsBefore != 50 || res.RowsAfter != 50 {
+		t.Fatalf("result %+v", res)
+	}
+	cur := l.load()
+	if cur.MetadataLocation() != next.MetadataLocation() {
+		t.Fatal("returned table is not the catalog's")
+	}
+	mustEqualIDs(t, scanIDs(t, cur), seq(0, 57))
+	assertAllReferencedExist(t, cur)
 }
