@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -34,6 +33,18 @@ type orphanHooks struct {
 	// afterListing runs after storage was listed and before the table is
 	// reloaded to build the referenced set.
 	afterListing func()
+}
+
+// defaultSpillLimit is how many listed files, and how many references,
+// the orphan scan holds in memory before it sorts them out to disk: about
+// 50 MB each for typical object-store paths.
+const defaultSpillLimit = 200_000
+
+func (s *Session) spillLimit() int {
+	if s.spill > 0 {
+		return s.spill
+	}
+	return defaultSpillLimit
 }
 
 // listedFile is one file of the storage listing.
@@ -82,12 +93,13 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		// Same properties as the table's own IO (credentials, endpoints).
 		return iceio.LoadFS(ctx, tbl.Properties(), root)
 	}
-	listing, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm)
+	listing, hints, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm, s.spillLimit())
 	if err != nil {
 		return nil, err
 	}
+	defer listing.Close()
 	scan.Symlinks = symlinks
-	scan.ListedFiles = int64(len(listing))
+	scan.ListedFiles = listing.Len()
 	if hooks.afterListing != nil {
 		hooks.afterListing()
 	}
@@ -101,18 +113,21 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		scan.Refusal = "the table was dropped and recreated during the scan"
 		return scan, nil
 	}
-	refs := newSortedRefSet()
+	refs := newSortedRefSet(s.spillLimit())
+	defer refs.Close()
 	var relative string
-	add := func(p, cat string, required bool) {
+	add := func(p, cat string, required bool) error {
 		if !isAbsoluteLocation(p) && relative == "" {
 			relative = p
 		}
-		refs.Add(norm(p), cat, required)
+		return refs.Add(norm(p), cat, required)
 	}
-	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, listing, norm, add); err != nil {
+	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add); err != nil {
 		return nil, err
 	}
-	refs.Seal()
+	if err := refs.Seal(); err != nil {
+		return nil, fmt.Errorf("referenced set: %w", err)
+	}
 	if relative != "" {
 		// A relative path cannot be compared with a listing, and the file
 		// it names would look orphaned.
@@ -125,8 +140,13 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	if err != nil {
 		return nil, err
 	}
-	mismatch := prefixMismatchIndex(refs, roots)
-	mergeListing(scan, listing, refs, roots, excl, mismatch)
+	mismatch, err := prefixMismatchIndex(refs, roots)
+	if err != nil {
+		return nil, err
+	}
+	if err := mergeListing(scan, listing, refs, roots, excl, mismatch); err != nil {
+		return nil, err
+	}
 
 	nested, err := s.nestedTables(ctx, pol.Address, fresh, roots)
 	if err != nil {
@@ -142,7 +162,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 // snapshots and metadata versions that were already there before the
 // listing (before, beforeLoc) are required to be in it; those of commits
 // made since are referenced (kept) but may be absent from the listing.
-func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, listing []listedFile, norm func(string) string, add func(p, cat string, required bool)) error {
+func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, hints []string, norm func(string) string, add func(p, cat string, required bool) error) error {
 	md := tbl.Metadata()
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
@@ -161,8 +181,7 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 		required bool
 	}{{old, true}, {young, false}} {
 		err = walkReachable(ctx, fsys, md, g.ids, true, func(p string, _ int64, cat string) error {
-			add(p, cat, g.required)
-			return nil
+			return add(p, cat, g.required)
 		})
 		if err != nil {
 			return fmt.Errorf("build referenced set: %w", err)
@@ -172,18 +191,20 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 	for e := range before.PreviousFiles() {
 		knownMeta[norm(e.MetadataFile)] = true
 	}
-	add(tbl.MetadataLocation(), CategoryMetadata, knownMeta[norm(tbl.MetadataLocation())])
+	if err := add(tbl.MetadataLocation(), CategoryMetadata, knownMeta[norm(tbl.MetadataLocation())]); err != nil {
+		return err
+	}
 	for e := range md.PreviousFiles() {
-		add(e.MetadataFile, CategoryMetadata, knownMeta[norm(e.MetadataFile)])
+		if err := add(e.MetadataFile, CategoryMetadata, knownMeta[norm(e.MetadataFile)]); err != nil {
+			return err
+		}
 	}
 	// version-hint.text sits beside the metadata files (Hadoop tables). It
 	// is only referenced when it exists: a catalog table has none, and a
 	// missing one must not look like a partial listing.
 	hint := strings.TrimSuffix(tbl.MetadataLocation(), path.Base(tbl.MetadataLocation())) + "version-hint.text"
-	hk := norm(hint)
-	i := sort.Search(len(listing), func(i int) bool { return listing[i].key >= hk })
-	if i < len(listing) && listing[i].key == hk {
-		add(hint, CategoryVersionHint, true)
+	if slices.Contains(hints, norm(hint)) {
+		return add(hint, CategoryVersionHint, true)
 	}
 	return nil
 }
@@ -237,11 +258,24 @@ func isAbsoluteLocation(p string) bool {
 //
 // ioFor, when set, opens the IO for a root on another bucket or store than
 // the table location (write.data.path may point elsewhere); nil uses fsys.
-func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (iceio.IO, error), roots []string, norm func(string) string) ([]listedFile, []string, error) {
-	var (
-		out      []listedFile
-		symlinks []string
-	)
+//
+// The files go into an external sorter (spillLimit records in memory);
+// version-hint.text files are also returned by key, so the referenced set
+// can tell whether one exists.
+func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (iceio.IO, error), roots []string, norm func(string) string, spillLimit int) (_ *extSorter, hints, symlinks []string, err error) {
+	out := newExtSorter(spillLimit)
+	defer func() {
+		if err != nil {
+			_ = out.Close()
+		}
+	}()
+	emit := func(p string, size, mtime int64) error {
+		k := norm(p)
+		if path.Base(k) == "version-hint.text" {
+			hints = append(hints, k)
+		}
+		return out.Add(sortRec{key: k, aux: p, n1: size, n2: mtime})
+	}
 	for _, root := range roots {
 		if local, ok := strings.CutPrefix(root, "file://"); ok {
 			err := filepath.WalkDir(local, func(p string, d fs.DirEntry, err error) error {
@@ -274,11 +308,10 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 					}
 					return err
 				}
-				out = append(out, listedFile{key: norm(p), path: p, size: info.Size(), mtime: info.ModTime().UnixMilli()})
-				return nil
+				return emit(p, info.Size(), info.ModTime().UnixMilli())
 			})
 			if err != nil {
-				return nil, nil, fmt.Errorf("list %s: %w", root, err)
+				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
 			}
 			continue
 		}
@@ -286,13 +319,13 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 		if ioFor != nil {
 			f, err := ioFor(root)
 			if err != nil {
-				return nil, nil, fmt.Errorf("list %s: %w", root, err)
+				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
 			}
 			rootFS = f
 		}
 		lio, ok := rootFS.(iceio.ListableIO)
 		if !ok {
-			return nil, nil, fmt.Errorf("list %s: storage %T cannot list", root, rootFS)
+			return nil, nil, nil, fmt.Errorf("list %s: storage %T cannot list", root, rootFS)
 		}
 		err := lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -314,22 +347,20 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 			if err != nil {
 				return err
 			}
-			out = append(out, listedFile{key: norm(p), path: p, size: info.Size(), mtime: info.ModTime().UnixMilli()})
-			return nil
+			return emit(p, info.Size(), info.ModTime().UnixMilli())
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("list %s: %w", root, err)
+			return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
 		}
 	}
-	slices.SortFunc(out, func(a, b listedFile) int { return cmp.Compare(a.key, b.key) })
-	out = slices.CompactFunc(out, func(a, b listedFile) bool { return a.key == b.key })
 	slices.Sort(symlinks)
-	return out, symlinks, nil
+	return out, hints, symlinks, nil
 }
 
 // mergeListing walks the sorted listing and the sorted referenced keys side
-// by side (no map of every path).
-func mergeListing(scan *diff.OrphanScan, listing []listedFile, refs referencedSet, roots []string, excl *excluder, mismatch []string) {
+// by side (no map of every path). An error from either stream fails the
+// whole scan: a partial referenced set would make live files look orphaned.
+func mergeListing(scan *diff.OrphanScan, listing *extSorter, refs referencedSet, roots []string, excl *excluder, mismatch []string) error {
 	next, stop := iter.Pull2(refs.Keys())
 	defer stop()
 	ref, req, ok := next()
@@ -342,7 +373,16 @@ func mergeListing(scan *diff.OrphanScan, listing []listedFile, refs referencedSe
 			scan.MissingReferenced = append(scan.MissingReferenced, k)
 		}
 	}
-	for _, f := range listing {
+	lastKey, first := "", true
+	for rec, err := range listing.Sorted() {
+		if err != nil {
+			return fmt.Errorf("listing: %w", err)
+		}
+		if !first && rec.key == lastKey {
+			continue // the same file listed twice (overlapping roots)
+		}
+		lastKey, first = rec.key, false
+		f := listedFile{key: rec.key, path: rec.aux, size: rec.n1, mtime: rec.n2}
 		for ok && ref < f.key {
 			missing(ref, req)
 			ref, req, ok = next()
@@ -367,6 +407,10 @@ func mergeListing(scan *diff.OrphanScan, listing []listedFile, refs referencedSe
 		missing(ref, req)
 		ref, req, ok = next()
 	}
+	if err := refs.Err(); err != nil {
+		return fmt.Errorf("referenced set: %w", err)
+	}
+	return nil
 }
 
 // schemeAuthority is "s3://bucket" of "s3://bucket/t/x".
@@ -392,7 +436,7 @@ func pathPart(key string) string {
 // ignored: a listed file with such a path is most likely the same file
 // spelled differently (another bucket alias, s3a vs an unmapped scheme),
 // and is reported instead of becoming a candidate.
-func prefixMismatchIndex(refs referencedSet, roots []string) []string {
+func prefixMismatchIndex(refs referencedSet, roots []string) ([]string, error) {
 	rootParts := make([]string, len(roots))
 	for i, r := range roots {
 		rootParts[i] = pathPart(r)
@@ -406,8 +450,11 @@ func prefixMismatchIndex(refs referencedSet, roots []string) []string {
 			out = append(out, pp)
 		}
 	}
+	if err := refs.Err(); err != nil {
+		return nil, fmt.Errorf("referenced set: %w", err)
+	}
 	slices.Sort(out)
-	return out
+	return out, nil
 }
 
 func hasPathPart(sorted []string, key string) bool {

@@ -86,17 +86,25 @@ func TestOrphanScanNestedTable(t *testing.T) {
 func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 	norm := func(p string) string { return diff.NormalizePath(p, nil, nil) }
 	roots := []string{norm("s3://bucket/warehouse/t")}
-	refs := newSortedRefSet()
+	// Limits of 2 make both the listing and the references spill to disk.
+	refs := newSortedRefSet(2)
+	defer refs.Close()
 	for _, p := range []string{
 		"s3a://bucket/warehouse/t/data/a.parquet",
 		"s3://bucket/warehouse/t/data/b.parquet",
 		"s3n://bucket/warehouse/t/metadata/00001-x.metadata.json",
 		"s3://old-bucket/warehouse/t/data/moved.parquet",
+		"s3a://bucket/warehouse/t/data/a.parquet",
 	} {
-		refs.Add(norm(p), CategoryData, true)
+		if err := refs.Add(norm(p), CategoryData, true); err != nil {
+			t.Fatal(err)
+		}
 	}
-	refs.Seal()
-	var listing []listedFile
+	if err := refs.Seal(); err != nil || refs.Len() != 4 {
+		t.Fatalf("seal: %v, %d distinct", err, refs.Len())
+	}
+	listing := newExtSorter(2)
+	defer listing.Close()
 	for _, p := range []string{
 		"s3://bucket/warehouse/t/data/a.parquet",
 		"s3://bucket/warehouse/t/data/b.parquet",
@@ -104,14 +112,22 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 		"s3://bucket/warehouse/t/data/stray.parquet",
 		"s3://bucket/warehouse/t/metadata/00001-x.metadata.json",
 	} {
-		listing = append(listing, listedFile{key: norm(p), path: p, size: 1, mtime: 1})
+		if err := listing.Add(sortRec{key: norm(p), aux: p, n1: 1, n2: 1}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	scan := &diff.OrphanScan{}
 	excl, err := newExcluder(roots[0], nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mergeListing(scan, listing, refs, roots, excl, prefixMismatchIndex(refs, roots))
+	mismatch, err := prefixMismatchIndex(refs, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mergeListing(scan, listing, refs, roots, excl, mismatch); err != nil {
+		t.Fatal(err)
+	}
 	if got := candidatePaths(scan); !slices.Equal(got, []string{"s3://bucket/warehouse/t/data/stray.parquet"}) {
 		t.Errorf("candidates = %v", got)
 	}

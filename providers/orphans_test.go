@@ -156,21 +156,24 @@ func TestOrphanScanCategories(t *testing.T) {
 	tbl = l.Reload(t, "ns.t")
 	writeFile(t, filepath.Join(meta, "version-hint.text"), 1, fixedNow)
 
-	sess := sessionFor(t, l)
-	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []string{CategoryManifestList, CategoryManifest, CategoryData, CategoryDelete, CategoryStatistics, CategoryPartitionStatistics, CategoryMetadata, CategoryVersionHint} {
-		if scan.Categories[c] == 0 {
-			t.Errorf("category %s: 0 referenced files (%v)", c, scan.Categories)
+	for _, spill := range []int{0, 2} {
+		sess := sessionFor(t, l)
+		sess.spill = spill
+		scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(scan.Candidates) != 0 || len(scan.NonIceberg) != 0 || scan.MissingReferencedCount != 0 {
-		t.Errorf("candidates %v non-iceberg %v missing %v", candidatePaths(scan), scan.NonIceberg, scan.MissingReferenced)
-	}
-	if scan.ListedFiles != scan.Referenced {
-		t.Errorf("listed %d, referenced %d: every listed file is referenced", scan.ListedFiles, scan.Referenced)
+		for _, c := range []string{CategoryManifestList, CategoryManifest, CategoryData, CategoryDelete, CategoryStatistics, CategoryPartitionStatistics, CategoryMetadata, CategoryVersionHint} {
+			if scan.Categories[c] == 0 {
+				t.Errorf("spill %d: category %s: 0 referenced files (%v)", spill, c, scan.Categories)
+			}
+		}
+		if len(scan.Candidates) != 0 || len(scan.NonIceberg) != 0 || scan.MissingReferencedCount != 0 {
+			t.Errorf("spill %d: candidates %v non-iceberg %v missing %v", spill, candidatePaths(scan), scan.NonIceberg, scan.MissingReferenced)
+		}
+		if scan.ListedFiles != scan.Referenced {
+			t.Errorf("spill %d: listed %d, referenced %d: every listed file is referenced", spill, scan.ListedFiles, scan.Referenced)
+		}
 	}
 }
 
@@ -271,18 +274,6 @@ func TestOrphanScanMatchesIcebergGo(t *testing.T) {
 		writeFile(t, filepath.Join(tbl.Location(), p), 7, old)
 	}
 
-	sess := sessionFor(t, l)
-	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cutoff := time.Now().Add(-24 * time.Hour).UnixMilli()
-	var ours []string
-	for _, f := range append(slices.Clone(scan.Candidates), scan.NonIceberg...) {
-		if f.MtimeMs < cutoff {
-			ours = append(ours, diff.NormalizePath(f.Path, nil, nil))
-		}
-	}
 	plan, err := l.Reload(t, "ns.t").PlanOrphanFiles(ctx, table.WithFilesOlderThan(24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -291,12 +282,29 @@ func TestOrphanScanMatchesIcebergGo(t *testing.T) {
 	for _, p := range plan.Files() {
 		theirs = append(theirs, diff.NormalizePath(p, nil, nil))
 	}
-	slices.Sort(ours)
 	slices.Sort(theirs)
-	if !slices.Equal(ours, theirs) || len(ours) != 6 {
-		t.Fatalf("ours   %v\ntheirs %v", ours, theirs)
-	}
-	if scan.MissingReferencedCount != 0 || scan.Categories[CategoryDelete] != 2 {
-		t.Errorf("missing %v categories %v", scan.MissingReferenced, scan.Categories)
+	// The same with everything in memory and with the listing and the
+	// referenced set spilled to disk every 3 records.
+	for _, spill := range []int{0, 3} {
+		sess := sessionFor(t, l)
+		sess.spill = spill
+		scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), l.Reload(t, "ns.t"), orphanHooks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cutoff := time.Now().Add(-24 * time.Hour).UnixMilli()
+		var ours []string
+		for _, f := range append(slices.Clone(scan.Candidates), scan.NonIceberg...) {
+			if f.MtimeMs < cutoff {
+				ours = append(ours, diff.NormalizePath(f.Path, nil, nil))
+			}
+		}
+		slices.Sort(ours)
+		if !slices.Equal(ours, theirs) || len(ours) != 6 {
+			t.Fatalf("spill %d:\nours   %v\ntheirs %v", spill, ours, theirs)
+		}
+		if scan.MissingReferencedCount != 0 || scan.Categories[CategoryDelete] != 2 || scan.ListedFiles != scan.Referenced+6 {
+			t.Errorf("spill %d: missing %v categories %v listed %d referenced %d", spill, scan.MissingReferenced, scan.Categories, scan.ListedFiles, scan.Referenced)
+		}
 	}
 }

@@ -1,94 +1,120 @@
 package providers
 
 import (
-	"cmp"
 	"iter"
-	"slices"
 )
 
 // referencedSet is the set of files the table's metadata references, keyed
-// by normalised path. It sits behind an interface so that a spilling or
-// Bloom-filter implementation (bounded memory at 10M files, issue 5) can
-// replace the sorted slice without touching the scan: the scan only adds
-// keys, seals, and then walks them in ascending order beside the sorted
-// listing.
+// by normalised path. It sits behind an interface so that the scan does not
+// depend on how the set is held: the scan only adds keys, seals, and then
+// walks them in ascending order beside the sorted listing. The
+// implementation here sorts externally (bounded memory, spilling to disk);
+// a Bloom filter, which can only err toward keeping a file, could replace
+// it for an approximate membership test.
 type referencedSet interface {
 	// Add records one reference; duplicates are allowed until Seal.
 	// required says the file must be in the listing (it was committed before
 	// the listing began); files of commits made after that are referenced,
 	// so kept, but their absence says nothing about the listing.
-	Add(key, category string, required bool)
-	// Seal sorts and de-duplicates. No Add after it.
-	Seal()
+	Add(key, category string, required bool) error
+	// Seal finishes adding and counts. No Add after it.
+	Seal() error
 	// Len is the number of distinct keys (after Seal).
 	Len() int64
 	// Categories counts distinct keys per category (after Seal). A key
-	// referenced under two categories counts once, in the first one sorted.
+	// referenced under two categories counts once.
 	Categories() map[string]int64
 	// Keys yields the distinct keys in ascending order with whether any
-	// reference to the key was required (after Seal).
+	// reference to the key was required (after Seal). A read error ends the
+	// sequence early; Err reports it, and must be checked after every walk,
+	// because a truncated walk would make referenced files look orphaned.
 	Keys() iter.Seq2[string, bool]
+	Err() error
+	// Close releases what the set holds (spill files).
+	Close() error
 }
 
-// sortedRefSet is the in-memory implementation: one string and one byte per
-// reference.
+// sortedRefSet keeps references in an external sorter: at most limit
+// references in memory, the rest in sorted runs on disk.
 type sortedRefSet struct {
-	entries []refEntry
-	cats    []string
-	catIdx  map[string]uint8
-	counts  map[string]int64
+	s      *extSorter
+	n      int64
+	counts map[string]int64
+	err    error
 }
 
-type refEntry struct {
-	key      string
-	cat      uint8
-	required bool
+func newSortedRefSet(limit int) *sortedRefSet {
+	return &sortedRefSet{s: newExtSorter(limit)}
 }
 
-func newSortedRefSet() *sortedRefSet {
-	return &sortedRefSet{catIdx: map[string]uint8{}}
-}
-
-func (s *sortedRefSet) Add(key, category string, required bool) {
-	c, ok := s.catIdx[category]
-	if !ok {
-		c = uint8(len(s.cats))
-		s.cats = append(s.cats, category)
-		s.catIdx[category] = c
+func (s *sortedRefSet) Add(key, category string, required bool) error {
+	var req int64
+	if required {
+		req = 1
 	}
-	s.entries = append(s.entries, refEntry{key: key, cat: c, required: required})
+	return s.s.Add(sortRec{key: key, aux: category, n1: req})
 }
 
-func (s *sortedRefSet) Seal() {
-	slices.SortFunc(s.entries, func(a, b refEntry) int {
-		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.cat, b.cat))
-	})
-	// Merge duplicates by hand: a key is required if any reference is.
-	out := s.entries[:0]
-	for _, e := range s.entries {
-		if n := len(out); n > 0 && out[n-1].key == e.key {
-			out[n-1].required = out[n-1].required || e.required
-			continue
-		}
-		out = append(out, e)
-	}
-	s.entries = out
+func (s *sortedRefSet) Seal() error {
 	s.counts = map[string]int64{}
-	for _, e := range s.entries {
-		s.counts[s.cats[e.cat]]++
+	s.n = 0
+	for rec, err := range s.distinct() {
+		if err != nil {
+			return err
+		}
+		s.n++
+		s.counts[rec.aux]++
+	}
+	return nil
+}
+
+// distinct merges adjacent duplicates: required if any reference is; the
+// category of the smallest one.
+func (s *sortedRefSet) distinct() iter.Seq2[sortRec, error] {
+	return func(yield func(sortRec, error) bool) {
+		var (
+			cur  sortRec
+			have bool
+		)
+		for rec, err := range s.s.Sorted() {
+			if err != nil {
+				yield(sortRec{}, err)
+				return
+			}
+			if have && rec.key == cur.key {
+				cur.n1 = max(cur.n1, rec.n1)
+				cur.aux = min(cur.aux, rec.aux)
+				continue
+			}
+			if have && !yield(cur, nil) {
+				return
+			}
+			cur, have = rec, true
+		}
+		if have {
+			yield(cur, nil)
+		}
 	}
 }
 
-func (s *sortedRefSet) Len() int64 { return int64(len(s.entries)) }
+func (s *sortedRefSet) Len() int64 { return s.n }
 
 func (s *sortedRefSet) Categories() map[string]int64 { return s.counts }
 
 func (s *sortedRefSet) Keys() iter.Seq2[string, bool] {
 	return func(yield func(string, bool) bool) {
-		for _, e := range s.entries {
-			if !yield(e.key, e.required) {
+		for rec, err := range s.distinct() {
+			if err != nil {
+				s.err = err
+				return
+			}
+			if !yield(rec.key, rec.n1 == 1) {
 				return
 			}
 		}
 	}
 }
+
+func (s *sortedRefSet) Err() error { return s.err }
+
+func (s *sortedRefSet) Close() error { return s.s.Close() }

@@ -42,6 +42,8 @@ type Session struct {
 	// locations caches every configured table's location for the nested
 	// table check of orphan scans.
 	locations *tableLocations
+	// spill overrides defaultSpillLimit (tests force spilling with it).
+	spill int
 }
 
 type catalogEntry struct {

@@ -1,0 +1,293 @@
+package providers
+
+import (
+	"bufio"
+	"cmp"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// sortRec is one record of an external sort: a key to order by and a few
+// payload fields (a listed file's path, size and mtime; a reference's
+// category and whether it is required).
+type sortRec struct {
+	key string
+	aux string
+	n1  int64
+	n2  int64
+}
+
+// extSorter sorts records by key within a memory budget: up to limit
+// records are kept in memory; beyond that, each full buffer is sorted and
+// written to a run file, and Sorted merges the runs (k-way, by key). This is
+// what keeps the orphan scan's listing and referenced set bounded whatever
+// the number of files (DESIGN §4, §6): memory is limit records plus one
+// buffered reader per run.
+type extSorter struct {
+	limit int
+	dir   string // created on the first spill
+	mem   []sortRec
+	runs  []string
+	seq   int // run file names
+	n     int64
+}
+
+func newExtSorter(limit int) *extSorter {
+	return &extSorter{limit: max(limit, 1)}
+}
+
+func (s *extSorter) Len() int64 { return s.n }
+
+func (s *extSorter) Add(r sortRec) error {
+	s.mem = append(s.mem, r)
+	s.n++
+	if len(s.mem) >= s.limit {
+		return s.spill()
+	}
+	return nil
+}
+
+func sortRecs(rs []sortRec) {
+	slices.SortFunc(rs, func(a, b sortRec) int { return cmp.Compare(a.key, b.key) })
+}
+
+func (s *extSorter) spill() error {
+	if s.dir == "" {
+		d, err := os.MkdirTemp("", "iceops-sort-")
+		if err != nil {
+			return fmt.Errorf("external sort: %w", err)
+		}
+		s.dir = d
+	}
+	sortRecs(s.mem)
+	p, err := s.writeRun(slices.Values(s.mem))
+	if err != nil {
+		return err
+	}
+	s.runs = append(s.runs, p)
+	s.mem = s.mem[:0]
+	if len(s.runs) >= maxOpenRuns {
+		// Merge the runs into one so that a merge never holds more than
+		// maxOpenRuns files open.
+		merged, err := s.writeRunErr(s.mergeRuns(s.runs, nil))
+		if err != nil {
+			return err
+		}
+		for _, r := range s.runs {
+			_ = os.Remove(r)
+		}
+		s.runs = []string{merged}
+	}
+	return nil
+}
+
+// maxOpenRuns bounds the run files a merge opens at once.
+const maxOpenRuns = 64
+
+func (s *extSorter) writeRun(recs iter.Seq[sortRec]) (string, error) {
+	return s.writeRunErr(func(yield func(sortRec, error) bool) {
+		for r := range recs {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	})
+}
+
+func (s *extSorter) writeRunErr(recs iter.Seq2[sortRec, error]) (string, error) {
+	s.seq++
+	p := filepath.Join(s.dir, fmt.Sprintf("run-%06d", s.seq))
+	f, err := os.Create(p)
+	if err != nil {
+		return "", fmt.Errorf("external sort: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	var buf [binary.MaxVarintLen64]byte
+	put := func(v int64) {
+		n := binary.PutVarint(buf[:], v)
+		_, _ = w.Write(buf[:n])
+	}
+	for r, err := range recs {
+		if err != nil {
+			_ = f.Close()
+			return "", err
+		}
+		put(int64(len(r.key)))
+		_, _ = w.WriteString(r.key)
+		put(int64(len(r.aux)))
+		_, _ = w.WriteString(r.aux)
+		put(r.n1)
+		put(r.n2)
+	}
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		return "", fmt.Errorf("external sort: write run: %w", err)
+	}
+	return p, nil
+}
+
+// Close removes the run files.
+func (s *extSorter) Close() error {
+	s.mem = nil
+	if s.dir == "" {
+		return nil
+	}
+	err := os.RemoveAll(s.dir)
+	s.dir, s.runs = "", nil
+	return err
+}
+
+// runReader reads one run back.
+type runReader struct {
+	f   *os.File
+	r   *bufio.Reader
+	cur sortRec
+}
+
+func (rr *runReader) next() (bool, error) {
+	klen, err := binary.ReadVarint(rr.r)
+	if err == io.EOF {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	str := func(n int64) (string, error) {
+		b := make([]byte, n)
+		_, err := io.ReadFull(rr.r, b)
+		return string(b), err
+	}
+	var r sortRec
+	if r.key, err = str(klen); err != nil {
+		return false, err
+	}
+	alen, err := binary.ReadVarint(rr.r)
+	if err != nil {
+		return false, err
+	}
+	if r.aux, err = str(alen); err != nil {
+		return false, err
+	}
+	if r.n1, err = binary.ReadVarint(rr.r); err != nil {
+		return false, err
+	}
+	if r.n2, err = binary.ReadVarint(rr.r); err != nil {
+		return false, err
+	}
+	rr.cur = r
+	return true, nil
+}
+
+// mergeHeap orders the current records of the cursors; the in-memory run
+// is a cursor too (index -1 in src).
+type mergeCursor struct {
+	rr  *runReader // nil for the in-memory run
+	mem []sortRec
+	cur sortRec
+}
+
+type mergeHeap []*mergeCursor
+
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return h[i].cur.key < h[j].cur.key }
+func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*mergeCursor)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (c *mergeCursor) advance() (bool, error) {
+	if c.rr == nil {
+		if len(c.mem) == 0 {
+			return false, nil
+		}
+		c.cur, c.mem = c.mem[0], c.mem[1:]
+		return true, nil
+	}
+	ok, err := c.rr.next()
+	if ok {
+		c.cur = c.rr.cur
+	}
+	return ok, err
+}
+
+// Sorted yields every record in key order (duplicates adjacent, in no
+// particular order among themselves). No Add after it. An I/O error is
+// yielded once, as the last element.
+func (s *extSorter) Sorted() iter.Seq2[sortRec, error] {
+	sortRecs(s.mem)
+	if len(s.runs) == 0 {
+		return func(yield func(sortRec, error) bool) {
+			for _, r := range s.mem {
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+	}
+	return s.mergeRuns(s.runs, s.mem)
+}
+
+// mergeRuns merges sorted run files and a sorted in-memory slice.
+func (s *extSorter) mergeRuns(runs []string, mem []sortRec) iter.Seq2[sortRec, error] {
+	return func(yield func(sortRec, error) bool) {
+		var files []*os.File
+		defer func() {
+			for _, f := range files {
+				_ = f.Close()
+			}
+		}()
+		h := mergeHeap{}
+		push := func(c *mergeCursor) error {
+			ok, err := c.advance()
+			if err != nil {
+				return err
+			}
+			if ok {
+				heap.Push(&h, c)
+			}
+			return nil
+		}
+		for _, p := range runs {
+			f, err := os.Open(p)
+			if err != nil {
+				yield(sortRec{}, fmt.Errorf("external sort: %w", err))
+				return
+			}
+			files = append(files, f)
+			if err := push(&mergeCursor{rr: &runReader{f: f, r: bufio.NewReaderSize(f, 1<<16)}}); err != nil {
+				yield(sortRec{}, fmt.Errorf("external sort: read run: %w", err))
+				return
+			}
+		}
+		if err := push(&mergeCursor{mem: mem}); err != nil {
+			yield(sortRec{}, err)
+			return
+		}
+		for h.Len() > 0 {
+			c := h[0]
+			if !yield(c.cur, nil) {
+				return
+			}
+			ok, err := c.advance()
+			if err != nil {
+				yield(sortRec{}, fmt.Errorf("external sort: read run: %w", err))
+				return
+			}
+			if ok {
+				heap.Fix(&h, 0)
+			} else {
+				heap.Pop(&h)
+			}
+		}
+	}
+}

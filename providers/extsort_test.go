@@ -1,0 +1,63 @@
+package providers
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+)
+
+// The external sort returns the same multiset in key order as an in-memory
+// sort, whatever the spill limit, and removes its run files.
+func TestExtSorter(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var recs []sortRec
+	for i := range 5000 {
+		k := fmt.Sprintf("s3://b/t/data/%05d.parquet", r.IntN(3000)) // duplicates too
+		recs = append(recs, sortRec{key: k, aux: fmt.Sprint(i), n1: int64(i), n2: -int64(i)})
+	}
+	want := slices.Clone(recs)
+	sortRecs(want)
+	for _, limit := range []int{7, 1000, 1 << 20} { // 7 forces run merges (maxOpenRuns)
+		s := newExtSorter(limit)
+		for _, rec := range recs {
+			if err := s.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dir := s.dir
+		var got []sortRec
+		for rec, err := range s.Sorted() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, rec)
+		}
+		if len(got) != len(want) || s.Len() != int64(len(want)) {
+			t.Fatalf("limit %d: %d records, want %d", limit, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].key != want[i].key {
+				t.Fatalf("limit %d: record %d key %q, want %q", limit, i, got[i].key, want[i].key)
+			}
+		}
+		// Payloads travel with their keys.
+		slices.SortFunc(got, func(a, b sortRec) int { return int(a.n1 - b.n1) })
+		for i, rec := range got {
+			if rec != recs[i] {
+				t.Fatalf("limit %d: record %+v, want %+v", limit, rec, recs[i])
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if dir != "" {
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("limit %d: run directory left behind", limit)
+			}
+		} else if limit < len(recs) {
+			t.Errorf("limit %d: nothing spilled", limit)
+		}
+	}
+}
