@@ -1,10 +1,9 @@
 package providers
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
+	"iter"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -52,22 +51,19 @@ func estimateFreed(ctx context.Context, fsys iceio.IO, md table.Metadata, expire
 	}
 	norm := func(p string) string { return diff.NormalizePath(p, nil, nil) }
 
-	type sized struct {
-		key  string
-		size int64
-	}
-	var before []sized
+	// Both sides go through external sorters so that a table with millions
+	// of files is compared in bounded memory, by a sorted merge.
+	before, after := newExtSorter(defaultSpillLimit), newExtSorter(defaultSpillLimit)
+	defer before.Close()
+	defer after.Close()
 	err = walkReachable(ctx, fsys, md, expireIDs, false, func(p string, size int64, _ string) error {
-		before = append(before, sized{norm(p), size})
-		return nil
+		return before.Add(sortRec{key: norm(p), n1: size})
 	})
 	if err != nil {
 		return 0, 0, err
 	}
-	var after []string
 	err = walkReachable(ctx, fsys, md, kept, false, func(p string, _ int64, _ string) error {
-		after = append(after, norm(p))
-		return nil
+		return after.Add(sortRec{key: norm(p)})
 	})
 	if err != nil {
 		return 0, 0, err
@@ -75,7 +71,7 @@ func estimateFreed(ctx context.Context, fsys iceio.IO, md table.Metadata, expire
 	if cur := md.CurrentSnapshot(); cur != nil && expire[cur.SnapshotID] {
 		err = walkReachable(ctx, fsys, md, []int64{cur.SnapshotID}, false, func(p string, _ int64, cat string) error {
 			if (cat == CategoryData || cat == CategoryDelete) && (compactInputs == nil || !compactInputs(p)) {
-				after = append(after, norm(p))
+				return after.Add(sortRec{key: norm(p)})
 			}
 			return nil
 		})
@@ -84,21 +80,30 @@ func estimateFreed(ctx context.Context, fsys iceio.IO, md table.Metadata, expire
 		}
 	}
 	// Only files reachable from an expired snapshot can be freed, so the
-	// before set is walked from those alone; sorted merge against after.
-	slices.SortFunc(before, func(a, b sized) int { return cmp.Compare(a.key, b.key) })
-	before = slices.CompactFunc(before, func(a, b sized) bool { return a.key == b.key })
-	slices.Sort(after)
-	after = slices.Compact(after)
-	j := 0
-	for _, f := range before {
-		for j < len(after) && after[j] < f.key {
-			j++
+	// before side is walked from those alone.
+	next, stop := iter.Pull2(after.Sorted())
+	defer stop()
+	aft, aerr, ok := next()
+	last, first := "", true
+	for f, err := range before.Sorted() {
+		if err != nil {
+			return 0, 0, err
 		}
-		if j < len(after) && after[j] == f.key {
+		if !first && f.key == last {
+			continue
+		}
+		last, first = f.key, false
+		for ok && aerr == nil && aft.key < f.key {
+			aft, aerr, ok = next()
+		}
+		if aerr != nil {
+			return 0, 0, aerr
+		}
+		if ok && aft.key == f.key {
 			continue
 		}
 		files++
-		bytes += max(f.size, 0)
+		bytes += max(f.n1, 0)
 	}
 	return files, bytes, nil
 }
