@@ -2,7 +2,10 @@ package providers
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -56,6 +59,54 @@ func BenchmarkObserve100k(b *testing.B) {
 		}
 		if st.Files.DataFiles != 100000 {
 			b.Fatalf("%d files", st.Files.DataFiles)
+		}
+	}
+	b.StopTimer()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+}
+
+// BenchmarkOrphanScan50k scans a table of 50,000 data files (empty files
+// on disk, named by synthetic manifest entries) plus 5,000 strays, with the
+// listing and the referenced set spilled every 20,000 records, and reports
+// the heap in use at the end.
+func BenchmarkOrphanScan50k(b *testing.B) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(b, b.TempDir(), "lake")
+	tbl := l.CreateTable(b, "ns.big", testkit.TableOptions{})
+	tbl = testkit.AddSyntheticFiles(b, tbl, 10, 5000, 1, 1<<20)
+	dir := filepath.Join(tbl.Location(), "data", "synthetic")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	err := ReachableFiles(ctx, tbl, []int64{tbl.CurrentSnapshot().SnapshotID}, func(p string, _ int64, cat string) error {
+		if cat != CategoryData {
+			return nil
+		}
+		return os.WriteFile(p, nil, 0o644)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 5000 {
+		if err := os.WriteFile(filepath.Join(dir, "stray-"+strconv.Itoa(i)+".parquet"), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sess := Open(sessionConfig(l), Options{})
+	defer sess.Close()
+	sess.spill = 20000
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.big"), tbl, orphanHooks{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(scan.Candidates) != 5000 || scan.MissingReferencedCount != 0 {
+			b.Fatalf("%d candidates, %d missing", len(scan.Candidates), scan.MissingReferencedCount)
 		}
 	}
 	b.StopTimer()
