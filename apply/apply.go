@@ -143,6 +143,13 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}
+	// Tables the plan could not plan are failures of this apply too (exit 1),
+	// listed with the plan's message.
+	for _, pe := range plan.Errors {
+		out = append(out, TableResult{Address: pe.Address, Status: StatusFailed,
+			Error: "not planned: " + pe.Message, Actions: []ActionResult{}})
+	}
+	slices.SortStableFunc(out, func(a, b TableResult) int { return strings.Compare(a.Address, b.Address) })
 	res.Tables = out
 	res.FinishedAt = r.now().UTC()
 	res.summarize()

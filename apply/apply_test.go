@@ -374,6 +374,22 @@ table "down.a.b" {
 	if p.Summary.Errors < 2 || p.Summary.TablesChanged != 1 {
 		t.Fatalf("summary %+v", p.Summary)
 	}
+	// Applying it changes the plannable table and still fails (exit 1),
+	// naming the tables that could not be planned.
+	res := e.apply(p, false)
+	if !res.Failed() {
+		t.Fatal("apply of a plan with errors did not fail")
+	}
+	// (Its orphan sweep is refused while another catalog is unreachable:
+	// providers cannot rule out a nested table.)
+	for _, a := range tableResult(t, res, "lake."+orders).Actions {
+		if a.Status != StatusDone {
+			t.Fatalf("the healthy table was not applied:\n%s", describe(res))
+		}
+	}
+	if tr := tableResult(t, res, "down.a.b"); tr.Status != StatusFailed || !strings.Contains(tr.Error, "not planned") {
+		t.Fatalf("unplannable table: %+v", tr)
+	}
 }
 
 func TestTargets(t *testing.T) {
