@@ -69,29 +69,31 @@ func resolveWarehouse(dir, w string) string {
 	return filepath.Join(dir, w)
 }
 
-// SQLitePath extracts the database file from a sqlite catalog URI:
-// "sqlite:PATH", "sqlite://PATH", SQLAlchemy's "sqlite:////abs/path" and
-// "sqlite:///rel/path". Relative paths resolve against dir.
-func SQLitePath(dir, uri string) (string, bool) {
+// SQLitePath extracts the database file and any query from a sqlite catalog
+// URI, with config's spellings: "sqlite:PATH", "sqlite:/abs/path",
+// SQLAlchemy's "sqlite:///rel/path" and "sqlite:////abs/path", optionally
+// followed by "?query". Relative paths resolve against dir. ":memory:" is
+// returned as is.
+func SQLitePath(dir, uri string) (path, query string, ok bool) {
 	rest, ok := strings.CutPrefix(uri, "sqlite:")
 	if !ok {
-		return "", false
+		return "", "", false
 	}
-	switch {
-	case strings.HasPrefix(rest, "////"): // sqlite:////abs
-		rest = rest[3:]
-	case strings.HasPrefix(rest, "///"): // sqlite:///rel (SQLAlchemy)
-		rest = rest[3:]
-	case strings.HasPrefix(rest, "//"):
-		rest = rest[2:]
+	rest, query, _ = strings.Cut(rest, "?")
+	if p, isURL := strings.CutPrefix(rest, "//"); isURL {
+		// URL form: the host must be empty, so "///rel" and "////abs".
+		if !strings.HasPrefix(p, "/") {
+			return "", "", false
+		}
+		rest = p[1:]
 	}
 	if rest == "" {
-		return "", false
+		return "", "", false
 	}
-	if !filepath.IsAbs(rest) && dir != "" {
+	if rest != ":memory:" && !filepath.IsAbs(rest) && dir != "" {
 		rest = filepath.Join(dir, rest)
 	}
-	return rest, true
+	return rest, query, true
 }
 
 func openSQLCatalog(_ context.Context, dir, name, uri string, props iceberg.Properties) (catalog.Catalog, *sql.DB, error) {
@@ -102,16 +104,18 @@ func openSQLCatalog(_ context.Context, dir, name, uri string, props iceberg.Prop
 	)
 	switch {
 	case strings.HasPrefix(uri, "sqlite:"):
-		path, ok := SQLitePath(dir, uri)
+		path, query, ok := SQLitePath(dir, uri)
 		if !ok {
-			return nil, nil, fmt.Errorf("bad sqlite uri %q", uri)
+			return nil, nil, fmt.Errorf("bad sqlite uri %q (want sqlite:PATH, sqlite:/abs/path or sqlite:////abs/path)", uri)
 		}
 		// Opening a missing sqlite file would silently create an empty
 		// catalog, and every table would look absent; say what is wrong.
-		if _, statErr := os.Stat(path); statErr != nil {
-			return nil, nil, fmt.Errorf("sqlite catalog database: %w", statErr)
+		if path != ":memory:" {
+			if _, statErr := os.Stat(path); statErr != nil {
+				return nil, nil, fmt.Errorf("sqlite catalog database: %w", statErr)
+			}
 		}
-		db, err = lakehouse.OpenSQLiteDB(path)
+		db, err = lakehouse.OpenSQLiteDBQuery(path, query)
 		dialect = sqlcat.SQLite
 	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
 		db, err = sql.Open("pgx", uri)

@@ -24,14 +24,23 @@ import (
 // the busy timeout turns "database is locked" between our own concurrent
 // commits (parallel apply) into a short wait instead of an error. The pragmas
 // are in the DSN so that every pooled connection gets them.
-func SQLiteDSN(path string) string {
-	return path + "?_pragma=" + url.QueryEscape("busy_timeout(10000)") +
+// A query from the catalog URI (e.g. "mode=ro") is kept in front of them.
+func SQLiteDSN(path, query string) string {
+	if query != "" {
+		query += "&"
+	}
+	return path + "?" + query + "_pragma=" + url.QueryEscape("busy_timeout(10000)") +
 		"&_pragma=" + url.QueryEscape("journal_mode(WAL)")
 }
 
 // OpenSQLiteDB opens (creating if needed) the sqlite database file at path.
 func OpenSQLiteDB(path string) (*sql.DB, error) {
-	db, err := sql.Open(sqliteshim.ShimName, SQLiteDSN(path))
+	return OpenSQLiteDBQuery(path, "")
+}
+
+// OpenSQLiteDBQuery is OpenSQLiteDB with extra DSN query parameters.
+func OpenSQLiteDBQuery(path, query string) (*sql.DB, error) {
+	db, err := sql.Open(sqliteshim.ShimName, SQLiteDSN(path, query))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
