@@ -1,5 +1,3 @@
-//go:build iceops_pending
-
 package main
 
 import (
@@ -122,6 +120,7 @@ func (c *cli) approve() (bool, error) {
 	s := c.colorErr()
 	fmt.Fprint(c.stderr, "\n"+s.Bold(approvalPrompt))
 	line, err := bufio.NewReader(c.stdin).ReadString('\n')
+	fmt.Fprintln(c.stderr)
 	if err != nil && line == "" {
 		// EOF (Ctrl-D) is a no, not an error.
 		return false, nil

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
-
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
@@ -43,14 +39,4 @@ func (c *cli) loadConfig(v Vars, lint bool) (cfg *config.Config, ok bool) {
 // configDir is the configuration directory as the user named it, so that
 // diagnostics say "main.iceops.hcl:3:5" (or "examples/quickstart/...:3:5"
 // after -chdir) rather than an absolute path.
-func (c *cli) configDir() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return c.dir
-	}
-	rel, err := filepath.Rel(wd, c.dir)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return c.dir
-	}
-	return rel
-}
+func (c *cli) configDir() string { return c.shownPath(c.dir) }

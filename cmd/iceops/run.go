@@ -39,6 +39,7 @@ type cli struct {
 	now            func() time.Time
 	dir            string // absolute working directory, after -chdir
 	noColor        bool   // -no-color on the command line
+	self           string // how the user ran iceops, for "run this next" hints
 }
 
 // run is the whole CLI; it returns the exit code.
@@ -53,8 +54,32 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		stdoutTTY: isTerminal(stdout),
 		stderrTTY: isTerminal(stderr),
 		now:       time.Now,
+		self:      selfName(os.Args[0]),
 	}
 	return c.run(args)
+}
+
+// selfName is how to tell the user to run iceops again: "go run
+// ./cmd/iceops" when this binary was built by go run, else "iceops".
+func selfName(argv0 string) string {
+	if strings.Contains(filepath.ToSlash(argv0), "/go-build") {
+		return "go run ./cmd/iceops"
+	}
+	return "iceops"
+}
+
+// shownPath renders an absolute path as the user should type it: relative
+// to the directory they ran iceops in when it lies below it.
+func (c *cli) shownPath(abs string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs
+	}
+	rel, err := filepath.Rel(wd, abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return abs
+	}
+	return rel
 }
 
 func isTerminal(v any) bool {

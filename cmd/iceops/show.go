@@ -1,5 +1,3 @@
-//go:build iceops_pending
-
 package main
 
 import "github.com/iceops/iceops/cmd/iceops/internal/views"

@@ -1,5 +1,3 @@
-//go:build iceops_pending
-
 package views
 
 import (
@@ -40,7 +38,11 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 			if t.Error != "" {
 				note = t.Error
 			}
-			rows = append(rows, []string{t.Address, "-", t.Status, "", "", "", "", "", ms(t.DurationMs)})
+			status, took := t.Status, ms(t.DurationMs)
+			if status == apply.StatusInPolicy {
+				status, took = "in policy", ""
+			}
+			rows = append(rows, []string{t.Address, "-", status, "", "", "", "", "", took})
 			notes = append(notes, note)
 			statuses = append(statuses, t.Status)
 			continue
