@@ -168,9 +168,10 @@ func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, er
 // whole row group's compressed pages in memory, in buffers that grow by
 // doubling, so it holds about 2.5× the row group: at iceberg-go's 128 MiB
 // default that alone is over 300 MiB per open file, and it grows with the
-// target. 8 MiB row groups keep the writer near 20 MiB at any target and
-// are still large enough for scans (DuckDB writes smaller ones).
-const defaultRowGroupCap = 8 << 20
+// target. 4 MiB row groups keep the writer near 10 MiB at any target (in
+// the 2M-row benchmark: 2.4 s less CPU in the collector than 8 MiB under
+// the same memory limit) and are in the range DuckDB writes by default.
+const defaultRowGroupCap = 4 << 20
 
 // rowGroupBytes is the row-group size the writer closes groups at: the
 // table's explicit setting, else defaultRowGroupCap; never more than a
