@@ -199,6 +199,7 @@ const (
 	demoBatches      = 10
 	demoBatchCommits = 6
 	demoBatchStep    = 36 * time.Hour
+	demoTagBatch     = 4
 )
 
 type demoBuilder struct {
@@ -234,15 +235,17 @@ func (b *demoBuilder) events() error {
 	// history spans 13.5 days with no gap between commits longer than 36h
 	// (so the 3-day orphan age guard stays above every observed commit
 	// gap), and no snapshot sits near the 7-day retention boundary. The tag
-	// goes on the fifth commit.
+	// goes on the first commit of the last batch older than 7 days (7.5
+	// days old), so that after expiry the history it keeps has no gap
+	// longer than 36h either.
 	for batch := range demoBatches {
 		if t, err = b.appends(t, demoBatchCommits, 40, 4, day0); err != nil {
 			return err
 		}
-		if batch == 0 {
+		if batch == demoTagBatch {
 			snaps := t.Metadata().Snapshots()
 			if _, _, err := b.cat.CommitTable(b.ctx, ident, nil, []table.Update{
-				table.NewSetSnapshotRefUpdate("q3-close", snaps[4].SnapshotID, table.TagRef, 0, 0, 0),
+				table.NewSetSnapshotRefUpdate("q3-close", snaps[demoTagBatch*demoBatchCommits].SnapshotID, table.TagRef, 0, 0, 0),
 			}); err != nil {
 				return fmt.Errorf("tag: %w", err)
 			}
