@@ -208,3 +208,21 @@ func TestOrphanScanUnknownNesting(t *testing.T) {
 		t.Fatalf("refusal = %q", scan.Refusal)
 	}
 }
+
+// Files already moved to the quarantine directory are not listed again.
+func TestOrphanScanSkipsQuarantine(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 1, 10, 1)
+	old := fixedNow.Add(-10 * 24 * time.Hour)
+	writeFile(t, filepath.Join(tbl.Location(), QuarantineDir, "run-1", "data", "x.parquet"), 10, old)
+	writeFile(t, filepath.Join(tbl.Location(), "data", "y.parquet"), 10, old)
+	sess := sessionFor(t, l)
+	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := candidatePaths(scan); !slices.Equal(got, []string{filepath.Join(tbl.Location(), "data", "y.parquet")}) {
+		t.Fatalf("candidates = %v", got)
+	}
+}
