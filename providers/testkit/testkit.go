@@ -378,3 +378,38 @@ func AddSyntheticFiles(t testing.TB, tbl *table.Table, commits, files, days int,
 	}
 	return tbl
 }
+
+// WriteStray writes a file of size bytes at rel under the table location
+// (e.g. "data/stray.parquet") with mtime at, as a failed writer leaves
+// behind, and returns its path.
+func WriteStray(t testing.TB, tbl *table.Table, rel string, size int, at time.Time) string {
+	t.Helper()
+	p := filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	if err := os.Chtimes(p, at, at); err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	return p
+}
+
+// SetRef creates or moves a tag or branch ("tag" | "branch") to snapshotID
+// with optional retention (zero values leave a setting unset), and returns
+// the reloaded table.
+func (l *Lakehouse) SetRef(t testing.TB, tbl *table.Table, name, kind string, snapshotID int64, maxRefAgeMs, maxSnapshotAgeMs int64, minSnapshots int) *table.Table {
+	t.Helper()
+	rt := table.TagRef
+	if kind == "branch" {
+		rt = table.BranchRef
+	}
+	if _, _, err := l.Catalog.CommitTable(context.Background(), tbl.Identifier(), nil, []table.Update{
+		table.NewSetSnapshotRefUpdate(name, snapshotID, rt, maxRefAgeMs, maxSnapshotAgeMs, minSnapshots),
+	}); err != nil {
+		t.Fatalf("testkit: set ref %s: %v", name, err)
+	}
+	return l.Reload(t, strings.Join(tbl.Identifier(), "."))
+}

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -71,5 +72,27 @@ func TestCopyFixtures(t *testing.T) {
 		if got := ScanRows(t, tbl); got != want[f] {
 			t.Errorf("%s: %d rows, want %d", f, got, want[f])
 		}
+	}
+}
+
+func TestStrayAndRef(t *testing.T) {
+	l := NewLakehouse(t, t.TempDir(), "lake")
+	tbl := Append(t, l.CreateTable(t, "ns.t", TableOptions{}), 2, 10, 1)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := WriteStray(t, tbl, "data/x/stray.parquet", 12, at)
+	fi, err := os.Stat(p)
+	if err != nil || fi.Size() != 12 || !fi.ModTime().Equal(at) {
+		t.Fatalf("stray %s: %v %v", p, fi, err)
+	}
+	first := tbl.Metadata().Snapshots()[0].SnapshotID
+	tbl = l.SetRef(t, tbl, "keep", "tag", first, 1000, 0, 0)
+	found := false
+	for name, r := range tbl.Metadata().Refs() {
+		if name == "keep" && r.SnapshotID == first && r.MaxRefAgeMs != nil && *r.MaxRefAgeMs == 1000 {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("tag not set")
 	}
 }
