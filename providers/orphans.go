@@ -28,6 +28,11 @@ const QuarantineDir = ".iceops-quarantine"
 // maxMissingReported bounds OrphanScan.MissingReferenced (the count is exact).
 const maxMissingReported = 20
 
+// maxUnreferenced bounds the unreferenced files (and the prefix-mismatch
+// index) a scan holds. A healthy table's orphans are failed writes, far
+// fewer; beyond this the scan refuses rather than grow without bound.
+const maxUnreferenced = 1_000_000
+
 // orphanHooks lets tests act at the points where races happen.
 type orphanHooks struct {
 	// afterListing runs after storage was listed and before the table is
@@ -392,6 +397,12 @@ func mergeListing(scan *diff.OrphanScan, listing *extSorter, refs referencedSet,
 			continue
 		}
 		info := diff.FileInfo{Path: f.path, Size: f.size, MtimeMs: f.mtime}
+		if int64(len(scan.Candidates)+len(scan.NonIceberg)) >= maxUnreferenced {
+			// Past this many unreferenced files the sweep is misconfigured
+			// or the references are broken; keep memory bounded and refuse.
+			scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("more than %d unreferenced files under the table: refusing to sweep", maxUnreferenced))
+			continue
+		}
 		switch {
 		case excl.excluded(f.key):
 			scan.Excluded++
@@ -447,6 +458,9 @@ func prefixMismatchIndex(refs referencedSet, roots []string) ([]string, error) {
 			continue
 		}
 		if pp := pathPart(k); underAny(pp, rootParts) {
+			if len(out) >= maxUnreferenced {
+				return nil, fmt.Errorf("more than %d referenced files match the sweep only by path: check the table location and equal_schemes/equal_authorities", maxUnreferenced)
+			}
 			out = append(out, pp)
 		}
 	}
