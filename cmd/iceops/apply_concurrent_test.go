@@ -106,7 +106,14 @@ func TestApplyWithConcurrentWriter(t *testing.T) {
 				lastErr = err
 			}
 			next += 3
-			time.Sleep(50 * time.Millisecond)
+			// Bursts of back-to-back commits, then a pause: the bursts hit
+			// apply's commits head-on, the pauses let destructive actions
+			// (expiry, orphan removal) run while the writer is still live.
+			if (next/3)%8 == 0 {
+				time.Sleep(400 * time.Millisecond)
+			} else {
+				time.Sleep(20 * time.Millisecond)
+			}
 		}
 	}()
 	applyErr := <-applyDone

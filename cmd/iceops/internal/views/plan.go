@@ -73,7 +73,7 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, s *Styles) {
 			b.WriteString(ind + line + "\n")
 		}
 		if a.Reason != "" {
-			b.WriteString(ind + s.Dim("# "+a.Reason) + "\n")
+			b.WriteString(ind + s.Dim("# "+maskReason(a)) + "\n")
 		}
 	}
 	for _, r := range t.Refusals {
@@ -151,6 +151,23 @@ func propertyLines(p *diff.PropertiesChange, s *Styles) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// maskReason hides secret property values that a reason quotes
+// (`properties["k"] = "v" (file:line)`).
+func maskReason(a *diff.Action) string {
+	r := a.Reason
+	if a.Properties == nil {
+		return r
+	}
+	for _, m := range []map[string]string{a.Properties.Set, a.Properties.Before} {
+		for k, v := range m {
+			if isSecretKey(k) && v != "" {
+				r = strings.ReplaceAll(r, strconv.Quote(v), Masked)
+			}
+		}
+	}
+	return r
 }
 
 func maskValue(key, value string) string {

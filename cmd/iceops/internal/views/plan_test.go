@@ -22,7 +22,7 @@ func designPlan() *diff.Plan {
 				Address:  "lake.analytics.clicks",
 				Observed: diff.Observed{TableUUID: "u", CurrentSnapshotID: &snap, DataFiles: 1203, DataBytes: 3328599345, Snapshots: 220},
 				Actions: []diff.Action{
-					{Type: diff.UpdateProperties, Reason: `snapshot_retention.max_age = "2d" (main.iceops.hcl:12)`, Properties: &diff.PropertiesChange{
+					{Type: diff.UpdateProperties, Reason: `snapshot_retention.max_age = "2d" (main.iceops.hcl:12); properties["s3.secret-access-key"] = "hunter2" (main.iceops.hcl:20)`, Properties: &diff.PropertiesChange{
 						Set: map[string]string{
 							"history.expire.max-snapshot-age-ms": "172800000",
 							"write.target-file-size-bytes":       "536870912",
@@ -59,7 +59,7 @@ func TestPlanHumanMatchesDesign(t *testing.T) {
       ~ property "history.expire.max-snapshot-age-ms" = "432000000" -> "172800000"
       ~ property "s3.secret-access-key"               = (sensitive) -> (sensitive)
       + property "write.target-file-size-bytes"       = "536870912"
-      # snapshot_retention.max_age = "2d" (main.iceops.hcl:12)
+      # snapshot_retention.max_age = "2d" (main.iceops.hcl:12); properties["s3.secret-access-key"] = (sensitive) (main.iceops.hcl:20)
       ~ sort_order = [] -> ["event_ts DESC NULLS LAST", "bucket(16, user_id)"]
       » compact 1,203 files (3.1 GiB) in 4 partitions into ~7 files (sort)
       » rewrite 240 manifests into ~4
