@@ -69,7 +69,7 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 				zeroBlank(int64(a.SnapshotsExpired), Count[int64]),
 				zeroBlank(a.FilesDeleted, Count[int64]),
 				zeroBlank(a.BytesFreed, Bytes),
-				ms(a.DurationMs),
+				took(a),
 			})
 			notes = append(notes, note)
 			statuses = append(statuses, a.Status)
@@ -99,9 +99,10 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 			}
 			line = append(line, c)
 		}
+		// Notes start in one column, after the padded TIME cell.
 		out := strings.TrimRight(strings.Join(line, "  "), " ")
 		if notes[k] != "" {
-			out += "  " + s.Dim(notes[k])
+			out = strings.Join(line, "  ") + "  " + s.Dim(notes[k])
 		}
 		b.WriteString(out + "\n")
 	}
@@ -161,6 +162,14 @@ func zeroBlank(n int64, f func(int64) string) string {
 		return ""
 	}
 	return f(n)
+}
+
+// took is an action's time; blank for a skip that did no work.
+func took(a *apply.ActionResult) string {
+	if a.Status == apply.StatusSkipped && a.DurationMs == 0 {
+		return ""
+	}
+	return ms(a.DurationMs)
 }
 
 // ms renders a duration in milliseconds for people: "850ms", "2.3s", "4m05s".
