@@ -271,3 +271,60 @@ func execSeqCount[T any](s iter.Seq[T]) int {
 	}
 	return n
 }
+
+// execReleased lists the files that the expired snapshots reach and keep
+// does not (keep: everything the remaining snapshots reach). A manifest that
+// keep holds is skipped whole, since its entries are all in keep, so each
+// manifest is read at most once between the two walks.
+func execReleased(ctx context.Context, fs iceio.IO, meta table.Metadata, expired []table.Snapshot, keep execReachable) (execReachable, error) {
+	out := execReachable{}
+	seen := map[string]bool{}
+	ids := map[int64]bool{}
+	for _, s := range expired {
+		ids[s.SnapshotID] = true
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if s.ManifestList != "" {
+			if _, kept := keep[execNormPath(s.ManifestList)]; !kept {
+				out.add(s.ManifestList, -1)
+			}
+		}
+		mans, err := s.Manifests(fs)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+		}
+		for _, m := range mans {
+			key := execNormPath(m.FilePath())
+			if _, kept := keep[key]; kept || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out.add(m.FilePath(), m.Length())
+			for e, err := range m.Entries(fs, true) {
+				if err != nil {
+					return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+				}
+				df := e.DataFile()
+				if _, kept := keep[execNormPath(df.FilePath())]; !kept {
+					out.add(df.FilePath(), df.FileSizeBytes())
+				}
+			}
+		}
+	}
+	for sf := range meta.Statistics() {
+		if ids[sf.SnapshotID] && sf.StatisticsPath != "" {
+			if _, kept := keep[execNormPath(sf.StatisticsPath)]; !kept {
+				out.add(sf.StatisticsPath, sf.FileSizeInBytes)
+			}
+		}
+	}
+	for sf := range meta.PartitionStatistics() {
+		if ids[sf.SnapshotID] && sf.StatisticsPath != "" {
+			if _, kept := keep[execNormPath(sf.StatisticsPath)]; !kept {
+				out.add(sf.StatisticsPath, sf.FileSizeInBytes)
+			}
+		}
+	}
+	return out, nil
+}

@@ -210,18 +210,27 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 			return fresh, res, fmt.Errorf("%w: snapshot %d still in committed metadata; nothing deleted", ErrRefused, id)
 		}
 	}
-	// The set before is read from the base metadata after the commit (its
-	// manifests are all still there: nothing is deleted yet), so the window
-	// in which a concurrent writer makes the commit conflict stays short.
-	before, err := execReachableFiles(ctx, fs, meta, meta.Snapshots(), false)
-	if err != nil {
-		res.Note = "expiry committed; the files it released could not be listed, so no file was deleted"
-		return fresh, res, fmt.Errorf("files reachable before expiry (nothing deleted): %w", err)
-	}
+	// The files to delete are computed after the commit from the base
+	// metadata (its manifests are all still there: nothing is deleted yet),
+	// so the window in which a concurrent writer makes the commit conflict
+	// stays short. What stays is what the re-read metadata reaches.
 	after, err := execReachableFiles(ctx, fs, fm, fm.Snapshots(), false)
 	if err != nil {
 		res.Note = "expiry committed; retained files could not be listed, so no file was deleted"
-		return fresh, res, fmt.Errorf("files execReachable after expiry (nothing deleted): %w", err)
+		return fresh, res, fmt.Errorf("files reachable after expiry (nothing deleted): %w", err)
+	}
+	// Only the snapshots this commit removed: if someone else expired others
+	// meanwhile, their files are theirs to delete.
+	var gone []table.Snapshot
+	for _, id := range ids {
+		if s := meta.SnapshotByID(id); s != nil {
+			gone = append(gone, *s)
+		}
+	}
+	released, err := execReleased(ctx, fs, meta, gone, after)
+	if err != nil {
+		res.Note = "expiry committed; the files it released could not be listed, so no file was deleted"
+		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 	}
 	// Also keep every metadata file the table names, whatever the sets say.
 	protect := map[string]bool{execNormPath(fresh.MetadataLocation()): true}
@@ -229,7 +238,7 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 		protect[execNormPath(e.MetadataFile)] = true
 	}
 	var doomed []execFileRef
-	for k, f := range before {
+	for k, f := range released {
 		if _, kept := after[k]; kept || protect[k] {
 			continue
 		}
@@ -325,11 +334,17 @@ func ExpiryEstimate(ctx context.Context, tbl *table.Table, ids []int64) (files, 
 			keep = append(keep, s)
 		}
 	}
-	before, err := execReachableFiles(ctx, fs, meta, meta.Snapshots(), false)
+	var gone []table.Snapshot
+	for _, s := range meta.Snapshots() {
+		if drop[s.SnapshotID] {
+			gone = append(gone, s)
+		}
+	}
+	after, err := execReachableFiles(ctx, fs, meta, keep, false)
 	if err != nil {
 		return 0, 0, err
 	}
-	after, err := execReachableFiles(ctx, fs, meta, keep, false)
+	before, err := execReleased(ctx, fs, meta, gone, after)
 	if err != nil {
 		return 0, 0, err
 	}
