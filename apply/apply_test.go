@@ -423,7 +423,6 @@ func TestInterruptedApplyStartsNothing(t *testing.T) {
 	if e.lake.Reload(t, orders).MetadataLocation() != loc {
 		t.Fatal("cancelled apply changed the table")
 	}
-	_ = table.MainBranch
 }
 
 // TestCancelMidApply: Ctrl-C after the first action lets it finish, starts
@@ -491,5 +490,107 @@ func TestReapplySavedPlanWritesNothing(t *testing.T) {
 	now := localFiles(t, again)
 	if len(now) != len(files) {
 		t.Fatalf("%d files before the second apply, %d after", len(files), len(now))
+	}
+}
+
+// TestSavedPlanSnapshotTaggedMeanwhile: a snapshot the plan listed for
+// expiry gets a tag before apply. It must survive, and its rows stay
+// readable.
+func TestSavedPlanSnapshotTaggedMeanwhile(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	p := roundTrip(t, e.plan())
+	exp := actionOf(tablePlan(t, p, "lake."+orders), diff.ExpireSnapshots)
+	if exp == nil || len(exp.Expire.SnapshotIDs) < 2 {
+		t.Fatalf("plan: %+v", exp)
+	}
+	tagged := exp.Expire.SnapshotIDs[1]
+	if _, _, err := e.lake.Catalog.CommitTable(context.Background(), testkit.Ident(orders), nil, []table.Update{
+		table.NewSetSnapshotRefUpdate("audit", tagged, table.TagRef, 0, 0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	res := e.apply(p, true)
+	after := e.lake.Reload(t, orders)
+	if after.SnapshotByID(tagged) == nil {
+		t.Fatalf("tagged snapshot %d expired:\n%s", tagged, describe(res))
+	}
+	if n := testkit.ScanRows(t, mustScanAt(t, after, tagged)); n == 0 {
+		t.Fatal("the tagged snapshot reads no rows")
+	}
+	checkReferencedExist(t, after)
+	for _, id := range exp.Expire.SnapshotIDs {
+		if id != tagged && after.SnapshotByID(id) != nil {
+			t.Errorf("snapshot %d (listed, untagged) was not expired:\n%s", id, describe(res))
+		}
+	}
+}
+
+// mustScanAt returns a table whose current snapshot is id (for ScanRows).
+func mustScanAt(t *testing.T, tbl *table.Table, id int64) *table.Table {
+	t.Helper()
+	meta := tbl.Metadata()
+	b, err := table.MetadataBuilderFromBase(meta, tbl.MetadataLocation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetSnapshotRef(table.MainBranch, id, table.BranchRef); err != nil {
+		t.Fatal(err)
+	}
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table.New(tbl.Identifier(), m, tbl.MetadataLocation(), tbl.FS, nil)
+}
+
+// TestSavedPlanOrphanAdoptedMeanwhile: a stray file the plan listed as an
+// orphan is added to the table (AddFiles) before apply. It is referenced
+// now and must not be deleted.
+func TestSavedPlanOrphanAdoptedMeanwhile(t *testing.T) {
+	e := newEnv(t, "")
+	tbl := e.debtTable(orders, nil)
+	// A real Parquet file of this table's schema, copied to a new name and
+	// made old: an orphan by every rule.
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.TrimPrefix(tasks[0].File.FilePath(), "file://")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := strayFile(t, tbl, "adopted.parquet", 10*24*time.Hour)
+	if err := os.WriteFile(stray, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-10 * 24 * time.Hour)
+	if err := os.Chtimes(stray, old, old); err != nil {
+		t.Fatal(err)
+	}
+	p := roundTrip(t, e.plan())
+	orph := actionOf(tablePlan(t, p, "lake."+orders), diff.RemoveOrphanFiles)
+	if orph == nil || !slices.Contains(orph.Orphans.Paths, stray) {
+		t.Fatalf("the stray is not planned as an orphan: %+v", orph)
+	}
+	// A writer adopts the file.
+	cur := e.lake.Reload(t, orders)
+	txn := cur.NewTransaction()
+	if err := txn.AddFiles(context.Background(), []string{stray}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantRows := testkit.ScanRows(t, e.lake.Reload(t, orders))
+
+	res := e.apply(p, true)
+	if _, err := os.Stat(stray); err != nil {
+		t.Fatalf("the adopted file was deleted:\n%s", describe(res))
+	}
+	after := e.lake.Reload(t, orders)
+	checkReferencedExist(t, after)
+	if got := testkit.ScanRows(t, after); got != wantRows {
+		t.Fatalf("rows %d, want %d", got, wantRows)
 	}
 }
