@@ -44,7 +44,7 @@ restore() { rm -rf "$TABLE" && cp -a "$PRISTINE" "$TABLE"; }
 restore
 EXPECT=$($CB check -dir "$TABLE" | sed 's/.*"rows":\([0-9]*\).*"rows_fingerprint":\([0-9]*\).*/\1 \2/')
 
-# measure LABEL CMD...: prints "wall_seconds max_rss_kib"
+# measure LABEL CMD...: prints "wall_seconds max_rss_kib cpu_seconds"
 measure() {
 	local out=$WORK/time.$1
 	shift
@@ -52,7 +52,8 @@ measure() {
 	local wall rss
 	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$out" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
 	rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$out")
-	echo "$wall $rss"
+	cpu=$(awk -F': ' '/User time|System time/ {s+=$2} END {print s}' "$out")
+	echo "$wall $rss $cpu"
 }
 
 verify() { # the rewrite kept every row
@@ -68,20 +69,20 @@ results=$WORK/results.txt
 : >"$results"
 for i in $(seq 1 "$RUNS"); do
 	restore
-	read -r iw ir < <(measure iceberg "$ICEBERG" --catalog sql --uri "file:$TABLE/catalog.db" \
+	read -r iw ir ic < <(measure iceberg "$ICEBERG" --catalog sql --uri "file:$TABLE/catalog.db" \
 		--sql-driver sqliteshim --sql-dialect sqlite --warehouse "file://$TABLE/warehouse" \
 		compact run bench.events --target-file-size "$TARGET")
 	icheck=$(verify)
 	restore
-	read -r ow orss < <(measure iceops env ${ICEOPS_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY")
+	read -r ow orss oc < <(measure iceops env ${ICEOPS_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY")
 	ocheck=$(verify)
-	echo "run $i: iceberg ${iw}s ${ir}KiB | iceops ${ow}s ${orss}KiB"
+	echo "run $i: iceberg ${iw}s ${ir}KiB cpu ${ic}s | iceops ${ow}s ${orss}KiB cpu ${oc}s"
 	echo "  iceberg: $icheck"
 	echo "  iceops:  $ocheck $(cat "$WORK/stdout")"
 	ib=$(echo "$icheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
 	ob=$(echo "$ocheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
 	inmb=$(sed -n 's/.*"input_bytes":\([0-9]*\).*/\1/p' "$WORK/stdout" | awk '{print $1/1048576}')
-	echo "$iw $ir $ow $orss ${ib:-0} ${ob:-0} ${inmb:-0}" >>"$results"
+	echo "$iw $ir $ow $orss ${ib:-0} ${ob:-0} ${inmb:-0} $ic $oc" >>"$results"
 done
 
 stats() { # column -> min median max
@@ -90,6 +91,9 @@ stats() { # column -> min median max
 echo "strategy=$STRATEGY commits=$COMMITS rows=$ROWS target=$TARGET runs=$RUNS (min / median / max)"
 echo "iceberg wall s:      $(awk '{print $1}' "$results" | stats)"
 echo "iceops  wall s:      $(awk '{print $3}' "$results" | stats)"
+echo "iceberg cpu s (user+sys): $(awk '{print $8}' "$results" | stats)"
+echo "iceops  cpu s (user+sys): $(awk '{print $9}' "$results" | stats)"
+echo "cpu ratio iceops/iceberg: $(awk '{print $9/$8}' "$results" | stats)"
 echo "iceberg peak RSS MiB: $(awk '{print $2/1024}' "$results" | stats)"
 echo "iceops  peak RSS MiB: $(awk '{print $4/1024}' "$results" | stats)"
 echo "wall ratio iceops/iceberg: $(awk '{print $3/$1}' "$results" | stats)"
