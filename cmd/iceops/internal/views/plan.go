@@ -72,8 +72,12 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, s *Styles) {
 		for _, line := range actionLines(a, s) {
 			b.WriteString(ind + line + "\n")
 		}
+		// A reason that cites several attributes (update_properties)
+		// gets one comment line per attribute.
 		if a.Reason != "" {
-			b.WriteString(ind + s.Dim("# "+maskReason(a)) + "\n")
+			for _, r := range splitReasons(maskReason(a)) {
+				b.WriteString(ind + s.Dim("# "+r) + "\n")
+			}
 		}
 	}
 	for _, r := range t.Refusals {
@@ -151,6 +155,31 @@ func propertyLines(p *diff.PropertiesChange, s *Styles) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// splitReasons splits "a (f:1); b (f:2)" at the top-level "; " only, not
+// inside parentheses or quotes ("(default; block at f:9)").
+func splitReasons(r string) []string {
+	var out []string
+	depth, inQuote, start := 0, false, 0
+	for i := 0; i < len(r); i++ {
+		switch c := r[i]; {
+		case c == '\\' && inQuote:
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case inQuote:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == ';' && depth == 0 && strings.HasPrefix(r[i:], "; "):
+			out = append(out, r[start:i])
+			start = i + 2
+			i++
+		}
+	}
+	return append(out, r[start:])
 }
 
 // maskReason hides secret property values that a reason quotes

@@ -59,7 +59,8 @@ func TestPlanHumanMatchesDesign(t *testing.T) {
       ~ property "history.expire.max-snapshot-age-ms" = "432000000" -> "172800000"
       ~ property "s3.secret-access-key"               = (sensitive) -> (sensitive)
       + property "write.target-file-size-bytes"       = "536870912"
-      # snapshot_retention.max_age = "2d" (main.iceops.hcl:12); properties["s3.secret-access-key"] = (sensitive) (main.iceops.hcl:20)
+      # snapshot_retention.max_age = "2d" (main.iceops.hcl:12)
+      # properties["s3.secret-access-key"] = (sensitive) (main.iceops.hcl:20)
       ~ sort_order = [] -> ["event_ts DESC NULLS LAST", "bucket(16, user_id)"]
       » compact 1,203 files (3.1 GiB) in 4 partitions into ~7 files (sort)
       » rewrite 240 manifests into ~4
@@ -151,6 +152,14 @@ func TestPlanJSONRoundTrip(t *testing.T) {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("missing %q", k)
 		}
+	}
+}
+
+func TestSplitReasons(t *testing.T) {
+	got := splitReasons(`a = "x; y" (f:1); b = 2 (default; block at f:9); c`)
+	want := []string{`a = "x; y" (f:1)`, `b = 2 (default; block at f:9)`, `c`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
