@@ -172,3 +172,36 @@ func TestInterleave(t *testing.T) {
 		t.Fatalf("interleave of ones = %x", got)
 	}
 }
+
+// zorder on a partitioned table: one curve per partition, rows unchanged,
+// groups rewritten concurrently.
+func TestZOrderPartitionedConcurrentGroups(t *testing.T) {
+	env := newEnv(t)
+	tbl := env.create(t, tableSpec{name: "zop", partitioned: true})
+	tbl = appendMany(t, tbl, 6, 3000, regions)
+	before := rowStrings(t, tbl)
+	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{
+		Strategy: ZOrder, ZOrderColumns: []string{"x", "y"}, TargetFileSize: 32 << 10,
+		MaxConcurrentGroups: 3, PartialProgress: true, Catalog: env.cat,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Committed() != len(regions) {
+		t.Fatalf("want %d groups committed, got %d", len(regions), res.Committed())
+	}
+	after := env.load(t, "zop")
+	requireSameRows(t, before, rowStrings(t, after))
+	perPartition := map[string]int{}
+	for _, task := range liveTasks(t, after) {
+		perPartition[partitionName(after, task.File)]++
+	}
+	if len(perPartition) != len(regions) {
+		t.Fatalf("outputs in %d partitions, want %d", len(perPartition), len(regions))
+	}
+	for p, n := range perPartition {
+		if n < 2 {
+			t.Fatalf("partition %s: %d files at a 32 KiB target", p, n)
+		}
+	}
+}
