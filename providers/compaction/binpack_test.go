@@ -62,3 +62,25 @@ func TestBinpackPartitioned(t *testing.T) {
 		}
 	}
 }
+
+// requireSizesNearTarget checks that every output file but one per
+// partition is within ±15% of the target.
+func requireSizesNearTarget(t testing.TB, tbl *table.Table, target int64) {
+	t.Helper()
+	perPartition := map[string][]int64{}
+	for _, task := range liveTasks(t, tbl) {
+		key := partitionName(tbl, task.File)
+		perPartition[key] = append(perPartition[key], task.File.FileSizeBytes())
+	}
+	for p, sizes := range perPartition {
+		off := 0
+		for _, s := range sizes {
+			if float64(s) < 0.85*float64(target) || float64(s) > 1.15*float64(target) {
+				off++
+			}
+		}
+		if off > 1 {
+			t.Fatalf("partition %q: %d files outside ±15%% of %d: %v", p, off, target, sizes)
+		}
+	}
+}

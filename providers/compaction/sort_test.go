@@ -201,6 +201,7 @@ func runSort(t *testing.T, partitioned bool, budget int64) *Result {
 	if files < 2 {
 		t.Fatalf("want several output files, got %d", files)
 	}
+	requireSizesNearTarget(t, after, 256<<10)
 	left, err := os.ReadDir(tmp)
 	if err != nil {
 		t.Fatal(err)
