@@ -65,16 +65,13 @@ func (c *cli) apply(args []string) int {
 				return c.fail(err)
 			}
 		}
-		if plan.Summary.Actions == 0 {
+		if plan.Summary.Actions == 0 && !a.JSON {
 			// Nothing to approve or do; errors still make the exit 1.
-			if a.JSON {
-				if err := views.PlanJSON(c.stdout, plan); err != nil {
-					return c.fail(err)
-				}
-			}
+			// (-json goes on, so the results document lists every table
+			// as in policy.)
 			return planExitCode(plan, false)
 		}
-		if needsApproval {
+		if needsApproval && plan.Summary.Actions > 0 {
 			ok, err := c.approve()
 			if err != nil {
 				return c.fail(err)
