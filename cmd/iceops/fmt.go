@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,6 +26,9 @@ func (c *cli) fmt(args []string) int {
 		return c.usage("fmt", err)
 	}
 	c.noColor = c.noColor || a.NoColor
+	if a.Path == "-" {
+		return c.fmtStdin(a)
+	}
 
 	files, err := c.fmtTargets(a)
 	if err != nil {
@@ -71,6 +75,32 @@ func (c *cli) fmt(args []string) int {
 		return exitError
 	}
 	if a.Check && changed > 0 {
+		return exitFmtDiff
+	}
+	return exitOK
+}
+
+// fmtStdin formats standard input to standard output (PATH "-"), for
+// editors; with -check it only sets the exit code.
+func (c *cli) fmtStdin(a Fmt) int {
+	src, err := io.ReadAll(c.stdin)
+	if err != nil {
+		return c.fail(fmt.Errorf("fmt: read stdin: %w", err))
+	}
+	out, d := config.Format(src, "<stdin>")
+	if d.HasErrors() {
+		parser := hclparse.NewParser()
+		parser.ParseHCL(src, "<stdin>")
+		views.Diagnostics(c.stderr, parser.Files(), d, c.colorErr())
+		return exitError
+	}
+	if a.Diff && !bytes.Equal(src, out) {
+		c.stdout.Write(diff.Diff("old/<stdin>", src, "new/<stdin>", out))
+	}
+	if !a.Check && !a.Diff {
+		c.stdout.Write(out)
+	}
+	if a.Check && !bytes.Equal(src, out) {
 		return exitFmtDiff
 	}
 	return exitOK

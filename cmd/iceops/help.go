@@ -56,8 +56,9 @@ Examples:
 	"fmt": `Usage: iceops [global options] fmt [options] [PATH]
 
   Rewrite *.iceops.hcl files (and PATH if it is a file) in the canonical
-  format. PATH defaults to the working directory. The names of changed
-  files are printed on stdout.
+  format. PATH defaults to the working directory; "-" formats standard
+  input to standard output. The names of changed files are printed on
+  stdout.
 
 Options:
   -check      Change nothing; exit 3 if any file is not formatted
