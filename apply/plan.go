@@ -35,6 +35,7 @@ type backend interface {
 	Observe(ctx context.Context, pol *config.Effective) (*diff.TableState, error)
 	LoadTable(ctx context.Context, address string) (*table.Table, error)
 	Catalog(ctx context.Context, name string) (catalog.Catalog, error)
+	EstimateExpiry(ctx context.Context, address string, expireIDs []int64, compactInputs func(path string) bool) (files, bytes int64, err error)
 }
 
 // Plan observes every managed table and diffs it against its policy. One
@@ -125,31 +126,46 @@ func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.
 		st.Address = it.address
 	}
 	tp := diff.PlanTable(it.pol, st, now)
+	var compactIn func(string) bool
 	for i := range tp.Actions {
 		a := &tp.Actions[i]
+		if a.Type == diff.Compact {
+			// The files compaction replaces are freed by this plan's expiry
+			// too; the estimate counts them. Only a figure: on error it
+			// under-counts rather than failing the table.
+			if tbl, err := observedVersion(ctx, b, it.address, st.MetadataLocation); err == nil {
+				if fn, err := providers.CompactionInputs(ctx, tbl, diff.SelectionFor(it.pol)); err == nil {
+					compactIn = fn
+				}
+			}
+		}
 		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
 			continue
 		}
-		tbl, err := b.LoadTable(ctx, it.address)
-		if err != nil {
-			return nil, fmt.Errorf("estimate expiry: %w", err)
-		}
-		if tbl.MetadataLocation() != st.MetadataLocation {
-			// A writer committed since the observation (normal for a live
-			// table). The ids were chosen on the observed version, so the
-			// estimate is made on that version too, read from its metadata
-			// file; only if that file is gone is the newer version used.
-			if old, err := table.NewFromLocation(ctx, tbl.Identifier(), st.MetadataLocation, tbl.FS, nil); err == nil {
-				tbl = old
-			}
-		}
-		files, bytes, err := providers.ExpiryEstimate(ctx, tbl, a.Expire.SnapshotIDs)
+		files, bytes, err := b.EstimateExpiry(ctx, it.address, a.Expire.SnapshotIDs, compactIn)
 		if err != nil {
 			return nil, fmt.Errorf("estimate expiry: %w", err)
 		}
 		a.Expire.FilesToDelete, a.Expire.BytesToDelete = files, bytes
 	}
 	return &tp, nil
+}
+
+// observedVersion loads the table at the metadata version that was
+// observed: a writer may have committed since (normal for a live table),
+// and the plan's figures are about the observed version. If that metadata
+// file is gone the current version is used.
+func observedVersion(ctx context.Context, b backend, addr, loc string) (*table.Table, error) {
+	tbl, err := b.LoadTable(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if tbl.MetadataLocation() != loc {
+		if old, err := table.NewFromLocation(ctx, tbl.Identifier(), loc, tbl.FS, nil); err == nil {
+			return old, nil
+		}
+	}
+	return tbl, nil
 }
 
 // selectTables lists every catalog and keeps the tables the configuration

@@ -300,3 +300,29 @@ func minusPaths(a, b []string) []string {
 	}
 	return outp
 }
+
+// CompactionInputs reports which data files a compaction of tbl under sel
+// would replace (the same planning Compact does), for the plan's expiry
+// estimate: files the compaction drops from the current snapshot are freed
+// by an expiry of the older snapshots in the same plan.
+func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection) (func(path string) bool, error) {
+	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Selection: icecompaction.Config{
+		TargetFileSizeBytes:  sel.Target,
+		MinFileSizeBytes:     sel.Min,
+		MaxFileSizeBytes:     sel.Max,
+		MinInputFiles:        uint(max(sel.MinInputFiles, 1)),
+		DeleteFileThreshold:  max(sel.DeleteFileThreshold, 1),
+		DeleteRatioThreshold: sel.DeleteRatio,
+		PackingLookback:      icecompaction.DefaultPackingLookback,
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("plan compaction: %w", err)
+	}
+	in := map[string]bool{}
+	for _, g := range groups {
+		for _, t := range g.Tasks {
+			in[diff.NormalizePath(t.File.FilePath(), nil, nil)] = true
+		}
+	}
+	return func(p string) bool { return in[diff.NormalizePath(p, nil, nil)] }, nil
+}
