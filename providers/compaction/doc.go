@@ -9,6 +9,9 @@
 // batch rather than each file, records no sort_order_id, and buffers in
 // proportion to the group. Here a group streams through a bounded external
 // merge sort (sorted runs spilled to Arrow IPC files, then a k-way merge).
+// On format v3 tables every row keeps its _row_id and
+// _last_updated_sequence_number; a group whose files lack first_row_id is
+// refused rather than rewritten without lineage.
 //
 // It may import iceberg-go, arrow-go and the standard library. It never
 // prints; progress goes through Options.Progress.

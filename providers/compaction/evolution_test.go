@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
@@ -71,16 +73,74 @@ func TestSpecEvolutionNeverMixesSpecs(t *testing.T) {
 	}
 }
 
-func TestRefusesV3RowLineage(t *testing.T) {
-	env := newEnv(t)
-	tbl := env.create(t, tableSpec{name: "v3", props: iceberg.Properties{"format-version": "3"}})
-	tbl = appendMany(t, tbl, 3, 100, regions)
-	before := rowStrings(t, tbl)
-	_, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{})
-	if !errors.Is(err, ErrRefused) {
-		t.Fatalf("v3 table: want ErrRefused, got %v", err)
+// v3: deletion vectors are applied and removed, and every surviving row
+// keeps its _row_id and _last_updated_sequence_number through the rewrite.
+func TestV3DeletionVectorsAndRowLineage(t *testing.T) {
+	for _, strategy := range []Strategy{Binpack, Sort} {
+		t.Run(string(strategy), func(t *testing.T) {
+			env := newEnv(t)
+			tbl := env.create(t, tableSpec{name: "v3", partitioned: true, order: testOrder(), props: iceberg.Properties{
+				"format-version": "3", table.WriteDeleteModeKey: table.WriteModeMergeOnRead}})
+			tbl = appendMany(t, tbl, 4, 1500, regions)
+			var err error
+			if tbl, err = tbl.Delete(context.Background(), iceberg.LessThan(iceberg.Reference("x"), int32(-300)), nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, dv := countDeletes(liveTasks(t, tbl)); dv == 0 {
+				t.Fatal("setup: the v3 merge-on-read delete wrote no deletion vector")
+			}
+			before := rowStrings(t, tbl)
+			lineageBefore := lineage(t, tbl)
+			if len(lineageBefore) != len(before) {
+				t.Fatalf("setup: %d lineage rows for %d rows", len(lineageBefore), len(before))
+			}
+			res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{Strategy: strategy, TargetFileSize: 1 << 20, Catalog: env.cat})
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := env.load(t, "v3")
+			requireSameRows(t, before, rowStrings(t, after))
+			if p, e, d := countDeletes(liveTasks(t, after)); p+e+d != 0 {
+				t.Fatalf("delete files left: %d position, %d equality, %d DVs", p, e, d)
+			}
+			got := lineage(t, after)
+			for id, want := range lineageBefore {
+				if got[id] != want {
+					t.Fatalf("row %d: lineage %v before, %v after", id, want, got[id])
+				}
+			}
+			if res.Committed() == 0 {
+				t.Fatal("nothing committed")
+			}
+		})
 	}
-	requireSameRows(t, before, rowStrings(t, env.load(t, "v3")))
+}
+
+// lineage maps each live row's id to its (_row_id, _last_updated_sequence_number).
+func lineage(t testing.TB, tbl *table.Table) map[int64][2]int64 {
+	t.Helper()
+	_, it, err := tbl.Scan(table.WithRowLineage(), table.WithSelectedFields("id", iceberg.RowIDColumnName, iceberg.LastUpdatedSequenceNumberColumnName)).ToArrowRecords(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64][2]int64{}
+	for rec, err := range it {
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := func(name string) *array.Int64 {
+			return rec.Column(rec.Schema().FieldIndices(name)[0]).(*array.Int64)
+		}
+		ids, rowIDs, seqs := idx("id"), idx(iceberg.RowIDColumnName), idx(iceberg.LastUpdatedSequenceNumberColumnName)
+		for i := range ids.Len() {
+			if rowIDs.IsNull(i) || seqs.IsNull(i) {
+				t.Fatalf("row %d has no lineage", ids.Value(i))
+			}
+			out[ids.Value(i)] = [2]int64{rowIDs.Value(i), seqs.Value(i)}
+		}
+		rec.Release()
+	}
+	return out
 }
 
 // max_bytes_per_run leaves the groups beyond the budget for the next run.

@@ -134,12 +134,6 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if tbl == nil {
 		return res, errors.New("compaction: nil table")
 	}
-	if v := tbl.Metadata().Version(); v >= 3 {
-		// The rewrite would assign new _row_id values (row lineage) to
-		// surviving rows; engines relying on lineage would see every row as
-		// new. Refuse rather than silently break lineage.
-		return res, fmt.Errorf("%w: table is format v%d: rewriting would not preserve row lineage (_row_id, _last_updated_sequence_number)", ErrRefused, v)
-	}
 	if len(groups) == 0 {
 		return res, nil
 	}
@@ -402,6 +396,12 @@ func checkGroup(tbl *table.Table, g Group) error {
 		if !maps.EqualFunc(first, t.File.Partition(), func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
 			return fmt.Errorf("%w: file %s is in another partition than the group's first file", ErrRefused, t.File.FilePath())
 		}
+		if tbl.Metadata().Version() >= 3 && t.FirstRowID == nil {
+			// Without a first_row_id the rows' ids cannot be carried over;
+			// iceberg-go would silently drop lineage for the whole group.
+			return fmt.Errorf("%w: format v3 file %s has no first_row_id: rewriting it would not preserve row lineage (_row_id, _last_updated_sequence_number)",
+				ErrRefused, t.File.FilePath())
+		}
 		if t.Start != 0 || (t.Length != 0 && t.Length != t.File.FileSizeBytes()) {
 			return fmt.Errorf("%w: task for %s is a split (offset %d length %d): a rewrite must read whole files",
 				ErrRefused, t.File.FilePath(), t.Start, t.Length)
@@ -463,6 +463,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 		bytesPerRow:  bpr,
 		rowGroupCap:  cfg.rowGroupCap(),
 		groupOrdinal: index,
+		lineage:      tbl.Metadata().Version() >= 3,
 	})
 	if err != nil {
 		return nil, err
@@ -485,10 +486,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 		})
 	case Sort, ZOrder:
 		var keyer rowKeyer
-		as, aerr := table.SchemaToArrowSchemaWithOptions(tbl.Schema(), table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: tbl.Properties()})
-		if aerr != nil {
-			return fail(fmt.Errorf("arrow schema: %w", aerr))
-		}
+		as := w.arrowSchema
 		if cfg.strategy == Sort {
 			keyer, err = newSortKeyEncoder(cfg.order, tbl.Schema(), as)
 		} else {
@@ -569,6 +567,13 @@ func sortIDFor(c runConfig) int {
 // Two workers overlap decoding with our encoding; each holds at most one
 // file's batches, which keeps the read side bounded by the input file size.
 func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.RecordBatch) error) error {
+	opts := []table.ScanOption{table.WithMaxConcurrency(min(2, len(g.Tasks)))}
+	if tbl.Metadata().Version() >= 3 {
+		// Read each row's _row_id and _last_updated_sequence_number (stored,
+		// or derived from first_row_id and the data sequence number) so the
+		// outputs keep them: a compaction changes no row.
+		opts = append(opts, table.WithRowLineage())
+	}
 	// A task planned under a `where` filter carries a residual that
 	// ReadTasks would apply, dropping the rows of a replaced file that do
 	// not match: rows lost. A rewrite reads whole files, so residuals go.
@@ -577,7 +582,7 @@ func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.Rec
 		t.Residual = nil
 		tasks[i] = t
 	}
-	scan := tbl.Scan(table.WithMaxConcurrency(min(2, len(tasks))))
+	scan := tbl.Scan(opts...)
 	_, it, err := scan.ReadTasks(ctx, tasks)
 	if err != nil {
 		return fmt.Errorf("read group: %w", err)

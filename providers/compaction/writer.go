@@ -99,6 +99,7 @@ type writerConfig struct {
 	bytesPerRow  float64
 	rowGroupCap  int64 // upper bound for row-group bytes (memory)
 	groupOrdinal int
+	lineage      bool // write the v3 row-lineage columns
 }
 
 func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, error) {
@@ -117,6 +118,11 @@ func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, er
 	}
 	props := tbl.Properties()
 	sc := tbl.Schema()
+	if cfg.lineage {
+		// v3: the files carry each row's _row_id and
+		// _last_updated_sequence_number, so row identity survives the rewrite.
+		sc = iceberg.SchemaWithRowLineage(sc)
+	}
 	as, err := table.SchemaToArrowSchemaWithOptions(sc, table.ArrowSchemaOptions{
 		IncludeFieldIDs: true,
 		TableProperties: props,
@@ -451,26 +457,39 @@ func removeFiles(fs icebergio.IO, paths []string) error {
 }
 
 // conform gives the scanned batch the writer's schema (the one carrying
-// field ids), casting a column only when its Arrow type differs.
+// field ids), matching columns by name and casting a column only when its
+// Arrow type differs.
 func (w *rollingWriter) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if rec.NumCols() != int64(w.arrowSchema.NumFields()) {
 		return nil, fmt.Errorf("scanned batch has %d columns, table schema has %d", rec.NumCols(), w.arrowSchema.NumFields())
 	}
 	cols := make([]arrow.Array, rec.NumCols())
+	release := func(n int) {
+		for _, done := range cols[:n] {
+			done.Release()
+		}
+	}
 	for i := range cols {
-		c := rec.Column(i)
-		want := w.arrowSchema.Field(i).Type
-		if arrow.TypeEqual(c.DataType(), want) {
+		f := w.arrowSchema.Field(i)
+		src := i
+		if rec.Schema().Field(i).Name != f.Name {
+			idx := rec.Schema().FieldIndices(f.Name)
+			if len(idx) != 1 {
+				release(i)
+				return nil, fmt.Errorf("scanned batch has no column %s", f.Name)
+			}
+			src = idx[0]
+		}
+		c := rec.Column(src)
+		if arrow.TypeEqual(c.DataType(), f.Type) {
 			c.Retain()
 			cols[i] = c
 			continue
 		}
-		cast, err := compute.CastArray(w.ctx, c, compute.SafeCastOptions(want))
+		cast, err := compute.CastArray(w.ctx, c, compute.SafeCastOptions(f.Type))
 		if err != nil {
-			for _, done := range cols[:i] {
-				done.Release()
-			}
-			return nil, fmt.Errorf("column %s: cast %s to %s: %w", w.arrowSchema.Field(i).Name, c.DataType(), want, err)
+			release(i)
+			return nil, fmt.Errorf("column %s: cast %s to %s: %w", f.Name, c.DataType(), f.Type, err)
 		}
 		cols[i] = cast
 	}
