@@ -3,11 +3,15 @@ package compaction
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
+	"github.com/google/uuid"
 )
 
 // PlanConfig selects the files to rewrite.
@@ -25,53 +29,367 @@ type PlanConfig struct {
 	PerPartition bool
 }
 
-// PlanGroups plans compaction groups: per (spec, partition), candidate files
-// bin-packed by iceberg-go's planner, so the groups are exactly those diff
-// estimated. Groups never mix specs or partitions.
-//
-// Known limit: iceberg-go's scan planning materialises every file task of
-// the (filtered) snapshot before grouping; Run itself streams.
+// PlanGroups plans every group; see PlanPartitions.
 func PlanGroups(ctx context.Context, tbl *table.Table, cfg PlanConfig) ([]Group, error) {
-	if tbl.CurrentSnapshot() == nil {
+	var groups []Group
+	for g, err := range PlanPartitions(ctx, tbl, cfg) {
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, g)
+	}
+	return groups, nil
+}
+
+// PlanPartitions yields compaction groups partition by partition, so the
+// groups are exactly those iceberg-go's planner (compaction.Config) and
+// diff's estimate choose, without holding a task per file of the table.
+//
+// iceberg-go's Analyze plans every file of the table in one slice. Here a
+// first pass streams the manifests, one entry at a time, and keeps only a
+// counter per partition; a partition is then planned by iceberg-go's own
+// scan planning (which matches position deletes, deletion vectors and
+// equality deletes to data files) under a filter that selects exactly that
+// partition. A partition that cannot be selected by a row filter (bucket or
+// truncate fields) falls back to one full planning pass, as does a
+// partition whose filtered planning finds a different number of files than
+// the manifests list: completeness is checked, not assumed.
+func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.Seq2[Group, error] {
+	return func(yield func(Group, error) bool) {
+		stats, err := partitionStats(ctx, tbl, cfg.Selection)
+		if err != nil {
+			yield(Group{}, err)
+			return
+		}
+		var fallback []string // partitions left to the full pass
+		for _, ps := range stats.order {
+			p := stats.parts[ps]
+			if p.sizeCandidates < int(cfg.Selection.MinInputFiles) && p.deletes == 0 && !stats.globalDeletes {
+				continue // iceberg-go's planner would skip it too
+			}
+			tasks, ok, err := planPartition(ctx, tbl, cfg, p)
+			if err != nil {
+				yield(Group{}, err)
+				return
+			}
+			if !ok {
+				fallback = append(fallback, ps)
+				continue
+			}
+			groups, err := groupTasks(tbl, cfg, tasks)
+			if err != nil {
+				yield(Group{}, err)
+				return
+			}
+			for _, g := range groups {
+				if !yield(g, nil) {
+					return
+				}
+			}
+		}
+		if len(fallback) == 0 {
+			return
+		}
+		var opts []table.ScanOption
+		if cfg.Where != nil {
+			opts = append(opts, table.WithRowFilter(cfg.Where))
+		}
+		all, err := tbl.Scan(opts...).PlanFiles(ctx)
+		if err != nil {
+			yield(Group{}, fmt.Errorf("plan files: %w", err))
+			return
+		}
+		for _, ps := range fallback {
+			var tasks []table.FileScanTask
+			for _, t := range all {
+				if partKey(int(t.File.SpecID()), t.File.Partition()) == ps {
+					tasks = append(tasks, t)
+				}
+			}
+			groups, err := groupTasks(tbl, cfg, tasks)
+			if err != nil {
+				yield(Group{}, err)
+				return
+			}
+			for _, g := range groups {
+				if !yield(g, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// groupTasks runs iceberg-go's planner on one partition's tasks.
+func groupTasks(tbl *table.Table, cfg PlanConfig, tasks []table.FileScanTask) ([]Group, error) {
+	if len(tasks) == 0 {
 		return nil, nil
-	}
-	var opts []table.ScanOption
-	if cfg.Where != nil {
-		opts = append(opts, table.WithRowFilter(cfg.Where))
-	}
-	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("plan files: %w", err)
 	}
 	plan, err := cfg.Selection.PlanCompaction(tasks)
 	if err != nil {
 		return nil, fmt.Errorf("plan compaction: %w", err)
 	}
-	var groups []Group
-	index := map[string]int{}
+	var out []Group
 	for _, pg := range plan.Groups {
 		if len(pg.Tasks) == 0 {
 			continue
 		}
 		f := pg.Tasks[0].File
-		g := Group{SpecID: int(f.SpecID()), Partition: partitionName(tbl, f), Tasks: pg.Tasks}
-		key := fmt.Sprintf("%d/%s", g.SpecID, g.Partition)
-		if i, ok := index[key]; ok && cfg.PerPartition {
-			groups[i].Tasks = append(groups[i].Tasks, g.Tasks...)
+		g := Group{SpecID: int(f.SpecID()), Partition: partitionName(tbl, f), Tasks: slices.Clip(pg.Tasks)}
+		if cfg.PerPartition && len(out) > 0 {
+			out[0].Tasks = append(out[0].Tasks, g.Tasks...)
 			continue
 		}
-		index[key] = len(groups)
-		groups = append(groups, g)
+		out = append(out, g)
 	}
-	for i := range groups {
-		groups[i].Tasks = slices.Clip(groups[i].Tasks)
-	}
-	return groups, nil
+	return out, nil
 }
 
-// partitionName renders a file's partition like a Hive path
-// ("region=eu/day=2026-11-01"), "" when unpartitioned.
-func partitionName(tbl *table.Table, f iceberg.DataFile) string {
+type partStat struct {
+	specID         int
+	partition      map[int]any
+	files          int
+	sizeCandidates int
+	deletes        int
+}
+
+type planStats struct {
+	parts         map[string]*partStat
+	order         []string
+	globalDeletes bool // a delete file of an unpartitioned spec applies everywhere
+}
+
+// partitionStats streams the current snapshot's manifests and counts, per
+// (spec, partition), live data files, size candidates and delete files.
+func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Config) (*planStats, error) {
+	st := &planStats{parts: map[string]*partStat{}}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return st, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open table io: %w", err)
+	}
+	manifests, err := snap.Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list: %w", err)
+	}
+	for _, m := range manifests {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			df := e.DataFile()
+			spec := tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
+			if df.ContentType() != iceberg.EntryContentData {
+				if spec == nil || spec.IsUnpartitioned() {
+					st.globalDeletes = true
+				}
+			}
+			key := partKey(int(df.SpecID()), df.Partition())
+			p, ok := st.parts[key]
+			if !ok {
+				p = &partStat{specID: int(df.SpecID()), partition: df.Partition()}
+				st.parts[key] = p
+				st.order = append(st.order, key)
+			}
+			if df.ContentType() != iceberg.EntryContentData {
+				p.deletes++
+				continue
+			}
+			p.files++
+			if size := df.FileSizeBytes(); size < sel.MinFileSizeBytes && size <= sel.MaxFileSizeBytes {
+				p.sizeCandidates++
+			}
+		}
+	}
+	return st, nil
+}
+
+// planPartition plans one partition through iceberg-go under a filter that
+// selects it. ok is false when no such filter exists or when the result
+// does not hold every live data file of the partition.
+func planPartition(ctx context.Context, tbl *table.Table, cfg PlanConfig, p *partStat) ([]table.FileScanTask, bool, error) {
+	spec := tbl.Metadata().PartitionSpecByID(p.specID)
+	if spec == nil {
+		return nil, false, fmt.Errorf("spec %d is not in the table metadata", p.specID)
+	}
+	filter, ok := partitionFilter(tbl.Schema(), *spec, p.partition)
+	if !ok {
+		return nil, false, nil
+	}
+	if cfg.Where != nil {
+		filter = iceberg.NewAnd(filter, cfg.Where)
+	}
+	tasks, err := tbl.Scan(table.WithRowFilter(filter)).PlanFiles(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("plan partition %s: %w", partitionName(tbl, dataFileStub{p.specID, p.partition}), err)
+	}
+	key := partKey(p.specID, p.partition)
+	kept := tasks[:0]
+	for _, t := range tasks {
+		if partKey(int(t.File.SpecID()), t.File.Partition()) == key {
+			kept = append(kept, t)
+		}
+	}
+	if cfg.Where == nil && len(kept) != p.files {
+		return nil, false, nil
+	}
+	return kept, true, nil
+}
+
+// partKey identifies a (spec, partition) in both passes.
+func partKey(specID int, part map[int]any) string {
+	ids := make([]int, 0, len(part))
+	for id := range part {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d", specID)
+	for _, id := range ids {
+		fmt.Fprintf(&sb, "|%d=%T:%v", id, part[id], part[id])
+	}
+	return sb.String()
+}
+
+// partitionFilter is a row filter whose matching rows are exactly those of
+// the partition, for identity and time transforms; false otherwise.
+func partitionFilter(sc *iceberg.Schema, spec iceberg.PartitionSpec, part map[int]any) (iceberg.BooleanExpression, bool) {
+	var exprs []iceberg.BooleanExpression
+	for _, f := range spec.Fields() {
+		name, ok := sc.FindColumnName(f.SourceID())
+		if !ok {
+			return nil, false
+		}
+		src, _ := sc.FindFieldByID(f.SourceID())
+		ref := iceberg.Reference(name)
+		v := part[f.FieldID]
+		switch f.Transform.(type) {
+		case iceberg.VoidTransform:
+			continue
+		case iceberg.IdentityTransform:
+			if v == nil {
+				exprs = append(exprs, iceberg.IsNull(ref))
+				continue
+			}
+			e, ok := equalTo(ref, v)
+			if !ok {
+				return nil, false
+			}
+			exprs = append(exprs, e)
+		case iceberg.YearTransform, iceberg.MonthTransform, iceberg.DayTransform, iceberg.HourTransform:
+			if v == nil {
+				exprs = append(exprs, iceberg.IsNull(ref))
+				continue
+			}
+			e, ok := timeRange(ref, f.Transform, src.Type, v)
+			if !ok {
+				return nil, false
+			}
+			exprs = append(exprs, e)
+		default:
+			return nil, false
+		}
+	}
+	switch len(exprs) {
+	case 0:
+		return iceberg.AlwaysTrue{}, true
+	case 1:
+		return exprs[0], true
+	}
+	return iceberg.NewAnd(exprs[0], exprs[1], exprs[2:]...), true
+}
+
+func equalTo(ref iceberg.UnboundTerm, v any) (iceberg.BooleanExpression, bool) {
+	switch x := v.(type) {
+	case bool:
+		return iceberg.EqualTo(ref, x), true
+	case int32:
+		return iceberg.EqualTo(ref, x), true
+	case int64:
+		return iceberg.EqualTo(ref, x), true
+	case float32:
+		return iceberg.EqualTo(ref, x), true
+	case float64:
+		return iceberg.EqualTo(ref, x), true
+	case string:
+		return iceberg.EqualTo(ref, x), true
+	case []byte:
+		return iceberg.EqualTo(ref, x), true
+	case iceberg.Date:
+		return iceberg.EqualTo(ref, x), true
+	case iceberg.Time:
+		return iceberg.EqualTo(ref, x), true
+	case iceberg.Timestamp:
+		return iceberg.EqualTo(ref, x), true
+	case iceberg.Decimal:
+		return iceberg.EqualTo(ref, x), true
+	case uuid.UUID:
+		return iceberg.EqualTo(ref, x), true
+	}
+	return nil, false
+}
+
+// timeRange turns year/month/day/hour partition ordinal v into
+// lo <= source < hi on the source column (date or microsecond timestamp).
+func timeRange(ref iceberg.UnboundTerm, tr iceberg.Transform, src iceberg.Type, v any) (iceberg.BooleanExpression, bool) {
+	var n int64
+	switch x := v.(type) {
+	case int32:
+		n = int64(x)
+	case iceberg.Date:
+		n = int64(x)
+	case int64:
+		n = x
+	default:
+		return nil, false
+	}
+	epoch := time.Unix(0, 0).UTC()
+	var lo, hi time.Time
+	switch tr.(type) {
+	case iceberg.YearTransform:
+		lo, hi = epoch.AddDate(int(n), 0, 0), epoch.AddDate(int(n)+1, 0, 0)
+	case iceberg.MonthTransform:
+		lo, hi = epoch.AddDate(0, int(n), 0), epoch.AddDate(0, int(n)+1, 0)
+	case iceberg.DayTransform:
+		lo, hi = epoch.AddDate(0, 0, int(n)), epoch.AddDate(0, 0, int(n)+1)
+	case iceberg.HourTransform:
+		lo, hi = epoch.Add(time.Duration(n)*time.Hour), epoch.Add(time.Duration(n+1)*time.Hour)
+	default:
+		return nil, false
+	}
+	switch src.(type) {
+	case iceberg.DateType:
+		if _, hour := tr.(iceberg.HourTransform); hour {
+			return nil, false
+		}
+		d := func(t time.Time) iceberg.Date { return iceberg.Date(t.Unix() / 86400) }
+		return iceberg.NewAnd(iceberg.GreaterThanEqual(ref, d(lo)), iceberg.LessThan(ref, d(hi))), true
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		ts := func(t time.Time) iceberg.Timestamp { return iceberg.Timestamp(t.UnixMicro()) }
+		return iceberg.NewAnd(iceberg.GreaterThanEqual(ref, ts(lo)), iceberg.LessThan(ref, ts(hi))), true
+	}
+	return nil, false
+}
+
+// dataFileStub carries a spec id and partition for partitionName.
+type dataFileStub struct {
+	spec int
+	part map[int]any
+}
+
+// partitionName renders a partition like a Hive path ("region=eu/day=…"),
+// "" when unpartitioned.
+func partitionName(tbl *table.Table, f interface {
+	SpecID() int32
+	Partition() map[int]any
+},
+) string {
 	spec := tbl.Metadata().PartitionSpecByID(int(f.SpecID()))
 	if spec == nil || spec.IsUnpartitioned() {
 		return ""
@@ -82,3 +400,6 @@ func partitionName(tbl *table.Table, f iceberg.DataFile) string {
 	}
 	return spec.PartitionToPath(rec, tbl.Schema())
 }
+
+func (d dataFileStub) SpecID() int32          { return int32(d.spec) }
+func (d dataFileStub) Partition() map[int]any { return d.part }
