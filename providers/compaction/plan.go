@@ -27,7 +27,17 @@ type PlanConfig struct {
 	// into one group (so a sort covers the partition), instead of iceberg-go's
 	// bins of at most one target size.
 	PerPartition bool
+	// SinglePassMaxFiles: up to this many live data files, the table is
+	// planned in one scan-planning pass (every task held at once, but each
+	// manifest read once); above it, one partition at a time (each
+	// partition's planning reads the manifests that may hold it). 0 means
+	// DefaultSinglePassMaxFiles; negative always plans per partition.
+	SinglePassMaxFiles int
 }
+
+// DefaultSinglePassMaxFiles keeps single-pass planning to a few tens of
+// MiB of tasks.
+const DefaultSinglePassMaxFiles = 20000
 
 // PlanGroups plans every group; see PlanPartitions.
 func PlanGroups(ctx context.Context, tbl *table.Table, cfg PlanConfig) ([]Group, error) {
@@ -61,11 +71,20 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 			yield(Group{}, err)
 			return
 		}
+		limit := cfg.SinglePassMaxFiles
+		if limit == 0 {
+			limit = DefaultSinglePassMaxFiles
+		}
+		singlePass := limit > 0 && stats.files <= limit
 		var fallback []string // partitions left to the full pass
 		for _, ps := range stats.order {
 			p := stats.parts[ps]
 			if p.sizeCandidates < int(cfg.Selection.MinInputFiles) && p.deletes == 0 && !stats.globalDeletes {
 				continue // iceberg-go's planner would skip it too
+			}
+			if singlePass {
+				fallback = append(fallback, ps)
+				continue
 			}
 			tasks, ok, err := planPartition(ctx, tbl, cfg, p)
 			if err != nil {
@@ -99,13 +118,14 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 			yield(Group{}, fmt.Errorf("plan files: %w", err))
 			return
 		}
+		byPart := map[string][]table.FileScanTask{}
+		for _, t := range all {
+			k := partKey(int(t.File.SpecID()), t.File.Partition())
+			byPart[k] = append(byPart[k], t)
+		}
+		all = nil
 		for _, ps := range fallback {
-			var tasks []table.FileScanTask
-			for _, t := range all {
-				if partKey(int(t.File.SpecID()), t.File.Partition()) == ps {
-					tasks = append(tasks, t)
-				}
-			}
+			tasks := byPart[ps]
 			groups, err := groupTasks(tbl, cfg, tasks)
 			if err != nil {
 				yield(Group{}, err)
@@ -157,6 +177,7 @@ type planStats struct {
 	parts         map[string]*partStat
 	order         []string
 	globalDeletes bool // a delete file of an unpartitioned spec applies everywhere
+	files         int  // live data files
 }
 
 // partitionStats streams the current snapshot's manifests and counts, per
@@ -202,6 +223,7 @@ func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Con
 				continue
 			}
 			p.files++
+			st.files++
 			if size := df.FileSizeBytes(); size < sel.MinFileSizeBytes && size <= sel.MaxFileSizeBytes {
 				p.sizeCandidates++
 			}

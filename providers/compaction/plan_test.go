@@ -72,27 +72,29 @@ func TestPlanPartitionsMatchesIcebergGo(t *testing.T) {
 					deletesWant += len(task.DeleteFiles) + len(task.DeletionVectorFiles) + len(task.EqualityDeleteFiles)
 				}
 			}
-			groups, err := PlanGroups(context.Background(), tbl, PlanConfig{Selection: sel})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got [][]table.FileScanTask
-			deletesGot := 0
-			for _, g := range groups {
-				got = append(got, g.Tasks)
-				for _, task := range g.Tasks {
-					deletesGot += len(task.DeleteFiles) + len(task.DeletionVectorFiles) + len(task.EqualityDeleteFiles)
-				}
-			}
 			if len(want) == 0 {
 				t.Fatal("setup: iceberg-go plans no group")
 			}
-			ws, gs := groupSignature(tbl, want), groupSignature(tbl, got)
-			if !slices.Equal(ws, gs) {
-				t.Fatalf("groups differ:\niceberg-go %d: %v\niceops     %d: %v", len(ws), ws, len(gs), gs)
-			}
-			if deletesGot != deletesWant || deletesWant == 0 {
-				t.Fatalf("delete files attached: iceops %d, iceberg-go %d", deletesGot, deletesWant)
+			for _, limit := range []int{-1, 0} { // per partition, single pass
+				groups, err := PlanGroups(context.Background(), tbl, PlanConfig{Selection: sel, SinglePassMaxFiles: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got [][]table.FileScanTask
+				deletesGot := 0
+				for _, g := range groups {
+					got = append(got, g.Tasks)
+					for _, task := range g.Tasks {
+						deletesGot += len(task.DeleteFiles) + len(task.DeletionVectorFiles) + len(task.EqualityDeleteFiles)
+					}
+				}
+				ws, gs := groupSignature(tbl, want), groupSignature(tbl, got)
+				if !slices.Equal(ws, gs) {
+					t.Fatalf("limit %d: groups differ:\niceberg-go %d: %v\niceops     %d: %v", limit, len(ws), ws, len(gs), gs)
+				}
+				if deletesGot != deletesWant || deletesWant == 0 {
+					t.Fatalf("limit %d: delete files attached: iceops %d, iceberg-go %d", limit, deletesGot, deletesWant)
+				}
 			}
 			// Identity and time partitions are planned one by one (no
 			// full pass); bucket ones take the fallback.
