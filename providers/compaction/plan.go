@@ -66,14 +66,37 @@ func PlanGroups(ctx context.Context, tbl *table.Table, cfg PlanConfig) ([]Group,
 // the manifests list: completeness is checked, not assumed.
 func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.Seq2[Group, error] {
 	return func(yield func(Group, error) bool) {
+		limit := cfg.SinglePassMaxFiles
+		if limit == 0 {
+			limit = DefaultSinglePassMaxFiles
+		}
+		if n, ok := totalDataFiles(tbl.CurrentSnapshot()); ok && limit > 0 && n <= int64(limit) {
+			// Small table: the summary says so, skip the counting pass.
+			var opts []table.ScanOption
+			if cfg.Where != nil {
+				opts = append(opts, table.WithRowFilter(cfg.Where))
+			}
+			all, err := tbl.Scan(opts...).PlanFiles(ctx)
+			if err != nil {
+				yield(Group{}, fmt.Errorf("plan files: %w", err))
+				return
+			}
+			groups, err := groupTasks(tbl, cfg, all)
+			if err != nil {
+				yield(Group{}, err)
+				return
+			}
+			for _, g := range groups {
+				if !yield(g, nil) {
+					return
+				}
+			}
+			return
+		}
 		stats, err := partitionStats(ctx, tbl, cfg.Selection)
 		if err != nil {
 			yield(Group{}, err)
 			return
-		}
-		limit := cfg.SinglePassMaxFiles
-		if limit == 0 {
-			limit = DefaultSinglePassMaxFiles
 		}
 		singlePass := limit > 0 && stats.files <= limit
 		var fallback []string // partitions left to the full pass
@@ -150,16 +173,19 @@ func groupTasks(tbl *table.Table, cfg PlanConfig, tasks []table.FileScanTask) ([
 		return nil, fmt.Errorf("plan compaction: %w", err)
 	}
 	var out []Group
+	index := map[string]int{}
 	for _, pg := range plan.Groups {
 		if len(pg.Tasks) == 0 {
 			continue
 		}
 		f := pg.Tasks[0].File
 		g := Group{SpecID: int(f.SpecID()), Partition: partitionName(tbl, f), Tasks: slices.Clip(pg.Tasks)}
-		if cfg.PerPartition && len(out) > 0 {
-			out[0].Tasks = append(out[0].Tasks, g.Tasks...)
+		key := partKey(g.SpecID, f.Partition())
+		if i, ok := index[key]; ok && cfg.PerPartition {
+			out[i].Tasks = append(out[i].Tasks, g.Tasks...)
 			continue
 		}
+		index[key] = len(out)
 		out = append(out, g)
 	}
 	return out, nil
@@ -425,3 +451,19 @@ func partitionName(tbl *table.Table, f interface {
 
 func (d dataFileStub) SpecID() int32          { return int32(d.spec) }
 func (d dataFileStub) Partition() map[int]any { return d.part }
+
+// totalDataFiles reads total-data-files from the snapshot summary.
+func totalDataFiles(snap *table.Snapshot) (int64, bool) {
+	if snap == nil || snap.Summary == nil {
+		return 0, false
+	}
+	v, ok := snap.Summary.Properties["total-data-files"]
+	if !ok {
+		return 0, false
+	}
+	var n int64
+	if _, err := fmt.Sscan(v, &n); err != nil {
+		return 0, false
+	}
+	return n, true
+}
