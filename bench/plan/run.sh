@@ -118,7 +118,7 @@ CMD_ORPHAN="$G clean-orphan-files --older-than 72h --dry-run bench.events"
 
 echo "== machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== what each side finds on bench.events"
-$CMD_PLAN -json 2>/dev/null | jq -c '.tables[0] | {files: .observed.data_files, snapshots: .observed.snapshots, actions: [.actions[] | {type, input_files, expire: (.snapshot_ids // [] | length), orphans: .count}]}'
+echo "iceops plan: $($CMD_PLAN 2>/dev/null | grep -E '^ +[»-] ' | sed 's/^ *//' | paste -sd';')"
 echo "iceberg compact analyze: $(ice "$EV" --output json compact analyze --target-file-size 134217728 bench.events | jq -r '.data' | grep -E 'files scanned|Groups' | tr -s ' ' | paste -sd';')"
 echo "iceberg expire-snapshots --dry-run: $(ice "$EV" --output json expire-snapshots --older-than 5d --retain-last 3 --dry-run bench.events | jq -r '.expired_snapshot_count') snapshots"
 echo "iceberg clean-orphan-files --dry-run: $(ice "$EV" --output json clean-orphan-files --older-than 72h --dry-run bench.events | jq -r '.orphan_file_count') orphan files"
@@ -136,7 +136,8 @@ jq -r '.results as $r |
 	($r[1].median + $r[2].median + $r[3].median) as $sum |
 	"sum of the three iceberg medians: \($sum*1000|round) ms\n" +
 	"iceops plan / sum of medians:     \(($r[0].median/$sum*100|round)/100)\n" +
-	"iceops plan / sequence (median):  \(($r[0].median/$r[4].median*100|round)/100)"' "$WORK/plan.json"
+	"iceops plan / sequence (median):  \(($r[0].median/$r[4].median*100|round)/100)\n" +
+	"CPU (user+sys, mean): iceops \(($r[0].user+$r[0].system)*1000|round) ms, sequence \(($r[4].user+$r[4].system)*1000|round) ms, sum \(([$r[1],$r[2],$r[3]] | map(.user+.system) | add)*1000|round) ms; iceops / sequence \((($r[0].user+$r[0].system)/($r[4].user+$r[4].system)*100|round)/100)"' "$WORK/plan.json"
 
 # rss LABEL CMD...: peak RSS over 3 runs (min/median/max MiB) and wall.
 rss() {
