@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -213,36 +214,22 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 	// The files to delete are computed after the commit from the base
 	// metadata (its manifests are all still there: nothing is deleted yet),
 	// so the window in which a concurrent writer makes the commit conflict
-	// stays short. What stays is what the re-read metadata reaches.
-	after, err := execReachableFiles(ctx, fs, fm, fm.Snapshots(), false)
-	if err != nil {
-		res.Note = "expiry committed; retained files could not be listed, so no file was deleted"
-		return fresh, res, fmt.Errorf("files reachable after expiry (nothing deleted): %w", err)
-	}
-	// Only the snapshots this commit removed: if someone else expired others
-	// meanwhile, their files are theirs to delete.
-	var gone []table.Snapshot
+	// stays short. Released: what the snapshots this commit removed reach
+	// (only those: if someone else expired others meanwhile, their files are
+	// theirs to delete). Kept: what every snapshot of the re-read metadata
+	// reaches, plus every metadata file it names. Both sides go through
+	// providers' external sorter, so memory stays bounded however many
+	// files the table has, and are compared by a sorted merge.
+	var goneIDs []int64
 	for _, id := range ids {
-		if s := meta.SnapshotByID(id); s != nil {
-			gone = append(gone, *s)
+		if meta.SnapshotByID(id) != nil {
+			goneIDs = append(goneIDs, id)
 		}
 	}
-	released, err := execReleased(ctx, fs, meta, gone, after)
+	doomed, err := releasedFiles(ctx, fs, meta, goneIDs, fresh)
 	if err != nil {
-		res.Note = "expiry committed; the files it released could not be listed, so no file was deleted"
+		res.Note = "expiry committed; the files it released could not be computed, so no file was deleted"
 		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
-	}
-	// Also keep every metadata file the table names, whatever the sets say.
-	protect := map[string]bool{execNormPath(fresh.MetadataLocation()): true}
-	for e := range fm.PreviousFiles() {
-		protect[execNormPath(e.MetadataFile)] = true
-	}
-	var doomed []execFileRef
-	for k, f := range released {
-		if _, kept := after[k]; kept || protect[k] {
-			continue
-		}
-		doomed = append(doomed, f)
 	}
 	slices.SortFunc(doomed, func(a, b execFileRef) int { return strings.Compare(a.path, b.path) })
 	execDeleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
@@ -361,4 +348,67 @@ func ExpiryEstimate(ctx context.Context, tbl *table.Table, ids []int64) (files, 
 		}
 	}
 	return files, bytes, nil
+}
+
+// releasedFiles lists the files that the snapshots goneIDs of base reach
+// and that no snapshot of kept (the re-read table) reaches, excluding every
+// metadata file kept names. Both sets are external-sorted.
+func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneIDs []int64, kept *table.Table) ([]execFileRef, error) {
+	released, keep := newExtSorter(defaultSpillLimit), newExtSorter(defaultSpillLimit)
+	defer released.Close()
+	defer keep.Close()
+	err := walkReachable(ctx, fs, base, goneIDs, false, func(p string, size int64, _ string) error {
+		return released.Add(sortRec{key: execNormPath(p), aux: p, n1: size})
+	})
+	if err != nil {
+		return nil, err
+	}
+	km := kept.Metadata()
+	var keptIDs []int64
+	for _, s := range km.Snapshots() {
+		keptIDs = append(keptIDs, s.SnapshotID)
+	}
+	err = walkReachable(ctx, fs, km, keptIDs, false, func(p string, _ int64, _ string) error {
+		return keep.Add(sortRec{key: execNormPath(p)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := keep.Add(sortRec{key: execNormPath(kept.MetadataLocation())}); err != nil {
+		return nil, err
+	}
+	for e := range km.PreviousFiles() {
+		if err := keep.Add(sortRec{key: execNormPath(e.MetadataFile)}); err != nil {
+			return nil, err
+		}
+	}
+	next, stop := iter.Pull2(keep.Sorted())
+	defer stop()
+	k, kerr, kok := next()
+	var out []execFileRef
+	last, first := "", true
+	for r, err := range released.Sorted() {
+		if err != nil {
+			return nil, err
+		}
+		if !first && r.key == last {
+			continue
+		}
+		last, first = r.key, false
+		for kok && kerr == nil && k.key < r.key {
+			k, kerr, kok = next()
+		}
+		if kerr != nil {
+			return nil, kerr
+		}
+		if kok && k.key == r.key {
+			continue
+		}
+		size := r.n1
+		if size <= 0 {
+			size = -1 // unknown: stat'ed when deleted
+		}
+		out = append(out, execFileRef{path: r.aux, size: size})
+	}
+	return out, nil
 }
