@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -38,7 +39,12 @@ func (c *cli) explain(args []string) int {
 		rows[i] = views.ExplainRow{Name: l.Name, Value: l.Value, Default: l.Default, Block: l.Block, Origin: rangeString(l.Origin)}
 	}
 	h := views.ExplainHeader{Address: a.Address, MatchedBy: eff.MatchedBy, MatchedAt: rangeString(eff.MatchRange), Policy: eff.PolicyName}
-	if err := views.Explain(c.stdout, h, rows, s); err != nil {
+	var props []views.ExplainProperty
+	for _, k := range sortedKeys(eff.DerivedProperties) {
+		p := eff.DerivedProperties[k]
+		props = append(props, views.ExplainProperty{Key: k, Value: p.Value, Block: p.Block, Origin: rangeString(p.Origin)})
+	}
+	if err := views.Explain(c.stdout, h, rows, props, s); err != nil {
 		return c.fail(err)
 	}
 	return exitOK
@@ -61,6 +67,15 @@ func excludedBy(cfg *config.Config, addr string) []string {
 		}
 	}
 	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // rangeString renders an hcl.Range as file:line:col, "" when unset.

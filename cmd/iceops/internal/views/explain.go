@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +18,14 @@ type ExplainRow struct {
 	Origin  string // "main.iceops.hcl:61:26"
 }
 
+// ExplainProperty is one table property the policy owns (DESIGN §3.4).
+type ExplainProperty struct {
+	Key    string
+	Value  string
+	Block  string
+	Origin string
+}
+
 // ExplainHeader says how the table got its policy.
 type ExplainHeader struct {
 	Address   string
@@ -28,7 +37,7 @@ type ExplainHeader struct {
 // Explain renders every effective value, HCL-like, with where it came
 // from as a trailing comment, so the output reads like the configuration
 // a reviewer would have to merge in their head.
-func Explain(w io.Writer, h ExplainHeader, rows []ExplainRow, s *Styles) error {
+func Explain(w io.Writer, h ExplainHeader, rows []ExplainRow, props []ExplainProperty, s *Styles) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", s.Bold("# "+h.Address))
 	fmt.Fprintf(&b, "%s\n", s.Dim(fmt.Sprintf("# matched by %s (%s)", h.MatchedBy, h.MatchedAt)))
@@ -60,8 +69,30 @@ func Explain(w io.Writer, h ExplainHeader, rows []ExplainRow, s *Styles) error {
 			b.WriteString(line + s.Dim("# "+from) + "\n")
 		}
 	}
+	if len(props) > 0 {
+		b.WriteString("\n" + s.Dim("# table properties this policy sets on the table (DESIGN §3.4)") + "\n")
+		keyW, valW := 0, 0
+		for _, p := range props {
+			keyW = max(keyW, len(strconv.Quote(p.Key)))
+			valW = max(valW, len(propValue(p)))
+		}
+		for _, p := range props {
+			from := p.Block
+			if p.Origin != "" {
+				from += ", " + p.Origin
+			}
+			b.WriteString(fmt.Sprintf("%-*s = %-*s  ", keyW, strconv.Quote(p.Key), valW, propValue(p)) + s.Dim("# "+from) + "\n")
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func propValue(p ExplainProperty) string {
+	if isSecretKey(p.Key) {
+		return Masked
+	}
+	return strconv.Quote(p.Value)
 }
 
 // NotManaged says that no block manages an address, and why when a
