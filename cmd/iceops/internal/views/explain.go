@@ -70,7 +70,7 @@ func Explain(w io.Writer, h ExplainHeader, rows []ExplainRow, props []ExplainPro
 		}
 	}
 	if len(props) > 0 {
-		b.WriteString("\n" + s.Dim("# table properties this policy sets on the table (DESIGN §3.4)") + "\n")
+		b.WriteString("\n" + s.Dim("# table properties this policy sets on the table") + "\n")
 		keyW, valW := 0, 0
 		for _, p := range props {
 			keyW = max(keyW, len(strconv.Quote(p.Key)))
