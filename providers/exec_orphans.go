@@ -110,19 +110,39 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	if !GCEnabled(fm.Properties()) {
 		return res, fmt.Errorf("%w: gc.enabled=false", ErrRefused)
 	}
-	refd, err := execReachableFiles(ctx, fs, fm, fm.Snapshots(), true)
-	if err != nil {
+	// Only the candidates' membership matters, so the referenced files are
+	// streamed past the (small) candidate set instead of being collected:
+	// memory stays bounded by the plan, not by the table. DELETED manifest
+	// entries count as references here (withDeleted), erring toward keeping.
+	refd := map[string]bool{}
+	for _, c := range cands {
+		refd[execNormPath(c.path)] = false
+	}
+	mark := func(p string) {
+		k := execNormPath(p)
+		if _, ok := refd[k]; ok {
+			refd[k] = true
+		}
+	}
+	var ids []int64
+	for _, s := range fm.Snapshots() {
+		ids = append(ids, s.SnapshotID)
+	}
+	if err := walkReachable(ctx, fs, fm, ids, true, func(p string, _ int64, _ string) error {
+		mark(p)
+		return nil
+	}); err != nil {
 		return res, fmt.Errorf("build referenced set (nothing deleted): %w", err)
 	}
-	refd.add(fresh.MetadataLocation(), -1)
+	mark(fresh.MetadataLocation())
 	for e := range fm.PreviousFiles() {
-		refd.add(e.MetadataFile, -1)
+		mark(e.MetadataFile)
 	}
-	refd.add(strings.TrimSuffix(fm.Location(), "/")+"/metadata/version-hint.text", -1)
+	mark(strings.TrimSuffix(fm.Location(), "/") + "/metadata/version-hint.text")
 
 	var doomed []execFileRef
 	for _, c := range cands {
-		if _, ok := refd[execNormPath(c.path)]; ok {
+		if refd[execNormPath(c.path)] {
 			res.Skipped = append(res.Skipped, c.path+": referenced by the table now")
 			continue
 		}

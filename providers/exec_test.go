@@ -365,8 +365,17 @@ func TestRemoveOrphanFilesRules(t *testing.T) {
 	if err := os.Chtimes(live, old, old); err != nil {
 		t.Fatal(err)
 	}
+	// And the current metadata file and a manifest list, made old too.
+	metaFile := localOf(t, tbl.MetadataLocation())
+	manifestList := localOf(t, tbl.CurrentSnapshot().ManifestList)
+	for _, p := range []string{metaFile, manifestList} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	spec := OrphanSpec{
-		Paths:     []string{oldStray, youngStray, outside, link, filepath.Join(linkDir, "target.parquet"), live, filepath.Join(data, "gone.parquet")},
+		Paths: []string{oldStray, youngStray, outside, link, filepath.Join(linkDir, "target.parquet"), live,
+			filepath.Join(data, "gone.parquet"), metaFile, manifestList},
 		OlderThan: 3 * 24 * time.Hour, Now: now,
 	}
 
@@ -384,7 +393,7 @@ func TestRemoveOrphanFilesRules(t *testing.T) {
 	if _, err := os.Stat(oldStray); !os.IsNotExist(err) {
 		t.Fatal("old stray survived")
 	}
-	for _, p := range []string{youngStray, outside, target, live} {
+	for _, p := range []string{youngStray, outside, target, live, metaFile, manifestList} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("%s was deleted: %v", p, err)
 		}
@@ -392,7 +401,7 @@ func TestRemoveOrphanFilesRules(t *testing.T) {
 	if _, err := os.Lstat(link); err != nil {
 		t.Fatal("symlink deleted")
 	}
-	if len(res.Skipped) != 6 {
+	if len(res.Skipped) != 8 {
 		t.Fatalf("skipped %d: %v", len(res.Skipped), res.Skipped)
 	}
 	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
