@@ -15,20 +15,18 @@ import (
 
 type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
 
-// scriptCmds are the domain commands the scripts use for fixtures and
-// assertions. Assertions compare parsed values, not bytes, where the
-// output has fields that legitimately vary (times, ids, paths).
+// scriptCmds are the domain commands the scripts use for assertions.
+// Assertions compare parsed values, not bytes, where the output has fields
+// that legitimately vary (times, ids, paths). Real tables come from the
+// product itself: scripts run `iceops demo`, which makes them with real
+// iceberg-go commits.
 func scriptCmds() map[string]scriptCmd {
-	cmds := map[string]scriptCmd{
+	return map[string]scriptCmd{
 		"jsoneq":    cmdJSONEq,
 		"jsonnorm":  cmdJSONNorm,
 		"textnorm":  cmdTextNorm,
 		"plancheck": cmdPlanCheck,
 	}
-	for k, v := range fixtureCmds() {
-		cmds[k] = v
-	}
-	return cmds
 }
 
 // readArg reads a script file, or the last command's output for the
