@@ -226,7 +226,7 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 			goneIDs = append(goneIDs, id)
 		}
 	}
-	doomed, err := releasedFiles(ctx, fs, meta, goneIDs, fresh)
+	doomed, err := releasedFiles(ctx, fs, meta, goneIDs, fresh, defaultSpillLimit)
 	if err != nil {
 		res.Note = "expiry committed; the files it released could not be computed, so no file was deleted"
 		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
@@ -352,9 +352,10 @@ func ExpiryEstimate(ctx context.Context, tbl *table.Table, ids []int64) (files, 
 
 // releasedFiles lists the files that the snapshots goneIDs of base reach
 // and that no snapshot of kept (the re-read table) reaches, excluding every
-// metadata file kept names. Both sets are external-sorted.
-func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneIDs []int64, kept *table.Table) ([]execFileRef, error) {
-	released, keep := newExtSorter(defaultSpillLimit), newExtSorter(defaultSpillLimit)
+// metadata file kept names. Both sets are external-sorted, holding at most
+// limit records in memory each.
+func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneIDs []int64, kept *table.Table, limit int) ([]execFileRef, error) {
+	released, keep := newExtSorter(limit), newExtSorter(limit)
 	defer released.Close()
 	defer keep.Close()
 	err := walkReachable(ctx, fs, base, goneIDs, false, func(p string, size int64, _ string) error {

@@ -601,3 +601,58 @@ func TestCompactRebasesOverConcurrentAppend(t *testing.T) {
 	mustEqualIDs(t, scanIDs(t, cur), seq(0, 57))
 	assertAllReferencedExist(t, cur)
 }
+
+// TestReleasedFilesSpilled: the expiry's sorted merge gives the same files
+// when both sides spill to disk (limit 2) as in memory.
+func TestReleasedFilesSpilled(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := history(t, l, nil, 6, 10*24*time.Hour)
+	tbl, _, err := Compact(ctx, tbl, CompactSpec{Selection: smallFiles, Catalog: l.cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := snapshotIDs(tbl)
+	gone := ids[:len(ids)-1]
+	// The kept side: a table holding only the last snapshot.
+	b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RemoveSnapshots(gone, false); err != nil {
+		t.Fatal(err)
+	}
+	km, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := table.New(tbl.Identifier(), km, tbl.MetadataLocation(), tbl.FS, nil)
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inMem, err := releasedFiles(ctx, fs, tbl.Metadata(), gone, kept, defaultSpillLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spilled, err := releasedFiles(ctx, fs, tbl.Metadata(), gone, kept, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(fs []execFileRef) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.path)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if len(inMem) < 18 || !slices.Equal(key(inMem), key(spilled)) {
+		t.Fatalf("in memory %d files, spilled %d files", len(inMem), len(spilled))
+	}
+	for _, f := range spilled {
+		if f.path == "" {
+			t.Fatal("a spilled record lost its path")
+		}
+	}
+}
