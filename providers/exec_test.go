@@ -656,3 +656,30 @@ func TestReleasedFilesSpilled(t *testing.T) {
 		}
 	}
 }
+
+func TestRewriteManifestsConflictRemovesStagedFiles(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := l.create(nil)
+	for i := range int64(6) {
+		tbl = appendRows(t, tbl, i*10, 10)
+	}
+	stale := tbl
+	appendRows(t, l.load(), 60, 4)
+	before := filesUnder(t, stale)
+	_, res, err := RewriteManifests(ctx, stale, 8<<20)
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("want ErrConflict, got %v", err)
+	}
+	if res.StagedRemoved == 0 {
+		t.Fatalf("nothing removed: %+v", res)
+	}
+	for p := range filesUnder(t, stale) {
+		if !before[p] {
+			t.Errorf("failed manifest rewrite left %s behind", p)
+		}
+	}
+	cur := l.load()
+	mustEqualIDs(t, scanIDs(t, cur), seq(0, 64))
+	assertAllReferencedExist(t, cur)
+}
