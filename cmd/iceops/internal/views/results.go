@@ -53,7 +53,7 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 			if a.Error != "" {
 				note = a.Error
 			}
-			if j == len(t.Actions)-1 && t.Error != "" && t.Error != a.Error {
+			if j == len(t.Actions)-1 && t.Error != "" && !strings.Contains(note, t.Error) {
 				note = strings.TrimPrefix(note+"; "+t.Error, "; ")
 			}
 			if len(a.NotApplied) > 0 {
@@ -128,7 +128,7 @@ func resultSummary(r *apply.Results, s *Styles) string {
 	var head string
 	switch {
 	case r.Interrupted:
-		head = s.Warn("Apply interrupted:") + " work not yet started was not started;"
+		head = s.Warn("Apply interrupted:") + " no new work was started after the signal;"
 	case r.Failed():
 		head = s.Refuse("Apply finished with errors:")
 	default:
