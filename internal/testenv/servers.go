@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -113,12 +114,15 @@ func tail(path string) string {
 	return string(b)
 }
 
-// freePorts reserves n distinct free TCP ports on 127.0.0.1 such that
-// port+10000 is free too (weed derives its gRPC ports that way). They are
-// free when returned; a process that binds them later may, rarely, race
-// another.
+// freePorts reserves n distinct free TCP ports on 127.0.0.1, each with
+// port+10000 free too (weed derives its gRPC ports that way). They are picked
+// below the kernel's ephemeral range (32768 and up on Linux): a port there is
+// never handed to another process's "any free port" listener or outgoing
+// connection, so while a test has its server stopped nobody else takes the
+// port, and the server can start on it again.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
+	const lo, hi = 10000, 22700 // p and p+10000 both below 32768
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -127,23 +131,20 @@ func freePorts(t testing.TB, n int) []int {
 	}()
 	ports := make([]int, 0, n)
 	for tries := 0; len(ports) < n; tries++ {
-		if tries > 1000 {
+		if tries > 5000 {
 			t.Fatalf("could not reserve %d port pairs on 127.0.0.1", n)
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		p := lo + mathrand.IntN(hi-lo)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			t.Fatalf("reserve a port: %v", err)
-		}
-		ls = append(ls, l)
-		p := l.Addr().(*net.TCPAddr).Port
-		if p > 55000 {
 			continue
 		}
 		l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+10000))
 		if err != nil {
+			l.Close()
 			continue
 		}
-		ls = append(ls, l2)
+		ls = append(ls, l, l2)
 		ports = append(ports, p)
 	}
 	return ports
