@@ -167,3 +167,47 @@ func TestPartialProgressDoesNotResurrectConcurrentDeletes(t *testing.T) {
 		t.Fatalf("the first group should commit: %v", res.Groups[0].Err)
 	}
 }
+
+// flakyCatalog commits and then reports a transport error, as a catalog
+// whose response was lost would.
+type flakyCatalog struct {
+	table.CatalogIO
+}
+
+func (f flakyCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	if _, _, err := f.CatalogIO.CommitTable(ctx, ident, reqs, updates); err != nil {
+		return nil, "", err
+	}
+	return nil, "", errors.New("connection reset by peer")
+}
+
+// A commit whose answer was lost may have landed: the engine must keep its
+// files (the table references them) and say the outcome is unknown.
+func TestUnknownCommitOutcomeKeepsFiles(t *testing.T) {
+	env := newEnv(t)
+	tbl := env.create(t, tableSpec{name: "lost", partitioned: true})
+	tbl = appendMany(t, tbl, 3, 1000, regions)
+	before := rowStrings(t, tbl)
+	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{Strategy: Binpack, Catalog: flakyCatalog{env.cat}})
+	if !errors.Is(err, ErrCommitUnknown) {
+		t.Fatalf("want ErrCommitUnknown, got %v", err)
+	}
+	kept := 0
+	for _, g := range res.Groups {
+		for _, p := range g.OutputPaths {
+			if _, err := os.Stat(strings.TrimPrefix(p, "file://")); err != nil {
+				t.Fatalf("staged %s removed although the commit may have landed: %v", p, err)
+			}
+			kept++
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no staged outputs recorded")
+	}
+	// It did land here: the table is whole and readable.
+	cur := env.load(t, "lost")
+	if op := cur.CurrentSnapshot().Summary.Operation; op != table.OpReplace {
+		t.Fatalf("setup: the flaky catalog should have committed, current op %s", op)
+	}
+	requireSameRows(t, before, rowStrings(t, cur))
+}

@@ -125,6 +125,11 @@ func (r *Result) Committed() int {
 // ErrRefused marks a table or group the engine will not rewrite.
 var ErrRefused = errors.New("compaction refused")
 
+// ErrCommitUnknown marks a commit whose outcome is unknown (the catalog was
+// reached and did not clearly refuse): its staged files were kept, since
+// the table may now reference them.
+var ErrCommitUnknown = errors.New("commit outcome unknown")
+
 // Run rewrites the groups and commits replace snapshots. With
 // PartialProgress it returns the per-group outcome and an error only for
 // failures that concern the whole run; otherwise any failure aborts the run
@@ -675,7 +680,7 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 		if notCommitted {
 			return nil, 0, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
 		}
-		return nil, 0, fmt.Errorf("commit replace snapshot: outcome unknown, staged files kept: %w", err)
+		return nil, 0, fmt.Errorf("commit replace snapshot: %w (staged files kept): %w", ErrCommitUnknown, err)
 	}
 	return next, removed, nil
 }
