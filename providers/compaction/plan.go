@@ -168,6 +168,10 @@ func groupTasks(tbl *table.Table, cfg PlanConfig, tasks []table.FileScanTask) ([
 	if len(tasks) == 0 {
 		return nil, nil
 	}
+	// Scan planning splits files larger than read.split.target-size into
+	// row-group ranges; a rewrite reads and replaces whole files, and
+	// iceberg-go's packer would weigh and bin each split on its own.
+	tasks = wholeFiles(tasks)
 	plan, err := cfg.Selection.PlanCompaction(tasks)
 	if err != nil {
 		return nil, fmt.Errorf("plan compaction: %w", err)
@@ -466,4 +470,21 @@ func totalDataFiles(snap *table.Snapshot) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// wholeFiles merges the split tasks of a file back into one task covering
+// the whole file (the first split carries the file's delete files).
+func wholeFiles(tasks []table.FileScanTask) []table.FileScanTask {
+	seen := make(map[string]int, len(tasks))
+	out := tasks[:0:0]
+	for _, t := range tasks {
+		p := t.File.FilePath()
+		if _, ok := seen[p]; ok {
+			continue
+		}
+		seen[p] = len(out)
+		t.Start, t.Length = 0, t.File.FileSizeBytes()
+		out = append(out, t)
+	}
+	return out
 }

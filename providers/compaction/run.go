@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -146,8 +147,17 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if err != nil {
 		return res, err
 	}
+	groups = slices.Clone(groups)
+	inGroup := map[string]int{}
 	for i, g := range groups {
-		if err := checkGroup(tbl, g); err != nil {
+		groups[i].Tasks = wholeFiles(g.Tasks)
+		for _, t := range groups[i].Tasks {
+			if j, ok := inGroup[t.File.FilePath()]; ok && j != i {
+				return res, fmt.Errorf("%w: file %s is in groups %d and %d: its rows would be written twice", ErrRefused, t.File.FilePath(), j, i)
+			}
+			inGroup[t.File.FilePath()] = i
+		}
+		if err := checkGroup(tbl, groups[i]); err != nil {
 			return res, fmt.Errorf("group %d (%s): %w", i, g.Partition, err)
 		}
 	}

@@ -111,3 +111,57 @@ func parquetFiles(t testing.TB, root string) []string {
 	}
 	return out
 }
+
+// Files larger than read.split.target-size come out of scan planning as
+// several row-group tasks; the engine rewrites each file once, whole.
+func TestSplitTasksAreRewrittenWhole(t *testing.T) {
+	env := newEnv(t)
+	tbl := env.create(t, tableSpec{name: "splits"})
+	tbl = appendMany(t, tbl, 4, 5000, regions)
+	// First pass: files of several row groups (row groups close at a
+	// quarter of the target).
+	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{Strategy: Binpack, TargetFileSize: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn := res.Table.NewTransaction()
+	if err := txn.SetProperties(iceberg.Properties{"read.split.target-size": "4096"}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err = txn.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := liveTasks(t, tbl)
+	files := map[string]bool{}
+	for _, task := range tasks {
+		files[task.File.FilePath()] = true
+	}
+	if len(tasks) <= len(files) {
+		t.Fatalf("setup: scan planning split no file (%d tasks, %d files)", len(tasks), len(files))
+	}
+	before := rowStrings(t, tbl)
+	// Hand the engine the raw split tasks, as a caller using iceberg-go's
+	// planning would.
+	res, err = Run(context.Background(), tbl, []Group{{SpecID: 0, Tasks: tasks}}, Options{Strategy: Binpack, TargetFileSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSameRows(t, before, rowStrings(t, res.Table))
+	if res.Groups[0].InputFiles != len(files) {
+		t.Fatalf("input files %d, want %d whole files", res.Groups[0].InputFiles, len(files))
+	}
+	groups, err := PlanGroups(context.Background(), res.Table, PlanConfig{Selection: selectAll()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups {
+		seen := map[string]bool{}
+		for _, task := range g.Tasks {
+			if seen[task.File.FilePath()] {
+				t.Fatalf("planned group holds %s twice", task.File.FilePath())
+			}
+			seen[task.File.FilePath()] = true
+		}
+	}
+}
