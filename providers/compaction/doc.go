@@ -13,6 +13,13 @@
 // _last_updated_sequence_number; a group whose files lack first_row_id is
 // refused rather than rewritten without lineage.
 //
+// Flow: PlanPartitions/PlanGroups (plan.go) choose the groups exactly as
+// iceberg-go's compaction.Config does, one partition at a time on large
+// tables; Run (run.go) rewrites each group (read via iceberg-go's scanner,
+// keys.go/sorter.go/zorder.go order the rows, writer.go writes Parquet and
+// builds DataFiles from the footers) and commits (commit.go).
+// ProcessMemoryLimit is the Go soft memory limit a main should set.
+//
 // It may import iceberg-go, arrow-go and the standard library. It never
 // prints; progress goes through Options.Progress.
 package compaction
