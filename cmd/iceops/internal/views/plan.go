@@ -55,6 +55,11 @@ func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
 	writeWarnings(&b, p, s)
 	b.WriteString(Summary(p, s))
 	b.WriteString("\n")
+	if len(p.Targets) > 0 {
+		// As Terraform: a targeted plan is partial, and says so.
+		fmt.Fprintf(&b, "\n%s only tables matching %s were planned; other tables may not be in policy.\n",
+			s.Warn("Targeted plan:"), strings.Join(quoteAll(p.Targets), ", "))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -122,6 +122,17 @@ No changes for the 0 tables in policy; 2 tables have errors.
 	}
 }
 
+func TestPlanTargetsNoted(t *testing.T) {
+	p := &diff.Plan{Targets: []string{"a.b.*"}, Tables: []diff.TablePlan{{Address: "a.b.c"}}}
+	var buf bytes.Buffer
+	if err := Plan(&buf, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `Targeted plan: only tables matching "a.b.*" were planned`) {
+		t.Errorf("targets not noted:\n%s", buf.String())
+	}
+}
+
 func TestPlanColour(t *testing.T) {
 	var plain, coloured bytes.Buffer
 	if err := Plan(&plain, designPlan(), NewStyles(false)); err != nil {
