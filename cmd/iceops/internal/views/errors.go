@@ -9,8 +9,3 @@ import (
 func Error(w io.Writer, err error, s *Styles) {
 	fmt.Fprintf(w, "%s %s\n", s.Refuse("Error:"), err)
 }
-
-// Warning prints a command-level warning on w (stderr).
-func Warning(w io.Writer, msg string, s *Styles) {
-	fmt.Fprintf(w, "%s %s\n", s.Warn("Warning:"), msg)
-}
