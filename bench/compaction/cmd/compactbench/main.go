@@ -26,6 +26,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
@@ -59,6 +60,7 @@ func run(args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile")
 	memprofile := fs.String("memprofile", "", "write a heap profile taken at the highest sampled heap")
 	perPartition := fs.Bool("per-partition", false, "one group per partition (a whole partition through one rewrite)")
+	lowmemZstd := fs.Bool("lowmem-zstd", true, "install compaction.LowMemoryZstd as the zstd page codec (as iceops does)")
 	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (as iceops does)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -75,6 +77,13 @@ func run(args []string) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *lowmemZstd {
+		base, err := compress.GetCodec(compress.Codecs.Zstd)
+		if err != nil {
+			return err
+		}
+		compress.RegisterCodec(compress.Codecs.Zstd, compaction.LowMemoryZstd(base))
 	}
 	if *memprofile != "" {
 		stop := sampleHeapPeak(*memprofile)
