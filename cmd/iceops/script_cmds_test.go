@@ -26,6 +26,32 @@ func scriptCmds() map[string]scriptCmd {
 		"jsonnorm":  cmdJSONNorm,
 		"textnorm":  cmdTextNorm,
 		"plancheck": cmdPlanCheck,
+		"summaryeq": cmdSummaryEq,
+	}
+}
+
+var planLine = regexp.MustCompile(`(?m)^Plan: (\d+) tables? to change \((\d+) actions?, (\d+) destructive\), (\d+) tables? in policy(?:, (\d+) tables? with errors)?\.$`)
+
+// summaryeq TEXT JSON: the last line of the text plan has the figures of
+// the JSON plan's summary (what `plan -json | jq .summary` shows).
+func cmdSummaryEq(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: summaryeq TEXT JSON")
+	}
+	m := planLine.FindStringSubmatch(string(readArg(ts, args[0])))
+	if m == nil {
+		ts.Fatalf("%s has no Plan: line", args[0])
+	}
+	doc, _ := decodeJSON(ts, args[1]).(map[string]any)
+	sum, _ := doc["summary"].(map[string]any)
+	if m[5] == "" {
+		m[5] = "0"
+	}
+	for i, k := range []string{"tables_changed", "actions", "destructive_actions", "tables_in_policy", "errors"} {
+		n, _ := sum[k].(json.Number)
+		if n.String() != m[i+1] {
+			ts.Fatalf("text says %s %s, JSON summary.%s = %s", k, m[i+1], k, n)
+		}
 	}
 }
 
