@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
@@ -25,13 +27,29 @@ type OrphanSpec struct {
 	Paths     []string
 	OlderThan time.Duration
 	Now       time.Time
-	// DeleteConcurrency bounds parallel deletions (default 8).
+	// DeleteConcurrency bounds parallel deletions (default 8); BatchSize is
+	// how many files one batch holds (default 1,000): a batch finishes
+	// before the next starts, so an interruption stops at a batch boundary.
 	DeleteConcurrency int
+	BatchSize         int
 	Progress          ExecProgress
-	// Quarantine moves the orphans under <table location>/.iceops-quarantine/
-	// (keeping their relative path) instead of deleting them, when the policy
-	// sets orphan_files.quarantine. Purging the quarantine is issue 5's.
-	Quarantine bool
+	// Quarantine moves the orphans under
+	// <table location>/.iceops-quarantine/<run-id>/ (keeping their relative
+	// paths, with a manifest) instead of deleting them, when the policy sets
+	// orphan_files.quarantine. QuarantineFor is that duration: runs older
+	// than it are purged by a later apply. Without it nothing is purged
+	// (a run then records no purge time and is kept until a person acts).
+	Quarantine    bool
+	QuarantineFor time.Duration
+	// RunID names the quarantine run (default: Now as 20061102T150405Z).
+	RunID string
+	// OtherTables lists every table of every configured catalog with its
+	// location, fresh (not the plan's), for the nested-table re-check. Nil
+	// lists the tables of the table's own catalog.
+	OtherTables func(ctx context.Context) (map[string]TableLocation, error)
+
+	// remove replaces the storage's Remove (tests inject failures).
+	remove func(path string) error
 }
 
 // RemoveOrphanFiles deletes the planned orphan paths that are, at apply
@@ -94,7 +112,8 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		}
 		cands = append(cands, cand{p, size})
 	}
-	if len(cands) == 0 {
+	quarantining := spec.Quarantine || spec.QuarantineFor > 0
+	if len(cands) == 0 && !quarantining {
 		res.NoOp, res.Note = true, "no planned orphan is still deletable"
 		return res, nil
 	}
@@ -118,27 +137,11 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	for _, c := range cands {
 		refd[execNormPath(c.path)] = false
 	}
-	mark := func(p string) {
-		k := execNormPath(p)
-		if _, ok := refd[k]; ok {
-			refd[k] = true
+	if len(refd) > 0 {
+		if err := markReferenced(ctx, fs, fresh, refd); err != nil {
+			return res, fmt.Errorf("build referenced set (nothing deleted): %w", err)
 		}
 	}
-	var ids []int64
-	for _, s := range fm.Snapshots() {
-		ids = append(ids, s.SnapshotID)
-	}
-	if err := walkReachable(ctx, fs, fm, ids, true, func(p string, _ int64, _ string) error {
-		mark(p)
-		return nil
-	}); err != nil {
-		return res, fmt.Errorf("build referenced set (nothing deleted): %w", err)
-	}
-	mark(fresh.MetadataLocation())
-	for e := range fm.PreviousFiles() {
-		mark(e.MetadataFile)
-	}
-	mark(strings.TrimSuffix(fm.Location(), "/") + "/metadata/version-hint.text")
 
 	var doomed []execFileRef
 	for _, c := range cands {
@@ -149,39 +152,189 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		doomed = append(doomed, execFileRef{path: c.path, size: c.size})
 	}
 	slices.Sort(res.Skipped)
-	if spec.Quarantine {
-		quarantine(ctx, fs, fm.Location(), roots, doomed, spec.Progress, &res)
+	if len(doomed) > 0 {
+		// Rule 6 at apply time: a table created inside the sweep since the
+		// plan owns files that look orphaned to us.
+		if nested, err := nestedAtApply(ctx, cat, tbl, roots, spec.OtherTables); err != nil {
+			return res, fmt.Errorf("%w: could not check other tables for locations inside the sweep (nothing deleted): %v", ErrRefused, err)
+		} else if len(nested) > 0 {
+			return res, fmt.Errorf("%w: other tables lie inside the sweep: %s (nothing deleted)", ErrRefused, strings.Join(nested, ", "))
+		}
+	}
+	remove := spec.remove
+	if remove == nil {
+		remove = fs.Remove
+	}
+	if quarantining {
+		if run := quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res); run != "" {
+			res.Note = "quarantine run " + run
+		}
+		// Purging runs on every quarantining apply, also one that had
+		// nothing left to move: the grace period is what it waits for.
+		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, remove)
+		if note := pr.note(); note != "" {
+			res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")
+		}
+		if res.FilesQuarantined == 0 && len(pr.Runs) == 0 && len(doomed) == 0 {
+			res.NoOp = true
+			res.Note = strings.TrimPrefix(res.Note+"; no planned orphan is still deletable", "; ")
+		}
+		res.DeleteErrors = append(res.DeleteErrors, pr.Errors...)
+		slices.Sort(res.DeleteErrors)
 		return res, nil
 	}
-	execDeleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	errs := runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f execFileRef) error {
+		return remove(f.path)
+	}, func(f execFileRef) {
+		res.FilesDeleted++
+		res.BytesFreed += max(f.size, 0)
+	})
+	res.DeleteErrors = append(res.DeleteErrors, errs...)
+	slices.Sort(res.DeleteErrors)
 	return res, nil
 }
 
-// quarantine moves each file to the table's quarantine directory: a rename
-// for local files, copy-then-remove elsewhere (the copy is complete before
-// the original goes, so a failure leaves at worst two copies, never none).
-func quarantine(ctx context.Context, fs iceio.IO, location string, roots []string, files []execFileRef, progress ExecProgress, res *ExecResult) {
-	qroot := strings.TrimSuffix(location, "/") + "/" + QuarantineDir
+// note is the purge's line in the results.
+func (pr PurgeResult) note() string {
+	var parts []string
+	if len(pr.Runs) > 0 {
+		parts = append(parts, fmt.Sprintf("purged quarantine runs %s (%d files, %d bytes)", strings.Join(pr.Runs, ", "), pr.Files, pr.Bytes))
+	}
+	if len(pr.Kept) > 0 {
+		parts = append(parts, "quarantine kept: "+strings.Join(pr.Kept, "; "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runBatched runs fn over files in batches of batch (default 1,000), each
+// with at most conc (default 8) at once. A failure is collected and the
+// rest go on; after a cancelled context the remaining files are reported
+// as not done. ok runs, serialised, for each success.
+func runBatched(ctx context.Context, files []execFileRef, conc, batch int, progress ExecProgress, fn func(execFileRef) error, ok func(execFileRef)) []string {
+	if conc <= 0 {
+		conc = 8
+	}
+	if batch <= 0 {
+		batch = 1000
+	}
 	total := int64(len(files))
 	progress.report(0, total, "files")
-	for i, f := range files {
+	var (
+		mu   sync.Mutex
+		errs []string
+		done int64
+	)
+	for start := 0; start < len(files); start += batch {
+		part := files[start:min(start+batch, len(files))]
 		if err := ctx.Err(); err != nil {
-			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined: %v", f.path, err))
-			continue
+			for _, f := range files[start:] {
+				errs = append(errs, fmt.Sprintf("%s: not done: %v", f.path, err))
+			}
+			break
 		}
-		root := execRootOf(roots, f.path)
-		rel := strings.TrimPrefix(execNormPath(f.path), root+"/")
-		dest := qroot + "/" + rel
-		if err := moveFile(fs, f.path, dest); err != nil {
-			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: quarantine: %v", f.path, err))
-			continue
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, conc)
+		for _, f := range part {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func(f execFileRef) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				err := fn(f)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil && !execIsNotExist(err) {
+					errs = append(errs, fmt.Sprintf("%s: %v", f.path, err))
+					return
+				}
+				ok(f)
+				done++
+				progress.report(done, total, "files")
+			}(f)
 		}
-		res.FilesQuarantined++
-		if f.size > 0 {
-			res.BytesFreed += f.size
-		}
-		progress.report(int64(i+1), total, "files")
+		wg.Wait()
 	}
+	slices.Sort(errs)
+	return errs
+}
+
+// nestedAtApply names the tables, other than tbl, whose location is inside
+// one of the roots, from a fresh listing (rule 6 re-checked: a table may
+// have been created there since the plan).
+func nestedAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, roots []string, other func(context.Context) (map[string]TableLocation, error)) ([]string, error) {
+	var locs map[string]TableLocation
+	var err error
+	if other != nil {
+		locs, err = other(ctx)
+	} else {
+		c, ok := cat.(catalog.Catalog)
+		if !ok {
+			return nil, fmt.Errorf("catalog %T cannot list its tables", cat)
+		}
+		locs, err = catalogTableLocations(ctx, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Only the table itself is skipped, by UUID: another table with the
+	// very same location (apache/iceberg#7111) is the worst case of all.
+	self := tbl.Metadata().TableUUID().String()
+	var out []string
+	for addr, tl := range locs {
+		if tl.UUID == self {
+			continue
+		}
+		l := execNormPath(tl.Location)
+		for _, r := range roots {
+			if l == r || strings.HasPrefix(l, r+"/") {
+				out = append(out, addr)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// TableLocation is one catalog table's identity and location.
+type TableLocation struct {
+	UUID     string
+	Location string
+}
+
+// catalogTableLocations loads every table of one catalog (namespaces walked
+// recursively), keyed by namespace.name.
+func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string]TableLocation, error) {
+	out := map[string]TableLocation{}
+	seen := map[string]bool{}
+	queue := []table.Identifier{nil}
+	for len(queue) > 0 {
+		parent := queue[0]
+		queue = queue[1:]
+		children, err := cat.ListNamespaces(ctx, parent)
+		if err != nil {
+			return nil, fmt.Errorf("list namespaces: %w", err)
+		}
+		for _, ns := range children {
+			key := strings.Join(ns, ".")
+			if len(ns) == 0 || seen[key] {
+				continue
+			}
+			seen[key] = true
+			queue = append(queue, ns)
+			for ident, err := range cat.ListTables(ctx, ns) {
+				if err != nil {
+					return nil, fmt.Errorf("list tables in %s: %w", key, err)
+				}
+				t, err := cat.LoadTable(ctx, ident)
+				if err != nil {
+					return nil, fmt.Errorf("load %s: %w", strings.Join(ident, "."), err)
+				}
+				out[strings.Join(ident, ".")] = TableLocation{UUID: t.Metadata().TableUUID().String(), Location: t.Location()}
+			}
+		}
+	}
+	return out, nil
 }
 
 func moveFile(fs iceio.IO, src, dst string) error {
@@ -307,4 +460,25 @@ func execLocalPath(p string) (string, bool) {
 
 func execIsNotExist(err error) bool {
 	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, os.ErrNotExist)
+}
+
+// TableLocations lists every table of every configured catalog, fresh (not
+// the cache the plan's scan used), keyed by address: OrphanSpec.OtherTables
+// for apply. Any catalog that cannot be listed makes the answer unknown.
+func (s *Session) TableLocations(ctx context.Context) (map[string]TableLocation, error) {
+	out := map[string]TableLocation{}
+	for _, c := range s.cfg.Catalogs {
+		cat, err := s.Catalog(ctx, c.Name)
+		if err != nil {
+			return nil, err
+		}
+		locs, err := catalogTableLocations(ctx, cat)
+		if err != nil {
+			return nil, fmt.Errorf("catalog %q: %w", c.Name, err)
+		}
+		for k, v := range locs {
+			out[c.Name+"."+k] = v
+		}
+	}
+	return out, nil
 }

@@ -560,7 +560,7 @@ func TestRemoveOrphanFilesQuarantine(t *testing.T) {
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: time.Now(), Quarantine: true})
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: time.Now(), Quarantine: true, RunID: "run1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +570,7 @@ func TestRemoveOrphanFilesQuarantine(t *testing.T) {
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
 		t.Fatal("original still there")
 	}
-	moved := filepath.Join(root, QuarantineDir, "data", "sub", "stray.parquet")
+	moved := filepath.Join(root, QuarantineDir, "run1", "data", "sub", "stray.parquet")
 	if b, err := os.ReadFile(moved); err != nil || string(b) != "stray" {
 		t.Fatalf("quarantined copy: %q %v", b, err)
 	}

@@ -1,0 +1,459 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+)
+
+// writeOld writes a stray file with an mtime of at.
+func writeOld(t *testing.T, p, body string, at time.Time) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, at, at); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRemoveOrphanFilesFailedDeleteContinues: one file turns into a
+// non-empty directory just before its deletion (root ignores permissions,
+// so this is the failure mode a test can force); it is reported, every
+// other orphan is still deleted, and no batch runs more than the bound at
+// once.
+func TestRemoveOrphanFilesFailedDeleteContinues(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 10)
+	root := localOf(t, tbl.Location())
+	now := time.Now()
+	old := now.Add(-10 * 24 * time.Hour)
+	var paths []string
+	for i := range 25 {
+		paths = append(paths, writeOld(t, filepath.Join(root, "data", "stray-"+string(rune('a'+i))+".parquet"), "x", old))
+	}
+	victim := paths[7]
+
+	var inFlight, maxInFlight atomic.Int64
+	var mu sync.Mutex
+	var order []string
+	spec := OrphanSpec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, DeleteConcurrency: 8, BatchSize: 4}
+	spec.remove = func(p string) error {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		order = append(order, p)
+		mu.Unlock()
+		if p == victim {
+			// Someone puts a directory with content where the file was.
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			writeOld(t, filepath.Join(p, "inner"), "keep me", old)
+		}
+		return os.Remove(p)
+	}
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesDeleted != 24 {
+		t.Fatalf("deleted %d, want 24 (all but the victim): %+v", res.FilesDeleted, res)
+	}
+	if len(res.DeleteErrors) != 1 || !strings.HasPrefix(res.DeleteErrors[0], victim+": ") {
+		t.Fatalf("delete errors %v, want exactly the victim", res.DeleteErrors)
+	}
+	if got := maxInFlight.Load(); got > 4 {
+		t.Fatalf("%d deletions at once, want at most the batch of 4", got)
+	}
+	if len(order) != 25 {
+		t.Fatalf("%d deletions attempted, want 25", len(order))
+	}
+	if b, err := os.ReadFile(filepath.Join(victim, "inner")); err != nil || string(b) != "keep me" {
+		t.Fatalf("the directory's content was touched: %q %v", b, err)
+	}
+	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
+}
+
+// TestRemoveOrphanFilesBatchesAndConcurrency: with many files, deletions
+// are bounded by the concurrency, not the batch.
+func TestRemoveOrphanFilesBoundedConcurrency(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 3)
+	root := localOf(t, tbl.Location())
+	now := time.Now()
+	old := now.Add(-10 * 24 * time.Hour)
+	var paths []string
+	for i := range 60 {
+		paths = append(paths, writeOld(t, filepath.Join(root, "data", "b", strings.Repeat("z", i%5+1)+"-"+time.Duration(i).String()+".parquet"), "x", old))
+	}
+	var inFlight, maxInFlight atomic.Int64
+	spec := OrphanSpec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, DeleteConcurrency: 3, BatchSize: 1000}
+	spec.remove = func(p string) error {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(time.Millisecond)
+		return os.Remove(p)
+	}
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, spec)
+	if err != nil || res.FilesDeleted != 60 {
+		t.Fatalf("deleted %d, err %v", res.FilesDeleted, err)
+	}
+	if got := maxInFlight.Load(); got > 3 || got < 2 {
+		t.Fatalf("max %d deletions at once, want 2..3 (bounded and actually parallel)", got)
+	}
+}
+
+// TestRemoveOrphanFilesGCDisabledSincePlan: the plan saw gc enabled; a
+// person disabled it before apply. Nothing is deleted.
+func TestRemoveOrphanFilesGCDisabledSincePlan(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 5)
+	now := time.Now()
+	p := writeOld(t, filepath.Join(localOf(t, tbl.Location()), "data", "stray.parquet"), "x", now.Add(-30*24*time.Hour))
+	if _, _, err := l.cat.CommitTable(ctx, l.ident, nil, []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"gc.enabled": "false"})}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "gc.enabled") {
+		t.Fatalf("want a gc.enabled refusal, got %v", err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal("deleted despite gc.enabled=false")
+	}
+}
+
+// TestRemoveOrphanFilesNestedTableSincePlan: a table created inside the
+// sweep after the plan (its files look orphaned) stops the deletion, and
+// the refusal names it. The same through OtherTables (other catalogs).
+func TestRemoveOrphanFilesNestedTableSincePlan(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 5)
+	root := localOf(t, tbl.Location())
+	now := time.Now()
+	p := writeOld(t, filepath.Join(root, "data", "stray.parquet"), "x", now.Add(-30*24*time.Hour))
+
+	inner, err := l.cat.CreateTable(ctx, table.Identifier{"sales", "inner"}, execSchema,
+		catalog.WithLocation("file://"+filepath.Join(root, "data", "inner")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRows(t, inner, 0, 3)
+	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "sales.inner") {
+		t.Fatalf("want a refusal naming sales.inner, got %v", err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal("deleted despite a nested table")
+	}
+
+	// Another catalog's table with exactly the same location.
+	other := func(context.Context) (map[string]TableLocation, error) {
+		return map[string]TableLocation{
+			"lake.sales.orders": {UUID: tbl.Metadata().TableUUID().String(), Location: tbl.Location()},
+			"other.x.twin":      {UUID: "6f1c7d1e-0000-0000-0000-000000000001", Location: tbl.Location()},
+		}, nil
+	}
+	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: other})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "other.x.twin") || strings.Contains(err.Error(), "lake.sales.orders") {
+		t.Fatalf("want a refusal naming other.x.twin only, got %v", err)
+	}
+	failing := func(context.Context) (map[string]TableLocation, error) { return nil, errors.New("catalog down") }
+	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: failing})
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("an unknown answer must refuse, got %v", err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal("deleted")
+	}
+}
+
+// dirListing is every file and symlink under dir with its content digest
+// (size and bytes for files, target for links).
+func dirListing(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "-> " + target
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestQuarantineRestorePurge walks the whole life of a quarantine on a real
+// table: orphans move under .iceops-quarantine/<run>/ with a manifest, the
+// table reads the same rows, restore puts them back byte for byte (and
+// refuses to overwrite), a second quarantine is purged only after its
+// duration, and never while the table references one of its files.
+func TestQuarantineRestorePurge(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 10)
+	root := localOf(t, tbl.Location())
+	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	old := t0.Add(-10 * 24 * time.Hour)
+	a := writeOld(t, filepath.Join(root, "data", "sub", "a.parquet"), "aaaa", old)
+	b := writeOld(t, filepath.Join(root, "metadata", "b-m0.avro"), "bb", old)
+	before := dirListing(t, root)
+
+	spec := OrphanSpec{Paths: []string{a, b}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour}
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := NewQuarantineRunID(t0)
+	if res.FilesQuarantined != 2 || res.FilesDeleted != 0 || res.BytesFreed != 6 || !strings.Contains(res.Note, "quarantine run "+run) {
+		t.Fatalf("result %+v", res)
+	}
+	runDir := filepath.Join(root, QuarantineDir, run)
+	for rel, body := range map[string]string{"data/sub/a.parquet": "aaaa", "metadata/b-m0.avro": "bb"} {
+		if got, err := os.ReadFile(filepath.Join(runDir, rel)); err != nil || string(got) != body {
+			t.Fatalf("%s in quarantine: %q %v", rel, got, err)
+		}
+	}
+	for _, p := range []string{a, b} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Fatalf("%s still in place", p)
+		}
+	}
+	var man QuarantineManifest
+	raw, err := os.ReadFile(filepath.Join(runDir, QuarantineManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &man); err != nil {
+		t.Fatal(err)
+	}
+	if man.RunID != run || !man.PurgeAfter.Equal(t0.Add(7*24*time.Hour)) || len(man.Files) != 2 {
+		t.Fatalf("manifest %+v", man)
+	}
+	for _, f := range man.Files {
+		if !f.Moved || !f.Mtime.Equal(old.Truncate(time.Second)) && !f.Mtime.Equal(old) {
+			t.Fatalf("manifest entry %+v (want moved, mtime %s)", f, old)
+		}
+		if f.Original == a && f.Size != 4 || f.Original == b && f.Size != 2 {
+			t.Fatalf("manifest entry size %+v", f)
+		}
+	}
+	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
+
+	// Restore, with a file in the way of one of them.
+	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.dir, "catalog.db"), Warehouse: filepath.Join(l.dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
+	t.Cleanup(func() { _ = sess.Close() })
+	writeOld(t, b, "someone else's", t0)
+	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Restored) != 1 || rr.Restored[0].Original != a || len(rr.Refused) != 1 || !strings.Contains(rr.Refused[0], "not overwritten") {
+		t.Fatalf("restore %+v", rr)
+	}
+	if got, _ := os.ReadFile(b); string(got) != "someone else's" {
+		t.Fatalf("the file in the way was overwritten: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "metadata", "b-m0.avro")); err != nil {
+		t.Fatal("the refused file's quarantined copy is gone")
+	}
+	// Clear the way and restore the rest: the tree is as before.
+	if err := os.Remove(b); err != nil {
+		t.Fatal(err)
+	}
+	rr, err = sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
+	if err != nil || len(rr.Restored) != 1 || len(rr.Refused) != 0 {
+		t.Fatalf("second restore %+v %v", rr, err)
+	}
+	if got := dirListing(t, root); !mapsEqual(got, before) {
+		t.Fatalf("after restore the tree differs:\n got %v\nwant %v", got, before)
+	}
+	st, _ := os.Stat(a)
+	if !st.ModTime().Equal(old) {
+		t.Fatalf("restored mtime %s, want %s (the age guard must see the original age)", st.ModTime(), old)
+	}
+	if _, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run); err == nil {
+		t.Fatal("a finished run restored again")
+	}
+	if _, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", "../x"); err == nil {
+		t.Fatal("a run id with a path accepted")
+	}
+	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
+
+	// Quarantine again, then applies at later times (injected clock).
+	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), spec)
+	if err != nil || res.FilesQuarantined != 2 {
+		t.Fatalf("second quarantine %+v %v", res, err)
+	}
+	later := spec
+	later.Paths = nil
+	later.Now = t0.Add(6 * 24 * time.Hour)
+	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), later)
+	if err != nil || !res.NoOp || strings.Contains(res.Note, "purged") {
+		t.Fatalf("purged before its time: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "data", "sub", "a.parquet")); err != nil {
+		t.Fatal("purged before its time")
+	}
+	later.Now = t0.Add(8 * 24 * time.Hour)
+	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), later)
+	if err != nil || res.NoOp || !strings.Contains(res.Note, "purged quarantine runs "+run+" (2 files, 6 bytes)") {
+		t.Fatalf("purge: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, QuarantineDir, run)); !os.IsNotExist(err) {
+		t.Fatalf("run directory left: %v", err)
+	}
+	for _, p := range []string{a, b} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Fatalf("%s back in place", p)
+		}
+	}
+	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
+}
+
+// TestQuarantinePurgeKeepsReferenced: a run whose original path the table
+// references (a slow writer committed a file that had been quarantined) is
+// the only copy of live data: purge keeps it and says to restore.
+func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 10)
+	root := localOf(t, tbl.Location())
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := tasks[0].File.FilePath()
+	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	runDir := filepath.Join(root, QuarantineDir, "r-live")
+	q := writeOld(t, filepath.Join(runDir, "data", "copy.parquet"), "copy", t0)
+	man := QuarantineManifest{RunID: "r-live", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0,
+		PurgeAfter: t0.Add(time.Hour), Files: []QuarantinedFile{{Original: live, Quarantined: "file://" + q, Size: 4, Moved: true}}}
+	if err := writeQuarantineManifest(nil, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
+		t.Fatal(err)
+	}
+	// A run without a recorded purge time is never purged either.
+	q2 := writeOld(t, filepath.Join(root, QuarantineDir, "r-forever", "data", "x.parquet"), "x", t0)
+	if err := writeQuarantineManifest(nil, filepath.Join(root, QuarantineDir, "r-forever", QuarantineManifestName),
+		QuarantineManifest{RunID: "r-forever", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0,
+			Files: []QuarantinedFile{{Original: filepath.Join(root, "data", "x.parquet"), Quarantined: q2, Size: 1, Moved: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{OlderThan: 72 * time.Hour, Now: t0.Add(30 * 24 * time.Hour), QuarantineFor: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Note, "r-live: the table references") || strings.Contains(res.Note, "purged") {
+		t.Fatalf("note %q", res.Note)
+	}
+	for _, p := range []string{q, q2} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s purged", p)
+		}
+	}
+}
+
+// TestRestoreRefusesManifestOutsideTable: the manifest is data on storage;
+// one that points outside the table's locations moves nothing.
+func TestRestoreRefusesManifestOutsideTable(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 3)
+	root := localOf(t, tbl.Location())
+	runDir := filepath.Join(root, QuarantineDir, "evil")
+	q := writeOld(t, filepath.Join(runDir, "x.parquet"), "x", time.Now())
+	outside := filepath.Join(l.dir, "escaped.parquet")
+	elsewhere := writeOld(t, filepath.Join(l.dir, "elsewhere.parquet"), "e", time.Now())
+	if err := writeQuarantineManifest(nil, filepath.Join(runDir, QuarantineManifestName), QuarantineManifest{
+		RunID: "evil", TableUUID: tbl.Metadata().TableUUID().String(),
+		Files: []QuarantinedFile{
+			{Original: outside, Quarantined: q, Moved: true},
+			{Original: filepath.Join(root, "data", "y.parquet"), Quarantined: elsewhere, Moved: true},
+			{Original: filepath.Join(root, "data", "..", "..", "z.parquet"), Quarantined: q, Moved: true},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.dir, "catalog.db"), Warehouse: filepath.Join(l.dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
+	t.Cleanup(func() { _ = sess.Close() })
+	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", "evil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Restored) != 0 || len(rr.Refused) != 3 {
+		t.Fatalf("restore %+v", rr)
+	}
+	for _, p := range []string{q, elsewhere} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s moved", p)
+		}
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Fatal("a file was written outside the table")
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if bv, ok := b[k]; !ok || bv != a[k] {
+			return false
+		}
+	}
+	return true
+}
