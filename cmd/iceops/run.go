@@ -168,6 +168,7 @@ var commands = map[string]func(*cli, []string) int{
 	"apply":    (*cli).apply,
 	"show":     (*cli).show,
 	"inspect":  (*cli).inspect,
+	"restore":  (*cli).restore,
 	"explain":  (*cli).explain,
 	"demo":     (*cli).demo,
 	"version":  (*cli).version,
