@@ -166,9 +166,7 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		remove = fs.Remove
 	}
 	if quarantining {
-		if run := quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res); run != "" {
-			res.Note = "quarantine run " + run
-		}
+		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res)
 		// Purging runs on every quarantining apply, also one that had
 		// nothing left to move: the grace period is what it waits for.
 		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, remove)
@@ -179,6 +177,8 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 			res.NoOp = true
 			res.Note = strings.TrimPrefix(res.Note+"; no planned orphan is still deletable", "; ")
 		}
+		res.FilesDeleted += pr.Files
+		res.BytesFreed += pr.Bytes
 		res.DeleteErrors = append(res.DeleteErrors, pr.Errors...)
 		slices.Sort(res.DeleteErrors)
 		return res, nil

@@ -123,15 +123,16 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 		return ""
 	}
 	moved := map[string]bool{}
+	var quarantinedBytes int64
 	errs := runBatched(ctx, moving, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f execFileRef) error {
 		dest, _ := quarantineTarget(runDir, tbl.Location(), roots, f.path)
 		return moveFile(fs, f.path, dest)
 	}, func(f execFileRef) {
 		moved[f.path] = true
 		res.FilesQuarantined++
-		if f.size > 0 {
-			res.BytesFreed += f.size
-		}
+		// Not BytesFreed: a quarantined file still takes its space until
+		// the purge, which counts it then.
+		quarantinedBytes += max(f.size, 0)
 	})
 	for _, e := range errs {
 		res.DeleteErrors = append(res.DeleteErrors, e+" (not quarantined)")
@@ -144,7 +145,10 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 		// the quarantined copy exists, so it still works.
 		res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: final manifest: %v", manPath, err))
 	}
-	return runID
+	if res.FilesQuarantined == 0 {
+		return ""
+	}
+	return fmt.Sprintf("quarantined %d files (%d bytes) in run %s", res.FilesQuarantined, quarantinedBytes, runID)
 }
 
 func quarantineExists(fs iceio.IO, p string) bool {

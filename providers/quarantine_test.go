@@ -254,7 +254,7 @@ func TestQuarantineRestorePurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := NewQuarantineRunID(t0)
-	if res.FilesQuarantined != 2 || res.FilesDeleted != 0 || res.BytesFreed != 6 || !strings.Contains(res.Note, "quarantine run "+run) {
+	if res.FilesQuarantined != 2 || res.FilesDeleted != 0 || res.BytesFreed != 0 || res.Note != "quarantined 2 files (6 bytes) in run "+run {
 		t.Fatalf("result %+v", res)
 	}
 	runDir := filepath.Join(root, QuarantineDir, run)
@@ -346,7 +346,7 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	}
 	later.Now = t0.Add(8 * 24 * time.Hour)
 	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), later)
-	if err != nil || res.NoOp || !strings.Contains(res.Note, "purged quarantine runs "+run+" (2 files, 6 bytes)") {
+	if err != nil || res.NoOp || !strings.Contains(res.Note, "purged quarantine runs "+run+" (2 files, 6 bytes)") || res.FilesDeleted != 2 || res.BytesFreed != 6 {
 		t.Fatalf("purge: %+v %v", res, err)
 	}
 	if _, err := os.Stat(filepath.Join(root, QuarantineDir, run)); !os.IsNotExist(err) {
