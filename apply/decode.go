@@ -307,8 +307,9 @@ func checkPayload(a diff.Action) error {
 }
 
 // PlanChecksum is "sha256:<hex>" over the plan's safety-relevant content:
-// format version, config digest, creation time, targets and every table
-// (observed identity, actions, refusals). The summary and errors are left
+// format version, config digest, targets and every table
+// (observed identity, actions, refusals). created_at is left out so two
+// plans of an unchanged table are the same document; the summary and errors are left
 // out (the summary is re-derived and compared in ValidatePlan).
 func PlanChecksum(p *diff.Plan) (string, error) {
 	// Round-trip first: omitempty turns an empty slice or map into an absent
@@ -326,10 +327,9 @@ func PlanChecksum(p *diff.Plan) (string, error) {
 	doc := struct {
 		FormatVersion string           `json:"format_version"`
 		ConfigDigest  string           `json:"config_digest"`
-		CreatedAt     time.Time        `json:"created_at"`
 		Targets       []string         `json:"targets"`
 		Tables        []diff.TablePlan `json:"tables"`
-	}{p.FormatVersion, p.ConfigDigest, p.CreatedAt.UTC(), p.Targets, p.Tables}
+	}{p.FormatVersion, p.ConfigDigest, p.Targets, p.Tables}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return "", fmt.Errorf("checksum: %w", err)

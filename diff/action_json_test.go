@@ -25,7 +25,7 @@ func samplePlan() Plan {
 				{Type: Compact, Reason: "r3", Compact: &CompactAction{Strategy: "sort", InputFiles: 1203, InputBytes: 3328599345, Partitions: 4, EstimatedOutputFiles: 7, TargetFileSize: 512 << 20,
 					Groups: []CompactGroup{{SpecID: 1, Partition: "d=1", InputFiles: 1203, InputBytes: 3328599345, EstimatedOutputFiles: 7}}, SortOrder: []string{"a ASC NULLS FIRST"}, Commits: 1, SkippedGroups: 2, SkippedBytes: 10}},
 				{Type: RewriteManifests, Reason: "r4", Manifests: &ManifestsAction{ManifestsBefore: 240, EstimatedManifestsAfter: 4, TargetSize: 8 << 20}},
-				{Type: ExpireSnapshots, Destructive: true, Reason: "r5", Expire: &ExpireAction{SnapshotIDs: []int64{1, 2}, MaxAge: "2d", MaxAgeMs: 172800000, MinSnapshots: 3, OldestAgeMs: 9,
+				{Type: ExpireSnapshots, Destructive: true, Reason: "r5", Expire: &ExpireAction{SnapshotIDs: []int64{1, 2}, MaxAge: "2d", MaxAgeMs: 172800000, MinSnapshots: 3, OldestTimestampMs: 9,
 					Kept: 3, ProtectedByRef: map[string]int{`tag "q3"`: 1}, RefsToRemove: []string{"old"}, SnapshotsAddedByPlan: 2, FilesToDelete: 900, BytesToDelete: 123}},
 				{Type: RemoveOrphanFiles, Destructive: true, Reason: "r6", Orphans: &OrphansAction{Count: 1, Bytes: 47, Paths: []string{"s3://b/x"}, OlderThan: "3d", OlderThanMs: 259200000,
 					KeptByAgeGuard: 3, KeptBytes: 5, Excluded: 2, NonIceberg: 1, NonIcebergPaths: []string{"s3://b/_SUCCESS"}, Ratio: 0.1, MaxRatio: 0.25, Quarantine: "7d"}},

@@ -36,6 +36,8 @@ type ExpirySelection struct {
 	RefsToRemove []string
 	// OldestAgeMs is the age of the oldest expired snapshot.
 	OldestAgeMs int64
+	// OldestTimestampMs is the commit time of the oldest expired snapshot.
+	OldestTimestampMs int64
 	// Kept counts existing snapshots older than the max age that stay
 	// anyway (min_snapshots, ref heads, branch retention).
 	Kept int
@@ -177,6 +179,9 @@ func SelectExpired(st *TableState, maxAge time.Duration, minSnapshots int, maxRe
 	for _, s := range st.Snapshots {
 		if _, ok := keep[s.ID]; !ok {
 			sel.Expired = append(sel.Expired, s.ID)
+			if sel.OldestTimestampMs == 0 || s.TimestampMs < sel.OldestTimestampMs {
+				sel.OldestTimestampMs = s.TimestampMs
+			}
 			sel.OldestAgeMs = max(sel.OldestAgeMs, nowMs-s.TimestampMs)
 			continue
 		}

@@ -203,7 +203,7 @@ func TestPlanExpire(t *testing.T) {
 	st.Refs = append(st.Refs, tag("q3-close", 2))
 	a := findAction(t, PlanTable(pol, st, testNow), ExpireSnapshots)
 	e := a.Expire
-	if !reflect.DeepEqual(e.SnapshotIDs, []int64{1, 3}) || e.OldestAgeMs != (41*day).Milliseconds() ||
+	if !reflect.DeepEqual(e.SnapshotIDs, []int64{1, 3}) || e.OldestTimestampMs != testNow.Add(-41*day).UnixMilli() ||
 		e.MaxAge != "2d" || e.MaxAgeMs != (2*day).Milliseconds() || e.MinSnapshots != 1 || e.Kept != 1 ||
 		e.ProtectedByRef[`tag "q3-close"`] != 1 || e.SnapshotsAddedByPlan != 0 {
 		t.Fatalf("expire = %+v", e)

@@ -152,7 +152,11 @@ type ExpireAction struct {
 	MaxAge       string  `json:"max_age"` // as written, "2d"
 	MaxAgeMs     int64   `json:"max_age_ms"`
 	MinSnapshots int     `json:"min_snapshots"`
-	OldestAgeMs  int64   `json:"oldest_age_ms"` // age of the oldest listed snapshot
+	// OldestTimestampMs is when the oldest listed snapshot was committed.
+	// A timestamp, not an age, so that two plans of the same unchanged table
+	// are the same document whatever second they ran (views derive the age
+	// from the plan's created_at).
+	OldestTimestampMs int64 `json:"oldest_snapshot_timestamp_ms"`
 	// Kept counts existing snapshots older than max_age that stay anyway
 	// (min_snapshots, ref heads, branch retention).
 	Kept int `json:"kept"`

@@ -122,18 +122,18 @@ func dropKeys(v any, keys []string) any {
 // volatileKeys vary from run to run; jsonnorm replaces their values so a
 // golden can hold the rest of the document exactly.
 var volatileKeys = map[string]string{
-	"created_at":          "<time>",
-	"checksum":            "<checksum>",
-	"config_digest":       "<digest>",
-	"table_uuid":          "<uuid>",
-	"metadata_location":   "<metadata>",
-	"current_snapshot_id": "<snapshot-id>",
-	"snapshot_id":         "<snapshot-id>",
-	"oldest_age_ms":       "<age>",
-	"bytes_to_delete":     "<bytes>",
-	"duration_ms":         "<duration>",
-	"started_at":          "<time>",
-	"finished_at":         "<time>",
+	"created_at":                   "<time>",
+	"checksum":                     "<checksum>",
+	"config_digest":                "<digest>",
+	"table_uuid":                   "<uuid>",
+	"metadata_location":            "<metadata>",
+	"current_snapshot_id":          "<snapshot-id>",
+	"snapshot_id":                  "<snapshot-id>",
+	"oldest_snapshot_timestamp_ms": "<timestamp>",
+	"bytes_to_delete":              "<bytes>",
+	"duration_ms":                  "<duration>",
+	"started_at":                   "<time>",
+	"finished_at":                  "<time>",
 }
 
 // jsonnorm IN OUT: rewrite IN into OUT with volatile values replaced,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/iceops/iceops/diff"
 )
@@ -45,7 +46,7 @@ func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
 		if len(t.Actions) == 0 && len(t.Refusals) == 0 {
 			continue
 		}
-		writeTable(&b, t, s)
+		writeTable(&b, t, p.CreatedAt, s)
 		b.WriteString("\n")
 	}
 	for _, e := range p.Errors {
@@ -64,7 +65,7 @@ func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
 	return err
 }
 
-func writeTable(b *strings.Builder, t *diff.TablePlan, s *Styles) {
+func writeTable(b *strings.Builder, t *diff.TablePlan, createdAt time.Time, s *Styles) {
 	sym := s.Change("~")
 	if len(t.Actions) == 0 {
 		sym = s.Refuse("!")
@@ -74,7 +75,7 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, s *Styles) {
 	const ind = "      "
 	for i := range t.Actions {
 		a := &t.Actions[i]
-		for _, line := range actionLines(a, s) {
+		for _, line := range actionLines(a, createdAt, s) {
 			b.WriteString(ind + line + "\n")
 		}
 		// A reason that cites several attributes (update_properties)
@@ -94,7 +95,7 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, s *Styles) {
 // actionLines renders one action. Each kind has its own sentence; the
 // symbol says what kind of change it is (+ ~ - as Terraform; » for a
 // rewrite that keeps every row).
-func actionLines(a *diff.Action, s *Styles) []string {
+func actionLines(a *diff.Action, createdAt time.Time, s *Styles) []string {
 	switch a.Type {
 	case diff.UpdateProperties:
 		if a.Properties != nil {
@@ -118,7 +119,7 @@ func actionLines(a *diff.Action, s *Styles) []string {
 		}
 	case diff.ExpireSnapshots:
 		if e := a.Expire; e != nil {
-			return []string{s.Remove("-") + " " + expireSentence(e)}
+			return []string{s.Remove("-") + " " + expireSentence(e, createdAt)}
 		}
 	case diff.RemoveOrphanFiles:
 		if o := a.Orphans; o != nil {
@@ -211,14 +212,14 @@ func maskValue(key, value string) string {
 	return strconv.Quote(value)
 }
 
-func expireSentence(e *diff.ExpireAction) string {
+func expireSentence(e *diff.ExpireAction, createdAt time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "expire %s", countOf(len(e.SnapshotIDs), "snapshot", "snapshots"))
 	if e.MaxAge != "" {
 		fmt.Fprintf(&b, " older than %s", e.MaxAge)
 	}
-	if e.OldestAgeMs > 0 {
-		fmt.Fprintf(&b, " (oldest %s)", AgeMs(e.OldestAgeMs))
+	if e.OldestTimestampMs > 0 && !createdAt.IsZero() {
+		fmt.Fprintf(&b, " (oldest %s)", AgeMs(createdAt.UnixMilli()-e.OldestTimestampMs))
 	}
 	fmt.Fprintf(&b, "; %s kept", Count(e.Kept))
 	for _, ref := range sortedKeys(e.ProtectedByRef) {

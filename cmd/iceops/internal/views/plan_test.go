@@ -34,7 +34,7 @@ func designPlan() *diff.Plan {
 					{Type: diff.Compact, Compact: &diff.CompactAction{Strategy: "sort", InputFiles: 1203, InputBytes: 3328599345, Partitions: 4, EstimatedOutputFiles: 7}},
 					{Type: diff.RewriteManifests, Manifests: &diff.ManifestsAction{ManifestsBefore: 240, EstimatedManifestsAfter: 4}},
 					{Type: diff.ExpireSnapshots, Destructive: true, Expire: &diff.ExpireAction{
-						SnapshotIDs: make([]int64, 214), MaxAge: "2d", OldestAgeMs: 41*86400000 + 3600000, Kept: 3,
+						SnapshotIDs: make([]int64, 214), MaxAge: "2d", OldestTimestampMs: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixMilli() - (41*86400000 + 3600000), Kept: 3,
 						ProtectedByRef: map[string]int{`tag "q3-close"`: 1},
 					}},
 					{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{Count: 12, Bytes: 47395635, OlderThan: "3d", KeptByAgeGuard: 3}},
