@@ -392,7 +392,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 func (r *runner) replan(ctx context.Context, pol *config.Effective, addr string) (*diff.TablePlan, error) {
 	st, err := r.b.Observe(ctx, pol)
 	if err != nil {
-		return nil, fmt.Errorf("observe: %w", err)
+		return nil, err // providers already says "observe <address>: ..."
 	}
 	if st.Address == "" {
 		st.Address = addr

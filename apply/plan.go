@@ -120,7 +120,7 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.TablePlan, error) {
 	st, err := b.Observe(ctx, it.pol)
 	if err != nil {
-		return nil, fmt.Errorf("observe: %w", err)
+		return nil, err // providers already says "observe <address>: ..."
 	}
 	if st.Address == "" {
 		st.Address = it.address

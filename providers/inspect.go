@@ -212,8 +212,14 @@ func summariseOrphans(scan *diff.OrphanScan, olderThan time.Duration, now time.T
 func recommend(in *Inspection, pol *config.Effective, sel diff.CompactionSelection) []string {
 	var out []string
 	if in.Files.SmallFiles >= int64(sel.MinInputFiles) && in.SmallFileShare >= 0.25 {
-		out = append(out, fmt.Sprintf("compact: %d of %d data files (%.0f%%) are below %s; add a compaction block (target_file_size = %q)",
-			in.Files.SmallFiles, in.Files.DataFiles, in.SmallFileShare*100, config.FormatSize(in.SmallFileLimit), config.FormatSize(in.TargetFileSize)))
+		// Recommend a block only where the policy has none; otherwise say
+		// that the next apply does the work.
+		todo := fmt.Sprintf("add a compaction block (target_file_size = %q)", config.FormatSize(in.TargetFileSize))
+		if pol.Compaction.Declared {
+			todo = "the compaction policy rewrites them on the next apply"
+		}
+		out = append(out, fmt.Sprintf("compact: %d of %d data files (%.0f%%) are below %s; %s",
+			in.Files.SmallFiles, in.Files.DataFiles, in.SmallFileShare*100, config.FormatSize(in.SmallFileLimit), todo))
 	}
 	if in.Files.DeleteFiles > 0 {
 		out = append(out, fmt.Sprintf("compact: %d delete files (%s) slow every read; compaction with delete_file_threshold applies them",
@@ -231,17 +237,25 @@ func recommend(in *Inspection, pol *config.Effective, sel diff.CompactionSelecti
 		maxAge = config.DefaultMaxSnapshotAge
 	}
 	if in.Snapshots.Count > 1 && in.Snapshots.OldestAgeMs > maxAge.Milliseconds() {
-		out = append(out, fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; old snapshots alone hold %d files (%s); set snapshot_retention (max_age = %q)",
-			in.Snapshots.Count, config.FormatDuration(time.Duration(in.Snapshots.OldestAgeMs)*time.Millisecond),
-			in.OldSnapshotFiles, config.FormatSize(in.OldSnapshotBytes), config.FormatDuration(maxAge)))
+		todo := fmt.Sprintf("set snapshot_retention (max_age = %q)", config.FormatDuration(maxAge))
+		if pol.SnapshotRetention.Declared {
+			todo = "the retention policy expires them on the next apply"
+		}
+		out = append(out, fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; old snapshots alone hold %d files (%s); %s",
+			in.Snapshots.Count, roughAge(in.Snapshots.OldestAgeMs),
+			in.OldSnapshotFiles, config.FormatSize(in.OldSnapshotBytes), todo))
 	}
 	if o := in.Orphans; o != nil {
 		switch {
 		case o.Refusal != "" || len(o.NestedTables) > 0 || o.Missing > 0:
 			out = append(out, "orphan files: the storage cannot be swept safely; see orphans")
 		case o.Old > 0:
-			out = append(out, fmt.Sprintf("remove orphan files: %d unreferenced files (%s) are older than %s; add an orphan_files block",
-				o.Old, config.FormatSize(o.OldBytes), o.OlderThan))
+			todo := "add an orphan_files block"
+			if pol.OrphanFiles.Declared {
+				todo = "the orphan_files policy removes them on the next apply"
+			}
+			out = append(out, fmt.Sprintf("remove orphan files: %d unreferenced files (%s) are older than %s; %s",
+				o.Old, config.FormatSize(o.OldBytes), o.OlderThan, todo))
 		}
 	}
 	if len(in.SortOrder) == 0 && in.Files.DataFiles > 0 && !pol.SortOrder.Set {
@@ -251,4 +265,17 @@ func recommend(in *Inspection, pol *config.Effective, sel diff.CompactionSelecti
 		out = append(out, "gc.enabled is false: expiry and orphan removal are refused on this table")
 	}
 	return out
+}
+
+// roughAge renders an age for people in its largest whole unit ("13d",
+// "5h", "42m"); config.FormatDuration is exact and would print
+// "1166402781ms".
+func roughAge(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	for _, u := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
+		if d >= u {
+			return config.FormatDuration(d.Truncate(u))
+		}
+	}
+	return config.FormatDuration(d)
 }
