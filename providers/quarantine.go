@@ -314,6 +314,18 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run iceops restore", d.m.RunID, strings.Join(live, ", ")))
 			continue
 		}
+		// The manifest is data on storage: a run may only delete what lies
+		// inside its own directory.
+		var stray []string
+		for _, f := range d.m.Files {
+			if !insideRun(d.dir, f.Quarantined) {
+				stray = append(stray, f.Quarantined)
+			}
+		}
+		if len(stray) > 0 {
+			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: manifest names files outside the run (%s), kept", d.m.RunID, strings.Join(stray, ", ")))
+			continue
+		}
 		var failed bool
 		for _, f := range d.m.Files {
 			if !quarantineExists(fs, f.Quarantined) {
@@ -439,7 +451,7 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 			left++
 			continue
 		}
-		if !strings.HasPrefix(execNormPath(f.Quarantined), execNormPath(runDir)+"/") || strings.Contains(f.Quarantined, "/../") {
+		if !insideRun(runDir, f.Quarantined) {
 			res.Refused = append(res.Refused, f.Original+": quarantined path "+f.Quarantined+" is not inside the run")
 			left++
 			continue
@@ -475,6 +487,13 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 		}
 	}
 	return res, nil
+}
+
+// insideRun reports whether p lies strictly inside the run directory,
+// with no ".." that could lead out of it.
+func insideRun(runDir, p string) bool {
+	n := execNormPath(p)
+	return strings.HasPrefix(n, execNormPath(runDir)+"/") && !strings.Contains(n, "/../") && !strings.HasSuffix(n, "/..")
 }
 
 // moveFileNoClobber is moveFile that fails instead of replacing an existing

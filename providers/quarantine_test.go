@@ -388,14 +388,28 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 			Files: []QuarantinedFile{{Original: filepath.Join(root, "data", "x.parquet"), Quarantined: q2, Size: 1, Moved: true}}}); err != nil {
 		t.Fatal(err)
 	}
+	// A manifest that names a file outside its run (here another live data
+	// file, spelled with ..) must not make purge delete it.
+	live2 := localOf(t, tasks[len(tasks)-1].File.FilePath())
+	q3 := writeOld(t, filepath.Join(root, QuarantineDir, "r-evil", "data", "x.parquet"), "x", t0)
+	evil := filepath.Join(root, QuarantineDir, "r-evil", "..", "..", "data", filepath.Base(live2))
+	if err := writeQuarantineManifest(nil, filepath.Join(root, QuarantineDir, "r-evil", QuarantineManifestName),
+		QuarantineManifest{RunID: "r-evil", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0, PurgeAfter: t0,
+			Files: []QuarantinedFile{
+				{Original: filepath.Join(root, "data", "gone.parquet"), Quarantined: q3, Size: 1, Moved: true},
+				{Original: filepath.Join(root, "data", "gone2.parquet"), Quarantined: evil, Size: 1, Moved: true},
+				{Original: filepath.Join(root, "data", "gone3.parquet"), Quarantined: live2, Size: 1, Moved: true},
+			}}); err != nil {
+		t.Fatal(err)
+	}
 	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{OlderThan: 72 * time.Hour, Now: t0.Add(30 * 24 * time.Hour), QuarantineFor: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Note, "r-live: the table references") || strings.Contains(res.Note, "purged") {
-		t.Fatalf("note %q", res.Note)
+	if !strings.Contains(res.Note, "r-live: the table references") || !strings.Contains(res.Note, "r-evil: manifest names files outside the run") || strings.Contains(res.Note, "purged") || res.FilesDeleted != 0 {
+		t.Fatalf("note %q, deleted %d", res.Note, res.FilesDeleted)
 	}
-	for _, p := range []string{q, q2} {
+	for _, p := range []string{q, q2, q3, live2} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("%s purged", p)
 		}
