@@ -99,3 +99,32 @@ tables "` + name + `.` + ns + `.*" {
 		})
 	}
 }
+
+// TestReadmeRepeatsCatalogSnippets keeps the README's "Catalogs and storage"
+// section in step with the snippets TestDocsCatalogSnippets runs: each must
+// appear there verbatim, so the README shows only tested configuration.
+func TestReadmeRepeatsCatalogSnippets(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "catalogs.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Catalogs and storage")
+	if !ok {
+		t.Fatal(`README.md has no "## Catalogs and storage" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	blocks := hclBlock.FindAllStringSubmatch(string(doc), -1)
+	if len(blocks) == 0 {
+		t.Fatal("docs/catalogs.md has no hcl blocks")
+	}
+	for _, blk := range blocks {
+		if !strings.Contains(section, "```hcl\n"+blk[1]+"```") {
+			t.Errorf("README's Catalogs and storage section lacks this tested snippet:\n%s", blk[1])
+		}
+	}
+}
