@@ -471,3 +471,40 @@ func mapsEqual(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestRemoveOrphanFilesInterruptedStopsAtBatch: an interruption lets the
+// running batch finish and starts no other; the rest are reported as not
+// deleted (they stay orphans for the next run).
+func TestRemoveOrphanFilesInterruptedStopsAtBatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 3)
+	root := localOf(t, tbl.Location())
+	now := time.Now()
+	var paths []string
+	for i := range 6 {
+		paths = append(paths, writeOld(t, filepath.Join(root, "data", "s"+string(rune('0'+i))+".parquet"), "x", now.Add(-10*24*time.Hour)))
+	}
+	spec := OrphanSpec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, BatchSize: 2, DeleteConcurrency: 1}
+	spec.remove = func(p string) error {
+		cancel() // the interrupt arrives during the first batch
+		return os.Remove(p)
+	}
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesDeleted != 2 || len(res.DeleteErrors) != 4 || !strings.Contains(res.DeleteErrors[0], "not done: context canceled") {
+		t.Fatalf("deleted %d, errors %v", res.FilesDeleted, res.DeleteErrors)
+	}
+	left := 0
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			left++
+		}
+	}
+	if left != 4 {
+		t.Fatalf("%d files left, want 4", left)
+	}
+}
