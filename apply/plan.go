@@ -134,7 +134,7 @@ func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.
 			// too; the estimate counts them. Only a figure: on error it
 			// under-counts rather than failing the table.
 			if tbl, err := observedVersion(ctx, b, it.address, st.MetadataLocation); err == nil {
-				if fn, err := providers.CompactionInputs(ctx, tbl, diff.SelectionFor(it.pol)); err == nil {
+				if fn, err := providers.CompactionInputs(ctx, tbl, diff.SelectionFor(it.pol), a.Compact.Groups); err == nil {
 					compactIn = fn
 				}
 			}

@@ -110,7 +110,7 @@ func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel dif
 	if err != nil {
 		return nil, fmt.Errorf("open table storage: %w", err)
 	}
-	agg, err := aggregateSnapshot(ctx, fsys, md, cur, sel)
+	agg, err := aggregateSnapshot(ctx, fsys, md, cur, sel, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +315,11 @@ func referencedDataFile(df iceberg.DataFile) string {
 // (to index delete files), then data manifests, aggregating every live data
 // file into its partition without keeping it. Manifest entries are read with
 // iceberg-go's projection, which skips column statistics we do not need.
-func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection) (*snapshotAggregate, error) {
+// aggregateSnapshot streams the snapshot's manifests into per-partition
+// aggregates. onCandidate, when set, is called for every data file the
+// compaction selection picks (CompactionInputs uses it instead of holding a
+// scan task per file).
+func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
 	manifests, err := snap.Manifests(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
@@ -430,6 +434,9 @@ func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, sn
 			if sel.IsCandidate(size, nDel, df.Count(), delRows) {
 				p.CandidateSizes = append(p.CandidateSizes, size)
 				p.CandidateBytes += size
+				if onCandidate != nil {
+					onCandidate(df.FilePath(), k.spec, k.part)
+				}
 			}
 			agg.files.DataFiles++
 			agg.files.DataBytes += size
