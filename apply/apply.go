@@ -597,6 +597,10 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			Now:        r.now(),
 			Progress:   progress,
 			Quarantine: first.Orphans.Quarantine != "",
+			// The plan carries the duration as written ("7d"); it was
+			// validated with the configuration.
+			QuarantineFor: orphanQuarantine(first.Orphans.Quarantine),
+			OtherTables:   r.b.TableLocations,
 		})
 	default:
 		err = fmt.Errorf("unknown action %q", first.Type)
@@ -634,4 +638,12 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 		out = append(out, ar)
 	}
 	return out, next, err
+}
+
+func orphanQuarantine(s string) time.Duration {
+	if s == "" {
+		return 0
+	}
+	d, _ := config.ParseDuration(s)
+	return d
 }

@@ -36,6 +36,7 @@ type backend interface {
 	LoadTable(ctx context.Context, address string) (*table.Table, error)
 	Catalog(ctx context.Context, name string) (catalog.Catalog, error)
 	EstimateExpiry(ctx context.Context, address string, expireIDs []int64, compactInputs func(path string) bool) (files, bytes int64, err error)
+	TableLocations(ctx context.Context) (map[string]providers.TableLocation, error)
 }
 
 // Plan observes every managed table and diffs it against its policy. One
