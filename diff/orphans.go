@@ -101,6 +101,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 	}
 	slices.Sort(act.NonIcebergPaths)
 	if o.IncludeNonIcebergFiles.Value {
+		act.IncludeNonIceberg = true
 		orphans += int64(len(scan.NonIceberg))
 		for _, f := range scan.NonIceberg {
 			consider(f)

@@ -182,7 +182,10 @@ type OrphansAction struct {
 	Excluded        int64    `json:"excluded"`
 	NonIceberg      int      `json:"non_iceberg"`
 	NonIcebergPaths []string `json:"non_iceberg_paths,omitempty"`
-	Ratio           float64  `json:"ratio"`
-	MaxRatio        float64  `json:"max_orphan_ratio"`
-	Quarantine      string   `json:"quarantine,omitempty"`
+	// IncludeNonIceberg: non-Iceberg files are deleted too
+	// (orphan_files.include_non_iceberg_files); otherwise only reported.
+	IncludeNonIceberg bool    `json:"include_non_iceberg,omitempty"`
+	Ratio             float64 `json:"ratio"`
+	MaxRatio          float64 `json:"max_orphan_ratio"`
+	Quarantine        string  `json:"quarantine,omitempty"`
 }

@@ -243,6 +243,19 @@ func orphanSentence(o *diff.OrphansAction) string {
 	if o.KeptByAgeGuard > 0 {
 		fmt.Fprintf(&b, "; %s kept by the age guard", countOf(o.KeptByAgeGuard, "newer file", "newer files"))
 	}
+	if o.Excluded > 0 {
+		fmt.Fprintf(&b, "; %s excluded", Count(int(o.Excluded)))
+	}
+	if o.NonIceberg > 0 {
+		how := "reported only"
+		if o.IncludeNonIceberg {
+			how = "included"
+		}
+		fmt.Fprintf(&b, "; %s %s", countOf(o.NonIceberg, "non-Iceberg file", "non-Iceberg files"), how)
+	}
+	if o.MaxRatio > 0 {
+		fmt.Fprintf(&b, "; %.1f%% unreferenced (max %g%%)", o.Ratio*100, o.MaxRatio*100)
+	}
 	if o.Quarantine != "" {
 		fmt.Fprintf(&b, "; moved to quarantine for %s", o.Quarantine)
 	}

@@ -37,7 +37,7 @@ func designPlan() *diff.Plan {
 						SnapshotIDs: make([]int64, 214), MaxAge: "2d", OldestTimestampMs: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixMilli() - (41*86400000 + 3600000), Kept: 3,
 						ProtectedByRef: map[string]int{`tag "q3-close"`: 1},
 					}},
-					{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{Count: 12, Bytes: 47395635, OlderThan: "3d", KeptByAgeGuard: 3}},
+					{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{Count: 12, Bytes: 47395635, OlderThan: "3d", KeptByAgeGuard: 3, Excluded: 2, NonIceberg: 1, Ratio: 0.012, MaxRatio: 0.25}},
 				},
 			},
 			{Address: "lake.analytics.views"},
@@ -65,7 +65,7 @@ func TestPlanHumanMatchesDesign(t *testing.T) {
       » compact 1,203 files (3.1 GiB) in 4 partitions into ~7 files (sort)
       » rewrite 240 manifests into ~4
       - expire 214 snapshots older than 2d (oldest 41d); 3 kept; tag "q3-close" protects 1
-      - remove 12 orphan files (45.2 MiB) older than 3d; 3 newer files kept by the age guard
+      - remove 12 orphan files (45.2 MiB) older than 3d; 3 newer files kept by the age guard; 2 excluded; 1 non-Iceberg file reported only; 1.2% unreferenced (max 25%)
     }
 
 Plan: 1 table to change (6 actions, 2 destructive), 3 tables in policy.
