@@ -1,8 +1,24 @@
 // Command iceops is policy as code for Apache Iceberg table maintenance.
 package main
 
-import "os"
+import (
+	"fmt"
+	"os"
+
+	"github.com/apache/arrow-go/v18/parquet/compress"
+
+	"github.com/iceops/iceops/providers/compaction"
+)
 
 func main() {
+	// Process-wide state is main's alone: compaction writes zstd pages with
+	// a codec whose encoders keep a 2 MiB window instead of arrow-go's
+	// pooled 16 MiB buffers (same bytes on disk; measured in
+	// docs/benchmarks.md).
+	if base, err := compress.GetCodec(compress.Codecs.Zstd); err == nil {
+		compress.RegisterCodec(compress.Codecs.Zstd, compaction.LowMemoryZstd(base))
+	} else {
+		fmt.Fprintf(os.Stderr, "iceops: warning: zstd codec: %v\n", err)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 }
