@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/iceops/iceops/config"
@@ -9,29 +8,9 @@ import (
 
 // String is the canonical form used in plans, with direction and null order
 // spelled out: "event_ts DESC NULLS LAST", "bucket(16, user_id) ASC NULLS FIRST".
+// It is config's rendering, so a plan spells a term as the language does.
 func (f SortField) String() string {
-	var b strings.Builder
-	t := normTransform(f.Transform)
-	switch {
-	case t == "identity":
-		b.WriteString(f.Column)
-	case strings.HasSuffix(t, "]") && strings.Contains(t, "["):
-		open := strings.IndexByte(t, '[')
-		fmt.Fprintf(&b, "%s(%s, %s)", t[:open], t[open+1:len(t)-1], f.Column)
-	default:
-		fmt.Fprintf(&b, "%s(%s)", t, f.Column)
-	}
-	if f.Descending {
-		b.WriteString(" DESC")
-	} else {
-		b.WriteString(" ASC")
-	}
-	if f.NullsFirst {
-		b.WriteString(" NULLS FIRST")
-	} else {
-		b.WriteString(" NULLS LAST")
-	}
-	return b.String()
+	return config.SortField{Transform: normTransform(f.Transform), Column: f.Column, Descending: f.Descending, NullsFirst: f.NullsFirst}.String()
 }
 
 // normTransform makes "", "Identity" and "bucket[ 16 ]" compare as Iceberg
