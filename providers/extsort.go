@@ -32,15 +32,23 @@ type sortRec struct {
 // buffered reader per run.
 type extSorter struct {
 	limit int
-	dir   string // created on the first spill
-	mem   []sortRec
-	runs  []string
-	seq   int // run file names
-	n     int64
+	// byteLimit also bounds the buffer by the bytes of its strings: a
+	// record count alone lets long object-store paths (two strings a
+	// record) hold 50-100 MiB per sorter before the first spill.
+	byteLimit int
+	memBytes  int
+	dir       string // created on the first spill
+	mem       []sortRec
+	runs      []string
+	seq       int // run file names
+	n         int64
 }
 
+// spillBytes is the default byte budget of one sorter's in-memory buffer.
+const spillBytes = 16 << 20
+
 func newExtSorter(limit int) *extSorter {
-	return &extSorter{limit: max(limit, 1)}
+	return &extSorter{limit: max(limit, 1), byteLimit: spillBytes}
 }
 
 func (s *extSorter) Len() int64 { return s.n }
@@ -48,7 +56,8 @@ func (s *extSorter) Len() int64 { return s.n }
 func (s *extSorter) Add(r sortRec) error {
 	s.mem = append(s.mem, r)
 	s.n++
-	if len(s.mem) >= s.limit {
+	s.memBytes += len(r.key) + len(r.aux) + 48 // strings plus the record itself
+	if len(s.mem) >= s.limit || s.memBytes >= s.byteLimit {
 		return s.spill()
 	}
 	return nil
@@ -73,6 +82,7 @@ func (s *extSorter) spill() error {
 	}
 	s.runs = append(s.runs, p)
 	s.mem = s.mem[:0]
+	s.memBytes = 0
 	if len(s.runs) >= maxOpenRuns {
 		// Merge the runs into one so that a merge never holds more than
 		// maxOpenRuns files open.

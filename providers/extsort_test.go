@@ -61,3 +61,33 @@ func TestExtSorter(t *testing.T) {
 		}
 	}
 }
+
+// The byte budget spills too, before the record limit: long paths cannot
+// hold an unbounded buffer. Output stays the in-memory order.
+func TestExtSorterByteBudget(t *testing.T) {
+	s := newExtSorter(1 << 20)
+	s.byteLimit = 4096
+	var want []string
+	for i := range 500 {
+		k := fmt.Sprintf("s3://bucket/warehouse/db/table/data/part=%03d/%05d.parquet", i%17, 500-i)
+		want = append(want, k)
+		if err := s.Add(sortRec{key: k, aux: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer s.Close()
+	if len(s.runs) == 0 {
+		t.Fatalf("500 records of ~120 bytes under a 4 KiB budget never spilled")
+	}
+	slices.Sort(want)
+	var got []string
+	for rec, err := range s.Sorted() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec.key)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("sorted output differs from the in-memory sort (%d vs %d records)", len(got), len(want))
+	}
+}
