@@ -213,6 +213,12 @@ func TestConcurrentWriter(t *testing.T) {
 		failures  int
 		lastErr   error
 	)
+	// The writer must be committing while apply runs; on a loaded machine
+	// apply can finish before the writer's first commit lands, so apply
+	// starts only after that first commit (the table then also differs
+	// from the plan: the re-plan path runs beside the writer).
+	firstCommit := make(chan struct{})
+	var once sync.Once
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -226,6 +232,7 @@ func TestConcurrentWriter(t *testing.T) {
 				for i := range int64(5) {
 					committed = append(committed, next+i)
 				}
+				once.Do(func() { close(firstCommit) })
 			} else {
 				failures++
 				lastErr = err
@@ -234,6 +241,13 @@ func TestConcurrentWriter(t *testing.T) {
 			time.Sleep(30 * time.Millisecond)
 		}
 	}()
+	select {
+	case <-firstCommit:
+	case <-time.After(30 * time.Second):
+		stop()
+		wg.Wait()
+		t.Fatalf("the writer could not commit once in 30s (%d failures, last error %v)", failures, lastErr)
+	}
 	res := e.apply(p, false)
 	stop()
 	wg.Wait()
