@@ -139,6 +139,18 @@ func maxArgs(fs *flag.FlagSet, n int, what string) error {
 	return nil
 }
 
+// oneArg is the one positional argument a command requires: missing is the
+// error (with the usage) when there is none.
+func oneArg(fs *flag.FlagSet, what, missing string) (string, error) {
+	if err := maxArgs(fs, 1, what); err != nil {
+		return "", err
+	}
+	if fs.NArg() == 0 {
+		return "", errors.New(missing)
+	}
+	return fs.Arg(0), nil
+}
+
 // Validate: `iceops validate [-var...] [-no-color]`.
 type Validate struct {
 	Vars    Vars
@@ -282,13 +294,11 @@ func ParseShow(args []string) (Show, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
 	}
-	if err := maxArgs(fs, 1, "PLANFILE"); err != nil {
+	arg, err := oneArg(fs, "PLANFILE", "show needs a saved plan file: iceops show [-json] PLANFILE")
+	if err != nil {
 		return a, err
 	}
-	if fs.NArg() == 0 {
-		return a, errors.New("show needs a saved plan file: iceops show [-json] PLANFILE")
-	}
-	a.PlanFile = fs.Arg(0)
+	a.PlanFile = arg
 	return a, nil
 }
 
@@ -309,13 +319,11 @@ func ParseInspect(args []string) (Inspect, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
 	}
-	if err := maxArgs(fs, 1, "ADDR"); err != nil {
+	arg, err := oneArg(fs, "ADDR", "inspect needs a table address: iceops inspect [-json] CATALOG.NAMESPACE.TABLE")
+	if err != nil {
 		return a, err
 	}
-	if fs.NArg() == 0 {
-		return a, errors.New("inspect needs a table address: iceops inspect [-json] CATALOG.NAMESPACE.TABLE")
-	}
-	a.Address = fs.Arg(0)
+	a.Address = arg
 	return a, nil
 }
 
@@ -334,13 +342,11 @@ func ParseExplain(args []string) (Explain, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
 	}
-	if err := maxArgs(fs, 1, "ADDR"); err != nil {
+	arg, err := oneArg(fs, "ADDR", "explain needs a table address: iceops explain CATALOG.NAMESPACE.TABLE")
+	if err != nil {
 		return a, err
 	}
-	if fs.NArg() == 0 {
-		return a, errors.New("explain needs a table address: iceops explain CATALOG.NAMESPACE.TABLE")
-	}
-	a.Address = fs.Arg(0)
+	a.Address = arg
 	return a, nil
 }
 
