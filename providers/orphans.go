@@ -185,15 +185,14 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 	// orphan: a reader of an old snapshot may still want them) but are not
 	// required in the listing: once expiry removed the snapshots that used
 	// them, they are legitimately gone. Only live entries of snapshots that
-	// predate the listing must be in it. The set ORs "required" across
-	// duplicates, so walking twice is safe.
+	// predate the listing must be in it. One walk per group: the visitor
+	// says which entries are DELETED.
 	for _, g := range []struct {
-		ids         []int64
-		withDeleted bool
-		required    bool
-	}{{old, false, true}, {old, true, false}, {young, true, false}} {
-		err = walkReachable(ctx, fsys, md, g.ids, g.withDeleted, func(p string, _ int64, cat string) error {
-			return add(p, cat, g.required)
+		ids      []int64
+		required bool
+	}{{old, true}, {young, false}} {
+		err = walkReachableEntries(ctx, fsys, md, g.ids, true, func(p string, _ int64, cat string, deleted bool) error {
+			return add(p, cat, g.required && !deleted)
 		})
 		if err != nil {
 			return fmt.Errorf("build referenced set: %w", err)

@@ -46,6 +46,16 @@ func ReachableFiles(ctx context.Context, tbl *table.Table, snapshotIDs []int64, 
 }
 
 func walkReachable(ctx context.Context, fsys iceio.IO, md table.Metadata, snapshotIDs []int64, withDeleted bool, visit func(path string, size int64, category string) error) error {
+	return walkReachableEntries(ctx, fsys, md, snapshotIDs, withDeleted, func(path string, size int64, category string, _ bool) error {
+		return visit(path, size, category)
+	})
+}
+
+// walkReachableEntries is walkReachable whose visitor also learns whether a
+// data or delete file was named only by a DELETED manifest entry (false for
+// manifest lists, manifests and statistics), so one walk can tell files that
+// must still exist from files that may already be gone.
+func walkReachableEntries(ctx context.Context, fsys iceio.IO, md table.Metadata, snapshotIDs []int64, withDeleted bool, visit func(path string, size int64, category string, deleted bool) error) error {
 	want := make(map[int64]bool, len(snapshotIDs))
 	seenManifest := map[string]bool{}
 	stat, _ := fsys.(iceio.StatIO)
@@ -62,7 +72,7 @@ func walkReachable(ctx context.Context, fsys iceio.IO, md table.Metadata, snapsh
 					size = fi.Size()
 				}
 			}
-			if err := visit(snap.ManifestList, size, CategoryManifestList); err != nil {
+			if err := visit(snap.ManifestList, size, CategoryManifestList, false); err != nil {
 				return err
 			}
 		}
@@ -75,7 +85,7 @@ func walkReachable(ctx context.Context, fsys iceio.IO, md table.Metadata, snapsh
 				continue
 			}
 			seenManifest[m.FilePath()] = true
-			if err := visit(m.FilePath(), m.Length(), CategoryManifest); err != nil {
+			if err := visit(m.FilePath(), m.Length(), CategoryManifest, false); err != nil {
 				return err
 			}
 			cat := CategoryData
@@ -95,7 +105,7 @@ func walkReachable(ctx context.Context, fsys iceio.IO, md table.Metadata, snapsh
 				if df.ContentType() != iceberg.EntryContentData {
 					c = CategoryDelete
 				}
-				if err := visit(df.FilePath(), df.FileSizeBytes(), c); err != nil {
+				if err := visit(df.FilePath(), df.FileSizeBytes(), c, entry.Status() == iceberg.EntryStatusDELETED); err != nil {
 					return err
 				}
 			}
@@ -103,14 +113,14 @@ func walkReachable(ctx context.Context, fsys iceio.IO, md table.Metadata, snapsh
 	}
 	for sf := range md.Statistics() {
 		if want[sf.SnapshotID] {
-			if err := visit(sf.StatisticsPath, sf.FileSizeInBytes, CategoryStatistics); err != nil {
+			if err := visit(sf.StatisticsPath, sf.FileSizeInBytes, CategoryStatistics, false); err != nil {
 				return err
 			}
 		}
 	}
 	for sf := range md.PartitionStatistics() {
 		if want[sf.SnapshotID] {
-			if err := visit(sf.StatisticsPath, sf.FileSizeInBytes, CategoryPartitionStatistics); err != nil {
+			if err := visit(sf.StatisticsPath, sf.FileSizeInBytes, CategoryPartitionStatistics, false); err != nil {
 				return err
 			}
 		}
