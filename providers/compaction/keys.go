@@ -111,66 +111,42 @@ func (e *keyEncoder) appendKey(dst []byte, cols []arrow.Array, i int) []byte {
 	return dst
 }
 
+// rowValue reads row i of an array of type A as conv(value), nil for a null
+// row: the shape every fixed-width case of valueGetter shares.
+func rowValue[V any, A interface {
+	arrow.Array
+	Value(int) V
+}](conv func(V) any) func(arrow.Array, int) any {
+	return func(a arrow.Array, i int) any {
+		if a.IsNull(i) {
+			return nil
+		}
+		return conv(a.(A).Value(i))
+	}
+}
+
+func asAny[V any](v V) any { return v }
+
 // valueGetter returns a function reading the Iceberg-typed Go value of row i,
 // in the representation iceberg-go's transforms expect.
 func valueGetter(t iceberg.Type) (func(arrow.Array, int) any, error) {
 	switch t.(type) {
 	case iceberg.BooleanType:
-		return func(a arrow.Array, i int) any {
-			if a.IsNull(i) {
-				return nil
-			}
-			return a.(*array.Boolean).Value(i)
-		}, nil
+		return rowValue[bool, *array.Boolean](asAny), nil
 	case iceberg.Int32Type:
-		return func(a arrow.Array, i int) any {
-			if a.IsNull(i) {
-				return nil
-			}
-			return a.(*array.Int32).Value(i)
-		}, nil
+		return rowValue[int32, *array.Int32](asAny), nil
 	case iceberg.Int64Type:
-		return func(a arrow.Array, i int) any {
-			if a.IsNull(i) {
-				return nil
-			}
-			return a.(*array.Int64).Value(i)
-		}, nil
+		return rowValue[int64, *array.Int64](asAny), nil
 	case iceberg.Float32Type:
-		return func(a arrow.Array, i int) any {
-			if a.IsNull(i) {
-				return nil
-			}
-			return a.(*array.Float32).Value(i)
-		}, nil
+		return rowValue[float32, *array.Float32](asAny), nil
 	case iceberg.Float64Type:
-		return func(a arrow.Array, i int) any {
-			if a.IsNull(i) {
-				return nil
-			}
-			return a.(*array.Float64).Value(i)
-		}, nil
+		return rowValue[float64, *array.Float64](asAny), nil
 	case iceberg.DateType:
-		return func(a arrow.Array, i int) any {
-			if a.IsNull(i) {
-				return nil
-			}
-			return iceberg.Date(a.(*array.Date32).Value(i))
-		}, nil
+		return rowValue[arrow.Date32, *array.Date32](func(v arrow.Date32) any { return iceberg.Date(v) }), nil
 	case iceberg.TimeType:
-		return func(a arrow.Array, i int) any {
-			if a.IsNull(i) {
-				return nil
-			}
-			return iceberg.Time(a.(*array.Time64).Value(i))
-		}, nil
+		return rowValue[arrow.Time64, *array.Time64](func(v arrow.Time64) any { return iceberg.Time(v) }), nil
 	case iceberg.TimestampType, iceberg.TimestampTzType:
-		return func(a arrow.Array, i int) any {
-			if a.IsNull(i) {
-				return nil
-			}
-			return iceberg.Timestamp(a.(*array.Timestamp).Value(i))
-		}, nil
+		return rowValue[arrow.Timestamp, *array.Timestamp](func(v arrow.Timestamp) any { return iceberg.Timestamp(v) }), nil
 	case iceberg.StringType:
 		return func(a arrow.Array, i int) any {
 			if a.IsNull(i) {
