@@ -14,6 +14,7 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/compaction"
 )
 
 // ErrStalePlan is returned, before anything changed, when a saved plan no
@@ -35,6 +36,12 @@ type ApplyOptions struct {
 	// Backoff is the wait before the n-th retry (n from 1); nil doubles from
 	// 100ms. Tests shorten it.
 	Backoff func(n int) time.Duration
+	// SetMemoryLimit is runtime/debug.SetMemoryLimit, or nil to leave the
+	// Go soft memory limit alone (a user's GOMEMLIMIT). With it, while
+	// compactions run the limit is what they need together
+	// (compaction.MemoryLimiter; never above the limit in force before),
+	// and the previous limit is restored after the last one.
+	SetMemoryLimit func(int64) int64
 }
 
 // Apply executes an approved plan (DESIGN §5.3, §5.4). It returns an error
@@ -50,6 +57,7 @@ type runner struct {
 	opts    ApplyOptions
 	now     func() time.Time
 	retries int
+	memory  *compaction.MemoryLimiter // nil: the memory limit is left alone
 }
 
 func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, opts ApplyOptions) (*Results, error) {
@@ -69,6 +77,9 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	}
 	if r.retries < 0 {
 		r.retries = 0
+	}
+	if opts.SetMemoryLimit != nil {
+		r.memory = compaction.NewMemoryLimiter(opts.SetMemoryLimit)
 	}
 	res := &Results{
 		FormatVersion: ResultsFormatVersion,
@@ -569,7 +580,7 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			Selection: diff.SelectionFor(pol), Strategy: first.Compact.Strategy,
 			ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
 			MaxConcurrent: c.MaxConcurrentGroups.Value, MaxBytes: c.MaxBytesPerRun.Value,
-			Catalog: cat, Rebase: true, Progress: progress})
+			Catalog: cat, Rebase: true, Progress: progress, Memory: r.memory})
 	case diff.RewriteManifests:
 		next, er, err = providers.RewriteManifests(ctx, tbl, first.Manifests.TargetSize)
 	case diff.ExpireSnapshots:

@@ -43,6 +43,9 @@ type CompactSpec struct {
 	// starve.
 	Rebase   bool
 	Progress ExecProgress
+	// Memory, when set, keeps the process's Go soft memory limit sized for
+	// this compaction (and the others running) while it runs.
+	Memory *compaction.MemoryLimiter
 }
 
 // Compact rewrites the selected small files with iceops' compaction engine
@@ -95,7 +98,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if spec.Rebase {
 		engineCat = verifyCat
 	}
-	out, err := compaction.Run(ctx, rtbl, groups, compaction.Options{
+	opts := compaction.Options{
 		Strategy:            compaction.Strategy(strings.ToLower(spec.Strategy)),
 		ZOrderColumns:       spec.ZOrderColumns,
 		TargetFileSize:      sel.Target,
@@ -110,7 +113,13 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 				spec.Progress.report(min(done, total), total, "bytes")
 			}
 		},
-	})
+	}
+	release, err := spec.Memory.Hold(rtbl, opts)
+	if err != nil {
+		return tbl, res, fmt.Errorf("compaction memory limit: %w", err)
+	}
+	out, err := compaction.Run(ctx, rtbl, groups, opts)
+	release()
 	next := tbl
 	if out != nil && out.Table != nil && out.Table != rtbl {
 		next = out.Table

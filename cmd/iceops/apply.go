@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -90,6 +91,9 @@ func (c *cli) apply(args []string) int {
 		Saved:       a.PlanFile != "",
 		Progress:    prog.Event,
 		Version:     version,
+		// While compaction runs, the Go soft memory limit follows what the
+		// compactions hold (docs/benchmarks.md, Compaction).
+		SetMemoryLimit: memoryLimitSetter(c.env),
 	})
 	prog.Done()
 	if err != nil {
@@ -123,4 +127,14 @@ func (c *cli) approve() (bool, error) {
 		return false, nil
 	}
 	return strings.TrimSpace(line) == "yes", nil
+}
+
+// memoryLimitSetter is what apply may use to change the Go soft memory
+// limit: the runtime's setter, or nil when the user set GOMEMLIMIT (theirs
+// stands, even "off").
+func memoryLimitSetter(env map[string]string) func(int64) int64 {
+	if env["GOMEMLIMIT"] != "" {
+		return nil
+	}
+	return debug.SetMemoryLimit
 }

@@ -728,7 +728,6 @@ func ProcessMemoryLimit(tbl *table.Table, o Options) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	const baseline = 32 << 20
 	need := 3*rowGroupBytes(tbl.Properties(), cfg.target, cfg.rowGroupCap()) + 24<<20
 	if cfg.strategy != Binpack {
 		need += cfg.runBudget() * 5 / 2
@@ -737,7 +736,7 @@ func ProcessMemoryLimit(tbl *table.Table, o Options) (int64, error) {
 	// Twice the need leaves the collector room: at exactly the need it
 	// runs almost continuously (measured: +60% CPU on the 2M-row
 	// benchmark), at twice it costs about what iceberg-go spends.
-	return min(2*need*conc, cfg.budget) + baseline, nil
+	return min(2*need*conc, cfg.budget) + processBaseline, nil
 }
 
 // rowGroupCap is the memory cap on one writer's row group.

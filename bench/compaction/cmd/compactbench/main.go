@@ -61,7 +61,7 @@ func run(args []string) error {
 	memprofile := fs.String("memprofile", "", "write a heap profile taken at the highest sampled heap")
 	perPartition := fs.Bool("per-partition", false, "one group per partition (a whole partition through one rewrite)")
 	lowmemZstd := fs.Bool("lowmem-zstd", true, "install compaction.LowMemoryZstd as the zstd page codec (as iceops does)")
-	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (the iceops CLI does not set it yet)")
+	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (as iceops apply does)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

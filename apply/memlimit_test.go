@@ -1,0 +1,68 @@
+package apply
+
+import (
+	"context"
+	"runtime/debug"
+	"sync"
+	"testing"
+
+	"github.com/iceops/iceops/diff"
+)
+
+// While apply compacts, the Go soft memory limit is the one the compactions
+// need (below the limit in force before, which stays the ceiling); after
+// apply, the limit in force before is back. Without SetMemoryLimit (a
+// user's GOMEMLIMIT) apply leaves it alone.
+func TestApplySetsAndRestoresMemoryLimit(t *testing.T) {
+	const before = 7 << 30 // a limit "the user" set; apply must come back to it
+	old := debug.SetMemoryLimit(before)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+
+	for _, set := range []bool{true, false} {
+		e := newEnv(t, "")
+		e.debtTable(orders, nil)
+		e.debtTable("sales.items", nil)
+		p := e.plan()
+		for _, addr := range []string{"lake." + orders, "lake.sales.items"} {
+			if actionOf(tablePlan(t, p, addr), diff.Compact) == nil {
+				t.Fatalf("setup: no compaction planned for %s", addr)
+			}
+		}
+		var (
+			mu   sync.Mutex
+			seen []int64 // the limit at each compaction progress event after the first bytes
+		)
+		opts := ApplyOptions{Version: "test", Parallelism: 2, Progress: func(ev Event) {
+			if ev.Action == string(diff.Compact) && ev.Phase == PhaseProgress && ev.Done > 0 {
+				mu.Lock()
+				seen = append(seen, debug.SetMemoryLimit(-1))
+				mu.Unlock()
+			}
+		}}
+		if set {
+			opts.SetMemoryLimit = debug.SetMemoryLimit
+		}
+		res, err := Apply(context.Background(), e.cfg, e.sess, p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Failed() {
+			t.Fatalf("apply failed:\n%s", describe(res))
+		}
+		if len(seen) == 0 {
+			t.Fatal("no compaction progress observed")
+		}
+		for _, got := range seen {
+			switch {
+			case set && (got >= before || got < 32<<20):
+				t.Fatalf("SetMemoryLimit given: limit %d during compaction, want below %d and above the baseline", got, before)
+			case !set && got != before:
+				t.Fatalf("no SetMemoryLimit: limit %d during compaction, want %d untouched", got, before)
+			}
+		}
+		if got := debug.SetMemoryLimit(-1); got != before {
+			t.Fatalf("after apply (set=%v) the limit is %d, want the previous %d", set, got, before)
+		}
+		t.Logf("set=%v: limits seen during compaction %v", set, seen)
+	}
+}
