@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Compaction benchmark: iceops' engine vs `iceberg compact run` (iceberg-go
-# v0.7.0's CLI) on the same table, restored to the same state before every
-# run, alternating the two tools so machine load hits both alike.
+# Compaction benchmark: iceops vs `iceberg compact run` (iceberg-go v0.7.0's
+# CLI) on the same table, restored to the same state before every run,
+# alternating the tools so machine load hits them alike. iceops runs twice per
+# run: as the harness (compactbench run: the engine alone) and as the product
+# (`iceops apply -auto-approve` with a compaction-only policy: config, plan,
+# observe, apply, with the memory limit the CLI sets).
 #
 #   bench/compaction/run.sh [RUNS] [COMMITS] [ROWS] [TARGET] [STRATEGY]
 #
 # Defaults: 5 runs, 200 commits x 1,000 rows, 4 partitions, 8 MiB target,
-# binpack. Prints one line per run and min/median/max of wall time and peak
-# RSS (from /usr/bin/time -v) and of the ratios iceops/iceberg.
+# binpack. Prints one line per run and min/median/max of wall time, CPU and
+# peak RSS (from /usr/bin/time -v) and of the ratios iceops/iceberg, for both
+# iceops contenders.
 # Env: WORK (scratch dir, default /tmp/iceops-compaction-bench),
 #      ICEBERG (the CLI; installed into $HOME/.cache/iceops-ci/bin if absent),
-#      ICEOPS_ENV (extra env for the iceops run only, e.g. GOMEMLIMIT=64MiB).
+#      ICEOPS_ENV (extra env for both iceops runs, e.g. GOMEMLIMIT=64MiB).
 set -euo pipefail
 
 RUNS=${1:-5}
@@ -28,8 +32,9 @@ if [[ ! -x $ICEBERG ]]; then
 	(cd /tmp && GOBIN=$BIN GOFLAGS=-mod=mod go install github.com/apache/iceberg-go/cmd/iceberg@v0.7.0)
 fi
 mkdir -p "$WORK"
-(cd "$ROOT" && go build -o "$WORK/compactbench" ./bench/compaction/cmd/compactbench)
+(cd "$ROOT" && go build -o "$WORK/compactbench" ./bench/compaction/cmd/compactbench && go build -o "$WORK/iceops" ./cmd/iceops)
 CB=$WORK/compactbench
+ICEOPS=$WORK/iceops
 
 SORTED=""
 [[ $STRATEGY == sort ]] && SORTED="-sorted"
@@ -42,6 +47,30 @@ if [[ ! -d $PRISTINE ]]; then
 fi
 restore() { rm -rf "$TABLE" && cp -a "$PRISTINE" "$TABLE"; }
 restore
+# The product's configuration: the bench table's catalog ("default", sqlite)
+# and a policy that only compacts (no retention, orphan or manifest blocks).
+# Its target_file_size also sets write.target-file-size-bytes on the table
+# (an update_properties commit before the compaction).
+CFG=$WORK/config
+mkdir -p "$CFG"
+cat >"$CFG/bench.iceops.hcl" <<EOF
+catalog "default" {
+  type      = "sql"
+  uri       = "sqlite:$TABLE/catalog.db"
+  warehouse = "$TABLE/warehouse"
+}
+
+policy "compact" {
+  target_file_size = "${TARGET}B"
+  compaction {
+    strategy = "$STRATEGY"
+  }
+}
+
+table "default.bench.events" {
+  policy = policy.compact
+}
+EOF
 EXPECT=$($CB check -dir "$TABLE" | sed 's/.*"rows":\([0-9]*\).*"rows_fingerprint":\([0-9]*\).*/\1 \2/')
 
 # measure LABEL CMD...: prints "wall_seconds max_rss_kib cpu_seconds"
@@ -65,6 +94,7 @@ verify() { # the rewrite kept every row
 	echo "$got"
 }
 
+echo "load (uptime) at the start: $(uptime)"
 results=$WORK/results.txt
 : >"$results"
 for i in $(seq 1 "$RUNS"); do
@@ -76,31 +106,47 @@ for i in $(seq 1 "$RUNS"); do
 	restore
 	read -r ow orss oc < <(measure iceops env ${ICEOPS_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY")
 	ocheck=$(verify)
-	echo "run $i: iceberg ${iw}s ${ir}KiB cpu ${ic}s | iceops ${ow}s ${orss}KiB cpu ${oc}s"
-	echo "  iceberg: $icheck"
-	echo "  iceops:  $ocheck $(cat "$WORK/stdout")"
+	cbout=$(cat "$WORK/stdout")
+	restore
+	read -r aw arss ac < <(measure apply env ${ICEOPS_ENV:-} NO_COLOR=1 "$ICEOPS" -chdir="$CFG" apply -auto-approve)
+	grep -q 'compact .*done' "$WORK/stdout" || { echo "iceops apply did not compact:" >&2; cat "$WORK/stdout" >&2; exit 1; }
+	acheck=$(verify)
+	echo "run $i: iceberg ${iw}s ${ir}KiB cpu ${ic}s | compactbench ${ow}s ${orss}KiB cpu ${oc}s | iceops apply ${aw}s ${arss}KiB cpu ${ac}s"
+	echo "  iceberg:      $icheck"
+	echo "  compactbench: $ocheck $cbout"
+	echo "  iceops apply: $acheck"
 	ib=$(echo "$icheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
 	ob=$(echo "$ocheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
-	inmb=$(sed -n 's/.*"input_bytes":\([0-9]*\).*/\1/p' "$WORK/stdout" | awk '{print $1/1048576}')
-	echo "$iw $ir $ow $orss ${ib:-0} ${ob:-0} ${inmb:-0} $ic $oc" >>"$results"
+	ab=$(echo "$acheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
+	inmb=$(echo "$cbout" | sed -n 's/.*"input_bytes":\([0-9]*\).*/\1/p' | awk '{print $1/1048576}')
+	echo "$iw $ir $ow $orss ${ib:-0} ${ob:-0} ${inmb:-0} $ic $oc $aw $arss $ac ${ab:-0}" >>"$results"
 done
 
 stats() { # column -> min median max
 	sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}'
 }
 echo "strategy=$STRATEGY commits=$COMMITS rows=$ROWS target=$TARGET runs=$RUNS (min / median / max)"
+echo "load (uptime) at the end: $(uptime)"
 echo "iceberg wall s:      $(awk '{print $1}' "$results" | stats)"
-echo "iceops  wall s:      $(awk '{print $3}' "$results" | stats)"
 echo "iceberg cpu s (user+sys): $(awk '{print $8}' "$results" | stats)"
-echo "iceops  cpu s (user+sys): $(awk '{print $9}' "$results" | stats)"
-echo "cpu ratio iceops/iceberg: $(awk '{print $9/$8}' "$results" | stats)"
 echo "iceberg peak RSS MiB: $(awk '{print $2/1024}' "$results" | stats)"
-echo "iceops  peak RSS MiB: $(awk '{print $4/1024}' "$results" | stats)"
-echo "wall ratio iceops/iceberg: $(awk '{print $3/$1}' "$results" | stats)"
-echo "RSS ratio  iceops/iceberg: $(awk '{print $4/$2}' "$results" | stats)"
 echo "input MiB/s (input bytes / wall) iceberg: $(awk '{print $7/$1}' "$results" | stats)"
-echo "input MiB/s (input bytes / wall) iceops:  $(awk '{print $7/$3}' "$results" | stats)"
 if [[ $STRATEGY == sort ]]; then
 	echo "max order breaks in one file, iceberg: $(awk '{print $5}' "$results" | stats)"
-	echo "max order breaks in one file, iceops:  $(awk '{print $6}' "$results" | stats)"
 fi
+# contender NAME WALLCOL RSSCOL CPUCOL BREAKSCOL: its figures and ratios
+contender() {
+	echo "-- $1"
+	echo "  wall s:      $(awk -v c="$2" '{print $c}' "$results" | stats)"
+	echo "  cpu s (user+sys): $(awk -v c="$4" '{print $c}' "$results" | stats)"
+	echo "  peak RSS MiB: $(awk -v c="$3" '{print $c/1024}' "$results" | stats)"
+	echo "  wall ratio /iceberg: $(awk -v c="$2" '{print $c/$1}' "$results" | stats)"
+	echo "  cpu ratio  /iceberg: $(awk -v c="$4" '{print $c/$8}' "$results" | stats)"
+	echo "  RSS ratio  /iceberg: $(awk -v c="$3" '{print $c/$2}' "$results" | stats)"
+	echo "  input MiB/s (input bytes / wall): $(awk -v c="$2" '{print $7/$c}' "$results" | stats)"
+	if [[ $STRATEGY == sort ]]; then
+		echo "  max order breaks in one file: $(awk -v c="$5" '{print $c}' "$results" | stats)"
+	fi
+}
+contender "iceops engine (compactbench run)" 3 4 9 6
+contender "iceops apply -auto-approve (the product)" 10 11 12 13
