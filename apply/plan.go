@@ -35,7 +35,7 @@ type backend interface {
 	Observe(ctx context.Context, pol *config.Effective) (*diff.TableState, error)
 	LoadTable(ctx context.Context, address string) (*table.Table, error)
 	Catalog(ctx context.Context, name string) (catalog.Catalog, error)
-	EstimateExpiry(ctx context.Context, address string, expireIDs []int64, compactInputs func(path string) bool) (files, bytes int64, err error)
+	ObservePlan(ctx context.Context, pol *config.Effective) (*providers.Observation, error)
 	TableLocations(ctx context.Context) (map[string]providers.TableLocation, error)
 }
 
@@ -119,31 +119,28 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 // planOne observes one table and diffs it. The expiry figures are filled
 // here with the same reachability computation apply deletes by.
 func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.TablePlan, error) {
-	st, err := b.Observe(ctx, it.pol)
+	o, err := b.ObservePlan(ctx, it.pol)
 	if err != nil {
 		return nil, err // providers already says "observe <address>: ..."
 	}
+	defer o.Close()
+	st := o.State
 	if st.Address == "" {
 		st.Address = it.address
 	}
 	tp := diff.PlanTable(it.pol, st, now)
-	var compactIn func(string) bool
+	var groups []diff.CompactGroup
 	for i := range tp.Actions {
 		a := &tp.Actions[i]
-		if a.Type == diff.Compact {
+		if a.Type == diff.Compact && a.Compact != nil {
 			// The files compaction replaces are freed by this plan's expiry
-			// too; the estimate counts them. Only a figure: on error it
-			// under-counts rather than failing the table.
-			if tbl, err := observedVersion(ctx, b, it.address, st.MetadataLocation); err == nil {
-				if fn, err := providers.CompactionInputs(ctx, tbl, diff.SelectionFor(it.pol), a.Compact.Groups); err == nil {
-					compactIn = fn
-				}
-			}
+			// too; the estimate counts them.
+			groups = a.Compact.Groups
 		}
 		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
 			continue
 		}
-		files, bytes, err := b.EstimateExpiry(ctx, it.address, a.Expire.SnapshotIDs, compactIn)
+		files, bytes, err := o.EstimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
 		if err != nil {
 			return nil, fmt.Errorf("estimate expiry: %w", err)
 		}

@@ -21,27 +21,151 @@ import (
 // current snapshot's files aggregated per (spec, partition), and, only when
 // the policy has orphan_files, the orphan scan.
 func (s *Session) Observe(ctx context.Context, pol *config.Effective) (*diff.TableState, error) {
+	o, err := s.observe(ctx, pol, false)
+	if err != nil {
+		return nil, err
+	}
+	return o.State, o.Close()
+}
+
+// Observation is a plan's observation of one table: the state, and what the
+// same manifest walk recorded for the expiry estimate. Close releases it
+// (the index may have spilled to temporary files).
+type Observation struct {
+	State *diff.TableState
+
+	sess   *Session
+	pol    *config.Effective
+	expiry *expiryIndex // nil: estimate with its own walks
+}
+
+// ObservePlan is Observe for a plan: when the policy has snapshot_retention,
+// the walk that observes the table also records what each snapshot reaches,
+// so EstimateExpiry needs no second read of the manifests.
+func (s *Session) ObservePlan(ctx context.Context, pol *config.Effective) (*Observation, error) {
+	return s.observe(ctx, pol, pol.SnapshotRetention.Declared)
+}
+
+// EstimateExpiry counts the files and bytes that expiring expireIDs frees
+// (Session.EstimateExpiry), counting the current files that the plan's
+// compaction groups replace as freed when the current snapshot is expired.
+func (o *Observation) EstimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
+	if o.expiry != nil && !o.expiry.overflow {
+		files, bytes, err = o.expiry.estimate(expireIDs, compactedGroups(groups))
+		if err != nil {
+			return 0, 0, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
+		}
+		return files, bytes, nil
+	}
+	var compactIn func(string) bool
+	if len(groups) > 0 {
+		// Only a figure: without it the estimate under-counts.
+		if tbl, err := o.sess.LoadTable(ctx, o.pol.Address); err == nil {
+			compactIn, _ = CompactionInputs(ctx, tbl, diff.SelectionFor(o.pol), groups)
+		}
+	}
+	return o.sess.EstimateExpiry(ctx, o.pol.Address, expireIDs, compactIn)
+}
+
+// Close releases the observation's temporary files.
+func (o *Observation) Close() error {
+	if o.expiry != nil {
+		err := o.expiry.Close()
+		o.expiry = nil
+		return err
+	}
+	return nil
+}
+
+func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry bool) (_ *Observation, err error) {
 	tbl, err := s.LoadTable(ctx, pol.Address)
 	if err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
-	st, err := ObserveTable(ctx, tbl, pol.Address, diff.SelectionFor(pol))
-	if err != nil {
-		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol}
+	defer func() {
+		if err != nil {
+			o.Close()
+		}
+	}()
+	md := tbl.Metadata()
+	cur := md.CurrentSnapshot()
+	ride := &walkRide{}
+	if cur != nil {
+		ride.agg, ride.aggSnap = newAggregator(md, diff.SelectionFor(pol)), cur.SnapshotID
+		if withExpiry {
+			o.expiry = newExpiryIndex(s.spillLimit())
+			o.expiry.currentID = cur.SnapshotID
+			ride.expiry = o.expiry
+		}
 	}
 	if pol.OrphanFiles.Declared {
-		scan, err := s.scanOrphans(ctx, pol, tbl, orphanHooks{})
+		scan, err := s.scanOrphans(ctx, pol, tbl, orphanHooks{ride: ride})
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: orphan scan: %w", pol.Address, err)
 		}
-		st.Orphans = scan
+		o.State.Orphans = scan
 	}
-	return st, nil
+	if cur == nil {
+		return o, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("observe %s: open table storage: %w", pol.Address, err)
+	}
+	var agg *snapshotAggregate
+	switch {
+	case !ride.walked && o.expiry != nil:
+		// No orphan scan, or it refused before walking: one walk of the
+		// observed metadata for the aggregate and the expiry index.
+		w := walkSpec{md: md, fsys: fsys, agg: ride.agg, aggSnap: cur.SnapshotID, expiry: o.expiry}
+		if err := walkTable(ctx, w); err != nil {
+			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+		}
+		agg = ride.agg.finish()
+	case ride.walked && ride.aggDone:
+		agg = ride.agg.finish()
+	default:
+		// The aggregate alone reads only the current snapshot; and when the
+		// scan walked newer metadata that no longer has the observed
+		// current snapshot (a concurrent expiry), it is read here.
+		agg, err = aggregateSnapshot(ctx, fsys, md, cur, ride.agg.sel, nil)
+		if err != nil {
+			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+		}
+	}
+	o.State.Partitions = agg.partitions()
+	o.State.Files = agg.files
+	o.State.Manifests = agg.manifests
+	return o, nil
 }
 
 // ObserveTable fills a TableState from a loaded table. sel decides which data
 // files are compaction candidates (diff.SelectionFor of the policy).
 func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection) (*diff.TableState, error) {
+	st := observeMetadata(tbl, address)
+	md := tbl.Metadata()
+	cur := md.CurrentSnapshot()
+	if cur == nil {
+		return st, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open table storage: %w", err)
+	}
+	agg, err := aggregateSnapshot(ctx, fsys, md, cur, sel, nil)
+	if err != nil {
+		return nil, err
+	}
+	st.Partitions = agg.partitions()
+	st.Files = agg.files
+	st.Manifests = agg.manifests
+	return st, nil
+}
+
+// observeMetadata is the part of the state that the table metadata alone
+// gives: everything but the current snapshot's file aggregate and orphans.
+func observeMetadata(tbl *table.Table, address string) *diff.TableState {
 	md := tbl.Metadata()
 	st := &diff.TableState{
 		Address:            address,
@@ -99,25 +223,11 @@ func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel dif
 	for e := range md.PreviousFiles() {
 		st.MetadataLog = append(st.MetadataLog, diff.MetadataLogEntry{File: e.MetadataFile, TimestampMs: e.TimestampMs})
 	}
-	cur := md.CurrentSnapshot()
-	if cur == nil {
-		return st, nil
+	if cur := md.CurrentSnapshot(); cur != nil {
+		id := cur.SnapshotID
+		st.CurrentSnapshotID = &id
 	}
-	id := cur.SnapshotID
-	st.CurrentSnapshotID = &id
-
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open table storage: %w", err)
-	}
-	agg, err := aggregateSnapshot(ctx, fsys, md, cur, sel, nil)
-	if err != nil {
-		return nil, err
-	}
-	st.Partitions = agg.partitions()
-	st.Files = agg.files
-	st.Manifests = agg.manifests
-	return st, nil
+	return st
 }
 
 // sortFields renders the default sort order in diff's (= config's)
@@ -315,142 +425,186 @@ func referencedDataFile(df iceberg.DataFile) string {
 // (to index delete files), then data manifests, aggregating every live data
 // file into its partition without keeping it. Manifest entries are read with
 // iceberg-go's projection, which skips column statistics we do not need.
-// aggregateSnapshot streams the snapshot's manifests into per-partition
-// aggregates. onCandidate, when set, is called for every data file the
-// compaction selection picks (CompactionInputs uses it instead of holding a
-// scan task per file).
+// onCandidate, when set, is called for every data file the compaction
+// selection picks (CompactionInputs uses it instead of holding a scan task
+// per file). A plan's observation does the same work inside walkTable, which
+// reads each manifest once for every consumer; this is the walk of one
+// snapshot alone (inspect, and the fallbacks).
 func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
 	manifests, err := snap.Manifests(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
 	}
-	sc := md.CurrentSchema()
-	renderers := map[int]*partitionRenderer{}
-	renderer := func(specID int) *partitionRenderer {
-		r, ok := renderers[specID]
-		if !ok {
-			r = newPartitionRenderer(md.PartitionSpecByID(specID), sc)
-			renderers[specID] = r
-		}
-		return r
+	a := newAggregator(md, sel)
+	for _, m := range manifests {
+		a.manifest(m)
 	}
-	agg := &snapshotAggregate{parts: map[partKey]*diff.PartitionStats{}}
-	idx := &deleteIndex{
-		fileScoped:   map[string]fileDeletes{},
-		posByPart:    map[partKey][]int64{},
-		eqByPart:     map[partKey][]int64{},
-		unpartitions: map[int]bool{},
+	for _, deletes := range []bool{true, false} {
+		if !deletes {
+			a.sealDeletes()
+		}
+		for _, m := range manifests {
+			if (m.ManifestContent() == iceberg.ManifestContentDeletes) != deletes {
+				continue
+			}
+			// Delete manifests are read with bounds: a position delete whose
+			// file_path lower and upper bounds are equal names its one data file.
+			proj := iceberg.ManifestEntryProjection{IncludePruningStats: deletes}
+			for entry, err := range iceberg.EntriesWithProjection(fsys, m, true, proj) {
+				if err != nil {
+					return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+				}
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				if deletes {
+					a.deleteEntry(entry)
+				} else if k, ok := a.dataEntry(entry); ok && onCandidate != nil {
+					onCandidate(entry.DataFile().FilePath(), k.spec, k.part)
+				}
+			}
+		}
+	}
+	return a.finish(), nil
+}
+
+// aggregator folds one snapshot's live manifest entries into a
+// snapshotAggregate: first every delete entry (deleteEntry), then
+// sealDeletes, then every data entry (dataEntry), which needs the delete
+// index to count the deletes that apply to each file.
+type aggregator struct {
+	md        table.Metadata
+	sel       diff.CompactionSelection
+	agg       *snapshotAggregate
+	idx       *deleteIndex
+	renderers map[int]*partitionRenderer
+}
+
+func newAggregator(md table.Metadata, sel diff.CompactionSelection) *aggregator {
+	a := &aggregator{
+		md:  md,
+		sel: sel,
+		agg: &snapshotAggregate{parts: map[partKey]*diff.PartitionStats{}},
+		idx: &deleteIndex{
+			fileScoped:   map[string]fileDeletes{},
+			posByPart:    map[partKey][]int64{},
+			eqByPart:     map[partKey][]int64{},
+			unpartitions: map[int]bool{},
+		},
+		renderers: map[int]*partitionRenderer{},
 	}
 	for _, spec := range md.PartitionSpecs() {
 		if spec.IsUnpartitioned() {
-			idx.unpartitions[spec.ID()] = true
+			a.idx.unpartitions[spec.ID()] = true
 		}
 	}
-	agg.manifests.Count = len(manifests)
-	proj := iceberg.ManifestEntryProjection{IncludePruningStats: false}
+	a.agg.files.MinSize = -1
+	return a
+}
 
-	for _, m := range manifests {
-		agg.manifests.Bytes += m.Length()
-		if m.ManifestContent() != iceberg.ManifestContentDeletes {
-			agg.manifests.DataCount++
-			continue
-		}
-		agg.manifests.DeleteCount++
-		// Delete manifests are read with bounds: a position delete whose
-		// file_path lower and upper bounds are equal names its one data file.
-		for entry, err := range iceberg.EntriesWithProjection(fsys, m, true, iceberg.ManifestEntryProjection{IncludePruningStats: true}) {
-			if err != nil {
-				return nil, fmt.Errorf("read delete manifest %s: %w", m.FilePath(), err)
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			df := entry.DataFile()
-			k := partKey{spec: int(df.SpecID()), part: renderer(int(df.SpecID())).render(df.Partition())}
-			p := agg.part(k)
-			// Several deletion vectors share one Puffin file; each counts
-			// its own blob, not the whole file again.
-			size := df.FileSizeBytes()
-			if cs := df.ContentSizeInBytes(); df.FileFormat() == iceberg.PuffinFile && cs != nil {
-				size = *cs
-			}
-			p.DeleteFiles++
-			p.DeleteBytes += size
-			agg.files.DeleteFiles++
-			agg.files.DeleteBytes += size
-			seq := entry.SequenceNum()
-			switch {
-			case df.ContentType() == iceberg.EntryContentEqDeletes:
-				agg.files.EqualityDeletes++
-				if idx.unpartitions[k.spec] {
-					idx.globalEq = append(idx.globalEq, seq)
-				} else {
-					idx.eqByPart[k] = append(idx.eqByPart[k], seq)
-				}
-			case df.FileFormat() == iceberg.PuffinFile || referencedDataFile(df) != "":
-				if df.FileFormat() == iceberg.PuffinFile {
-					agg.files.DeletionVectors++
-				} else {
-					agg.files.PositionDeletes++
-				}
-				ref := referencedDataFile(df)
-				fd := idx.fileScoped[ref]
-				fd.files++
-				fd.rows += df.Count()
-				idx.fileScoped[ref] = fd
-			default:
-				agg.files.PositionDeletes++
-				idx.posByPart[k] = append(idx.posByPart[k], seq)
-			}
-		}
+func (a *aggregator) key(df iceberg.DataFile) partKey {
+	specID := int(df.SpecID())
+	r, ok := a.renderers[specID]
+	if !ok {
+		r = newPartitionRenderer(a.md.PartitionSpecByID(specID), a.md.CurrentSchema())
+		a.renderers[specID] = r
 	}
-	idx.seal()
+	return partKey{spec: specID, part: r.render(df.Partition())}
+}
 
-	agg.files.MinSize = -1
-	for _, m := range manifests {
-		if m.ManifestContent() == iceberg.ManifestContentDeletes {
-			continue
-		}
-		for entry, err := range iceberg.EntriesWithProjection(fsys, m, true, proj) {
-			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			df := entry.DataFile()
-			size := df.FileSizeBytes()
-			k := partKey{spec: int(df.SpecID()), part: renderer(int(df.SpecID())).render(df.Partition())}
-			p := agg.part(k)
-			p.DataFiles++
-			p.DataBytes += size
-			p.Records += df.Count()
-			small := size < sel.Min
-			if small {
-				p.SmallFiles++
-				agg.files.SmallFiles++
-			}
-			nDel, delRows := idx.countFor(k, df.FilePath(), entry.SequenceNum())
-			if sel.IsCandidate(size, nDel, df.Count(), delRows) {
-				p.CandidateSizes = append(p.CandidateSizes, size)
-				p.CandidateBytes += size
-				if onCandidate != nil {
-					onCandidate(df.FilePath(), k.spec, k.part)
-				}
-			}
-			agg.files.DataFiles++
-			agg.files.DataBytes += size
-			agg.files.Records += df.Count()
-			if agg.files.MinSize < 0 || size < agg.files.MinSize {
-				agg.files.MinSize = size
-			}
-			agg.files.MaxSize = max(agg.files.MaxSize, size)
-			agg.hist.add(size)
-		}
+// manifest counts one manifest of the snapshot's manifest list.
+func (a *aggregator) manifest(m iceberg.ManifestFile) {
+	a.agg.manifests.Count++
+	a.agg.manifests.Bytes += m.Length()
+	if m.ManifestContent() == iceberg.ManifestContentDeletes {
+		a.agg.manifests.DeleteCount++
+	} else {
+		a.agg.manifests.DataCount++
 	}
-	if agg.files.MinSize < 0 {
-		agg.files.MinSize = 0
+}
+
+// deleteEntry counts a live delete file and indexes it for dataEntry.
+func (a *aggregator) deleteEntry(entry iceberg.ManifestEntry) {
+	df := entry.DataFile()
+	k := a.key(df)
+	p := a.agg.part(k)
+	// Several deletion vectors share one Puffin file; each counts its own
+	// blob, not the whole file again.
+	size := df.FileSizeBytes()
+	if cs := df.ContentSizeInBytes(); df.FileFormat() == iceberg.PuffinFile && cs != nil {
+		size = *cs
 	}
-	agg.files.MedianSize = agg.hist.median(agg.files.MinSize, agg.files.MaxSize)
-	return agg, nil
+	p.DeleteFiles++
+	p.DeleteBytes += size
+	files := &a.agg.files
+	files.DeleteFiles++
+	files.DeleteBytes += size
+	seq := entry.SequenceNum()
+	idx := a.idx
+	switch {
+	case df.ContentType() == iceberg.EntryContentEqDeletes:
+		files.EqualityDeletes++
+		if idx.unpartitions[k.spec] {
+			idx.globalEq = append(idx.globalEq, seq)
+		} else {
+			idx.eqByPart[k] = append(idx.eqByPart[k], seq)
+		}
+	case df.FileFormat() == iceberg.PuffinFile || referencedDataFile(df) != "":
+		if df.FileFormat() == iceberg.PuffinFile {
+			files.DeletionVectors++
+		} else {
+			files.PositionDeletes++
+		}
+		ref := referencedDataFile(df)
+		fd := idx.fileScoped[ref]
+		fd.files++
+		fd.rows += df.Count()
+		idx.fileScoped[ref] = fd
+	default:
+		files.PositionDeletes++
+		idx.posByPart[k] = append(idx.posByPart[k], seq)
+	}
+}
+
+func (a *aggregator) sealDeletes() { a.idx.seal() }
+
+// dataEntry counts a live data file; it returns the file's partition and
+// whether the compaction selection picks it.
+func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
+	df := entry.DataFile()
+	size := df.FileSizeBytes()
+	k := a.key(df)
+	p := a.agg.part(k)
+	p.DataFiles++
+	p.DataBytes += size
+	p.Records += df.Count()
+	files := &a.agg.files
+	if size < a.sel.Min {
+		p.SmallFiles++
+		files.SmallFiles++
+	}
+	nDel, delRows := a.idx.countFor(k, df.FilePath(), entry.SequenceNum())
+	candidate := a.sel.IsCandidate(size, nDel, df.Count(), delRows)
+	if candidate {
+		p.CandidateSizes = append(p.CandidateSizes, size)
+		p.CandidateBytes += size
+	}
+	files.DataFiles++
+	files.DataBytes += size
+	files.Records += df.Count()
+	if files.MinSize < 0 || size < files.MinSize {
+		files.MinSize = size
+	}
+	files.MaxSize = max(files.MaxSize, size)
+	a.agg.hist.add(size)
+	return k, candidate
+}
+
+func (a *aggregator) finish() *snapshotAggregate {
+	files := &a.agg.files
+	if files.MinSize < 0 {
+		files.MinSize = 0
+	}
+	files.MedianSize = a.agg.hist.median(files.MinSize, files.MaxSize)
+	return a.agg
 }

@@ -38,6 +38,21 @@ type orphanHooks struct {
 	// afterListing runs after storage was listed and before the table is
 	// reloaded to build the referenced set.
 	afterListing func()
+	// ride, when set, rides on the reference walk (see walkRide).
+	ride *walkRide
+}
+
+// walkRide is what Observe hands the orphan scan's reference walk besides
+// the referenced set, so that a plan reads each manifest once: the current
+// snapshot's aggregate and the expiry index. The scan reports what it fed:
+// walked is false when it refused before walking; aggDone is false when aggSnap is
+// no longer in the metadata it walked (a concurrent expiry).
+type walkRide struct {
+	agg     *aggregator
+	aggSnap int64
+	expiry  *expiryIndex
+	walked  bool // the reference walk ran, feeding expiry if set
+	aggDone bool // ... and agg (aggSnap was in the walked metadata)
 }
 
 // defaultSpillLimit is how many listed files, and how many references,
@@ -127,7 +142,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		}
 		return refs.Add(norm(p), cat, required)
 	}
-	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add); err != nil {
+	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, hooks.ride); err != nil {
 		return nil, err
 	}
 	if err := refs.Seal(); err != nil {
@@ -167,36 +182,36 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 // snapshots and metadata versions that were already there before the
 // listing (before, beforeLoc) are required to be in it; those of commits
 // made since are referenced (kept) but may be absent from the listing.
-func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, hints []string, norm func(string) string, add func(p, cat string, required bool) error) error {
+func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, hints []string, norm func(string) string, add func(p, cat string, required bool) error, ride *walkRide) error {
 	md := tbl.Metadata()
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return fmt.Errorf("open storage: %w", err)
 	}
-	var old, young []int64
-	for _, id := range allSnapshotIDs(md) {
-		if before.SnapshotByID(id) != nil {
-			old = append(old, id)
-		} else {
-			young = append(young, id)
-		}
-	}
 	// Files that manifests still list as DELETED entries are kept (never an
 	// orphan: a reader of an old snapshot may still want them) but are not
 	// required in the listing: once expiry removed the snapshots that used
 	// them, they are legitimately gone. Only live entries of snapshots that
-	// predate the listing must be in it. One walk per group: the visitor
-	// says which entries are DELETED.
-	for _, g := range []struct {
-		ids      []int64
-		required bool
-	}{{old, true}, {young, false}} {
-		err = walkReachableEntries(ctx, fsys, md, g.ids, true, func(p string, _ int64, cat string, deleted bool) error {
-			return add(p, cat, g.required && !deleted)
-		})
-		if err != nil {
-			return fmt.Errorf("build referenced set: %w", err)
+	// predate the listing must be in it. The same walk feeds what else rides
+	// on it (the plan's aggregate and expiry index).
+	w := walkSpec{
+		md:   md,
+		fsys: fsys,
+		refs: add,
+		old:  func(id int64) bool { return before.SnapshotByID(id) != nil },
+	}
+	if ride != nil {
+		if ride.agg != nil && md.SnapshotByID(ride.aggSnap) != nil {
+			w.agg, w.aggSnap = ride.agg, ride.aggSnap
 		}
+		w.expiry = ride.expiry
+	}
+	if err := walkTable(ctx, w); err != nil {
+		return fmt.Errorf("build referenced set: %w", err)
+	}
+	if ride != nil {
+		ride.walked = true
+		ride.aggDone = w.agg != nil
 	}
 	knownMeta := map[string]bool{norm(beforeLoc): true}
 	for e := range before.PreviousFiles() {
