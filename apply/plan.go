@@ -149,23 +149,6 @@ func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.
 	return &tp, nil
 }
 
-// observedVersion loads the table at the metadata version that was
-// observed: a writer may have committed since (normal for a live table),
-// and the plan's figures are about the observed version. If that metadata
-// file is gone the current version is used.
-func observedVersion(ctx context.Context, b backend, addr, loc string) (*table.Table, error) {
-	tbl, err := b.LoadTable(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	if tbl.MetadataLocation() != loc {
-		if old, err := table.NewFromLocation(ctx, tbl.Identifier(), loc, tbl.FS, nil); err == nil {
-			return old, nil
-		}
-	}
-	return tbl, nil
-}
-
 // selectTables lists every catalog and keeps the tables the configuration
 // manages and the targets name. An explicit table block whose table does
 // not exist is an error for its address; a catalog that cannot be listed is
