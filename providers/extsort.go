@@ -45,7 +45,7 @@ type extSorter struct {
 }
 
 // spillBytes is the default byte budget of one sorter's in-memory buffer.
-const spillBytes = 16 << 20
+const spillBytes = 8 << 20
 
 func newExtSorter(limit int) *extSorter {
 	return &extSorter{limit: max(limit, 1), byteLimit: spillBytes}

@@ -104,6 +104,7 @@ func walkTable(ctx context.Context, w walkSpec) error {
 			return err
 		}
 	}
+	tags := groupTags{}
 	bySnap := map[int64]int{}
 	for si, snap := range snaps {
 		bySnap[snap.SnapshotID] = si
@@ -178,7 +179,7 @@ func walkTable(ctx context.Context, w walkSpec) error {
 					if isDelete {
 						w.agg.deleteEntry(entry)
 					} else if k, cand := w.agg.dataEntry(entry); cand {
-						tag = groupTag(k.spec, k.part)
+						tag = tags.of(k)
 					}
 				}
 				if w.expiry != nil {
@@ -215,6 +216,19 @@ func (w walkSpec) snapshotFile(bySnap map[int64]int, id int64, p string, size in
 		return w.expiry.add(p, size, kindSnapshot, si, "")
 	}
 	return nil
+}
+
+// groupTags interns the group tags of a walk: one string per partition,
+// not one per candidate file.
+type groupTags map[partKey]string
+
+func (g groupTags) of(k partKey) string {
+	t, ok := g[k]
+	if !ok {
+		t = groupTag(k.spec, k.part)
+		g[k] = t
+	}
+	return t
 }
 
 // groupTag names a compaction group (spec and partition) in expiry records.
