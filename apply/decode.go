@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/iceops/iceops/diff"
 )
@@ -83,6 +85,96 @@ func DecodePlan(r io.Reader) (*diff.Plan, error) {
 		return nil, fmt.Errorf("%w: content does not match its checksum: the plan was edited after iceops wrote it; run iceops plan again", ErrBadPlan)
 	}
 	return &p, nil
+}
+
+// pathsSentinel stands in for an orphan action's paths while the rest of
+// its table is marshalled; no storage path contains NUL bytes.
+const pathsSentinel = "\x00iceops-orphan-paths\x00"
+
+// writeTableJSON writes exactly json.Marshal(tp) to w, but marshals the
+// orphan paths one at a time: a table with 200,000 orphans would otherwise
+// build one ~30 MB buffer (doubling as it grows) only to hash it.
+func writeTableJSON(w io.Writer, tp *diff.TablePlan) error {
+	cp := *tp
+	cp.Actions = slices.Clone(tp.Actions)
+	var lists [][]string
+	for i := range cp.Actions {
+		if o := cp.Actions[i].Orphans; o != nil && len(o.Paths) > 0 {
+			oc := *o
+			lists = append(lists, o.Paths)
+			oc.Paths = []string{pathsSentinel}
+			cp.Actions[i].Orphans = &oc
+		}
+	}
+	// The JSON round trip normalises what a saved plan's reader sees (an
+	// invalid UTF-8 byte reads back as U+FFFD), so a plan hashes the same
+	// before it is written and after it is read.
+	b, err := json.Marshal(&cp)
+	if err != nil {
+		return err
+	}
+	var q diff.TablePlan
+	if err := json.Unmarshal(b, &q); err != nil {
+		return err
+	}
+	if b, err = json.Marshal(&q); err != nil {
+		return err
+	}
+	mark, _ := json.Marshal(pathsSentinel)
+	parts := bytes.Split(b, mark)
+	if len(parts) != len(lists)+1 {
+		// Not the shape expected: the whole table at once.
+		b, err := json.Marshal(tp)
+		if err != nil {
+			return err
+		}
+		var q diff.TablePlan
+		if err := json.Unmarshal(b, &q); err != nil {
+			return err
+		}
+		if b, err = json.Marshal(&q); err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for i, part := range parts {
+		_, _ = bw.Write(part)
+		if i == len(lists) {
+			break
+		}
+		for j, p := range lists[i] {
+			if j > 0 {
+				_ = bw.WriteByte(',')
+			}
+			q, err := json.Marshal(asReadBack(p))
+			if err != nil {
+				return err
+			}
+			_, _ = bw.Write(q)
+		}
+	}
+	return bw.Flush()
+}
+
+// asReadBack is s as a JSON round trip returns it: every byte that is not
+// part of valid UTF-8 becomes U+FFFD, as encoding/json writes it.
+func asReadBack(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func checkFormatVersion(v string) error {
@@ -311,29 +403,47 @@ func checkPayload(a diff.Action) error {
 // (observed identity, actions, refusals). created_at is left out so two
 // plans of an unchanged table are the same document; the summary and errors are left
 // out (the summary is re-derived and compared in ValidatePlan).
+//
+// The bytes hashed are json.Marshal of {format_version, config_digest,
+// targets, tables}, but written table by table into the hash: marshalling
+// the whole document at once held a copy of every orphan path (200,000
+// paths are ~30 MB, more while the buffer grows) on top of the plan, and
+// was the peak of a large plan's memory.
 func PlanChecksum(p *diff.Plan) (string, error) {
-	// Round-trip first: omitempty turns an empty slice or map into an absent
-	// field, so the in-memory plan and the same plan read back from its file
-	// must be normalised alike before hashing.
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return "", fmt.Errorf("checksum: %w", err)
+	h := sha256.New()
+	write := func(prefix string, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("checksum: %w", err)
+		}
+		_, _ = h.Write([]byte(prefix))
+		_, _ = h.Write(b)
+		return nil
 	}
-	var q diff.Plan
-	if err := json.Unmarshal(raw, &q); err != nil {
-		return "", fmt.Errorf("checksum: %w", err)
+	if err := write(`{"format_version":`, p.FormatVersion); err != nil {
+		return "", err
 	}
-	p = &q
-	doc := struct {
-		FormatVersion string           `json:"format_version"`
-		ConfigDigest  string           `json:"config_digest"`
-		Targets       []string         `json:"targets"`
-		Tables        []diff.TablePlan `json:"tables"`
-	}{p.FormatVersion, p.ConfigDigest, p.Targets, p.Tables}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return "", fmt.Errorf("checksum: %w", err)
+	if err := write(`,"config_digest":`, p.ConfigDigest); err != nil {
+		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	if err := write(`,"targets":`, p.Targets); err != nil {
+		return "", err
+	}
+	if p.Tables == nil {
+		_, _ = h.Write([]byte(`,"tables":null}`))
+	} else {
+		sep := `,"tables":[`
+		for i := range p.Tables {
+			_, _ = h.Write([]byte(sep))
+			if err := writeTableJSON(h, &p.Tables[i]); err != nil {
+				return "", fmt.Errorf("checksum: %w", err)
+			}
+			sep = ","
+		}
+		if len(p.Tables) == 0 {
+			_, _ = h.Write([]byte(sep))
+		}
+		_, _ = h.Write([]byte(`]}`))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

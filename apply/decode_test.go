@@ -2,8 +2,11 @@ package apply
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +202,62 @@ func TestBoundIntersectsDestructiveActions(t *testing.T) {
 	steps = bound(approved[1:2], diff.TablePlan{Refusals: []diff.Refusal{{Action: "expire_snapshots", Reason: "gc.enabled is \"false\""}}}, map[diff.ActionType]bool{})
 	if len(steps) != 1 || !steps[0].refused {
 		t.Fatalf("refusal not reported: %+v", steps)
+	}
+}
+
+// wholeDocChecksum is how PlanChecksum used to hash: the whole document,
+// normalised by a JSON round trip, marshalled at once. PlanChecksum now
+// streams table by table and must give the same value, so plans saved
+// before the change still verify.
+func wholeDocChecksum(t *testing.T, p *diff.Plan) string {
+	t.Helper()
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q diff.Plan
+	if err := json.Unmarshal(raw, &q); err != nil {
+		t.Fatal(err)
+	}
+	doc := struct {
+		FormatVersion string           `json:"format_version"`
+		ConfigDigest  string           `json:"config_digest"`
+		Targets       []string         `json:"targets"`
+		Tables        []diff.TablePlan `json:"tables"`
+	}{q.FormatVersion, q.ConfigDigest, q.Targets, q.Tables}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func TestPlanChecksumStreamsTheSameBytes(t *testing.T) {
+	full := samplePlan(t)
+	one := samplePlan(t)
+	one.Tables = one.Tables[:1]
+	none := samplePlan(t)
+	none.Tables = []diff.TablePlan{}
+	nilTables := samplePlan(t)
+	nilTables.Tables, nilTables.Targets = nil, []string{"lake.*"}
+	odd := samplePlan(t)
+	o := *odd.Tables[0].Actions[2].Orphans
+	o.Paths = []string{"/w/a \"quoted\".parquet", "/w/<b>&c.parquet", "/w/é/ü.parquet", "/w/bad-\xff-utf8.parquet", "/w/tab\there", "/w/\u2028sep"}
+	for i := range 1000 {
+		o.Paths = append(o.Paths, fmt.Sprintf("/w/data/%05d.parquet", i))
+	}
+	odd.Tables[0].Actions[2].Orphans = &o
+	odd.Tables[0].Actions[0].Properties = &diff.PropertiesChange{Set: map[string]string{"k": "bad-\xfe-value"}, Before: map[string]string{}}
+	two := samplePlan(t) // orphan paths in two tables
+	two.Tables[1].Actions = append(two.Tables[1].Actions, two.Tables[0].Actions[2])
+	for name, p := range map[string]*diff.Plan{"full": full, "one": one, "none": none, "nil": nilTables, "odd": odd, "two": two} {
+		got, err := PlanChecksum(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := wholeDocChecksum(t, p); got != want {
+			t.Errorf("%s: streamed %s, whole document %s", name, got, want)
+		}
 	}
 }

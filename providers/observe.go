@@ -93,6 +93,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	ride := &walkRide{}
 	if cur != nil {
 		ride.agg, ride.aggSnap = newAggregator(md, diff.SelectionFor(pol)), cur.SnapshotID
+		ride.agg.keepSizes = pol.Compaction.Declared
 		if withExpiry {
 			o.expiry = newExpiryIndex(s.spillLimit())
 			o.expiry.currentID = cur.SnapshotID
@@ -478,6 +479,11 @@ type aggregator struct {
 	agg       *snapshotAggregate
 	idx       *deleteIndex
 	renderers map[int]*partitionRenderer
+	// keepSizes keeps each candidate's size (PartitionStats.CandidateSizes,
+	// which diff packs into groups). A policy without compaction has no use
+	// for them, and on a table of millions of small files they were the
+	// largest thing an orphan-only plan held (8 bytes a file).
+	keepSizes bool
 }
 
 func newAggregator(md table.Metadata, sel diff.CompactionSelection) *aggregator {
@@ -492,6 +498,7 @@ func newAggregator(md table.Metadata, sel diff.CompactionSelection) *aggregator 
 			unpartitions: map[int]bool{},
 		},
 		renderers: map[int]*partitionRenderer{},
+		keepSizes: true,
 	}
 	for _, spec := range md.PartitionSpecs() {
 		if spec.IsUnpartitioned() {
@@ -586,7 +593,9 @@ func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
 	nDel, delRows := a.idx.countFor(k, df.FilePath(), entry.SequenceNum())
 	candidate := a.sel.IsCandidate(size, nDel, df.Count(), delRows)
 	if candidate {
-		p.CandidateSizes = append(p.CandidateSizes, size)
+		if a.keepSizes {
+			p.CandidateSizes = append(p.CandidateSizes, size)
+		}
 		p.CandidateBytes += size
 	}
 	files.DataFiles++
