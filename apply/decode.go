@@ -109,30 +109,16 @@ func writeTableJSON(w io.Writer, tp *diff.TablePlan) error {
 	// The JSON round trip normalises what a saved plan's reader sees (an
 	// invalid UTF-8 byte reads back as U+FFFD), so a plan hashes the same
 	// before it is written and after it is read.
-	b, err := json.Marshal(&cp)
+	b, err := readBackJSON(&cp)
 	if err != nil {
-		return err
-	}
-	var q diff.TablePlan
-	if err := json.Unmarshal(b, &q); err != nil {
-		return err
-	}
-	if b, err = json.Marshal(&q); err != nil {
 		return err
 	}
 	mark, _ := json.Marshal(pathsSentinel)
 	parts := bytes.Split(b, mark)
 	if len(parts) != len(lists)+1 {
 		// Not the shape expected: the whole table at once.
-		b, err := json.Marshal(tp)
+		b, err := readBackJSON(tp)
 		if err != nil {
-			return err
-		}
-		var q diff.TablePlan
-		if err := json.Unmarshal(b, &q); err != nil {
-			return err
-		}
-		if b, err = json.Marshal(&q); err != nil {
 			return err
 		}
 		_, err = w.Write(b)
@@ -156,6 +142,19 @@ func writeTableJSON(w io.Writer, tp *diff.TablePlan) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// readBackJSON is the JSON of tp as it reads back from a file.
+func readBackJSON(tp *diff.TablePlan) ([]byte, error) {
+	b, err := json.Marshal(tp)
+	if err != nil {
+		return nil, err
+	}
+	var q diff.TablePlan
+	if err := json.Unmarshal(b, &q); err != nil {
+		return nil, err
+	}
+	return json.Marshal(&q)
 }
 
 // asReadBack is s as a JSON round trip returns it: every byte that is not
