@@ -1,0 +1,34 @@
+package compaction_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// The Java-written equality-delete tables through the apply path
+// (providers.Compact: selection from a policy's rules, the recording IO, the
+// rebasing commit).
+func TestJavaEqualityDeletesApplyPath(t *testing.T) {
+	compaction.ForEachJavaTable(t, func(t *testing.T, l *testkit.Lakehouse, tbl *table.Table) *table.Table {
+		rows := compaction.RowStrings(t, tbl)
+		_, res, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{
+			Selection: diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 230 << 20, MinInputFiles: 1, DeleteFileThreshold: 1},
+			Strategy:  "binpack", Catalog: l.Catalog, Rebase: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Committed || res.RowsBefore != int64(len(rows)) || res.RowsAfter != res.RowsBefore {
+			t.Fatalf("result %+v, %d live rows before", res, len(rows))
+		}
+		return l.Reload(t, strings.Join(tbl.Identifier(), "."))
+	})
+}
