@@ -18,7 +18,9 @@
 // tables; Run (run.go) rewrites each group (read via iceberg-go's scanner,
 // keys.go/sorter.go/zorder.go order the rows, writer.go writes Parquet and
 // builds DataFiles from the footers) and commits (commit.go).
-// ProcessMemoryLimit is the Go soft memory limit a main should set.
+// ProcessMemoryLimit is the Go soft memory limit a process running one
+// compaction should set; MemoryLimiter (memlimit.go) keeps it sized for the
+// compactions running at once, through a setter only main hands over.
 //
 // It may import iceberg-go, arrow-go and the standard library. It never
 // prints; progress goes through Options.Progress.
