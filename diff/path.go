@@ -45,11 +45,37 @@ func NormalizePath(p string, equalSchemes, equalAuthorities map[string]string) s
 // cleanAbs cleans an absolute path, keeping a trailing slash: prefixes
 // ("s3://b/t/") and files must stay distinguishable.
 func cleanAbs(p string) string {
+	if isCleanAbs(p) {
+		return p // the common case, without an allocation
+	}
 	c := path.Clean("/" + p)
 	if strings.HasSuffix(p, "/") && c != "/" {
 		c += "/"
 	}
 	return c
+}
+
+// isCleanAbs reports whether cleanAbs(p) == p: an absolute path with no
+// empty, "." or ".." segment (a trailing slash is kept by cleanAbs).
+func isCleanAbs(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for i := 1; i < len(p); i++ {
+		if p[i-1] != '/' {
+			continue
+		}
+		// p[i:] starts a segment
+		switch {
+		case p[i] == '/':
+			return false
+		case p[i] == '.' && (i+1 == len(p) || p[i+1] == '/'):
+			return false
+		case p[i] == '.' && p[i+1] == '.' && (i+2 == len(p) || p[i+2] == '/'):
+			return false
+		}
+	}
+	return true
 }
 
 // mapName maps name through m, whose keys may list several names

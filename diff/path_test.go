@@ -1,6 +1,10 @@
 package diff
 
-import "testing"
+import (
+	"path"
+	"strings"
+	"testing"
+)
 
 func TestNormalizePath(t *testing.T) {
 	schemes := map[string]string{"gs,gcs": "gs"}
@@ -32,4 +36,27 @@ func TestNormalizePath(t *testing.T) {
 	if a != b || b != c {
 		t.Fatalf("local spellings differ: %q %q %q", a, b, c)
 	}
+}
+
+// isCleanAbs is only a shortcut: wherever it says a path is clean, the
+// slow path gives the same answer.
+func FuzzCleanAbsShortcut(f *testing.F) {
+	for _, s := range []string{"/", "/a/b", "/a//b", "/a/./b", "/a/../b", "/a/.", "/a/..", "/a/b/", "/.a/..b/...", "//", "/a/.b.", "a/b", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if !strings.HasPrefix(p, "/") {
+			return
+		}
+		c := path.Clean("/" + p)
+		if strings.HasSuffix(p, "/") && c != "/" {
+			c += "/"
+		}
+		if isCleanAbs(p) && c != p {
+			t.Fatalf("isCleanAbs(%q) but cleans to %q", p, c)
+		}
+		if got := cleanAbs(p); got != c {
+			t.Fatalf("cleanAbs(%q) = %q, want %q", p, got, c)
+		}
+	})
 }

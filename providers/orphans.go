@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"iter"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -276,9 +275,38 @@ func isAbsoluteLocation(p string) bool {
 	return strings.HasPrefix(p, "/") || strings.Contains(p, "://") || strings.HasPrefix(p, "file:")
 }
 
+// A listed file's path as listed (usable with the table's IO) is most
+// often its key, or its key without "file://". The listing sorter stores
+// the path only when it is neither, so the common case spills one string
+// per file, not two.
+const (
+	auxSameAsKey = ""
+	auxLocalPath = "\x00"
+)
+
+func listedAux(key, p string) string {
+	switch {
+	case p == key:
+		return auxSameAsKey
+	case len(key) == len("file://")+len(p) && strings.HasPrefix(key, "file://") && key[len("file://"):] == p:
+		return auxLocalPath
+	}
+	return p
+}
+
+func listedPath(key, aux string) string {
+	switch aux {
+	case auxSameAsKey:
+		return key
+	case auxLocalPath:
+		return strings.TrimPrefix(key, "file://")
+	}
+	return aux
+}
+
 // listRoots lists every file under the roots and returns them sorted by
-// key. Local directories are walked with filepath.WalkDir, which does not
-// follow symbolic links: a link is reported in symlinks and never becomes a
+// key. Local directories are walked by walkLocal, which does not follow
+// symbolic links: a link is reported in symlinks and never becomes a
 // candidate, whatever it points to. Object stores are listed through
 // iceberg-go's IO (ListableIO).
 //
@@ -300,42 +328,13 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 		if path.Base(k) == "version-hint.text" {
 			hints = append(hints, k)
 		}
-		return out.Add(sortRec{key: k, aux: p, n1: size, n2: mtime})
+		return out.Add(sortRec{key: k, aux: listedAux(k, p), n1: size, n2: mtime})
 	}
 	for _, root := range roots {
 		if local, ok := strings.CutPrefix(root, "file://"); ok {
-			err := filepath.WalkDir(local, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					if errors.Is(err, fs.ErrNotExist) && p == local {
-						return fs.SkipDir // a configured path with nothing written yet
-					}
-					return err
-				}
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if d.Type()&fs.ModeSymlink != 0 {
-					symlinks = append(symlinks, p)
-					return nil
-				}
-				if d.IsDir() {
-					if d.Name() == QuarantineDir {
-						return fs.SkipDir
-					}
-					return nil
-				}
-				if !d.Type().IsRegular() {
-					return nil // sockets, devices: never ours to delete
-				}
-				info, err := d.Info()
-				if err != nil {
-					if errors.Is(err, fs.ErrNotExist) {
-						return nil // removed while we listed
-					}
-					return err
-				}
-				return emit(p, info.Size(), info.ModTime().UnixMilli())
-			})
+			err := walkLocal(ctx, local, func(f localFile) error {
+				return emit(f.path, f.size, f.mtime)
+			}, func(p string) { symlinks = append(symlinks, p) })
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
 			}
@@ -408,7 +407,7 @@ func mergeListing(scan *diff.OrphanScan, listing *extSorter, refs referencedSet,
 			continue // the same file listed twice (overlapping roots)
 		}
 		lastKey, first = rec.key, false
-		f := listedFile{key: rec.key, path: rec.aux, size: rec.n1, mtime: rec.n2}
+		f := listedFile{key: rec.key, path: listedPath(rec.key, rec.aux), size: rec.n1, mtime: rec.n2}
 		for ok && ref < f.key {
 			missing(ref, req)
 			ref, req, ok = next()

@@ -3,6 +3,9 @@ package providers
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -128,5 +131,37 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 		if err := o.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A manifest that cannot be read fails the whole walk (never a partial
+// referenced set), whichever decoding worker meets it.
+func TestWalkTableFailsOnUnreadableManifest(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 12, 10, 1)
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := tbl.CurrentSnapshot().Manifests(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 10 {
+		t.Fatalf("%d manifests", len(ms))
+	}
+	victim := strings.TrimPrefix(ms[len(ms)/2].FilePath(), "file://")
+	if err := os.Remove(victim); err != nil {
+		t.Fatal(err)
+	}
+	refs := 0
+	err = walkTable(ctx, walkSpec{md: tbl.Metadata(), fsys: fsys, refs: func(string, string, bool) error { refs++; return nil }})
+	if err == nil || !strings.Contains(err.Error(), filepath.Base(victim)) {
+		t.Fatalf("walk with a missing manifest: %v (after %d references)", err, refs)
+	}
+	sess := sessionFor(t, l)
+	if _, err := sess.ObservePlan(ctx, orphanPolicy("lake.ns.t")); err == nil {
+		t.Fatal("ObservePlan with a missing manifest succeeded")
 	}
 }
