@@ -66,3 +66,47 @@ func TestApplySetsAndRestoresMemoryLimit(t *testing.T) {
 		t.Logf("set=%v: limits seen during compaction %v", set, seen)
 	}
 }
+
+// While plan observes, the soft limit is PlanMemoryLimit for the tables
+// observed at once, never above the limit in force before; afterwards the
+// limit before is back.
+func TestPlanSetsAndRestoresMemoryLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	e.debtTable("sales.items", nil)
+	for _, tc := range []struct {
+		before, want int64
+		par          int
+	}{
+		{7 << 30, PlanMemoryLimit(2), 4}, // two tables: two at once
+		{7 << 30, PlanMemoryLimit(1), 1},
+		{100 << 20, 100 << 20, 4}, // a lower limit stays the ceiling
+	} {
+		debug.SetMemoryLimit(tc.before)
+		var mu sync.Mutex
+		var seen []int64
+		_, err := Plan(context.Background(), e.cfg, e.sess, PlanOptions{Version: "test", Parallelism: tc.par,
+			SetMemoryLimit: debug.SetMemoryLimit,
+			Progress: func(ev Event) {
+				mu.Lock()
+				seen = append(seen, debug.SetMemoryLimit(-1))
+				mu.Unlock()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) == 0 {
+			t.Fatal("no progress events")
+		}
+		for _, got := range seen {
+			if got != tc.want {
+				t.Fatalf("before %d, parallelism %d: limit %d while planning, want %d", tc.before, tc.par, got, tc.want)
+			}
+		}
+		if got := debug.SetMemoryLimit(-1); got != tc.before {
+			t.Fatalf("after plan the limit is %d, want %d", got, tc.before)
+		}
+	}
+}

@@ -26,6 +26,30 @@ type PlanOptions struct {
 	Now         func() time.Time
 	Version     string // iceops version, recorded in the plan
 	Progress    func(Event)
+	// SetMemoryLimit is runtime/debug.SetMemoryLimit, or nil to leave the
+	// Go soft memory limit alone (a user's GOMEMLIMIT). With it, the limit
+	// is PlanMemoryLimit while the tables are observed (never above the
+	// limit in force before) and restored afterwards.
+	SetMemoryLimit func(int64) int64
+}
+
+// Observation holds, per table observed at once, about 35 MiB of sorter
+// buffers (three external sorters of 8 MiB of strings plus their records,
+// see providers), decoded manifest batches and the partition aggregate;
+// planBaseline is the rest (catalogs, configuration, the plan). Without a
+// soft limit Go lets garbage grow to the size of the live heap before it
+// collects, so a plan of a table with millions of files peaked at about
+// twice what it holds (measured in docs/benchmarks.md, "Orphans").
+const (
+	planBaseline = 96 << 20
+	planPerTable = 48 << 20
+)
+
+// PlanMemoryLimit is the soft memory limit for observing tables tables at
+// once. It is soft: past it the collector works harder (the runtime caps
+// that at about half the CPU), nothing fails.
+func PlanMemoryLimit(tables int) int64 {
+	return planBaseline + int64(max(tables, 1))*planPerTable
 }
 
 // backend is what apply needs from providers.Session; an interface so the
@@ -70,6 +94,11 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 	p.Errors = append(p.Errors, errs...)
 
 	par := parallelism(opts.Parallelism, cfg)
+	if set := opts.SetMemoryLimit; set != nil && len(items) > 0 {
+		prev := set(-1)
+		set(min(prev, PlanMemoryLimit(min(par, len(items)))))
+		defer set(prev)
+	}
 	var (
 		mu  sync.Mutex
 		wg  sync.WaitGroup

@@ -81,6 +81,8 @@ func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.
 		Now:         c.now,
 		Version:     version,
 		Progress:    prog.Event,
+		// A plan of a large table keeps its heap near what it holds.
+		SetMemoryLimit: memoryLimitSetter(c.env),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
