@@ -18,6 +18,9 @@ WORK=${WORK:-/tmp/iceops-compaction-bench}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$WORK"
 (cd "$ROOT" && go build -o "$WORK/compactbench" ./bench/compaction/cmd/compactbench)
+# shellcheck source=../lib.sh
+source "$ROOT/bench/lib.sh"
+same_page_cache "$WORK/compactbench"
 CB=$WORK/compactbench
 SORTED=""
 [[ $STRATEGY == sort ]] && SORTED="-sorted"

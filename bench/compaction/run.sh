@@ -33,6 +33,9 @@ if [[ ! -x $ICEBERG ]]; then
 fi
 mkdir -p "$WORK"
 (cd "$ROOT" && go build -o "$WORK/compactbench" ./bench/compaction/cmd/compactbench && go build -o "$WORK/iceops" ./cmd/iceops)
+# shellcheck source=../lib.sh
+source "$ROOT/bench/lib.sh"
+same_page_cache "$WORK/compactbench" "$WORK/iceops" "$ICEBERG"
 CB=$WORK/compactbench
 ICEOPS=$WORK/iceops
 

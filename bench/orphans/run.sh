@@ -38,6 +38,9 @@ if [[ -n ${REV:-} ]]; then
 fi
 echo "== iceops built from ${REV:+commit }$(git -C "$ROOT" rev-parse --short "${REV:-HEAD}")${REV:+}$([[ -z ${REV:-} ]] && echo ' + working tree')"
 (cd "$SRC" && go build -o "$WORK/iceops" ./cmd/iceops && go build -o "$WORK/orphanbench" ./bench/orphans/cmd/orphanbench)
+# shellcheck source=../lib.sh
+source "$ROOT/bench/lib.sh"
+same_page_cache "$WORK/iceops" "$WORK/orphanbench"
 OB=$WORK/orphanbench
 
 # measure LABEL CMD...: appends "LABEL wall_s rss_kib" to $RESULTS.

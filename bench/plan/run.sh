@@ -47,6 +47,9 @@ if [[ -n ${REV:-} ]]; then
 fi
 echo "== iceops built from ${REV:+commit }$(git -C "$ROOT" rev-parse --short "${REV:-HEAD}")${REV:+}$([[ -z ${REV:-} ]] && echo ' + working tree')"
 (cd "$SRC" && go build -o "$WORK/iceops" ./cmd/iceops && go build -o "$WORK/planbench" ./bench/plan/cmd/planbench)
+# shellcheck source=../lib.sh
+source "$ROOT/bench/lib.sh"
+same_page_cache "$WORK/iceops" "$WORK/planbench" "$ICEBERG"
 ICEOPS=$WORK/iceops
 
 # table NAME ARGS...: the cached lakehouse directory, built if missing or stale.
