@@ -28,6 +28,10 @@ type CompactionSelection struct {
 	MinInputFiles       int
 	DeleteFileThreshold int
 	DeleteRatio         float64 // 0 disables the rule
+	// Where is compaction.where as written ("" when unset): only files of
+	// partitions that may hold matching rows are candidates. Providers parse
+	// and evaluate it (providers/compaction.WhereFilter); diff only carries it.
+	Where string
 }
 
 // SelectionFor derives the selection rules from an effective policy, filling
@@ -45,6 +49,7 @@ func SelectionFor(pol *config.Effective) CompactionSelection {
 		MinInputFiles:       c.MinInputFiles.Value,
 		DeleteFileThreshold: c.DeleteFileThreshold.Value,
 		DeleteRatio:         defaultDeleteRatio,
+		Where:               c.Where.Value,
 	}
 	// An unset min of zero means "no default was resolved", not "nothing is
 	// small": fall back to iceberg-go's 75% / 180% of target.
@@ -170,6 +175,7 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 		Strategy:       c.Strategy.Value,
 		TargetFileSize: sel.Target,
 		Groups:         []CompactGroup{},
+		Where:          sel.Where,
 	}
 	if act.Strategy == "" {
 		act.Strategy = "binpack"

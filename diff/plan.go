@@ -139,6 +139,9 @@ type CompactAction struct {
 	// compaction.max_bytes_per_run.
 	SkippedGroups int   `json:"skipped_groups,omitempty"`
 	SkippedBytes  int64 `json:"skipped_bytes,omitempty"`
+	// Where is compaction.where as written when it restricted the
+	// candidates to the partitions that may match it (format 1.x, additive).
+	Where string `json:"where,omitempty"`
 }
 
 type ManifestsAction struct {

@@ -60,7 +60,11 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	}
 	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)
 	sel := spec.Selection
-	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Selection: icecompaction.Config{
+	where, err := parseWhere(sel.Where)
+	if err != nil {
+		return tbl, res, err
+	}
+	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: icecompaction.Config{
 		TargetFileSizeBytes:  sel.Target,
 		MinFileSizeBytes:     sel.Min,
 		MaxFileSizeBytes:     sel.Max,
@@ -354,4 +358,16 @@ func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 		_, found := slices.BinarySearch(in, diff.NormalizePath(p, nil, nil))
 		return found
 	}, nil
+}
+
+// parseWhere parses compaction.where; nil when unset.
+func parseWhere(text string) (iceberg.BooleanExpression, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	e, err := compaction.ParseWhere(text)
+	if err != nil {
+		return nil, fmt.Errorf("compaction.where %q: %w", text, err)
+	}
+	return e, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/compaction"
 )
 
 // Observe reads one managed table into diff's plain state: its metadata, the
@@ -94,6 +95,10 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	if cur != nil {
 		ride.agg, ride.aggSnap = newAggregator(md, diff.SelectionFor(pol)), cur.SnapshotID
 		ride.agg.keepSizes = pol.Compaction.Declared
+		if err := ride.agg.err; err != nil {
+			w := pol.Compaction.Where.Origin
+			return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
+		}
 		if withExpiry {
 			o.expiry = newExpiryIndex(s.spillLimit())
 			o.expiry.currentID = cur.SnapshotID
@@ -134,6 +139,10 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}
+	}
+	if err := ride.agg.err; err != nil {
+		w := pol.Compaction.Where.Origin
+		return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 	}
 	o.State.Partitions = agg.partitions()
 	o.State.Files = agg.files
@@ -437,6 +446,9 @@ func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, sn
 		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
 	}
 	a := newAggregator(md, sel)
+	if a.err != nil {
+		return nil, fmt.Errorf("compaction.where: %w", a.err)
+	}
 	for _, m := range manifests {
 		a.manifest(m)
 	}
@@ -466,6 +478,9 @@ func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, sn
 			}
 		}
 	}
+	if a.err != nil {
+		return nil, fmt.Errorf("compaction.where: %w", a.err)
+	}
 	return a.finish(), nil
 }
 
@@ -484,6 +499,14 @@ type aggregator struct {
 	// for them, and on a table of millions of small files they were the
 	// largest thing an orphan-only plan held (8 bytes a file).
 	keepSizes bool
+	// where is the policy's compaction.where (nil when unset): a file of a
+	// partition it excludes still counts in the partition's stats but is
+	// not a candidate, as providers/compaction plans it. inWhere caches its
+	// answer per partition; err is the first parse, bind or evaluation
+	// error, which fails the table's observation.
+	where   *compaction.WhereFilter
+	inWhere map[partKey]bool
+	err     error
 }
 
 func newAggregator(md table.Metadata, sel diff.CompactionSelection) *aggregator {
@@ -506,7 +529,33 @@ func newAggregator(md table.Metadata, sel diff.CompactionSelection) *aggregator 
 		}
 	}
 	a.agg.files.MinSize = -1
+	if strings.TrimSpace(sel.Where) != "" {
+		expr, err := compaction.ParseWhere(sel.Where)
+		if err == nil {
+			a.where, err = compaction.NewWhereFilter(md, expr)
+		}
+		if err != nil {
+			a.err = fmt.Errorf("%q: %w", sel.Where, err)
+		}
+		a.inWhere = map[partKey]bool{}
+	}
 	return a
+}
+
+// mayMatch reports whether the policy's where may select df's partition.
+func (a *aggregator) mayMatch(k partKey, df iceberg.DataFile) bool {
+	if a.where == nil {
+		return a.err == nil
+	}
+	ok, seen := a.inWhere[k]
+	if !seen {
+		var err error
+		if ok, err = a.where.MayMatch(k.spec, df.Partition()); err != nil && a.err == nil {
+			a.err = fmt.Errorf("%q: %w", a.sel.Where, err)
+		}
+		a.inWhere[k] = ok
+	}
+	return ok
 }
 
 func (a *aggregator) key(df iceberg.DataFile) partKey {
@@ -591,7 +640,7 @@ func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
 		files.SmallFiles++
 	}
 	nDel, delRows := a.idx.countFor(k, df.FilePath(), entry.SequenceNum())
-	candidate := a.sel.IsCandidate(size, nDel, df.Count(), delRows)
+	candidate := a.sel.IsCandidate(size, nDel, df.Count(), delRows) && a.mayMatch(k, df)
 	if candidate {
 		if a.keepSizes {
 			p.CandidateSizes = append(p.CandidateSizes, size)

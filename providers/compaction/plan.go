@@ -20,8 +20,9 @@ type PlanConfig struct {
 	// (target, min/max size, min input files, delete thresholds); diff
 	// mirrors the same rules to estimate the plan.
 	Selection icecompaction.Config
-	// Where restricts planning to files that may hold matching rows
-	// (policy `where`). Files are still rewritten whole.
+	// Where restricts planning to the partitions that may hold matching
+	// rows (policy `where`, decided by WhereFilter from each file's
+	// partition, as the plan decides it). Files are still rewritten whole.
 	Where iceberg.BooleanExpression
 	// PerPartition, when set, merges all of a partition's selected files
 	// into one group (so a sort covers the partition), instead of iceberg-go's
@@ -70,15 +71,23 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 		if limit == 0 {
 			limit = DefaultSinglePassMaxFiles
 		}
+		var where *WhereFilter
+		if cfg.Where != nil {
+			var err error
+			if where, err = NewWhereFilter(tbl.Metadata(), cfg.Where); err != nil {
+				yield(Group{}, fmt.Errorf("where: %w", err))
+				return
+			}
+		}
 		if n, ok := totalDataFiles(tbl.CurrentSnapshot()); ok && limit > 0 && n <= int64(limit) {
 			// Small table: the summary says so, skip the counting pass.
-			var opts []table.ScanOption
-			if cfg.Where != nil {
-				opts = append(opts, table.WithRowFilter(cfg.Where))
-			}
-			all, err := tbl.Scan(opts...).PlanFiles(ctx)
+			all, err := tbl.Scan().PlanFiles(ctx)
 			if err != nil {
 				yield(Group{}, fmt.Errorf("plan files: %w", err))
+				return
+			}
+			if all, err = where.keep(all); err != nil {
+				yield(Group{}, err)
 				return
 			}
 			groups, err := groupTasks(tbl, cfg, all)
@@ -102,6 +111,13 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 		var fallback []string // partitions left to the full pass
 		for _, ps := range stats.order {
 			p := stats.parts[ps]
+			if ok, err := where.mayMatch(p.specID, p.partition); err != nil || !ok {
+				if err != nil {
+					yield(Group{}, err)
+					return
+				}
+				continue // outside the policy's where
+			}
 			if p.sizeCandidates < int(cfg.Selection.MinInputFiles) && p.deletes == 0 && !stats.globalDeletes {
 				continue // iceberg-go's planner would skip it too
 			}
@@ -132,11 +148,7 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 		if len(fallback) == 0 {
 			return
 		}
-		var opts []table.ScanOption
-		if cfg.Where != nil {
-			opts = append(opts, table.WithRowFilter(cfg.Where))
-		}
-		all, err := tbl.Scan(opts...).PlanFiles(ctx)
+		all, err := tbl.Scan().PlanFiles(ctx)
 		if err != nil {
 			yield(Group{}, fmt.Errorf("plan files: %w", err))
 			return
@@ -274,9 +286,6 @@ func planPartition(ctx context.Context, tbl *table.Table, cfg PlanConfig, p *par
 	if !ok {
 		return nil, false, nil
 	}
-	if cfg.Where != nil {
-		filter = iceberg.NewAnd(filter, cfg.Where)
-	}
 	tasks, err := tbl.Scan(table.WithRowFilter(filter)).PlanFiles(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("plan partition %s: %w", partitionName(tbl, dataFileStub{p.specID, p.partition}), err)
@@ -288,7 +297,7 @@ func planPartition(ctx context.Context, tbl *table.Table, cfg PlanConfig, p *par
 			kept = append(kept, t)
 		}
 	}
-	if cfg.Where == nil && len(kept) != p.files {
+	if len(kept) != p.files {
 		return nil, false, nil
 	}
 	return kept, true, nil

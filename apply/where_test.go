@@ -1,0 +1,136 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// whereHCL scopes compaction to the last two of four days (testkit.Day0 is
+// 2026-11-01), on a day-partitioned and an unpartitioned table, and gives a
+// third table a where naming a column it does not have.
+const whereHCL = `
+policy "scoped" {
+  target_file_size = "64MiB"
+  compaction {
+    min_input_files = 2
+    where           = "event_ts >= '2026-11-03T00:00:00Z'"
+  }
+}
+
+policy "broken_where" {
+  target_file_size = "64MiB"
+  compaction {
+    min_input_files = 2
+    where           = "no_such_column > 1"
+  }
+}
+
+table "lake.scoped.daily" { policy = policy.scoped }
+table "lake.scoped.flat" { policy = policy.scoped }
+table "lake.scoped.broken" { policy = policy.broken_where }
+`
+
+// filesByPartition maps each partition path of the current snapshot to its
+// data files.
+func filesByPartition(t *testing.T, tbl *table.Table) map[string][]string {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, task := range tasks {
+		f := task.File
+		key := fmt.Sprint(f.Partition()) // one field, or none
+		out[key] = append(out[key], f.FilePath())
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// The plan of a `where`-scoped compaction lists only the matching days, and
+// apply rewrites exactly the files the plan counted, leaving the other days'
+// files as they were. A where naming an unknown column fails that table
+// alone; an unpartitioned table's files all may match a partition filter.
+func TestWhereScopesPlanAndApply(t *testing.T) {
+	e := newEnv(t, whereHCL)
+	daily := e.lake.CreateTable(t, "scoped.daily", testkit.TableOptions{Partitioned: true})
+	daily = testkit.Append(t, daily, 12, 10, 4) // 3 small files on each of 4 days
+	flat := e.lake.CreateTable(t, "scoped.flat", testkit.TableOptions{})
+	testkit.Append(t, flat, 3, 10, 4)
+	broken := e.lake.CreateTable(t, "scoped.broken", testkit.TableOptions{Partitioned: true})
+	testkit.Append(t, broken, 4, 10, 2)
+	before := filesByPartition(t, daily)
+	if len(before) != 4 {
+		t.Fatalf("want 4 partitions before, got %v", before)
+	}
+
+	p := e.plan()
+	if len(p.Errors) != 1 || p.Errors[0].Address != "lake.scoped.broken" {
+		t.Fatalf("want one error, for lake.scoped.broken; got %v", p.Errors)
+	}
+	msg := p.Errors[0].Message
+	for _, want := range []string{"compaction.where", "main.iceops.hcl:", "no_such_column"} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("error %q does not name %q", msg, want)
+		}
+	}
+
+	act := actionOf(tablePlan(t, p, "lake.scoped.daily"), diff.Compact)
+	if act == nil {
+		t.Fatal("daily: no compact action")
+	}
+	c := act.Compact
+	var parts []string
+	for _, g := range c.Groups {
+		parts = append(parts, g.Partition)
+	}
+	slices.Sort(parts)
+	if want := []string{"event_day=2026-11-03", "event_day=2026-11-04"}; !slices.Equal(parts, want) {
+		t.Fatalf("daily: planned partitions %v, want %v", parts, want)
+	}
+	if c.InputFiles != 6 || c.Where != "event_ts >= '2026-11-03T00:00:00Z'" {
+		t.Fatalf("daily: input_files %d (want 6), where %q", c.InputFiles, c.Where)
+	}
+
+	flatAct := actionOf(tablePlan(t, p, "lake.scoped.flat"), diff.Compact)
+	if flatAct == nil || flatAct.Compact.InputFiles != 3 || flatAct.Compact.Where == "" {
+		t.Fatalf("flat: want all 3 files planned under the where, got %+v", flatAct)
+	}
+
+	res := e.apply(p, false)
+	if tr := tableResult(t, res, "lake.scoped.daily"); tr.Status != "done" {
+		t.Fatalf("daily not done:\n%s", describe(res))
+	}
+	after := filesByPartition(t, e.lake.Reload(t, "scoped.daily"))
+	rewritten := 0
+	for part, files := range before {
+		got := after[part]
+		if slices.Equal(got, files) {
+			continue
+		}
+		if len(got) != 1 {
+			t.Fatalf("partition %s: %d files after compaction, want 1", part, len(got))
+		}
+		rewritten += len(files)
+	}
+	if rewritten != c.InputFiles {
+		t.Fatalf("apply rewrote %d files, the plan showed %d (before %v, after %v)", rewritten, c.InputFiles, before, after)
+	}
+	if testkit.ScanRows(t, e.lake.Reload(t, "scoped.daily")) != 120 {
+		t.Fatal("daily: rows changed")
+	}
+	if got := len(filesByPartition(t, e.lake.Reload(t, "scoped.flat"))["map[]"]); got != 1 {
+		t.Fatalf("flat: %d files after apply, want 1", got)
+	}
+}
