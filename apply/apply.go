@@ -525,11 +525,45 @@ func boundOrphans(a, f diff.Action) step {
 		}
 	}
 	o.Count = len(o.Paths)
+	o.PurgeRuns, notes = boundPurgeRuns(a.Orphans.PurgeRuns, f.Orphans.PurgeRuns, notes)
 	act.Orphans = &o
-	if len(o.Paths) == 0 {
-		return step{action: act, skip: "no path the plan listed is still an orphan", notApplied: notes}
+	if len(o.Paths) == 0 && len(o.PurgeRuns) == 0 {
+		return step{action: act, skip: "no path the plan listed is still an orphan and no quarantine run it listed is still due", notApplied: notes}
 	}
 	return step{action: act, notApplied: notes}
+}
+
+// boundPurgeRuns keeps the approved quarantine runs that the fresh plan
+// still has due with the very same manifest; a run due only now is left
+// for the next plan, which shows it.
+func boundPurgeRuns(approved, fresh []diff.PurgeRun, notes []string) ([]diff.PurgeRun, []string) {
+	still := map[string]string{}
+	for _, r := range fresh {
+		still[r.RunID] = r.ManifestDigest
+	}
+	var out []diff.PurgeRun
+	listed := map[string]bool{}
+	for _, r := range approved {
+		listed[r.RunID] = true
+		switch d, ok := still[r.RunID]; {
+		case !ok:
+			notes = append(notes, "quarantine run "+r.RunID+": no longer due or gone, not purged")
+		case d != r.ManifestDigest:
+			notes = append(notes, "quarantine run "+r.RunID+": manifest changed since the plan, not purged")
+		default:
+			out = append(out, r)
+		}
+	}
+	extra := 0
+	for _, r := range fresh {
+		if !listed[r.RunID] {
+			extra++
+		}
+	}
+	if extra > 0 {
+		notes = append(notes, fmt.Sprintf("%d quarantine runs are now due that the plan did not list; left for the next plan", extra))
+	}
+	return out, notes
 }
 
 // runStep executes one action (or properties + sort order together) and
@@ -611,6 +645,7 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			// The plan carries the duration as written ("7d"); it was
 			// validated with the configuration.
 			QuarantineFor: orphanQuarantine(first.Orphans.Quarantine),
+			PurgeRuns:     first.Orphans.PurgeRuns,
 			OtherTables:   r.b.TableLocations,
 		})
 	default:

@@ -374,8 +374,18 @@ func checkPayload(a diff.Action) error {
 		}
 	case diff.RemoveOrphanFiles:
 		o := a.Orphans
-		if o == nil || len(o.Paths) == 0 {
-			return errors.New("no paths")
+		if o == nil || len(o.Paths)+len(o.PurgeRuns) == 0 {
+			return errors.New("no paths and no quarantine runs to purge")
+		}
+		runs := map[string]bool{}
+		for _, r := range o.PurgeRuns {
+			if r.RunID == "" || r.RunID == "." || r.RunID == ".." || strings.ContainsAny(r.RunID, "/\\") || runs[r.RunID] {
+				return fmt.Errorf("purge run id %q is invalid or listed twice", r.RunID)
+			}
+			runs[r.RunID] = true
+			if !strings.HasPrefix(r.ManifestDigest, "sha256:") {
+				return fmt.Errorf("purge run %s has no manifest digest", r.RunID)
+			}
 		}
 		if o.Count != len(o.Paths) {
 			return fmt.Errorf("count %d but %d paths", o.Count, len(o.Paths))

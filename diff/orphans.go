@@ -119,15 +119,49 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		return refuse("%d of %d files (%.1f%%) are unreferenced, above orphan_files.max_orphan_ratio = %g%s",
 			orphans, orphans+scan.Referenced, act.Ratio*100, act.MaxRatio, originSuffix(o.MaxOrphanRatio))
 	}
-	if act.Count == 0 {
+	act.PurgeRuns = DuePurgeRuns(scan.Quarantine, now)
+	if act.Count == 0 && len(act.PurgeRuns) == 0 {
 		return Action{}, nil, false
+	}
+	why := reason("orphan_files.older_than", quote(act.OlderThan), o.OlderThan.Origin, o.DeclRange)
+	if act.Count == 0 && o.Quarantine.Value > 0 {
+		// Only a purge: what the reviewer wants to know is the grace period.
+		why = reason("orphan_files.quarantine", quote(act.Quarantine), o.Quarantine.Origin, o.DeclRange)
 	}
 	return Action{
 		Type:        RemoveOrphanFiles,
 		Destructive: true,
-		Reason:      reason("orphan_files.older_than", quote(act.OlderThan), o.OlderThan.Origin, o.DeclRange),
+		Reason:      why,
 		Orphans:     &act,
 	}, nil, true
+}
+
+// PurgeRun is a quarantine run the plan deletes: every file its manifest
+// lists, then the manifest. ManifestDigest pins the manifest that was
+// planned; apply purges nothing of a run whose manifest changed since.
+type PurgeRun struct {
+	RunID          string `json:"run_id"`
+	Files          int64  `json:"files"`
+	Bytes          int64  `json:"bytes"`
+	CreatedAtMs    int64  `json:"created_at_ms"`
+	PurgeAfterMs   int64  `json:"purge_after_ms"`
+	ManifestDigest string `json:"manifest_digest"`
+}
+
+// DuePurgeRuns are the runs whose grace period is over at now, by run id.
+// A run without a purge time, or with a problem, is never due: a person
+// decides about it (iceops restore, or deleting it by hand).
+func DuePurgeRuns(runs []QuarantineRun, now time.Time) []PurgeRun {
+	var out []PurgeRun
+	for _, r := range runs {
+		if r.Problem != "" || r.PurgeAfterMs <= 0 || r.PurgeAfterMs > now.UnixMilli() || r.ManifestDigest == "" {
+			continue
+		}
+		out = append(out, PurgeRun{RunID: r.RunID, Files: r.Files, Bytes: r.Bytes, CreatedAtMs: r.CreatedAtMs,
+			PurgeAfterMs: r.PurgeAfterMs, ManifestDigest: r.ManifestDigest})
+	}
+	slices.SortFunc(out, func(a, b PurgeRun) int { return strings.Compare(a.RunID, b.RunID) })
+	return out
 }
 
 func originSuffix[T any](s config.Setting[T]) string {

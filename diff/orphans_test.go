@@ -1,7 +1,9 @@
 package diff
 
 import (
+	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -164,6 +166,82 @@ func TestOrphanAgeGuardAndNonIceberg(t *testing.T) {
 		a := findAction(t, PlanTable(p, s2, testNow), RemoveOrphanFiles)
 		if a.Orphans.Count != 1 {
 			t.Fatalf("orphans = %+v", a.Orphans)
+		}
+	})
+}
+
+// TestOrphanPurgeRuns: quarantine runs whose purge_after has passed at now
+// are part of remove_orphan_files (also without any new orphan); runs not
+// yet due, without a purge time, or with a problem are not; a refusal
+// stops the purge with the rest; the JSON carries the runs.
+func TestOrphanPurgeRuns(t *testing.T) {
+	runs := []QuarantineRun{
+		{RunID: "20261101T000000Z", Files: 3, Bytes: 300, CreatedAtMs: ago(30 * day), PurgeAfterMs: ago(23 * day), ManifestDigest: "sha256:b"},
+		{RunID: "20261120T000000Z", Files: 1, Bytes: 10, CreatedAtMs: ago(10 * day), PurgeAfterMs: testNow.UnixMilli(), ManifestDigest: "sha256:c"}, // due at exactly now
+		{RunID: "20261125T000000Z", Files: 5, Bytes: 50, CreatedAtMs: ago(5 * day), PurgeAfterMs: testNow.Add(2 * day).UnixMilli(), ManifestDigest: "sha256:d"},
+		{RunID: "forever", Files: 2, Bytes: 2, CreatedAtMs: ago(90 * day), ManifestDigest: "sha256:e"},
+		{RunID: "broken", Problem: "manifest unreadable: EOF"},
+		{RunID: "evil", Files: 1, PurgeAfterMs: ago(day), ManifestDigest: "sha256:f", Problem: "manifest names files outside the run (x)"},
+		{RunID: "0-first", Files: 1, Bytes: 1, CreatedAtMs: ago(40 * day), PurgeAfterMs: ago(33 * day), ManifestDigest: "sha256:a"},
+	}
+	pol := fullPolicy()
+	pol.OrphanFiles.Quarantine = set(7*day, 25)
+	wantRuns := []PurgeRun{
+		{RunID: "0-first", Files: 1, Bytes: 1, CreatedAtMs: ago(40 * day), PurgeAfterMs: ago(33 * day), ManifestDigest: "sha256:a"},
+		{RunID: "20261101T000000Z", Files: 3, Bytes: 300, CreatedAtMs: ago(30 * day), PurgeAfterMs: ago(23 * day), ManifestDigest: "sha256:b"},
+		{RunID: "20261120T000000Z", Files: 1, Bytes: 10, CreatedAtMs: ago(10 * day), PurgeAfterMs: testNow.UnixMilli(), ManifestDigest: "sha256:c"},
+	}
+
+	t.Run("due runs and no orphans", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = runs
+		a := findAction(t, PlanTable(pol, st, testNow), RemoveOrphanFiles)
+		if !a.Destructive || a.Orphans.Count != 0 || len(a.Orphans.Paths) != 0 || !reflect.DeepEqual(a.Orphans.PurgeRuns, wantRuns) {
+			t.Fatalf("action %+v runs %+v", a, a.Orphans.PurgeRuns)
+		}
+		if a.Reason != `orphan_files.quarantine = "7d" (main.iceops.hcl:25)` {
+			t.Fatalf("reason %q", a.Reason)
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Action
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.Orphans.PurgeRuns, wantRuns) || !strings.Contains(string(b), `"purge_runs":[{"run_id":"0-first","files":1,"bytes":1,`) ||
+			!strings.Contains(string(b), `"manifest_digest":"sha256:a"`) {
+			t.Fatalf("json %s", b)
+		}
+	})
+	t.Run("due runs beside orphans", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Candidates = []FileInfo{{Path: "s3://b/t/data/old.parquet", Size: 7, MtimeMs: ago(4 * day)}}
+		st.Orphans.Quarantine = runs
+		a := findAction(t, PlanTable(pol, st, testNow), RemoveOrphanFiles)
+		if a.Orphans.Count != 1 || len(a.Orphans.PurgeRuns) != 3 || a.Reason != `orphan_files.older_than = "3d" (main.iceops.hcl:21)` {
+			t.Fatalf("action %+v %q", a.Orphans, a.Reason)
+		}
+	})
+	t.Run("nothing due: no action", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = runs[2:6]
+		if tp := PlanTable(pol, st, testNow); !tp.Empty() {
+			t.Fatalf("plan = %v %v", actionTypes(tp), tp.Refusals)
+		}
+	})
+	t.Run("a refusal stops the purge too", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = runs
+		st.Orphans.NestedTables = []string{"lake.db.inner"}
+		tp := PlanTable(pol, st, testNow)
+		if slices.Contains(actionTypes(tp), RemoveOrphanFiles) || len(tp.Refusals) == 0 {
+			t.Fatalf("plan = %v %v", actionTypes(tp), tp.Refusals)
 		}
 	})
 }

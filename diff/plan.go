@@ -191,4 +191,7 @@ type OrphansAction struct {
 	Ratio             float64 `json:"ratio"`
 	MaxRatio          float64 `json:"max_orphan_ratio"`
 	Quarantine        string  `json:"quarantine,omitempty"`
+	// PurgeRuns are the quarantine runs due for purging (additive in 1.x):
+	// apply deletes the files of these runs and of no other.
+	PurgeRuns []PurgeRun `json:"purge_runs,omitempty"`
 }

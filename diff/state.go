@@ -152,6 +152,27 @@ type OrphanScan struct {
 	PrefixMismatches       []string         `json:"prefix_mismatches,omitempty"`
 	Symlinks               []string         `json:"symlinks,omitempty"` // not followed, never deleted
 	Refusal                string           `json:"refusal,omitempty"`  // provider-side reason to refuse
+	// Quarantine lists the table's quarantine runs (under
+	// <location>/.iceops-quarantine/), read from their manifests. Diff puts
+	// the runs due for purging into the plan; apply purges no other.
+	Quarantine []QuarantineRun `json:"quarantine,omitempty"`
+}
+
+// QuarantineRun is one quarantine run as its manifest describes it. The
+// quarantined files themselves are not listed: the manifest has the counts.
+type QuarantineRun struct {
+	RunID        string `json:"run_id"`
+	Files        int64  `json:"files"` // entries of the manifest: at most this many files are deleted
+	Bytes        int64  `json:"bytes"`
+	CreatedAtMs  int64  `json:"created_at_ms"`
+	PurgeAfterMs int64  `json:"purge_after_ms"` // 0: no time recorded, iceops never purges it
+	// ManifestDigest is "sha256:<hex>" of the manifest's bytes: apply
+	// purges a planned run only while its manifest is exactly what was
+	// planned.
+	ManifestDigest string `json:"manifest_digest"`
+	// Problem says why the run can never be purged (its manifest cannot be
+	// read, belongs to another table, or names files outside the run).
+	Problem string `json:"problem,omitempty"`
 }
 
 type FileInfo struct {

@@ -17,6 +17,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
 )
 
 // MinOrphanAge is the floor of orphan_files.older_than (DESIGN §3.2).
@@ -43,6 +45,11 @@ type OrphanSpec struct {
 	QuarantineFor time.Duration
 	// RunID names the quarantine run (default: Now as 20061102T150405Z).
 	RunID string
+	// PurgeRuns are the quarantine runs the plan listed as due. Only these
+	// are purged, each only while its manifest is the one planned and it is
+	// due at Now; with or without Quarantine (a run keeps its purge time
+	// when the policy changes).
+	PurgeRuns []diff.PurgeRun
 	// OtherTables lists every table of every configured catalog with its
 	// location, fresh (not the plan's), for the nested-table re-check. Nil
 	// lists the tables of the table's own catalog.
@@ -113,7 +120,7 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		cands = append(cands, cand{p, size})
 	}
 	quarantining := spec.Quarantine || spec.QuarantineFor > 0
-	if len(cands) == 0 && !quarantining {
+	if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
 		res.NoOp, res.Note = true, "no planned orphan is still deletable"
 		return res, nil
 	}
@@ -152,9 +159,10 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		doomed = append(doomed, execFileRef{path: c.path, size: c.size})
 	}
 	slices.Sort(res.Skipped)
-	if len(doomed) > 0 {
-		// Rule 6 at apply time: a table created inside the sweep since the
-		// plan owns files that look orphaned to us.
+	if len(doomed) > 0 || len(spec.PurgeRuns) > 0 {
+		// Rule 6 at apply time, right before anything is deleted: a table
+		// created inside the sweep since the plan owns files that look
+		// orphaned to us.
 		if nested, err := nestedAtApply(ctx, cat, tbl, roots, spec.OtherTables); err != nil {
 			return res, fmt.Errorf("%w: could not check other tables for locations inside the sweep (nothing deleted): %v", ErrRefused, err)
 		} else if len(nested) > 0 {
@@ -167,29 +175,32 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	}
 	if quarantining {
 		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res)
-		// Purging runs on every quarantining apply, also one that had
-		// nothing left to move: the grace period is what it waits for.
-		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, remove)
+	} else {
+		errs := runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f execFileRef) error {
+			return remove(f.path)
+		}, func(f execFileRef) {
+			res.FilesDeleted++
+			res.BytesFreed += max(f.size, 0)
+		})
+		res.DeleteErrors = append(res.DeleteErrors, errs...)
+	}
+	// Only the runs the plan listed; a run that became due since waits for
+	// the plan that shows it.
+	var purged int
+	if len(spec.PurgeRuns) > 0 {
+		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, remove)
 		if note := pr.note(); note != "" {
 			res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}
-		if res.FilesQuarantined == 0 && len(pr.Runs) == 0 && len(doomed) == 0 {
-			res.NoOp = true
-			res.Note = strings.TrimPrefix(res.Note+"; no planned orphan is still deletable", "; ")
-		}
+		purged = len(pr.Runs)
 		res.FilesDeleted += pr.Files
 		res.BytesFreed += pr.Bytes
 		res.DeleteErrors = append(res.DeleteErrors, pr.Errors...)
-		slices.Sort(res.DeleteErrors)
-		return res, nil
 	}
-	errs := runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f execFileRef) error {
-		return remove(f.path)
-	}, func(f execFileRef) {
-		res.FilesDeleted++
-		res.BytesFreed += max(f.size, 0)
-	})
-	res.DeleteErrors = append(res.DeleteErrors, errs...)
+	if len(doomed) == 0 && purged == 0 && len(res.DeleteErrors) == 0 {
+		res.NoOp = true
+		res.Note = strings.TrimPrefix(res.Note+"; no planned orphan or quarantine run is still deletable", "; ")
+	}
 	slices.Sort(res.DeleteErrors)
 	return res, nil
 }
@@ -462,23 +473,60 @@ func execIsNotExist(err error) bool {
 	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, os.ErrNotExist)
 }
 
-// TableLocations lists every table of every configured catalog, fresh (not
-// the cache the plan's scan used), keyed by address: OrphanSpec.OtherTables
-// for apply. Any catalog that cannot be listed makes the answer unknown.
+// TableLocations lists every table of every configured catalog with its
+// location, keyed by address: OrphanSpec.OtherTables for apply. Any catalog
+// that cannot be listed makes the answer unknown (an error).
+//
+// It runs right before each table's deletions, so it must see tables
+// created during the apply, but loading every table of every catalog for
+// each table checked costs a metadata read per table each time. So the
+// identifiers are listed afresh at every call (catalog listings only: a
+// table created since the last call is loaded and caught), while a table
+// already loaded in this session is not loaded again: its location is
+// taken as it was then. What this does not see is an existing table moved
+// during the apply (ALTER TABLE ... SET LOCATION, or dropped and recreated
+// under the same name elsewhere); files such a table writes there are
+// younger than the age guard, and the next plan's check sees it.
 func (s *Session) TableLocations(ctx context.Context) (map[string]TableLocation, error) {
+	s.mu.Lock()
+	if s.applyLocations == nil {
+		s.applyLocations = &locationCache{byAddr: map[string]TableLocation{}}
+	}
+	lc := s.applyLocations
+	s.mu.Unlock()
+	// One check at a time: the first loads every table once, the others
+	// then only list.
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
 	out := map[string]TableLocation{}
 	for _, c := range s.cfg.Catalogs {
-		cat, err := s.Catalog(ctx, c.Name)
+		addrs, err := s.ListTables(ctx, c.Name)
 		if err != nil {
 			return nil, err
 		}
-		locs, err := catalogTableLocations(ctx, cat)
-		if err != nil {
-			return nil, fmt.Errorf("catalog %q: %w", c.Name, err)
-		}
-		for k, v := range locs {
-			out[c.Name+"."+k] = v
+		for _, a := range addrs {
+			if tl, ok := lc.byAddr[a]; ok {
+				out[a] = tl
+				continue
+			}
+			t, err := s.LoadTable(ctx, a)
+			if errors.Is(err, catalog.ErrNoSuchTable) {
+				continue // dropped since it was listed
+			}
+			if err != nil {
+				return nil, fmt.Errorf("catalog %q: %w", c.Name, err)
+			}
+			tl := TableLocation{UUID: t.Metadata().TableUUID().String(), Location: t.Location()}
+			lc.byAddr[a], out[a] = tl, tl
+			lc.loads++
 		}
 	}
 	return out, nil
+}
+
+// locationCache is the apply-time table locations of one session.
+type locationCache struct {
+	mu     sync.Mutex
+	byAddr map[string]TableLocation
+	loads  int // tables loaded, for tests
 }

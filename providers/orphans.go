@@ -172,6 +172,9 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not check other tables for locations inside the sweep: %v", err))
 	}
 	scan.NestedTables = nested
+	// The runs of earlier quarantining applies, from their manifests, so
+	// that the plan shows every run it would purge.
+	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String())
 	return scan, nil
 }
 

@@ -2,6 +2,8 @@ package providers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,8 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
 )
 
 // QuarantineManifestName is the manifest of one quarantine run, beside the
@@ -187,20 +191,91 @@ func writeQuarantineManifest(fs iceio.IO, p string, m QuarantineManifest) error 
 }
 
 func readQuarantineManifest(fs iceio.IO, p string) (QuarantineManifest, error) {
+	m, _, err := readQuarantineManifestRaw(fs, p)
+	return m, err
+}
+
+// readQuarantineManifestRaw also returns the manifest's bytes, whose digest
+// pins a planned purge to the manifest the reviewer saw.
+func readQuarantineManifestRaw(fs iceio.IO, p string) (QuarantineManifest, []byte, error) {
 	var m QuarantineManifest
-	f, err := fs.Open(p)
-	if err != nil {
-		return m, err
+	var b []byte
+	var err error
+	if l, ok := execLocalPath(p); ok {
+		b, err = os.ReadFile(l)
+	} else {
+		var f iceio.File
+		if f, err = fs.Open(p); err == nil {
+			b, err = io.ReadAll(f)
+			_ = f.Close()
+		}
 	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
 	if err != nil {
-		return m, err
+		return m, nil, err
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: %w", p, err)
+		return m, b, fmt.Errorf("%s: %w", p, err)
 	}
-	return m, nil
+	return m, b, nil
+}
+
+func manifestDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// runProblem says why a run must never be purged, or "": the manifest is
+// another table's, or names a file outside its own run directory (the
+// manifest is data on storage; a run may only delete inside itself).
+func runProblem(dir string, m QuarantineManifest, tableUUID string) string {
+	if m.TableUUID != tableUUID {
+		return "written for another table (uuid " + m.TableUUID + ")"
+	}
+	var stray []string
+	for _, f := range m.Files {
+		if !insideRun(dir, f.Quarantined) {
+			stray = append(stray, f.Quarantined)
+		}
+	}
+	if len(stray) > 0 {
+		return "manifest names files outside the run (" + strings.Join(stray, ", ") + ")"
+	}
+	return ""
+}
+
+// scanQuarantine reports the table's quarantine runs from their manifests
+// alone (one read each; the quarantined files are not listed). Nothing here
+// is fatal: a run whose manifest cannot be read is reported with the
+// problem, and is never due.
+func scanQuarantine(fs iceio.IO, location, tableUUID string) []diff.QuarantineRun {
+	runs, err := quarantineRuns(fs, location)
+	if err != nil {
+		return []diff.QuarantineRun{{Problem: "list " + QuarantineDir + ": " + err.Error()}}
+	}
+	qroot := quarantineRoot(location)
+	var out []diff.QuarantineRun
+	for _, r := range runs {
+		dir := qroot + "/" + r
+		qr := diff.QuarantineRun{RunID: r}
+		m, raw, err := readQuarantineManifestRaw(fs, dir+"/"+QuarantineManifestName)
+		if err != nil {
+			qr.Problem = "manifest unreadable: " + err.Error()
+			out = append(out, qr)
+			continue
+		}
+		qr.ManifestDigest = manifestDigest(raw)
+		qr.CreatedAtMs = m.CreatedAt.UnixMilli()
+		if !m.PurgeAfter.IsZero() {
+			qr.PurgeAfterMs = m.PurgeAfter.UnixMilli()
+		}
+		for _, f := range m.Files {
+			qr.Files++
+			qr.Bytes += max(f.Size, 0)
+		}
+		qr.Problem = runProblem(dir, m, tableUUID)
+		out = append(out, qr)
+	}
+	return out
 }
 
 // quarantineRuns lists the run directories of a table's quarantine.
@@ -231,6 +306,9 @@ func quarantineRuns(fs iceio.IO, location string) ([]string, error) {
 		if err != nil {
 			return err
 		}
+		if d.IsDir() && path.Base(p) != QuarantineDir && path.Base(path.Dir(p)) != QuarantineDir {
+			return iofs.SkipDir // below a run: its manifest is all we read
+		}
 		if !d.IsDir() && path.Base(p) == QuarantineManifestName {
 			seen[path.Base(path.Dir(p))] = true
 		}
@@ -247,44 +325,51 @@ func quarantineRuns(fs iceio.IO, location string) ([]string, error) {
 	return out, nil
 }
 
-// PurgeResult is what purging a table's expired quarantine runs did.
+// PurgeResult is what purging a table's planned quarantine runs did.
 type PurgeResult struct {
 	Runs   []string // runs deleted
 	Files  int64
 	Bytes  int64
-	Kept   []string // runs past their time but kept, with why
+	Kept   []string // planned runs kept, with why
 	Errors []string
 }
 
-// purgeQuarantine deletes the quarantine runs whose purge_after has passed.
-// A run is kept whole when the table references any of its original paths
-// again (the quarantined copy is then the only copy of a live file) or when
-// its manifest cannot be read; a run without purge_after is never purged.
-func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, remove func(string) error) PurgeResult {
+// purgeQuarantine deletes the quarantine runs the plan listed, and no
+// other. A planned run is kept whole when its manifest is gone or differs
+// from the one planned (ManifestDigest), when it is not due at now, when
+// the manifest is another table's or names files outside the run, or when
+// the table references any of its original paths again (the quarantined
+// copy is then the only copy of a live file).
+func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error) PurgeResult {
 	var pr PurgeResult
-	runs, err := quarantineRuns(fs, tbl.Location())
-	if err != nil {
-		pr.Errors = append(pr.Errors, "list quarantine: "+err.Error())
-		return pr
-	}
 	qroot := quarantineRoot(tbl.Location())
+	uuid := tbl.Metadata().TableUUID().String()
 	type due struct {
 		dir string
 		m   QuarantineManifest
 	}
 	var dues []due
-	for _, r := range runs {
-		dir := qroot + "/" + r
-		m, err := readQuarantineManifest(fs, dir+"/"+QuarantineManifestName)
+	for _, r := range planned {
+		if !validRunID(r.RunID) {
+			pr.Kept = append(pr.Kept, fmt.Sprintf("%q: not a run id, nothing purged", r.RunID))
+			continue
+		}
+		dir := qroot + "/" + r.RunID
+		m, raw, err := readQuarantineManifestRaw(fs, dir+"/"+QuarantineManifestName)
 		switch {
+		case err != nil && execIsNotExist(err):
+			pr.Kept = append(pr.Kept, r.RunID+": its manifest is gone since the plan (restored or removed), nothing purged")
 		case err != nil:
-			pr.Kept = append(pr.Kept, r+": manifest unreadable, kept: "+err.Error())
-		case m.PurgeAfter.IsZero():
-			// No duration was recorded: keep (a person purges it).
-		case !now.After(m.PurgeAfter):
-		case m.TableUUID != tbl.Metadata().TableUUID().String():
-			pr.Kept = append(pr.Kept, r+": written for another table (uuid "+m.TableUUID+"), kept")
+			pr.Kept = append(pr.Kept, r.RunID+": manifest unreadable, kept: "+err.Error())
+		case manifestDigest(raw) != r.ManifestDigest:
+			pr.Kept = append(pr.Kept, r.RunID+": manifest changed since the plan, kept; run iceops plan again")
+		case m.PurgeAfter.IsZero() || now.Before(m.PurgeAfter):
+			pr.Kept = append(pr.Kept, r.RunID+": not due, kept")
 		default:
+			if why := runProblem(dir, m, uuid); why != "" {
+				pr.Kept = append(pr.Kept, r.RunID+": "+why+", kept")
+				continue
+			}
 			dues = append(dues, due{dir, m})
 		}
 	}
@@ -311,23 +396,16 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			}
 		}
 		if len(live) > 0 {
-			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run iceops restore", d.m.RunID, strings.Join(live, ", ")))
-			continue
-		}
-		// The manifest is data on storage: a run may only delete what lies
-		// inside its own directory.
-		var stray []string
-		for _, f := range d.m.Files {
-			if !insideRun(d.dir, f.Quarantined) {
-				stray = append(stray, f.Quarantined)
-			}
-		}
-		if len(stray) > 0 {
-			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: manifest names files outside the run (%s), kept", d.m.RunID, strings.Join(stray, ", ")))
+			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run iceops restore", path.Base(d.dir), strings.Join(live, ", ")))
 			continue
 		}
 		var failed bool
 		for _, f := range d.m.Files {
+			if err := ctx.Err(); err != nil {
+				pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged: %v", f.Quarantined, err))
+				failed = true
+				break
+			}
 			if !quarantineExists(fs, f.Quarantined) {
 				continue
 			}
@@ -349,7 +427,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 		if l, ok := execLocalPath(d.dir); ok {
 			removeEmptyDirs(l)
 		}
-		pr.Runs = append(pr.Runs, d.m.RunID)
+		pr.Runs = append(pr.Runs, path.Base(d.dir))
 	}
 	return pr
 }
@@ -414,7 +492,7 @@ type RestoreResult struct {
 // went back the run's manifest is removed.
 func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) (RestoreResult, error) {
 	res := RestoreResult{RunID: runID}
-	if runID == "" || strings.ContainsAny(runID, "/\\") || runID == "." || runID == ".." {
+	if !validRunID(runID) {
 		return res, fmt.Errorf("invalid quarantine run id %q", runID)
 	}
 	tbl, err := s.LoadTable(ctx, address)
@@ -487,6 +565,12 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 		}
 	}
 	return res, nil
+}
+
+// validRunID: a run id names one directory below the quarantine, never a
+// path.
+func validRunID(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\")
 }
 
 // insideRun reports whether p lies strictly inside the run directory,

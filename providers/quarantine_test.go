@@ -18,6 +18,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/testkit"
 )
 
 // writeOld writes a stray file with an mtime of at.
@@ -337,14 +339,23 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	later := spec
 	later.Paths = nil
 	later.Now = t0.Add(6 * 24 * time.Hour)
+	if due := plannedRuns(t, l.load(), later.Now); len(due) != 0 {
+		t.Fatalf("a run is due after 6 of its 7 days: %+v", due)
+	}
+	// Even listed (a hand-made spec), a run is not purged before its time.
+	later.PurgeRuns = plannedRuns(t, l.load(), t0.Add(8*24*time.Hour))
 	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), later)
-	if err != nil || !res.NoOp || strings.Contains(res.Note, "purged") {
+	if err != nil || !res.NoOp || strings.Contains(res.Note, "purged") || !strings.Contains(res.Note, run+": not due, kept") {
 		t.Fatalf("purged before its time: %+v %v", res, err)
 	}
 	if _, err := os.Stat(filepath.Join(runDir, "data", "sub", "a.parquet")); err != nil {
 		t.Fatal("purged before its time")
 	}
 	later.Now = t0.Add(8 * 24 * time.Hour)
+	later.PurgeRuns = plannedRuns(t, l.load(), later.Now)
+	if len(later.PurgeRuns) != 1 || later.PurgeRuns[0].RunID != run || later.PurgeRuns[0].Files != 2 || later.PurgeRuns[0].Bytes != 6 {
+		t.Fatalf("planned runs %+v", later.PurgeRuns)
+	}
 	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), later)
 	if err != nil || res.NoOp || !strings.Contains(res.Note, "purged quarantine runs "+run+" (2 files, 6 bytes)") || res.FilesDeleted != 2 || res.BytesFreed != 6 {
 		t.Fatalf("purge: %+v %v", res, err)
@@ -402,9 +413,32 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 			}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{OlderThan: 72 * time.Hour, Now: t0.Add(30 * 24 * time.Hour), QuarantineFor: time.Hour})
+	now := t0.Add(30 * 24 * time.Hour)
+	// The scan reports all three; only r-live can be due: r-forever has no
+	// purge time and r-evil's manifest is refused.
+	runs := scanQuarantine(nil, tbl.Location(), tbl.Metadata().TableUUID().String())
+	byID := map[string]diff.QuarantineRun{}
+	for _, r := range runs {
+		byID[r.RunID] = r
+	}
+	if len(runs) != 3 || byID["r-forever"].PurgeAfterMs != 0 || !strings.Contains(byID["r-evil"].Problem, "outside the run") || byID["r-live"].Problem != "" {
+		t.Fatalf("scan %+v", runs)
+	}
+	if due := diff.DuePurgeRuns(runs, now); len(due) != 1 || due[0].RunID != "r-live" {
+		t.Fatalf("due %+v", due)
+	}
+	// Apply re-checks what a plan lists (a saved plan is data too): all
+	// three listed, none purged.
+	var all []diff.PurgeRun
+	for _, r := range runs {
+		all = append(all, diff.PurgeRun{RunID: r.RunID, ManifestDigest: r.ManifestDigest})
+	}
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{OlderThan: 72 * time.Hour, Now: now, QuarantineFor: time.Hour, PurgeRuns: all})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(res.Note, "r-forever: not due, kept") {
+		t.Fatalf("note %q", res.Note)
 	}
 	if !strings.Contains(res.Note, "r-live: the table references") || !strings.Contains(res.Note, "r-evil: manifest names files outside the run") || strings.Contains(res.Note, "purged") || res.FilesDeleted != 0 {
 		t.Fatalf("note %q, deleted %d", res.Note, res.FilesDeleted)
@@ -506,5 +540,73 @@ func TestRemoveOrphanFilesInterruptedStopsAtBatch(t *testing.T) {
 	}
 	if left != 4 {
 		t.Fatalf("%d files left, want 4", left)
+	}
+}
+
+// plannedRuns is what a plan at now would list for tbl's quarantine: the
+// scan's reading of the manifests, then diff's choice of the due runs.
+func plannedRuns(t *testing.T, tbl *table.Table, now time.Time) []diff.PurgeRun {
+	t.Helper()
+	fs, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return diff.DuePurgeRuns(scanQuarantine(fs, tbl.Location(), tbl.Metadata().TableUUID().String()), now)
+}
+
+// TestOrphanScanReadsQuarantineRuns: the plan's scan reports each
+// quarantine run from its manifest (counts, purge time, digest of the
+// manifest's bytes); a run whose manifest is unreadable or missing is
+// reported with the problem, never fatal; quarantined files are not
+// orphan candidates.
+func TestOrphanScanReadsQuarantineRuns(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 2, 10, 1)
+	loc := strings.TrimPrefix(tbl.Location(), "file://")
+	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	a := writeOld(t, filepath.Join(loc, "data", "a.parquet"), "aaaa", t0.Add(-10*24*time.Hour))
+	res, err := RemoveOrphanFiles(ctx, l.Catalog, tbl, OrphanSpec{Paths: []string{a}, OlderThan: 72 * time.Hour, Now: t0,
+		Quarantine: true, QuarantineFor: 7 * 24 * time.Hour})
+	if err != nil || res.FilesQuarantined != 1 {
+		t.Fatalf("quarantine %+v %v", res, err)
+	}
+	qroot := filepath.Join(loc, QuarantineDir)
+	writeOld(t, filepath.Join(qroot, "broken", QuarantineManifestName), "{not json", t0)
+	writeOld(t, filepath.Join(qroot, "bare", "data", "x.parquet"), "x", t0)
+
+	sess := sessionFor(t, l)
+	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := NewQuarantineRunID(t0)
+	raw, err := os.ReadFile(filepath.Join(qroot, run, QuarantineManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []diff.QuarantineRun{
+		{RunID: run, Files: 1, Bytes: 4, CreatedAtMs: t0.UnixMilli(), PurgeAfterMs: t0.Add(7 * 24 * time.Hour).UnixMilli(), ManifestDigest: manifestDigest(raw)},
+	}
+	var problems []string
+	for _, r := range scan.Quarantine {
+		if r.Problem != "" {
+			problems = append(problems, r.RunID+": "+r.Problem)
+			continue
+		}
+		if len(want) == 0 || r != want[0] {
+			t.Fatalf("run %+v, want %+v", r, want)
+		}
+		want = want[1:]
+	}
+	slices.Sort(problems)
+	if len(want) != 0 || len(problems) != 2 || !strings.HasPrefix(problems[0], "bare: manifest unreadable") || !strings.HasPrefix(problems[1], "broken: manifest unreadable") {
+		t.Fatalf("runs %+v", scan.Quarantine)
+	}
+	if len(scan.Candidates)+len(scan.NonIceberg) != 0 {
+		t.Fatalf("quarantined files listed as orphans: %v %v", scan.Candidates, scan.NonIceberg)
+	}
+	if due := diff.DuePurgeRuns(scan.Quarantine, t0.Add(30*24*time.Hour)); len(due) != 1 || due[0].RunID != run {
+		t.Fatalf("due %+v", due)
 	}
 }

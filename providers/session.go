@@ -42,6 +42,9 @@ type Session struct {
 	// locations caches every configured table's location for the nested
 	// table check of orphan scans.
 	locations *tableLocations
+	// applyLocations caches table locations for apply's nested-table
+	// re-check (TableLocations).
+	applyLocations *locationCache
 	// spill overrides defaultSpillLimit (tests force spilling with it).
 	spill int
 }

@@ -123,7 +123,14 @@ func actionLines(a *diff.Action, createdAt time.Time, s *Styles) []string {
 		}
 	case diff.RemoveOrphanFiles:
 		if o := a.Orphans; o != nil {
-			return []string{s.Remove("-") + " " + orphanSentence(o)}
+			var lines []string
+			if o.Count > 0 || len(o.PurgeRuns) == 0 {
+				lines = append(lines, s.Remove("-")+" "+orphanSentence(o))
+			}
+			if len(o.PurgeRuns) > 0 {
+				lines = append(lines, s.Remove("-")+" "+purgeSentence(o.PurgeRuns))
+			}
+			return lines
 		}
 	}
 	// A kind this view does not know (a newer plan format 1.x) is still
@@ -258,6 +265,24 @@ func orphanSentence(o *diff.OrphansAction) string {
 	}
 	if o.Quarantine != "" {
 		fmt.Fprintf(&b, "; moved to quarantine for %s", o.Quarantine)
+	}
+	return b.String()
+}
+
+// purgeSentence is the quarantine runs a plan deletes, with the day the
+// newest of them was quarantined (its grace period is over).
+func purgeSentence(runs []diff.PurgeRun) string {
+	var files, bytes, newest int64
+	for _, r := range runs {
+		files += r.Files
+		bytes += r.Bytes
+		newest = max(newest, r.CreatedAtMs)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "purge %s (%s, %s)", countOf(len(runs), "quarantine run", "quarantine runs"),
+		countOf(files, "file", "files"), Bytes(bytes))
+	if newest > 0 {
+		fmt.Fprintf(&b, " quarantined on or before %s", time.UnixMilli(newest).UTC().Format(time.DateOnly))
 	}
 	return b.String()
 }

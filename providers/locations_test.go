@@ -1,0 +1,64 @@
+package providers
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// TestTableLocationsCachedPerSession: apply's nested-table re-check loads
+// each table once per session, however many tables it checks, and still
+// sees a table created after the first check, one in another catalog too,
+// and no longer reports a dropped one.
+func TestTableLocationsCachedPerSession(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := testkit.NewLakehouse(t, filepath.Join(dir, "a"), "a")
+	b := testkit.NewLakehouse(t, filepath.Join(dir, "b"), "b")
+	for _, n := range []string{"s.one", "s.two", "t.x.three"} {
+		a.CreateTable(t, n, testkit.TableOptions{})
+	}
+	sess := Open(&config.Config{Dir: dir, Catalogs: []*config.Catalog{a.ConfigCatalog(), b.ConfigCatalog()}}, Options{})
+	t.Cleanup(func() { _ = sess.Close() })
+
+	first, err := sess.TableLocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 3 || sess.applyLocations.loads != 3 {
+		t.Fatalf("first check: %d tables, %d loads", len(first), sess.applyLocations.loads)
+	}
+	for range 5 {
+		if _, err := sess.TableLocations(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sess.applyLocations.loads != 3 {
+		t.Fatalf("later checks loaded tables again: %d loads", sess.applyLocations.loads)
+	}
+
+	// Created during the apply, inside another table's location, in the
+	// other catalog: the next check loads it (and only it).
+	inner := b.CreateTable(t, "q.inner", testkit.TableOptions{Location: first["a.s.one"].Location + "/data/inner"})
+	if err := a.Catalog.DropTable(ctx, testkit.Ident("s.two")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sess.TableLocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["b.q.inner"].UUID != inner.Metadata().TableUUID().String() || got["b.q.inner"].Location != inner.Location() {
+		t.Fatalf("a table created since the first check is missing: %+v", got)
+	}
+	if _, ok := got["a.s.two"]; ok || len(got) != 3 || sess.applyLocations.loads != 4 {
+		t.Fatalf("after create and drop: %d tables %v, %d loads", len(got), got, sess.applyLocations.loads)
+	}
+	tbl := a.Reload(t, "s.one")
+	nested, err := nestedAtApply(ctx, a.Catalog, tbl, OrphanRoots(tbl.Location(), tbl.Properties()), sess.TableLocations)
+	if err != nil || len(nested) != 1 || nested[0] != "b.q.inner" {
+		t.Fatalf("nested %v %v", nested, err)
+	}
+}
