@@ -107,10 +107,15 @@ func actionLines(a *diff.Action, createdAt time.Time, s *Styles) []string {
 		}
 	case diff.Compact:
 		if c := a.Compact; c != nil {
-			return []string{fmt.Sprintf("%s compact %s (%s) in %s into ~%s (%s)",
+			line := fmt.Sprintf("%s compact %s (%s) in %s into ~%s (%s)",
 				s.Rewrite("»"), countOf(c.InputFiles, "file", "files"), Bytes(c.InputBytes),
 				countOf(c.Partitions, "partition", "partitions"),
-				countOf(c.EstimatedOutputFiles, "file", "files"), c.Strategy)}
+				countOf(c.EstimatedOutputFiles, "file", "files"), c.Strategy)
+			if c.Where != "" {
+				// Only partitions the where may match were counted.
+				line += " where " + strconv.Quote(c.Where)
+			}
+			return []string{line}
 		}
 	case diff.RewriteManifests:
 		if m := a.Manifests; m != nil {
