@@ -186,3 +186,36 @@ func TestFormatters(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanPurgeRuns: quarantine runs due for purging get their own line in
+// the remove_orphan_files action, beside the orphans or alone.
+func TestPlanPurgeRuns(t *testing.T) {
+	runs := []diff.PurgeRun{
+		{RunID: "20261101T000000Z", Files: 30, Bytes: 4 << 20, CreatedAtMs: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).UnixMilli()},
+		{RunID: "20261120T093000Z", Files: 1, Bytes: 100 << 10, CreatedAtMs: time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC).UnixMilli()},
+	}
+	for _, tc := range []struct {
+		name   string
+		orphan diff.OrphansAction
+		want   string
+	}{
+		{"alone", diff.OrphansAction{Paths: []string{}, OlderThan: "3d", Quarantine: "7d", PurgeRuns: runs},
+			"      - purge 2 quarantine runs (31 files, 4.1 MiB) quarantined on or before 2026-11-20\n      # orphan_files.quarantine = \"7d\" (main.iceops.hcl:9)\n"},
+		{"beside orphans", diff.OrphansAction{Count: 1, Bytes: 10, Paths: []string{"/t/x.parquet"}, OlderThan: "3d", Quarantine: "7d", PurgeRuns: runs[1:]},
+			"      - remove 1 orphan file (10 B) older than 3d; moved to quarantine for 7d\n      - purge 1 quarantine run (1 file, 100.0 KiB) quarantined on or before 2026-11-20\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.orphan
+			p := &diff.Plan{Tables: []diff.TablePlan{{Address: "a.b.c", Actions: []diff.Action{
+				{Type: diff.RemoveOrphanFiles, Destructive: true, Reason: `orphan_files.quarantine = "7d" (main.iceops.hcl:9)`, Orphans: &o}}}}}
+			diff.Summarize(p)
+			var buf bytes.Buffer
+			if err := Plan(&buf, p, NewStyles(false)); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(buf.String(), tc.want) || strings.Contains(buf.String(), "remove 0 orphan files") {
+				t.Errorf("got\n%s\nwant it to contain\n%s", buf.String(), tc.want)
+			}
+		})
+	}
+}
