@@ -38,9 +38,11 @@ type OrphanSpec struct {
 	// Quarantine moves the orphans under
 	// <table location>/.iceops-quarantine/<run-id>/ (keeping their relative
 	// paths, with a manifest) instead of deleting them, when the policy sets
-	// orphan_files.quarantine. QuarantineFor is that duration: runs older
-	// than it are purged by a later apply. Without it nothing is purged
-	// (a run then records no purge time and is kept until a person acts).
+	// orphan_files.quarantine. QuarantineFor is that duration, recorded in
+	// the run's manifest as its purge time: a later plan lists the run once
+	// that time has passed (PurgeRuns), and that plan's apply purges it.
+	// Without it the run records no purge time and is kept until a person
+	// acts.
 	Quarantine    bool
 	QuarantineFor time.Duration
 	// RunID names the quarantine run (default: Now as 20061102T150405Z).
@@ -73,7 +75,8 @@ type OrphanSpec struct {
 //     version-hint), so a file committed in between is referenced and
 //     survives.
 //
-// It never deletes a path the plan did not list.
+// Then it purges the quarantine runs of spec.PurgeRuns (purgeQuarantine).
+// It never deletes a path, nor a quarantine run, that the plan did not list.
 func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec OrphanSpec) (ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	if !GCEnabled(tbl.Properties()) {
