@@ -2,10 +2,14 @@ package providers
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
 	"github.com/iceops/iceops/diff"
@@ -22,11 +26,7 @@ func TestWhereObserveMatchesEngine(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	daily := testkit.Append(t, l.CreateTable(t, "w.daily", testkit.TableOptions{Partitioned: true}), 12, 10, 4)
 	flat := testkit.Append(t, l.CreateTable(t, "w.flat", testkit.TableOptions{}), 3, 10, 1)
-	sel := diff.CompactionSelection{Target: 64 << 20, Min: 48 << 20, Max: 100 << 20, MinInputFiles: 1, DeleteFileThreshold: 5}
-	engineSel := icecompaction.Config{
-		TargetFileSizeBytes: sel.Target, MinFileSizeBytes: sel.Min, MaxFileSizeBytes: sel.Max,
-		MinInputFiles: 1, DeleteFileThreshold: 5, PackingLookback: icecompaction.DefaultPackingLookback,
-	}
+	sel, engineSel := whereSelections()
 	cases := []struct {
 		where string
 		daily []string // partitions selected on the daily table
@@ -58,37 +58,13 @@ func TestWhereObserveMatchesEngine(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var observed []string
 				for _, p := range st.Partitions {
 					if p.DataFiles != 3 || p.SmallFiles != 3 {
 						t.Fatalf("%s %s: stats %+v, want 3 data files, 3 small, whatever the where", tbl.name, p.Partition, p)
 					}
-					if len(p.CandidateSizes) > 0 {
-						observed = append(observed, p.Partition)
-					}
 				}
-				cfg := compaction.PlanConfig{Selection: engineSel, PerPartition: true}
-				for _, limit := range []int{0, -1} { // single pass, per partition
-					cfg.SinglePassMaxFiles = limit
-					if tc.where != "" {
-						if cfg.Where, err = compaction.ParseWhere(tc.where); err != nil {
-							t.Fatal(err)
-						}
-					}
-					groups, err := compaction.PlanGroups(ctx, tb, cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					var planned []string
-					for _, g := range groups {
-						planned = append(planned, g.Partition)
-					}
-					slices.Sort(planned)
-					slices.Sort(observed)
-					if !slices.Equal(planned, observed) {
-						t.Fatalf("%s (limit %d): engine plans %v, observation selects %v", tbl.name, limit, planned, observed)
-					}
-				}
+				observed := candidatePartitions(st)
+				requireEngineAgrees(t, tb, engineSel, tc.where, observed)
 				want := tbl.want
 				if tbl.name == "flat" && tc.where != "FALSE" {
 					// An unpartitioned spec projects every predicate to
@@ -125,5 +101,157 @@ func TestWhereErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "compaction.where") {
 			t.Fatalf("%q: error %q does not say %q", where, err, want)
 		}
+	}
+}
+
+func whereSelections() (diff.CompactionSelection, icecompaction.Config) {
+	sel := diff.CompactionSelection{Target: 64 << 20, Min: 48 << 20, Max: 100 << 20, MinInputFiles: 1, DeleteFileThreshold: 5}
+	return sel, icecompaction.Config{
+		TargetFileSizeBytes: sel.Target, MinFileSizeBytes: sel.Min, MaxFileSizeBytes: sel.Max,
+		MinInputFiles: 1, DeleteFileThreshold: 5, PackingLookback: icecompaction.DefaultPackingLookback,
+	}
+}
+
+// candidatePartitions are the partitions with a compaction candidate, sorted.
+func candidatePartitions(st *diff.TableState) []string {
+	var out []string
+	for _, p := range st.Partitions {
+		if len(p.CandidateSizes) > 0 {
+			out = append(out, p.Partition)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// requireEngineAgrees plans tbl with the compaction engine under where, in
+// one pass and partition by partition, and fails unless the partitions it
+// plans are observed.
+func requireEngineAgrees(t *testing.T, tbl *table.Table, sel icecompaction.Config, where string, observed []string) {
+	t.Helper()
+	cfg := compaction.PlanConfig{Selection: sel, PerPartition: true}
+	if where != "" {
+		var err error
+		if cfg.Where, err = compaction.ParseWhere(where); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, limit := range []int{0, -1} { // single pass, per partition
+		cfg.SinglePassMaxFiles = limit
+		groups, err := compaction.PlanGroups(context.Background(), tbl, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var planned []string
+		for _, g := range groups {
+			planned = append(planned, g.Partition)
+		}
+		slices.Sort(planned)
+		if !slices.Equal(planned, observed) {
+			t.Fatalf("where %q (limit %d): engine plans %v, observation selects %v", where, limit, planned, observed)
+		}
+	}
+	if cfg.Where == nil {
+		return
+	}
+	// iceberg-go's own scan planning (its unexported inclusive projection,
+	// then column metrics) may keep fewer files, never a partition we drop.
+	tasks, err := tbl.Scan(table.WithRowFilter(cfg.Where)).PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := tbl.Schema()
+	for _, task := range tasks {
+		spec := tbl.Metadata().PartitionSpecByID(int(task.File.SpecID()))
+		part := newPartitionRenderer(spec, sc).render(task.File.Partition())
+		if _, found := slices.BinarySearch(observed, part); !found {
+			t.Fatalf("where %q: iceberg-go's scan keeps %s of partition %q, which the observation drops", where, task.File.FilePath(), part)
+		}
+	}
+}
+
+// The same agreement after partition-spec evolution (day, then day +
+// identity(kind) + bucket(4, user_id)): each spec gets its own projection,
+// bucket fields included, which the engine plans in its fallback pass.
+func TestWhereObserveMatchesEngineAcrossSpecs(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "w.evolving", testkit.TableOptions{Partitioned: true}), 4, 8, 2)
+	txn := tbl.NewTransaction()
+	if err := txn.UpdateSpec(true).AddField("kind", iceberg.IdentityTransform{}, "kind").
+		AddField("user_id", iceberg.BucketTransform{NumBuckets: 4}, "user_bucket").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl = testkit.Append(t, tbl, 4, 16, 2)
+	sel, engineSel := whereSelections()
+	all, err := ObserveTable(ctx, tbl, "lake.w.evolving", sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	everything := candidatePartitions(all)
+	if len(everything) < 10 {
+		t.Fatalf("setup: want files in many partitions of both specs, got %v", everything)
+	}
+	for _, where := range []string{
+		"kind = 'click'",
+		"kind IN ('view', 'signup') AND event_ts < '2026-11-02T00:00:00Z'",
+		"NOT (kind = 'view')",
+		"user_id = 7",
+		"user_id = 7 OR kind = 'purchase'",
+		"kind IS NULL",
+		"event_ts >= '2026-11-02T00:00:00Z'",
+	} {
+		t.Run(where, func(t *testing.T) {
+			s := sel
+			s.Where = where
+			st, err := ObserveTable(ctx, tbl, "lake.w.evolving", s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			observed := candidatePartitions(st)
+			if len(observed) == 0 && where != "kind IS NULL" {
+				t.Fatalf("nothing selected; the filter should keep some partitions")
+			}
+			if len(observed) == len(everything) && !strings.HasPrefix(where, "NOT") {
+				t.Fatalf("everything selected (%d partitions); the filter should drop some", len(observed))
+			}
+			requireEngineAgrees(t, tbl, engineSel, where, observed)
+		})
+	}
+}
+
+// The where is decided from the manifests alone: with every data file gone
+// from storage, the observation under a where is what it was.
+func TestWhereReadsNoDataFile(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "w.daily", testkit.TableOptions{Partitioned: true}), 8, 10, 4)
+	sel, _ := whereSelections()
+	sel.Where = "event_ts >= '2026-11-03T00:00:00Z'"
+	before, err := ObserveTable(ctx, tbl, "lake.w.daily", sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := 0
+	err = filepath.WalkDir(strings.TrimPrefix(tbl.Location(), "file://"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			removed++
+			return os.Remove(p)
+		}
+		return err
+	})
+	if err != nil || removed != 8 {
+		t.Fatalf("removed %d data files (want 8): %v", removed, err)
+	}
+	after, err := ObserveTable(ctx, tbl, "lake.w.daily", sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := candidatePartitions(after), candidatePartitions(before); !slices.Equal(got, want) || len(got) != 2 {
+		t.Fatalf("candidates %v after removing the data files, %v before (want 2 partitions)", got, want)
 	}
 }
