@@ -85,6 +85,9 @@ func writeManifest(t *testing.T, r qrun, man providers.QuarantineManifest) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(r.dir, providers.QuarantineManifestName), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -303,4 +306,46 @@ func TestValidatePurgeRuns(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+// TestPlanRefusesPurgeOfReferencedRun: a due run holding a file that the
+// table references (a slow writer committed it after it was quarantined)
+// is the only copy of live data. The referenced file is missing from the
+// listing, so the plan refuses orphan removal, purge included (rule 3),
+// and names the file and the run to restore; apply then deletes nothing.
+func TestPlanRefusesPurgeOfReferencedRun(t *testing.T) {
+	e, tbl := newQuarantineEnv(t)
+	now := time.Now()
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := strings.TrimPrefix(tasks[0].File.FilePath(), "file://")
+	r := writeRun(t, tbl, "r-live", now.Add(-20*24*time.Hour), now.Add(-13*24*time.Hour))
+	rel, err := filepath.Rel(strings.TrimPrefix(tbl.Location(), "file://"), live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := filepath.Join(r.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(q), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(live, q); err != nil {
+		t.Fatal(err)
+	}
+	writeManifest(t, r, providers.QuarantineManifest{RunID: r.id, TableUUID: tbl.Metadata().TableUUID().String(),
+		CreatedAt: now.Add(-20 * 24 * time.Hour), PurgeAfter: now.Add(-13 * 24 * time.Hour),
+		Files: []providers.QuarantinedFile{{Original: live, Quarantined: q, Size: 1, Moved: true}}})
+
+	p := e.plan()
+	tp := tablePlan(t, p, "lake."+orders)
+	if actionOf(tp, diff.RemoveOrphanFiles) != nil || len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, filepath.Base(live)) ||
+		!strings.Contains(tp.Refusals[0].Reason, "quarantine run r-live holds "+live+": run iceops restore r-live") {
+		t.Fatalf("plan %+v", tp)
+	}
+	res := e.apply(p, false)
+	if tr := tableResult(t, res, "lake."+orders); tr.Status != StatusFailed {
+		t.Fatalf("results:\n%s", describe(res))
+	}
+	mustExist(t, q, filepath.Join(r.dir, providers.QuarantineManifestName))
 }

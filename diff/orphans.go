@@ -34,8 +34,8 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 	case scan.Refusal != "":
 		return refuse("%s", scan.Refusal)
 	case scan.MissingReferencedCount > 0:
-		return refuse("the listing is partial: %d referenced files are missing from it (first: %s)",
-			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "))
+		return refuse("the listing is partial: %d referenced files are missing from it (first: %s)%s",
+			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), quarantinedLive(scan.Quarantine))
 	case len(scan.NestedTables) > 0:
 		return refuse("other tables lie inside the sweep: %s", strings.Join(scan.NestedTables, ", "))
 	case len(scan.PrefixMismatches) > 0 && o.PrefixMismatch.Value != "ignore":
@@ -154,7 +154,7 @@ type PurgeRun struct {
 func DuePurgeRuns(runs []QuarantineRun, now time.Time) []PurgeRun {
 	var out []PurgeRun
 	for _, r := range runs {
-		if r.Problem != "" || r.PurgeAfterMs <= 0 || r.PurgeAfterMs > now.UnixMilli() || r.ManifestDigest == "" {
+		if r.Problem != "" || len(r.Referenced) > 0 || r.PurgeAfterMs <= 0 || r.PurgeAfterMs > now.UnixMilli() || r.ManifestDigest == "" {
 			continue
 		}
 		out = append(out, PurgeRun{RunID: r.RunID, Files: r.Files, Bytes: r.Bytes, CreatedAtMs: r.CreatedAtMs,
@@ -162,6 +162,18 @@ func DuePurgeRuns(runs []QuarantineRun, now time.Time) []PurgeRun {
 	}
 	slices.SortFunc(out, func(a, b PurgeRun) int { return strings.Compare(a.RunID, b.RunID) })
 	return out
+}
+
+// quarantinedLive names the quarantine runs that hold files the table
+// references (the likely reason they are missing from the listing).
+func quarantinedLive(runs []QuarantineRun) string {
+	var b strings.Builder
+	for _, r := range runs {
+		if len(r.Referenced) > 0 {
+			fmt.Fprintf(&b, "; quarantine run %s holds %s: run iceops restore %s", r.RunID, strings.Join(r.Referenced, ", "), r.RunID)
+		}
+	}
+	return b.String()
 }
 
 func originSuffix[T any](s config.Setting[T]) string {

@@ -234,6 +234,22 @@ func TestOrphanPurgeRuns(t *testing.T) {
 			t.Fatalf("plan = %v %v", actionTypes(tp), tp.Refusals)
 		}
 	})
+	t.Run("a run holding referenced files is never due", func(t *testing.T) {
+		held := slices.Clone(runs)
+		held[len(held)-1].Referenced = []string{"s3://b/t/data/live.parquet"} // 0-first
+		if got := DuePurgeRuns(held, testNow); len(got) != 2 || got[0].RunID == "0-first" {
+			t.Fatalf("due %+v", got)
+		}
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = held
+		st.Orphans.MissingReferencedCount = 1
+		st.Orphans.MissingReferenced = []string{"s3://b/t/data/live.parquet"}
+		tp := PlanTable(pol, st, testNow)
+		if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "quarantine run 0-first holds s3://b/t/data/live.parquet: run iceops restore 0-first") {
+			t.Fatalf("refusals %+v", tp.Refusals)
+		}
+	})
 	t.Run("a refusal stops the purge too", func(t *testing.T) {
 		st := linear(1 * day)
 		st.Orphans = cleanScan(st)

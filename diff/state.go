@@ -173,6 +173,10 @@ type QuarantineRun struct {
 	// Problem says why the run can never be purged (its manifest cannot be
 	// read, belongs to another table, or names files outside the run).
 	Problem string `json:"problem,omitempty"`
+	// Referenced are original paths of the run that the table references
+	// (found among the referenced files missing from the listing): the run
+	// holds live data and must be restored, never purged.
+	Referenced []string `json:"referenced,omitempty"`
 }
 
 type FileInfo struct {

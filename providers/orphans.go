@@ -174,7 +174,9 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	scan.NestedTables = nested
 	// The runs of earlier quarantining applies, from their manifests, so
 	// that the plan shows every run it would purge.
-	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String())
+	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String(), func(p string) bool {
+		return slices.Contains(scan.MissingReferenced, norm(p))
+	})
 	return scan, nil
 }
 

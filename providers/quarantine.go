@@ -247,7 +247,11 @@ func runProblem(dir string, m QuarantineManifest, tableUUID string) string {
 // alone (one read each; the quarantined files are not listed). Nothing here
 // is fatal: a run whose manifest cannot be read is reported with the
 // problem, and is never due.
-func scanQuarantine(fs iceio.IO, location, tableUUID string) []diff.QuarantineRun {
+//
+// missing, when set, tells the referenced files the listing lacked
+// (OrphanScan.MissingReferenced): a run holding one of them holds live
+// data, and says so.
+func scanQuarantine(fs iceio.IO, location, tableUUID string, missing func(original string) bool) []diff.QuarantineRun {
 	runs, err := quarantineRuns(fs, location)
 	if err != nil {
 		return []diff.QuarantineRun{{Problem: "list " + QuarantineDir + ": " + err.Error()}}
@@ -268,11 +272,16 @@ func scanQuarantine(fs iceio.IO, location, tableUUID string) []diff.QuarantineRu
 		if !m.PurgeAfter.IsZero() {
 			qr.PurgeAfterMs = m.PurgeAfter.UnixMilli()
 		}
+		var live []string
 		for _, f := range m.Files {
 			qr.Files++
 			qr.Bytes += max(f.Size, 0)
+			if missing != nil && missing(f.Original) {
+				live = append(live, f.Original)
+			}
 		}
 		qr.Problem = runProblem(dir, m, tableUUID)
+		qr.Referenced = live
 		out = append(out, qr)
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -416,7 +417,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	now := t0.Add(30 * 24 * time.Hour)
 	// The scan reports all three; only r-live can be due: r-forever has no
 	// purge time and r-evil's manifest is refused.
-	runs := scanQuarantine(nil, tbl.Location(), tbl.Metadata().TableUUID().String())
+	runs := scanQuarantine(nil, tbl.Location(), tbl.Metadata().TableUUID().String(), nil)
 	byID := map[string]diff.QuarantineRun{}
 	for _, r := range runs {
 		byID[r.RunID] = r
@@ -551,7 +552,7 @@ func plannedRuns(t *testing.T, tbl *table.Table, now time.Time) []diff.PurgeRun 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return diff.DuePurgeRuns(scanQuarantine(fs, tbl.Location(), tbl.Metadata().TableUUID().String()), now)
+	return diff.DuePurgeRuns(scanQuarantine(fs, tbl.Location(), tbl.Metadata().TableUUID().String(), nil), now)
 }
 
 // TestOrphanScanReadsQuarantineRuns: the plan's scan reports each
@@ -594,7 +595,7 @@ func TestOrphanScanReadsQuarantineRuns(t *testing.T) {
 			problems = append(problems, r.RunID+": "+r.Problem)
 			continue
 		}
-		if len(want) == 0 || r != want[0] {
+		if len(want) == 0 || !reflect.DeepEqual(r, want[0]) {
 			t.Fatalf("run %+v, want %+v", r, want)
 		}
 		want = want[1:]
