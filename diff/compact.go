@@ -227,9 +227,13 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 		commits = len(act.Groups)
 	}
 	act.Commits = commits
+	why := reason("compaction.min_file_size", quote(formatSize(sel.Min)), c.MinFileSize.Origin, c.DeclRange)
+	if act.Where != "" {
+		why += "; " + reason("compaction.where", quote(act.Where), c.Where.Origin, c.DeclRange)
+	}
 	return Action{
 		Type:    Compact,
-		Reason:  reason("compaction.min_file_size", quote(formatSize(sel.Min)), c.MinFileSize.Origin, c.DeclRange),
+		Reason:  why,
 		Compact: &act,
 	}, commits, true
 }
