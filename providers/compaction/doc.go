@@ -17,7 +17,11 @@
 // iceberg-go's compaction.Config does, one partition at a time on large
 // tables; Run (run.go) rewrites each group (read via iceberg-go's scanner,
 // keys.go/sorter.go/zorder.go order the rows, writer.go writes Parquet and
-// builds DataFiles from the footers) and commits (commit.go).
+// builds DataFiles from the footers) and commits (commit.go). where.go
+// parses a policy's `where` (ParseWhere) and decides from a file's
+// partition alone whether it is in scope (WhereFilter); the plan's
+// observation in providers uses the same WhereFilter, so a plan counts the
+// partitions the rewrite plans.
 // ProcessMemoryLimit is the Go soft memory limit a process running one
 // compaction should set; MemoryLimiter (memlimit.go) keeps it sized for the
 // compactions running at once, through a setter only main hands over.

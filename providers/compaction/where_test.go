@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 )
 
 func TestParseWhere(t *testing.T) {
@@ -37,4 +38,41 @@ func TestParseWhere(t *testing.T) {
 			t.Fatalf("%q: want an error, got %s", bad, e)
 		}
 	}
+}
+
+// Whatever the text, ParseWhere returns an expression or an error, and a
+// parsed expression binds, projects and evaluates without panicking.
+func FuzzParseWhere(f *testing.F) {
+	for _, s := range []string{"a = 1", "event_ts >= '2026-11-03T00:00:00Z'", "NOT (a IN (1, 2)) OR b IS NOT NULL",
+		"a == 1", "'x'", "(((", "a <> 'it''s' AND TRUE", "x < -1e3", "\"q\" != false"} {
+		f.Add(s)
+	}
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 2, Name: "b", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz})
+	spec := iceberg.NewPartitionSpec(
+		iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "day", Transform: iceberg.DayTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "b", Transform: iceberg.IdentityTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1002, Name: "a_bucket", Transform: iceberg.BucketTransform{NumBuckets: 4}})
+	md, err := table.NewMetadata(sc, &spec, table.UnsortedSortOrder, "file:///tmp/fuzz", nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := ParseWhere(s)
+		if err != nil {
+			return
+		}
+		if e == nil {
+			t.Fatalf("%q: nil expression without an error", s)
+		}
+		w, err := NewWhereFilter(md, e)
+		if err != nil {
+			return
+		}
+		specID := md.PartitionSpecs()[0].ID()
+		_, _ = w.MayMatch(specID, map[int]any{1000: int32(20395), 1001: "x", 1002: int32(1)})
+		_, _ = w.MayMatch(specID, map[int]any{1000: nil, 1001: nil, 1002: nil})
+	})
 }
