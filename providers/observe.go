@@ -94,7 +94,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	ride := &walkRide{}
 	if cur != nil {
 		ride.agg, ride.aggSnap = newAggregator(md, diff.SelectionFor(pol)), cur.SnapshotID
-		ride.agg.keepSizes = pol.Compaction.Declared
+		ride.agg.compacts = pol.Compaction.Declared
 		if err := ride.agg.err; err != nil {
 			w := pol.Compaction.Where.Origin
 			return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
@@ -135,7 +135,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		// The aggregate alone reads only the current snapshot; and when the
 		// scan walked newer metadata that no longer has the observed
 		// current snapshot (a concurrent expiry), it is read here.
-		agg, err = aggregateSnapshot(ctx, fsys, md, cur, ride.agg.sel, nil)
+		agg, err = aggregateInto(ctx, fsys, cur, ride.agg, nil)
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}
@@ -441,11 +441,15 @@ func referencedDataFile(df iceberg.DataFile) string {
 // reads each manifest once for every consumer; this is the walk of one
 // snapshot alone (inspect, and the fallbacks).
 func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
+	return aggregateInto(ctx, fsys, snap, newAggregator(md, sel), onCandidate)
+}
+
+// aggregateInto is aggregateSnapshot into an aggregator the caller set up.
+func aggregateInto(ctx context.Context, fsys iceio.IO, snap *table.Snapshot, a *aggregator, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
 	manifests, err := snap.Manifests(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
 	}
-	a := newAggregator(md, sel)
 	if a.err != nil {
 		return nil, fmt.Errorf("compaction.where: %w", a.err)
 	}
@@ -494,11 +498,11 @@ type aggregator struct {
 	agg       *snapshotAggregate
 	idx       *deleteIndex
 	renderers map[int]*partitionRenderer
-	// keepSizes keeps each candidate's size (PartitionStats.CandidateSizes,
-	// which diff packs into groups). A policy without compaction has no use
-	// for them, and on a table of millions of small files they were the
-	// largest thing an orphan-only plan held (8 bytes a file).
-	keepSizes bool
+	// compacts says the policy compacts: only then is each candidate's size
+	// kept (PartitionStats.CandidateSizes, which diff packs into groups).
+	// On a table of millions of small files the sizes were the largest
+	// thing an orphan-only plan held (8 bytes a file).
+	compacts bool
 	// where is the policy's compaction.where (nil when unset): a file of a
 	// partition it excludes still counts in the partition's stats but is
 	// not a candidate, as providers/compaction plans it. inWhere caches its
@@ -521,7 +525,7 @@ func newAggregator(md table.Metadata, sel diff.CompactionSelection) *aggregator 
 			unpartitions: map[int]bool{},
 		},
 		renderers: map[int]*partitionRenderer{},
-		keepSizes: true,
+		compacts:  true,
 	}
 	for _, spec := range md.PartitionSpecs() {
 		if spec.IsUnpartitioned() {
@@ -642,7 +646,7 @@ func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
 	nDel, delRows := a.idx.countFor(k, df.FilePath(), entry.SequenceNum())
 	candidate := a.sel.IsCandidate(size, nDel, df.Count(), delRows) && a.mayMatch(k, df)
 	if candidate {
-		if a.keepSizes {
+		if a.compacts {
 			p.CandidateSizes = append(p.CandidateSizes, size)
 		}
 		p.CandidateBytes += size

@@ -47,6 +47,8 @@ func effective(address string) *config.Effective {
 		Table:     ident[len(ident)-1],
 		PolicyBody: config.PolicyBody{
 			TargetFileSize: config.Setting[int64]{Value: 512 << 20, Set: true},
+			// Observation keeps candidate sizes only for a policy that compacts.
+			Compaction: config.CompactionPolicy{Declared: true},
 		},
 	}
 }

@@ -51,11 +51,26 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 	tbl = l.SetRef(t, tbl, "keep", string(table.TagRef), snaps[2].SnapshotID, 0, 0, 0)
 	snaps = tbl.Metadata().Snapshots()
 
-	sel := diff.SelectionFor(effective("lake.ns.t"))
+	compacting := func(pol *config.Effective) *config.Effective {
+		pol.Compaction.Declared = true
+		return pol
+	}
+	sel := diff.SelectionFor(compacting(effective("lake.ns.t")))
 	sess := sessionFor(t, l)
-	st, err := sess.Observe(ctx, effective("lake.ns.t"))
+	st, err := sess.Observe(ctx, compacting(effective("lake.ns.t")))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Without compaction in the policy the same files are aggregated, per
+	// partition, without candidate sizes (only diff's compaction uses them).
+	noCompaction := effective("lake.ns.t")
+	noCompaction.Compaction.Declared = false
+	plain, err := sess.Observe(ctx, noCompaction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Files != st.Files || len(plain.Partitions) != len(st.Partitions) || plain.Partitions[0].CandidateSizes != nil || plain.Partitions[0].CandidateBytes != st.Partitions[0].CandidateBytes {
+		t.Fatalf("observation without compaction: %+v, %d partitions %+v", plain.Files, len(plain.Partitions), plain.Partitions)
 	}
 	var groups []diff.CompactGroup
 	for _, p := range st.Partitions {
@@ -72,6 +87,7 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 		if orphans {
 			pol = orphanPolicy("lake.ns.t")
 		}
+		compacting(pol)
 		pol.SnapshotRetention = config.RetentionPolicy{Declared: true}
 		o, err := sess.ObservePlan(ctx, pol)
 		if err != nil {
