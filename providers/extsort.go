@@ -155,9 +155,11 @@ func (s *extSorter) Close() error {
 
 // runReader reads one run back.
 type runReader struct {
-	f   *os.File
-	r   *bufio.Reader
-	cur sortRec
+	f       *os.File
+	r       *bufio.Reader
+	cur     sortRec
+	scratch []byte
+	lastAux string
 }
 
 func (rr *runReader) next() (bool, error) {
@@ -181,9 +183,20 @@ func (rr *runReader) next() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if r.aux, err = str(alen); err != nil {
+	// aux repeats (a reference's category, a listed file's "local path"
+	// marker): reuse the previous string when the bytes are the same, so
+	// reading back millions of records does not allocate one each.
+	if cap(rr.scratch) < int(alen) {
+		rr.scratch = make([]byte, alen)
+	}
+	b := rr.scratch[:alen]
+	if _, err := io.ReadFull(rr.r, b); err != nil {
 		return false, err
 	}
+	if string(b) != rr.lastAux {
+		rr.lastAux = string(b)
+	}
+	r.aux = rr.lastAux
 	if r.n1, err = binary.ReadVarint(rr.r); err != nil {
 		return false, err
 	}

@@ -144,7 +144,10 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, hooks.ride); err != nil {
 		return nil, err
 	}
-	if err := refs.Seal(); err != nil {
+	// Sealing passes over every distinct reference once; the prefix
+	// mismatch index is collected on the way.
+	mm := newMismatchIndex(roots)
+	if err := refs.Seal(mm.visit); err != nil {
 		return nil, fmt.Errorf("referenced set: %w", err)
 	}
 	if relative != "" {
@@ -159,11 +162,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	if err != nil {
 		return nil, err
 	}
-	mismatch, err := prefixMismatchIndex(refs, roots)
-	if err != nil {
-		return nil, err
-	}
-	if err := mergeListing(scan, listing, refs, roots, excl, mismatch); err != nil {
+	if err := mergeListing(scan, listing, refs, roots, excl, mm.sorted()); err != nil {
 		return nil, err
 	}
 
@@ -467,33 +466,41 @@ func pathPart(key string) string {
 	return rest[i:]
 }
 
-// prefixMismatchIndex collects the path parts of referenced files that lie
+// mismatchIndex collects the path parts of referenced files that lie
 // outside every root but would be inside one if scheme and authority were
 // ignored: a listed file with such a path is most likely the same file
 // spelled differently (another bucket alias, s3a vs an unmapped scheme),
 // and is reported instead of becoming a candidate.
-func prefixMismatchIndex(refs referencedSet, roots []string) ([]string, error) {
-	rootParts := make([]string, len(roots))
+type mismatchIndex struct {
+	roots, rootParts []string
+	parts            []string
+}
+
+func newMismatchIndex(roots []string) *mismatchIndex {
+	m := &mismatchIndex{roots: roots, rootParts: make([]string, len(roots))}
 	for i, r := range roots {
-		rootParts[i] = pathPart(r)
+		m.rootParts[i] = pathPart(r)
 	}
-	var out []string
-	for k := range refs.Keys() {
-		if underAny(k, roots) {
-			continue
+	return m
+}
+
+// visit takes one referenced key (Seal's visitor).
+func (m *mismatchIndex) visit(k string) error {
+	if underAny(k, m.roots) {
+		return nil
+	}
+	if pp := pathPart(k); underAny(pp, m.rootParts) {
+		if len(m.parts) >= maxUnreferenced {
+			return fmt.Errorf("more than %d referenced files match the sweep only by path: check the table location and equal_schemes/equal_authorities", maxUnreferenced)
 		}
-		if pp := pathPart(k); underAny(pp, rootParts) {
-			if len(out) >= maxUnreferenced {
-				return nil, fmt.Errorf("more than %d referenced files match the sweep only by path: check the table location and equal_schemes/equal_authorities", maxUnreferenced)
-			}
-			out = append(out, pp)
-		}
+		m.parts = append(m.parts, pp)
 	}
-	if err := refs.Err(); err != nil {
-		return nil, fmt.Errorf("referenced set: %w", err)
-	}
-	slices.Sort(out)
-	return out, nil
+	return nil
+}
+
+func (m *mismatchIndex) sorted() []string {
+	slices.Sort(m.parts)
+	return m.parts
 }
 
 func hasPathPart(sorted []string, key string) bool {

@@ -100,7 +100,8 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := refs.Seal(); err != nil || refs.Len() != 4 {
+	mm := newMismatchIndex(roots)
+	if err := refs.Seal(mm.visit); err != nil || refs.Len() != 4 {
 		t.Fatalf("seal: %v, %d distinct", err, refs.Len())
 	}
 	listing := newExtSorter(2)
@@ -121,11 +122,7 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mismatch, err := prefixMismatchIndex(refs, roots)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mergeListing(scan, listing, refs, roots, excl, mismatch); err != nil {
+	if err := mergeListing(scan, listing, refs, roots, excl, mm.sorted()); err != nil {
 		t.Fatal(err)
 	}
 	if got := candidatePaths(scan); !slices.Equal(got, []string{"s3://bucket/warehouse/t/data/stray.parquet"}) {

@@ -17,8 +17,11 @@ type referencedSet interface {
 	// the listing began); files of commits made after that are referenced,
 	// so kept, but their absence says nothing about the listing.
 	Add(key, category string, required bool) error
-	// Seal finishes adding and counts. No Add after it.
-	Seal() error
+	// Seal finishes adding and counts, calling visit (when not nil) with
+	// every distinct key in ascending order on the way: a caller that needs
+	// one more look at every key gets it without another pass over a set
+	// that may be on disk. No Add after it.
+	Seal(visit func(key string) error) error
 	// Len is the number of distinct keys (after Seal).
 	Len() int64
 	// Categories counts distinct keys per category (after Seal). A key
@@ -55,7 +58,7 @@ func (s *sortedRefSet) Add(key, category string, required bool) error {
 	return s.s.Add(sortRec{key: key, aux: category, n1: req})
 }
 
-func (s *sortedRefSet) Seal() error {
+func (s *sortedRefSet) Seal(visit func(key string) error) error {
 	s.counts = map[string]int64{}
 	s.n = 0
 	for rec, err := range s.distinct() {
@@ -64,6 +67,11 @@ func (s *sortedRefSet) Seal() error {
 		}
 		s.n++
 		s.counts[rec.aux]++
+		if visit != nil {
+			if err := visit(rec.key); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
