@@ -15,6 +15,8 @@
 # Env: WORK (scratch dir, default /tmp/iceops-compaction-bench),
 #      ICEBERG (the CLI; installed into $HOME/.cache/iceops-ci/bin if absent),
 #      ICEOPS_ENV (extra env for both iceops runs, e.g. GOMEMLIMIT=64MiB).
+#      CONC (groups rewritten at once by both iceops runs: compactbench -concurrent,
+#      the policy's max_concurrent_groups; default 1).
 set -euo pipefail
 
 RUNS=${1:-5}
@@ -66,7 +68,8 @@ catalog "default" {
 policy "compact" {
   target_file_size = "${TARGET}B"
   compaction {
-    strategy = "$STRATEGY"
+    strategy              = "$STRATEGY"
+    max_concurrent_groups = ${CONC:-1}
   }
 }
 
@@ -107,7 +110,7 @@ for i in $(seq 1 "$RUNS"); do
 		compact run bench.events --target-file-size "$TARGET")
 	icheck=$(verify)
 	restore
-	read -r ow orss oc < <(measure iceops env ${ICEOPS_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY")
+	read -r ow orss oc < <(measure iceops env ${ICEOPS_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY" -concurrent "${CONC:-1}")
 	ocheck=$(verify)
 	cbout=$(cat "$WORK/stdout")
 	restore

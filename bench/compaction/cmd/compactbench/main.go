@@ -60,6 +60,7 @@ func run(args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile")
 	memprofile := fs.String("memprofile", "", "write a heap profile taken at the highest sampled heap")
 	perPartition := fs.Bool("per-partition", false, "one group per partition (a whole partition through one rewrite)")
+	concurrent := fs.Int("concurrent", 1, "groups rewritten at once (compaction.Options.MaxConcurrentGroups)")
 	lowmemZstd := fs.Bool("lowmem-zstd", true, "install compaction.LowMemoryZstd as the zstd page codec (as iceops does)")
 	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (as iceops apply does)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -99,7 +100,7 @@ func run(args []string) error {
 	case "setup":
 		return benchtable.Setup(ctx, cat, *commits, *rows, *parts, *sorted)
 	case "run":
-		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget, *memlimit, *perPartition)
+		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget, *concurrent, *memlimit, *perPartition)
 	case "check":
 		return check(ctx, cat, *sorted)
 	}
@@ -121,9 +122,9 @@ type runReport struct {
 	RunnerOutput string  `json:"-"`
 }
 
-func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Strategy, target, budget int64, memlimit, perPartition bool) error {
+func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Strategy, target, budget int64, concurrent int, memlimit, perPartition bool) error {
 	start := time.Now()
-	opts := compaction.Options{Strategy: strategy, TargetFileSize: target, MemoryBudget: budget, Catalog: cat}
+	opts := compaction.Options{Strategy: strategy, TargetFileSize: target, MemoryBudget: budget, MaxConcurrentGroups: concurrent, Catalog: cat}
 
 	tbl, err := cat.LoadTable(ctx, benchtable.Ident)
 	if err != nil {
