@@ -614,7 +614,7 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			Selection: diff.SelectionFor(pol), Strategy: first.Compact.Strategy,
 			ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
 			MaxConcurrent: c.MaxConcurrentGroups.Value, MaxBytes: c.MaxBytesPerRun.Value,
-			Catalog: cat, Rebase: true, Progress: progress, Memory: r.memory})
+			Catalog: cat, Rebase: true, Progress: progress, Memory: r.memory, Now: r.now})
 	case diff.RewriteManifests:
 		next, er, err = providers.RewriteManifests(ctx, tbl, first.Manifests.TargetSize)
 	case diff.ExpireSnapshots:

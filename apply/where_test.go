@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -132,5 +134,76 @@ func TestWhereScopesPlanAndApply(t *testing.T) {
 	}
 	if got := len(filesByPartition(t, e.lake.Reload(t, "scoped.flat"))["map[]"]); got != 1 {
 		t.Fatalf("flat: %d files after apply, want 1", got)
+	}
+}
+
+// A where relative to now is evaluated at the plan's clock by the plan and
+// at apply's clock by apply, which re-derives the compaction from the
+// table as it is: a saved plan applied a day later compacts the window as
+// of the apply, the older day it showed is left alone.
+func TestWhereRelativeToNow(t *testing.T) {
+	e := newEnv(t, `
+policy "recent" {
+  target_file_size = "64MiB"
+  compaction {
+    min_input_files = 2
+    where           = "event_ts >= current_date - interval '2' day"
+  }
+}
+
+table "lake.recent.daily" { policy = policy.recent }
+`)
+	clock := time.Date(2026, 11, 4, 9, 0, 0, 0, time.UTC) // testkit's fourth day
+	e.sess = providers.Open(e.cfg, providers.Options{Now: func() time.Time { return clock }})
+	sess := e.sess
+	t.Cleanup(func() { _ = sess.Close() })
+	daily := testkit.Append(t, e.lake.CreateTable(t, "recent.daily", testkit.TableOptions{Partitioned: true}), 12, 10, 4)
+	before := filesByPartition(t, daily)
+	if len(before) != 4 {
+		t.Fatalf("want 4 partitions before, got %v", before)
+	}
+
+	p, err := Plan(context.Background(), e.cfg, e.sess, PlanOptions{Version: "test", Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := actionOf(tablePlan(t, p, "lake.recent.daily"), diff.Compact)
+	if act == nil {
+		t.Fatalf("no compact action: %+v", p)
+	}
+	var parts []string
+	for _, g := range act.Compact.Groups {
+		parts = append(parts, g.Partition)
+	}
+	slices.Sort(parts)
+	if want := []string{"event_day=2026-11-02", "event_day=2026-11-03", "event_day=2026-11-04"}; !slices.Equal(parts, want) || act.Compact.InputFiles != 9 {
+		t.Fatalf("planned partitions %v with %d files at %s, want %v with 9", parts, act.Compact.InputFiles, clock, want)
+	}
+
+	clock = clock.Add(24 * time.Hour) // current_date - 2 days is now 2026-11-03
+	if tr := tableResult(t, e.applyAt(p, true, clock), "lake.recent.daily"); tr.Status != "done" {
+		t.Fatalf("apply: %+v", tr)
+	}
+	after := filesByPartition(t, e.lake.Reload(t, "recent.daily"))
+	var rewritten []string
+	for part, files := range before {
+		switch got := after[part]; {
+		case slices.Equal(got, files):
+		case len(got) == 1:
+			rewritten = append(rewritten, part)
+		default:
+			t.Fatalf("partition %s: %d files after apply, want 1 or the 3 it had", part, len(got))
+		}
+	}
+	slices.Sort(rewritten)
+	// filesByPartition keys are the partition tuples (days since 1970).
+	day := func(d int) string {
+		return fmt.Sprint(map[int]any{1000: int32(time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)})
+	}
+	if want := []string{day(3), day(4)}; !slices.Equal(rewritten, want) {
+		t.Fatalf("apply at %s rewrote partitions %v, want %v (2026-11-03 and 2026-11-04)", clock, rewritten, want)
+	}
+	if testkit.ScanRows(t, e.lake.Reload(t, "recent.daily")) != 120 {
+		t.Fatal("rows changed")
 	}
 }

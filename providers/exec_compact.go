@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -46,6 +47,16 @@ type CompactSpec struct {
 	// Memory, when set, keeps the process's Go soft memory limit sized for
 	// this compaction (and the others running) while it runs.
 	Memory *compaction.MemoryLimiter
+	// Now is the clock of Selection.Where's current_date and now(): apply's,
+	// so a saved plan's window moves with the apply. Nil means time.Now.
+	Now func() time.Time
+}
+
+func (s CompactSpec) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
 }
 
 // Compact rewrites the selected small files with iceops' compaction engine
@@ -60,7 +71,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	}
 	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)
 	sel := spec.Selection
-	where, err := parseWhere(sel.Where)
+	where, err := parseWhere(sel.Where, spec.now())
 	if err != nil {
 		return tbl, res, err
 	}
@@ -318,7 +329,8 @@ func minusPaths(a, b []string) []string {
 // would replace, for the plan's expiry estimate: files the compaction drops
 // from the current snapshot are freed by an expiry of the older snapshots in
 // the same plan. groups are the plan's compaction groups; a candidate file of
-// a partition with a group counts as an input.
+// a partition with a group counts as an input. now is the plan's clock (of
+// sel.Where's current_date and now()).
 //
 // It is one streaming pass over the current manifests (the same selection
 // Observe applies) into a sorted slice of paths, not compaction.PlanGroups:
@@ -327,7 +339,7 @@ func minusPaths(a, b []string) []string {
 // on a 100,000-file table. Leftover candidates that the packer would drop
 // (bins below min_input_files) are counted too, so the figure is an
 // estimate, as the plan says.
-func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup) (func(path string) bool, error) {
+func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) (func(path string) bool, error) {
 	cur := tbl.CurrentSnapshot()
 	if cur == nil || len(groups) == 0 {
 		return func(string) bool { return false }, nil
@@ -345,7 +357,7 @@ func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 		return nil, fmt.Errorf("compaction inputs: open storage: %w", err)
 	}
 	var in []string
-	_, err = aggregateSnapshot(ctx, fsys, tbl.Metadata(), cur, sel, func(path string, spec int, part string) {
+	_, err = aggregateSnapshot(ctx, fsys, tbl.Metadata(), cur, sel, now, func(path string, spec int, part string) {
 		if want[partKey{spec, part}] {
 			in = append(in, diff.NormalizePath(path, nil, nil))
 		}
@@ -360,12 +372,12 @@ func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 	}, nil
 }
 
-// parseWhere parses compaction.where; nil when unset.
-func parseWhere(text string) (iceberg.BooleanExpression, error) {
+// parseWhere parses compaction.where at now; nil when unset.
+func parseWhere(text string, now time.Time) (iceberg.BooleanExpression, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
-	e, err := compaction.ParseWhere(text)
+	e, err := compaction.ParseWhere(text, now)
 	if err != nil {
 		return nil, fmt.Errorf("compaction.where %q: %w", text, err)
 	}

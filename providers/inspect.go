@@ -90,7 +90,7 @@ func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, err
 		pol = unmanagedPolicy(address, tbl)
 	}
 	sel := diff.SelectionFor(pol)
-	st, err := ObserveTable(ctx, tbl, address, sel)
+	st, err := ObserveTable(ctx, tbl, address, sel, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -38,6 +39,7 @@ type Observation struct {
 	sess   *Session
 	pol    *config.Effective
 	expiry *expiryIndex // nil: estimate with its own walks
+	now    time.Time    // the clock of the policy's compaction.where
 }
 
 // ObservePlan is Observe for a plan: when the policy has snapshot_retention,
@@ -62,7 +64,7 @@ func (o *Observation) EstimateExpiry(ctx context.Context, expireIDs []int64, gro
 	if len(groups) > 0 {
 		// Only a figure: without it the estimate under-counts.
 		if tbl, err := o.sess.LoadTable(ctx, o.pol.Address); err == nil {
-			compactIn, _ = CompactionInputs(ctx, tbl, diff.SelectionFor(o.pol), groups)
+			compactIn, _ = CompactionInputs(ctx, tbl, diff.SelectionFor(o.pol), groups, o.now)
 		}
 	}
 	return o.sess.EstimateExpiry(ctx, o.pol.Address, expireIDs, compactIn)
@@ -83,7 +85,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	if err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
-	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol}
+	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol, now: s.now()}
 	defer func() {
 		if err != nil {
 			o.Close()
@@ -93,7 +95,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	cur := md.CurrentSnapshot()
 	ride := &walkRide{}
 	if cur != nil {
-		ride.agg, ride.aggSnap = newAggregator(md, diff.SelectionFor(pol)), cur.SnapshotID
+		ride.agg, ride.aggSnap = newAggregator(md, diff.SelectionFor(pol), o.now), cur.SnapshotID
 		ride.agg.compacts = pol.Compaction.Declared
 		if err := ride.agg.err; err != nil {
 			w := pol.Compaction.Where.Origin
@@ -151,8 +153,9 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 }
 
 // ObserveTable fills a TableState from a loaded table. sel decides which data
-// files are compaction candidates (diff.SelectionFor of the policy).
-func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection) (*diff.TableState, error) {
+// files are compaction candidates (diff.SelectionFor of the policy); now is
+// the clock of sel.Where's current_date and now().
+func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection, now time.Time) (*diff.TableState, error) {
 	st := observeMetadata(tbl, address)
 	md := tbl.Metadata()
 	cur := md.CurrentSnapshot()
@@ -163,7 +166,7 @@ func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel dif
 	if err != nil {
 		return nil, fmt.Errorf("open table storage: %w", err)
 	}
-	agg, err := aggregateSnapshot(ctx, fsys, md, cur, sel, nil)
+	agg, err := aggregateSnapshot(ctx, fsys, md, cur, sel, now, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -440,8 +443,8 @@ func referencedDataFile(df iceberg.DataFile) string {
 // per file). A plan's observation does the same work inside walkTable, which
 // reads each manifest once for every consumer; this is the walk of one
 // snapshot alone (inspect, and the fallbacks).
-func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
-	return aggregateInto(ctx, fsys, snap, newAggregator(md, sel), onCandidate)
+func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection, now time.Time, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
+	return aggregateInto(ctx, fsys, snap, newAggregator(md, sel, now), onCandidate)
 }
 
 // aggregateInto is aggregateSnapshot into an aggregator the caller set up.
@@ -513,7 +516,8 @@ type aggregator struct {
 	err     error
 }
 
-func newAggregator(md table.Metadata, sel diff.CompactionSelection) *aggregator {
+// now is the clock of sel.Where (current_date, now()).
+func newAggregator(md table.Metadata, sel diff.CompactionSelection, now time.Time) *aggregator {
 	a := &aggregator{
 		md:  md,
 		sel: sel,
@@ -534,7 +538,7 @@ func newAggregator(md table.Metadata, sel diff.CompactionSelection) *aggregator 
 	}
 	a.agg.files.MinSize = -1
 	if strings.TrimSpace(sel.Where) != "" {
-		expr, err := compaction.ParseWhere(sel.Where)
+		expr, err := compaction.ParseWhere(sel.Where, now)
 		if err == nil {
 			a.where, err = compaction.NewWhereFilter(md, expr)
 		}

@@ -119,7 +119,7 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 				for _, gs := range [][]diff.CompactGroup{nil, groups, groups[:1]} {
 					var compactIn func(string) bool
 					if gs != nil {
-						if compactIn, err = CompactionInputs(ctx, tbl, sel, gs); err != nil {
+						if compactIn, err = CompactionInputs(ctx, tbl, sel, gs, sess.now()); err != nil {
 							t.Fatal(err)
 						}
 					}

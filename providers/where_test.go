@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -16,6 +17,10 @@ import (
 	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/testkit"
 )
+
+// whereNow is the clock of the where tests: the afternoon of testkit's
+// fourth day (2026-11-04), so current_date is that day.
+var whereNow = time.Date(2026, 11, 4, 15, 30, 0, 0, time.UTC)
 
 // For each filter, the partitions whose files the plan's observation marks
 // as candidates are exactly the partitions the compaction engine plans
@@ -41,6 +46,12 @@ func TestWhereObserveMatchesEngine(t *testing.T) {
 		{"kind = 'click'", []string{"event_day=2026-11-01", "event_day=2026-11-02", "event_day=2026-11-03", "event_day=2026-11-04"}},
 		{"event_ts > '2030-01-01T00:00:00Z'", nil},
 		{"FALSE", nil},
+		// Relative to whereNow (2026-11-04T15:30Z).
+		{"event_ts >= current_date - interval '2' day", []string{"event_day=2026-11-02", "event_day=2026-11-03", "event_day=2026-11-04"}},
+		{"event_ts >= current_date", []string{"event_day=2026-11-04"}},
+		{"event_ts < now() - interval '2 days'", []string{"event_day=2026-11-01", "event_day=2026-11-02"}},
+		{"event_ts >= CURRENT_TIMESTAMP - INTERVAL 24 HOURS AND event_ts < current_date", []string{"event_day=2026-11-03"}},
+		{"event_ts > current_timestamp + interval '1' week", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.where, func(t *testing.T) {
@@ -54,7 +65,7 @@ func TestWhereObserveMatchesEngine(t *testing.T) {
 				}
 				s := sel
 				s.Where = tc.where
-				st, err := ObserveTable(ctx, tb, "lake.w."+tbl.name, s)
+				st, err := ObserveTable(ctx, tb, "lake.w."+tbl.name, s, whereNow)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -86,15 +97,17 @@ func TestWhereErrors(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "w.daily", testkit.TableOptions{Partitioned: true}), 2, 10, 2)
 	for where, want := range map[string]string{
-		"no_such_column > 1":          "no_such_column",
-		"event_ts >= 'yesterday'":     "yesterday",
-		"event_ts >=":                 "expected a literal",
-		"event_ts = 'a' AND":          "expected a column name",
-		"(kind = 'a'":                 "expected ')'",
-		"kind = 'unterminated":        "unterminated string",
-		"current_date - interval '7'": "expected a comparison",
+		"no_such_column > 1":           "no_such_column",
+		"event_ts >= 'yesterday'":      "yesterday",
+		"event_ts >=":                  "expected a literal",
+		"event_ts = 'a' AND":           "expected a column name",
+		"(kind = 'a'":                  "expected ')'",
+		"kind = 'unterminated":         "unterminated string",
+		"current_date - interval '7'":  "expected a comparison",
+		"event_ts >= current_date - 7": "expected INTERVAL",
+		"kind >= current_date":         "TimestampLiteral to string",
 	} {
-		st, err := ObserveTable(ctx, tbl, "lake.w.daily", diff.CompactionSelection{Target: 1 << 20, Min: 1 << 19, Max: 2 << 20, MinInputFiles: 1, Where: where})
+		st, err := ObserveTable(ctx, tbl, "lake.w.daily", diff.CompactionSelection{Target: 1 << 20, Min: 1 << 19, Max: 2 << 20, MinInputFiles: 1, Where: where}, whereNow)
 		if err == nil || st != nil {
 			t.Fatalf("%q: want an error, got state %v", where, st)
 		}
@@ -132,7 +145,7 @@ func requireEngineAgrees(t *testing.T, tbl *table.Table, sel icecompaction.Confi
 	cfg := compaction.PlanConfig{Selection: sel, PerPartition: true}
 	if where != "" {
 		var err error
-		if cfg.Where, err = compaction.ParseWhere(where); err != nil {
+		if cfg.Where, err = compaction.ParseWhere(where, whereNow); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,7 +201,7 @@ func TestWhereObserveMatchesEngineAcrossSpecs(t *testing.T) {
 	}
 	tbl = testkit.Append(t, tbl, 4, 16, 2)
 	sel, engineSel := whereSelections()
-	all, err := ObserveTable(ctx, tbl, "lake.w.evolving", sel)
+	all, err := ObserveTable(ctx, tbl, "lake.w.evolving", sel, whereNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +221,7 @@ func TestWhereObserveMatchesEngineAcrossSpecs(t *testing.T) {
 		t.Run(where, func(t *testing.T) {
 			s := sel
 			s.Where = where
-			st, err := ObserveTable(ctx, tbl, "lake.w.evolving", s)
+			st, err := ObserveTable(ctx, tbl, "lake.w.evolving", s, whereNow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +245,7 @@ func TestWhereReadsNoDataFile(t *testing.T) {
 	tbl := testkit.Append(t, l.CreateTable(t, "w.daily", testkit.TableOptions{Partitioned: true}), 8, 10, 4)
 	sel, _ := whereSelections()
 	sel.Where = "event_ts >= '2026-11-03T00:00:00Z'"
-	before, err := ObserveTable(ctx, tbl, "lake.w.daily", sel)
+	before, err := ObserveTable(ctx, tbl, "lake.w.daily", sel, whereNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +260,7 @@ func TestWhereReadsNoDataFile(t *testing.T) {
 	if err != nil || removed != 8 {
 		t.Fatalf("removed %d data files (want 8): %v", removed, err)
 	}
-	after, err := ObserveTable(ctx, tbl, "lake.w.daily", sel)
+	after, err := ObserveTable(ctx, tbl, "lake.w.daily", sel, whereNow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/apache/iceberg-go"
@@ -24,7 +25,18 @@ import (
 // a timestamptz, '2026-11-03T00:00:00' for a timestamp). Column names are
 // bare (dotted for nested fields) or "double-quoted". Only the parsing is
 // ours: binding, projection and evaluation are iceberg-go's.
-func ParseWhere(text string) (_ iceberg.BooleanExpression, err error) {
+//
+// A literal may also be relative to now, so that a scheduled policy can say
+// "recent partitions only":
+//
+//	current_date  current_timestamp  now()
+//	current_date - interval '7' day   now() + interval '90 minutes'   … - interval 2 weeks
+//
+// (units second, minute, hour, day, week, singular or plural). current_date
+// is midnight UTC of now's date; each is a timestamp literal in
+// microseconds, which iceberg-go binds to a date column as its date, and to
+// a timestamp, timestamptz or nanosecond column as that instant.
+func ParseWhere(text string, now time.Time) (_ iceberg.BooleanExpression, err error) {
 	defer func() {
 		// iceberg-go's constructors panic on arguments they refuse; a
 		// policy's text must never crash a plan.
@@ -36,7 +48,7 @@ func ParseWhere(text string) (_ iceberg.BooleanExpression, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &whereParser{toks: toks}
+	p := &whereParser{toks: toks, now: now.UTC()}
 	e, err := p.or()
 	if err != nil {
 		return nil, err
@@ -152,6 +164,7 @@ func lexWhere(s string) ([]whereTok, error) {
 type whereParser struct {
 	toks []whereTok
 	i    int
+	now  time.Time // UTC
 }
 
 func (p *whereParser) peek() whereTok { return p.toks[p.i] }
@@ -301,8 +314,87 @@ func (p *whereParser) literal() (iceberg.Literal, error) {
 		return iceberg.NewLiteral(true), nil
 	case t.keyword("false"):
 		return iceberg.NewLiteral(false), nil
+	case t.keyword("current_date"), t.keyword("current_timestamp"), t.keyword("now"):
+		return p.clock(t)
 	}
-	return nil, fmt.Errorf("expected a literal ('text', a number, true or false) at offset %d, found %s", t.pos, t)
+	return nil, fmt.Errorf("expected a literal ('text', a number, true, false, current_date, current_timestamp or now()) at offset %d, found %s", t.pos, t)
+}
+
+// clock reads the rest of a literal relative to now (t is current_date,
+// current_timestamp or now): the parentheses of now(), then any number of
+// `+ interval …` or `- interval …`.
+func (p *whereParser) clock(t whereTok) (iceberg.Literal, error) {
+	at := p.now
+	switch {
+	case t.keyword("now"):
+		if err := p.expect("("); err != nil {
+			return nil, err
+		}
+		if err := p.expect(")"); err != nil {
+			return nil, err
+		}
+	case t.keyword("current_date"):
+		at = time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
+	}
+	for {
+		sign := p.peek()
+		if sign.kind != tokNumber || (sign.text != "+" && sign.text != "-") {
+			break
+		}
+		p.next()
+		d, err := p.interval(sign)
+		if err != nil {
+			return nil, err
+		}
+		if sign.text == "-" {
+			d = -d
+		}
+		at = at.Add(d)
+	}
+	return iceberg.NewLiteral(iceberg.Timestamp(at.UnixMicro())), nil
+}
+
+var intervalUnits = map[string]time.Duration{
+	"second": time.Second, "minute": time.Minute, "hour": time.Hour,
+	"day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
+}
+
+// interval reads `interval 'N' unit`, `interval 'N unit'` or
+// `interval N unit` after the sign.
+func (p *whereParser) interval(sign whereTok) (time.Duration, error) {
+	if kw := p.next(); !kw.keyword("interval") {
+		return 0, fmt.Errorf("expected INTERVAL after '%s' at offset %d, found %s", sign.text, kw.pos, kw)
+	}
+	n := p.next()
+	if n.kind != tokString && n.kind != tokNumber {
+		return 0, fmt.Errorf("expected an interval count ('7', '7 days' or 7) at offset %d, found %s", n.pos, n)
+	}
+	count, unit := n.text, ""
+	if f := strings.Fields(n.text); n.kind == tokString && len(f) == 2 {
+		count, unit = f[0], f[1]
+	}
+	num, err := strconv.ParseInt(strings.TrimSpace(count), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad interval count %s at offset %d: want a whole number", n, n.pos)
+	}
+	if unit == "" {
+		u := p.next()
+		if u.kind != tokIdent || u.quote {
+			return 0, fmt.Errorf("expected an interval unit (second, minute, hour, day or week) at offset %d, found %s", u.pos, u)
+		}
+		unit = u.text
+	}
+	per, ok := intervalUnits[strings.TrimSuffix(strings.ToLower(unit), "s")]
+	if !ok {
+		return 0, fmt.Errorf("unknown interval unit %q at offset %d: want second, minute, hour, day or week", unit, n.pos)
+	}
+	// A timestamp literal is microseconds since 1970: anything beyond a
+	// century or so either way is a typo, not a maintenance window.
+	const limit = 100 * 366 * 24 * time.Hour
+	if num > int64(limit/per) || num < -int64(limit/per) {
+		return 0, fmt.Errorf("interval %s %s at offset %d is longer than 100 years", count, unit, n.pos)
+	}
+	return time.Duration(num) * per, nil
 }
 
 // WhereFilter decides, from a data file's partition alone, whether the file

@@ -1,7 +1,9 @@
 package compaction
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -25,7 +27,7 @@ func TestParseWhere(t *testing.T) {
 		"TRUE":               iceberg.AlwaysTrue{},
 	}
 	for text, want := range cases {
-		got, err := ParseWhere(text)
+		got, err := ParseWhere(text, whereNow)
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
@@ -34,8 +36,89 @@ func TestParseWhere(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "a", "a =", "a = 1 b", "a == 1", "a ! 1", "(a = 1", "a IN ()", "a IS 1", "'x' = a", "a = 1 AND", "a = 'x"} {
-		if e, err := ParseWhere(bad); err == nil {
+		if e, err := ParseWhere(bad, whereNow); err == nil {
 			t.Fatalf("%q: want an error, got %s", bad, e)
+		}
+	}
+}
+
+// whereNow is the clock of the parse tests: a Wednesday afternoon, with
+// sub-microsecond digits that a timestamp literal drops.
+var whereNow = time.Date(2026, 11, 4, 15, 30, 45, 123456789, time.UTC)
+
+// The literals relative to now: current_date is midnight UTC of now's date
+// (whatever now's zone), current_timestamp and now() are now to the
+// microsecond, and intervals add up left to right. Each is checked as
+// parsed and as bound to a date, a timestamp, a timestamptz and a
+// nanosecond column.
+func TestParseWhereRelative(t *testing.T) {
+	midnight := time.Date(2026, 11, 4, 0, 0, 0, 0, time.UTC)
+	instant := time.Date(2026, 11, 4, 15, 30, 45, 123456000, time.UTC)
+	cases := map[string]time.Time{
+		"current_date":                                 midnight,
+		"CURRENT_DATE - INTERVAL '7' DAY":              midnight.AddDate(0, 0, -7),
+		"current_date - interval '2' days":             midnight.AddDate(0, 0, -2),
+		"current_date + interval '1 week'":             midnight.AddDate(0, 0, 7),
+		"current_date-interval 3 weeks":                midnight.AddDate(0, 0, -21),
+		"current_timestamp":                            instant,
+		"now()":                                        instant,
+		"Now ( ) - interval '90' minute":               instant.Add(-90 * time.Minute),
+		"now() - interval '36 hours'":                  instant.Add(-36 * time.Hour),
+		"current_timestamp + interval 30 seconds":      instant.Add(30 * time.Second),
+		"now() - interval '1' day + interval '2' hour": instant.Add(-22 * time.Hour),
+		"current_date - interval '-1' day":             midnight.AddDate(0, 0, 1),
+	}
+	types := []iceberg.Type{iceberg.PrimitiveTypes.Date, iceberg.PrimitiveTypes.Timestamp,
+		iceberg.PrimitiveTypes.TimestampTz, iceberg.PrimitiveTypes.TimestampNs}
+	for rel, want := range cases {
+		// In UTC+10 it is already 2026-11-05: current_date is still UTC's.
+		for _, now := range []time.Time{whereNow, whereNow.In(time.FixedZone("UTC+10", 10*3600))} {
+			got, err := ParseWhere("d >= "+rel, now)
+			if err != nil {
+				t.Fatalf("%s: %v", rel, err)
+			}
+			if w := iceberg.GreaterThanEqual(iceberg.Reference("d"), iceberg.Timestamp(want.UnixMicro())); !got.Equals(w) {
+				t.Fatalf("%s: got %s, want %s", rel, got, w)
+			}
+			for i, typ := range types {
+				sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "d", Type: typ})
+				bound, err := iceberg.BindExpr(sc, got, true)
+				if err != nil {
+					t.Fatalf("%s on a %s column: %v", rel, typ, err)
+				}
+				lit := bound.(iceberg.BoundLiteralPredicate).Literal()
+				wantLit := []iceberg.Literal{
+					iceberg.NewLiteral(iceberg.Date(want.Unix() / 86400)),
+					iceberg.NewLiteral(iceberg.Timestamp(want.UnixMicro())),
+					iceberg.NewLiteral(iceberg.Timestamp(want.UnixMicro())),
+					iceberg.NewLiteral(iceberg.TimestampNano(want.UnixNano())),
+				}[i]
+				if typ.Equals(iceberg.PrimitiveTypes.Date) && !want.Equal(want.Truncate(24*time.Hour)) {
+					// A timestamp bound to a date column is its date.
+					wantLit = iceberg.NewLiteral(iceberg.Date(want.Truncate(24*time.Hour).Unix() / 86400))
+				}
+				if !lit.Equals(wantLit) {
+					t.Fatalf("%s on a %s column: bound to %s, want %s", rel, typ, lit, wantLit)
+				}
+			}
+		}
+	}
+	for text, want := range map[string]string{
+		"d >= current_date - 7":                        "expected INTERVAL after '-'",
+		"d >= current_date - interval":                 "expected an interval count",
+		"d >= current_date - interval '7'":             "expected an interval unit",
+		"d >= current_date - interval '7' month":       `unknown interval unit "month"`,
+		"d >= current_date - interval '1.5' day":       "bad interval count",
+		"d >= current_date - interval 'x day'":         "bad interval count",
+		"d >= now":                                     "expected '('",
+		"d >= now(1)":                                  "expected ')'",
+		"d >= current_date - interval '99999999' week": "longer than 100 years",
+		"d >= current_date - interval '7' \"day\"":     "expected an interval unit",
+		"d >= current_date -7":                         "unexpected '-7'",
+	} {
+		e, err := ParseWhere(text, whereNow)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: got %v, %v; want an error saying %q", text, e, err, want)
 		}
 	}
 }
@@ -44,7 +127,9 @@ func TestParseWhere(t *testing.T) {
 // parsed expression binds, projects and evaluates without panicking.
 func FuzzParseWhere(f *testing.F) {
 	for _, s := range []string{"a = 1", "event_ts >= '2026-11-03T00:00:00Z'", "NOT (a IN (1, 2)) OR b IS NOT NULL",
-		"a == 1", "'x'", "(((", "a <> 'it''s' AND TRUE", "x < -1e3", "\"q\" != false"} {
+		"a == 1", "'x'", "(((", "a <> 'it''s' AND TRUE", "x < -1e3", "\"q\" != false",
+		"event_ts >= current_date - interval '7' day", "event_ts < now() + interval '90 minutes' - interval 2 weeks",
+		"a IN (current_timestamp)", "event_ts > now( - interval '1' fortnight"} {
 		f.Add(s)
 	}
 	sc := iceberg.NewSchema(0,
@@ -60,7 +145,7 @@ func FuzzParseWhere(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		e, err := ParseWhere(s)
+		e, err := ParseWhere(s, whereNow)
 		if err != nil {
 			return
 		}
