@@ -38,7 +38,7 @@ policy "streaming" {
   compaction {
     strategy        = "sort"
     min_input_files = 20
-    where           = "event_date >= current_date - interval '7' day"
+    where           = "event_ts >= current_date - interval '7' day"
   }
 
   manifests {
