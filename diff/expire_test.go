@@ -328,3 +328,20 @@ func TestGCDisabledWithNothingToExpire(t *testing.T) {
 		t.Fatalf("plan = %+v", tp)
 	}
 }
+
+func TestWhereOnUnpartitionedTableWarning(t *testing.T) {
+	pol := emptyPolicy()
+	pol.Compaction = fullPolicy().Compaction
+	pol.Compaction.Where = set("ts >= '2026-11-01'", 12)
+	st := linear(day)
+	st.Specs = []PartitionSpec{{ID: 0, Fields: []string{}}}
+	tp := PlanTable(pol, st, testNow)
+	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != "where_unpartitioned" || tp.Warnings[0].Origin != "main.iceops.hcl:12" {
+		t.Fatalf("warnings = %+v", tp.Warnings)
+	}
+	// Once any spec is partitioned (spec evolution) the where can restrict.
+	st.Specs = append(st.Specs, PartitionSpec{ID: 1, Fields: []string{"day(ts)"}})
+	if tp := PlanTable(pol, st, testNow); len(tp.Warnings) != 0 {
+		t.Fatalf("partitioned: warnings = %+v", tp.Warnings)
+	}
+}

@@ -174,6 +174,13 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 			Origin:  fileLine(rng),
 		})
 	}
+	if c := pol.Compaction; c.Declared && c.Where.Value != "" && unpartitioned(st.Specs) {
+		out = append(out, Warning{
+			Code:    "where_unpartitioned",
+			Message: fmt.Sprintf("compaction.where = %q restricts nothing on this table: it is not partitioned, and the filter is decided per partition", c.Where.Value),
+			Origin:  fileLine(c.Where.Origin),
+		})
+	}
 	if o := pol.OrphanFiles; o.Declared {
 		if gap := longestCommitGap(st.Snapshots); gap > o.OlderThan.Value.Milliseconds() {
 			rng := o.OlderThan.Origin
@@ -189,6 +196,16 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 		}
 	}
 	return out
+}
+
+// unpartitioned reports whether no spec of the table has a partition field.
+func unpartitioned(specs []PartitionSpec) bool {
+	for _, s := range specs {
+		if len(s.Fields) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // longestCommitGap is the longest time between consecutive snapshots.
