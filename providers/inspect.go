@@ -90,6 +90,10 @@ func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, err
 		pol = unmanagedPolicy(address, tbl)
 	}
 	sel := diff.SelectionFor(pol)
+	// The health report is about the whole table: compaction.where scopes
+	// what apply compacts, not what inspect reports (and a where naming a
+	// column this table lacks must not make the table uninspectable).
+	sel.Where = ""
 	st, err := ObserveTable(ctx, tbl, address, sel, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
