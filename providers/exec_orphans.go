@@ -320,33 +320,16 @@ type TableLocation struct {
 // recursively), keyed by namespace.name.
 func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string]TableLocation, error) {
 	out := map[string]TableLocation{}
-	seen := map[string]bool{}
-	queue := []table.Identifier{nil}
-	for len(queue) > 0 {
-		parent := queue[0]
-		queue = queue[1:]
-		children, err := cat.ListNamespaces(ctx, parent)
+	err := walkCatalog(ctx, cat, func(ident table.Identifier) error {
+		t, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return nil, fmt.Errorf("list namespaces: %w", err)
+			return fmt.Errorf("load %s: %w", strings.Join(ident, "."), err)
 		}
-		for _, ns := range children {
-			key := strings.Join(ns, ".")
-			if len(ns) == 0 || seen[key] {
-				continue
-			}
-			seen[key] = true
-			queue = append(queue, ns)
-			for ident, err := range cat.ListTables(ctx, ns) {
-				if err != nil {
-					return nil, fmt.Errorf("list tables in %s: %w", key, err)
-				}
-				t, err := cat.LoadTable(ctx, ident)
-				if err != nil {
-					return nil, fmt.Errorf("load %s: %w", strings.Join(ident, "."), err)
-				}
-				out[strings.Join(ident, ".")] = TableLocation{UUID: t.Metadata().TableUUID().String(), Location: t.Location()}
-			}
-		}
+		out[strings.Join(ident, ".")] = TableLocation{UUID: t.Metadata().TableUUID().String(), Location: t.Location()}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -492,10 +475,10 @@ func execIsNotExist(err error) bool {
 // younger than the age guard, and the next plan's check sees it.
 func (s *Session) TableLocations(ctx context.Context) (map[string]TableLocation, error) {
 	s.mu.Lock()
-	if s.applyLocations == nil {
-		s.applyLocations = &locationCache{byAddr: map[string]TableLocation{}}
+	if s.locations == nil {
+		s.locations = &locationCache{byAddr: map[string]TableLocation{}}
 	}
-	lc := s.applyLocations
+	lc := s.locations
 	s.mu.Unlock()
 	// One check at a time: the first loads every table once, the others
 	// then only list.

@@ -28,16 +28,16 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) != 3 || sess.applyLocations.loads != 3 {
-		t.Fatalf("first check: %d tables, %d loads", len(first), sess.applyLocations.loads)
+	if len(first) != 3 || sess.locations.loads != 3 {
+		t.Fatalf("first check: %d tables, %d loads", len(first), sess.locations.loads)
 	}
 	for range 5 {
 		if _, err := sess.TableLocations(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if sess.applyLocations.loads != 3 {
-		t.Fatalf("later checks loaded tables again: %d loads", sess.applyLocations.loads)
+	if sess.locations.loads != 3 {
+		t.Fatalf("later checks loaded tables again: %d loads", sess.locations.loads)
 	}
 
 	// Created during the apply, inside another table's location, in the
@@ -53,8 +53,8 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 	if got["b.q.inner"].UUID != inner.Metadata().TableUUID().String() || got["b.q.inner"].Location != inner.Location() {
 		t.Fatalf("a table created since the first check is missing: %+v", got)
 	}
-	if _, ok := got["a.s.two"]; ok || len(got) != 3 || sess.applyLocations.loads != 4 {
-		t.Fatalf("after create and drop: %d tables %v, %d loads", len(got), got, sess.applyLocations.loads)
+	if _, ok := got["a.s.two"]; ok || len(got) != 3 || sess.locations.loads != 4 {
+		t.Fatalf("after create and drop: %d tables %v, %d loads", len(got), got, sess.locations.loads)
 	}
 	tbl := a.Reload(t, "s.one")
 	nested, err := nestedAtApply(ctx, a.Catalog, tbl, OrphanRoots(tbl.Location(), tbl.Properties()), sess.TableLocations)

@@ -3,7 +3,6 @@ package providers
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"iter"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -611,63 +609,26 @@ func flinkJobIDs(md table.Metadata) []string {
 	return slices.Compact(ids)
 }
 
-// tableLocations is every table of every configured catalog with its
-// normalised location, computed once per session.
-type tableLocations struct {
-	once sync.Once
-	locs map[string]tableLoc // by address
-	err  error
-}
-
-type tableLoc struct {
-	uuid     string
-	location string
-}
-
 // nestedTables names the other tables (of any configured catalog) whose
-// location is inside one of the sweep roots (rule 6, apache/iceberg#7111).
-// If any catalog cannot be listed the answer is unknown: an error, which the
-// caller turns into a refusal.
+// location is inside one of the sweep roots (rule 6, apache/iceberg#7111),
+// from the session's table locations (TableLocations: names listed afresh,
+// each table loaded once per session). If a catalog cannot be listed the
+// answer is unknown: an error, which the caller turns into a refusal.
 func (s *Session) nestedTables(ctx context.Context, self string, tbl *table.Table, roots []string) ([]string, error) {
-	s.mu.Lock()
-	if s.locations == nil {
-		s.locations = &tableLocations{}
+	locs, err := s.TableLocations(ctx)
+	if err != nil {
+		return nil, err
 	}
-	tl := s.locations
-	s.mu.Unlock()
-	tl.once.Do(func() {
-		tl.locs = map[string]tableLoc{}
-		var errs []error
-		for _, c := range s.cfg.Catalogs {
-			addrs, err := s.ListTables(ctx, c.Name)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			for _, a := range addrs {
-				t, err := s.LoadTable(ctx, a)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				tl.locs[a] = tableLoc{
-					uuid:     t.Metadata().TableUUID().String(),
-					location: strings.TrimSuffix(diff.NormalizePath(t.Location(), nil, nil), "/"),
-				}
-			}
-		}
-		tl.err = errors.Join(errs...)
-	})
 	selfUUID := tbl.Metadata().TableUUID().String()
 	var out []string
-	for addr, l := range tl.locs {
-		if addr == self || l.uuid == selfUUID {
+	for addr, l := range locs {
+		if addr == self || l.UUID == selfUUID {
 			continue
 		}
-		if underAny(l.location, roots) {
+		if underAny(strings.TrimSuffix(diff.NormalizePath(l.Location, nil, nil), "/"), roots) {
 			out = append(out, addr)
 		}
 	}
 	slices.Sort(out)
-	return out, tl.err
+	return out, nil
 }

@@ -39,12 +39,9 @@ type Session struct {
 
 	mu       sync.Mutex
 	catalogs map[string]*catalogEntry
-	// locations caches every configured table's location for the nested
-	// table check of orphan scans.
-	locations *tableLocations
-	// applyLocations caches table locations for apply's nested-table
-	// re-check (TableLocations).
-	applyLocations *locationCache
+	// locations caches table locations for the nested-table checks of
+	// orphan scans and of apply (TableLocations).
+	locations *locationCache
 	// spill overrides defaultSpillLimit (tests force spilling with it).
 	spill int
 }
@@ -157,23 +154,36 @@ func (s *Session) LoadTable(ctx context.Context, address string) (*table.Table, 
 }
 
 // ListTables returns the address of every table of the catalog, sorted.
-// Namespaces are walked recursively: a SQL catalog lists every level at
-// once, a REST catalog only the children of a parent, so we descend from
-// each namespace we see and de-duplicate.
 func (s *Session) ListTables(ctx context.Context, catalogName string) ([]string, error) {
 	cat, err := s.Catalog(ctx, catalogName)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
 	var out []string
+	err = walkCatalog(ctx, cat, func(ident table.Identifier) error {
+		out = append(out, JoinAddress(catalogName, ident))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("catalog %q: %w", catalogName, err)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// walkCatalog calls fn with every table of cat. Namespaces are walked
+// recursively: a SQL catalog lists every level at once, a REST catalog only
+// the children of a parent, so it descends from each namespace it sees and
+// de-duplicates.
+func walkCatalog(ctx context.Context, cat catalog.Catalog, fn func(table.Identifier) error) error {
+	seen := map[string]bool{}
 	queue := []table.Identifier{nil}
 	for len(queue) > 0 {
 		parent := queue[0]
 		queue = queue[1:]
 		children, err := cat.ListNamespaces(ctx, parent)
 		if err != nil {
-			return nil, fmt.Errorf("catalog %q: list namespaces under %q: %w", catalogName, strings.Join(parent, "."), err)
+			return fmt.Errorf("list namespaces under %q: %w", strings.Join(parent, "."), err)
 		}
 		for _, ns := range children {
 			key := strings.Join(ns, "\x00")
@@ -184,12 +194,13 @@ func (s *Session) ListTables(ctx context.Context, catalogName string) ([]string,
 			queue = append(queue, ns)
 			for ident, err := range cat.ListTables(ctx, ns) {
 				if err != nil {
-					return nil, fmt.Errorf("catalog %q: list tables in %q: %w", catalogName, strings.Join(ns, "."), err)
+					return fmt.Errorf("list tables in %q: %w", strings.Join(ns, "."), err)
 				}
-				out = append(out, JoinAddress(catalogName, ident))
+				if err := fn(ident); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return nil
 }

@@ -192,7 +192,6 @@ func walkTable(ctx context.Context, w walkSpec) error {
 		}
 	}
 	if w.expiry != nil {
-		w.expiry.manifestSnaps = w.expiry.manifestSnaps[:len(ms)]
 		w.expiry.current = make([]bool, len(ms))
 		for i, x := range ms {
 			w.expiry.current[i] = x.current
@@ -380,18 +379,18 @@ func (x *expiryIndex) add(p string, size int64, kind, idx int, tag string) error
 }
 
 func (x *expiryIndex) member(manifest, snap int) {
-	for len(x.manifestSnaps) <= manifest {
-		x.manifestSnaps = append(x.manifestSnaps, nil)
+	if x.overflow {
+		return
 	}
-	x.memberships++
-	if x.memberships > maxMemberships {
+	if x.memberships++; x.memberships > maxMemberships {
 		x.overflow = true
 		x.manifestSnaps = nil
 		return
 	}
-	if !x.overflow {
-		x.manifestSnaps[manifest] = append(x.manifestSnaps[manifest], int32(snap))
+	for len(x.manifestSnaps) <= manifest {
+		x.manifestSnaps = append(x.manifestSnaps, nil)
 	}
+	x.manifestSnaps[manifest] = append(x.manifestSnaps[manifest], int32(snap))
 }
 
 // Close removes the index's spill files.

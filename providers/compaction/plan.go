@@ -71,6 +71,21 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 		if limit == 0 {
 			limit = DefaultSinglePassMaxFiles
 		}
+		// emit groups one partition's (or the table's) tasks and yields the
+		// groups; false when the caller stopped or an error was yielded.
+		emit := func(tasks []table.FileScanTask) bool {
+			groups, err := groupTasks(tbl, cfg, tasks)
+			if err != nil {
+				yield(Group{}, err)
+				return false
+			}
+			for _, g := range groups {
+				if !yield(g, nil) {
+					return false
+				}
+			}
+			return true
+		}
 		var where *WhereFilter
 		if cfg.Where != nil {
 			var err error
@@ -90,15 +105,8 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 				yield(Group{}, err)
 				return
 			}
-			groups, err := groupTasks(tbl, cfg, all)
-			if err != nil {
-				yield(Group{}, err)
+			if !emit(all) {
 				return
-			}
-			for _, g := range groups {
-				if !yield(g, nil) {
-					return
-				}
 			}
 			return
 		}
@@ -134,15 +142,8 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 				fallback = append(fallback, ps)
 				continue
 			}
-			groups, err := groupTasks(tbl, cfg, tasks)
-			if err != nil {
-				yield(Group{}, err)
+			if !emit(tasks) {
 				return
-			}
-			for _, g := range groups {
-				if !yield(g, nil) {
-					return
-				}
 			}
 		}
 		if len(fallback) == 0 {
@@ -161,15 +162,8 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 		all = nil
 		for _, ps := range fallback {
 			tasks := byPart[ps]
-			groups, err := groupTasks(tbl, cfg, tasks)
-			if err != nil {
-				yield(Group{}, err)
+			if !emit(tasks) {
 				return
-			}
-			for _, g := range groups {
-				if !yield(g, nil) {
-					return
-				}
 			}
 		}
 	}
