@@ -57,7 +57,9 @@ func walkTable(ctx context.Context, w walkSpec) error {
 		stat, _ = w.fsys.(iceio.StatIO)
 		w.expiry.snapIDs = make([]int64, len(snaps))
 	}
+	bySnap := make(map[int64]int, len(snaps))
 	for si, snap := range snaps {
+		bySnap[snap.SnapshotID] = si
 		old := w.old != nil && w.old(snap.SnapshotID)
 		if w.expiry != nil {
 			w.expiry.snapIDs[si] = snap.SnapshotID
@@ -106,10 +108,6 @@ func walkTable(ctx context.Context, w walkSpec) error {
 		}
 	}
 	tags := groupTags{}
-	bySnap := map[int64]int{}
-	for si, snap := range snaps {
-		bySnap[snap.SnapshotID] = si
-	}
 	for sf := range w.md.Statistics() {
 		if err := w.snapshotFile(bySnap, sf.SnapshotID, sf.StatisticsPath, sf.FileSizeInBytes, CategoryStatistics); err != nil {
 			return err
