@@ -64,7 +64,7 @@ type rollingWriter struct {
 type openFile struct {
 	path       string
 	counter    *countingWriter
-	pw         *pqarrow.FileWriter
+	pw         parquetSink
 	rows       int64
 	rgRows     int64
 	flushedRow int64 // rows in closed row groups
@@ -298,7 +298,7 @@ func (w *rollingWriter) open() error {
 	}
 	w.created = append(w.created, path)
 	cw := &countingWriter{w: fw}
-	pw, err := pqarrow.NewFileWriter(w.arrowSchema, cw, w.wprops,
+	pw, err := newParquetSink(w.arrowSchema, cw, w.wprops,
 		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem), pqarrow.WithStoreSchema()))
 	if err != nil {
 		_ = cw.Close()
@@ -336,7 +336,7 @@ func (w *rollingWriter) write(rec arrow.RecordBatch) error {
 		take = max(take, 1)
 		take = min(take, n-off)
 		slice := rec.NewSlice(off, off+take)
-		err := w.cur.pw.WriteBuffered(slice)
+		err := w.cur.pw.writeBuffered(slice)
 		slice.Release()
 		if err != nil {
 			return fmt.Errorf("write %s: %w", w.cur.path, err)
@@ -364,7 +364,7 @@ func (w *rollingWriter) write(rec arrow.RecordBatch) error {
 // recalibrates bytes per row from what really reached the file.
 func (w *rollingWriter) flushRowGroup() error {
 	before := w.cur.counter.n
-	if err := w.cur.pw.NewBufferedRowGroupChecked(); err != nil {
+	if err := w.cur.pw.newRowGroup(); err != nil {
 		return fmt.Errorf("flush row group of %s: %w", w.cur.path, err)
 	}
 	if w.cur.rgRows > 0 {
@@ -382,7 +382,7 @@ func (w *rollingWriter) closeFile() error {
 	f := w.cur
 	w.cur = nil
 	before := f.counter.n
-	if err := f.pw.Close(); err != nil {
+	if err := f.pw.close(); err != nil {
 		_ = f.counter.Close()
 		return fmt.Errorf("close %s: %w", f.path, err)
 	}
@@ -395,7 +395,7 @@ func (w *rollingWriter) closeFile() error {
 	if err := f.counter.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", f.path, err)
 	}
-	md, err := f.pw.FileMetadata()
+	md, err := f.pw.metadata()
 	if err != nil {
 		return fmt.Errorf("footer of %s: %w", f.path, err)
 	}
@@ -439,7 +439,7 @@ func (w *rollingWriter) finish() ([]iceberg.DataFile, error) {
 // abort closes what is open and removes every file this writer created.
 func (w *rollingWriter) abort() error {
 	if w.cur != nil {
-		_ = w.cur.pw.Close()
+		_ = w.cur.pw.close()
 		_ = w.cur.counter.Close()
 		w.cur = nil
 	}
