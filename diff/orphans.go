@@ -164,6 +164,57 @@ func DuePurgeRuns(runs []QuarantineRun, now time.Time) []PurgeRun {
 	return out
 }
 
+// quarantineWarnings names every quarantine run that no apply will ever
+// purge, so that a person learns it is there (DuePurgeRuns leaves it out
+// silently). Every stuck run warns, due or not: waiting never makes it
+// purgeable, a run whose manifest cannot be read has no purge time to wait
+// for, and a run holding referenced files means the table lacks live data
+// now. A healthy run that is merely not yet due is not stuck and does not
+// warn. The scan is there whenever the policy has orphan_files, so the
+// warning shows even when remove_orphan_files is refused.
+func quarantineWarnings(address string, scan *OrphanScan) []Warning {
+	if scan == nil {
+		return nil
+	}
+	var out []Warning
+	for _, r := range scan.Quarantine {
+		why := r.StuckReason(address)
+		if why == "" {
+			continue
+		}
+		subject := "quarantine run " + r.RunID + " is"
+		if r.RunID == "" {
+			subject = "the quarantine runs are" // the listing itself failed
+		}
+		out = append(out, Warning{Code: "quarantine_run_stuck", Message: subject + " never purged: " + why})
+	}
+	return out
+}
+
+// StuckReason says why apply will never purge the run and what a person
+// must do about it, or "" when the run is not stuck (due or not). address
+// is the table's, for the iceops restore command line.
+func (r QuarantineRun) StuckReason(address string) string {
+	var why []string
+	if n := len(r.Referenced); n > 0 {
+		files, verb, them := "1 file", "is", "it"
+		if n > 1 {
+			files, verb, them = fmt.Sprintf("%d files", n), "are", "them"
+		}
+		why = append(why, fmt.Sprintf("%s of this run %s referenced by the table again; put %s back with iceops restore %s %s",
+			files, verb, them, r.RunID, address))
+	}
+	switch {
+	case r.Problem == "":
+	case r.RunID == "":
+		why = append(why, r.Problem+"; check the table location's .iceops-quarantine/ by hand")
+	default:
+		why = append(why, fmt.Sprintf("%s; inspect its manifest (.iceops-quarantine/%s/.iceops-manifest.json in the table location), then fix or remove the run by hand",
+			r.Problem, r.RunID))
+	}
+	return strings.Join(why, "; and ")
+}
+
 // quarantinedLive names the quarantine runs that hold files the table
 // references (the likely reason they are missing from the listing).
 func quarantinedLive(runs []QuarantineRun) string {

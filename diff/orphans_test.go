@@ -261,3 +261,80 @@ func TestOrphanPurgeRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestQuarantineStuckWarnings: a run apply can never purge (a problem with
+// its manifest, or files the table references again) becomes a plan
+// warning naming the run, the reason and what to do, whether or not it is
+// due, and even when remove_orphan_files is refused; it is still never
+// purged. Healthy runs, due or not, do not warn.
+func TestQuarantineStuckWarnings(t *testing.T) {
+	runs := []QuarantineRun{
+		{RunID: "due", Files: 1, Bytes: 1, CreatedAtMs: ago(40 * day), PurgeAfterMs: ago(33 * day), ManifestDigest: "sha256:a"},
+		{RunID: "waiting", Files: 5, Bytes: 50, CreatedAtMs: ago(5 * day), PurgeAfterMs: testNow.Add(2 * day).UnixMilli(), ManifestDigest: "sha256:b"},
+		{RunID: "broken", Problem: "manifest unreadable: EOF"},
+		{RunID: "evil", Files: 1, PurgeAfterMs: ago(day), ManifestDigest: "sha256:c", Problem: "manifest names files outside the run (x)"},
+		{RunID: "held", Files: 3, CreatedAtMs: ago(5 * day), PurgeAfterMs: testNow.Add(2 * day).UnixMilli(), ManifestDigest: "sha256:d",
+			Referenced: []string{"s3://b/t/data/a.parquet", "s3://b/t/data/b.parquet"}},
+		{RunID: "held1", Files: 1, PurgeAfterMs: ago(day), ManifestDigest: "sha256:e", Referenced: []string{"s3://b/t/data/c.parquet"}},
+	}
+	want := []Warning{
+		{Code: "quarantine_run_stuck", Message: "quarantine run broken is never purged: manifest unreadable: EOF; inspect its manifest (.iceops-quarantine/broken/.iceops-manifest.json in the table location), then fix or remove the run by hand"},
+		{Code: "quarantine_run_stuck", Message: "quarantine run evil is never purged: manifest names files outside the run (x); inspect its manifest (.iceops-quarantine/evil/.iceops-manifest.json in the table location), then fix or remove the run by hand"},
+		{Code: "quarantine_run_stuck", Message: "quarantine run held is never purged: 2 files of this run are referenced by the table again; put them back with iceops restore held lake.db.t"},
+		{Code: "quarantine_run_stuck", Message: "quarantine run held1 is never purged: 1 file of this run is referenced by the table again; put it back with iceops restore held1 lake.db.t"},
+	}
+	pol := fullPolicy()
+	pol.OrphanFiles.Quarantine = set(7*day, 25)
+
+	t.Run("stuck runs warn, healthy ones do not, none of them is purged", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = runs
+		tp := PlanTable(pol, st, testNow)
+		if !reflect.DeepEqual(tp.Warnings, want) {
+			t.Fatalf("warnings:\n%+v\nwant:\n%+v", tp.Warnings, want)
+		}
+		a := findAction(t, tp, RemoveOrphanFiles)
+		if len(a.Orphans.PurgeRuns) != 1 || a.Orphans.PurgeRuns[0].RunID != "due" {
+			t.Fatalf("purge runs %+v", a.Orphans.PurgeRuns)
+		}
+	})
+	t.Run("healthy runs only: no warning", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = runs[:2]
+		if tp := PlanTable(pol, st, testNow); len(tp.Warnings) != 0 {
+			t.Fatalf("warnings %+v", tp.Warnings)
+		}
+	})
+	t.Run("a stuck run alone warns but leaves the table in policy", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = runs[2:3]
+		tp := PlanTable(pol, st, testNow)
+		if !tp.Empty() || !reflect.DeepEqual(tp.Warnings, want[:1]) {
+			t.Fatalf("plan = %v %v %+v", actionTypes(tp), tp.Refusals, tp.Warnings)
+		}
+	})
+	t.Run("the warnings stay when remove_orphan_files is refused", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = runs
+		st.Orphans.MissingReferencedCount = 3
+		st.Orphans.MissingReferenced = []string{"s3://b/t/data/a.parquet", "s3://b/t/data/b.parquet", "s3://b/t/data/c.parquet"}
+		tp := PlanTable(pol, st, testNow)
+		if len(tp.Refusals) != 1 || slices.Contains(actionTypes(tp), RemoveOrphanFiles) || !reflect.DeepEqual(tp.Warnings, want) {
+			t.Fatalf("plan = %v %v %+v", actionTypes(tp), tp.Refusals, tp.Warnings)
+		}
+	})
+	t.Run("an unlistable quarantine warns without a run id", func(t *testing.T) {
+		st := linear(1 * day)
+		st.Orphans = cleanScan(st)
+		st.Orphans.Quarantine = []QuarantineRun{{Problem: "list .iceops-quarantine: permission denied"}}
+		tp := PlanTable(pol, st, testNow)
+		w := Warning{Code: "quarantine_run_stuck", Message: "the quarantine runs are never purged: list .iceops-quarantine: permission denied; check the table location's .iceops-quarantine/ by hand"}
+		if !reflect.DeepEqual(tp.Warnings, []Warning{w}) {
+			t.Fatalf("warnings %+v", tp.Warnings)
+		}
+	})
+}

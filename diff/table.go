@@ -60,6 +60,7 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	tp.Refusals = append(tp.Refusals, refusals...)
 
 	tp.Warnings = lintTable(pol, st, props)
+	tp.Warnings = append(tp.Warnings, quarantineWarnings(tp.Address, st.Orphans)...)
 	return tp
 }
 

@@ -75,6 +75,15 @@ type InspectOrphans struct {
 	NestedTables      []string `json:"nested_tables,omitempty"`
 	Symlinks          int      `json:"symlinks"`
 	Refusal           string   `json:"refusal,omitempty"`
+	// StuckRuns are the quarantine runs apply never purges (see
+	// diff.QuarantineRun.StuckReason); the plan warns about each.
+	StuckRuns []InspectStuckRun `json:"stuck_quarantine_runs,omitempty"`
+}
+
+// InspectStuckRun is a quarantine run that needs a person, and why.
+type InspectStuckRun struct {
+	RunID  string `json:"run_id"`
+	Reason string `json:"reason"`
 }
 
 const topPartitions = 5
@@ -169,7 +178,7 @@ func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, err
 	if err != nil {
 		in.OrphanError = err.Error()
 	} else {
-		in.Orphans = summariseOrphans(scan, orphanPol.OrphanFiles.OlderThan.Value, now)
+		in.Orphans = summariseOrphans(scan, address, orphanPol.OrphanFiles.OlderThan.Value, now)
 	}
 	in.Recommendations = recommend(in, pol, sel)
 	return in, nil
@@ -191,7 +200,7 @@ func unmanagedPolicy(address string, tbl *table.Table) *config.Effective {
 	return pol
 }
 
-func summariseOrphans(scan *diff.OrphanScan, olderThan time.Duration, now time.Time) *InspectOrphans {
+func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Duration, now time.Time) *InspectOrphans {
 	o := &InspectOrphans{
 		OlderThan:    config.FormatDuration(olderThan),
 		Unreferenced: len(scan.Candidates),
@@ -201,6 +210,11 @@ func summariseOrphans(scan *diff.OrphanScan, olderThan time.Duration, now time.T
 		NestedTables: scan.NestedTables,
 		Symlinks:     len(scan.Symlinks),
 		Refusal:      scan.Refusal,
+	}
+	for _, r := range scan.Quarantine {
+		if why := r.StuckReason(address); why != "" {
+			o.StuckRuns = append(o.StuckRuns, InspectStuckRun{RunID: r.RunID, Reason: why})
+		}
 	}
 	cutoff := now.Add(-olderThan).UnixMilli()
 	for _, f := range scan.Candidates {
@@ -261,6 +275,13 @@ func recommend(in *Inspection, pol *config.Effective, sel diff.CompactionSelecti
 			out = append(out, fmt.Sprintf("remove orphan files: %d unreferenced files (%s) are older than %s; %s",
 				o.Old, config.FormatSize(o.OldBytes), o.OlderThan, todo))
 		}
+	}
+	if o := in.Orphans; o != nil && len(o.StuckRuns) > 0 {
+		runs := "1 run is"
+		if n := len(o.StuckRuns); n > 1 {
+			runs = fmt.Sprintf("%d runs are", n)
+		}
+		out = append(out, "quarantine: "+runs+" stuck: apply never purges a stuck run; see stuck quarantine under orphan files")
 	}
 	if len(in.SortOrder) == 0 && in.Files.DataFiles > 0 && !pol.SortOrder.Set {
 		out = append(out, "sort order: the table is unsorted; a sort_order on the columns queries filter by makes compaction cluster the data")

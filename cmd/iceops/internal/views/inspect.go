@@ -139,6 +139,13 @@ func Inspect(w io.Writer, in *providers.Inspection, s *Styles) error {
 		if o.Refusal != "" {
 			kv("deletion refused", o.Refusal)
 		}
+		for _, r := range o.StuckRuns {
+			id := r.RunID
+			if id == "" {
+				id = "(all)" // the quarantine could not be listed
+			}
+			kv("stuck quarantine", s.Warn(id)+": "+r.Reason)
+		}
 	default:
 		kv("estimate", "not computed")
 	}

@@ -64,3 +64,22 @@ func TestInspectOrphanError(t *testing.T) {
 		t.Errorf("orphan error not shown:\n%s", buf.String())
 	}
 }
+
+// TestInspectStuckQuarantine: each stuck quarantine run is a line with its
+// reason; a quarantine that could not be listed at all has no run id.
+func TestInspectStuckQuarantine(t *testing.T) {
+	in := &providers.Inspection{Address: "lake.a.b", Managed: true, Orphans: &providers.InspectOrphans{OlderThan: "3d",
+		StuckRuns: []providers.InspectStuckRun{{RunID: "20200101T000000Z", Reason: "manifest unreadable: EOF"}, {Reason: "list .iceops-quarantine: denied"}}}}
+	var buf bytes.Buffer
+	if err := Inspect(&buf, in, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  stuck quarantine     20200101T000000Z: manifest unreadable: EOF\n",
+		"  stuck quarantine     (all): list .iceops-quarantine: denied\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, buf.String())
+		}
+	}
+}
