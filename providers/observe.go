@@ -463,26 +463,27 @@ func aggregateInto(ctx context.Context, fsys iceio.IO, snap *table.Snapshot, a *
 		if !deletes {
 			a.sealDeletes()
 		}
+		var todo []manifestRead
 		for _, m := range manifests {
 			if (m.ManifestContent() == iceberg.ManifestContentDeletes) != deletes {
 				continue
 			}
 			// Delete manifests are read with bounds: a position delete whose
 			// file_path lower and upper bounds are equal names its one data file.
-			proj := iceberg.ManifestEntryProjection{IncludePruningStats: deletes}
-			for entry, err := range iceberg.EntriesWithProjection(fsys, m, true, proj) {
-				if err != nil {
-					return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-				}
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				if deletes {
-					a.deleteEntry(entry)
-				} else if k, ok := a.dataEntry(entry); ok && onCandidate != nil {
-					onCandidate(entry.DataFile().FilePath(), k.spec, k.part)
-				}
+			todo = append(todo, manifestRead{ord: len(todo), m: m, discardDeleted: true,
+				proj: iceberg.ManifestEntryProjection{IncludePruningStats: deletes}})
+		}
+		// Decoded beside the aggregation, handed over in manifest order.
+		err := readManifests(ctx, fsys, todo, func(_ int, entry iceberg.ManifestEntry) error {
+			if deletes {
+				a.deleteEntry(entry)
+			} else if k, ok := a.dataEntry(entry); ok && onCandidate != nil {
+				onCandidate(entry.DataFile().FilePath(), k.spec, k.part)
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	if a.err != nil {

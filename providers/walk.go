@@ -213,28 +213,43 @@ const decodeWorkers = 2
 
 // entryBatch carries decoded entries of one manifest to the consumer.
 type entryBatch struct {
-	ord     int
 	entries []iceberg.ManifestEntry
 	err     error
 }
 
+// batchesAhead is how many batches of one manifest a worker may decode
+// before the consumer takes them.
+const batchesAhead = 4
+
 // readManifests decodes the manifests of todo in decodeWorkers goroutines
 // and calls consume for every entry, from the calling goroutine only (the
-// consumers need no locking). Entries of one manifest arrive in order;
-// manifests interleave. The first error (decoding or consume) stops
-// everything and is returned; a partial read is never reported as done.
+// consumers need no locking), in the order of todo and, within a
+// manifest, in file order: exactly the serial read's sequence, which
+// consumers that keep an order rely on (the aggregate's candidate sizes
+// are bin-packed in manifest order, as iceberg-go's planner packs them).
+// Each manifest has its own channel, taken in order, so a worker ahead of
+// the consumer holds at most batchesAhead batches. The first error
+// (decoding or consume) stops everything and is returned; a partial read
+// is never reported as done.
 func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, consume func(ord int, e iceberg.ManifestEntry) error) error {
 	if len(todo) == 0 {
 		return nil
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan manifestRead)
-	out := make(chan entryBatch, 4*decodeWorkers)
+	type job struct {
+		r   manifestRead
+		out chan entryBatch
+	}
+	jobs := make(chan job)
+	// order holds each manifest's channel in todo order; its capacity
+	// bounds how far decoding runs ahead of the consumer.
+	order := make(chan job, decodeWorkers)
 	var wg sync.WaitGroup
-	send := func(b entryBatch) bool {
+	send := func(ch chan entryBatch, b entryBatch) bool {
 		select {
-		case out <- b:
+		case ch <- b:
 			return true
 		case <-ctx.Done():
 			return false
@@ -244,62 +259,72 @@ func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, cons
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := range jobs {
+			for j := range jobs {
 				batch := make([]iceberg.ManifestEntry, 0, 256)
-				for entry, err := range iceberg.EntriesWithProjection(fsys, r.m, r.discardDeleted, r.proj) {
+				ok := true
+				for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
 					if err != nil {
-						send(entryBatch{ord: r.ord, err: fmt.Errorf("read manifest %s: %w", r.m.FilePath(), err)})
-						return
+						send(j.out, entryBatch{err: fmt.Errorf("read manifest %s: %w", j.r.m.FilePath(), err)})
+						ok = false
+						break
 					}
 					batch = append(batch, entry)
 					if len(batch) == cap(batch) {
-						if !send(entryBatch{ord: r.ord, entries: batch}) {
-							return
+						if ok = send(j.out, entryBatch{entries: batch}); !ok {
+							break
 						}
 						batch = make([]iceberg.ManifestEntry, 0, 256)
 					}
 				}
-				if len(batch) > 0 && !send(entryBatch{ord: r.ord, entries: batch}) {
-					return
+				if ok && len(batch) > 0 {
+					send(j.out, entryBatch{entries: batch})
 				}
+				close(j.out)
 			}
 		}()
 	}
 	go func() {
-		defer close(out)
-		defer wg.Wait()
+		defer close(order)
 		defer close(jobs)
 		for _, r := range todo {
+			j := job{r: r, out: make(chan entryBatch, batchesAhead)}
 			select {
-			case jobs <- r:
+			case order <- j:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- j:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
 	var first error
-	for b := range out {
-		if first != nil {
-			continue // draining, so the workers can exit
-		}
-		if b.err == nil {
-			b.err = ctx.Err()
-		}
-		if b.err == nil {
-			for _, e := range b.entries {
-				if b.err = consume(b.ord, e); b.err != nil {
-					break
+consume:
+	for j := range order {
+		for b := range j.out {
+			if b.err == nil {
+				b.err = ctx.Err()
+			}
+			if b.err == nil {
+				for _, e := range b.entries {
+					if b.err = consume(j.r.ord, e); b.err != nil {
+						break
+					}
 				}
 			}
-		}
-		if b.err != nil {
-			first = b.err
-			cancel()
+			if b.err != nil {
+				first = b.err
+				break consume
+			}
 		}
 	}
+	cancel()
+	wg.Wait()
 	if first == nil {
 		// The caller's cancellation may have stopped the workers early.
-		first = ctx.Err()
+		first = parent.Err()
 	}
 	return first
 }

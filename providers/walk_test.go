@@ -2,13 +2,16 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
@@ -156,14 +159,7 @@ func TestWalkTableFailsOnUnreadableManifest(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 12, 10, 1)
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := tbl.CurrentSnapshot().Manifests(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fsys, ms := currentManifests(t, tbl)
 	if len(ms) < 10 {
 		t.Fatalf("%d manifests", len(ms))
 	}
@@ -172,7 +168,7 @@ func TestWalkTableFailsOnUnreadableManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	refs := 0
-	err = walkTable(ctx, walkSpec{md: tbl.Metadata(), fsys: fsys, refs: func(string, string, bool) error { refs++; return nil }})
+	err := walkTable(ctx, walkSpec{md: tbl.Metadata(), fsys: fsys, refs: func(string, string, bool) error { refs++; return nil }})
 	if err == nil || !strings.Contains(err.Error(), filepath.Base(victim)) {
 		t.Fatalf("walk with a missing manifest: %v (after %d references)", err, refs)
 	}
@@ -180,4 +176,89 @@ func TestWalkTableFailsOnUnreadableManifest(t *testing.T) {
 	if _, err := sess.ObservePlan(ctx, orphanPolicy("lake.ns.t")); err == nil {
 		t.Fatal("ObservePlan with a missing manifest succeeded")
 	}
+}
+
+// readManifests must hand entries over in the serial read's order, manifest
+// after manifest, however the decoding workers interleave: the aggregate
+// bin-packs candidate sizes in that order. One large manifest among small
+// ones lets a worker finish several small manifests while the other still
+// decodes the large one. An error from the consumer stops the read.
+func TestReadManifestsKeepsManifestOrder(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), 3, 20, 1)
+	tbl, err := lakehouse.AppendEvents(ctx, tbl, 1000, 6000, testkit.Day0, 600, nil) // one manifest, 600 files
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl = testkit.Append(t, tbl, 12, 20, 1)
+	fsys, ms := currentManifests(t, tbl)
+	todo := make([]manifestRead, len(ms))
+	var want []string
+	for i, m := range ms {
+		todo[i] = manifestRead{ord: i, m: m, discardDeleted: true}
+		for e, err := range iceberg.EntriesWithProjection(fsys, m, true, iceberg.ManifestEntryProjection{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, e.DataFile().FilePath())
+		}
+	}
+	if len(ms) < 16 || len(want) < 600 {
+		t.Fatalf("setup: %d manifests, %d entries", len(ms), len(want))
+	}
+	for round := range 5 {
+		var got []string
+		last := 0
+		err := readManifests(ctx, fsys, todo, func(ord int, e iceberg.ManifestEntry) error {
+			if ord < last {
+				t.Fatalf("round %d: manifest %d after manifest %d", round, ord, last)
+			}
+			last = ord
+			got = append(got, e.DataFile().FilePath())
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: %d entries in another order than the serial read's %d", round, len(got), len(want))
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = readManifests(ctx, fsys, todo, func(int, iceberg.ManifestEntry) error {
+		if n++; n == 300 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 300 {
+		t.Fatalf("consumer error: got %v after %d entries", err, n)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	n = 0
+	err = readManifests(cctx, fsys, todo, func(int, iceberg.ManifestEntry) error {
+		if n++; n == 10 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled read: %v after %d entries", err, n)
+	}
+}
+
+// currentManifests opens tbl's IO and lists its current snapshot's manifests.
+func currentManifests(t *testing.T, tbl *table.Table) (iceio.IO, []iceberg.ManifestFile) {
+	t.Helper()
+	fsys, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := tbl.CurrentSnapshot().Manifests(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fsys, ms
 }
