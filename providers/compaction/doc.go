@@ -17,7 +17,9 @@
 // iceberg-go's compaction.Config does, one partition at a time on large
 // tables; Run (run.go) rewrites each group (read via iceberg-go's scanner,
 // keys.go/sorter.go/zorder.go order the rows, writer.go writes Parquet and
-// builds DataFiles from the footers) and commits (commit.go). where.go
+// builds DataFiles from the footers; columns.go encodes a flat schema's
+// columns in parallel, byte for byte as pqarrow would) and commits
+// (commit.go). where.go
 // parses a policy's `where` (ParseWhere) and decides from a file's
 // partition alone whether it is in scope (WhereFilter); the plan's
 // observation in providers uses the same WhereFilter, so a plan counts the
