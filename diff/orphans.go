@@ -35,7 +35,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		return refuse("%s", scan.Refusal)
 	case scan.MissingReferencedCount > 0:
 		return refuse("the listing is partial: %d referenced files are missing from it (first: %s)%s",
-			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), quarantinedLive(scan.Quarantine))
+			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), quarantinedLive(scan.Quarantine, st.Address))
 	case len(scan.NestedTables) > 0:
 		return refuse("other tables lie inside the sweep: %s", strings.Join(scan.NestedTables, ", "))
 	case len(scan.PrefixMismatches) > 0 && o.PrefixMismatch.Value != "ignore":
@@ -216,12 +216,13 @@ func (r QuarantineRun) StuckReason(address string) string {
 }
 
 // quarantinedLive names the quarantine runs that hold files the table
-// references (the likely reason they are missing from the listing).
-func quarantinedLive(runs []QuarantineRun) string {
+// references (the likely reason they are missing from the listing), with
+// the command that puts them back.
+func quarantinedLive(runs []QuarantineRun, address string) string {
 	var b strings.Builder
 	for _, r := range runs {
 		if len(r.Referenced) > 0 {
-			fmt.Fprintf(&b, "; quarantine run %s holds %s: run iceops restore %s", r.RunID, strings.Join(r.Referenced, ", "), r.RunID)
+			fmt.Fprintf(&b, "; quarantine run %s holds %s: run iceops restore %s %s", r.RunID, strings.Join(r.Referenced, ", "), r.RunID, address)
 		}
 	}
 	return b.String()

@@ -246,7 +246,7 @@ func TestOrphanPurgeRuns(t *testing.T) {
 		st.Orphans.MissingReferencedCount = 1
 		st.Orphans.MissingReferenced = []string{"s3://b/t/data/live.parquet"}
 		tp := PlanTable(pol, st, testNow)
-		if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "quarantine run 0-first holds s3://b/t/data/live.parquet: run iceops restore 0-first") {
+		if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "quarantine run 0-first holds s3://b/t/data/live.parquet: run iceops restore 0-first "+st.Address) {
 			t.Fatalf("refusals %+v", tp.Refusals)
 		}
 	})

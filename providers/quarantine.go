@@ -405,7 +405,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			}
 		}
 		if len(live) > 0 {
-			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run iceops restore", path.Base(d.dir), strings.Join(live, ", ")))
+			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run iceops restore %s with this table's address", path.Base(d.dir), strings.Join(live, ", "), path.Base(d.dir)))
 			continue
 		}
 		var failed bool
