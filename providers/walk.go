@@ -296,6 +296,7 @@ func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, cons
 			select {
 			case jobs <- j:
 			case <-ctx.Done():
+				close(j.out) // no worker will: the consumer may be waiting on it
 				return
 			}
 		}
@@ -318,6 +319,10 @@ consume:
 				first = b.err
 				break consume
 			}
+		}
+		if err := ctx.Err(); err != nil {
+			first = err // the caller cancelled: this manifest may be partial
+			break
 		}
 	}
 	cancel()
