@@ -32,7 +32,10 @@ import (
 //	current_date  current_timestamp  now()
 //	current_date - interval '7' day   now() + interval '90 minutes'   … - interval 2 weeks
 //
-// (units second, minute, hour, day, week, singular or plural). current_date
+// (units second, minute, hour, day, week, month, year, singular or
+// plural; a month or year moves the calendar and keeps the day of the
+// month, clamped to the month's last day as PostgreSQL and Spark do:
+// 2026-03-31 - interval '1' month is 2026-02-28). current_date
 // is midnight UTC of now's date; each is a timestamp literal in
 // microseconds, which iceberg-go binds to a date column as its date, and to
 // a timestamp, timestamptz or nanosecond column as that instant.
@@ -342,16 +345,35 @@ func (p *whereParser) clock(t whereTok) (iceberg.Literal, error) {
 			break
 		}
 		p.next()
-		d, err := p.interval(sign)
+		iv, err := p.interval(sign)
 		if err != nil {
 			return nil, err
 		}
 		if sign.text == "-" {
-			d = -d
+			iv.months, iv.d = -iv.months, -iv.d
 		}
-		at = at.Add(d)
+		at = addMonths(at, iv.months).Add(iv.d)
 	}
 	return iceberg.NewLiteral(iceberg.Timestamp(at.UnixMicro())), nil
+}
+
+// addMonths moves t by n calendar months, keeping the time of day and the
+// day of the month, or the month's last day when it has fewer days
+// (time.AddDate would roll 2026-03-31 - 1 month over to 2026-03-03).
+func addMonths(t time.Time, n int) time.Time {
+	if n == 0 {
+		return t
+	}
+	first := time.Date(t.Year(), t.Month(), 1, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), t.Location()).AddDate(0, n, 0)
+	last := first.AddDate(0, 1, -1).Day()
+	return first.AddDate(0, 0, min(t.Day(), last)-1)
+}
+
+// whereInterval is one `interval …`: calendar months (month, year) and a
+// fixed duration (second to week).
+type whereInterval struct {
+	months int
+	d      time.Duration
 }
 
 var intervalUnits = map[string]time.Duration{
@@ -359,15 +381,18 @@ var intervalUnits = map[string]time.Duration{
 	"day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
 }
 
+// monthUnits are the calendar units, in months.
+var monthUnits = map[string]int{"month": 1, "year": 12}
+
 // interval reads `interval 'N' unit`, `interval 'N unit'` or
 // `interval N unit` after the sign.
-func (p *whereParser) interval(sign whereTok) (time.Duration, error) {
+func (p *whereParser) interval(sign whereTok) (whereInterval, error) {
 	if kw := p.next(); !kw.keyword("interval") {
-		return 0, fmt.Errorf("expected INTERVAL after '%s' at offset %d, found %s", sign.text, kw.pos, kw)
+		return whereInterval{}, fmt.Errorf("expected INTERVAL after '%s' at offset %d, found %s", sign.text, kw.pos, kw)
 	}
 	n := p.next()
 	if n.kind != tokString && n.kind != tokNumber {
-		return 0, fmt.Errorf("expected an interval count ('7', '7 days' or 7) at offset %d, found %s", n.pos, n)
+		return whereInterval{}, fmt.Errorf("expected an interval count ('7', '7 days' or 7) at offset %d, found %s", n.pos, n)
 	}
 	count, unit := n.text, ""
 	if f := strings.Fields(n.text); n.kind == tokString && len(f) == 2 {
@@ -375,26 +400,34 @@ func (p *whereParser) interval(sign whereTok) (time.Duration, error) {
 	}
 	num, err := strconv.ParseInt(strings.TrimSpace(count), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("bad interval count %s at offset %d: want a whole number", n, n.pos)
+		return whereInterval{}, fmt.Errorf("bad interval count %s at offset %d: want a whole number", n, n.pos)
 	}
 	if unit == "" {
 		u := p.next()
 		if u.kind != tokIdent || u.quote {
-			return 0, fmt.Errorf("expected an interval unit (second, minute, hour, day or week) at offset %d, found %s", u.pos, u)
+			return whereInterval{}, fmt.Errorf("expected an interval unit (second, minute, hour, day, week, month or year) at offset %d, found %s", u.pos, u)
 		}
 		unit = u.text
 	}
-	per, ok := intervalUnits[strings.TrimSuffix(strings.ToLower(unit), "s")]
-	if !ok {
-		return 0, fmt.Errorf("unknown interval unit %q at offset %d: want second, minute, hour, day or week", unit, n.pos)
-	}
 	// A timestamp literal is microseconds since 1970: anything beyond a
 	// century or so either way is a typo, not a maintenance window.
+	tooLong := fmt.Errorf("interval %s %s at offset %d is longer than 100 years", count, unit, n.pos)
+	name := strings.TrimSuffix(strings.ToLower(unit), "s")
+	if m, ok := monthUnits[name]; ok {
+		if num > int64(1200/m) || num < -int64(1200/m) {
+			return whereInterval{}, tooLong
+		}
+		return whereInterval{months: int(num) * m}, nil
+	}
+	per, ok := intervalUnits[name]
+	if !ok {
+		return whereInterval{}, fmt.Errorf("unknown interval unit %q at offset %d: want second, minute, hour, day, week, month or year", unit, n.pos)
+	}
 	const limit = 100 * 366 * 24 * time.Hour
 	if num > int64(limit/per) || num < -int64(limit/per) {
-		return 0, fmt.Errorf("interval %s %s at offset %d is longer than 100 years", count, unit, n.pos)
+		return whereInterval{}, tooLong
 	}
-	return time.Duration(num) * per, nil
+	return whereInterval{d: time.Duration(num) * per}, nil
 }
 
 // WhereFilter decides, from a data file's partition alone, whether the file

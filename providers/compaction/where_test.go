@@ -67,6 +67,9 @@ func TestParseWhereRelative(t *testing.T) {
 		"current_timestamp + interval 30 seconds":      instant.Add(30 * time.Second),
 		"now() - interval '1' day + interval '2' hour": instant.Add(-22 * time.Hour),
 		"current_date - interval '-1' day":             midnight.AddDate(0, 0, 1),
+		"current_date - interval '3' months":           time.Date(2026, 8, 4, 0, 0, 0, 0, time.UTC),
+		"current_date - interval '1 year'":             time.Date(2025, 11, 4, 0, 0, 0, 0, time.UTC),
+		"now() + interval 2 months - interval '1' day": time.Date(2027, 1, 3, 15, 30, 45, 123456000, time.UTC),
 	}
 	types := []iceberg.Type{iceberg.PrimitiveTypes.Date, iceberg.PrimitiveTypes.Timestamp,
 		iceberg.PrimitiveTypes.TimestampTz, iceberg.PrimitiveTypes.TimestampNs}
@@ -107,7 +110,9 @@ func TestParseWhereRelative(t *testing.T) {
 		"d >= current_date - 7":                        "expected INTERVAL after '-'",
 		"d >= current_date - interval":                 "expected an interval count",
 		"d >= current_date - interval '7'":             "expected an interval unit",
-		"d >= current_date - interval '7' month":       `unknown interval unit "month"`,
+		"d >= current_date - interval '7' fortnight":   `unknown interval unit "fortnight"`,
+		"d >= current_date - interval '1201' month":    "longer than 100 years",
+		"d >= current_date + interval '101' years":     "longer than 100 years",
 		"d >= current_date - interval '1.5' day":       "bad interval count",
 		"d >= current_date - interval 'x day'":         "bad interval count",
 		"d >= now":                                     "expected '('",
@@ -160,4 +165,37 @@ func FuzzParseWhere(f *testing.F) {
 		_, _ = w.MayMatch(specID, map[int]any{1000: int32(20395), 1001: "x", 1002: int32(1)})
 		_, _ = w.MayMatch(specID, map[int]any{1000: nil, 1001: nil, 1002: nil})
 	})
+}
+
+// A month or a year moves the calendar and clamps the day of the month to
+// the month's last day, as PostgreSQL's and Spark's month arithmetic do.
+func TestAddMonthsClampsToMonthEnd(t *testing.T) {
+	at := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 7, 8, 9, 10, time.UTC) }
+	for _, tc := range []struct {
+		from   time.Time
+		months int
+		want   time.Time
+	}{
+		{at(2026, 3, 31), -1, at(2026, 2, 28)},
+		{at(2024, 3, 31), -1, at(2024, 2, 29)},
+		{at(2026, 1, 31), 1, at(2026, 2, 28)},
+		{at(2026, 5, 31), 1, at(2026, 6, 30)},
+		{at(2026, 11, 4), -3, at(2026, 8, 4)},
+		{at(2026, 12, 15), 1, at(2027, 1, 15)},
+		{at(2024, 2, 29), 12, at(2025, 2, 28)},
+		{at(2026, 1, 31), -13, at(2024, 12, 31)},
+		{at(2026, 6, 30), 0, at(2026, 6, 30)},
+	} {
+		if got := addMonths(tc.from, tc.months); !got.Equal(tc.want) {
+			t.Errorf("%s %+d months = %s, want %s", tc.from.Format(time.DateOnly), tc.months, got, tc.want)
+		}
+	}
+	// Through the parser: the last day of March minus a month.
+	e, err := ParseWhere("d >= current_date - interval '1' month", time.Date(2026, 3, 31, 12, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.String(), "2026-02-28 00:00:00") {
+		t.Fatalf("%s: want 2026-02-28 00:00:00", e)
+	}
 }
