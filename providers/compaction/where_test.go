@@ -134,7 +134,7 @@ func FuzzParseWhere(f *testing.F) {
 	for _, s := range []string{"a = 1", "event_ts >= '2026-11-03T00:00:00Z'", "NOT (a IN (1, 2)) OR b IS NOT NULL",
 		"a == 1", "'x'", "(((", "a <> 'it''s' AND TRUE", "x < -1e3", "\"q\" != false",
 		"event_ts >= current_date - interval '7' day", "event_ts < now() + interval '90 minutes' - interval 2 weeks",
-		"a IN (current_timestamp)", "event_ts > now( - interval '1' fortnight"} {
+		"a IN (current_timestamp)", "event_ts > now( - interval '1' fortnight", "event_ts >= current_date - interval '1 year' + interval 3 months"} {
 		f.Add(s)
 	}
 	sc := iceberg.NewSchema(0,
