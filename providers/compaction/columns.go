@@ -3,12 +3,10 @@ package compaction
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -41,11 +39,15 @@ func (s pqarrowSink) close() error                              { return s.pw.Cl
 func (s pqarrowSink) metadata() (*metadata.FileMetaData, error) { return s.pw.FileMetadata() }
 
 // columnWriter writes a flat schema (every field one Parquet leaf) with
-// the columns of each batch encoded and compressed at once, one goroutine
-// per column up to the CPUs. pqarrow's FileWriter encodes them one after
-// the other, and in the benchmarks that one goroutine (encoding, then zstd
-// as pages fill) was the compaction's critical path: the readers and the
-// collector waited on it while the second core idled.
+// each column encoded and compressed in a goroutine of its own, at most
+// as many at once as there are CPUs (up to maxColumnWorkers). pqarrow's
+// FileWriter encodes a batch's columns one after the other, and in the
+// benchmarks that one goroutine (encoding, then zstd as pages fill) was
+// the compaction's critical path: the readers and the collector waited on
+// it while the second core idled. A batch is handed to every column's
+// queue and writeBuffered returns: the columns do not wait for each other
+// batch by batch (their costs differ: a string column can take a third of
+// the work), only at a row group's end and the file's.
 //
 // It produces what pqarrow's FileWriter produces: the same Parquet schema
 // (pqarrow.ToParquet), the same key-value metadata with the stored Arrow
@@ -55,15 +57,31 @@ func (s pqarrowSink) metadata() (*metadata.FileMetaData, error) { return s.pw.Fi
 // Columns of one buffered row group are independent until it is closed:
 // each has its own encoders, page buffer, statistics and bloom filter,
 // and the zstd codec is safe for concurrent use; the row group and file
-// are closed from one goroutine.
+// are closed from the caller's goroutine once every queue is empty.
 type columnWriter struct {
-	fw      *file.Writer
-	rgw     file.BufferedRowGroupWriter
-	ctxs    []context.Context // one Arrow write context per column: each holds a scratch buffer
-	maxDef  []int16           // 1 for an optional column, 0 for a required one
-	levels  [][]int16         // definition levels, reused batch to batch
-	workers int
+	fw     *file.Writer
+	rgw    file.BufferedRowGroupWriter // replaced only while every queue is empty
+	cols   []*columnQueue
+	tokens chan struct{} // one per column encoding at the moment
+
+	pending sync.WaitGroup // arrays queued and not yet written
+	mu      sync.Mutex
+	err     error // the first column error; later batches are dropped
+	stopped bool
 }
+
+// columnQueue is one column's pipeline: its arrays in batch order, its
+// Arrow write context (a scratch buffer) and its definition levels.
+type columnQueue struct {
+	i      int
+	ctx    context.Context
+	maxDef int16 // 1 for an optional column, 0 for a required one
+	levels []int16
+	in     chan arrow.Array
+}
+
+// columnQueueDepth bounds the batches a column may lag behind the reader.
+const columnQueueDepth = 2
 
 // flatSchema reports whether every field of as is a single Parquet leaf,
 // which is when columnWriter can compute the definition levels itself.
@@ -125,24 +143,61 @@ func newColumnWriter(as *arrow.Schema, ps *schema.Schema, w io.Writer, props *pa
 		return nil, err
 	}
 	c := &columnWriter{
-		fw:      fw,
-		ctxs:    make([]context.Context, as.NumFields()),
-		maxDef:  make([]int16, as.NumFields()),
-		levels:  make([][]int16, as.NumFields()),
-		workers: workers,
+		fw:     fw,
+		cols:   make([]*columnQueue, as.NumFields()),
+		tokens: make(chan struct{}, workers),
 	}
-	for i := range c.ctxs {
-		c.ctxs[i] = pqarrow.NewArrowWriteContext(context.Background(), &aprops)
-		c.maxDef[i] = ps.Column(i).MaxDefinitionLevel()
+	for i := range c.cols {
+		c.cols[i] = &columnQueue{
+			i:      i,
+			ctx:    pqarrow.NewArrowWriteContext(context.Background(), &aprops),
+			maxDef: ps.Column(i).MaxDefinitionLevel(),
+			in:     make(chan arrow.Array, columnQueueDepth),
+		}
 	}
 	if err := c.newRowGroup(); err != nil {
 		_ = fw.Close()
 		return nil, err
 	}
+	for _, q := range c.cols {
+		go c.run(q)
+	}
 	return c, nil
 }
 
+// run writes q's arrays in order until its queue is closed.
+func (c *columnWriter) run(q *columnQueue) {
+	for arr := range q.in {
+		if c.failed() == nil {
+			c.tokens <- struct{}{}
+			err := c.writeColumn(q, arr)
+			<-c.tokens
+			if err != nil {
+				c.mu.Lock()
+				if c.err == nil {
+					c.err = fmt.Errorf("column %d: %w", q.i, err)
+				}
+				c.mu.Unlock()
+			}
+		}
+		arr.Release()
+		c.pending.Done()
+	}
+}
+
+func (c *columnWriter) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// newRowGroup waits for every column to write what it was given, closes
+// the row group (writing it to the file) and opens the next.
 func (c *columnWriter) newRowGroup() error {
+	c.pending.Wait()
+	if err := c.failed(); err != nil {
+		return err
+	}
 	rgw, err := c.fw.AppendBufferedRowGroupChecked()
 	if err != nil {
 		return err
@@ -151,49 +206,44 @@ func (c *columnWriter) newRowGroup() error {
 	return nil
 }
 
+// writeBuffered queues the batch's columns (each retained until written)
+// and returns; it blocks only while a column is columnQueueDepth batches
+// behind. An error of an earlier batch is returned here or at the next
+// row group or close.
 func (c *columnWriter) writeBuffered(rec arrow.RecordBatch) error {
-	n := int(rec.NumCols())
-	if n != len(c.ctxs) {
-		return fmt.Errorf("batch has %d columns, the file %d", n, len(c.ctxs))
+	if int(rec.NumCols()) != len(c.cols) {
+		return fmt.Errorf("batch has %d columns, the file %d", rec.NumCols(), len(c.cols))
 	}
-	errs := make([]error, n)
-	var next atomic.Int32
-	work := func() {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= n {
-				return
-			}
-			errs[i] = c.writeColumn(i, rec.Column(i))
-		}
+	if err := c.failed(); err != nil {
+		return err
 	}
-	var wg sync.WaitGroup
-	for range c.workers - 1 {
-		wg.Go(work)
+	for i, q := range c.cols {
+		arr := rec.Column(i)
+		arr.Retain()
+		c.pending.Add(1)
+		q.in <- arr
 	}
-	work()
-	wg.Wait()
-	return errors.Join(errs...)
+	return nil
 }
 
 // writeColumn writes one top-level primitive column with the levels
 // pqarrow's path builder computes for it: none for a required column;
 // for an optional one, the maximum level for each present value and 0
 // for each null, the leaf counted nullable only when it has nulls.
-func (c *columnWriter) writeColumn(i int, arr arrow.Array) error {
-	cw, err := c.rgw.Column(i)
+func (c *columnWriter) writeColumn(q *columnQueue, arr arrow.Array) error {
+	cw, err := c.rgw.Column(q.i)
 	if err != nil {
 		return err
 	}
 	var def []int16
 	nullable := false
-	if c.maxDef[i] > 0 {
-		def = c.levels[i][:0]
+	if q.maxDef > 0 {
+		def = q.levels[:0]
 		if cap(def) < arr.Len() {
 			def = make([]int16, 0, arr.Len())
 		}
 		def = def[:arr.Len()]
-		present, null := c.maxDef[i], c.maxDef[i]-1
+		present, null := q.maxDef, q.maxDef-1
 		if arr.NullN() == 0 {
 			for j := range def {
 				def[j] = present
@@ -208,11 +258,26 @@ func (c *columnWriter) writeColumn(i int, arr arrow.Array) error {
 				}
 			}
 		}
-		c.levels[i] = def
+		q.levels = def
 	}
-	return pqarrow.WriteArrowToColumn(c.ctxs[i], cw, arr, def, nil, nullable)
+	return pqarrow.WriteArrowToColumn(q.ctx, cw, arr, def, nil, nullable)
 }
 
-func (c *columnWriter) close() error { return c.fw.Close() }
+// close waits for the columns, stops their goroutines and writes the
+// footer. It may be called again (abort after a failed close).
+func (c *columnWriter) close() error {
+	c.pending.Wait()
+	if !c.stopped {
+		c.stopped = true
+		for _, q := range c.cols {
+			close(q.in)
+		}
+	}
+	err := c.failed()
+	if cerr := c.fw.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 func (c *columnWriter) metadata() (*metadata.FileMetaData, error) { return c.fw.FileMetadata() }

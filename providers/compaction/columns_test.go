@@ -5,7 +5,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -297,5 +301,64 @@ func TestBinpackNestedSchema(t *testing.T) {
 			t.Fatalf("%s: want 1 group into 1 file, got %d groups, %d files", tb.Identifier(), res.Committed(), len(liveTasks(t, res.Table)))
 		}
 		requireSameRows(t, before, rowStrings(t, res.Table))
+	}
+}
+
+// A column that fails (here: an int32 array for an int64 column) fails the
+// row group and the file, later batches are dropped, and close stops every
+// column goroutine.
+func TestColumnWriterColumnError(t *testing.T) {
+	sc := flatTestSchema()
+	wprops, err := parquetWriterProps(iceberg.Properties{}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	ps, err := pqarrow.ToParquet(sc, wprops, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	var buf bytes.Buffer
+	cw, err := newColumnWriter(sc, ps, &buf, wprops, aprops, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := flatTestBatch(t, sc, 100, 1)
+	defer good.Release()
+	cols := good.Columns()
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	for range 100 {
+		b.Append(1)
+	}
+	wrong := b.NewArray()
+	b.Release()
+	defer wrong.Release()
+	mixed := slices.Clone(cols)
+	mixed[0] = wrong
+	bad := array.NewRecordBatch(arrow.NewSchema(append([]arrow.Field{{Name: "req_long", Type: arrow.PrimitiveTypes.Int32}}, sc.Fields()[1:]...), nil), mixed, 100)
+	defer bad.Release()
+	if err := cw.writeBuffered(good); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.writeBuffered(bad); err != nil {
+		t.Fatalf("queueing does not see the error yet: %v", err)
+	}
+	if err := cw.newRowGroup(); err == nil || !strings.Contains(err.Error(), "column 0") {
+		t.Fatalf("row group after a failed column: %v", err)
+	}
+	if err := cw.writeBuffered(good); err == nil {
+		t.Fatal("a batch after the failure was queued")
+	}
+	if err := cw.close(); err == nil {
+		t.Fatal("close after a failed column succeeded")
+	}
+	_ = cw.close() // abort closes again
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines left running (%d before)", n-before, before)
 	}
 }
