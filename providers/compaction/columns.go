@@ -7,9 +7,11 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -68,6 +70,29 @@ type columnWriter struct {
 	mu      sync.Mutex
 	err     error // the first column error; later batches are dropped
 	stopped bool
+
+	// Batches not yet written by every column hold their buffers: at most
+	// maxQueued bytes of them (one batch whatever its size), so a scan of
+	// large row groups (iceberg-go reads up to 131,072 rows per batch) is
+	// written one batch at a time, as pqarrow's writer would, instead of
+	// keeping columnQueueDepth more alive.
+	qmu       sync.Mutex
+	qcond     *sync.Cond
+	queued    int64
+	maxQueued int64
+}
+
+// queuedBatch is one batch in the column queues: its size, and how many
+// columns still have to write it.
+type queuedBatch struct {
+	size int64
+	left atomic.Int32
+}
+
+// queuedArray is one column of a queued batch.
+type queuedArray struct {
+	arr   arrow.Array
+	batch *queuedBatch
 }
 
 // columnQueue is one column's pipeline: its arrays in batch order, its
@@ -77,7 +102,7 @@ type columnQueue struct {
 	ctx    context.Context
 	maxDef int16 // 1 for an optional column, 0 for a required one
 	levels []int16
-	in     chan arrow.Array
+	in     chan queuedArray
 }
 
 // columnQueueDepth bounds the batches a column may lag behind the reader.
@@ -103,7 +128,7 @@ func flatSchema(as *arrow.Schema, ps *schema.Schema) bool {
 
 // newParquetSink opens the writer for one output file: columnWriter when
 // the schema is flat and more than one CPU can work, else pqarrow's.
-func newParquetSink(as *arrow.Schema, w io.Writer, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) (parquetSink, error) {
+func newParquetSink(as *arrow.Schema, w io.Writer, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties, maxQueued int64) (parquetSink, error) {
 	workers := min(runtime.GOMAXPROCS(0), as.NumFields(), maxColumnWorkers)
 	if workers > 1 {
 		ps, err := pqarrow.ToParquet(as, props, aprops)
@@ -111,7 +136,7 @@ func newParquetSink(as *arrow.Schema, w io.Writer, props *parquet.WriterProperti
 			return nil, err
 		}
 		if flatSchema(as, ps) {
-			return newColumnWriter(as, ps, w, props, aprops, workers)
+			return newColumnWriter(as, ps, w, props, aprops, workers, maxQueued)
 		}
 	}
 	pw, err := pqarrow.NewFileWriter(as, w, props, aprops)
@@ -125,7 +150,7 @@ func newParquetSink(as *arrow.Schema, w io.Writer, props *parquet.WriterProperti
 // column holds a zstd encoder (about 3.5 MiB with LowMemoryZstd).
 const maxColumnWorkers = 4
 
-func newColumnWriter(as *arrow.Schema, ps *schema.Schema, w io.Writer, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties, workers int) (*columnWriter, error) {
+func newColumnWriter(as *arrow.Schema, ps *schema.Schema, w io.Writer, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties, workers int, maxQueued int64) (*columnWriter, error) {
 	// The key-value metadata pqarrow.NewFileWriter writes: the Arrow
 	// schema's own, then the schema itself (WithStoreSchema). pqarrow
 	// first renames list elements; a flat schema has none.
@@ -143,16 +168,18 @@ func newColumnWriter(as *arrow.Schema, ps *schema.Schema, w io.Writer, props *pa
 		return nil, err
 	}
 	c := &columnWriter{
-		fw:     fw,
-		cols:   make([]*columnQueue, as.NumFields()),
-		tokens: make(chan struct{}, workers),
+		fw:        fw,
+		cols:      make([]*columnQueue, as.NumFields()),
+		tokens:    make(chan struct{}, workers),
+		maxQueued: maxQueued,
 	}
+	c.qcond = sync.NewCond(&c.qmu)
 	for i := range c.cols {
 		c.cols[i] = &columnQueue{
 			i:      i,
 			ctx:    pqarrow.NewArrowWriteContext(context.Background(), &aprops),
 			maxDef: ps.Column(i).MaxDefinitionLevel(),
-			in:     make(chan arrow.Array, columnQueueDepth),
+			in:     make(chan queuedArray, columnQueueDepth),
 		}
 	}
 	if err := c.newRowGroup(); err != nil {
@@ -167,10 +194,10 @@ func newColumnWriter(as *arrow.Schema, ps *schema.Schema, w io.Writer, props *pa
 
 // run writes q's arrays in order until its queue is closed.
 func (c *columnWriter) run(q *columnQueue) {
-	for arr := range q.in {
+	for qa := range q.in {
 		if c.failed() == nil {
 			c.tokens <- struct{}{}
-			err := c.writeColumn(q, arr)
+			err := c.writeColumn(q, qa.arr)
 			<-c.tokens
 			if err != nil {
 				c.mu.Lock()
@@ -180,7 +207,13 @@ func (c *columnWriter) run(q *columnQueue) {
 				c.mu.Unlock()
 			}
 		}
-		arr.Release()
+		qa.arr.Release()
+		if qa.batch.left.Add(-1) == 0 {
+			c.qmu.Lock()
+			c.queued -= qa.batch.size
+			c.qcond.Broadcast()
+			c.qmu.Unlock()
+		}
 		c.pending.Done()
 	}
 }
@@ -207,8 +240,8 @@ func (c *columnWriter) newRowGroup() error {
 }
 
 // writeBuffered queues the batch's columns (each retained until written)
-// and returns; it blocks only while a column is columnQueueDepth batches
-// behind. An error of an earlier batch is returned here or at the next
+// and returns; it blocks while a column is columnQueueDepth batches behind
+// or the batches not yet written hold more than maxQueued bytes. An error of an earlier batch is returned here or at the next
 // row group or close.
 func (c *columnWriter) writeBuffered(rec arrow.RecordBatch) error {
 	if int(rec.NumCols()) != len(c.cols) {
@@ -217,11 +250,19 @@ func (c *columnWriter) writeBuffered(rec arrow.RecordBatch) error {
 	if err := c.failed(); err != nil {
 		return err
 	}
+	b := &queuedBatch{size: util.TotalRecordSize(rec)}
+	b.left.Store(int32(len(c.cols)))
+	c.qmu.Lock()
+	for c.queued > 0 && c.queued+b.size > c.maxQueued {
+		c.qcond.Wait()
+	}
+	c.queued += b.size
+	c.qmu.Unlock()
 	for i, q := range c.cols {
 		arr := rec.Column(i)
 		arr.Retain()
 		c.pending.Add(1)
-		q.in <- arr
+		q.in <- queuedArray{arr: arr, batch: b}
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -161,20 +162,24 @@ func TestColumnWriterMatchesPqarrow(t *testing.T) {
 			if !flatSchema(sc, ps) {
 				t.Fatal("test schema is not flat")
 			}
-			cw, err := newColumnWriter(sc, ps, &got, wprops, aprops, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			write(cw)
 			if want.Len() < 10000 {
 				t.Fatalf("reference file is only %d bytes", want.Len())
 			}
-			if !bytes.Equal(want.Bytes(), got.Bytes()) {
-				i := 0
-				for i < min(want.Len(), got.Len()) && want.Bytes()[i] == got.Bytes()[i] {
-					i++
+			// Queued bytes: one batch at a time, and room for several.
+			for _, maxQueued := range []int64{1, 64 << 20} {
+				got.Reset()
+				cw, err := newColumnWriter(sc, ps, &got, wprops, aprops, 4, maxQueued)
+				if err != nil {
+					t.Fatal(err)
 				}
-				t.Fatalf("files differ: pqarrow %d bytes, columnWriter %d bytes, first difference at byte %d", want.Len(), got.Len(), i)
+				write(queueChecked{cw, t, maxQueued})
+				if !bytes.Equal(want.Bytes(), got.Bytes()) {
+					i := 0
+					for i < min(want.Len(), got.Len()) && want.Bytes()[i] == got.Bytes()[i] {
+						i++
+					}
+					t.Fatalf("max queued %d: files differ: pqarrow %d bytes, columnWriter %d bytes, first difference at byte %d", maxQueued, want.Len(), got.Len(), i)
+				}
 			}
 		})
 	}
@@ -320,7 +325,7 @@ func TestColumnWriterColumnError(t *testing.T) {
 	}
 	before := runtime.NumGoroutine()
 	var buf bytes.Buffer
-	cw, err := newColumnWriter(sc, ps, &buf, wprops, aprops, 2)
+	cw, err := newColumnWriter(sc, ps, &buf, wprops, aprops, 2, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,4 +366,26 @@ func TestColumnWriterColumnError(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines left running (%d before)", n-before, before)
 	}
+}
+
+// queueChecked checks, after every batch handed to a columnWriter, that
+// the batches not yet written hold no more than maxQueued bytes, or one
+// batch when a batch alone is larger.
+type queueChecked struct {
+	*columnWriter
+	t         *testing.T
+	maxQueued int64
+}
+
+func (q queueChecked) writeBuffered(rec arrow.RecordBatch) error {
+	if err := q.columnWriter.writeBuffered(rec); err != nil {
+		return err
+	}
+	q.qmu.Lock()
+	queued := q.queued
+	q.qmu.Unlock()
+	if size := util.TotalRecordSize(rec); queued > max(q.maxQueued, size) {
+		q.t.Fatalf("%d bytes queued with a bound of %d and a %d-byte batch", queued, q.maxQueued, size)
+	}
+	return nil
 }

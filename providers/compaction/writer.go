@@ -298,8 +298,10 @@ func (w *rollingWriter) open() error {
 	}
 	w.created = append(w.created, path)
 	cw := &countingWriter{w: fw}
+	// Batches waiting for the column encoders hold at most one row
+	// group's worth of bytes (the writer's own memory bound).
 	pw, err := newParquetSink(w.arrowSchema, cw, w.wprops,
-		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem), pqarrow.WithStoreSchema()))
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem), pqarrow.WithStoreSchema()), w.rowGroupBytes)
 	if err != nil {
 		_ = cw.Close()
 		return fmt.Errorf("open parquet writer %s: %w", path, err)
