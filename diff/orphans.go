@@ -201,6 +201,9 @@ func (r QuarantineRun) StuckReason(address string) string {
 		if n > 1 {
 			files, verb, them = fmt.Sprintf("%d files", n), "are", "them"
 		}
+		if r.ReferencedAtLeast {
+			files, them = "at least "+files, "them"
+		}
 		why = append(why, fmt.Sprintf("%s of this run %s referenced by the table again; put %s back with iceops restore %s %s",
 			files, verb, them, r.RunID, address))
 	}

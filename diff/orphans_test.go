@@ -2,6 +2,7 @@ package diff
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -297,6 +298,20 @@ func TestQuarantineStuckWarnings(t *testing.T) {
 		a := findAction(t, tp, RemoveOrphanFiles)
 		if len(a.Orphans.PurgeRuns) != 1 || a.Orphans.PurgeRuns[0].RunID != "due" {
 			t.Fatalf("purge runs %+v", a.Orphans.PurgeRuns)
+		}
+	})
+	t.Run("when the listing named only some missing files, the count is a lower bound", func(t *testing.T) {
+		for _, r := range []QuarantineRun{runs[4], runs[5]} {
+			r.ReferencedAtLeast = true
+			got := r.StuckReason("lake.db.t")
+			files := fmt.Sprintf("%d files of this run are", len(r.Referenced))
+			if len(r.Referenced) == 1 {
+				files = "1 file of this run is"
+			}
+			want := fmt.Sprintf("at least %s referenced by the table again; put them back with iceops restore %s lake.db.t", files, r.RunID)
+			if got != want {
+				t.Fatalf("%s:\n%s\nwant\n%s", r.RunID, got, want)
+			}
 		}
 	})
 	t.Run("healthy runs only: no warning", func(t *testing.T) {

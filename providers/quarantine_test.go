@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -609,5 +610,52 @@ func TestOrphanScanReadsQuarantineRuns(t *testing.T) {
 	}
 	if due := diff.DuePurgeRuns(scan.Quarantine, t0.Add(30*24*time.Hour)); len(due) != 1 || due[0].RunID != run {
 		t.Fatalf("due %+v", due)
+	}
+}
+
+// TestQuarantineRunHoldingManyLiveFiles: when more referenced files are
+// missing from the listing than the scan names (maxMissingReported), a run
+// holding some of them says its count is a lower bound.
+func TestQuarantineRunHoldingManyLiveFiles(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), maxMissingReported+4, 5, maxMissingReported+4)
+	live := dataFiles(t, tbl)
+	if len(live) <= maxMissingReported {
+		t.Fatalf("setup: %d data files", len(live))
+	}
+	root := strings.TrimPrefix(tbl.Location(), "file://")
+	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	runDir := filepath.Join(root, QuarantineDir, "r-many")
+	man := QuarantineManifest{RunID: "r-many", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0, PurgeAfter: t0.Add(time.Hour)}
+	for i, p := range live {
+		q := filepath.Join(runDir, "data", fmt.Sprintf("%03d.parquet", i))
+		if err := os.MkdirAll(filepath.Dir(q), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(strings.TrimPrefix(p, "file://"), q); err != nil {
+			t.Fatal(err)
+		}
+		man.Files = append(man.Files, QuarantinedFile{Original: p, Quarantined: "file://" + q, Size: 1, Moved: true})
+	}
+	if err := writeQuarantineManifest(nil, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
+		t.Fatal(err)
+	}
+	scan, err := sessionFor(t, l).scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scan.MissingReferencedCount != int64(len(live)) || len(scan.MissingReferenced) != maxMissingReported {
+		t.Fatalf("missing %d, named %d", scan.MissingReferencedCount, len(scan.MissingReferenced))
+	}
+	if len(scan.Quarantine) != 1 {
+		t.Fatalf("runs %+v", scan.Quarantine)
+	}
+	r := scan.Quarantine[0]
+	if len(r.Referenced) != maxMissingReported || !r.ReferencedAtLeast {
+		t.Fatalf("run names %d referenced files, at least = %v", len(r.Referenced), r.ReferencedAtLeast)
+	}
+	if why := r.StuckReason("lake.ns.t"); !strings.HasPrefix(why, fmt.Sprintf("at least %d files of this run are referenced", maxMissingReported)) {
+		t.Fatalf("reason %q", why)
 	}
 }
