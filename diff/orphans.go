@@ -178,7 +178,7 @@ func quarantineWarnings(address string, scan *OrphanScan) []Warning {
 	}
 	var out []Warning
 	for _, r := range scan.Quarantine {
-		why := r.StuckReason(address)
+		why := r.StuckReason(address, scan.MissingUnnamed())
 		if why == "" {
 			continue
 		}
@@ -191,17 +191,25 @@ func quarantineWarnings(address string, scan *OrphanScan) []Warning {
 	return out
 }
 
+// MissingUnnamed reports whether the listing lacked more referenced files
+// than MissingReferenced names: a quarantine run may then hold more live
+// files than its Referenced shows.
+func (s *OrphanScan) MissingUnnamed() bool {
+	return s.MissingReferencedCount > int64(len(s.MissingReferenced))
+}
+
 // StuckReason says why apply will never purge the run and what a person
 // must do about it, or "" when the run is not stuck (due or not). address
-// is the table's, for the iceops restore command line.
-func (r QuarantineRun) StuckReason(address string) string {
+// is the table's, for the iceops restore command line; unnamedMissing
+// (OrphanScan.MissingUnnamed) makes the count of live files a lower bound.
+func (r QuarantineRun) StuckReason(address string, unnamedMissing bool) string {
 	var why []string
 	if n := len(r.Referenced); n > 0 {
 		files, verb, them := "1 file", "is", "it"
 		if n > 1 {
 			files, verb, them = fmt.Sprintf("%d files", n), "are", "them"
 		}
-		if r.ReferencedAtLeast {
+		if unnamedMissing {
 			files, them = "at least "+files, "them"
 		}
 		why = append(why, fmt.Sprintf("%s of this run %s referenced by the table again; put %s back with iceops restore %s %s",

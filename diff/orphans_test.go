@@ -302,8 +302,7 @@ func TestQuarantineStuckWarnings(t *testing.T) {
 	})
 	t.Run("when the listing named only some missing files, the count is a lower bound", func(t *testing.T) {
 		for _, r := range []QuarantineRun{runs[4], runs[5]} {
-			r.ReferencedAtLeast = true
-			got := r.StuckReason("lake.db.t")
+			got := r.StuckReason("lake.db.t", true)
 			files := fmt.Sprintf("%d files of this run are", len(r.Referenced))
 			if len(r.Referenced) == 1 {
 				files = "1 file of this run is"

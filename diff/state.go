@@ -177,10 +177,6 @@ type QuarantineRun struct {
 	// (found among the referenced files missing from the listing): the run
 	// holds live data and must be restored, never purged.
 	Referenced []string `json:"referenced,omitempty"`
-	// ReferencedAtLeast is set when the listing lacked more referenced
-	// files than the scan reports by name: the run may hold more live
-	// files than Referenced names.
-	ReferencedAtLeast bool `json:"referenced_at_least,omitempty"`
 }
 
 type FileInfo struct {

@@ -212,7 +212,7 @@ func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Dura
 		Refusal:      scan.Refusal,
 	}
 	for _, r := range scan.Quarantine {
-		if why := r.StuckReason(address); why != "" {
+		if why := r.StuckReason(address, scan.MissingUnnamed()); why != "" {
 			o.StuckRuns = append(o.StuckRuns, InspectStuckRun{RunID: r.RunID, Reason: why})
 		}
 	}

@@ -174,13 +174,6 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String(), func(p string) bool {
 		return slices.Contains(scan.MissingReferenced, norm(p))
 	})
-	if scan.MissingReferencedCount > int64(len(scan.MissingReferenced)) {
-		// Only the first maxMissingReported missing files are named: a run
-		// may hold more of the others.
-		for i := range scan.Quarantine {
-			scan.Quarantine[i].ReferencedAtLeast = len(scan.Quarantine[i].Referenced) > 0
-		}
-	}
 	return scan, nil
 }
 

@@ -652,10 +652,10 @@ func TestQuarantineRunHoldingManyLiveFiles(t *testing.T) {
 		t.Fatalf("runs %+v", scan.Quarantine)
 	}
 	r := scan.Quarantine[0]
-	if len(r.Referenced) != maxMissingReported || !r.ReferencedAtLeast {
-		t.Fatalf("run names %d referenced files, at least = %v", len(r.Referenced), r.ReferencedAtLeast)
+	if len(r.Referenced) != maxMissingReported || !scan.MissingUnnamed() {
+		t.Fatalf("run names %d referenced files, unnamed missing = %v", len(r.Referenced), scan.MissingUnnamed())
 	}
-	if why := r.StuckReason("lake.ns.t"); !strings.HasPrefix(why, fmt.Sprintf("at least %d files of this run are referenced", maxMissingReported)) {
+	if why := r.StuckReason("lake.ns.t", scan.MissingUnnamed()); !strings.HasPrefix(why, fmt.Sprintf("at least %d files of this run are referenced", maxMissingReported)) {
 		t.Fatalf("reason %q", why)
 	}
 }

@@ -66,18 +66,19 @@ type columnWriter struct {
 	cols   []*columnQueue
 	tokens chan struct{} // one per column encoding at the moment
 
-	pending sync.WaitGroup // arrays queued and not yet written
 	mu      sync.Mutex
 	err     error // the first column error; later batches are dropped
 	stopped bool
 
-	// Batches not yet written by every column hold their buffers: at most
-	// maxQueued bytes of them (one batch whatever its size), so a scan of
-	// large row groups (iceberg-go reads up to 131,072 rows per batch) is
-	// written one batch at a time, as pqarrow's writer would, instead of
-	// keeping columnQueueDepth more alive.
+	// Batches not yet written by every column (inflight) hold their
+	// buffers: at most maxQueued bytes of them (one batch whatever its
+	// size), so a scan of large row groups (iceberg-go reads up to 131,072
+	// rows per batch) is written one batch at a time, as pqarrow's writer
+	// would, instead of keeping columnQueueDepth more alive. A row group
+	// or the file closes once inflight is back to 0.
 	qmu       sync.Mutex
 	qcond     *sync.Cond
+	inflight  int
 	queued    int64
 	maxQueued int64
 }
@@ -210,12 +211,21 @@ func (c *columnWriter) run(q *columnQueue) {
 		qa.arr.Release()
 		if qa.batch.left.Add(-1) == 0 {
 			c.qmu.Lock()
+			c.inflight--
 			c.queued -= qa.batch.size
 			c.qcond.Broadcast()
 			c.qmu.Unlock()
 		}
-		c.pending.Done()
 	}
+}
+
+// drain waits until every column has written every batch it was given.
+func (c *columnWriter) drain() {
+	c.qmu.Lock()
+	for c.inflight > 0 {
+		c.qcond.Wait()
+	}
+	c.qmu.Unlock()
 }
 
 func (c *columnWriter) failed() error {
@@ -227,7 +237,7 @@ func (c *columnWriter) failed() error {
 // newRowGroup waits for every column to write what it was given, closes
 // the row group (writing it to the file) and opens the next.
 func (c *columnWriter) newRowGroup() error {
-	c.pending.Wait()
+	c.drain()
 	if err := c.failed(); err != nil {
 		return err
 	}
@@ -256,12 +266,12 @@ func (c *columnWriter) writeBuffered(rec arrow.RecordBatch) error {
 	for c.queued > 0 && c.queued+b.size > c.maxQueued {
 		c.qcond.Wait()
 	}
+	c.inflight++
 	c.queued += b.size
 	c.qmu.Unlock()
 	for i, q := range c.cols {
 		arr := rec.Column(i)
 		arr.Retain()
-		c.pending.Add(1)
 		q.in <- queuedArray{arr: arr, batch: b}
 	}
 	return nil
@@ -307,7 +317,7 @@ func (c *columnWriter) writeColumn(q *columnQueue, arr arrow.Array) error {
 // close waits for the columns, stops their goroutines and writes the
 // footer. It may be called again (abort after a failed close).
 func (c *columnWriter) close() error {
-	c.pending.Wait()
+	c.drain()
 	if !c.stopped {
 		c.stopped = true
 		for _, q := range c.cols {
