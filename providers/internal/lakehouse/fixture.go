@@ -15,7 +15,7 @@ import (
 )
 
 // CopyFixture copies the Spark-written fixture table srcDir (one of
-// ../shared/fixtures/*) to dstDir and rewrites every path inside it to point
+// internal/testdata/tables/*) to dstDir and rewrites every path inside it to point
 // at dstDir: the strings of each metadata.json, manifest_path in manifest
 // lists and data_file.file_path in manifests. The fixtures hold paths
 // relative to the repository that wrote them ("./lineitem_iceberg",
@@ -184,31 +184,4 @@ func rewriteAvro(raw []byte, rewrite func(string) (string, bool)) ([]byte, error
 		return nil, err
 	}
 	return out.Bytes(), nil
-}
-
-// SharedDir locates the shared directory (fixtures, reference): env
-// ICEOPS_SHARED_DIR, else ../shared beside the repository root found by
-// walking up from start to go.mod.
-func SharedDir(env func(string) string, start string) (string, error) {
-	if d := env("ICEOPS_SHARED_DIR"); d != "" {
-		return d, nil
-	}
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			shared := filepath.Join(filepath.Dir(dir), "shared")
-			if _, err := os.Stat(shared); err != nil {
-				return "", fmt.Errorf("shared directory: %w", err)
-			}
-			return shared, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("shared directory: no go.mod above " + start)
-		}
-		dir = parent
-	}
 }
