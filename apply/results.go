@@ -86,7 +86,7 @@ type ActionResult struct {
 	// the file is still only in place, or in place and in the quarantine.
 	FilesNotMoved     int64 `json:"files_not_moved,omitempty"`
 	FilesInBothPlaces int64 `json:"files_in_both_places,omitempty"`
-	BytesFreed       int64 `json:"bytes_freed"`
+	BytesFreed        int64 `json:"bytes_freed"`
 
 	// NotApplied lists planned items (snapshots, refs, paths) left alone at
 	// apply time, each with its reason.

@@ -61,7 +61,7 @@ type ExecResult struct {
 	// DeleteErrors.
 	FilesNotMoved     int64
 	FilesInBothPlaces int64
-	BytesFreed       int64
+	BytesFreed        int64
 	// DeleteErrors are deletions, quarantine moves and manifest writes that
 	// failed (the rest went on), each naming its file and where it is. The
 	// files are unreferenced: a later orphan sweep can remove them. Any of
