@@ -48,7 +48,7 @@ type ApplyOptions struct {
 // only for refusals before anything changed (a stale saved plan); every
 // table's outcome, failures included, is in Results.
 func Apply(ctx context.Context, cfg *config.Config, sess *providers.Session, plan *diff.Plan, opts ApplyOptions) (*Results, error) {
-	return run(ctx, cfg, sess, plan, opts)
+	return run(sess.WithStorageLimits(ctx), cfg, sess, plan, opts)
 }
 
 type runner struct {

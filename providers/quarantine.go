@@ -821,6 +821,7 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 	if !validRunID(runID) {
 		return res, fmt.Errorf("invalid quarantine run id %q", runID)
 	}
+	ctx = s.WithStorageLimits(ctx)
 	tbl, err := s.LoadTable(ctx, address)
 	if err != nil {
 		return res, err
