@@ -435,6 +435,37 @@ func TestS3StalledServerFailsOneTable(t *testing.T) {
 	t.Logf("apply with one stalled table took %s", took)
 }
 
+// TestS3QuarantineForbiddenRefusedInPlan is issue 17.6: the store answers
+// 403 to every write under .iceops-quarantine/. The plan says so (a refusal
+// of remove_orphan_files naming the quarantine) before any move, the apply
+// fails that table, and every file is where it was.
+func TestS3QuarantineForbiddenRefusedInPlan(t *testing.T) {
+	ctx := context.Background()
+	l := newS3Lake(t, "orders")
+	l.strays("orders", 3)
+	before := l.objects("orders")
+	l.proxy.Add(testenv.Fault{Method: "PUT", Path: "/" + providers.QuarantineDir + "/", Status: 403, Code: "AccessDenied"})
+	sess := l.session()
+	p := l.plan(ctx, sess)
+	tp := planOf(t, p, "lake.sales.orders")
+	if o := orphansOf(tp); o != nil {
+		t.Fatalf("the plan quarantines into a forbidden prefix: %+v", o)
+	}
+	if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "refuses writes under "+providers.QuarantineDir) || !strings.Contains(tp.Refusals[0].Reason, "AccessDenied") {
+		t.Fatalf("refusals %+v", tp.Refusals)
+	}
+	res := l.apply(ctx, sess, p)
+	if !res.Failed() {
+		t.Fatalf("apply of a refused sweep succeeded: %+v", res.Summary)
+	}
+	if got := l.objects("orders"); !mapsEqualS(dataOnly(got), dataOnly(before)) {
+		t.Fatalf("bucket changed: %v", keys(got))
+	}
+	if n := len(l.proxy.Requests("PUT", "/"+providers.QuarantineDir+"/")); n != 1 {
+		t.Fatalf("%d PUTs under the quarantine, want the one probe (a 403 is not retried)", n)
+	}
+}
+
 func mapsEqualS(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false

@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -1033,4 +1034,47 @@ func sameContent(fs iceio.IO, loc, root, a, b string) (bool, error) {
 			return endA && endB, nil
 		}
 	}
+}
+
+// quarantineProbe checks, at plan time, that the quarantine of the table at
+// loc can be written and deleted in: it writes an empty object
+// .iceops-quarantine/.iceops-probe-<random> and removes it (locally it also
+// removes the quarantine directory again when the probe created it). The
+// name starts with a dot, so it is no run directory; a probe left behind by
+// a failed delete is reported by the refusal and harmless otherwise. This
+// is the one write a plan makes, and only when the policy quarantines and
+// there are orphans to move: a store that answers 403 there (a bucket
+// policy, a read-only prefix) is refused in the plan instead of failing
+// every move at apply.
+func quarantineProbe(fs iceio.IO, loc string) error {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	qroot := quarantineRoot(loc)
+	p := qroot + "/.iceops-probe-" + hex.EncodeToString(b[:])
+	if l, ok := execLocalPath(p); ok {
+		_, statErr := localLstat(loc, qroot)
+		created := execIsNotExist(statErr)
+		if err := localMkdirNoLink(loc, qroot); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(l, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			err = errors.Join(f.Close(), os.Remove(l))
+		}
+		if created {
+			_ = os.Remove(filepath.Dir(l))
+		}
+		return err
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("storage %T cannot write", fs)
+	}
+	if err := wfs.WriteFile(p, nil); err != nil {
+		return fmt.Errorf("write %s: %w", path.Base(p), err)
+	}
+	if err := fs.Remove(p); err != nil {
+		return fmt.Errorf("delete %s: %w", path.Base(p), err)
+	}
+	return nil
 }
