@@ -553,6 +553,19 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 			left++
 			continue
 		}
+		if sameLocalFile(f.Quarantined, f.Original) {
+			// An earlier restore was interrupted between its link and its
+			// unlink: the file is back already; finish by dropping the
+			// quarantine's name for it.
+			if err := fs.Remove(f.Quarantined); err != nil {
+				res.Refused = append(res.Refused, f.Original+": "+err.Error())
+				left++
+				continue
+			}
+			res.Restored = append(res.Restored, f)
+			res.Bytes += max(f.Size, 0)
+			continue
+		}
 		if quarantineExists(fs, f.Original) {
 			res.Refused = append(res.Refused, f.Original+": a file exists there; not overwritten")
 			left++
@@ -610,4 +623,17 @@ func moveFileNoClobber(fs iceio.IO, src, dst string) error {
 		return errors.New("a file exists there; not overwritten")
 	}
 	return moveFile(fs, src, dst)
+}
+
+// sameLocalFile reports whether two local paths name one file (one inode):
+// what an interrupted link-then-unlink move leaves. Links are not followed.
+func sameLocalFile(a, b string) bool {
+	la, okA := execLocalPath(a)
+	lb, okB := execLocalPath(b)
+	if !okA || !okB {
+		return false
+	}
+	sa, errA := os.Lstat(la)
+	sb, errB := os.Lstat(lb)
+	return errA == nil && errB == nil && sa.Mode().IsRegular() && os.SameFile(sa, sb)
 }
