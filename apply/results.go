@@ -88,6 +88,10 @@ type ActionResult struct {
 	// apply time, each with its reason.
 	NotApplied   []string `json:"not_applied,omitempty"`
 	DeleteErrors []string `json:"delete_errors,omitempty"`
+	// FilesLeft counts files an expiry released and did not delete because
+	// it was stopped (a second interrupt or its time bound); they are
+	// unreferenced and left for an orphan sweep.
+	FilesLeft int64 `json:"files_left,omitempty"`
 	// StagedFilesRemoved counts files a definitely failed commit wrote and
 	// apply removed; StagedFilesKept are kept because the outcome of the
 	// commit is unknown (one of them may be live).
