@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,13 @@ type ApplyOptions struct {
 	// (compaction.MemoryLimiter; never above the limit in force before),
 	// and the previous limit is restored after the last one.
 	SetMemoryLimit func(int64) int64
+	// Abort is cancelled to stop at once (a second Ctrl-C). Cancelling the
+	// ctx of Apply (the first) starts no new table or action and lets an
+	// expiry whose commit has landed finish its deletions, within
+	// FinishWithin (0 = providers.DefaultFinishWithin); Abort stops those
+	// too, and the results count what was left.
+	Abort        context.Context
+	FinishWithin time.Duration
 }
 
 // Apply executes an approved plan (DESIGN §5.3, §5.4). It returns an error
@@ -589,7 +597,11 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 		for _, s := range batch {
 			switch s.action.Type {
 			case diff.UpdateProperties:
-				ch.Set, ch.Remove = s.action.Properties.Set, s.action.Properties.Remove
+				set, err := secretValues(pol, s.action.Properties)
+				if err != nil {
+					return nil, tbl, err
+				}
+				ch.Set, ch.Remove = set, s.action.Properties.Remove
 			case diff.ReplaceSortOrder:
 				f := slices.Clone(s.action.SortOrder.Fields)
 				if f == nil {
@@ -626,6 +638,7 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 		rp := pol.SnapshotRetention
 		next, er, err = providers.ExpireSnapshots(ctx, cat, tbl, providers.ExpireSpec{
 			SnapshotIDs: first.Expire.SnapshotIDs, RefsToRemove: first.Expire.RefsToRemove, Progress: progress,
+			Abort: r.opts.Abort, FinishWithin: r.opts.FinishWithin,
 			Retention: &providers.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
 				MaxRefAge: rp.MaxRefAge.Value, Now: r.now()},
 		})
@@ -663,7 +676,7 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			SnapshotsExpired: er.SnapshotsExpired, RefsRemoved: er.RefsRemoved,
 			FilesDeleted: er.FilesDeleted, FilesQuarantined: er.FilesQuarantined, BytesFreed: er.BytesFreed,
 			FilesNotMoved: er.FilesNotMoved, FilesInBothPlaces: er.FilesInBothPlaces,
-			DeleteErrors:       er.DeleteErrors,
+			DeleteErrors: er.DeleteErrors, FilesLeft: er.FilesLeft,
 			StagedFilesRemoved: er.StagedRemoved, StagedFilesKept: er.StagedKept,
 			NotApplied: append(slices.Clone(s.notApplied), er.Skipped...),
 			Reason:     er.Note,
@@ -725,4 +738,26 @@ func orphanQuarantine(s string) time.Duration {
 	}
 	d, _ := config.ParseDuration(s)
 	return d
+}
+
+// secretValues is the property values to set: a plan holds only digests of
+// secret values (diff.PropertiesChange.Sensitive), so they come from the
+// configuration, which must still hold the value the plan was made with.
+func secretValues(pol *config.Effective, ch *diff.PropertiesChange) (map[string]string, error) {
+	if len(ch.Sensitive) == 0 {
+		return ch.Set, nil
+	}
+	out := maps.Clone(ch.Set)
+	for _, k := range ch.Sensitive {
+		digest, ok := ch.Set[k]
+		if !ok {
+			continue // only in Before: a removed key
+		}
+		want, ok := pol.DerivedProperties[k]
+		if !ok || config.SecretDigest(want.Value) != digest {
+			return nil, fmt.Errorf("%w: the secret value of property %q in the configuration is not the one the plan was made with", ErrStalePlan, k)
+		}
+		out[k] = want.Value
+	}
+	return out, nil
 }

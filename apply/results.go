@@ -94,6 +94,10 @@ type ActionResult struct {
 	// DeleteErrors are deletions, quarantine moves and manifest writes that
 	// failed, each naming its file; any of them fails the action.
 	DeleteErrors []string `json:"delete_errors,omitempty"`
+	// FilesLeft counts files an expiry released and did not delete because
+	// it was stopped (a second interrupt or its time bound); they are
+	// unreferenced and left for an orphan sweep.
+	FilesLeft int64 `json:"files_left,omitempty"`
 	// StagedFilesRemoved counts files a definitely failed commit wrote and
 	// apply removed; StagedFilesKept are kept because the outcome of the
 	// commit is unknown (one of them may be live).

@@ -53,6 +53,7 @@ func (l *loader) decodeCatalog(b *hcl.Block) {
 	}
 	if a, ok := content.Attributes["uri"]; ok {
 		if s, ok := l.evalString(a); ok {
+			l.cfg.Secrets.addURI(s)
 			uri, err := resolveURI(s, l.absDir)
 			if err != nil {
 				l.errorf(a.Expr.Range().Ptr(), "Invalid catalog uri", "%s.", err)
@@ -73,6 +74,9 @@ func (l *loader) decodeCatalog(b *hcl.Block) {
 				l.errorf(a.Expr.Range().Ptr(), "Incorrect attribute value type", "properties must be a map of strings: %s.", err)
 			} else {
 				c.Properties = m
+				for k, v := range m {
+					l.cfg.Secrets.addProperty(k, v)
+				}
 			}
 		}
 	}
@@ -504,7 +508,9 @@ func (l *loader) decodeProperties(a *hcl.Attribute, pb *PolicyBody, blockName st
 			l.warnf(rng.Ptr(), "Property set by a policy attribute",
 				"%q is what %s sets; write %s instead, so iceops can check the value and explain it.", k, owner, owner)
 		}
-		pb.Properties[k] = Setting[string]{Value: m[k], Set: true, Origin: rng, Block: blockName}
+		l.cfg.Secrets.addProperty(k, m[k])
+		pb.Properties[k] = Setting[string]{Value: m[k], Set: true, Origin: rng, Block: blockName,
+			Sensitive: IsSecretKey(k) || l.cfg.Secrets.Contains(m[k])}
 	}
 }
 
@@ -568,11 +574,9 @@ func (l *loader) decodeTable(b *hcl.Block) {
 		l.errorf(b.LabelRanges[0].Ptr(), "Invalid table address", "%s. A table block names one table; use a tables block for patterns.", err)
 		return
 	}
-	for _, t := range l.cfg.Tables {
-		if t.Address == addr {
-			l.errorf(b.DefRange.Ptr(), "Duplicate table block", "The table %q already has a block at %s.", addr, t.DeclRange)
-			return
-		}
+	if t, dup := l.cfg.tableIndex[addr]; dup {
+		l.errorf(b.DefRange.Ptr(), "Duplicate table block", "The table %q already has a block at %s.", addr, t.DeclRange)
+		return
 	}
 	pb, content := l.decodeBody(b.Body, bodyTable, fmt.Sprintf("table %q", addr))
 	t := &TableBlock{Address: addr, Body: pb, DeclRange: b.DefRange}
@@ -582,6 +586,10 @@ func (l *loader) decodeTable(b *hcl.Block) {
 		}
 	}
 	l.cfg.Tables = append(l.cfg.Tables, t)
+	if l.cfg.tableIndex == nil {
+		l.cfg.tableIndex = map[string]*TableBlock{}
+	}
+	l.cfg.tableIndex[addr] = t
 	l.labelRanges[t] = b.LabelRanges[0]
 }
 

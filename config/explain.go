@@ -46,10 +46,8 @@ func (e *Effective) Explain() []ExplainLine {
 	for _, k := range keys {
 		s := e.Properties[k]
 		value := strconv.Quote(s.Value)
-		if IsSecretKey(k) {
-			// Same rule as catalog properties: a name that looks secret is
-			// never shown, wherever it is set.
-			value = "(sensitive)"
+		if s.Sensitive || IsSecretKey(k) {
+			value = Masked
 		}
 		out = append(out, ExplainLine{
 			Name:   "properties[" + strconv.Quote(k) + "]",

@@ -2,8 +2,6 @@ package config
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"unicode/utf8"
 
@@ -142,24 +140,9 @@ func fileFunc(dir string) function.Function {
 const maxFileFunc = 4 << 20
 
 func readSmallFile(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	b, err := ReadRegularFile(p, maxFileFunc)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", p)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFileFunc+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	if len(b) > maxFileFunc {
-		return nil, fmt.Errorf("read %s: larger than %s", p, FormatSize(maxFileFunc))
 	}
 	return b, nil
 }

@@ -143,3 +143,31 @@ func FuzzParseSortField(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoadNesting reaches deep nesting, which FuzzLoad's mutations rarely
+// build: the input is a prefix, a run of one opening token repeated depth
+// times, and a suffix. Load must answer with diagnostics, fast, never a
+// stack overflow (issue 13.9).
+func FuzzLoadNesting(f *testing.F) {
+	f.Add(`policy "p" { properties = `, uint8(0), uint16(5000), ` }`)
+	f.Add(`locals { x = "`, uint8(3), uint16(200), `" }`)
+	f.Add(`locals { x = `, uint8(1), uint16(99), `1`)
+	f.Add(`x = [`, uint8(2), uint16(101), `]`)
+	opens := []string{"[", "(", "{a=", "${", "%{ if ", "[for x in ", `"${`}
+	f.Fuzz(func(t *testing.T, prefix string, open uint8, depth uint16, suffix string) {
+		src := prefix + strings.Repeat(opens[int(open)%len(opens)], int(depth)) + suffix
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		cfg, _ := Load(dir, LoadOptions{Version: "0.1.0"})
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("Load took %v", d)
+		}
+		if cfg == nil {
+			t.Fatal("Load returned no Config")
+		}
+		_, _ = Format([]byte(src), "main.iceops.hcl")
+	})
+}

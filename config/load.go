@@ -115,12 +115,16 @@ func (l *loader) load() {
 	}
 	for _, name := range names {
 		path := filepath.Join(l.dir, name)
-		src, err := os.ReadFile(path)
+		src, err := ReadRegularFile(path, MaxConfigFileBytes)
 		if err != nil {
 			l.errorf(nil, "Cannot read configuration file", "%s.", err)
 			continue
 		}
 		l.sources[name] = src
+		if d := checkNesting(src, path); d != nil {
+			l.diags = append(l.diags, d)
+			continue
+		}
 		f, diags := l.parser.ParseHCL(src, path)
 		l.diags = append(l.diags, diags...)
 		if f != nil && f.Body != nil {

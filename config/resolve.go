@@ -54,13 +54,10 @@ func (c *Config) Resolve(address string) (*Effective, bool) {
 	var body PolicyBody
 	var policy string
 	found := false
-	for _, t := range c.Tables {
-		if t.Address == address {
-			body, policy = t.Body, t.Policy
-			e.MatchedBy, e.MatchRange = fmt.Sprintf("table %q", t.Address), t.DeclRange
-			found = true
-			break
-		}
+	if t := c.tableBlock(address); t != nil {
+		body, policy = t.Body, t.Policy
+		e.MatchedBy, e.MatchRange = fmt.Sprintf("table %q", t.Address), t.DeclRange
+		found = true
 	}
 	if !found {
 		for _, s := range c.Selectors {
@@ -203,4 +200,17 @@ func derivedProperties(p *PolicyBody) map[string]Setting[string] {
 		out[PropMaxRefAge] = str(Setting[string]{Set: true, Origin: s.Origin, Block: s.Block}, strconv.FormatInt(s.Value.Milliseconds(), 10))
 	}
 	return out
+}
+
+// tableBlock is the table block for address, or nil.
+func (c *Config) tableBlock(address string) *TableBlock {
+	if c.tableIndex != nil && len(c.tableIndex) == len(c.Tables) {
+		return c.tableIndex[address]
+	}
+	for _, t := range c.Tables {
+		if t.Address == address {
+			return t
+		}
+	}
+	return nil
 }

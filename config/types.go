@@ -15,6 +15,10 @@ type Setting[T any] struct {
 	// Block names the block that set it, for explain: `policy "base"`,
 	// `table "lake.a.b"`.
 	Block string
+	// Sensitive: the value is a secret (a secret-named property, or one
+	// holding a sensitive variable's value); outputs show Masked and the
+	// saved plan only its SecretDigest.
+	Sensitive bool
 }
 
 // Config is the whole configuration of one directory: every *.iceops.hcl
@@ -29,6 +33,13 @@ type Config struct {
 	Tables    []*TableBlock  // `table "addr"` blocks
 	Selectors []*TablesBlock // `tables "pattern"` blocks
 	Digest    string         // "sha256:..." over the file contents and resolved variable values
+	// Secrets are the secret values the configuration holds, for masking
+	// every output (filled even when Load reports errors).
+	Secrets Secrets
+
+	// tableIndex finds a table block by address (Load fills it; a Config
+	// built by hand falls back to scanning Tables).
+	tableIndex map[string]*TableBlock
 }
 
 // Settings is the `iceops` block.

@@ -213,39 +213,3 @@ func FormatDuration(d time.Duration) string {
 	}
 	return neg + strconv.FormatInt(int64(d), 10) + "ns"
 }
-
-// IsSecretKey reports whether a property name looks like it holds a secret;
-// such values are masked wherever configuration is shown.
-func IsSecretKey(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"secret", "password", "token", "credential"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// RedactURI hides the password of a URI's user info
-// ("postgres://u:****@h/db"), for showing catalog URIs: a PostgreSQL
-// catalog's URI often carries its password.
-func RedactURI(uri string) string {
-	scheme, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return uri
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority := rest[:end]
-	at := strings.LastIndexByte(authority, '@')
-	if at < 0 {
-		return uri
-	}
-	user, _, hasPassword := strings.Cut(authority[:at], ":")
-	if !hasPassword {
-		return uri
-	}
-	return scheme + "://" + user + ":****" + authority[at:] + rest[end:]
-}

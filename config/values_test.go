@@ -141,12 +141,16 @@ func TestIsSecretKey(t *testing.T) {
 
 func TestRedactURI(t *testing.T) {
 	for in, want := range map[string]string{
-		"postgres://iceberg:s3cr3t@pg:5432/db":  "postgres://iceberg:****@pg:5432/db",
-		"postgres://iceberg:p@ss@pg/db?x=1":     "postgres://iceberg:****@pg/db?x=1",
-		"postgres://iceberg@pg/db":              "postgres://iceberg@pg/db",
-		"https://rest.example.com/api?token=x":  "https://rest.example.com/api?token=x",
-		"sqlite:/abs/catalog.db":                "sqlite:/abs/catalog.db",
-		"https://u:p@host/path/with@sign/in/it": "https://u:****@host/path/with@sign/in/it",
+		"postgres://iceberg:s3cr3t@pg:5432/db":           "postgres://iceberg:****@pg:5432/db",
+		"postgres://iceberg:p@ss@pg/db?x=1":              "postgres://iceberg:****@pg/db?x=1",
+		"postgres://iceberg@pg/db":                       "postgres://iceberg@pg/db",
+		"https://rest.example.com/api?token=x":           "https://rest.example.com/api?token=x",
+		"sqlite:/abs/catalog.db":                         "sqlite:/abs/catalog.db",
+		"https://u:p@host/path/with@sign/in/it":          "https://u:****@host/path/with@sign/in/it",
+		"host=pg user=u password=Kw0rd-DSN dbname=db":    "host=pg user=u password=**** dbname=db",
+		"host=pg password='Kw 0rd' dbname=db":            "host=pg password='****' dbname=db",
+		"postgres://u@pg/db?sslmode=off&password=Qry0pw": "postgres://u@pg/db?sslmode=off&password=****",
+		"host=pg mypassword=notakey":                     "host=pg mypassword=notakey",
 	} {
 		if got := RedactURI(in); got != want {
 			t.Errorf("RedactURI(%q) = %q, want %q", in, got, want)

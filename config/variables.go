@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -145,6 +144,9 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 		}
 		l.varValues[name] = v
 		d.v.Value = goValue(v)
+		if d.v.Sensitive {
+			l.cfg.Secrets.addValue(v)
+		}
 	}
 }
 
@@ -164,6 +166,10 @@ func suggestVar(name string, decls map[string]*varDecl) string {
 // Terraform, text is taken literally for untyped and primitive variables,
 // and parsed as an HCL expression for list, map and any-typed ones.
 func (l *loader) parseVarText(d *varDecl, raw, source string) (cty.Value, bool) {
+	if d.v.Sensitive {
+		// Masked even when it does not parse: an error may quote it.
+		l.cfg.Secrets.add(raw)
+	}
 	var v cty.Value
 	if !d.typed || d.ty.IsPrimitiveType() {
 		v = cty.StringVal(raw)
@@ -196,12 +202,16 @@ func (l *loader) readVarFile(path string, decls map[string]*varDecl, values map[
 	if !filepath.IsAbs(full) {
 		full = filepath.Join(l.dir, path)
 	}
-	src, err := os.ReadFile(full)
+	src, err := ReadRegularFile(full, MaxConfigFileBytes)
 	if err != nil {
 		l.errorf(nil, "Cannot read variables file", "%s.", err)
 		return
 	}
 	l.sources["var-file:"+path] = src
+	if d := checkNesting(src, full); d != nil {
+		l.diags = append(l.diags, d)
+		return
+	}
 	f, diags := l.parser.ParseHCL(src, full)
 	l.diags = append(l.diags, diags...)
 	if f == nil || diags.HasErrors() {

@@ -104,6 +104,9 @@ type PropertiesChange struct {
 	Set    map[string]string `json:"set"`
 	Before map[string]string `json:"before"` // absent key = was not set
 	Remove []string          `json:"remove,omitempty"`
+	// Sensitive lists the keys whose Set and Before values are
+	// config.SecretDigest digests, not values: secrets never enter a plan.
+	Sensitive []string `json:"sensitive,omitempty"`
 }
 
 type SortOrderChange struct {

@@ -30,6 +30,17 @@ func planProperties(pol *config.Effective, st *TableState) (Action, bool) {
 		if ok && have == want.Value {
 			continue
 		}
+		if want.Sensitive || config.IsSecretKey(k) {
+			// The plan (and its JSON, and the saved file) holds digests:
+			// apply takes the value from the configuration.
+			ch.Sensitive = append(ch.Sensitive, k)
+			ch.Set[k] = config.SecretDigest(want.Value)
+			if ok {
+				ch.Before[k] = config.SecretDigest(have)
+			}
+			reasons = append(reasons, reason("properties["+quote(k)+"]", config.Masked, want.Origin, hcl.Range{}))
+			continue
+		}
 		ch.Set[k] = want.Value
 		if ok {
 			ch.Before[k] = have
@@ -47,6 +58,10 @@ func planProperties(pol *config.Effective, st *TableState) (Action, bool) {
 		if have, ok := st.Properties[k]; ok && !slices.Contains(removed, k) {
 			removed = append(removed, k)
 			ch.Before[k] = have
+			if config.IsSecretKey(k) {
+				ch.Before[k] = config.SecretDigest(have)
+				ch.Sensitive = append(ch.Sensitive, k)
+			}
 		}
 	}
 	if len(removed) > 0 {
@@ -61,6 +76,8 @@ func planProperties(pol *config.Effective, st *TableState) (Action, bool) {
 	if len(ch.Set) == 0 && len(ch.Remove) == 0 {
 		return Action{}, false
 	}
+	slices.Sort(ch.Sensitive)
+	ch.Sensitive = slices.Compact(ch.Sensitive)
 	return Action{
 		Type:       UpdateProperties,
 		Reason:     strings.Join(reasons, "; "),

@@ -129,7 +129,7 @@ func openSQLCatalog(_ context.Context, dir, name, uri string, props iceberg.Prop
 	case uri == "":
 		return nil, nil, errors.New("sql catalog needs a uri (sqlite:PATH or postgres://...)")
 	default:
-		return nil, nil, fmt.Errorf("unsupported sql catalog uri %q (want sqlite:PATH or postgres://...)", redactURI(uri))
+		return nil, nil, fmt.Errorf("unsupported sql catalog uri %q (want sqlite:PATH or postgres://...)", config.RedactURI(uri))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -140,16 +140,4 @@ func openSQLCatalog(_ context.Context, dir, name, uri string, props iceberg.Prop
 		return nil, nil, err
 	}
 	return cat, db, nil
-}
-
-// redactURI drops a password from a URI before it goes into an error.
-func redactURI(uri string) string {
-	scheme, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return uri
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		return scheme + "://***@" + rest[at+1:]
-	}
-	return uri
 }

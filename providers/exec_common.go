@@ -67,6 +67,10 @@ type ExecResult struct {
 	// files are unreferenced: a later orphan sweep can remove them. Any of
 	// them fails the action (apply).
 	DeleteErrors []string
+	// FilesLeft counts released files not deleted because the deletions
+	// were stopped (a second interrupt, or their time bound). They are
+	// unreferenced: a later orphan sweep removes them.
+	FilesLeft int64
 	// Skipped are planned paths not deleted, with the reason.
 	Skipped []string
 

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -10,6 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog/glue"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/catalog/hive"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -29,7 +34,25 @@ type ExpireSpec struct {
 	// committed against (diff.SelectExpired); those that do not are kept and
 	// reported. The listed ids stay the upper bound: nothing else is expired.
 	Retention *RetentionCheck
+	// Abort stops the deletions that follow a landed commit; ctx does not.
+	// Once the commit is in, the metadata no longer names the released
+	// files, so cancelling there (a first Ctrl-C) would strand them until
+	// an orphan sweep days later. Nil: only FinishWithin bounds them.
+	Abort context.Context
+	// FinishWithin bounds the work after the commit (re-read, computing
+	// and deleting the released files); 0 = DefaultFinishWithin.
+	FinishWithin time.Duration
 }
+
+// DefaultFinishWithin bounds an expiry's deletions after its commit landed.
+const DefaultFinishWithin = 10 * time.Minute
+
+// ErrRefDropped marks an expiry commit that landed but took with it a ref
+// that a writer created after iceops loaded the table (the catalog applies
+// remove-snapshots to its current metadata and drops refs whose snapshot
+// is gone). Nothing was deleted; the error names the ref and where its
+// snapshot's metadata still is.
+var ErrRefDropped = errors.New("the expiry commit dropped a ref created concurrently")
 
 // RetentionCheck is the policy's retention and the clock for the re-check.
 type RetentionCheck struct {
@@ -182,15 +205,35 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 		updates = append(updates, table.NewRemoveSnapshotsUpdate(ids, false))
 	}
 	ident := tbl.Identifier()
+	reqs := execRefRequirements(meta)
+	if validatesLocally(cat) {
+		reqs = append(reqs, noNewRefsAt{removed: idSet(ids), known: refs})
+	}
+	if err := ctx.Err(); err != nil {
+		// Interrupted before the commit was sent: nothing changed.
+		return tbl, res, fmt.Errorf("interrupted before the expiry commit: %w", err)
+	}
 	// Once sent, the commit is not cancelled halfway: Ctrl-C lets it finish
 	// or fail cleanly.
 	commitCtx := context.WithoutCancel(ctx)
-	if _, _, err := cat.CommitTable(commitCtx, ident, execRefRequirements(meta), updates); err != nil {
+	committed, _, err := cat.CommitTable(commitCtx, ident, reqs, updates)
+	if err != nil {
 		return tbl, res, fmt.Errorf("commit expiry: %w", execClassifyCommitErr(err))
 	}
 	res.Committed = true
 	res.SnapshotsExpired = len(ids)
 	res.RefsRemoved = len(refNames)
+
+	// From here on the released files are no longer named by the metadata:
+	// finish deleting them even if ctx is cancelled (DESIGN §5.4, Ctrl-C),
+	// within a bound, unless Abort says stop at once.
+	ctx, cancel := finishContext(ctx, spec.Abort, spec.FinishWithin)
+	defer cancel()
+
+	if err := checkRefsKept(ctx, ident, fs, cat, tbl, committed, refNames); err != nil {
+		res.Note = "expiry committed; no file was deleted"
+		return tbl, res, err
+	}
 
 	// Re-read what the catalog now holds: a writer may have committed right
 	// after us, and its snapshots count as retained too.
@@ -233,7 +276,137 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 	}
 	slices.SortFunc(doomed, func(a, b execFileRef) int { return strings.Compare(a.path, b.path) })
 	execDeleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	if res.FilesLeft > 0 {
+		res.Note = fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
+			context.Cause(ctx), res.FilesLeft)
+	}
 	return fresh, res, nil
+}
+
+// finishContext is the context of the work after a landed commit: not
+// cancelled with parent, cancelled by abort, and bounded by within.
+func finishContext(parent, abort context.Context, within time.Duration) (context.Context, context.CancelFunc) {
+	if within <= 0 {
+		within = DefaultFinishWithin
+	}
+	ctx, cancelTimeout := context.WithTimeoutCause(context.WithoutCancel(parent), within,
+		fmt.Errorf("the deletions after the commit took longer than %s", within))
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := func() bool { return true }
+	if abort != nil {
+		stop = context.AfterFunc(abort, func() { cancel(errors.New("stopped at once (second interrupt)")) })
+	}
+	return ctx, func() { stop(); cancel(nil); cancelTimeout() }
+}
+
+func idSet(ids []int64) map[int64]bool {
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
+}
+
+// noNewRefsAt fails the commit when the table the catalog commits against
+// has a ref iceops did not load pointing at a snapshot being removed.
+// iceberg-go's (and Java's) remove-snapshots silently drops such a ref,
+// and none of the standard requirements can see it: AssertRefSnapshotID
+// needs the name in advance. A writer that tags a snapshot while iceops
+// expires it thus makes the expiry conflict, and apply re-plans with the
+// tag protecting its snapshot.
+//
+// Only catalogs that check requirements in this process (validatesLocally)
+// get it: a REST catalog would refuse an unknown requirement type, so there
+// checkRefsKept detects the drop after the commit instead.
+type noNewRefsAt struct {
+	removed map[int64]bool
+	known   map[string]table.SnapshotRef
+}
+
+func (noNewRefsAt) GetType() string { return "iceops-assert-no-new-refs-on-removed-snapshots" }
+
+func (a noNewRefsAt) Validate(m table.Metadata) error {
+	if m == nil {
+		return errors.New("requirement failed: current table metadata does not exist")
+	}
+	for name, ref := range m.Refs() {
+		if _, ok := a.known[name]; !ok && a.removed[ref.SnapshotID] {
+			return fmt.Errorf("requirement failed: %s %q was created concurrently on snapshot %d, which this commit expires",
+				ref.SnapshotRefType, name, ref.SnapshotID)
+		}
+	}
+	return nil
+}
+
+// validatesLocally reports whether cat checks commit requirements in this
+// process against the metadata it then swaps (iceberg-go's sql, glue, hive
+// and hadoop catalogs), so a requirement of iceops' own is enforced. A
+// wrapper (tests) says what it wraps with Unwrap.
+func validatesLocally(cat table.CatalogIO) bool {
+	switch c := cat.(type) {
+	case *sqlcat.Catalog, *glue.Catalog, *hive.Catalog, *hadoop.Catalog:
+		return true
+	case interface{ Unwrap() table.CatalogIO }:
+		return validatesLocally(c.Unwrap())
+	}
+	return false
+}
+
+// checkRefsKept compares the metadata the catalog committed against (the
+// last entry of the committed metadata's log) with what it committed: a
+// ref there that is gone now and that the plan did not remove was dropped
+// by remove-snapshots, because a writer created it on an expired snapshot
+// after iceops loaded the table. Then nothing may be deleted: the files
+// are the only copy of what that ref reads. Re-adding the snapshot is not
+// possible in general (a catalog refuses a snapshot whose sequence number
+// is below the table's), so the action fails with the exact state.
+func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat table.CatalogIO, loaded *table.Table, committed table.Metadata, removedRefs []string) error {
+	if committed == nil {
+		c, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return fmt.Errorf("re-read after expiry (nothing deleted): %w", err)
+		}
+		committed = c.Metadata()
+	}
+	var baseLoc string
+	for e := range committed.PreviousFiles() {
+		baseLoc = e.MetadataFile
+	}
+	if baseLoc == "" {
+		return fmt.Errorf("%w: the committed metadata has no metadata log, so iceops cannot check that no ref created meanwhile was dropped; nothing deleted", ErrRefused)
+	}
+	if execNormPath(baseLoc) == execNormPath(loaded.MetadataLocation()) {
+		// Committed against exactly what iceops loaded: its refs were all
+		// asserted and none pointed at an expired snapshot.
+		return nil
+	}
+	base, err := table.NewFromLocation(ctx, ident, baseLoc, func(context.Context) (iceio.IO, error) { return fs, nil }, cat)
+	if err != nil {
+		return fmt.Errorf("read the metadata the expiry committed against, %s, to check its refs (nothing deleted): %w", baseLoc, err)
+	}
+	after := execRefMap(committed)
+	planned := map[string]bool{}
+	for _, r := range removedRefs {
+		planned[r] = true
+	}
+	var lost []string
+	for name, ref := range base.Metadata().Refs() {
+		if _, ok := after[name]; ok || planned[name] {
+			continue
+		}
+		what := fmt.Sprintf("%s %q on snapshot %d", ref.SnapshotRefType, name, ref.SnapshotID)
+		if s := base.Metadata().SnapshotByID(ref.SnapshotID); s != nil {
+			what += fmt.Sprintf(" (manifest list %s)", s.ManifestList)
+		}
+		lost = append(lost, what)
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	slices.Sort(lost)
+	return fmt.Errorf("%w: %s; a writer created it after iceops loaded the table and the catalog removed it with the expired snapshot. "+
+		"No file was deleted: every file it reads is still there, and its definition is in %s",
+		ErrRefDropped, strings.Join(lost, ", "), baseLoc)
 }
 
 // execDeleteFiles removes files with bounded concurrency; a failed delete is
@@ -252,12 +425,13 @@ func execDeleteFiles(ctx context.Context, fs iceio.IO, files []execFileRef, conc
 		sem  = make(chan struct{}, conc)
 		done int64
 	)
-	for _, f := range files {
+	for i, f := range files {
 		if ctx.Err() != nil {
+			// Counted, not listed: the rest may be a million paths.
 			mu.Lock()
-			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not deleted: %v", f.path, ctx.Err()))
+			res.FilesLeft += int64(len(files) - i)
 			mu.Unlock()
-			continue
+			break
 		}
 		sem <- struct{}{}
 		wg.Add(1)

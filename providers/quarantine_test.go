@@ -659,3 +659,37 @@ func TestQuarantineRunHoldingManyLiveFiles(t *testing.T) {
 		t.Fatalf("reason %q", why)
 	}
 }
+
+// TestRestoreFinishesAnInterruptedMove (issue 13.9): a restore stopped
+// between its hard link and its unlink leaves the file under both names;
+// the next restore sees one inode, not a file in the way, and finishes.
+func TestRestoreFinishesAnInterruptedMove(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLake(t)
+	tbl := appendRows(t, l.create(nil), 0, 10)
+	root := localOf(t, tbl.Location())
+	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	old := t0.Add(-10 * 24 * time.Hour)
+	a := writeOld(t, filepath.Join(root, "data", "a.parquet"), "aaaa", old)
+	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{a}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour})
+	if err != nil || res.FilesQuarantined != 1 {
+		t.Fatalf("quarantine %+v %v", res, err)
+	}
+	run := NewQuarantineRunID(t0)
+	q := filepath.Join(root, QuarantineDir, run, "data", "a.parquet")
+	if err := os.Link(q, a); err != nil { // the link landed, the unlink did not
+		t.Fatal(err)
+	}
+	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.dir, "catalog.db"), Warehouse: filepath.Join(l.dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
+	t.Cleanup(func() { _ = sess.Close() })
+	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
+	if err != nil || len(rr.Restored) != 1 || len(rr.Refused) != 0 {
+		t.Fatalf("restore %+v %v", rr, err)
+	}
+	if got, err := os.ReadFile(a); err != nil || string(got) != "aaaa" {
+		t.Fatalf("restored file %q %v", got, err)
+	}
+	if _, err := os.Lstat(q); !os.IsNotExist(err) {
+		t.Fatalf("the quarantine still names the file: %v", err)
+	}
+}

@@ -2,14 +2,10 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
@@ -45,8 +41,8 @@ func (c *cli) apply(args []string) int {
 	if !ok {
 		return exitError
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, abort, release := c.applyInterrupts()
+	defer release()
 	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
 	defer sess.Close()
 
@@ -94,6 +90,7 @@ func (c *cli) apply(args []string) int {
 		// While compaction runs, the Go soft memory limit follows what the
 		// compactions hold (docs/benchmarks.md, Compaction).
 		SetMemoryLimit: memoryLimitSetter(c.env),
+		Abort:          abort,
 	})
 	prog.Done()
 	if err != nil {
@@ -120,6 +117,7 @@ func (c *cli) apply(args []string) int {
 func (c *cli) approve() (bool, error) {
 	s := c.colorErr()
 	fmt.Fprint(c.stderr, "\n"+s.Bold(approvalPrompt))
+	c.flush() // the prompt has no end of line
 	line, err := bufio.NewReader(c.stdin).ReadString('\n')
 	fmt.Fprintln(c.stderr)
 	if err != nil && line == "" {

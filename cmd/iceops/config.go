@@ -26,6 +26,9 @@ func (c *cli) loadConfig(v Vars, lint bool) (cfg *config.Config, ok bool) {
 	})
 	var files map[string]*hcl.File
 	if cfg != nil {
+		// From here on nothing printed may carry a secret of the
+		// configuration, diagnostics included.
+		c.maskSecrets(cfg.Secrets)
 		files = cfg.Files
 		diags = append(diags, c.whereDiagnostics(cfg)...)
 	}

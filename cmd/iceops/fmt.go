@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,7 +37,7 @@ func (c *cli) fmt(args []string) int {
 	var diags hcl.Diagnostics
 	parser := hclparse.NewParser() // only for rendering syntax errors with snippets
 	for _, f := range files {
-		src, err := os.ReadFile(f.abs)
+		src, err := config.ReadRegularFile(f.abs, config.MaxConfigFileBytes)
 		if err != nil {
 			return c.fail(fmt.Errorf("fmt: %w", err))
 		}
@@ -83,7 +82,7 @@ func (c *cli) fmt(args []string) int {
 // fmtStdin formats standard input to standard output (PATH "-"), for
 // editors; with -check it only sets the exit code.
 func (c *cli) fmtStdin(a Fmt) int {
-	src, err := io.ReadAll(c.stdin)
+	src, err := config.ReadLimited(c.stdin, "standard input", config.MaxConfigFileBytes)
 	if err != nil {
 		return c.fail(fmt.Errorf("fmt: read stdin: %w", err))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -119,12 +120,11 @@ func writePlanFile(path string, p *diff.Plan) error {
 // readPlanFile reads a saved plan; apply.DecodePlan refuses truncated,
 // hand-edited or other-major-version files.
 func (c *cli) readPlanFile(name string) (*diff.Plan, error) {
-	f, err := os.Open(c.path(name))
+	b, err := config.ReadRegularFile(c.path(name), config.MaxPlanFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read saved plan: %w", err)
 	}
-	defer f.Close()
-	p, err := apply.DecodePlan(f)
+	p, err := apply.DecodePlan(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("saved plan %s: %w", name, err)
 	}

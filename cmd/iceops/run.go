@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
+	"github.com/iceops/iceops/config"
 )
 
 // version is the iceops release; the saved plan records it.
@@ -64,6 +65,21 @@ func runAt(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []s
 	return c.run(args)
 }
 
+// maskSecrets puts config.Secrets masking in front of stdout and stderr.
+func (c *cli) maskSecrets(s config.Secrets) {
+	c.stdout = views.NewMaskingWriter(c.stdout, s)
+	c.stderr = views.NewMaskingWriter(c.stderr, s)
+}
+
+// flush writes what the masking writers hold back (a line not yet ended).
+func (c *cli) flush() {
+	for _, w := range []io.Writer{c.stdout, c.stderr} {
+		if m, ok := w.(*views.MaskingWriter); ok {
+			_ = m.Flush()
+		}
+	}
+}
+
 // selfName is how to tell the user to run iceops again: "go run
 // ./cmd/iceops" when this binary was built by go run, else "iceops".
 func selfName(argv0 string) string {
@@ -106,6 +122,7 @@ func envMap(environ []string) map[string]string {
 }
 
 func (c *cli) run(args []string) int {
+	defer c.flush()
 	g, err := ParseGlobal(args)
 	if err != nil {
 		return c.fail(err)

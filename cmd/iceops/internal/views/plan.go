@@ -4,15 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 )
 
 // Masked is what a secret value is printed as.
-const Masked = "(sensitive)"
+const Masked = config.Masked
 
 // PlanJSON writes the plan as the one JSON document of DESIGN §5.2. It is
 // also the saved plan's content, so `show -json` of a saved plan and
@@ -158,9 +160,9 @@ func propertyLines(p *diff.PropertiesChange, s *Styles) []string {
 	var lines []string
 	for _, k := range keys {
 		qk := fmt.Sprintf("%-*s", width, strconv.Quote(k))
-		after := maskValue(k, p.Set[k])
+		after := maskValue(p, k, p.Set[k])
 		if before, ok := p.Before[k]; ok {
-			lines = append(lines, fmt.Sprintf("%s property %s = %s -> %s", s.Change("~"), qk, maskValue(k, before), after))
+			lines = append(lines, fmt.Sprintf("%s property %s = %s -> %s", s.Change("~"), qk, maskValue(p, k, before), after))
 		} else {
 			lines = append(lines, fmt.Sprintf("%s property %s = %s", s.Add("+"), qk, after))
 		}
@@ -168,7 +170,7 @@ func propertyLines(p *diff.PropertiesChange, s *Styles) []string {
 	for _, k := range p.Remove {
 		line := fmt.Sprintf("%s property %s", s.Remove("-"), strconv.Quote(k))
 		if before, ok := p.Before[k]; ok {
-			line = fmt.Sprintf("%s property %-*s = %s", s.Remove("-"), width, strconv.Quote(k), maskValue(k, before))
+			line = fmt.Sprintf("%s property %-*s = %s", s.Remove("-"), width, strconv.Quote(k), maskValue(p, k, before))
 		}
 		lines = append(lines, line)
 	}
@@ -201,7 +203,8 @@ func splitReasons(r string) []string {
 }
 
 // maskReason hides secret property values that a reason quotes
-// (`properties["k"] = "v" (file:line)`).
+// (`properties["k"] = "v" (file:line)`). Plans made now never quote them
+// (diff writes Masked); a plan saved by an older iceops may.
 func maskReason(a *diff.Action) string {
 	r := a.Reason
 	if a.Properties == nil {
@@ -217,8 +220,10 @@ func maskReason(a *diff.Action) string {
 	return r
 }
 
-func maskValue(key, value string) string {
-	if isSecretKey(key) {
+// maskValue shows a property value, or Masked for a secret one (the plan
+// holds only its digest then).
+func maskValue(p *diff.PropertiesChange, key, value string) string {
+	if slices.Contains(p.Sensitive, key) || isSecretKey(key) {
 		return Masked
 	}
 	return strconv.Quote(value)
