@@ -46,6 +46,12 @@ type constantCol struct {
 type constantSubset struct {
 	cols  []constantCol
 	tasks []table.FileScanTask
+	// plainUUID are the top-level uuid columns these files store as a bare
+	// fixed_len_byte_array(16) (no UUID annotation: older Iceberg Java,
+	// imports). iceberg-go v0.7.0 cannot read them as uuid (its cast to
+	// the uuid extension type has no kernel), so they are read as
+	// fixed[16] and the writer rewraps the same 16 bytes as uuid.
+	plainUUID []int
 }
 
 // identitySources are the top-level columns of tbl's schema that an
@@ -80,11 +86,17 @@ func identitySources(tbl *table.Table, spec iceberg.PartitionSpec, partition map
 // returns the group's tasks as one subset with no columns.
 func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constantSubset, error) {
 	spec := tbl.Metadata().PartitionSpecByID(g.SpecID)
-	if spec == nil || spec.IsUnpartitioned() || len(g.Tasks) == 0 {
+	if spec == nil || len(g.Tasks) == 0 {
 		return []constantSubset{{tasks: g.Tasks}}, nil
 	}
 	cols := identitySources(tbl, *spec, g.Tasks[0].File.Partition())
-	if len(cols) == 0 {
+	var uuids []int
+	for _, f := range tbl.Schema().Fields() {
+		if _, ok := f.Type.(iceberg.UUIDType); ok {
+			uuids = append(uuids, f.ID)
+		}
+	}
+	if len(cols) == 0 && len(uuids) == 0 {
 		return []constantSubset{{tasks: g.Tasks}}, nil
 	}
 	fsys, err := tbl.FS(ctx)
@@ -103,9 +115,18 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 			return nil, err
 		}
 		var missing []constantCol
+		var plain []int
 		var key strings.Builder
+		for _, id := range uuids {
+			if ft, ok := present[id]; ok {
+				if fx, isFixed := ft.(iceberg.FixedType); isFixed && fx.Len() == 16 {
+					plain = append(plain, id)
+					key.WriteString("u" + strconv.Itoa(id) + ",")
+				}
+			}
+		}
 		for _, c := range cols {
-			if present[c.fieldID] {
+			if _, ok := present[c.fieldID]; ok {
 				continue
 			}
 			if c.name == "" {
@@ -120,17 +141,18 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 		if !ok {
 			i = len(subsets)
 			byKey[key.String()] = i
-			subsets = append(subsets, constantSubset{cols: missing})
+			subsets = append(subsets, constantSubset{cols: missing, plainUUID: plain})
 		}
 		subsets[i].tasks = append(subsets[i].tasks, t)
 	}
 	return subsets, nil
 }
 
-// fileFieldIDs is the set of field ids a data file holds, as iceberg-go's
-// scanner resolves them: the footer's field ids, or, when the file has
-// none, the table's name mapping (schema.name-mapping.default).
-func fileFieldIDs(fsys icebergio.IO, path string, tbl *table.Table, nm iceberg.NameMapping) (map[int]bool, error) {
+// fileFieldIDs is the top-level field ids a data file holds, with their
+// types in the file, as iceberg-go's scanner resolves them: the footer's
+// field ids, or, when the file has none, the table's name mapping
+// (schema.name-mapping.default).
+func fileFieldIDs(fsys icebergio.IO, path string, tbl *table.Table, nm iceberg.NameMapping) (map[int]iceberg.Type, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -153,9 +175,9 @@ func fileFieldIDs(fsys icebergio.IO, path string, tbl *table.Table, nm iceberg.N
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", path, err)
 	}
-	ids := map[int]bool{}
+	ids := map[int]iceberg.Type{}
 	for _, fld := range fileSchema.Fields() {
-		ids[fld.ID] = true
+		ids[fld.ID] = fld.Type
 	}
 	return ids, nil
 }
@@ -323,4 +345,42 @@ func asInt64(v any) (int64, bool) {
 		return int64(x), true
 	}
 	return 0, false
+}
+
+// readerTable is tbl as the scanner must see it to read sub's files: the
+// same metadata, with the columns in sub.plainUUID typed fixed[16] (what
+// the files hold), so iceberg-go reads the bytes without its failing cast.
+func readerTable(tbl *table.Table, sub constantSubset) (*table.Table, error) {
+	if len(sub.plainUUID) == 0 {
+		return tbl, nil
+	}
+	cur := tbl.Schema()
+	fields := slices.Clone(cur.Fields())
+	for i, f := range fields {
+		if slices.Contains(sub.plainUUID, f.ID) {
+			fields[i].Type = iceberg.FixedTypeOf(16)
+		}
+	}
+	sc := iceberg.NewSchemaWithIdentifiers(cur.ID, cur.IdentifierFieldIDs, fields...)
+	meta := schemaOverride{Metadata: tbl.Metadata(), schema: sc}
+	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, nil), nil
+}
+
+// schemaOverride is table metadata whose current schema is replaced; only
+// the reader of readerTable sees it, nothing is committed with it.
+type schemaOverride struct {
+	table.Metadata
+	schema *iceberg.Schema
+}
+
+func (m schemaOverride) CurrentSchema() *iceberg.Schema { return m.schema }
+
+func (m schemaOverride) Schemas() []*iceberg.Schema {
+	out := slices.Clone(m.Metadata.Schemas())
+	for i, s := range out {
+		if s.ID == m.schema.ID {
+			out[i] = m.schema
+		}
+	}
+	return out
 }

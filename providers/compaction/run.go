@@ -613,7 +613,11 @@ func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, fn fun
 		t.Residual = nil
 		tasks[i] = t
 	}
-	scan := tbl.Scan(opts...)
+	rt, err := readerTable(tbl, sub)
+	if err != nil {
+		return fmt.Errorf("read group: %w", err)
+	}
+	scan := rt.Scan(opts...)
 	_, it, err := scan.ReadTasks(ctx, tasks)
 	if err != nil {
 		return fmt.Errorf("read group: %w", err)
