@@ -95,6 +95,10 @@ type PartitionStats struct {
 	DeleteBytes    int64   `json:"delete_bytes"`
 	CandidateSizes []int64 `json:"-"`
 	CandidateBytes int64   `json:"candidate_bytes"`
+	// NoRowIDCandidates counts the candidates of a format v3 table that
+	// have no first_row_id (not even inherited): a rewrite cannot carry
+	// their rows' lineage, so the partition is not compacted (a refusal).
+	NoRowIDCandidates int64 `json:"no_row_id_candidates,omitempty"`
 }
 
 // FileStats summarises the current snapshot's files for inspect.

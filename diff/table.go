@@ -45,6 +45,7 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 		tp.Actions = append(tp.Actions, a)
 		addedOnMain += commits
 	}
+	tp.Refusals = append(tp.Refusals, compactRefusals(pol, st)...)
 	if a, ok := planManifests(pol, st); ok {
 		tp.Actions = append(tp.Actions, a)
 		addedOnMain++

@@ -655,6 +655,12 @@ func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
 			p.CandidateSizes = append(p.CandidateSizes, size)
 		}
 		p.CandidateBytes += size
+		// The reader inherits first_row_id from the manifest list; a v3
+		// file still without one cannot be rewritten (compaction.checkGroup),
+		// and the plan says so instead of apply failing on it.
+		if a.md.Version() >= 3 && df.FirstRowID() == nil {
+			p.NoRowIDCandidates++
+		}
 	}
 	files.DataFiles++
 	files.DataBytes += size
