@@ -22,6 +22,11 @@ type TableState struct {
 	Refs        []Ref              `json:"refs"`      // including main
 	MetadataLog []MetadataLogEntry `json:"metadata_log"`
 
+	// CommitProblem, when set, is why no commit to this table can succeed
+	// (providers decides it, e.g. a metadata file name the catalog cannot
+	// continue): every action that commits is refused with it.
+	CommitProblem string `json:"commit_problem,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`

@@ -60,6 +60,20 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	add(a, ok)
 	tp.Refusals = append(tp.Refusals, refusals...)
 
+	if st.CommitProblem != "" {
+		// Only the orphan sweep commits nothing; every other action would
+		// write its files and then fail to commit.
+		kept := tp.Actions[:0]
+		for _, a := range tp.Actions {
+			if a.Type == RemoveOrphanFiles {
+				kept = append(kept, a)
+				continue
+			}
+			tp.Refusals = append(tp.Refusals, Refusal{Action: string(a.Type), Reason: st.CommitProblem})
+		}
+		tp.Actions = kept
+	}
+
 	tp.Warnings = lintTable(pol, st, props)
 	tp.Warnings = append(tp.Warnings, quarantineWarnings(tp.Address, st.Orphans)...)
 	return tp

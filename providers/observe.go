@@ -86,6 +86,11 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol, now: s.now()}
+	if catName, _, err := SplitAddress(pol.Address); err == nil {
+		if cc, err := s.catalogConfig(catName); err == nil {
+			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())
+		}
+	}
 	defer func() {
 		if err != nil {
 			o.Close()
