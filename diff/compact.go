@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"fmt"
+
 	"github.com/iceops/iceops/config"
 )
 
@@ -183,6 +185,9 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	budget := c.MaxBytesPerRun.Value
 	partitions := 0
 	for _, p := range st.Partitions {
+		if p.NoRowIDCandidates > 0 {
+			continue // refused: see compactRefusals
+		}
 		groups := sel.compactGroups(p.CandidateSizes)
 		counted := false
 		for _, g := range groups {
@@ -236,4 +241,32 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 		Reason:  why,
 		Compact: &act,
 	}, commits, true
+}
+
+// compactRefusals are the partitions planCompact leaves out because the
+// rewrite would lose information: on a format v3 table, candidate files
+// with no first_row_id (their manifests were listed before the table had
+// row lineage, typically a table upgraded to v3 with no commit since).
+// They are shown in the plan so that apply does not discover them, and the
+// table's other actions still run.
+func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
+	if !pol.Compaction.Declared {
+		return nil
+	}
+	var files, parts int64
+	for _, p := range st.Partitions {
+		if p.NoRowIDCandidates > 0 && len(SelectionFor(pol).compactGroups(p.CandidateSizes)) > 0 {
+			files += p.NoRowIDCandidates
+			parts++
+		}
+	}
+	if files == 0 {
+		return nil
+	}
+	return []Refusal{{
+		Action: string(Compact),
+		Reason: fmt.Sprintf("%d data files in %d partitions have no first_row_id (format v3 row lineage): rewriting them would not preserve their rows' _row_id and _last_updated_sequence_number, so they are not compacted. "+
+			"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since); the next commit by a v3 writer assigns the ids (for example a manifests policy's rewrite_manifests, or any append)",
+			files, parts),
+	}}
 }

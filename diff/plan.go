@@ -45,8 +45,9 @@ type Observed struct {
 	Snapshots         int    `json:"snapshots"`
 }
 
-// Refusal is a destructive action that the safety rules stopped. It makes
-// the table an error (exit 1) because someone must look.
+// Refusal is an action that the safety rules stopped (a destructive one, or
+// a compaction that would lose row lineage). It makes the table an error
+// (exit 1) because someone must look; the table's other actions still run.
 type Refusal struct {
 	Action string `json:"action"`
 	Reason string `json:"reason"`

@@ -22,6 +22,11 @@ type TableState struct {
 	Refs        []Ref              `json:"refs"`      // including main
 	MetadataLog []MetadataLogEntry `json:"metadata_log"`
 
+	// CommitProblem, when set, is why no commit to this table can succeed
+	// (providers decides it, e.g. a metadata file name the catalog cannot
+	// continue): every action that commits is refused with it.
+	CommitProblem string `json:"commit_problem,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`
@@ -95,6 +100,10 @@ type PartitionStats struct {
 	DeleteBytes    int64   `json:"delete_bytes"`
 	CandidateSizes []int64 `json:"-"`
 	CandidateBytes int64   `json:"candidate_bytes"`
+	// NoRowIDCandidates counts the candidates of a format v3 table that
+	// have no first_row_id (not even inherited): a rewrite cannot carry
+	// their rows' lineage, so the partition is not compacted (a refusal).
+	NoRowIDCandidates int64 `json:"no_row_id_candidates,omitempty"`
 }
 
 // FileStats summarises the current snapshot's files for inspect.

@@ -45,6 +45,7 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 		tp.Actions = append(tp.Actions, a)
 		addedOnMain += commits
 	}
+	tp.Refusals = append(tp.Refusals, compactRefusals(pol, st)...)
 	if a, ok := planManifests(pol, st); ok {
 		tp.Actions = append(tp.Actions, a)
 		addedOnMain++
@@ -58,6 +59,20 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	a, refusals, ok = planOrphans(pol, st, props, now)
 	add(a, ok)
 	tp.Refusals = append(tp.Refusals, refusals...)
+
+	if st.CommitProblem != "" {
+		// Only the orphan sweep commits nothing; every other action would
+		// write its files and then fail to commit.
+		kept := tp.Actions[:0]
+		for _, a := range tp.Actions {
+			if a.Type == RemoveOrphanFiles {
+				kept = append(kept, a)
+				continue
+			}
+			tp.Refusals = append(tp.Refusals, Refusal{Action: string(a.Type), Reason: st.CommitProblem})
+		}
+		tp.Actions = kept
+	}
 
 	tp.Warnings = lintTable(pol, st, props)
 	tp.Warnings = append(tp.Warnings, quarantineWarnings(tp.Address, st.Orphans)...)

@@ -87,8 +87,15 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if err != nil {
 		return tbl, res, fmt.Errorf("plan compaction: %w", err)
 	}
+	groups, held := compaction.WithoutLineageGaps(tbl, groups)
+	if held > 0 {
+		res.Note = fmt.Sprintf("%d files without first_row_id left as they are (row lineage; the plan refuses them)", held)
+	}
 	if len(groups) == 0 {
-		res.NoOp, res.Note = true, "no files need compaction"
+		res.NoOp = true
+		if res.Note == "" {
+			res.Note = "no files need compaction"
+		}
 		res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
 		return tbl, res, nil
 	}
@@ -153,7 +160,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		}
 	}
 	if skipped > 0 {
-		res.Note = fmt.Sprintf("%d groups left for a later run by max_bytes_per_run", skipped)
+		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("%d groups left for a later run by max_bytes_per_run", skipped), "; ")
 	}
 	res.MetadataLocation = next.MetadataLocation()
 	res.FilesAfter, res.BytesAfter = summaryTotals(next)

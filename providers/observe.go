@@ -86,6 +86,11 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol, now: s.now()}
+	if catName, _, err := SplitAddress(pol.Address); err == nil {
+		if cc, err := s.catalogConfig(catName); err == nil {
+			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())
+		}
+	}
 	defer func() {
 		if err != nil {
 			o.Close()
@@ -655,6 +660,12 @@ func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
 			p.CandidateSizes = append(p.CandidateSizes, size)
 		}
 		p.CandidateBytes += size
+		// The reader inherits first_row_id from the manifest list; a v3
+		// file still without one cannot be rewritten (compaction.checkGroup),
+		// and the plan says so instead of apply failing on it.
+		if a.md.Version() >= 3 && df.FirstRowID() == nil {
+			p.NoRowIDCandidates++
+		}
 	}
 	files.DataFiles++
 	files.DataBytes += size

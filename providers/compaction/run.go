@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
@@ -425,6 +426,31 @@ func checkGroup(tbl *table.Table, g Group) error {
 	return nil
 }
 
+// WithoutLineageGaps drops the groups of a format v3 table that hold a file
+// with no first_row_id, which checkGroup would refuse (and with them the
+// whole run): the plan refuses those partitions up front
+// (diff.compactRefusals) and the others are still compacted. held counts
+// the files left out.
+func WithoutLineageGaps(tbl *table.Table, groups []Group) (kept []Group, held int) {
+	if tbl.Metadata().Version() < 3 {
+		return groups, 0
+	}
+	for _, g := range groups {
+		n := 0
+		for _, t := range g.Tasks {
+			if t.FirstRowID == nil {
+				n++
+			}
+		}
+		if n > 0 {
+			held += n
+			continue
+		}
+		kept = append(kept, g)
+	}
+	return kept, held
+}
+
 // stagedGroup is a rewritten group not yet committed.
 type stagedGroup struct {
 	index        int
@@ -581,8 +607,23 @@ func sortIDFor(c runConfig) int {
 // which applies position deletes, deletion vectors and equality deletes.
 // Two workers overlap decoding with our encoding; each holds at most one
 // file's batches, which keeps the read side bounded by the input file size.
+// Files that lack identity-partition columns are read apart from the others
+// and get those columns from the partition value (constants.go).
 func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.RecordBatch) error) error {
-	opts := []table.ScanOption{table.WithMaxConcurrency(min(2, len(g.Tasks)))}
+	subsets, err := splitByConstants(ctx, tbl, g)
+	if err != nil {
+		return fmt.Errorf("read group: %w", err)
+	}
+	for _, sub := range subsets {
+		if err := readTasks(ctx, tbl, sub, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, fn func(arrow.RecordBatch) error) error {
+	opts := []table.ScanOption{table.WithMaxConcurrency(min(2, len(sub.tasks)))}
 	if tbl.Metadata().Version() >= 3 {
 		// Read each row's _row_id and _last_updated_sequence_number (stored,
 		// or derived from first_row_id and the data sequence number) so the
@@ -592,12 +633,16 @@ func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.Rec
 	// A task planned under a `where` filter carries a residual that
 	// ReadTasks would apply, dropping the rows of a replaced file that do
 	// not match: rows lost. A rewrite reads whole files, so residuals go.
-	tasks := make([]table.FileScanTask, len(g.Tasks))
-	for i, t := range g.Tasks {
+	tasks := make([]table.FileScanTask, len(sub.tasks))
+	for i, t := range sub.tasks {
 		t.Residual = nil
 		tasks[i] = t
 	}
-	scan := tbl.Scan(opts...)
+	rt, err := readerTable(tbl, sub)
+	if err != nil {
+		return fmt.Errorf("read group: %w", err)
+	}
+	scan := rt.Scan(opts...)
 	_, it, err := scan.ReadTasks(ctx, tasks)
 	if err != nil {
 		return fmt.Errorf("read group: %w", err)
@@ -605,6 +650,14 @@ func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.Rec
 	for rec, err := range it {
 		if err != nil {
 			return fmt.Errorf("read group: %w", err)
+		}
+		if len(sub.cols) > 0 {
+			filled, ferr := fillConstants(rec, sub.cols, memory.DefaultAllocator)
+			rec.Release()
+			if ferr != nil {
+				return fmt.Errorf("read group: %w", ferr)
+			}
+			rec = filled
 		}
 		err = fn(rec)
 		rec.Release()

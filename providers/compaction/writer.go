@@ -488,6 +488,13 @@ func (w *rollingWriter) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error
 			cols[i] = c
 			continue
 		}
+		if ext, ok := f.Type.(arrow.ExtensionType); ok && arrow.TypeEqual(ext.StorageType(), c.DataType()) {
+			// The same bytes under the extension type (a uuid read as
+			// fixed_size_binary[16]): arrow-go has no cast kernel to
+			// extension types, and none is needed.
+			cols[i] = array.NewExtensionArrayWithStorage(ext, c)
+			continue
+		}
 		cast, err := compute.CastArray(w.ctx, c, compute.SafeCastOptions(f.Type))
 		if err != nil {
 			release(i)

@@ -1,0 +1,386 @@
+package compaction
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// A data file may lack columns of the table schema. The spec's column
+// projection resolves such a column, in order, from (1) the partition tuple
+// when an identity transform of the column is in the file's spec, (2) the
+// name mapping when the file has no field ids, (3) the column's
+// initial-default, (4) null. iceberg-go v0.7.0's scanner does (2), (3) and
+// (4) but not (1): it reads a Hive-style or add_files-imported file, whose
+// partition columns live only in the directory names, as NULL, and a
+// rewrite would write that NULL into every row, where every other engine
+// reads the partition value. fillConstant is rule (1), applied to the
+// scanned batches of the files that need it.
+
+// constantCol is one column that a file lacks and whose value comes from
+// the file's partition tuple.
+type constantCol struct {
+	fieldID int
+	name    string
+	typ     iceberg.Type
+	value   any // the partition value (nil: the column reads as null)
+}
+
+// constantSubset is the tasks of a group that lack the same columns. A
+// group is one partition of one spec, so the value is the same for all of
+// them.
+type constantSubset struct {
+	cols  []constantCol
+	tasks []table.FileScanTask
+	// plainUUID are the top-level uuid columns these files store as a bare
+	// fixed_len_byte_array(16) (no UUID annotation: older Iceberg Java,
+	// imports). iceberg-go v0.7.0 cannot read them as uuid (its cast to
+	// the uuid extension type has no kernel), so they are read as
+	// fixed[16] and the writer rewraps the same 16 bytes as uuid.
+	plainUUID []int
+}
+
+// identitySources are the top-level columns of tbl's schema that an
+// identity field of spec partitions on, with the group's partition values.
+func identitySources(tbl *table.Table, spec iceberg.PartitionSpec, partition map[int]any) []constantCol {
+	sc := tbl.Schema()
+	var out []constantCol
+	for _, pf := range spec.Fields() {
+		if _, ok := pf.Transform.(iceberg.IdentityTransform); !ok {
+			continue
+		}
+		f, ok := sc.FindFieldByID(pf.SourceID())
+		if !ok {
+			// The source column was dropped: nothing of the table schema
+			// to fill.
+			continue
+		}
+		if !slices.ContainsFunc(sc.Fields(), func(top iceberg.NestedField) bool { return top.ID == f.ID }) {
+			// A nested source would need the fill inside a struct; until
+			// then a file lacking it is refused (see splitByConstants).
+			out = append(out, constantCol{fieldID: f.ID, name: "", typ: f.Type, value: partition[pf.FieldID]})
+			continue
+		}
+		out = append(out, constantCol{fieldID: f.ID, name: f.Name, typ: f.Type, value: partition[pf.FieldID]})
+	}
+	return out
+}
+
+// splitByConstants reads the footer of each file of the group (a tail
+// read; the rewrite reads the whole file next) and splits the tasks by the
+// set of identity-partition columns they lack. When no file lacks one it
+// returns the group's tasks as one subset with no columns.
+func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constantSubset, error) {
+	spec := tbl.Metadata().PartitionSpecByID(g.SpecID)
+	if spec == nil || len(g.Tasks) == 0 {
+		return []constantSubset{{tasks: g.Tasks}}, nil
+	}
+	cols := identitySources(tbl, *spec, g.Tasks[0].File.Partition())
+	var uuids []int
+	for _, f := range tbl.Schema().Fields() {
+		if _, ok := f.Type.(iceberg.UUIDType); ok {
+			uuids = append(uuids, f.ID)
+		}
+	}
+	if len(cols) == 0 && len(uuids) == 0 {
+		return []constantSubset{{tasks: g.Tasks}}, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open table io: %w", err)
+	}
+	nm := tbl.Metadata().NameMapping()
+	byKey := map[string]int{}
+	var subsets []constantSubset
+	for _, t := range g.Tasks {
+		if t.File.FileFormat() != iceberg.ParquetFile {
+			return nil, fmt.Errorf("%w: data file %s is %s: iceops rewrites only Parquet files", ErrRefused, t.File.FilePath(), t.File.FileFormat())
+		}
+		present, err := fileFieldIDs(fsys, t.File.FilePath(), tbl, nm)
+		if err != nil {
+			return nil, err
+		}
+		var missing []constantCol
+		var plain []int
+		var key strings.Builder
+		for _, id := range uuids {
+			if ft, ok := present[id]; ok {
+				if fx, isFixed := ft.(iceberg.FixedType); isFixed && fx.Len() == 16 {
+					plain = append(plain, id)
+					key.WriteString("u" + strconv.Itoa(id) + ",")
+				}
+			}
+		}
+		for _, c := range cols {
+			if _, ok := present[c.fieldID]; ok {
+				continue
+			}
+			if c.name == "" {
+				return nil, fmt.Errorf("%w: data file %s lacks the nested identity-partition column (field id %d): iceops cannot fill it from the partition value yet",
+					ErrRefused, t.File.FilePath(), c.fieldID)
+			}
+			missing = append(missing, c)
+			key.WriteString(strconv.Itoa(c.fieldID))
+			key.WriteByte(',')
+		}
+		i, ok := byKey[key.String()]
+		if !ok {
+			i = len(subsets)
+			byKey[key.String()] = i
+			subsets = append(subsets, constantSubset{cols: missing, plainUUID: plain})
+		}
+		subsets[i].tasks = append(subsets[i].tasks, t)
+	}
+	return subsets, nil
+}
+
+// fileFieldIDs is the top-level field ids a data file holds, with their
+// types in the file, as iceberg-go's scanner resolves them: the footer's
+// field ids, or, when the file has none, the table's name mapping
+// (schema.name-mapping.default).
+func fileFieldIDs(fsys icebergio.IO, path string, tbl *table.Table, nm iceberg.NameMapping) (map[int]iceberg.Type, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("read footer of %s: %w", path, err)
+	}
+	defer rdr.Close()
+	as, err := pqarrow.FromParquet(rdr.MetaData().Schema, &pqarrow.ArrowReadProperties{}, rdr.MetaData().KeyValueMetadata())
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", path, err)
+	}
+	fileSchema, err := table.ArrowSchemaToIcebergWithOptions(as, table.ArrowToIcebergOptions{
+		NameMapping:     nm,
+		TableSchema:     tbl.Schema(),
+		TableProperties: tbl.Properties(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", path, err)
+	}
+	ids := map[int]iceberg.Type{}
+	for _, fld := range fileSchema.Fields() {
+		ids[fld.ID] = fld.Type
+	}
+	return ids, nil
+}
+
+// fillConstants replaces, in a scanned batch, each column of cols with
+// its constant. It returns a new batch; the caller releases both.
+func fillConstants(rec arrow.RecordBatch, cols []constantCol, mem memory.Allocator) (arrow.RecordBatch, error) {
+	arrs := make([]arrow.Array, rec.NumCols())
+	for i := range arrs {
+		arrs[i] = rec.Column(i)
+	}
+	var made []arrow.Array
+	defer func() {
+		for _, a := range made {
+			a.Release()
+		}
+	}()
+	for _, c := range cols {
+		idx := rec.Schema().FieldIndices(c.name)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("scanned batch has no column %s to fill from the partition value", c.name)
+		}
+		a, err := constantArray(c, rec.Column(idx[0]).DataType(), int(rec.NumRows()), mem)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.name, err)
+		}
+		made = append(made, a)
+		arrs[idx[0]] = a
+	}
+	return array.NewRecordBatch(rec.Schema(), arrs, rec.NumRows()), nil
+}
+
+// constantArray is n copies of c.value as an array of type dt (the type
+// the scanner gave the column, so the batch keeps its schema).
+func constantArray(c constantCol, dt arrow.DataType, n int, mem memory.Allocator) (arrow.Array, error) {
+	if c.value == nil {
+		return array.MakeArrayOfNull(mem, dt, n), nil
+	}
+	b := array.NewBuilder(mem, dt)
+	defer b.Release()
+	b.Reserve(n)
+	appendOne, err := constantAppender(b, c.value)
+	if err != nil {
+		return nil, fmt.Errorf("partition value %v (%T) as %s: %w", c.value, c.value, dt, err)
+	}
+	for range n {
+		appendOne()
+	}
+	return b.NewArray(), nil
+}
+
+// constantAppender returns a function appending v to b, converting the Go
+// value iceberg-go decoded from the manifest to the builder's type.
+func constantAppender(b array.Builder, v any) (func(), error) {
+	i64, isInt := asInt64(v)
+	switch bb := b.(type) {
+	case *array.BooleanBuilder:
+		if x, ok := v.(bool); ok {
+			return func() { bb.Append(x) }, nil
+		}
+	case *array.Int8Builder:
+		if isInt {
+			return func() { bb.Append(int8(i64)) }, nil
+		}
+	case *array.Int16Builder:
+		if isInt {
+			return func() { bb.Append(int16(i64)) }, nil
+		}
+	case *array.Int32Builder:
+		if isInt {
+			return func() { bb.Append(int32(i64)) }, nil
+		}
+	case *array.Int64Builder:
+		if isInt {
+			return func() { bb.Append(i64) }, nil
+		}
+	case *array.Float32Builder:
+		switch x := v.(type) {
+		case float32:
+			return func() { bb.Append(x) }, nil
+		case float64:
+			return func() { bb.Append(float32(x)) }, nil
+		}
+	case *array.Float64Builder:
+		switch x := v.(type) {
+		case float32:
+			return func() { bb.Append(float64(x)) }, nil
+		case float64:
+			return func() { bb.Append(x) }, nil
+		}
+	case *array.Date32Builder:
+		if isInt {
+			return func() { bb.Append(arrow.Date32(i64)) }, nil
+		}
+	case *array.Time64Builder:
+		if isInt {
+			return func() { bb.Append(arrow.Time64(i64)) }, nil
+		}
+	case *array.TimestampBuilder:
+		if isInt {
+			return func() { bb.Append(arrow.Timestamp(i64)) }, nil
+		}
+	case *array.StringBuilder:
+		if x, ok := v.(string); ok {
+			return func() { bb.Append(x) }, nil
+		}
+	case *array.LargeStringBuilder:
+		if x, ok := v.(string); ok {
+			return func() { bb.Append(x) }, nil
+		}
+	case *array.BinaryBuilder:
+		if x, ok := v.([]byte); ok {
+			return func() { bb.Append(x) }, nil
+		}
+	case *extensions.UUIDBuilder:
+		switch x := v.(type) {
+		case uuid.UUID:
+			return func() { bb.Append(x) }, nil
+		case []byte:
+			u, err := uuid.FromBytes(x)
+			if err != nil {
+				return nil, err
+			}
+			return func() { bb.Append(u) }, nil
+		}
+	case *array.FixedSizeBinaryBuilder:
+		switch x := v.(type) {
+		case []byte:
+			return func() { bb.Append(x) }, nil
+		case uuid.UUID:
+			return func() { bb.Append(x[:]) }, nil
+		}
+	case *array.Decimal128Builder:
+		switch x := v.(type) {
+		case iceberg.Decimal:
+			return func() { bb.Append(x.Val) }, nil
+		case decimal128.Num:
+			return func() { bb.Append(x) }, nil
+		}
+	}
+	return nil, fmt.Errorf("no conversion")
+}
+
+// asInt64 reads the integer-like Go values iceberg-go uses for int, long,
+// date, time and timestamp partition values.
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case iceberg.Date:
+		return int64(x), true
+	case iceberg.Time:
+		return int64(x), true
+	case iceberg.Timestamp:
+		return int64(x), true
+	case iceberg.TimestampNano:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+// readerTable is tbl as the scanner must see it to read sub's files: the
+// same metadata, with the columns in sub.plainUUID typed fixed[16] (what
+// the files hold), so iceberg-go reads the bytes without its failing cast.
+func readerTable(tbl *table.Table, sub constantSubset) (*table.Table, error) {
+	if len(sub.plainUUID) == 0 {
+		return tbl, nil
+	}
+	cur := tbl.Schema()
+	fields := slices.Clone(cur.Fields())
+	for i, f := range fields {
+		if slices.Contains(sub.plainUUID, f.ID) {
+			fields[i].Type = iceberg.FixedTypeOf(16)
+		}
+	}
+	sc := iceberg.NewSchemaWithIdentifiers(cur.ID, cur.IdentifierFieldIDs, fields...)
+	meta := schemaOverride{Metadata: tbl.Metadata(), schema: sc}
+	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, nil), nil
+}
+
+// schemaOverride is table metadata whose current schema is replaced; only
+// the reader of readerTable sees it, nothing is committed with it.
+type schemaOverride struct {
+	table.Metadata
+	schema *iceberg.Schema
+}
+
+func (m schemaOverride) CurrentSchema() *iceberg.Schema { return m.schema }
+
+func (m schemaOverride) Schemas() []*iceberg.Schema {
+	out := slices.Clone(m.Metadata.Schemas())
+	for i, s := range out {
+		if s.ID == m.schema.ID {
+			out[i] = m.schema
+		}
+	}
+	return out
+}
