@@ -166,7 +166,7 @@ func warningItem(address string, w diff.Warning) string {
 	}
 	b.WriteString(mdText(w.Message))
 	if w.Detail != "" {
-		b.WriteString(" " + mdText(w.Detail))
+		b.WriteString(": " + mdText(w.Detail))
 	}
 	return b.String()
 }

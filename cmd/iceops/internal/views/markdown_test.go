@@ -43,7 +43,7 @@ func TestPlanMarkdown(t *testing.T) {
 		"- ``lake.odd.a|b`c<script>``: `remove_orphan_files` refused: orphan ratio 40% above max\\_orphan\\_ratio 25% \\<check the listing\\>\n" +
 		"- `lake.x.gone`: could not be planned: observe lake.x.gone: no such table\n\n" +
 		"#### Warnings\n\n" +
-		"- `main.iceops.hcl:12`: Snapshot retention below Trino's 7-day floor max\\_age is 2d.\n" +
+		"- `main.iceops.hcl:12`: Snapshot retention below Trino's 7-day floor: max\\_age is 2d.\n" +
 		"- `main.iceops.hcl:7`: ``lake.odd.a|b`c<script>``: gc.enabled=false with an expiry policy\n\n" +
 		"<details><summary><code>lake.analytics.clicks</code>: 6 actions</summary>\n\n```text\n"
 	if !strings.HasPrefix(got, want) {

@@ -76,7 +76,8 @@ func (p *Progress) Heartbeat(every time.Duration) {
 	if p.stop != nil {
 		return
 	}
-	p.stop = make(chan struct{})
+	stop := make(chan struct{})
+	p.stop = stop
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -84,7 +85,7 @@ func (p *Progress) Heartbeat(every time.Duration) {
 		defer t.Stop()
 		for {
 			select {
-			case <-p.stop:
+			case <-stop: // a local: Done clears p.stop before closing it
 				return
 			case <-t.C:
 				p.beat()
