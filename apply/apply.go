@@ -50,6 +50,19 @@ type ApplyOptions struct {
 	// too, and the results count what was left.
 	Abort        context.Context
 	FinishWithin time.Duration
+
+	// Lock takes a lease on each table with actions before its first
+	// action and releases it after the last (DESIGN §5.4, Locking).
+	Lock bool
+	// LockTimeout is how long to wait for a lease another run holds; after
+	// it the table is skipped, naming the holder (0: do not wait).
+	LockTimeout time.Duration
+	// LockOwner names this run's leases for people ("user@host"); RunID
+	// identifies the run (a lease of the same run is its own).
+	LockOwner string
+	RunID     string
+	// LeaseTTL is how long a lease lasts unrenewed; 0 = DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // Apply executes an approved plan (DESIGN §5.3, §5.4). It returns an error
@@ -75,9 +88,8 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	if err := ValidatePlan(plan); err != nil {
 		return nil, fmt.Errorf("apply: %w", err)
 	}
-	if plan.ConfigDigest != cfg.Digest {
-		return nil, fmt.Errorf("%w: the configuration changed since the plan was made (%s, now %s); run iceops plan again",
-			ErrStalePlan, short(plan.ConfigDigest), short(cfg.Digest))
+	if err := checkPolicies(cfg, plan); err != nil {
+		return nil, err
 	}
 	r := &runner{cfg: cfg, b: b, opts: opts, now: clock(opts.Now), retries: opts.MaxRetries}
 	if r.retries == 0 {
@@ -94,6 +106,7 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 		IceopsVersion: opts.Version,
 		StartedAt:     r.now().UTC(),
 		SavedPlan:     opts.Saved,
+		RunID:         opts.RunID,
 		Tables:        []TableResult{},
 	}
 
@@ -121,6 +134,12 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	}
 
 	par := parallelism(opts.Parallelism, cfg)
+	withActions := 0
+	for _, tp := range plan.Tables {
+		if len(tp.Actions) > 0 {
+			withActions++
+		}
+	}
 	out := make([]TableResult, len(plan.Tables))
 	var (
 		wg  sync.WaitGroup
@@ -156,6 +175,11 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 			defer wg.Done()
 			defer func() { <-sem }()
 			out[i] = r.applyTable(ctx, tp, loaded[tp.Address])
+			var err error
+			if out[i].Status == StatusFailed {
+				err = errors.New(out[i].Error)
+			}
+			emit(opts.Progress, Event{Table: tp.Address, Phase: PhaseFinished, Total: int64(withActions), Unit: "tables", Err: err})
 		}(i, tp)
 	}
 	wg.Wait()
@@ -173,6 +197,33 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	res.FinishedAt = r.now().UTC()
 	res.summarize()
 	return res, nil
+}
+
+// checkPolicies is the saved plan's configuration check (DESIGN §5.3): the
+// plan is stale when a table it would change now gets another effective
+// policy, or none. Only values count (config.Effective.PolicyDigest): a
+// comment, a reformatted file or another table's policy leave the plan
+// valid. Tables in policy at plan time have nothing to apply, so a change
+// of their policy does not matter to this plan.
+func checkPolicies(cfg *config.Config, plan *diff.Plan) error {
+	for _, tp := range plan.Tables {
+		if len(tp.Actions) == 0 {
+			continue
+		}
+		if tp.PolicyDigest == "" {
+			return fmt.Errorf("%w: the plan has no policy digest for %s (made by an iceops before plan format 1.1); run iceops plan again",
+				ErrStalePlan, tp.Address)
+		}
+		pol, ok := cfg.Resolve(tp.Address)
+		if !ok {
+			return fmt.Errorf("%w: the configuration no longer manages %s; run iceops plan again", ErrStalePlan, tp.Address)
+		}
+		if got := pol.PolicyDigest(); got != tp.PolicyDigest {
+			return fmt.Errorf("%w: the effective policy of %s changed since the plan was made (%s, now %s); run iceops plan again (iceops explain %s shows the policy now)",
+				ErrStalePlan, tp.Address, short(tp.PolicyDigest), short(got), tp.Address)
+		}
+	}
+	return nil
 }
 
 func short(d string) string {
@@ -195,6 +246,21 @@ func failedTable(tp diff.TablePlan, msg string) TableResult {
 		MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
 	for _, a := range tp.Actions {
 		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "table failed: " + msg})
+	}
+	return tr
+}
+
+// lockedTable is a table another run holds the lease of: skipped, with
+// the holder and the lease's expiry.
+func lockedTable(tp diff.TablePlan, locked *providers.LockedError) TableResult {
+	why := locked.Error() + "; another apply is working on this table (wait for it with -lock-timeout)"
+	tr := TableResult{Address: tp.Address, Status: StatusSkipped, Error: why,
+		MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+	for _, a := range tp.Actions {
+		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "table locked by another apply"})
+	}
+	if len(tp.Refusals) > 0 {
+		tr.Status = StatusFailed
 	}
 	return tr
 }
@@ -227,9 +293,9 @@ type step struct {
 // still qualifies on it; orphan removal re-checks each listed path. A commit
 // that conflicts with a concurrent writer is retried the same way (reload,
 // recompute, commit), a bounded number of times with backoff.
-func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.Table) TableResult {
+func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.Table) (tr TableResult) {
 	start := time.Now()
-	tr := TableResult{Address: tp.Address, MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+	tr = TableResult{Address: tp.Address, MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
 
 	pol, ok := r.cfg.Resolve(tp.Address)
 	if !ok {
@@ -247,8 +313,29 @@ func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.T
 	var failure string
 	tr.Attempts = 1
 
+	unchanged := tbl.MetadataLocation() == tp.Observed.MetadataLocation
+	var lock *tableLock
+	if r.opts.Lock {
+		l, next, same, err := r.lockTable(ctx, pol, tp.Observed.MetadataLocation, tbl)
+		var locked *providers.LockedError
+		if errors.As(err, &locked) {
+			// Another apply is working on this table: it does the work, so
+			// this run skips it (not a failure).
+			return lockedTable(tp, locked)
+		}
+		if err != nil {
+			return failedTable(tp, err.Error())
+		}
+		lock, tbl, unchanged = l, next, same
+		defer func() {
+			if err := lock.release(ctx); err != nil {
+				tr.Warnings = append(tr.Warnings, err.Error())
+			}
+		}()
+	}
+
 	var steps []step
-	if tbl.MetadataLocation() == tp.Observed.MetadataLocation {
+	if unchanged {
 		for _, a := range tp.Actions {
 			steps = append(steps, step{action: a})
 		}
@@ -297,6 +384,12 @@ steps:
 			if cur.Metadata().TableUUID().String() != tp.Observed.TableUUID {
 				failure = "the table was dropped and recreated during apply; nothing more is done"
 				break steps
+			}
+			if lock != nil {
+				if cur, err = lock.renew(ctx, cur); err != nil {
+					failure = fmt.Sprintf("%s: %v", s.action.Type, err)
+					break steps
+				}
 			}
 			tbl = cur
 			ars, next, err := r.runStep(ctx, cur, pol, batch)

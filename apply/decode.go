@@ -336,6 +336,9 @@ func ValidatePlan(p *diff.Plan) error {
 	if cp.Summary != p.Summary {
 		return bad("summary %+v does not match the tables (%+v)", p.Summary, cp.Summary)
 	}
+	if len(cp.Refusals) != len(p.Refusals) || (len(p.Refusals) > 0 && !reflect.DeepEqual(cp.Refusals, p.Refusals)) {
+		return bad("refusals do not match the tables' refusals")
+	}
 	return nil
 }
 

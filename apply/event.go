@@ -10,6 +10,9 @@ const (
 	PhaseDone     = "done"     // apply: an action finished
 	PhaseSkipped  = "skipped"  // apply: an action was skipped (Err says why)
 	PhaseFailed   = "failed"   // apply: an action failed (Err)
+	// PhaseFinished: apply is done with a table (Err when it failed);
+	// Total is the number of tables with actions, Unit "tables".
+	PhaseFinished = "finished"
 )
 
 // Event is one progress report. The CLI renders a live line per table on a
@@ -21,7 +24,7 @@ type Event struct {
 	Phase  string
 	Done   int64
 	Total  int64
-	Unit   string // "bytes", "files", "tables"
+	Unit   string // "bytes", "files", "tables" (observe and finished: Total tables)
 	Err    error
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
@@ -26,6 +27,10 @@ type PlanOptions struct {
 	Now         func() time.Time
 	Version     string // iceops version, recorded in the plan
 	Progress    func(Event)
+	// ConfigWarnings are the configuration's lint warnings (config.Load's
+	// warning diagnostics); the plan carries them as warnings[] with their
+	// file:line, so a pull-request bot sees them, not only stderr.
+	ConfigWarnings hcl.Diagnostics
 	// SetMemoryLimit is runtime/debug.SetMemoryLimit, or nil to leave the
 	// Go soft memory limit alone (a user's GOMEMLIMIT). With it, the limit
 	// is PlanMemoryLimit while the tables are observed (never above the
@@ -89,6 +94,7 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 		Targets:       slices.Clone(opts.Targets),
 		Tables:        []diff.TablePlan{},
 		Errors:        []diff.TableError{},
+		Warnings:      configWarnings(opts.ConfigWarnings),
 	}
 	items, errs := selectTables(ctx, cfg, b, opts.Targets)
 	p.Errors = append(p.Errors, errs...)
@@ -116,7 +122,7 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 		go func(it planItem) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			emit(opts.Progress, Event{Table: it.address, Phase: PhaseObserve})
+			emit(opts.Progress, Event{Table: it.address, Phase: PhaseObserve, Total: int64(len(items)), Unit: "tables"})
 			tp, err := planOne(ctx, b, it, now())
 			emit(opts.Progress, Event{Table: it.address, Phase: PhasePlanned, Err: err})
 			mu.Lock()
@@ -143,6 +149,23 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 	}
 	p.Checksum = sum
 	return p, nil
+}
+
+// configWarnings turns lint diagnostics into plan warnings, in the order
+// validate prints them.
+func configWarnings(diags hcl.Diagnostics) []diff.Warning {
+	out := []diff.Warning{}
+	for _, d := range diags {
+		if d.Severity != hcl.DiagWarning {
+			continue
+		}
+		w := diff.Warning{Code: "config", Message: d.Summary, Detail: d.Detail}
+		if d.Subject != nil {
+			w.Origin = fmt.Sprintf("%s:%d", d.Subject.Filename, d.Subject.Start.Line)
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // planOne observes one table and diffs it. The expiry figures are filled

@@ -21,14 +21,16 @@ const ResultsFormatVersion = "1.0"
 // Results is what an apply did: the CLI renders it as a table and as
 // `apply -json`.
 type Results struct {
-	FormatVersion string        `json:"format_version"`
-	IceopsVersion string        `json:"iceops_version"`
-	StartedAt     time.Time     `json:"started_at"`
-	FinishedAt    time.Time     `json:"finished_at"`
-	SavedPlan     bool          `json:"saved_plan"`
-	Interrupted   bool          `json:"interrupted,omitempty"` // ctx cancelled: some work was not started
-	Tables        []TableResult `json:"tables"`
-	Summary       ResultSummary `json:"summary"`
+	FormatVersion string    `json:"format_version"`
+	IceopsVersion string    `json:"iceops_version"`
+	StartedAt     time.Time `json:"started_at"`
+	FinishedAt    time.Time `json:"finished_at"`
+	SavedPlan     bool      `json:"saved_plan"`
+	// RunID identifies this apply; its table leases carry it.
+	RunID       string        `json:"run_id,omitempty"`
+	Interrupted bool          `json:"interrupted,omitempty"` // ctx cancelled: some work was not started
+	Tables      []TableResult `json:"tables"`
+	Summary     ResultSummary `json:"summary"`
 }
 
 // ResultSummary counts Results.
@@ -60,6 +62,9 @@ type TableResult struct {
 	DurationMs       int64          `json:"duration_ms"`
 	PlannedRefusals  []diff.Refusal `json:"planned_refusals,omitempty"`
 	AttemptConflicts []string       `json:"attempt_conflicts,omitempty"`
+	// Warnings are problems that did not fail the table, such as a lease
+	// that could not be released (it then expires on its own).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ActionResult is one action of one table.

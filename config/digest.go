@@ -4,14 +4,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
-// digest identifies the configuration a plan was made from, so `apply
-// PLANFILE` can refuse a plan whose configuration changed. It covers the
+// digest identifies the exact configuration a plan was made from (the
+// plan's config_digest, for people and audit logs). `apply PLANFILE` does
+// not compare it: a saved plan goes stale only when a table's effective
+// policy changes (Effective.PolicyDigest), not on a comment. It covers the
 // file names and contents (sorted, so directory order does not matter) and
 // the resolved variable values: the same files with a different -var give a
 // different policy, so a different digest. Environment values read through
@@ -60,4 +64,56 @@ func writeField(h interface{ Write([]byte) (int, error) }, parts ...[]byte) {
 		h.Write(n[:])
 		h.Write(p)
 	}
+}
+
+// PolicyDigest identifies the effective policy of one table by its values
+// (DESIGN §5.3): "sha256:..." over every attribute of the field table
+// (defaults included, so writing a default explicitly changes nothing),
+// which nested blocks are declared (a declared block turns its action on),
+// and the properties the policy sets. Origins, comments, formatting, block
+// and policy names, and other tables' policies are left out, so a saved
+// plan survives every edit that does not change what this table gets.
+// Values are hashed, never stored: a property value that is a secret only
+// ever appears here as part of the digest.
+func (e *Effective) PolicyDigest() string {
+	h := sha256.New()
+	writeField(h, []byte("address"), []byte(e.Address))
+	b := &e.PolicyBody
+	for _, blk := range nestedBlocks {
+		declared, _ := blockState(b, blk)
+		writeField(h, []byte("block"), []byte(blk), []byte(strconv.FormatBool(*declared)))
+	}
+	for _, f := range policyFields() {
+		writeField(h, []byte("field"), []byte(f.path()), digestValue(f.kind, f.get(b).(settingPtr).value()))
+	}
+	keys := make([]string, 0, len(b.Properties))
+	for k := range b.Properties {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		writeField(h, []byte("property"), []byte(k), []byte(b.Properties[k].Value))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// digestValue encodes a policy value exactly (bytes, nanoseconds, the
+// canonical sort terms) so that two values digest alike only when equal.
+func digestValue(kind valueKind, v any) []byte {
+	if kind == kindSort {
+		// SortField carries its source range, which is not a value.
+		fs := v.([]SortField)
+		terms := make([]string, len(fs))
+		for i, f := range fs {
+			terms[i] = f.String()
+		}
+		v = terms
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		// Every kind is a plain Go value (numbers, strings, lists, string
+		// maps); a failure here would be a new kind this switch misses.
+		return []byte(fmt.Sprintf("%#v", v))
+	}
+	return enc
 }

@@ -4,7 +4,7 @@ import "time"
 
 // FormatVersion of the plan document (JSON, saved plan). Additive changes
 // keep 1.x; a breaking change bumps the major.
-const FormatVersion = "1.0"
+const FormatVersion = "1.1"
 
 // Plan is the whole plan: the JSON document of `plan -json`, `show -json`
 // and the content of a saved plan file. The human view is rendered from it.
@@ -16,7 +16,15 @@ type Plan struct {
 	Targets       []string     `json:"targets,omitempty"`
 	Tables        []TablePlan  `json:"tables"`
 	Errors        []TableError `json:"errors"`
-	Summary       Summary      `json:"summary"`
+	// Warnings are the configuration's lint findings (validate's warnings,
+	// DESIGN §3.6), each with its file:line; a table's own warnings, which
+	// need the observed table, are in tables[].warnings.
+	Warnings []Warning `json:"warnings"`
+	// Refusals lists every table's refusals with its address, derived by
+	// Summarize like Summary, so a bot reading the document need not walk
+	// the tables to find what the safety rules stopped.
+	Refusals []AddressedRefusal `json:"refusals"`
+	Summary  Summary            `json:"summary"`
 	// Checksum is "sha256:..." over the plan's safety-relevant content
 	// (format, config digest, creation time, targets, tables); apply refuses
 	// a saved plan whose content does not match it (hand-edited). Set by
@@ -26,12 +34,16 @@ type Plan struct {
 
 // TablePlan is one managed table: what was observed and what must happen.
 type TablePlan struct {
-	Address  string    `json:"address"`
-	Policy   string    `json:"policy,omitempty"`
-	Observed Observed  `json:"observed"`
-	Actions  []Action  `json:"actions"` // DESIGN §5.1 order; empty = in policy
-	Refusals []Refusal `json:"refusals,omitempty"`
-	Warnings []Warning `json:"warnings,omitempty"`
+	Address string `json:"address"`
+	Policy  string `json:"policy,omitempty"`
+	// PolicyDigest is config.Effective.PolicyDigest of the policy the plan
+	// was made with: a saved plan is stale for this table when the
+	// configuration now gives it another (DESIGN §5.3, format 1.1).
+	PolicyDigest string    `json:"policy_digest,omitempty"`
+	Observed     Observed  `json:"observed"`
+	Actions      []Action  `json:"actions"` // DESIGN §5.1 order; empty = in policy
+	Refusals     []Refusal `json:"refusals,omitempty"`
+	Warnings     []Warning `json:"warnings,omitempty"`
 }
 
 // Observed identifies the table state the plan was made against; a saved
@@ -53,11 +65,19 @@ type Refusal struct {
 	Reason string `json:"reason"`
 }
 
+// AddressedRefusal is a Refusal with the table it belongs to.
+type AddressedRefusal struct {
+	Address string `json:"address"`
+	Refusal
+}
+
 // Warning is a lint finding that needs the observed table (DESIGN §3.6).
 type Warning struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Origin  string `json:"origin,omitempty"` // file:line
+	// Detail is the longer explanation of a configuration warning.
+	Detail string `json:"detail,omitempty"`
 }
 
 type TableError struct {

@@ -10,10 +10,17 @@ import (
 	"github.com/iceops/iceops/config"
 )
 
+// LockProperty is the table property that holds an apply's lease
+// (providers.Lease). Apply owns it; the diff never plans it, so a lease
+// never makes a table look out of policy and a policy can neither set nor
+// remove it.
+const LockProperty = "iceops.lock"
+
 // ignoredProperty reports keys that iceberg-go (or the catalog) maintains on
-// its own. Comparing them would make a plan that never converges.
+// its own, and apply's lease. Comparing them would make a plan that never
+// converges.
 func ignoredProperty(k string) bool {
-	return k == "schema.name-mapping.default"
+	return k == "schema.name-mapping.default" || k == LockProperty
 }
 
 // planProperties compares the properties the policy owns with the table's.

@@ -1,10 +1,11 @@
 package diff
 
-// Summarize fills p.Summary from the tables and errors. Tables counts every
+// Summarize fills p.Summary and p.Refusals from the tables and errors. Tables counts every
 // managed table, planned or failed. A table with refusals is neither changed
 // nor in policy: it counts as an error, because someone must look.
 func Summarize(p *Plan) {
 	s := Summary{}
+	refusals := []AddressedRefusal{}
 	seen := make(map[string]struct{})
 	failed := make(map[string]struct{})
 	for _, e := range p.Errors {
@@ -22,6 +23,9 @@ func Summarize(p *Plan) {
 		if len(t.Refusals) > 0 {
 			failed[t.Address] = struct{}{}
 		}
+		for _, r := range t.Refusals {
+			refusals = append(refusals, AddressedRefusal{Address: t.Address, Refusal: r})
+		}
 		switch {
 		case len(t.Actions) > 0:
 			s.TablesChanged++
@@ -32,4 +36,8 @@ func Summarize(p *Plan) {
 	s.Tables = len(seen)
 	s.Errors = len(failed)
 	p.Summary = s
+	p.Refusals = refusals
+	if p.Warnings == nil {
+		p.Warnings = []Warning{}
+	}
 }

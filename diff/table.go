@@ -17,8 +17,9 @@ import (
 // that the safety rules stop become Refusals instead.
 func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	tp := TablePlan{
-		Address: st.Address,
-		Policy:  pol.PolicyName,
+		Address:      st.Address,
+		Policy:       pol.PolicyName,
+		PolicyDigest: pol.PolicyDigest(),
 		Observed: Observed{
 			TableUUID:         st.UUID,
 			MetadataLocation:  st.MetadataLocation,

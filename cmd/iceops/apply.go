@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
+
+	"github.com/google/uuid"
 
 	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
@@ -18,6 +23,10 @@ const approvalPrompt = "Do you want to perform these actions? Only 'yes' will be
 // errNoTTY: approval needs a person at a terminal. Refusing is the safe
 // default for a CD job that forgot -auto-approve.
 var errNoTTY = errors.New("apply needs approval, but standard input is not a terminal: nothing was changed.\n" +
+	"Run with -auto-approve, or save a reviewed plan with \"iceops plan -out=FILE\" and run \"iceops apply FILE\"")
+
+// errNoInput: -input=false forbids the approval question.
+var errNoInput = errors.New("apply needs approval, but -input=false forbids asking: nothing was changed.\n" +
 	"Run with -auto-approve, or save a reviewed plan with \"iceops plan -out=FILE\" and run \"iceops apply FILE\"")
 
 // apply plans, asks and applies; or applies a saved plan.
@@ -33,11 +42,14 @@ func (c *cli) apply(args []string) int {
 		return c.usage("apply", errors.New("apply -json needs -auto-approve or a saved plan file"))
 	}
 	// Refuse before observing anything: the answer cannot come.
+	if needsApproval && !a.Input {
+		return c.fail(errNoInput)
+	}
 	if needsApproval && !c.stdinTTY {
 		return c.fail(errNoTTY)
 	}
 
-	cfg, ok := c.loadConfig(a.Vars, a.PlanFile == "")
+	cfg, warnings, ok := c.loadConfigWarnings(a.Vars, a.PlanFile == "")
 	if !ok {
 		return exitError
 	}
@@ -53,7 +65,7 @@ func (c *cli) apply(args []string) int {
 			return c.fail(err)
 		}
 	} else {
-		plan, err = c.makePlan(ctx, cfg, sess, a.Targets, a.Parallelism)
+		plan, err = c.makePlan(ctx, cfg, sess, a.Targets, a.Parallelism, warnings)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -80,7 +92,9 @@ func (c *cli) apply(args []string) int {
 		}
 	}
 
-	prog := views.NewProgress(c.stderr, c.stderrTTY, false, c.colorErr(), c.now)
+	prog := views.NewProgress(c.stderr, c.liveProgress(), false, c.colorErr(), c.now)
+	prog.Heartbeat(views.HeartbeatEvery)
+	defer acknowledgeSignals(prog)()
 	res, err := apply.Apply(ctx, cfg, sess, plan, apply.ApplyOptions{
 		Parallelism: a.Parallelism,
 		Now:         c.now,
@@ -91,6 +105,10 @@ func (c *cli) apply(args []string) int {
 		// compactions hold (docs/benchmarks.md, Compaction).
 		SetMemoryLimit: memoryLimitSetter(c.env),
 		Abort:          abort,
+		Lock:           a.Lock,
+		LockTimeout:    a.LockTimeout,
+		LockOwner:      c.lockOwner(),
+		RunID:          uuid.NewString(),
 	})
 	prog.Done()
 	if err != nil {
@@ -111,6 +129,48 @@ func (c *cli) apply(args []string) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// acknowledgeSignals says, on the first SIGINT or SIGTERM, what apply is
+// finishing (the context from signal.NotifyContext stops new work; this
+// only tells the person or the CD system that the signal arrived). The
+// returned function stops listening.
+func acknowledgeSignals(prog *views.Progress) func() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			name := "SIGINT"
+			if s == syscall.SIGTERM {
+				name = "SIGTERM"
+			}
+			prog.Interrupted(name)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+// lockOwner names this run in the leases it takes: user@host, as a person
+// reading "locked by ..." wants to know whom to ask.
+func (c *cli) lockOwner() string {
+	user := c.env["USER"]
+	if user == "" {
+		user = c.env["USERNAME"]
+	}
+	if user == "" {
+		user = "unknown"
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return user + "@" + host
 }
 
 // approve asks on stderr and reads one line from stdin.

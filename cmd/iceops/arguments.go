@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Arguments are parsed apart from running (as Terraform's
@@ -101,6 +102,14 @@ func (f varFileFlag) Set(s string) error {
 	}
 	f.v.VarFiles = append(f.v.VarFiles, s)
 	return nil
+}
+
+// addInputFlag registers -input, accepted as in Terraform so pipelines
+// copied from it work. iceops asks for nothing but apply's approval:
+// -input=false makes apply refuse to ask, as it already does without a
+// terminal; plan has nothing to ask and accepts it for the same pipelines.
+func addInputFlag(fs *flag.FlagSet, input *bool) {
+	fs.BoolVar(input, "input", true, "")
 }
 
 func newFlagSet(name string) *flag.FlagSet {
@@ -202,11 +211,47 @@ func ParseFmt(args []string) (Fmt, error) {
 	return a, nil
 }
 
-// Plan: `iceops plan [-out=FILE] [-json] [-detailed-exitcode] [-target=ADDR]...
-// [-var=K=V]... [-var-file=F] [-parallelism=N] [-no-color]`.
+// Output formats of plan and show (-format); -json is short for
+// -format=json.
+const (
+	FormatText     = "text"
+	FormatJSON     = "json"
+	FormatMarkdown = "markdown"
+)
+
+// addFormatFlags registers -format and its -json shorthand.
+func addFormatFlags(fs *flag.FlagSet, format *string, jsonFlag *bool) {
+	fs.StringVar(format, "format", "", "")
+	fs.BoolVar(jsonFlag, "json", false, "")
+}
+
+// resolveFormat checks -format and folds -json into it.
+func resolveFormat(cmd, format string, jsonFlag bool) (string, error) {
+	switch format {
+	case "", FormatText, FormatJSON, FormatMarkdown:
+	default:
+		return "", fmt.Errorf("%s: -format must be text, json or markdown, got %q", cmd, format)
+	}
+	if jsonFlag {
+		if format != "" && format != FormatJSON {
+			return "", fmt.Errorf("%s: -json is -format=json; it cannot be combined with -format=%s", cmd, format)
+		}
+		return FormatJSON, nil
+	}
+	if format == "" {
+		return FormatText, nil
+	}
+	return format, nil
+}
+
+// Plan: `iceops plan [-out=FILE] [-format=text|json|markdown] [-json]
+// [-detailed-exitcode] [-target=ADDR]... [-var=K=V]... [-var-file=F]
+// [-parallelism=N] [-input=false] [-no-color]`.
 type Plan struct {
 	Out              string
-	JSON             bool
+	Format           string // FormatText, FormatJSON or FormatMarkdown
+	JSON             bool   // Format == FormatJSON
+	Input            bool   // -input (accepted; plan asks nothing)
 	DetailedExitCode bool
 	Targets          []string
 	Vars             Vars
@@ -219,7 +264,8 @@ func ParsePlan(args []string) (Plan, error) {
 	var targets stringList
 	fs := newFlagSet("plan")
 	fs.StringVar(&a.Out, "out", "", "")
-	fs.BoolVar(&a.JSON, "json", false, "")
+	addFormatFlags(fs, &a.Format, &a.JSON)
+	addInputFlag(fs, &a.Input)
 	fs.BoolVar(&a.DetailedExitCode, "detailed-exitcode", false, "")
 	fs.Var(&targets, "target", "")
 	addVarFlags(fs, &a.Vars)
@@ -234,6 +280,11 @@ func ParsePlan(args []string) (Plan, error) {
 	if a.Parallelism < 0 {
 		return a, fmt.Errorf("plan: -parallelism must be at least 1, got %d", a.Parallelism)
 	}
+	f, err := resolveFormat("plan", a.Format, a.JSON)
+	if err != nil {
+		return a, err
+	}
+	a.Format, a.JSON = f, f == FormatJSON
 	a.Targets = targets
 	return a, nil
 }
@@ -243,6 +294,9 @@ func ParsePlan(args []string) (Plan, error) {
 type Apply struct {
 	AutoApprove bool
 	JSON        bool
+	Input       bool // -input=false: never ask for approval
+	Lock        bool // -lock (default true): a lease per table with actions
+	LockTimeout time.Duration
 	Targets     []string
 	Vars        Vars
 	Parallelism int
@@ -256,6 +310,9 @@ func ParseApply(args []string) (Apply, error) {
 	fs := newFlagSet("apply")
 	fs.BoolVar(&a.AutoApprove, "auto-approve", false, "")
 	fs.BoolVar(&a.JSON, "json", false, "")
+	addInputFlag(fs, &a.Input)
+	fs.BoolVar(&a.Lock, "lock", true, "")
+	fs.DurationVar(&a.LockTimeout, "lock-timeout", 0, "")
 	fs.Var(&targets, "target", "")
 	addVarFlags(fs, &a.Vars)
 	fs.IntVar(&a.Parallelism, "parallelism", 0, "")
@@ -269,6 +326,9 @@ func ParseApply(args []string) (Apply, error) {
 	if a.Parallelism < 0 {
 		return a, fmt.Errorf("apply: -parallelism must be at least 1, got %d", a.Parallelism)
 	}
+	if a.LockTimeout < 0 {
+		return a, fmt.Errorf("apply: -lock-timeout must not be negative, got %s", a.LockTimeout)
+	}
 	a.Targets = targets
 	a.PlanFile = fs.Arg(0)
 	if a.PlanFile != "" && len(a.Targets) > 0 {
@@ -279,8 +339,9 @@ func ParseApply(args []string) (Apply, error) {
 	return a, nil
 }
 
-// Show: `iceops show [-json] [-no-color] PLANFILE`.
+// Show: `iceops show [-format=text|json|markdown] [-json] [-no-color] PLANFILE`.
 type Show struct {
+	Format   string
 	JSON     bool
 	NoColor  bool
 	PlanFile string
@@ -289,11 +350,16 @@ type Show struct {
 func ParseShow(args []string) (Show, error) {
 	var a Show
 	fs := newFlagSet("show")
-	fs.BoolVar(&a.JSON, "json", false, "")
+	addFormatFlags(fs, &a.Format, &a.JSON)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
 	}
+	f, err := resolveFormat("show", a.Format, a.JSON)
+	if err != nil {
+		return a, err
+	}
+	a.Format, a.JSON = f, f == FormatJSON
 	arg, err := oneArg(fs, "PLANFILE", "show needs a saved plan file: iceops show [-json] PLANFILE")
 	if err != nil {
 		return a, err

@@ -18,6 +18,13 @@ import (
 // (DESIGN §3.5). Lint warnings belong to validate and plan (DESIGN §3.6);
 // explain and inspect only show errors.
 func (c *cli) loadConfig(v Vars, lint bool) (cfg *config.Config, ok bool) {
+	cfg, _, ok = c.loadConfigWarnings(v, lint)
+	return cfg, ok
+}
+
+// loadConfigWarnings is loadConfig that also returns the lint warnings it
+// printed, for plan to carry in its document.
+func (c *cli) loadConfigWarnings(v Vars, lint bool) (cfg *config.Config, warnings hcl.Diagnostics, ok bool) {
 	cfg, diags := config.Load(c.configDir(), config.LoadOptions{
 		Vars:     v.Vars,
 		VarFiles: v.VarFiles,
@@ -42,7 +49,12 @@ func (c *cli) loadConfig(v Vars, lint bool) (cfg *config.Config, ok bool) {
 		diags = errs
 	}
 	views.Diagnostics(c.stderr, files, diags, c.colorErr())
-	return cfg, cfg != nil && !diags.HasErrors()
+	for _, d := range diags {
+		if d.Severity == hcl.DiagWarning {
+			warnings = append(warnings, d)
+		}
+	}
+	return cfg, warnings, cfg != nil && !diags.HasErrors()
 }
 
 // configDir is the configuration directory as the user named it, so that

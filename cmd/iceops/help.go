@@ -99,7 +99,8 @@ Examples:
 
   Without PLANFILE: plan, show the plan, ask for approval, apply it.
   With PLANFILE: apply that saved plan; never deletes anything the plan did
-  not show, and refuses if the configuration changed since it was saved.
+  not show, and refuses if the effective policy of a table it changes is
+  different now (comments, formatting and other tables do not count).
 
 Options:
   -auto-approve        Do not ask for approval

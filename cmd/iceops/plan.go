@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
 	"github.com/iceops/iceops/config"
@@ -24,7 +26,7 @@ func (c *cli) plan(args []string) int {
 		return c.usage("plan", err)
 	}
 	c.noColor = c.noColor || a.NoColor
-	cfg, ok := c.loadConfig(a.Vars, true)
+	cfg, warnings, ok := c.loadConfigWarnings(a.Vars, true)
 	if !ok {
 		return exitError
 	}
@@ -33,7 +35,7 @@ func (c *cli) plan(args []string) int {
 
 	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
 	defer sess.Close()
-	p, err := c.makePlan(ctx, cfg, sess, a.Targets, a.Parallelism)
+	p, err := c.makePlan(ctx, cfg, sess, a.Targets, a.Parallelism, warnings)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -42,20 +44,39 @@ func (c *cli) plan(args []string) int {
 			return c.fail(err)
 		}
 	}
-	if a.JSON {
-		if err := views.PlanJSON(c.stdout, p); err != nil {
-			return c.fail(err)
-		}
-	} else {
-		if err := views.Plan(c.stdout, p, c.colorOut()); err != nil {
-			return c.fail(err)
-		}
-		if a.Out != "" {
-			fmt.Fprintf(c.stdout, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n  iceops apply %s\n", a.Out, a.Out)
+	if err := c.printPlan(p, a.Format); err != nil {
+		return c.fail(err)
+	}
+	if a.Out != "" && a.Format == FormatText {
+		fmt.Fprintf(c.stdout, "\nSaved the plan to: %s\n", a.Out)
+		if !c.inAutomation() {
+			fmt.Fprintf(c.stdout, "\nTo perform exactly these actions, run:\n  iceops apply %s\n", a.Out)
 		}
 	}
 	return planExitCode(p, a.DetailedExitCode)
 }
+
+// printPlan renders a plan on stdout in one of the -format views; all
+// three are rendered from the same diff.Plan.
+func (c *cli) printPlan(p *diff.Plan, format string) error {
+	switch format {
+	case FormatJSON:
+		return views.PlanJSON(c.stdout, p)
+	case FormatMarkdown:
+		return views.PlanMarkdown(c.stdout, p)
+	default:
+		return views.Plan(c.stdout, p, c.colorOut())
+	}
+}
+
+// liveProgress is whether progress redraws lines in place: only on a
+// terminal stderr that understands cursor movement (not TERM=dumb).
+func (c *cli) liveProgress() bool { return c.stderrTTY && c.env["TERM"] != "dumb" }
+
+// inAutomation is ICEOPS_IN_AUTOMATION (as Terraform's TF_IN_AUTOMATION):
+// any non-empty value drops the "run this next" hints, which name commands
+// a pipeline user does not type.
+func (c *cli) inAutomation() bool { return c.env["ICEOPS_IN_AUTOMATION"] != "" }
 
 // planExitCode is DESIGN §1: 1 when any table could not be planned (or a
 // safety rule refused an action, which someone must look at); with
@@ -73,15 +94,16 @@ func planExitCode(p *diff.Plan, detailed bool) int {
 
 // makePlan plans every managed table, with live observation progress on
 // a terminal stderr (and none in a log: the plan is the result).
-func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.Session, targets []string, parallelism int) (*diff.Plan, error) {
-	prog := views.NewProgress(c.stderr, c.stderrTTY, true, c.colorErr(), c.now)
+func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.Session, targets []string, parallelism int, warnings hcl.Diagnostics) (*diff.Plan, error) {
+	prog := views.NewProgress(c.stderr, c.liveProgress(), true, c.colorErr(), c.now)
 	defer prog.Done()
 	p, err := apply.Plan(ctx, cfg, sess, apply.PlanOptions{
-		Targets:     targets,
-		Parallelism: parallelism,
-		Now:         c.now,
-		Version:     version,
-		Progress:    prog.Event,
+		Targets:        targets,
+		Parallelism:    parallelism,
+		Now:            c.now,
+		Version:        version,
+		Progress:       prog.Event,
+		ConfigWarnings: warnings,
 		// A plan of a large table keeps its heap near what it holds.
 		SetMemoryLimit: memoryLimitSetter(c.env),
 	})

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -239,10 +241,54 @@ func (c *cli) version(args []string) int {
 	if err != nil {
 		return c.usage("version", err)
 	}
+	b := readBuild()
 	if a.JSON {
-		fmt.Fprintf(c.stdout, "{\n  \"iceops_version\": %q\n}\n", version)
+		doc, _ := json.MarshalIndent(map[string]any{
+			"iceops_version": version, "commit": b.commit, "commit_date": b.date,
+			"modified": b.modified, "go_version": b.goVersion,
+		}, "", "  ")
+		fmt.Fprintf(c.stdout, "%s\n", doc)
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "iceops version %s\n", version)
+	commit := b.commit
+	if commit == "" {
+		commit = "unknown (built without version control information)"
+	} else if b.modified {
+		commit += " (with uncommitted changes)"
+	}
+	date := b.date
+	if date == "" {
+		date = "unknown"
+	}
+	fmt.Fprintf(c.stdout, "iceops version %s\ncommit %s\ndate   %s\n", version, commit, date)
 	return exitOK
+}
+
+// buildInfo is what the Go toolchain stamped into the binary: go build and
+// go install from a git checkout or a module record vcs.revision and
+// vcs.time (the commit's time: Go records no build clock, which keeps
+// builds reproducible).
+type buildInfo struct {
+	commit, date, goVersion string
+	modified                bool
+}
+
+func readBuild() buildInfo {
+	var b buildInfo
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	b.goVersion = info.GoVersion
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.commit = s.Value
+		case "vcs.time":
+			b.date = s.Value
+		case "vcs.modified":
+			b.modified = s.Value == "true"
+		}
+	}
+	return b
 }

@@ -126,6 +126,7 @@ var volatileKeys = map[string]string{
 	"created_at":                   "<time>",
 	"checksum":                     "<checksum>",
 	"config_digest":                "<digest>",
+	"policy_digest":                "<policy-digest>",
 	"table_uuid":                   "<uuid>",
 	"metadata_location":            "<metadata>",
 	"current_snapshot_id":          "<snapshot-id>",

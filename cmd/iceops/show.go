@@ -1,9 +1,7 @@
 package main
 
-import "github.com/iceops/iceops/cmd/iceops/internal/views"
-
-// show prints a saved plan, as text or as the same JSON document that
-// plan -json printed.
+// show prints a saved plan, as text, as Markdown, or as the same JSON
+// document that plan -json printed.
 func (c *cli) show(args []string) int {
 	a, err := ParseShow(args)
 	if err != nil {
@@ -14,12 +12,7 @@ func (c *cli) show(args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if a.JSON {
-		err = views.PlanJSON(c.stdout, p)
-	} else {
-		err = views.Plan(c.stdout, p, c.colorOut())
-	}
-	if err != nil {
+	if err := c.printPlan(p, a.Format); err != nil {
 		return c.fail(err)
 	}
 	return exitOK

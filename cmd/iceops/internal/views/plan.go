@@ -336,7 +336,11 @@ func Summary(p *diff.Plan, s *Styles) string {
 		if sum.Tables == 0 {
 			return s.Bold("No changes. No tables are managed by this configuration.")
 		}
-		return s.Bold(fmt.Sprintf("No changes. All %s in policy.", countOf(sum.Tables, "table is", "tables are")))
+		if sum.Tables == 1 {
+			// "All 1 table is" reads as a slip.
+			return s.Bold("No changes. 1 table is in policy.")
+		}
+		return s.Bold(fmt.Sprintf("No changes. All %s tables are in policy.", Count(sum.Tables)))
 	}
 	if sum.Actions == 0 {
 		return s.Bold(fmt.Sprintf("No changes for the %s in policy; %s.",

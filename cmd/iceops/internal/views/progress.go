@@ -12,9 +12,12 @@ import (
 )
 
 // Progress renders apply.Events on stderr. On a terminal it keeps one live
-// status line per table (redrawn in place); otherwise it writes one log
-// line per action event, which is what CI logs want. Events arrive from
-// many goroutines; a mutex serialises them.
+// line per running table and one summary line below them, redrawn in place,
+// so the area never grows with the number of tables. Otherwise (a CI log,
+// TERM=dumb) it writes one timestamped line per action event, and a
+// heartbeat line per running action every HeartbeatEvery, so a long
+// compaction is visibly alive. Events arrive from many goroutines; a mutex
+// serialises them.
 type Progress struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -23,21 +26,114 @@ type Progress struct {
 	s     *Styles
 	now   func() time.Time
 
-	order    []string
-	status   map[string]string
+	running  map[string]*runState // by table
+	finished int
+	failed   int
+	total    int64 // tables expected, from the events' Total (0: unknown)
+	verb     string
 	drawn    int
 	lastDraw time.Time
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// runState is what a running table is doing, for its live line, the
+// heartbeat and the duration of the done line.
+type runState struct {
+	line    string
+	action  string
+	started time.Time // of the current action
+	done    int64
+	total   int64
+	unit    string
 }
 
 // redrawEvery bounds how often live lines are repainted: byte counters
 // can fire thousands of times a second.
 const redrawEvery = 100 * time.Millisecond
 
+// HeartbeatEvery is the log mode's heartbeat interval.
+const HeartbeatEvery = 30 * time.Second
+
 // NewProgress returns a renderer. live selects the terminal mode; quiet
 // suppresses log lines when not live (plan's observation events are
 // noise in a CI log, and its result is the plan itself).
 func NewProgress(w io.Writer, live, quiet bool, s *Styles, now func() time.Time) *Progress {
-	return &Progress{w: w, live: live, quiet: quiet, s: s, now: now, status: map[string]string{}}
+	return &Progress{w: w, live: live, quiet: quiet, s: s, now: now, running: map[string]*runState{}}
+}
+
+// Heartbeat starts the log mode's heartbeat: every interval, a line per
+// running action with how far it is and for how long it has run. Done
+// stops it. It does nothing on a terminal (the live lines show the same)
+// or in quiet mode.
+func (p *Progress) Heartbeat(every time.Duration) {
+	if p.live || p.quiet || every <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		return
+	}
+	stop := make(chan struct{})
+	p.stop = stop
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop: // a local: Done clears p.stop before closing it
+				return
+			case <-t.C:
+				p.beat()
+			}
+		}
+	}()
+}
+
+func (p *Progress) beat() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range p.runningTables() {
+		st := p.running[t]
+		if st.action == "" {
+			continue
+		}
+		line := fmt.Sprintf("%s: %s running", t, st.action)
+		if st.total > 0 || st.done > 0 {
+			line += ": " + amount(apply.Event{Done: st.done, Total: st.total, Unit: st.unit})
+		}
+		line += fmt.Sprintf(" (%s so far)", elapsed(p.now().Sub(st.started)))
+		p.log(line)
+	}
+}
+
+// Interrupted acknowledges SIGINT or SIGTERM: it says that no new action
+// starts and which actions are being finished.
+func (p *Progress) Interrupted(signal string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var busy []string
+	for _, t := range p.runningTables() {
+		if a := p.running[t].action; a != "" {
+			busy = append(busy, t+": "+a)
+		}
+	}
+	msg := fmt.Sprintf("%s received: no new action starts", signal)
+	if len(busy) > 0 {
+		msg += "; finishing " + strings.Join(busy, ", ")
+	}
+	msg += ". Results follow."
+	if p.live {
+		p.clear()
+		fmt.Fprintln(p.w, msg)
+		p.draw()
+		return
+	}
+	p.log(msg)
 }
 
 // Event is the hook given to apply.PlanOptions.Progress and
@@ -45,51 +141,173 @@ func NewProgress(w io.Writer, live, quiet bool, s *Styles, now func() time.Time)
 func (p *Progress) Event(e apply.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	line := p.track(e)
 	if p.live {
-		p.update(e)
+		// Redraw on every state change, but throttle pure counter updates.
+		if e.Phase == apply.PhaseProgress && p.now().Sub(p.lastDraw) < redrawEvery {
+			return
+		}
+		p.draw()
 		return
 	}
-	if p.quiet {
+	if p.quiet || line == "" {
 		return
 	}
-	if line := logLine(e); line != "" {
-		fmt.Fprintln(p.w, line)
+	p.log(line)
+}
+
+// track updates the running state and returns the log line of e, if any.
+func (p *Progress) track(e apply.Event) string {
+	if e.Unit == "tables" && e.Total > 0 {
+		p.total = e.Total
+	}
+	st := p.running[e.Table]
+	if st == nil && e.Table != "" && e.Phase != apply.PhaseFinished && e.Phase != apply.PhasePlanned {
+		st = &runState{}
+		p.running[e.Table] = st
+	}
+	var line string
+	switch e.Phase {
+	case apply.PhaseObserve:
+		p.verb = "planned"
+	case apply.PhaseStart:
+		p.verb = "finished"
+		st.action, st.started, st.done, st.total, st.unit = e.Action, p.now(), 0, 0, ""
+		line = fmt.Sprintf("%s: %s started", e.Table, e.Action)
+	case apply.PhaseProgress:
+		if st.action == e.Action {
+			st.done, st.total, st.unit = e.Done, e.Total, e.Unit
+		}
+	case apply.PhaseDone, apply.PhaseSkipped, apply.PhaseFailed:
+		line = p.endLine(e, st)
+		st.action = ""
+	case apply.PhaseRetry:
+		line = fmt.Sprintf("%s: commit conflict, re-planning", e.Table)
+		if e.Err != nil {
+			line += ": " + e.Err.Error()
+		}
+	case apply.PhasePlanned, apply.PhaseFinished:
+		delete(p.running, e.Table)
+		p.finished++
+		if e.Err != nil {
+			p.failed++
+			if e.Phase == apply.PhasePlanned {
+				line = fmt.Sprintf("%s: could not be planned: %v", e.Table, e.Err)
+			}
+		}
+		return line
+	}
+	if st != nil {
+		st.line = p.statusLine(e, st)
+	}
+	return line
+}
+
+// endLine is the log line of an action's end: its last counter and how
+// long it took.
+func (p *Progress) endLine(e apply.Event, st *runState) string {
+	var dur string
+	if st != nil && st.action == e.Action && !st.started.IsZero() {
+		dur = " in " + elapsed(p.now().Sub(st.started))
+	}
+	switch e.Phase {
+	case apply.PhaseDone:
+		line := fmt.Sprintf("%s: %s done", e.Table, e.Action)
+		if st != nil && st.action == e.Action && (st.total > 0 || st.done > 0) {
+			line += " (" + amount(apply.Event{Done: st.done, Total: st.total, Unit: st.unit}) + ")"
+		}
+		return line + dur
+	case apply.PhaseSkipped:
+		if e.Err != nil {
+			return fmt.Sprintf("%s: %s skipped: %v", e.Table, e.Action, e.Err)
+		}
+		return fmt.Sprintf("%s: %s skipped", e.Table, e.Action)
+	default:
+		return fmt.Sprintf("%s: %s failed%s: %v", e.Table, e.Action, dur, e.Err)
 	}
 }
 
-// Done clears the live lines so the results that follow start clean.
+// log writes one timestamped line (RFC 3339, UTC).
+func (p *Progress) log(line string) {
+	fmt.Fprintf(p.w, "%s %s\n", p.now().UTC().Format(time.RFC3339), line)
+}
+
+// Done stops the heartbeat and clears the live lines so the results that
+// follow start clean.
 func (p *Progress) Done() {
 	p.mu.Lock()
+	stop := p.stop
+	p.stop = nil
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		p.wg.Wait()
+	}
+	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.live && p.drawn > 0 {
+	if p.live {
+		p.clear()
+	}
+}
+
+func (p *Progress) runningTables() []string {
+	out := make([]string, 0, len(p.running))
+	for t := range p.running {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// clear erases the live area.
+func (p *Progress) clear() {
+	if p.drawn > 0 {
 		fmt.Fprintf(p.w, "\x1b[%dA\x1b[J", p.drawn)
 		p.drawn = 0
 	}
 }
 
-func (p *Progress) update(e apply.Event) {
-	if _, ok := p.status[e.Table]; !ok {
-		p.order = append(p.order, e.Table)
-		sort.Strings(p.order)
-	}
-	p.status[e.Table] = p.statusLine(e)
-	// Redraw on every state change, but throttle pure counter updates.
-	if e.Phase == apply.PhaseProgress && p.now().Sub(p.lastDraw) < redrawEvery {
-		return
-	}
+// draw repaints the live area: one line per running table, then the
+// summary line.
+func (p *Progress) draw() {
 	p.lastDraw = p.now()
 	var b strings.Builder
 	if p.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", p.drawn)
 	}
-	for _, t := range p.order {
-		fmt.Fprintf(&b, "\x1b[2K%s\n", p.status[t])
+	n := 0
+	for _, t := range p.runningTables() {
+		fmt.Fprintf(&b, "\x1b[2K%s\n", p.running[t].line)
+		n++
 	}
-	p.drawn = len(p.order)
+	fmt.Fprintf(&b, "\x1b[2K%s\n", p.summaryLine())
+	n++
+	// Lines left over from a taller area are erased.
+	b.WriteString("\x1b[J")
+	p.drawn = n
 	io.WriteString(p.w, b.String())
 }
 
-func (p *Progress) statusLine(e apply.Event) string {
+func (p *Progress) summaryLine() string {
+	verb := p.verb
+	if verb == "" {
+		verb = "finished"
+	}
+	line := fmt.Sprintf("%s %s", Count(p.finished), plural(p.finished, "table", "tables"))
+	if p.total > 0 {
+		line = fmt.Sprintf("%s of %s", Count(p.finished), countOf(p.total, "table", "tables"))
+	}
+	line += " " + verb
+	if len(p.running) > 0 {
+		line += fmt.Sprintf(", %s running", Count(len(p.running)))
+	}
+	if p.failed > 0 {
+		line += fmt.Sprintf(", %s failed", Count(p.failed))
+	}
+	return p.s.Dim(line)
+}
+
+func (p *Progress) statusLine(e apply.Event, st *runState) string {
 	s := p.s
 	what := e.Action
 	if what == "" {
@@ -98,11 +316,6 @@ func (p *Progress) statusLine(e apply.Event) string {
 	switch e.Phase {
 	case apply.PhaseObserve:
 		return fmt.Sprintf("%s %s: observing…", s.Dim("·"), e.Table)
-	case apply.PhasePlanned:
-		if e.Err != nil {
-			return fmt.Sprintf("%s %s: %s", s.Refuse("✗"), e.Table, e.Err)
-		}
-		return fmt.Sprintf("%s %s: planned", s.OK("✓"), e.Table)
 	case apply.PhaseStart:
 		return fmt.Sprintf("%s %s: %s…", s.Change("~"), e.Table, what)
 	case apply.PhaseProgress:
@@ -115,6 +328,9 @@ func (p *Progress) statusLine(e apply.Event) string {
 		return fmt.Sprintf("%s %s: %s skipped", s.Change("-"), e.Table, what)
 	case apply.PhaseFailed:
 		return fmt.Sprintf("%s %s: %s failed: %v", s.Refuse("✗"), e.Table, what, e.Err)
+	}
+	if st != nil && st.line != "" {
+		return st.line
 	}
 	return fmt.Sprintf("  %s: %s %s", e.Table, what, e.Phase)
 }
@@ -133,33 +349,15 @@ func amount(e apply.Event) string {
 	return fmt.Sprintf("%s %s", Count(e.Done), e.Unit)
 }
 
-// logLine is the non-terminal form: one line per action event, no
-// counters (they would flood a CI log).
-func logLine(e apply.Event) string {
-	switch e.Phase {
-	case apply.PhaseStart:
-		return fmt.Sprintf("%s: %s started", e.Table, e.Action)
-	case apply.PhaseDone:
-		if e.Total > 0 || e.Done > 0 {
-			return fmt.Sprintf("%s: %s done (%s)", e.Table, e.Action, amount(e))
-		}
-		return fmt.Sprintf("%s: %s done", e.Table, e.Action)
-	case apply.PhaseSkipped:
-		if e.Err != nil {
-			return fmt.Sprintf("%s: %s skipped: %v", e.Table, e.Action, e.Err)
-		}
-		return fmt.Sprintf("%s: %s skipped", e.Table, e.Action)
-	case apply.PhaseFailed:
-		return fmt.Sprintf("%s: %s failed: %v", e.Table, e.Action, e.Err)
-	case apply.PhaseRetry:
-		if e.Err != nil {
-			return fmt.Sprintf("%s: commit conflict, re-planning: %v", e.Table, e.Err)
-		}
-		return fmt.Sprintf("%s: commit conflict, re-planning", e.Table)
-	case apply.PhasePlanned:
-		if e.Err != nil {
-			return fmt.Sprintf("%s: could not be planned: %v", e.Table, e.Err)
-		}
+// elapsed renders a duration for a log line: "850ms", "12.3s", "4m05s".
+func elapsed(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
 	}
-	return ""
 }
