@@ -741,7 +741,13 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			err = cerr
 			break
 		}
+		storage, serr := r.b.StorageProperties(pol.Catalog)
+		if serr != nil {
+			err = serr
+			break
+		}
 		next = tbl
+		o := pol.OrphanFiles
 		er, err = providers.RemoveOrphanFiles(ctx, cat, tbl, providers.OrphanSpec{
 			Paths:      first.Orphans.Paths,
 			OlderThan:  time.Duration(first.Orphans.OlderThanMs) * time.Millisecond,
@@ -753,6 +759,11 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			QuarantineFor: orphanQuarantine(first.Orphans.Quarantine),
 			PurgeRuns:     first.Orphans.PurgeRuns,
 			OtherTables:   r.b.TableLocations,
+			Address:       addr,
+			// The plan's scope rules, applied again as the plan applied them.
+			EqualSchemes: o.EqualSchemes.Value, EqualAuthorities: o.EqualAuthorities.Value,
+			AllowStorageRoots: o.AllowStorageRoots.Value,
+			StorageProps:      storage,
 		})
 	default:
 		err = fmt.Errorf("unknown action %q", first.Type)

@@ -66,6 +66,7 @@ type backend interface {
 	Catalog(ctx context.Context, name string) (catalog.Catalog, error)
 	ObservePlan(ctx context.Context, pol *config.Effective) (*providers.Observation, error)
 	TableLocations(ctx context.Context) (map[string]providers.TableLocation, error)
+	StorageProperties(catalog string) (map[string]string, error)
 }
 
 // Plan observes every managed table and diffs it against its policy. One

@@ -92,6 +92,7 @@ func policyFields() []fieldDesc {
 		{"orphan_files", "equal_schemes", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualSchemes }, nil},
 		{"orphan_files", "equal_authorities", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualAuthorities }, nil},
 		{"orphan_files", "prefix_mismatch", kindString, func(p *PolicyBody) any { return &p.OrphanFiles.PrefixMismatch }, checkEnum("prefix_mismatch", "error", "ignore", "delete")},
+		{"orphan_files", "allow_storage_roots", kindList, func(p *PolicyBody) any { return &p.OrphanFiles.AllowStorageRoots }, checkStorageRoots},
 
 		{"manifests", "max_count", kindInt, func(p *PolicyBody) any { return &p.Manifests.MaxCount }, checkMinInt(1)},
 		{"manifests", "target_size", kindSize, func(p *PolicyBody) any { return &p.Manifests.TargetSize }, checkPositiveSize},
@@ -259,4 +260,19 @@ func renderValue(kind valueKind, v any) string {
 
 func renderList(items []string) string {
 	return "[" + quoteList(items) + "]"
+}
+
+// checkStorageRoots: orphan_files.allow_storage_roots names whole buckets,
+// containers or file systems ("s3://bucket", "file:///"); anything else
+// would never match a sweep root and give a false sense of having opted in.
+func checkStorageRoots(v any) *fieldProblem {
+	for _, r := range v.([]string) {
+		scheme, rest, ok := strings.Cut(r, "://")
+		rest = strings.TrimSuffix(rest, "/")
+		if !ok || scheme == "" || strings.Contains(rest, "/") || (scheme == "file") != (rest == "") {
+			return &fieldProblem{hcl.DiagError, "Invalid storage root",
+				fmt.Sprintf("%q is not the root of a bucket, container or file system. allow_storage_roots takes locations such as \"s3://bucket\" or \"file:///\": a sweep root there lists everything stored in it.", r)}
+		}
+	}
+	return nil
 }

@@ -426,6 +426,11 @@ tables "lake.a.*" { policy = policy.p }`,
 			want: []string{"main.iceops.hcl:9:37: error: Invalid max_orphan_ratio"},
 		},
 		{
+			name: "storage root that is a prefix",
+			src:  baseCatalog + "\npolicy \"p\" {\n  orphan_files { allow_storage_roots = [\"s3://b\", \"s3://b/t\"] }\n}\n",
+			want: []string{"main.iceops.hcl:9:40: error: Invalid storage root"},
+		},
+		{
 			name: "file not found",
 			src:  baseCatalog + "\npolicy \"p\" {\n  properties = { \"k\" = file(\"nope.txt\") }\n}\n",
 			want: []string{"main.iceops.hcl:9:24: error: Error in function call"},
@@ -833,6 +838,7 @@ policy "p" {
     equal_schemes             = { "s3a,s3n" = "s3" }
     equal_authorities         = { "bucket.s3.amazonaws.com" = "bucket" }
     prefix_mismatch           = "ignore"
+    allow_storage_roots       = ["s3://lake-data"]
   }
   manifests {
     max_count   = 10
@@ -885,6 +891,7 @@ table "lake.a.b" { policy = policy.p }
 		"orphan_files.equal_schemes":             `{ "s3a" = "s3", "s3n" = "s3" }`,
 		"orphan_files.equal_authorities":         `{ "bucket.s3.amazonaws.com" = "bucket" }`,
 		"orphan_files.prefix_mismatch":           `"ignore"`,
+		"orphan_files.allow_storage_roots":       `["s3://lake-data"]`,
 		"manifests.max_count":                    `10`,
 		"manifests.target_size":                  `"16MiB"`,
 	}
@@ -898,5 +905,18 @@ table "lake.a.b" { policy = policy.p }
 	}
 	if e.Compaction.MaxBytesPerRun.Value != 1_000_000_000_000 || e.OrphanFiles.Quarantine.Value != 7*24*time.Hour {
 		t.Errorf("typed values: %+v", e.PolicyBody)
+	}
+}
+
+// allow_storage_roots takes whole buckets, containers and file systems only.
+func TestCheckStorageRoots(t *testing.T) {
+	for r, ok := range map[string]bool{
+		"s3://b": true, "s3://b/": true, "gs://b": true, "abfs://c@acct.dfs.core.windows.net": true,
+		"file:///": true, "file://": true,
+		"s3://b/t": false, "s3://": false, "file:///x": false, "b": false, "/": false,
+	} {
+		if got := checkStorageRoots([]string{r}) == nil; got != ok {
+			t.Errorf("%q: valid = %v, want %v", r, got, ok)
+		}
 	}
 }

@@ -129,6 +129,9 @@ type OrphanPolicy struct {
 	EqualSchemes           Setting[map[string]string]
 	EqualAuthorities       Setting[map[string]string]
 	PrefixMismatch         Setting[string] // "error" (default) | "ignore" | "delete"
+	// AllowStorageRoots names the bucket, container or file-system roots
+	// that a sweep may list whole (refused otherwise).
+	AllowStorageRoots Setting[[]string]
 }
 
 type ManifestPolicy struct {

@@ -37,7 +37,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		return refuse("the listing is partial: %d referenced files are missing from it (first: %s)%s",
 			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), quarantinedLive(scan.Quarantine, st.Address))
 	case len(scan.NestedTables) > 0:
-		return refuse("other tables lie inside the sweep: %s", strings.Join(scan.NestedTables, ", "))
+		return refuse("%s", OverlapRefusal(scan.NestedTables))
 	case len(scan.PrefixMismatches) > 0 && o.PrefixMismatch.Value != "ignore":
 		// "delete" is not honoured here: treating a file that differs from a
 		// referenced one only by scheme or authority as an orphan is a guess
@@ -244,4 +244,11 @@ func originSuffix[T any](s config.Setting[T]) string {
 		return " (" + fl + ")"
 	}
 	return ""
+}
+
+// OverlapRefusal is the reason a sweep is refused for other tables whose
+// location or write paths overlap it (DESIGN §5.5 rule 6), the same words
+// in the plan and in apply's re-check.
+func OverlapRefusal(tables []string) string {
+	return fmt.Sprintf("other tables lie inside the sweep or share its paths (their location or a write path overlaps a sweep root): %s", strings.Join(tables, ", "))
 }

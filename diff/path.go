@@ -6,20 +6,35 @@ import (
 )
 
 // NormalizePath brings a file location to one spelling so that a listing and
-// the referenced set compare equal (DESIGN §5.5 rule 8): schemes and
-// authorities are mapped through the equal-scheme and equal-authority maps
-// (keys may be comma-separated lists, as in Iceberg's DeleteOrphanFiles),
-// s3a and s3n are s3, a local file is "file:///abs" whether written
-// "/abs", "file:/abs" or "file:///abs", and "." and ".." segments and
+// the referenced set compare equal (DESIGN §5.5 rule 8). It is the only path
+// normaliser: plan, apply's re-checks, expiry and quarantine all use it.
+//
+// Schemes and authorities are mapped through the equal-scheme and
+// equal-authority maps (keys may be comma-separated lists, as in Iceberg's
+// DeleteOrphanFiles), s3a and s3n are s3, and "." and ".." segments and
 // repeated slashes are cleaned. Cleaning can only merge two spellings into
 // one, so it errs toward treating a listed file as referenced (kept).
 // Relative paths stay relative.
+//
+// The key names the object the storage layer actually touches, which
+// depends on the scheme, as iceberg-go's IO resolves it:
+//   - a local file is "file:///abs" whether written "/abs", "file:/abs" or
+//     "file:///abs". A file: URI is a URI: its percent-escapes are decoded
+//     and a "?" or "#" ends its path (iceberg-go's LocalFS opens
+//     url.Parse's Path), while a bare "/abs" is a literal name. So
+//     "file:///t/p=50%25" and "/t/p=50%" are one file, and "/t/pct%41" is
+//     not "/t/pctA". The key spells the name back as a file URI ('%', '?',
+//     '#' and control bytes escaped, nothing else), so a key is itself a
+//     location of the same file and normalising it again changes nothing.
+//   - object stores (s3, gs, abfs, ...) take the key raw: object names are
+//     opaque strings and iceberg-go's blob IO never unescapes them.
 func NormalizePath(p string, equalSchemes, equalAuthorities map[string]string) string {
 	scheme, rest, ok := strings.Cut(p, ":")
 	if !ok || !isScheme(scheme) {
-		// No scheme: a local path. Only absolute paths are file:// URIs.
+		// No scheme: a local path, taken literally. Only absolute paths are
+		// file:// URIs.
 		if strings.HasPrefix(p, "/") {
-			return "file://" + cleanAbs(p)
+			return "file://" + escapeLocal(cleanAbs(p))
 		}
 		return path.Clean(p)
 	}
@@ -35,11 +50,104 @@ func NormalizePath(p string, equalSchemes, equalAuthorities map[string]string) s
 	} else {
 		p2 = rest // file:/x has no authority
 	}
-	if scheme == "file" && (authority == "localhost") {
-		authority = ""
+	if scheme == "file" {
+		if authority == "localhost" {
+			authority = ""
+		}
+		return "file://" + mapName(authority, equalAuthorities) + escapeLocal(cleanAbs(fileURIPath(p2)))
 	}
 	authority = mapName(authority, equalAuthorities)
 	return scheme + "://" + authority + cleanAbs(p2)
+}
+
+// fileURIPath is the local name a file: URI's path part stands for, as
+// url.Parse (and so iceberg-go's LocalFS) reads it: the fragment and query
+// are not part of it, and percent-escapes are decoded. A path that does
+// not decode cannot be opened through a URI at all; it is kept as written,
+// so that it still matches a listed file with that literal name (kept).
+func fileURIPath(p string) string {
+	if strings.IndexAny(p, "%?#") < 0 {
+		return p
+	}
+	raw := p
+	if i := strings.IndexByte(raw, '#'); i >= 0 {
+		raw = raw[:i]
+	}
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
+		raw = raw[:i]
+	}
+	dec, ok := unescapePercent(raw)
+	if !ok {
+		return p
+	}
+	return dec
+}
+
+// unescapePercent decodes %XX escapes as url.PathUnescape does ('+' stays
+// '+'); ok is false for a '%' not followed by two hex digits. diff may not
+// import net/url (purity_test), and this is all of it that is needed.
+func unescapePercent(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, true
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b = append(b, s[i])
+			continue
+		}
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return "", false
+		}
+		b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+		i += 2
+	}
+	return string(b), true
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+// escapeLocal spells a local name as a file URI path: only the bytes a URI
+// parser would read differently are escaped, so keys stay readable.
+func escapeLocal(p string) string {
+	i := 0
+	for i < len(p) && !needsEscape(p[i]) {
+		i++
+	}
+	if i == len(p) {
+		return p // the common case, without an allocation
+	}
+	const hex = "0123456789ABCDEF"
+	var sb strings.Builder
+	sb.Grow(len(p) + 8)
+	sb.WriteString(p[:i])
+	for ; i < len(p); i++ {
+		c := p[i]
+		if needsEscape(c) {
+			sb.WriteByte('%')
+			sb.WriteByte(hex[c>>4])
+			sb.WriteByte(hex[c&15])
+			continue
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String()
+}
+
+func needsEscape(c byte) bool {
+	return c == '%' || c == '?' || c == '#' || c < 0x20 || c == 0x7f
 }
 
 // cleanAbs cleans an absolute path, keeping a trailing slash: prefixes

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"net/url"
 	"path"
 	"strings"
 	"testing"
@@ -57,6 +58,72 @@ func FuzzCleanAbsShortcut(f *testing.F) {
 		}
 		if got := cleanAbs(p); got != c {
 			t.Fatalf("cleanAbs(%q) = %q, want %q", p, got, c)
+		}
+	})
+}
+
+// Rule 8 with escaped names (issue 13.5): a file: URI is decoded as
+// iceberg-go's LocalFS decodes it, a bare path and an object key are
+// literal, and the key is stable under normalising it again.
+func TestNormalizePathEscapes(t *testing.T) {
+	tests := []struct{ in, want string }{
+		// iceberg-go writes partition values url.QueryEscape'd into a file:
+		// URI; LocalFS decodes them, so the file on disk has the raw value.
+		{"file:///w/t/data/p=a%2Fb/x.parquet", "file:///w/t/data/p=a/b/x.parquet"},
+		{"/w/t/data/p=a/b/x.parquet", "file:///w/t/data/p=a/b/x.parquet"},
+		{"file:///w/t/data/p=50%25/x.parquet", "file:///w/t/data/p=50%25/x.parquet"},
+		{"/w/t/data/p=50%/x.parquet", "file:///w/t/data/p=50%25/x.parquet"},
+		{"file:///w/t/data/p=a+b/x.parquet", "file:///w/t/data/p=a+b/x.parquet"},
+		{"file:///w/t/data/p=%C3%A9%E2%9C%93/x.parquet", "file:///w/t/data/p=é✓/x.parquet"},
+		{"/w/t/data/p=é✓/x.parquet", "file:///w/t/data/p=é✓/x.parquet"},
+		{"file:///w/t/data/p=x%3Dy/x.parquet", "file:///w/t/data/p=x=y/x.parquet"},
+		{"file:///w/t/data/p=a%20b/x.parquet", "file:///w/t/data/p=a b/x.parquet"},
+		// Two tables named pct%41 and pctA: through a URI they are one
+		// directory, as bare paths two.
+		{"file:///w/db/pct%41/data/x.parquet", "file:///w/db/pctA/data/x.parquet"},
+		{"/w/db/pct%41/data/x.parquet", "file:///w/db/pct%2541/data/x.parquet"},
+		// What a URI parser reads as query or fragment is not the file's
+		// name: literal ones are escaped in the key.
+		{"/w/t/a?b#c.parquet", "file:///w/t/a%3Fb%23c.parquet"},
+		{"file:///w/t/a?b.parquet", "file:///w/t/a"},
+		// Not a valid escape: not openable as a URI; kept literal.
+		{"file:///w/t/50%/x", "file:///w/t/50%25/x"},
+		// Object keys are opaque.
+		{"s3://b/t/data/p=a%2Fb/x.parquet", "s3://b/t/data/p=a%2Fb/x.parquet"},
+		{"s3a://b/t/p=50%/x", "s3://b/t/p=50%/x"},
+		{"s3://b/t/p=a b/é", "s3://b/t/p=a b/é"},
+	}
+	for _, tt := range tests {
+		got := NormalizePath(tt.in, nil, nil)
+		if got != tt.want {
+			t.Errorf("NormalizePath(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if again := NormalizePath(got, nil, nil); again != got {
+			t.Errorf("NormalizePath(%q) = %q, normalised again %q", tt.in, got, again)
+		}
+	}
+}
+
+// The decoding of file: URIs is net/url's (which diff may not import), and
+// a key names the same local file as the location it came from.
+func FuzzNormalizeFileURI(f *testing.F) {
+	for _, s := range []string{"/a/p=50%25", "/a/%2F", "/a/%zz", "/a/é", "/a/b?c", "/a/b#c", "/a/%41", "/a/b%", "/a/%00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if !strings.HasPrefix(p, "/") {
+			return
+		}
+		key := NormalizePath("file://"+p, nil, nil)
+		if again := NormalizePath(key, nil, nil); again != key {
+			t.Fatalf("not stable: %q -> %q -> %q", p, key, again)
+		}
+		u, err := url.Parse("file://" + p)
+		if err != nil || u.Host != "" {
+			return // not a location LocalFS can open
+		}
+		if want := NormalizePath(u.Path, nil, nil); want != key {
+			t.Fatalf("file://%s: key %q, but LocalFS opens %q (key %q)", p, key, u.Path, want)
 		}
 	})
 }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/url"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
 )
 
 // ErrConflict marks a commit that definitely did not land because the table
@@ -252,28 +253,13 @@ func execReachableFiles(ctx context.Context, fs iceio.IO, meta table.Metadata, s
 	return set, nil
 }
 
-// execNormPath compares paths after normalising the scheme (s3a/s3n are s3, a
-// bare path is file) and dropping a trailing slash and duplicate slashes in
-// the path part, so the same file spelled two ways is one entry (DESIGN §5.5
-// rule 8).
+// execNormPath is the key of a path for comparisons between references
+// (expiry, compaction, quarantine bookkeeping): diff.NormalizePath, the one
+// normaliser (DESIGN §5.5 rule 8), without a policy's equal_schemes and
+// equal_authorities and without a trailing slash. The orphan sweep uses
+// the policy's maps (orphanNorm).
 func execNormPath(p string) string {
-	u, err := url.Parse(p)
-	if err != nil || u.Scheme == "" {
-		return "file://" + execCleanSlashes(p)
-	}
-	scheme := strings.ToLower(u.Scheme)
-	switch scheme {
-	case "s3a", "s3n":
-		scheme = "s3"
-	}
-	return scheme + "://" + u.Host + execCleanSlashes(u.Path)
-}
-
-func execCleanSlashes(p string) string {
-	for strings.Contains(p, "//") {
-		p = strings.ReplaceAll(p, "//", "/")
-	}
-	return strings.TrimSuffix(p, "/")
+	return strings.TrimSuffix(diff.NormalizePath(p, nil, nil), "/")
 }
 
 func execSeqCount[T any](s iter.Seq[T]) int {

@@ -52,9 +52,20 @@ type OrphanSpec struct {
 	// when the policy changes).
 	PurgeRuns []diff.PurgeRun
 	// OtherTables lists every table of every configured catalog with its
-	// location, fresh (not the plan's), for the nested-table re-check. Nil
-	// lists the tables of the table's own catalog.
+	// location and write paths, fresh (not the plan's), for the re-check of
+	// tables that overlap the sweep; Address is this table's key in it.
+	// Nil lists the tables of the table's own catalog, keyed by
+	// namespace.table.
 	OtherTables func(ctx context.Context) (map[string]TableLocation, error)
+	Address     string
+	// The policy's orphan_files.equal_schemes, equal_authorities and
+	// allow_storage_roots, applied as the plan applied them.
+	EqualSchemes, EqualAuthorities map[string]string
+	AllowStorageRoots              []string
+	// StorageProps are the catalog block's properties: the storage
+	// settings for roots outside the table location's storage
+	// (rootStorage). Nil refuses such roots unless they need none.
+	StorageProps map[string]string
 
 	// remove replaces the storage's Remove (tests inject failures);
 	// beforeMove runs after the quarantine manifest is written and before
@@ -66,8 +77,9 @@ type OrphanSpec struct {
 // RemoveOrphanFiles deletes the planned orphan paths that are, at apply
 // time, still orphans (DESIGN §5.5 rules 1, 2, 5, 6, 7):
 //   - gc.enabled=false and an age guard below 24h are refused;
-//   - only paths inside the table's location, write.data.path or
-//     write.metadata.path are considered;
+//   - only paths inside the table's sweep roots (OrphanRoots, the plan's
+//     rule) are considered, and the roots must pass the plan's checks
+//     (rootProblem);
 //   - each path is stat'ed first (the re-listing): it must still exist, be a
 //     regular file reached without any symbolic link, and be older than the
 //     guard;
@@ -91,10 +103,24 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		return res, fmt.Errorf("%w: no clock given for the age guard", ErrRefused)
 	}
 	cutoff := spec.Now.Add(-spec.OlderThan)
-	roots := OrphanRoots(tbl.Location(), tbl.Properties())
+	norm := orphanNorm(spec.EqualSchemes, spec.EqualAuthorities)
+	roots := OrphanRoots(tbl.Location(), tbl.Properties(), norm)
+	if why := rootProblem(roots, allowedRoots(spec.AllowStorageRoots, norm)); why != "" {
+		return res, fmt.Errorf("%w: %s (nothing deleted)", ErrRefused, why)
+	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return res, fmt.Errorf("open table storage: %w", err)
+	}
+	// Each root is reached with the storage the plan listed it with.
+	locKey := rootKey(tbl.Location(), norm)
+	ios := map[string]iceio.IO{}
+	for _, r := range roots {
+		f, err := rootStorage(ctx, fs, locKey, spec.StorageProps, r)
+		if err != nil {
+			return res, fmt.Errorf("%w (nothing deleted)", err)
+		}
+		ios[r] = f
 	}
 
 	// Rule 1: the listing (here: a fresh stat of every planned path) comes
@@ -102,18 +128,20 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	type cand struct {
 		path string
 		size int64
+		root string
 	}
+	quarantining := spec.Quarantine || spec.QuarantineFor > 0
 	var cands []cand
 	for _, p := range spec.Paths {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("orphan re-check interrupted (nothing deleted): %w", err)
 		}
-		root := execRootOf(roots, p)
+		root := rootOf(roots, p, norm)
 		if root == "" {
 			res.Skipped = append(res.Skipped, p+": outside the table's locations")
 			continue
 		}
-		size, mtime, why := execStatCandidate(fs, root, p)
+		size, mtime, why := execStatCandidate(ios[root], root, p)
 		if why != "" {
 			res.Skipped = append(res.Skipped, p+": "+why)
 			continue
@@ -122,9 +150,14 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: modified %s, newer than older_than", p, mtime.UTC().Format(time.RFC3339)))
 			continue
 		}
-		cands = append(cands, cand{p, size})
+		if quarantining && !sameStorage(root, locKey) {
+			// A move stays within one storage (quarantineFiles); the run
+			// lives under the table location.
+			res.Skipped = append(res.Skipped, p+": on other storage than the table location; quarantine cannot move it there, kept")
+			continue
+		}
+		cands = append(cands, cand{p, size, root})
 	}
-	quarantining := spec.Quarantine || spec.QuarantineFor > 0
 	if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
 		res.NoOp, res.Note = true, "no planned orphan is still deletable"
 		return res, nil
@@ -147,36 +180,43 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	// entries count as references here (withDeleted), erring toward keeping.
 	refd := map[string]bool{}
 	for _, c := range cands {
-		refd[execNormPath(c.path)] = false
+		refd[norm(c.path)] = false
 	}
 	if len(refd) > 0 {
-		if err := markReferenced(ctx, fs, fresh, refd); err != nil {
+		if err := markReferenced(ctx, fs, fresh, refd, norm); err != nil {
 			return res, fmt.Errorf("build referenced set (nothing deleted): %w", err)
 		}
 	}
 
 	var doomed []execFileRef
+	storageOf := map[string]iceio.IO{}
 	for _, c := range cands {
-		if refd[execNormPath(c.path)] {
+		if refd[norm(c.path)] {
 			res.Skipped = append(res.Skipped, c.path+": referenced by the table now")
 			continue
 		}
 		doomed = append(doomed, execFileRef{path: c.path, size: c.size})
+		storageOf[c.path] = ios[c.root]
 	}
 	slices.Sort(res.Skipped)
 	if len(doomed) > 0 || len(spec.PurgeRuns) > 0 {
-		// Rule 6 at apply time, right before anything is deleted: a table
-		// created inside the sweep since the plan owns files that look
-		// orphaned to us.
-		if nested, err := nestedAtApply(ctx, cat, tbl, roots, spec.OtherTables); err != nil {
-			return res, fmt.Errorf("%w: could not check other tables for locations inside the sweep (nothing deleted): %v", ErrRefused, err)
+		// Rule 6 at apply time, right before anything is deleted, by the
+		// plan's rule: a table created (or given a write path) inside the
+		// sweep since the plan owns files that look orphaned to us.
+		if nested, err := nestedAtApply(ctx, cat, tbl, roots, norm, spec); err != nil {
+			return res, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", ErrRefused, err)
 		} else if len(nested) > 0 {
-			return res, fmt.Errorf("%w: other tables lie inside the sweep: %s (nothing deleted)", ErrRefused, strings.Join(nested, ", "))
+			return res, fmt.Errorf("%w: %s (nothing deleted)", ErrRefused, diff.OverlapRefusal(nested))
 		}
 	}
 	remove := spec.remove
 	if remove == nil {
-		remove = fs.Remove
+		remove = func(p string) error {
+			if f := storageOf[p]; f != nil {
+				return f.Remove(p)
+			}
+			return fs.Remove(p) // a quarantine run's file, under the location
+		}
 	}
 	if quarantining {
 		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res)
@@ -274,48 +314,30 @@ func runBatched(ctx context.Context, files []execFileRef, conc, batch int, progr
 	return errs
 }
 
-// nestedAtApply names the tables, other than tbl, whose location is inside
-// one of the roots, from a fresh listing (rule 6 re-checked: a table may
-// have been created there since the plan).
-func nestedAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, roots []string, other func(context.Context) (map[string]TableLocation, error)) ([]string, error) {
+// nestedAtApply names the tables, other than tbl, that overlap one of the
+// roots (overlappingTables, the plan's rule), from a fresh listing: a table
+// may have been created there since the plan.
+func nestedAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, roots []string, norm func(string) string, spec OrphanSpec) ([]string, error) {
 	var locs map[string]TableLocation
 	var err error
-	if other != nil {
-		locs, err = other(ctx)
+	self := spec.Address
+	if spec.OtherTables != nil {
+		if self == "" {
+			return nil, errors.New("the table's address is not known")
+		}
+		locs, err = spec.OtherTables(ctx)
 	} else {
 		c, ok := cat.(catalog.Catalog)
 		if !ok {
 			return nil, fmt.Errorf("catalog %T cannot list its tables", cat)
 		}
+		self = strings.Join(tbl.Identifier(), ".")
 		locs, err = catalogTableLocations(ctx, c)
 	}
 	if err != nil {
 		return nil, err
 	}
-	// Only the table itself is skipped, by UUID: another table with the
-	// very same location (apache/iceberg#7111) is the worst case of all.
-	self := tbl.Metadata().TableUUID().String()
-	var out []string
-	for addr, tl := range locs {
-		if tl.UUID == self {
-			continue
-		}
-		l := execNormPath(tl.Location)
-		for _, r := range roots {
-			if l == r || strings.HasPrefix(l, r+"/") {
-				out = append(out, addr)
-				break
-			}
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// TableLocation is one catalog table's identity and location.
-type TableLocation struct {
-	UUID     string
-	Location string
+	return overlappingTables(self, locs, roots, norm), nil
 }
 
 // catalogTableLocations loads every table of one catalog (namespaces walked
@@ -327,7 +349,7 @@ func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string
 		if err != nil {
 			return fmt.Errorf("load %s: %w", strings.Join(ident, "."), err)
 		}
-		out[strings.Join(ident, ".")] = TableLocation{UUID: t.Metadata().TableUUID().String(), Location: t.Location()}
+		out[strings.Join(ident, ".")] = tableLocationOf(t)
 		return nil
 	})
 	if err != nil {
@@ -336,31 +358,21 @@ func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string
 	return out, nil
 }
 
-// OrphanRoots is the sweep scope of a table: its location and its data and
-// metadata paths when set, normalised.
-func OrphanRoots(location string, props map[string]string) []string {
-	var roots []string
-	for _, r := range []string{location, props["write.data.path"], props["write.metadata.path"]} {
-		if r == "" {
-			continue
-		}
-		n := execNormPath(r)
-		if !slices.Contains(roots, n) {
-			roots = append(roots, n)
-		}
-	}
-	return roots
-}
-
-// execRootOf returns the root p lies strictly inside, or "".
-func execRootOf(roots []string, p string) string {
-	n := execNormPath(p)
+// rootOf returns the root p lies strictly inside, or "" (p and roots
+// normalised with the same norm).
+func rootOf(roots []string, p string, norm func(string) string) string {
+	n := norm(p)
 	for _, r := range roots {
-		if strings.HasPrefix(n, r+"/") && !strings.Contains(n[len(r):], "/../") && !strings.HasSuffix(n, "/..") {
+		if strings.HasPrefix(n, r+"/") && len(n) > len(r)+1 {
 			return r
 		}
 	}
 	return ""
+}
+
+// execRootOf is rootOf without a policy's maps (quarantine bookkeeping).
+func execRootOf(roots []string, p string) string {
+	return rootOf(roots, p, execNormPath)
 }
 
 // execStatCandidate reports a candidate's size and mtime, or why it must not be
@@ -470,7 +482,7 @@ func (s *Session) TableLocations(ctx context.Context) (map[string]TableLocation,
 			if err != nil {
 				return nil, fmt.Errorf("catalog %q: %w", c.Name, err)
 			}
-			tl := TableLocation{UUID: t.Metadata().TableUUID().String(), Location: t.Location()}
+			tl := tableLocationOf(t)
 			lc.byAddr[a], out[a] = tl, tl
 			lc.loads++
 		}

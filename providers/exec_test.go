@@ -440,7 +440,7 @@ func TestNormPath(t *testing.T) {
 			t.Errorf("execNormPath(%q) = %q, want %q", in, got, want)
 		}
 	}
-	roots := OrphanRoots("file:///w/t", map[string]string{"write.data.path": "s3a://b/d"})
+	roots := OrphanRoots("file:///w/t", map[string]string{"write.data.path": "s3a://b/d"}, execNormPath)
 	if execRootOf(roots, "/w/t/data/x") == "" || execRootOf(roots, "s3://b/d/f") == "" {
 		t.Fatal("in-scope path rejected")
 	}

@@ -3,6 +3,7 @@ package providers
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"iter"
@@ -78,38 +79,46 @@ type listedFile struct {
 // that newer metadata, so a file committed while we listed is in both and is
 // kept. Policy decisions (age guard, ratio, gc.enabled) are diff's.
 func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, hooks orphanHooks) (*diff.OrphanScan, error) {
-	norm := func(p string) string {
-		return diff.NormalizePath(p, pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
-	}
+	norm := orphanNorm(pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
 	scan := &diff.OrphanScan{
 		Candidates: []diff.FileInfo{},
 		NonIceberg: []diff.FileInfo{},
 		Categories: map[string]int64{},
 	}
-	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
+	roots := OrphanRoots(tbl.Location(), tbl.Properties(), norm)
 	scan.Roots = roots
-	for _, r := range roots {
-		if !strings.Contains(r, "://") {
-			// A relative location would be listed against our working
-			// directory: nothing found there may be called an orphan.
-			scan.Refusal = fmt.Sprintf("sweep root %q is not an absolute location (check the table location, write.data.path and write.metadata.path)", r)
-			return scan, nil
-		}
+	if why := rootProblem(roots, allowedRoots(pol.OrphanFiles.AllowStorageRoots.Value, norm)); why != "" {
+		scan.Refusal = why
+		return scan, nil
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
+	catName, _, err := SplitAddress(pol.Address)
+	if err != nil {
+		return nil, err
+	}
+	storage, err := s.StorageProperties(catName)
+	if err != nil {
+		return nil, err
+	}
+	locKey := rootKey(tbl.Location(), norm)
+	ios := map[string]iceio.IO{}
+	for _, r := range roots {
+		f, err := rootStorage(ctx, fsys, locKey, storage, r)
+		if errors.Is(err, ErrRefused) {
+			scan.Refusal = strings.TrimPrefix(err.Error(), ErrRefused.Error()+": ")
+			return scan, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		ios[r] = f
+	}
 
 	// Rule 1: the listing comes first.
-	locKey := norm(tbl.Location())
-	ioFor := func(root string) (iceio.IO, error) {
-		if schemeAuthority(root) == schemeAuthority(locKey) {
-			return fsys, nil
-		}
-		// Same properties as the table's own IO (credentials, endpoints).
-		return iceio.LoadFS(ctx, tbl.Properties(), root)
-	}
+	ioFor := func(root string) (iceio.IO, error) { return ios[root], nil }
 	listing, hints, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm, s.spillLimit())
 	if err != nil {
 		return nil, err
@@ -153,6 +162,14 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		// it names would look orphaned.
 		scan.Refusal = fmt.Sprintf("the metadata references a relative path (%s); it cannot be matched with storage", relative)
 	}
+	if ml := norm(fresh.MetadataLocation()); !underAny(ml, roots) && scan.Refusal == "" {
+		// The table's own current metadata is not where its location and
+		// write paths say its files are (iceberg-go, for one, escapes a bare
+		// location with non-ASCII characters when it names files, and
+		// writes them under the escaped name): the sweep would look in the
+		// wrong place, and the listing's complement would mean nothing.
+		scan.Refusal = fmt.Sprintf("the current metadata file %s is outside every sweep root (%s): the table location and write paths do not say where the table's files are", fresh.MetadataLocation(), strings.Join(roots, ", "))
+	}
 	scan.Referenced = refs.Len()
 	scan.Categories = refs.Categories()
 
@@ -164,11 +181,15 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		return nil, err
 	}
 
-	nested, err := s.nestedTables(ctx, pol.Address, fresh, roots)
+	// Rule 6: other tables' files under the sweep, from the tables of
+	// every configured catalog (TableLocations: names listed afresh, each
+	// table loaded once per session). If a catalog cannot be listed the
+	// answer is unknown, and the sweep is refused.
+	locs, err := s.TableLocations(ctx)
 	if err != nil {
-		scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not check other tables for locations inside the sweep: %v", err))
+		scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not check other tables for files inside the sweep: %v", err))
 	}
-	scan.NestedTables = nested
+	scan.NestedTables = overlappingTables(pol.Address, locs, roots, norm)
 	// The runs of earlier quarantining applies, from their manifests, so
 	// that the plan shows every run it would purge.
 	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String(), func(p string) bool {
@@ -241,30 +262,6 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 		return add(hint, CategoryVersionHint, true)
 	}
 	return nil
-}
-
-// sweepRoots is the table location plus write.data.path and
-// write.metadata.path (rule 6) and the deprecated aliases of the data path
-// that older writers still honour, normalised, without roots nested in
-// others.
-func sweepRoots(location string, props map[string]string, norm func(string) string) []string {
-	var roots []string
-	for _, r := range []string{location, props["write.data.path"], props["write.metadata.path"], props["write.folder-storage.path"], props["write.object-storage.path"]} {
-		if r == "" {
-			continue
-		}
-		roots = append(roots, strings.TrimSuffix(norm(r), "/"))
-	}
-	slices.Sort(roots)
-	roots = slices.Compact(roots)
-	var out []string
-	for _, r := range roots {
-		if len(out) > 0 && underRoot(r, out[len(out)-1]) {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 func underRoot(key, root string) bool {
@@ -340,8 +337,12 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 		return out.Add(sortRec{key: k, aux: listedAux(k, p), n1: size, n2: mtime})
 	}
 	for _, root := range roots {
-		if local, ok := strings.CutPrefix(root, "file://"); ok {
-			err := walkLocal(ctx, local, func(f localFile) error {
+		if strings.HasPrefix(root, "file://") {
+			local, err := keyLocalPath(root)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
+			}
+			err = walkLocal(ctx, local, func(f localFile) error {
 				return emit(f.path, f.size, f.mtime)
 			}, func(p string) { symlinks = append(symlinks, p) })
 			if err != nil {
@@ -363,6 +364,14 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 		}
 		err := lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
+				if d == nil && errors.Is(err, fs.ErrNotExist) {
+					// The root itself is not there: on an object store a
+					// prefix with no objects yet. Local storage lists such
+					// a root as empty (walkLocal); so does this. Should
+					// files be referenced under it, they are missing
+					// from the listing and the sweep refuses.
+					return nil
+				}
 				return err
 			}
 			if err := ctx.Err(); err != nil {
@@ -614,28 +623,4 @@ func flinkJobIDs(md table.Metadata) []string {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids)
-}
-
-// nestedTables names the other tables (of any configured catalog) whose
-// location is inside one of the sweep roots (rule 6, apache/iceberg#7111),
-// from the session's table locations (TableLocations: names listed afresh,
-// each table loaded once per session). If a catalog cannot be listed the
-// answer is unknown: an error, which the caller turns into a refusal.
-func (s *Session) nestedTables(ctx context.Context, self string, tbl *table.Table, roots []string) ([]string, error) {
-	locs, err := s.TableLocations(ctx)
-	if err != nil {
-		return nil, err
-	}
-	selfUUID := tbl.Metadata().TableUUID().String()
-	var out []string
-	for addr, l := range locs {
-		if addr == self || l.UUID == selfUUID {
-			continue
-		}
-		if underAny(strings.TrimSuffix(diff.NormalizePath(l.Location, nil, nil), "/"), roots) {
-			out = append(out, addr)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
 }

@@ -682,7 +682,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			refd[execNormPath(f.Original)] = false
 		}
 	}
-	if err := markReferenced(ctx, fs, tbl, refd); err != nil {
+	if err := markReferenced(ctx, fs, tbl, refd, execNormPath); err != nil {
 		pr.Errors = append(pr.Errors, "referenced set (nothing purged): "+err.Error())
 		return pr
 	}
@@ -761,11 +761,12 @@ func removeEmptyDirs(dir string) {
 
 // markReferenced sets refd[k] for every key that the table's current
 // metadata references (all snapshots, DELETED entries included, statistics,
-// the metadata log, the current metadata and version-hint).
-func markReferenced(ctx context.Context, fs iceio.IO, tbl *table.Table, refd map[string]bool) error {
+// the metadata log, the current metadata and version-hint). refd's keys
+// are normalised by norm.
+func markReferenced(ctx context.Context, fs iceio.IO, tbl *table.Table, refd map[string]bool, norm func(string) string) error {
 	md := tbl.Metadata()
 	mark := func(p string) {
-		k := execNormPath(p)
+		k := norm(p)
 		if _, ok := refd[k]; ok {
 			refd[k] = true
 		}
@@ -844,7 +845,7 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 	if m.TableUUID != "" && m.TableUUID != tbl.Metadata().TableUUID().String() {
 		return res, fmt.Errorf("%w: quarantine run %s belongs to table uuid %s, not %s", ErrRefused, runID, m.TableUUID, tbl.Metadata().TableUUID())
 	}
-	roots := OrphanRoots(loc, tbl.Properties())
+	roots := OrphanRoots(loc, tbl.Properties(), execNormPath)
 	refuse := func(f QuarantinedFile, why string) { res.Refused = append(res.Refused, f.Original+": "+why) }
 	for _, f := range m.Files {
 		if err := ctx.Err(); err != nil {

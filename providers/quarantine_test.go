@@ -193,12 +193,12 @@ func TestRemoveOrphanFilesNestedTableSincePlan(t *testing.T) {
 			"other.x.twin":      {UUID: "6f1c7d1e-0000-0000-0000-000000000001", Location: tbl.Location()},
 		}, nil
 	}
-	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: other})
+	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: other, Address: "lake.sales.orders"})
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "other.x.twin") || strings.Contains(err.Error(), "lake.sales.orders") {
 		t.Fatalf("want a refusal naming other.x.twin only, got %v", err)
 	}
 	failing := func(context.Context) (map[string]TableLocation, error) { return nil, errors.New("catalog down") }
-	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: failing})
+	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: failing, Address: "lake.sales.orders"})
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("an unknown answer must refuse, got %v", err)
 	}

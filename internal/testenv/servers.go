@@ -183,10 +183,13 @@ func StartS3(t testing.TB) (S3Env, *Server) {
 	env := S3Env{
 		Endpoint: "", AccessKey: "privatekey", SecretKey: "privatesecret",
 		Region: "us-east-1", Bucket: "private", Prefix: UniqueName(t, ""),
+		OtherBucket: "other",
 	}
 	root := filepath.Join(dir, "root")
-	if err := os.MkdirAll(filepath.Join(root, env.Bucket), 0o755); err != nil {
-		t.Fatal(err)
+	for _, b := range []string{env.Bucket, env.OtherBucket} {
+		if err := os.MkdirAll(filepath.Join(root, b), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	port := freePorts(t, 1)[0]
 	addr := "127.0.0.1:" + strconv.Itoa(port)

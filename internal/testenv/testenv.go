@@ -63,6 +63,9 @@ type S3Env struct {
 	// Prefix is unique to the test that asked (no leading or trailing
 	// slash), so tests sharing the bucket never see each other's objects.
 	Prefix string
+	// OtherBucket is a second, empty bucket (private servers only:
+	// StartS3), for paths on other storage than the table location.
+	OtherBucket string
 }
 
 // Properties are the iceberg-go IO properties for this endpoint.
