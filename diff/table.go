@@ -45,7 +45,7 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 		tp.Actions = append(tp.Actions, a)
 		addedOnMain += commits
 	}
-	if a, ok := planManifests(pol, st); ok {
+	if a, ok := planManifests(pol, st, addedOnMain); ok {
 		tp.Actions = append(tp.Actions, a)
 		addedOnMain++
 	}

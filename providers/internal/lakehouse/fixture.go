@@ -3,6 +3,7 @@ package lakehouse
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,9 +52,10 @@ func CopyFixture(srcDir, dstDir string) (string, error) {
 // What is rewritten: every string of each metadata.json that starts with a
 // prefix; manifest_path (and manifest_length, since the manifest's bytes
 // change) in manifest lists; data_file.file_path and referenced_data_file in
-// manifests; and the file_path column of Parquet position delete files,
-// whose new file_size_in_bytes and file_path bounds go into their manifest
-// entries. Without the last step, a reader matching deletes to data files
+// manifests; the file_path column of Parquet position delete files, whose
+// new file_size_in_bytes and file_path bounds go into their manifest
+// entries; and the referenced-data-file blob property of Puffin deletion
+// vectors (with their new size). Without the last step, a reader matching deletes to data files
 // by path would silently apply none of them.
 func CopyTable(srcDir, dstDir, current string) (string, error) {
 	srcDir, dstDir = filepath.Clean(srcDir), filepath.Clean(dstDir)
@@ -143,6 +145,7 @@ func CopyTable(srcDir, dstDir, current string) (string, error) {
 		return os.WriteFile(dst, raw, 0o644)
 	}
 	newLength := map[string]int64{}
+	puffinSize := map[string]int64{} // rewritten Puffin files by new path
 	for _, af := range manifests {
 		for _, rec := range af.records {
 			df, _ := rec["data_file"].(map[string]any)
@@ -153,6 +156,28 @@ func CopyTable(srcDir, dstDir, current string) (string, error) {
 				if s, ok := df[k].(string); ok {
 					df[k], _ = rewrite(s)
 				}
+			}
+			if isPuffin(df) {
+				dst := df["file_path"].(string)
+				if n, ok := puffinSize[dst]; ok {
+					df["file_size_in_bytes"] = n
+					continue
+				}
+				src, ok := local(dst)
+				if !ok || done[src] {
+					continue
+				}
+				raw, err := rewritePuffin(src, rewrite)
+				if err != nil {
+					return "", fmt.Errorf("copy table %s: deletion vectors %s: %w", srcDir, src, err)
+				}
+				if err := write(src, raw); err != nil {
+					return "", fmt.Errorf("copy table %s: %w", srcDir, err)
+				}
+				done[src] = true
+				puffinSize[dst] = int64(len(raw))
+				df["file_size_in_bytes"] = int64(len(raw))
+				continue
 			}
 			if !isPositionDeleteParquet(df) {
 				continue
@@ -324,6 +349,59 @@ func isPositionDeleteParquet(df map[string]any) bool {
 	content, _ := df["content"].(int32)
 	format, _ := df["file_format"].(string)
 	return content == 1 && strings.EqualFold(format, "PARQUET")
+}
+
+func isPuffin(df map[string]any) bool {
+	format, _ := df["file_format"].(string)
+	return strings.EqualFold(format, "PUFFIN")
+}
+
+// puffinMagic opens and closes a Puffin file and its footer.
+var puffinMagic = []byte("PFA1")
+
+// rewritePuffin rewrites the referenced-data-file property of each blob in
+// a Puffin file's footer (readers check it against the manifest's
+// referenced_data_file). Blobs come before the footer, so their offsets
+// stay valid. A compressed footer, or a file that is not Puffin (a legacy
+// bare deletion vector), is copied as it is.
+func rewritePuffin(src string, rewrite func(string) (string, bool)) ([]byte, error) {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return nil, err
+	}
+	n := len(raw)
+	if n < 16 || !bytes.Equal(raw[:4], puffinMagic) || !bytes.Equal(raw[n-4:], puffinMagic) {
+		return raw, nil
+	}
+	size := int(binary.LittleEndian.Uint32(raw[n-12 : n-8]))
+	flags := binary.LittleEndian.Uint32(raw[n-8 : n-4])
+	start := n - 12 - size
+	if flags&1 != 0 || start < 8 || !bytes.Equal(raw[start-4:start], puffinMagic) {
+		return raw, nil
+	}
+	var footer map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw[start : n-12]))
+	dec.UseNumber()
+	if err := dec.Decode(&footer); err != nil {
+		return nil, fmt.Errorf("footer: %w", err)
+	}
+	blobs, _ := footer["blobs"].([]any)
+	for _, b := range blobs {
+		bm, _ := b.(map[string]any)
+		props, _ := bm["properties"].(map[string]any)
+		if s, ok := props["referenced-data-file"].(string); ok {
+			props["referenced-data-file"], _ = rewrite(s)
+		}
+	}
+	payload, err := json.Marshal(footer)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte{}, raw[:start]...)
+	out = append(out, payload...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(payload)))
+	out = binary.LittleEndian.AppendUint32(out, flags)
+	return append(out, puffinMagic...), nil
 }
 
 // rewritePositionDeletes rewrites the file_path column of a Parquet position
