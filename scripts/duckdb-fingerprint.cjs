@@ -22,6 +22,7 @@
 //
 // Input (stdin, JSON):
 //   {"columns": [{"id": 1, "name": "a", "type": "INTEGER"}, ...],
+//    "name_mapping": {"1": ["a"]},  (top-level names, for files without field ids)
 //    "files": [{"path": "/abs/data.parquet", "defaults": {"1": "42"},
 //               "position_deletes": ["/abs/del.parquet"], "deleted_positions": [3, 7],
 //               "equality_deletes": [{"path": "/abs/eq.parquet", "ids": [1]}]}]}
@@ -54,8 +55,27 @@ function schemaMap(columns) {
 async function fileQuery(con, job, f) {
   const cols = job.columns;
   const present = new Set();
-  const schema = await con.runAndReadAll(`SELECT field_id FROM parquet_schema(${quote(f.path)}) WHERE field_id IS NOT NULL`);
-  for (const r of schema.getRowObjects()) present.add(Number(r.field_id));
+  const names = new Set();
+  const schema = await con.runAndReadAll(`SELECT name, field_id FROM parquet_schema(${quote(f.path)})`);
+  for (const r of schema.getRowObjects()) {
+    if (r.field_id !== null) present.add(Number(r.field_id));
+    names.add(r.name);
+  }
+  if (present.size === 0) {
+    // A file without field ids (an imported one): columns are found by
+    // the table's name mapping (schema.name-mapping.default), as the spec
+    // says; a column the mapping does not name is the default or NULL.
+    const select = cols.map((c) => {
+      const mapped = ((job.name_mapping || {})[String(c.id)] || []).find((n) => names.has(n));
+      if (mapped !== undefined) return `CAST(${JSON.stringify(mapped)} AS ${c.type}) AS ${alias(c.id)}`;
+      const def = f.defaults && f.defaults[String(c.id)];
+      return `CAST(${def !== undefined ? def : 'NULL'} AS ${c.type}) AS ${alias(c.id)}`;
+    });
+    if (f.position_deletes?.length || f.deleted_positions?.length || f.equality_deletes?.length) {
+      throw new Error(`${f.path}: deletes on a file without field ids are not handled by this reader`);
+    }
+    return `SELECT ${select.join(', ')} FROM read_parquet(${quote(f.path)})`;
+  }
   const select = cols.map((c) => {
     const def = f.defaults && f.defaults[String(c.id)];
     if (!present.has(c.id) && def !== undefined) return `CAST(${def} AS ${c.type}) AS ${alias(c.id)}`;

@@ -438,8 +438,9 @@ func goFingerprint(ctx context.Context, tbl *table.Table) (fingerprint, error) {
 
 // duckJob is the input of scripts/duckdb-fingerprint.cjs.
 type duckJob struct {
-	Columns []duckColumn `json:"columns"`
-	Files   []duckFile   `json:"files"`
+	Columns     []duckColumn     `json:"columns"`
+	NameMapping map[int][]string `json:"name_mapping,omitempty"`
+	Files       []duckFile       `json:"files"`
 }
 
 type duckColumn struct {
@@ -470,6 +471,19 @@ func duckFingerprint(ctx context.Context, duck testenv.DuckDB, tbl *table.Table)
 	sc := tbl.Schema()
 	for _, f := range sc.Fields() {
 		job.Columns = append(job.Columns, duckColumn{ID: f.ID, Name: f.Name, Type: duckType(f.Type)})
+	}
+	if raw := tbl.Properties()["schema.name-mapping.default"]; raw != "" {
+		var mapping []struct {
+			FieldID int      `json:"field-id"`
+			Names   []string `json:"names"`
+		}
+		if err := json.Unmarshal([]byte(raw), &mapping); err != nil {
+			return fingerprint{}, fmt.Errorf("name mapping: %w", err)
+		}
+		job.NameMapping = map[int][]string{}
+		for _, m := range mapping {
+			job.NameMapping[m.FieldID] = m.Names
+		}
 	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
