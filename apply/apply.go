@@ -48,7 +48,7 @@ type ApplyOptions struct {
 // only for refusals before anything changed (a stale saved plan); every
 // table's outcome, failures included, is in Results.
 func Apply(ctx context.Context, cfg *config.Config, sess *providers.Session, plan *diff.Plan, opts ApplyOptions) (*Results, error) {
-	return run(ctx, cfg, sess, plan, opts)
+	return run(sess.WithStorageLimits(ctx), cfg, sess, plan, opts)
 }
 
 type runner struct {
@@ -662,6 +662,7 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			RowsBefore: er.RowsBefore, RowsAfter: er.RowsAfter,
 			SnapshotsExpired: er.SnapshotsExpired, RefsRemoved: er.RefsRemoved,
 			FilesDeleted: er.FilesDeleted, FilesQuarantined: er.FilesQuarantined, BytesFreed: er.BytesFreed,
+			FilesNotMoved: er.FilesNotMoved, FilesInBothPlaces: er.FilesInBothPlaces,
 			DeleteErrors:       er.DeleteErrors,
 			StagedFilesRemoved: er.StagedRemoved, StagedFilesKept: er.StagedKept,
 			NotApplied: append(slices.Clone(s.notApplied), er.Skipped...),
@@ -676,14 +677,46 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 			// table still has what it had.
 			ar.FilesAfter, ar.BytesAfter, ar.RowsAfter = ar.FilesBefore, ar.BytesBefore, ar.RowsBefore
 			phase = PhaseFailed
+		case len(er.DeleteErrors) > 0:
+			// A delete, move or manifest write that failed is a failure of
+			// the action (issue 17): the apply did not do all it planned,
+			// and the results name every file left (DeleteErrors).
+			ar.Status, ar.Error = StatusFailed, incompleteError(er)
+			phase = PhaseFailed
 		case er.NoOp:
 			ar.Status = StatusSkipped
 			phase = PhaseSkipped
 		}
-		emit(r.opts.Progress, Event{Table: addr, Action: string(s.action.Type), Phase: phase, Err: err})
+		evErr := err
+		if evErr == nil && ar.Status == StatusFailed {
+			evErr = errors.New(ar.Error)
+		}
+		emit(r.opts.Progress, Event{Table: addr, Action: string(s.action.Type), Phase: phase, Err: evErr})
 		out = append(out, ar)
 	}
 	return out, next, err
+}
+
+// incompleteError says what an action that ran but failed on some files
+// left, in counts; the files themselves are in DeleteErrors.
+func incompleteError(er providers.ExecResult) string {
+	n := int64(len(er.DeleteErrors))
+	var parts []string
+	if er.FilesNotMoved > 0 || er.FilesInBothPlaces > 0 || er.FilesQuarantined > 0 {
+		parts = append(parts, fmt.Sprintf("%d files quarantined", er.FilesQuarantined))
+		if er.FilesNotMoved > 0 {
+			parts = append(parts, fmt.Sprintf("%d not moved (still in place)", er.FilesNotMoved))
+		}
+		if er.FilesInBothPlaces > 0 {
+			parts = append(parts, fmt.Sprintf("%d in both places (copied into the quarantine, original not removed)", er.FilesInBothPlaces))
+		}
+		if rest := n - er.FilesNotMoved - er.FilesInBothPlaces; rest > 0 {
+			parts = append(parts, fmt.Sprintf("%d other failures", rest))
+		}
+	} else {
+		parts = append(parts, fmt.Sprintf("%d files deleted", er.FilesDeleted), fmt.Sprintf("%d failed", n))
+	}
+	return "incomplete: " + strings.Join(parts, ", ") + "; see delete_errors for each file"
 }
 
 func orphanQuarantine(s string) time.Duration {

@@ -68,7 +68,7 @@ type backend interface {
 // never stops the others. Tables come sorted by address; tables with nothing
 // to do are included with empty Actions.
 func Plan(ctx context.Context, cfg *config.Config, sess *providers.Session, opts PlanOptions) (*diff.Plan, error) {
-	return plan(ctx, cfg, sess, opts)
+	return plan(sess.WithStorageLimits(ctx), cfg, sess, opts)
 }
 
 type planItem struct {

@@ -82,11 +82,17 @@ type ActionResult struct {
 	RefsRemoved      int   `json:"refs_removed,omitempty"`
 	FilesDeleted     int64 `json:"files_deleted"`
 	FilesQuarantined int64 `json:"files_quarantined,omitempty"`
-	BytesFreed       int64 `json:"bytes_freed"`
+	// FilesNotMoved and FilesInBothPlaces are quarantine moves that failed:
+	// the file is still only in place, or in place and in the quarantine.
+	FilesNotMoved     int64 `json:"files_not_moved,omitempty"`
+	FilesInBothPlaces int64 `json:"files_in_both_places,omitempty"`
+	BytesFreed        int64 `json:"bytes_freed"`
 
 	// NotApplied lists planned items (snapshots, refs, paths) left alone at
 	// apply time, each with its reason.
-	NotApplied   []string `json:"not_applied,omitempty"`
+	NotApplied []string `json:"not_applied,omitempty"`
+	// DeleteErrors are deletions, quarantine moves and manifest writes that
+	// failed, each naming its file; any of them fails the action.
 	DeleteErrors []string `json:"delete_errors,omitempty"`
 	// StagedFilesRemoved counts files a definitely failed commit wrote and
 	// apply removed; StagedFilesKept are kept because the outcome of the

@@ -127,7 +127,13 @@ var usersProperties = iceberg.Properties{
 // after each batch of commits the table's timestamps are shifted back by a
 // new metadata version committed through the catalog (lakehouse.Backdate,
 // the demo's time machine), and stray files get old mtimes (now - 10 days).
-// It refuses a dir that exists and is not empty.
+//
+// now is the caller's clock, not necessarily the wall clock: every date in
+// the demo (partition values, snapshot and metadata-log timestamps, stray
+// mtimes) is derived from it, and each table's last shift also moves its
+// history from the wall clock to now. So the same now builds the same demo
+// on any day (the goldens rely on it), and the real now builds one that is
+// current. It refuses a dir that exists and is not empty.
 func BuildDemo(ctx context.Context, dir string, now time.Time) (*DemoInfo, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -210,6 +216,14 @@ type demoBuilder struct {
 	nextID   int64
 }
 
+// settle is a table's last shift: d further back, plus the distance from
+// the wall clock, which stamped the commits, to the builder's clock. It is
+// always committed (also when both are zero), so the demo has the same
+// metadata versions whatever the clocks.
+func (b *demoBuilder) settle(t *table.Table, d time.Duration) (*table.Table, error) {
+	return b.backdate(t, d+time.Since(b.now))
+}
+
 func (b *demoBuilder) appends(t *table.Table, n, rows, spread int, day0 time.Time) (*table.Table, error) {
 	for range n {
 		var err error
@@ -253,10 +267,13 @@ func (b *demoBuilder) events() error {
 				return err
 			}
 		}
-		if batch < demoBatches-1 {
-			if t, err = b.backdate(t, demoBatchStep); err != nil {
-				return err
-			}
+		shift := b.backdate
+		if batch == demoBatches-1 {
+			// The newest batch stays at now: only the clocks' distance.
+			shift = func(t *table.Table, _ time.Duration) (*table.Table, error) { return b.settle(t, 0) }
+		}
+		if t, err = shift(t, demoBatchStep); err != nil {
+			return err
 		}
 	}
 	// Strays: failed writes left these in the data directory.
@@ -295,7 +312,7 @@ func (b *demoBuilder) clicks() error {
 	if t, err = b.appends(t, 25, 20, 1, day0); err != nil {
 		return err
 	}
-	_, err = b.backdate(t, 24*time.Hour)
+	_, err = b.settle(t, 24*time.Hour)
 	return err
 }
 
@@ -310,7 +327,10 @@ func (b *demoBuilder) users() error {
 		return err
 	}
 	day0 := b.now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	_, err = b.appends(t, 1, 500, 1, day0)
+	if t, err = b.appends(t, 1, 500, 1, day0); err != nil {
+		return err
+	}
+	_, err = b.settle(t, 0)
 	return err
 }
 

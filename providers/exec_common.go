@@ -55,9 +55,17 @@ type ExecResult struct {
 	RefsRemoved      int
 	FilesDeleted     int64
 	FilesQuarantined int64 // orphans moved to the quarantine instead
-	BytesFreed       int64
-	// DeleteErrors are deletions that failed (the rest went on). The files
-	// are unreferenced: a later orphan sweep can remove them.
+	// FilesNotMoved are quarantine moves that failed with the file still
+	// only in place; FilesInBothPlaces failed after the quarantined copy
+	// was written (the original could not be removed). Each is also in
+	// DeleteErrors.
+	FilesNotMoved     int64
+	FilesInBothPlaces int64
+	BytesFreed        int64
+	// DeleteErrors are deletions, quarantine moves and manifest writes that
+	// failed (the rest went on), each naming its file and where it is. The
+	// files are unreferenced: a later orphan sweep can remove them. Any of
+	// them fails the action (apply).
 	DeleteErrors []string
 	// Skipped are planned paths not deleted, with the reason.
 	Skipped []string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"net/url"
 	"os"
@@ -57,8 +56,11 @@ type OrphanSpec struct {
 	// lists the tables of the table's own catalog.
 	OtherTables func(ctx context.Context) (map[string]TableLocation, error)
 
-	// remove replaces the storage's Remove (tests inject failures).
-	remove func(path string) error
+	// remove replaces the storage's Remove (tests inject failures);
+	// beforeMove runs after the quarantine manifest is written and before
+	// the first move (tests run a concurrent apply there).
+	remove     func(path string) error
+	beforeMove func()
 }
 
 // RemoveOrphanFiles deletes the planned orphan paths that are, at apply
@@ -332,40 +334,6 @@ func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string
 		return nil, err
 	}
 	return out, nil
-}
-
-func moveFile(fs iceio.IO, src, dst string) error {
-	if ls, ok := execLocalPath(src); ok {
-		ld, ok := execLocalPath(dst)
-		if !ok {
-			return fmt.Errorf("quarantine %s is not local", dst)
-		}
-		if err := os.MkdirAll(filepath.Dir(ld), 0o755); err != nil {
-			return err
-		}
-		return os.Rename(ls, ld)
-	}
-	wfs, ok := fs.(iceio.WriteFileIO)
-	if !ok {
-		return fmt.Errorf("storage %T cannot write", fs)
-	}
-	in, err := fs.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := wfs.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return fs.Remove(src)
 }
 
 // OrphanRoots is the sweep scope of a table: its location and its data and

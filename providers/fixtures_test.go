@@ -11,7 +11,7 @@ import (
 )
 
 // The Spark-written fixtures, copied and registered, observed with the
-// numbers of ../shared/fixtures/README.md.
+// numbers of internal/testdata/tables/README.md.
 func TestObserveSparkFixtures(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")

@@ -90,6 +90,7 @@ const topPartitions = 5
 
 // Inspect reports on any table of a configured catalog, managed or not.
 func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, error) {
+	ctx = s.WithStorageLimits(ctx)
 	tbl, err := s.LoadTable(ctx, address)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)

@@ -174,6 +174,13 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String(), func(p string) bool {
 		return slices.Contains(scan.MissingReferenced, norm(p))
 	})
+	// A quarantine the store refuses is said in the plan, before any move
+	// (issue 17): one probe write when there is something to move.
+	if pol.OrphanFiles.Quarantine.Value > 0 && len(scan.Candidates)+len(scan.NonIceberg) > 0 {
+		if err := quarantineProbe(fsys, tbl.Location()); err != nil {
+			scan.Refusal = cmp.Or(scan.Refusal, "orphan_files.quarantine: the store refuses writes under "+QuarantineDir+"/, so nothing could be moved there: "+err.Error())
+		}
+	}
 	return scan, nil
 }
 

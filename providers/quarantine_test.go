@@ -391,12 +391,12 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	q := writeOld(t, filepath.Join(runDir, "data", "copy.parquet"), "copy", t0)
 	man := QuarantineManifest{RunID: "r-live", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0,
 		PurgeAfter: t0.Add(time.Hour), Files: []QuarantinedFile{{Original: live, Quarantined: "file://" + q, Size: 4, Moved: true}}}
-	if err := writeQuarantineManifest(nil, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
+	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
 		t.Fatal(err)
 	}
 	// A run without a recorded purge time is never purged either.
 	q2 := writeOld(t, filepath.Join(root, QuarantineDir, "r-forever", "data", "x.parquet"), "x", t0)
-	if err := writeQuarantineManifest(nil, filepath.Join(root, QuarantineDir, "r-forever", QuarantineManifestName),
+	if err := writeQuarantineManifest(nil, root, filepath.Join(root, QuarantineDir, "r-forever", QuarantineManifestName),
 		QuarantineManifest{RunID: "r-forever", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0,
 			Files: []QuarantinedFile{{Original: filepath.Join(root, "data", "x.parquet"), Quarantined: q2, Size: 1, Moved: true}}}); err != nil {
 		t.Fatal(err)
@@ -406,7 +406,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	live2 := localOf(t, tasks[len(tasks)-1].File.FilePath())
 	q3 := writeOld(t, filepath.Join(root, QuarantineDir, "r-evil", "data", "x.parquet"), "x", t0)
 	evil := filepath.Join(root, QuarantineDir, "r-evil", "..", "..", "data", filepath.Base(live2))
-	if err := writeQuarantineManifest(nil, filepath.Join(root, QuarantineDir, "r-evil", QuarantineManifestName),
+	if err := writeQuarantineManifest(nil, root, filepath.Join(root, QuarantineDir, "r-evil", QuarantineManifestName),
 		QuarantineManifest{RunID: "r-evil", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0, PurgeAfter: t0,
 			Files: []QuarantinedFile{
 				{Original: filepath.Join(root, "data", "gone.parquet"), Quarantined: q3, Size: 1, Moved: true},
@@ -463,7 +463,7 @@ func TestRestoreRefusesManifestOutsideTable(t *testing.T) {
 	q := writeOld(t, filepath.Join(runDir, "x.parquet"), "x", time.Now())
 	outside := filepath.Join(l.dir, "escaped.parquet")
 	elsewhere := writeOld(t, filepath.Join(l.dir, "elsewhere.parquet"), "e", time.Now())
-	if err := writeQuarantineManifest(nil, filepath.Join(runDir, QuarantineManifestName), QuarantineManifest{
+	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), QuarantineManifest{
 		RunID: "evil", TableUUID: tbl.Metadata().TableUUID().String(),
 		Files: []QuarantinedFile{
 			{Original: outside, Quarantined: q, Moved: true},
@@ -602,7 +602,7 @@ func TestOrphanScanReadsQuarantineRuns(t *testing.T) {
 		want = want[1:]
 	}
 	slices.Sort(problems)
-	if len(want) != 0 || len(problems) != 2 || !strings.HasPrefix(problems[0], "bare: manifest unreadable") || !strings.HasPrefix(problems[1], "broken: manifest unreadable") {
+	if len(want) != 0 || len(problems) != 2 || !strings.HasPrefix(problems[0], "bare: no manifest") || !strings.HasPrefix(problems[1], "broken: manifest unreadable") {
 		t.Fatalf("runs %+v", scan.Quarantine)
 	}
 	if len(scan.Candidates)+len(scan.NonIceberg) != 0 {
@@ -638,7 +638,7 @@ func TestQuarantineRunHoldingManyLiveFiles(t *testing.T) {
 		}
 		man.Files = append(man.Files, QuarantinedFile{Original: p, Quarantined: "file://" + q, Size: 1, Moved: true})
 	}
-	if err := writeQuarantineManifest(nil, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
+	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
 		t.Fatal(err)
 	}
 	scan, err := sessionFor(t, l).scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})

@@ -26,6 +26,11 @@ type Options struct {
 	Env []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// RequestTimeout bounds one storage request attempt without progress
+	// and, times the attempts, one catalog call (storage_limits.go); zero
+	// means DefaultRequestTimeout. A catalog's iceops.request-timeout
+	// property overrides it.
+	RequestTimeout time.Duration
 }
 
 // Session holds the catalogs of one configuration for one command run.
@@ -44,6 +49,8 @@ type Session struct {
 	locations *locationCache
 	// spill overrides defaultSpillLimit (tests force spilling with it).
 	spill int
+	// aws is the S3 configuration with deadlines and retries, built once.
+	aws *awsConfigOnce
 }
 
 type catalogEntry struct {
@@ -146,7 +153,9 @@ func (s *Session) LoadTable(ctx context.Context, address string) (*table.Table, 
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := cat.LoadTable(ctx, ident)
+	cctx, cancel := s.catalogDeadline(s.WithStorageLimits(ctx), catName)
+	defer cancel()
+	tbl, err := cat.LoadTable(cctx, ident)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", address, err)
 	}

@@ -1,29 +1,29 @@
 package main
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
-const mainHelp = `Usage: iceops [global options] <command> [options] [args]
+// mainHelp is the help without a command. Its command lists come from the
+// command table (commands.go), so a command cannot be missing from them. It
+// is a function because the table's runners print it (a variable would be
+// an initialisation cycle).
+func mainHelp() string {
+	return `Usage: iceops [global options] <command> [options] [args]
 
 iceops keeps Apache Iceberg tables in the state their policy says: file
 sizes, snapshot retention, sort order, orphan files. The configuration is
 every *.iceops.hcl file in the working directory.
 
 Main commands:
-  plan       Observe the tables and show what must change
-  apply      Make the changes (asks for approval unless -auto-approve)
-  validate   Check the configuration without contacting any catalog
-
+` + commandList(true) + `
 Other commands:
-  demo       Build a local demo lakehouse and a configuration for it
-  explain    Show every effective policy value for one table and where it was set
-  fmt        Rewrite configuration files in the canonical format
-  inspect    Health report of one table, with recommendations
-  show       Print a saved plan
-  version    Print the iceops version
-
+` + commandList(false) + `
 Global options (before the command):
   -chdir=DIR  Switch to DIR before running the command
-  -help       Show this help; "iceops <command> -help" shows a command's help
+  -help       Show this help; "iceops <command> -help" or "iceops help
+              <command>" shows a command's help
   -version    Same as the version command
 
 Environment:
@@ -35,6 +35,7 @@ Environment:
 Exit codes: 0 success; 1 error; plan -detailed-exitcode: 0 no changes,
 1 error, 2 changes present; fmt -check: 3 when a file would change.
 `
+}
 
 var commandHelp = map[string]string{
 	"validate": `Usage: iceops [global options] validate [options]
@@ -175,18 +176,29 @@ Examples:
 }
 
 // helpFor returns the help text of a command, or the main help.
-func helpFor(cmd string) string {
-	if h, ok := commandHelp[cmd]; ok {
-		return h
+func helpFor(name string) string {
+	if c, ok := lookupCommand(name); ok {
+		return c.help
 	}
-	return mainHelp
+	return mainHelp()
+}
+
+// commandList is the main help's list of the main (or the other) commands.
+func commandList(main bool) string {
+	var b strings.Builder
+	for _, c := range commands() {
+		if c.main == main {
+			fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.synopsis)
+		}
+	}
+	return b.String()
 }
 
 // commandNames lists the commands for "did you mean" on a typo.
 func commandNames() []string {
-	names := make([]string, 0, len(commandHelp))
-	for n := range commandHelp {
-		names = append(names, n)
+	names := make([]string, 0, len(commands()))
+	for _, c := range commands() {
+		names = append(names, c.name)
 	}
 	return names
 }

@@ -4,6 +4,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
@@ -11,6 +12,13 @@ import (
 )
 
 func main() {
+	os.Exit(mainRun(time.Now))
+}
+
+// mainRun is main with its clock passed in: the product runs on time.Now;
+// the test binary's `iceops` (script_test.go) passes a fixed one, so the
+// goldens come out the same on any day.
+func mainRun(now func() time.Time) int {
 	// Process-wide state is main's alone: compaction writes zstd pages with
 	// a codec whose encoders keep a 2 MiB window instead of arrow-go's
 	// pooled 16 MiB buffers (same bytes on disk; measured in
@@ -20,5 +28,5 @@ func main() {
 	} else {
 		fmt.Fprintf(os.Stderr, "iceops: warning: zstd codec: %v\n", err)
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
+	return runAt(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ(), now)
 }

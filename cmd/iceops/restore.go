@@ -64,6 +64,10 @@ type restoreJSON struct {
 	Restored []restoredJSON `json:"restored"`
 	Bytes    int64          `json:"bytes"`
 	Refused  []string       `json:"refused"`
+	// NotHeld are files the manifest lists that the run never held.
+	NotHeld []string `json:"not_held,omitempty"`
+	// ManifestKept says why the run's manifest stays (restore then exits 1).
+	ManifestKept string `json:"manifest_kept,omitempty"`
 }
 
 type restoredJSON struct {
@@ -97,7 +101,8 @@ func (c *cli) restore(args []string) int {
 		return c.fail(fmt.Errorf("restore %s %s: %w", a.RunID, a.Address, err))
 	}
 	if a.JSON {
-		doc := restoreJSON{Address: a.Address, RunID: res.RunID, Bytes: res.Bytes, Restored: []restoredJSON{}, Refused: res.Refused}
+		doc := restoreJSON{Address: a.Address, RunID: res.RunID, Bytes: res.Bytes, Restored: []restoredJSON{}, Refused: res.Refused,
+			NotHeld: res.NotHeld, ManifestKept: res.ManifestKept}
 		if doc.Refused == nil {
 			doc.Refused = []string{}
 		}
@@ -120,8 +125,17 @@ func (c *cli) restore(args []string) int {
 				fmt.Fprintf(c.stdout, "  ! %s\n", r)
 			}
 		}
+		if len(res.NotHeld) > 0 {
+			fmt.Fprintf(c.stdout, "Listed but never held by this run (not moved by it, not at their original path), left alone (%d):\n", len(res.NotHeld))
+			for _, p := range res.NotHeld {
+				fmt.Fprintf(c.stdout, "  ? %s\n", p)
+			}
+		}
+		if res.ManifestKept != "" {
+			fmt.Fprintf(c.stdout, "The run's manifest is kept: %s.\n", res.ManifestKept)
+		}
 	}
-	if len(res.Refused) > 0 {
+	if len(res.Refused) > 0 || res.ManifestKept != "" {
 		return exitError
 	}
 	return exitOK

@@ -44,6 +44,11 @@ type cli struct {
 
 // run is the whole CLI; it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	return runAt(args, stdin, stdout, stderr, environ, time.Now)
+}
+
+// runAt is run on the clock now.
+func runAt(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string, now func() time.Time) int {
 	c := &cli{
 		stdin:     stdin,
 		stdout:    stdout,
@@ -53,7 +58,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		stdinTTY:  isTerminal(stdin),
 		stdoutTTY: isTerminal(stdout),
 		stderrTTY: isTerminal(stderr),
-		now:       time.Now,
+		now:       now,
 		self:      selfName(os.Args[0]),
 	}
 	return c.run(args)
@@ -113,7 +118,7 @@ func (c *cli) run(args []string) int {
 			fmt.Fprint(c.stdout, helpFor(g.Args[0]))
 			return exitOK
 		}
-		fmt.Fprint(c.stdout, mainHelp)
+		fmt.Fprint(c.stdout, mainHelp())
 		if g.Help || g.Command == "help" {
 			return exitOK
 		}
@@ -148,7 +153,7 @@ func (c *cli) run(args []string) int {
 		return c.fail(err)
 	}
 
-	cmd, ok := commands[g.Command]
+	cmd, ok := lookupCommand(g.Command)
 	if !ok {
 		msg := fmt.Sprintf("unknown command %q", g.Command)
 		if s := suggest(g.Command, commandNames()); s != "" {
@@ -156,22 +161,7 @@ func (c *cli) run(args []string) int {
 		}
 		return c.fail(errors.New(msg + ` (run "iceops -help" for the list)`))
 	}
-	return cmd(c, cmdArgs)
-}
-
-// commands maps each command name to its runner. Each runner parses its
-// arguments (arguments.go) and then executes.
-var commands = map[string]func(*cli, []string) int{
-	"validate": (*cli).validate,
-	"fmt":      (*cli).fmt,
-	"plan":     (*cli).plan,
-	"apply":    (*cli).apply,
-	"show":     (*cli).show,
-	"inspect":  (*cli).inspect,
-	"restore":  (*cli).restore,
-	"explain":  (*cli).explain,
-	"demo":     (*cli).demo,
-	"version":  (*cli).version,
+	return cmd.run(c, cmdArgs)
 }
 
 // withEnvArgs adds ICEOPS_CLI_ARGS and ICEOPS_CLI_ARGS_<cmd> before the

@@ -159,3 +159,40 @@ func TestPlanCheckCatchesBrokenDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandTable: every command has a synopsis, a help that starts with
+// its usage line and has examples or options, and is listed by the main
+// help; `help NAME` prints it; a near-miss is suggested.
+func TestCommandTable(t *testing.T) {
+	if len(commands()) == 0 {
+		t.Fatal("no commands")
+	}
+	seen := map[string]bool{}
+	for _, c := range commands() {
+		if seen[c.name] {
+			t.Errorf("command %q twice", c.name)
+		}
+		seen[c.name] = true
+		if c.synopsis == "" || c.run == nil {
+			t.Errorf("command %q lacks a synopsis or a runner", c.name)
+		}
+		if !strings.Contains(c.help, "iceops") || !strings.Contains(c.help, c.name) || !strings.HasPrefix(c.help, "Usage: ") {
+			t.Errorf("command %q: help does not start with its usage line: %.60q", c.name, c.help)
+		}
+		if !strings.Contains(mainHelp(), "\n  "+c.name+" ") {
+			t.Errorf("main help does not list %q", c.name)
+		}
+		var out bytes.Buffer
+		if code := run([]string{"help", c.name}, strings.NewReader(""), &out, &out, nil); code != 0 || out.String() != c.help {
+			t.Errorf("iceops help %s: exit %d, %.60q", c.name, code, out.String())
+		}
+		if got := suggest(c.name[:len(c.name)-1]+"x", commandNames()); got != c.name {
+			t.Errorf("suggest(%q) = %q, want %q", c.name[:len(c.name)-1]+"x", got, c.name)
+		}
+	}
+	for name := range commandHelp {
+		if !seen[name] {
+			t.Errorf("help text for %q, which is not in the command table", name)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package e2e holds iceops's end-to-end tests: plan → apply → plan on real
 // catalogs (sqlite, PostgreSQL, an Iceberg REST catalog) and real object
 // storage (local files, S3), on tables iceberg-go writes and on the
-// Spark-written fixtures in shared/fixtures, including a server stopped in the
+// Spark-written fixtures in internal/testdata/tables, including a server stopped in the
 // middle of an apply.
 //
 // The servers come from scripts/services.sh through internal/testenv; without

@@ -20,7 +20,7 @@ import (
 	"github.com/iceops/iceops/internal/testenv"
 )
 
-// fixture is one Spark-written table of shared/fixtures (see its README).
+// fixture is one Spark-written table of internal/testdata/tables (see its README).
 type fixture struct {
 	Dir string
 	// Rows is the exact number of live rows of the current snapshot.

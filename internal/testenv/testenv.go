@@ -170,30 +170,20 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// SharedDir returns the project's shared/ directory: ICEOPS_SHARED_DIR, or
-// ../shared beside the repository root (where CI lays it). It skips (fails
-// under ICEOPS_REQUIRE_SERVICES=1) when neither exists.
-func SharedDir(t testing.TB) string {
+// TablesDir is internal/testdata/tables: the tables other engines wrote,
+// kept in the repository so that a clone runs its tests with nothing beside
+// it.
+func TablesDir(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("ICEOPS_SHARED_DIR"); d != "" {
-		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			t.Fatalf("ICEOPS_SHARED_DIR=%s is not a directory", d)
-		}
-		return d
-	}
-	d := filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
-	if st, err := os.Stat(d); err == nil && st.IsDir() {
-		return d
-	}
-	missing(t, "needs the shared/ directory beside the repository ("+d+") or ICEOPS_SHARED_DIR")
-	return ""
+	return filepath.Join(RepoRoot(t), "internal", "testdata", "tables")
 }
 
-// Fixture returns the path of one of the Spark-written tables in
-// shared/fixtures (read-only: copy it before use).
+// Fixture returns the path of one of the tables in TablesDir (read-only:
+// copy it before use). A missing one fails the test: it is part of the
+// repository, so a fixture test must never pass by not running.
 func Fixture(t testing.TB, name string) string {
 	t.Helper()
-	d := filepath.Join(SharedDir(t), "fixtures", name)
+	d := filepath.Join(TablesDir(t), name)
 	if _, err := os.Stat(filepath.Join(d, "metadata")); err != nil {
 		t.Fatalf("fixture %s: %v", name, err)
 	}

@@ -86,20 +86,14 @@ func TestUniqueName(t *testing.T) {
 	}
 }
 
-func TestSharedDir(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "fixtures", "f", "metadata"), 0o755); err != nil {
-		t.Fatal(err)
+func TestFixtureInRepository(t *testing.T) {
+	root := RepoRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "internal", "testenv", "testenv.go")); err != nil {
+		t.Errorf("RepoRoot = %q: %v", root, err)
 	}
-	t.Setenv("ICEOPS_SHARED_DIR", dir)
-	if got := SharedDir(t); got != dir {
-		t.Errorf("SharedDir = %q, want %q", got, dir)
-	}
-	if got := Fixture(t, "f"); got != filepath.Join(dir, "fixtures", "f") {
-		t.Errorf("Fixture = %q", got)
-	}
-	if _, err := os.Stat(filepath.Join(RepoRoot(t), "internal", "testenv", "testenv.go")); err != nil {
-		t.Errorf("RepoRoot = %q: %v", RepoRoot(t), err)
+	got := Fixture(t, "glaredb-spark-lineitem-v2-versioned")
+	if want := filepath.Join(root, "internal", "testdata", "tables", "glaredb-spark-lineitem-v2-versioned"); got != want {
+		t.Errorf("Fixture = %q, want %q", got, want)
 	}
 }
 

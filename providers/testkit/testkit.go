@@ -27,6 +27,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers/internal/lakehouse"
 )
 
@@ -253,23 +254,7 @@ func ScanIDs(t testing.TB, tbl *table.Table) map[int64]int {
 	return out
 }
 
-// SharedDir is ../shared beside the repository root (or ICEOPS_SHARED_DIR).
-// A missing shared directory fails the test: fixture tests must not pass
-// by not running.
-func SharedDir(t testing.TB) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("testkit: %v", err)
-	}
-	d, err := lakehouse.SharedDir(os.Getenv, wd)
-	if err != nil {
-		t.Fatalf("testkit: %v", err)
-	}
-	return d
-}
-
-// Fixtures are the Spark-written tables under ../shared/fixtures.
+// Fixtures are the Spark-written tables in internal/testdata/tables.
 var Fixtures = []string{
 	"duckdb-spark-lineitem-mor",
 	"glaredb-spark-lineitem-v1-partitioned",
@@ -281,7 +266,7 @@ var Fixtures = []string{
 // returns the current metadata location.
 func CopyFixture(t testing.TB, name, dstDir string) string {
 	t.Helper()
-	loc, err := lakehouse.CopyFixture(filepath.Join(SharedDir(t), "fixtures", name), dstDir)
+	loc, err := lakehouse.CopyFixture(testenv.Fixture(t, name), dstDir)
 	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}

@@ -25,8 +25,8 @@ import (
 	"github.com/twmb/avro/ocf"
 )
 
-// CopyFixture copies a fixture table whose current version is named by
-// metadata/version-hint.text; see CopyTable.
+// CopyFixture copies a fixture table of internal/testdata/tables whose
+// current version is named by metadata/version-hint.text; see CopyTable.
 func CopyFixture(srcDir, dstDir string) (string, error) {
 	hint, err := os.ReadFile(filepath.Join(srcDir, "metadata", "version-hint.text"))
 	if err != nil {
@@ -587,31 +587,4 @@ func writeOCF(schema *avro.Schema, meta map[string][]byte, records []map[string]
 		return nil, err
 	}
 	return out.Bytes(), nil
-}
-
-// SharedDir locates the shared directory (fixtures, reference): env
-// ICEOPS_SHARED_DIR, else ../shared beside the repository root found by
-// walking up from start to go.mod.
-func SharedDir(env func(string) string, start string) (string, error) {
-	if d := env("ICEOPS_SHARED_DIR"); d != "" {
-		return d, nil
-	}
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			shared := filepath.Join(filepath.Dir(dir), "shared")
-			if _, err := os.Stat(shared); err != nil {
-				return "", fmt.Errorf("shared directory: %w", err)
-			}
-			return shared, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("shared directory: no go.mod above " + start)
-		}
-		dir = parent
-	}
 }

@@ -1,0 +1,40 @@
+package main
+
+// command is one iceops command: its name, the line the main help lists,
+// its own help, and its runner. The table is the only list of commands:
+// dispatch, the main help, `iceops help NAME`, -help and "did you mean" all
+// read it, so a command cannot be missing from any of them.
+type command struct {
+	name     string
+	synopsis string
+	main     bool // listed under "Main commands"
+	help     string
+	run      func(*cli, []string) int
+}
+
+// commands is the table, in the order the main help lists the commands. It
+// is a function, not a variable, because runners print help, which reads the
+// table (a variable would be an initialisation cycle).
+func commands() []command {
+	return []command{
+		{name: "plan", main: true, synopsis: "Observe the tables and show what must change", help: commandHelp["plan"], run: (*cli).plan},
+		{name: "apply", main: true, synopsis: "Make the changes (asks for approval unless -auto-approve)", help: commandHelp["apply"], run: (*cli).apply},
+		{name: "validate", main: true, synopsis: "Check the configuration without contacting any catalog", help: commandHelp["validate"], run: (*cli).validate},
+		{name: "demo", synopsis: "Build a local demo lakehouse and a configuration for it", help: commandHelp["demo"], run: (*cli).demo},
+		{name: "explain", synopsis: "Show every effective policy value for one table and where it was set", help: commandHelp["explain"], run: (*cli).explain},
+		{name: "fmt", synopsis: "Rewrite configuration files in the canonical format", help: commandHelp["fmt"], run: (*cli).fmt},
+		{name: "inspect", synopsis: "Health report of one table, with recommendations", help: commandHelp["inspect"], run: (*cli).inspect},
+		{name: "restore", synopsis: "Put back the files of one quarantine run", help: restoreHelp, run: (*cli).restore},
+		{name: "show", synopsis: "Print a saved plan", help: commandHelp["show"], run: (*cli).show},
+		{name: "version", synopsis: "Print the iceops version", help: commandHelp["version"], run: (*cli).version},
+	}
+}
+
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}

@@ -1,0 +1,227 @@
+// Package layout holds the import and output rules of docs/design.md §7 as
+// tests, so that a forbidden import or a print below cmd fails CI instead of
+// waiting for a reviewer.
+package layout
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/iceops/iceops"
+
+// rule says, for the packages under dir (the directory itself and, with
+// tree, every package below it), which of our packages they may import and
+// which third-party prefixes they must not.
+type rule struct {
+	dir       string
+	tree      bool
+	ours      []string // allowed imports of this module (prefixes), besides the tree itself
+	forbidden []string // import prefixes never allowed
+	// gaps are imports that break the rule today and are tracked to be
+	// removed (docs/design.md §7, "Known gaps"). A gap that no longer
+	// exists fails the test too, so the list only shrinks.
+	gaps []string
+}
+
+var (
+	iceberg  = "github.com/apache/iceberg-go"
+	arrow    = "github.com/apache/arrow-go"
+	colour   = "github.com/fatih/color"
+	ioPkgs   = []string{"os", "net", "io/fs", "database/sql", "path/filepath", "os/exec", "os/signal"}
+	external = []string{iceberg, arrow, colour}
+)
+
+var rules = []rule{
+	{dir: "config", ours: nil, forbidden: append([]string{iceberg, arrow, colour}, "net", "database/sql")},
+	{dir: "diff", ours: []string{"config"}, forbidden: append(append([]string{}, external...), ioPkgs...)},
+	{dir: "providers", tree: true, ours: []string{"diff", "config", "internal/testenv"}, forbidden: []string{colour, module + "/apply", module + "/cmd"}},
+	{dir: "apply", ours: []string{"diff", "config", "providers"}, forbidden: []string{colour, arrow, iceberg},
+		gaps: []string{iceberg + "/catalog", iceberg + "/table"}},
+	{dir: "cmd/iceops/internal/views", ours: []string{"diff", "apply", "config", "providers"}, forbidden: []string{iceberg, arrow}},
+}
+
+// noPrint are the packages below cmd: they return values or call hooks and
+// never print or exit (docs/design.md §7). Test helpers are not in the list.
+var noPrint = []string{"config", "diff", "apply", "providers", "providers/compaction", "providers/internal/expirydiff"}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			t.Fatalf("no go.mod above %s", wd)
+		}
+	}
+}
+
+// goFiles parses the non-test Go files of one package directory.
+func goFiles(t *testing.T, dir string) []*ast.File {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	fset := token.NewFileSet()
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// packageDirs is dir, and with tree every directory below it holding Go
+// files (testdata excluded).
+func packageDirs(t *testing.T, root, dir string, tree bool) []string {
+	t.Helper()
+	if !tree {
+		return []string{filepath.Join(root, dir)}
+	}
+	var dirs []string
+	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			if m, _ := filepath.Glob(filepath.Join(p, "*.go")); len(m) > 0 {
+				dirs = append(dirs, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+func hasPrefix(path string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// testOnly are packages that exist for tests (fixtures, servers): a
+// production package must not import them.
+var testOnly = []string{module + "/providers/testkit", module + "/internal/testenv"}
+
+func TestImportRules(t *testing.T) {
+	root := repoRoot(t)
+	for _, r := range rules {
+		t.Run(r.dir, func(t *testing.T) {
+			dirs := packageDirs(t, root, r.dir, r.tree)
+			if len(dirs) == 0 {
+				t.Fatalf("no package in %s", r.dir)
+			}
+			ours := []string{module + "/" + r.dir}
+			for _, o := range r.ours {
+				ours = append(ours, module+"/"+o)
+			}
+			seenGap := map[string]bool{}
+			for _, dir := range dirs {
+				rel, _ := filepath.Rel(root, dir)
+				helper := hasPrefix(module+"/"+filepath.ToSlash(rel), testOnly)
+				for _, f := range goFiles(t, dir) {
+					for _, imp := range f.Imports {
+						path, _ := strconv.Unquote(imp.Path.Value)
+						switch {
+						case hasPrefix(path, r.gaps):
+							seenGap[path] = true
+						case hasPrefix(path, r.forbidden):
+							t.Errorf("%s imports %s (forbidden in %s, docs/design.md §7)", rel, path, r.dir)
+						case strings.HasPrefix(path, module+"/") && !hasPrefix(path, ours):
+							t.Errorf("%s imports %s: %s may import only %v of this module (docs/design.md §7)", rel, path, r.dir, r.ours)
+						case !helper && hasPrefix(path, testOnly):
+							t.Errorf("%s imports the test helper %s", rel, path)
+						}
+					}
+				}
+			}
+			for _, g := range r.gaps {
+				if !seenGap[g] {
+					t.Errorf("known gap %q of %s is gone: remove it from the rule (and from docs/design.md §7)", g, r.dir)
+				}
+			}
+		})
+	}
+}
+
+// TestOnlyViewsColour: fatih/color is imported by the views alone.
+func TestOnlyViewsColour(t *testing.T) {
+	root := repoRoot(t)
+	var importers []string
+	for _, dir := range packageDirs(t, root, ".", true) {
+		for _, f := range goFiles(t, dir) {
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); path == colour {
+					rel, _ := filepath.Rel(root, dir)
+					importers = append(importers, filepath.ToSlash(rel))
+				}
+			}
+		}
+	}
+	sort.Strings(importers)
+	for _, p := range importers {
+		if p != "cmd/iceops/internal/views" {
+			t.Errorf("%s imports fatih/color; only cmd/iceops/internal/views may", p)
+		}
+	}
+	if len(importers) == 0 {
+		t.Error("no package imports fatih/color: is the walk looking at the repository?")
+	}
+}
+
+// TestNothingBelowCmdPrintsOrExits: no os.Exit, log.Fatal/Print, fmt.Print*
+// or os.Stdout/os.Stderr in the packages below cmd.
+func TestNothingBelowCmdPrintsOrExits(t *testing.T) {
+	root := repoRoot(t)
+	banned := map[string]map[string]bool{
+		"os":  {"Exit": true, "Stdout": true, "Stderr": true},
+		"fmt": {"Print": true, "Println": true, "Printf": true},
+		"log": {"Fatal": true, "Fatalf": true, "Fatalln": true, "Print": true, "Printf": true, "Println": true, "Panic": true, "Panicf": true},
+	}
+	for _, dir := range noPrint {
+		files := goFiles(t, filepath.Join(root, dir))
+		if len(files) == 0 {
+			t.Errorf("no Go files in %s", dir)
+		}
+		for _, f := range files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && banned[id.Name][sel.Sel.Name] {
+					t.Errorf("%s uses %s.%s: packages below cmd return values or call hooks (docs/design.md §7)", dir, id.Name, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+}

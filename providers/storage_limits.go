@@ -1,0 +1,251 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/io/gocloud/s3"
+	"github.com/apache/iceberg-go/utils"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+)
+
+// Every storage and catalog request has a deadline and bounded retries
+// (issue 17): a server that stops answering fails the table it holds, within
+// a bounded time, and the others go on.
+//
+// How, for S3: iceberg-go v0.7.0 builds one S3 client per FS it opens, from
+// the table's properties, with the SDK's default HTTP client (no request
+// timeout at all) and the SDK's default retryer. It offers two hooks: the
+// s3.connect-timeout property (connecting only: a server that accepts and
+// then stalls still hangs) and an aws.Config in the context
+// (utils.WithAwsConfig), which replaces the one it would parse from the
+// properties. The properties' region, endpoint and static keys still
+// override that config (so vended credentials keep working). iceops uses the
+// context hook: the config is parsed by iceberg-go's own ParseAWSConfig from
+// the catalogs' properties, and gets
+//   - an HTTP client that fails an attempt after RequestTimeout without
+//     progress (no byte sent or received): a stalled server, a lost
+//     connection; a large, slow but moving transfer is not cut;
+//   - the SDK's standard retryer with storageMaxAttempts attempts and
+//     exponential backoff with jitter, which retries 5xx answers, throttling
+//     (503 SlowDown) and those timeouts.
+//
+// The blob FS of iceberg-go keeps the context it was opened with for all its
+// requests, so a per-request deadline cannot come from the context: it is
+// the HTTP client's.
+//
+// Catalog loads and listings get the same bound as a context deadline
+// (catalogDeadline), which iceberg-go's catalogs honour per call.
+
+// DefaultRequestTimeout bounds one attempt of a storage request without
+// progress, and one catalog call.
+const DefaultRequestTimeout = 30 * time.Second
+
+// RequestTimeoutProperty, a catalog property, sets the request timeout (a Go
+// duration) for that catalog's calls and, the shortest of them, for S3
+// storage (one HTTP client serves every S3 table of a run).
+const RequestTimeoutProperty = "iceops.request-timeout"
+
+// storageMaxAttempts is how many times one storage request is tried.
+const storageMaxAttempts = 4
+
+// requestTimeout is the session's storage request timeout.
+func (s *Session) requestTimeout() time.Duration {
+	d := s.opts.RequestTimeout
+	for _, c := range s.cfg.Catalogs {
+		if v, err := time.ParseDuration(c.Properties[RequestTimeoutProperty]); err == nil && v > 0 && (d == 0 || v < d) {
+			d = v
+		}
+	}
+	if d <= 0 {
+		d = DefaultRequestTimeout
+	}
+	return d
+}
+
+// catalogTimeout is one catalog call's deadline: the catalog's request
+// timeout (RequestTimeoutProperty, else the session's) for each of
+// storageMaxAttempts attempts, since a load also reads the metadata file.
+func (s *Session) catalogTimeout(name string) time.Duration {
+	d := s.opts.RequestTimeout
+	if cc, err := s.catalogConfig(name); err == nil {
+		if v, err := time.ParseDuration(cc.Properties[RequestTimeoutProperty]); err == nil && v > 0 {
+			d = v
+		}
+	}
+	if d <= 0 {
+		d = DefaultRequestTimeout
+	}
+	return d * storageMaxAttempts
+}
+
+// WithStorageLimits returns ctx carrying the S3 configuration with the
+// request timeout and bounded retries. Every flow that reaches storage
+// (plan, apply, inspect, restore) starts with it.
+func (s *Session) WithStorageLimits(ctx context.Context) context.Context {
+	if utils.GetAwsConfig(ctx) != nil {
+		return ctx
+	}
+	cfg, err := s.awsConfig(ctx)
+	if err != nil || cfg == nil {
+		// iceberg-go parses the same properties when it opens the FS and
+		// reports the error there, for the tables that use S3.
+		return ctx
+	}
+	return utils.WithAwsConfig(ctx, cfg)
+}
+
+type awsConfigOnce struct {
+	once sync.Once
+	cfg  *aws.Config
+	err  error
+}
+
+func (s *Session) awsConfig(ctx context.Context) (*aws.Config, error) {
+	s.mu.Lock()
+	if s.aws == nil {
+		s.aws = &awsConfigOnce{}
+	}
+	a := s.aws
+	s.mu.Unlock()
+	a.once.Do(func() {
+		props, err := s.s3ClientProps()
+		if err != nil {
+			a.err = err
+			return
+		}
+		cfg, err := s3.ParseAWSConfig(context.WithoutCancel(ctx), props)
+		if err != nil {
+			a.err = err
+			return
+		}
+		var inner aws.HTTPClient = cfg.HTTPClient
+		if inner == nil {
+			inner = awshttp.NewBuildableClient()
+		}
+		cfg.HTTPClient = &stallClient{inner: inner, timeout: s.requestTimeout()}
+		cfg.Retryer = func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = storageMaxAttempts
+				o.MaxBackoff = 5 * time.Second
+			})
+		}
+		a.cfg = cfg
+	})
+	return a.cfg, a.err
+}
+
+// s3ClientProps are the properties that shape the one HTTP client: those
+// that iceberg-go reads into the client rather than per request. Catalogs
+// that disagree on them cannot share it.
+func (s *Session) s3ClientProps() (map[string]string, error) {
+	out := map[string]string{}
+	for _, c := range s.cfg.Catalogs {
+		for _, k := range []string{"s3.proxy-uri", "s3.connect-timeout", "s3.region", "client.region"} {
+			v, ok := c.Properties[k]
+			if !ok {
+				continue
+			}
+			if old, seen := out[k]; seen && old != v && !strings.HasSuffix(k, "region") {
+				return nil, fmt.Errorf("catalogs set different %s; iceops uses one S3 HTTP client per run", k)
+			}
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// catalogDeadline bounds one call to catalog name.
+func (s *Session) catalogDeadline(ctx context.Context, name string) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.catalogTimeout(name))
+}
+
+// errStalled is the cause of an attempt cancelled for lack of progress.
+var errStalled = errors.New("no progress")
+
+// stallError is a timeout (net.Error-like), which the SDK's retryer
+// retries.
+type stallError struct {
+	timeout time.Duration
+	err     error
+}
+
+func (e *stallError) Error() string {
+	return fmt.Sprintf("storage request made no progress for %s (server stalled or unreachable): %v", e.timeout, e.err)
+}
+func (e *stallError) Timeout() bool   { return true }
+func (e *stallError) Temporary() bool { return true }
+func (e *stallError) Unwrap() error   { return e.err }
+
+// stallClient fails an attempt that sends and receives nothing for timeout:
+// the clock restarts with every byte of the request body read and every
+// read of the response body, and runs only while a read is waiting, so a
+// caller that holds an open body without reading is not timed out.
+type stallClient struct {
+	inner   aws.HTTPClient
+	timeout time.Duration
+}
+
+func (c *stallClient) Do(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(req.Context())
+	timer := time.AfterFunc(c.timeout, func() { cancel(errStalled) })
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = &progressBody{ReadCloser: req.Body, timer: timer, timeout: c.timeout}
+	}
+	resp, err := c.inner.Do(req.WithContext(ctx))
+	timer.Stop()
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errStalled) {
+			err = &stallError{timeout: c.timeout, err: err}
+		}
+		cancel(nil)
+		return nil, err
+	}
+	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, timeout: c.timeout}
+	return resp, nil
+}
+
+// progressBody restarts the attempt's clock on each read of a request
+// body (the transport reads it as the server takes it).
+type progressBody struct {
+	io.ReadCloser
+	timer   *time.Timer
+	timeout time.Duration
+}
+
+func (b *progressBody) Read(p []byte) (int, error) {
+	b.timer.Reset(b.timeout)
+	return b.ReadCloser.Read(p)
+}
+
+// watchedBody times each read of a response body.
+type watchedBody struct {
+	io.ReadCloser
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	timeout time.Duration
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	t := time.AfterFunc(b.timeout, func() { b.cancel(errStalled) })
+	n, err := b.ReadCloser.Read(p)
+	t.Stop()
+	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errStalled) {
+		err = &stallError{timeout: b.timeout, err: err}
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel(nil)
+	return err
+}
