@@ -169,8 +169,8 @@ func configWarnings(diags hcl.Diagnostics) []diff.Warning {
 	return out
 }
 
-// planOne observes one table and diffs it. The expiry figures are filled
-// here with the same reachability computation apply deletes by.
+// planOne observes one table and diffs it (providers.Observation.Plan,
+// which inspect's recommendations use too).
 func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.TablePlan, error) {
 	o, err := b.ObservePlan(ctx, it.pol)
 	if err != nil {
@@ -181,23 +181,9 @@ func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.
 	if st.Address == "" {
 		st.Address = it.address
 	}
-	tp := diff.PlanTable(it.pol, st, now)
-	var groups []diff.CompactGroup
-	for i := range tp.Actions {
-		a := &tp.Actions[i]
-		if a.Type == diff.Compact && a.Compact != nil {
-			// The files compaction replaces are freed by this plan's expiry
-			// too; the estimate counts them.
-			groups = a.Compact.Groups
-		}
-		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
-			continue
-		}
-		files, bytes, err := o.EstimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
-		if err != nil {
-			return nil, fmt.Errorf("estimate expiry: %w", err)
-		}
-		a.Expire.FilesToDelete, a.Expire.BytesToDelete = files, bytes
+	tp, err := o.Plan(ctx, now)
+	if err != nil {
+		return nil, err
 	}
 	return &tp, nil
 }

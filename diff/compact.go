@@ -191,6 +191,13 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 		groups := sel.compactGroups(p.CandidateSizes)
 		counted := false
 		for _, g := range groups {
+			if g.InputFiles == 1 && p.DeleteFiles == 0 && p.SpecID == st.DefaultSpecID {
+				// One file in, one file out: same spec, no deletes to
+				// apply, and no other file to grow it. Rewriting it
+				// changes nothing, and would be planned again after
+				// every apply (min_input_files = 1).
+				continue
+			}
 			// max_bytes_per_run as the rewrite applies it: groups in
 			// order, the first always, later ones only while they fit.
 			if budget > 0 && len(act.Groups) > 0 && act.InputBytes+g.InputBytes > budget {

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/iceops/iceops/config"
@@ -12,8 +13,12 @@ const (
 )
 
 // planManifests rewrites the current snapshot's manifests when there are more
-// than max_count of them. The rewrite is one commit on main.
-func planManifests(pol *config.Effective, st *TableState) (Action, bool) {
+// than max_count of them once the plan's own commits are in: each compaction
+// commit adds a data manifest, and rewrite_manifests runs after it, so a
+// table at max_count before the compaction is over it when the rewrite
+// runs. Counting only today's manifests made max_count = 1 take two
+// applies. The rewrite is one commit on main.
+func planManifests(pol *config.Effective, st *TableState, compactCommits int) (Action, bool) {
 	m := pol.Manifests
 	if !m.Declared {
 		return Action{}, false
@@ -26,14 +31,30 @@ func planManifests(pol *config.Effective, st *TableState) (Action, bool) {
 	if target <= 0 {
 		target = defaultManifestTargetSize
 	}
-	if st.Manifests.Count <= maxCount {
+	count, files, bytes := st.Manifests.Count, st.Manifests.Files, st.Manifests.Bytes
+	if compactCommits > 0 && len(files) > 0 {
+		// The manifests a compaction adds: one data manifest of the
+		// default spec per commit, about the size of an average one.
+		var avg int64
+		for _, f := range files {
+			avg += f.Length
+		}
+		avg /= int64(len(files))
+		files = slices.Clone(files)
+		for range compactCommits {
+			files = append(files, ManifestInfo{SpecID: st.DefaultSpecID, Data: true, Length: avg})
+		}
+		count += compactCommits
+		bytes += avg * int64(compactCommits)
+	}
+	if count <= maxCount {
 		return Action{}, false
 	}
-	after := max(1, int((st.Manifests.Bytes+target-1)/target))
-	if len(st.Manifests.Files) > 0 {
-		after = manifestsAfterRewrite(st.Manifests.Files, target)
+	after := max(1, int((bytes+target-1)/target))
+	if len(files) > 0 {
+		after = manifestsAfterRewrite(files, target)
 	}
-	if after >= st.Manifests.Count {
+	if after >= count {
 		// The manifests are already about target size: iceberg-go would
 		// report "already optimal" and commit nothing, and a plan that
 		// asks for it would never converge.

@@ -50,6 +50,12 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		// snapshots; an empty one means the referenced set was built wrong,
 		// and everything in that category would look orphaned.
 		for _, c := range []string{"manifest_list", "manifest", "data", "metadata"} {
+			if c == "manifest_list" && !slices.ContainsFunc(st.Snapshots, func(s Snapshot) bool { return s.ManifestList != "" }) {
+				// Format v1 allows a snapshot to name its manifests
+				// inline ("manifests") instead of in a manifest list: a
+				// table whose snapshots all do has no manifest list.
+				continue
+			}
 			if scan.Categories[c] == 0 {
 				return refuse("no referenced %s files were found on a table with snapshots: the referenced set is incomplete", c)
 			}

@@ -47,7 +47,7 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 		addedOnMain += commits
 	}
 	tp.Refusals = append(tp.Refusals, compactRefusals(pol, st)...)
-	if a, ok := planManifests(pol, st); ok {
+	if a, ok := planManifests(pol, st, addedOnMain); ok {
 		tp.Actions = append(tp.Actions, a)
 		addedOnMain++
 	}

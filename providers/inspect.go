@@ -181,7 +181,22 @@ func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, err
 	} else {
 		in.Orphans = summariseOrphans(scan, address, orphanPol.OrphanFiles.OlderThan.Value, now)
 	}
-	in.Recommendations = recommend(in, pol, sel)
+	// A managed table's recommendations come from the plan itself: what
+	// inspect says the next apply does is what plan shows.
+	var tp *diff.TablePlan
+	if managed {
+		o, err := s.ObservePlan(ctx, pol)
+		if err != nil {
+			return nil, fmt.Errorf("inspect %s: %w", address, err)
+		}
+		p, err := o.Plan(ctx, now)
+		o.Close()
+		if err != nil {
+			return nil, fmt.Errorf("inspect %s: %w", address, err)
+		}
+		tp = &p
+	}
+	in.Recommendations = recommend(in, pol, sel, tp)
 	return in, nil
 }
 
@@ -228,53 +243,102 @@ func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Dura
 	return o
 }
 
-func recommend(in *Inspection, pol *config.Effective, sel diff.CompactionSelection) []string {
+// recommend turns the report into advice. For a block the policy lacks it
+// recommends adding one; for a block it has, it says what the plan tp (the
+// same diff plan and apply run) does about it, and nothing is promised that
+// the plan does not do. tp is nil for an unmanaged table.
+func recommend(in *Inspection, pol *config.Effective, sel diff.CompactionSelection, tp *diff.TablePlan) []string {
 	var out []string
+	action := func(typ diff.ActionType) *diff.Action {
+		if tp == nil {
+			return nil
+		}
+		for i := range tp.Actions {
+			if tp.Actions[i].Type == typ {
+				return &tp.Actions[i]
+			}
+		}
+		return nil
+	}
+	refusal := func(typ diff.ActionType) string {
+		if tp == nil {
+			return ""
+		}
+		for _, r := range tp.Refusals {
+			if r.Action == string(typ) {
+				return r.Reason
+			}
+		}
+		return ""
+	}
+	compact := action(diff.Compact)
+	compactTodo := func() string {
+		if compact != nil && compact.Compact != nil {
+			c := compact.Compact
+			return fmt.Sprintf("the next apply rewrites %d files (%s) in %d partitions", c.InputFiles, config.FormatSize(c.InputBytes), c.Partitions)
+		}
+		return "the compaction policy rewrites none of them: no partition has enough candidates for a rewrite that changes something"
+	}
 	if in.Files.SmallFiles >= int64(sel.MinInputFiles) && in.SmallFileShare >= 0.25 {
-		// Recommend a block only where the policy has none; otherwise say
-		// that the next apply does the work.
 		todo := fmt.Sprintf("add a compaction block (target_file_size = %q)", config.FormatSize(in.TargetFileSize))
 		if pol.Compaction.Declared {
-			todo = "the compaction policy rewrites them on the next apply"
+			todo = compactTodo()
 		}
 		out = append(out, fmt.Sprintf("compact: %d of %d data files (%.0f%%) are below %s; %s",
 			in.Files.SmallFiles, in.Files.DataFiles, in.SmallFileShare*100, config.FormatSize(in.SmallFileLimit), todo))
 	}
 	if in.Files.DeleteFiles > 0 {
-		out = append(out, fmt.Sprintf("compact: %d delete files (%s) slow every read; compaction with delete_file_threshold applies them",
-			in.Files.DeleteFiles, config.FormatSize(in.Files.DeleteBytes)))
+		todo := "compaction with delete_file_threshold applies them"
+		if pol.Compaction.Declared {
+			todo = compactTodo()
+		}
+		out = append(out, fmt.Sprintf("compact: %d delete files (%s) slow every read; %s",
+			in.Files.DeleteFiles, config.FormatSize(in.Files.DeleteBytes), todo))
 	}
 	maxManifests := pol.Manifests.MaxCount.Value
 	if maxManifests <= 0 {
 		maxManifests = config.DefaultManifestMaxCount
 	}
-	if in.Manifests.Count > maxManifests {
-		out = append(out, fmt.Sprintf("rewrite manifests: the current snapshot has %d manifests (more than %d)", in.Manifests.Count, maxManifests))
+	switch rm := action(diff.RewriteManifests); {
+	case rm != nil && rm.Manifests != nil:
+		out = append(out, fmt.Sprintf("rewrite manifests: the current snapshot has %d manifests (more than %d); the next apply rewrites them into ~%d",
+			in.Manifests.Count, maxManifests, rm.Manifests.EstimatedManifestsAfter))
+	case !pol.Manifests.Declared && in.Manifests.Count > maxManifests:
+		out = append(out, fmt.Sprintf("rewrite manifests: the current snapshot has %d manifests (more than %d); add a manifests block", in.Manifests.Count, maxManifests))
 	}
 	maxAge := pol.SnapshotRetention.MaxAge.Value
 	if maxAge <= 0 {
 		maxAge = config.DefaultMaxSnapshotAge
 	}
-	if in.Snapshots.Count > 1 && in.Snapshots.OldestAgeMs > maxAge.Milliseconds() {
-		todo := fmt.Sprintf("set snapshot_retention (max_age = %q)", config.FormatDuration(maxAge))
-		if pol.SnapshotRetention.Declared {
-			todo = "the retention policy expires them on the next apply"
+	expire := action(diff.ExpireSnapshots)
+	switch {
+	case pol.SnapshotRetention.Declared && expire != nil && expire.Expire != nil:
+		e := expire.Expire
+		out = append(out, fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; the next apply expires %d of them and frees %d files (%s)",
+			in.Snapshots.Count, roughAge(in.Snapshots.OldestAgeMs), len(e.SnapshotIDs), e.FilesToDelete, config.FormatSize(e.BytesToDelete)))
+	case pol.SnapshotRetention.Declared:
+		if why := refusal(diff.ExpireSnapshots); why != "" {
+			out = append(out, "expire snapshots: refused: "+why)
 		}
-		out = append(out, fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; old snapshots alone hold %d files (%s); %s",
+	case in.Snapshots.Count > 1 && in.Snapshots.OldestAgeMs > maxAge.Milliseconds():
+		out = append(out, fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; old snapshots alone hold %d files (%s); set snapshot_retention (max_age = %q)",
 			in.Snapshots.Count, roughAge(in.Snapshots.OldestAgeMs),
-			in.OldSnapshotFiles, config.FormatSize(in.OldSnapshotBytes), todo))
+			in.OldSnapshotFiles, config.FormatSize(in.OldSnapshotBytes), config.FormatDuration(maxAge)))
 	}
 	if o := in.Orphans; o != nil {
+		remove := action(diff.RemoveOrphanFiles)
 		switch {
+		case pol.OrphanFiles.Declared && remove != nil && remove.Orphans != nil:
+			out = append(out, fmt.Sprintf("remove orphan files: the next apply removes %d unreferenced files (%s) older than %s",
+				remove.Orphans.Count, config.FormatSize(remove.Orphans.Bytes), o.OlderThan))
+		case pol.OrphanFiles.Declared && refusal(diff.RemoveOrphanFiles) != "":
+			out = append(out, "orphan files: refused: "+refusal(diff.RemoveOrphanFiles))
+		case pol.OrphanFiles.Declared:
 		case o.Refusal != "" || len(o.NestedTables) > 0 || o.Missing > 0:
 			out = append(out, "orphan files: the storage cannot be swept safely; see orphans")
 		case o.Old > 0:
-			todo := "add an orphan_files block"
-			if pol.OrphanFiles.Declared {
-				todo = "the orphan_files policy removes them on the next apply"
-			}
-			out = append(out, fmt.Sprintf("remove orphan files: %d unreferenced files (%s) are older than %s; %s",
-				o.Old, config.FormatSize(o.OldBytes), o.OlderThan, todo))
+			out = append(out, fmt.Sprintf("remove orphan files: %d unreferenced files (%s) are older than %s; add an orphan_files block",
+				o.Old, config.FormatSize(o.OldBytes), o.OlderThan))
 		}
 	}
 	if o := in.Orphans; o != nil && len(o.StuckRuns) > 0 {

@@ -49,6 +49,33 @@ func (s *Session) ObservePlan(ctx context.Context, pol *config.Effective) (*Obse
 	return s.observe(ctx, pol, pol.SnapshotRetention.Declared)
 }
 
+// Plan is the diff of the observed table at now, with the expiry figures
+// filled by the same reachability computation apply deletes by. It is what
+// plan shows and what inspect's recommendations are derived from, so the
+// two cannot disagree (issue 14: inspect promised compactions and expiries
+// that the plan did not have).
+func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, error) {
+	tp := diff.PlanTable(o.pol, o.State, now)
+	var groups []diff.CompactGroup
+	for i := range tp.Actions {
+		a := &tp.Actions[i]
+		if a.Type == diff.Compact && a.Compact != nil {
+			// The files compaction replaces are freed by this plan's expiry
+			// too; the estimate counts them.
+			groups = a.Compact.Groups
+		}
+		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
+			continue
+		}
+		files, bytes, err := o.EstimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
+		if err != nil {
+			return diff.TablePlan{}, fmt.Errorf("estimate expiry: %w", err)
+		}
+		a.Expire.FilesToDelete, a.Expire.BytesToDelete = files, bytes
+	}
+	return tp, nil
+}
+
 // EstimateExpiry counts the files and bytes that expiring expireIDs frees
 // (Session.EstimateExpiry), counting the current files that the plan's
 // compaction groups replace as freed when the current snapshot is expired.

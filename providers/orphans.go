@@ -256,10 +256,26 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 	}
 	// version-hint.text sits beside the metadata files (Hadoop tables). It
 	// is only referenced when it exists: a catalog table has none, and a
-	// missing one must not look like a partial listing.
-	hint := strings.TrimSuffix(tbl.MetadataLocation(), path.Base(tbl.MetadataLocation())) + "version-hint.text"
-	if slices.Contains(hints, norm(hint)) {
-		return add(hint, CategoryVersionHint, true)
+	// missing one must not look like a partial listing. With
+	// write.metadata.path set, new metadata goes there while the hint that
+	// Hadoop readers open stays in <location>/metadata (and a writer may
+	// keep one in the new directory too): each is the table's.
+	seen := map[string]bool{}
+	for _, dir := range []string{
+		strings.TrimSuffix(tbl.MetadataLocation(), path.Base(tbl.MetadataLocation())),
+		strings.TrimSuffix(md.Location(), "/") + "/metadata/",
+		strings.TrimSuffix(md.Properties()["write.metadata.path"], "/") + "/",
+	} {
+		if dir == "/" {
+			continue
+		}
+		hint := dir + "version-hint.text"
+		if k := norm(hint); !seen[k] && slices.Contains(hints, k) {
+			seen[k] = true
+			if err := add(hint, CategoryVersionHint, true); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

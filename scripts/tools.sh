@@ -3,9 +3,11 @@
 # checkout (a CI clone is fresh every time):
 #   $ICEOPS_CACHE/bin/versitygw  S3 server (real SigV4), for the SQL catalog's warehouse
 #   $ICEOPS_CACHE/bin/weed       SeaweedFS: Iceberg REST catalog + S3
-# and installs PostgreSQL 15 from Debian when it is missing.
+#   $ICEOPS_CACHE/duckdb         npm prefix with @duckdb/node-api, the non-Go
+#                                reader of the corpus test (scripts/duckdb-fingerprint.cjs)
+# and installs PostgreSQL 15, and node and npm, from Debian when they are missing.
 #
-# Usage: scripts/tools.sh [all|postgres|versitygw|weed]
+# Usage: scripts/tools.sh [all|postgres|versitygw|weed|duckdb]
 # Idempotent: a binary already built at the pinned version is kept.
 set -euo pipefail
 
@@ -13,6 +15,8 @@ CACHE="${ICEOPS_CACHE:-$HOME/.cache/iceops-ci}"
 BIN="$CACHE/bin"
 VERSITYGW_VERSION="v1.8.0"
 SEAWEEDFS_VERSION="v0.0.0-20261109003541-7506e5f91cd6"
+# The npm package ships DuckDB itself (its platform package holds the binary).
+DUCKDB_NODE_VERSION="1.5.6-r.1"
 mkdir -p "$BIN"
 
 log() { printf '[tools %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -84,18 +88,43 @@ GOSRC
 	log "weed built"
 }
 
+install_duckdb() {
+	local prefix="$CACHE/duckdb"
+	local stamp="$prefix/.node-api-$DUCKDB_NODE_VERSION"
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		log "installing nodejs and npm (apt-get)"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -q
+		apt-get install -y -q nodejs npm
+	fi
+	if [ -f "$stamp" ] && [ -d "$prefix/node_modules/@duckdb/node-api" ]; then
+		log "@duckdb/node-api $DUCKDB_NODE_VERSION cached"
+		return
+	fi
+	log "installing @duckdb/node-api $DUCKDB_NODE_VERSION into $prefix (npm)"
+	mkdir -p "$prefix"
+	# A package.json of its own: the prefix never touches the checkout.
+	[ -f "$prefix/package.json" ] || echo '{"private": true}' >"$prefix/package.json"
+	npm install --prefix "$prefix" --no-audit --no-fund --save-exact "@duckdb/node-api@$DUCKDB_NODE_VERSION" >&2
+	rm -f "$prefix"/.node-api-*
+	touch "$stamp"
+	log "@duckdb/node-api installed"
+}
+
 what="${1:-all}"
 case "$what" in
 all)
 	install_postgres
 	install_versitygw
 	install_weed
+	install_duckdb
 	;;
 postgres) install_postgres ;;
+duckdb) install_duckdb ;;
 versitygw) install_versitygw ;;
 weed) install_weed ;;
 *)
-	echo "usage: $0 [all|postgres|versitygw|weed]" >&2
+	echo "usage: $0 [all|postgres|versitygw|weed|duckdb]" >&2
 	exit 2
 	;;
 esac

@@ -398,3 +398,15 @@ func (l *Lakehouse) SetRef(t testing.TB, tbl *table.Table, name, kind string, sn
 	}
 	return l.Reload(t, strings.Join(tbl.Identifier(), "."))
 }
+
+// CopyTable copies a corpus table (srcDir is its location) to dstDir,
+// rewriting every path inside it (lakehouse.CopyTable), and returns the
+// location of its current metadata file, current being relative to srcDir.
+func CopyTable(t testing.TB, srcDir, dstDir, current string) string {
+	t.Helper()
+	loc, err := lakehouse.CopyTable(srcDir, dstDir, current)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	return loc
+}

@@ -2,6 +2,8 @@ package lakehouse
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,96 +11,495 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/twmb/avro"
 	"github.com/twmb/avro/ocf"
 )
 
-// CopyFixture copies the Spark-written fixture table srcDir (one of
-// internal/testdata/tables/*) to dstDir and rewrites every path inside it to point
-// at dstDir: the strings of each metadata.json, manifest_path in manifest
-// lists and data_file.file_path in manifests. The fixtures hold paths
-// relative to the repository that wrote them ("./lineitem_iceberg",
-// "iceberg/tables-v1/..."), which no reader can resolve from elsewhere. It
-// returns the rewritten current metadata location (from version-hint.text).
+// CopyFixture copies a fixture table of internal/testdata/tables whose
+// current version is named by metadata/version-hint.text; see CopyTable.
 func CopyFixture(srcDir, dstDir string) (string, error) {
-	srcDir = filepath.Clean(srcDir)
-	prefixes, err := fixturePrefixes(srcDir)
+	hint, err := os.ReadFile(filepath.Join(srcDir, "metadata", "version-hint.text"))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("copy fixture %s: %w", srcDir, err)
+	}
+	return CopyTable(srcDir, dstDir, "metadata/v"+strings.TrimSpace(string(hint))+".metadata.json")
+}
+
+// CopyTable copies a table that another engine wrote (srcDir is its
+// location: the directory holding metadata/ and usually data/) to dstDir and
+// rewrites every path inside it to point at dstDir, so that any reader can
+// resolve it from there. current is the current metadata file relative to
+// srcDir; CopyTable returns its new location.
+//
+// Writers record paths in many spellings: relative to the working directory
+// of the repository that wrote them ("./lineitem_iceberg",
+// "data/persistent/t"), absolute ("/home/iceberg/warehouse/t",
+// "file:///Users/x/t") or on object storage ("s3://bucket/warehouse/t").
+// The prefixes are read from every metadata file's location and write paths
+// (write.data.path, write.metadata.path, write.object-storage.path), which
+// all sit at or under the location in the tables we copy.
+//
+// What is rewritten: every string of each metadata.json that starts with a
+// prefix; manifest_path (and manifest_length, since the manifest's bytes
+// change) in manifest lists; data_file.file_path and referenced_data_file in
+// manifests; the file_path column of Parquet position delete files, whose
+// new file_size_in_bytes and file_path bounds go into their manifest
+// entries; and the referenced-data-file blob property of Puffin deletion
+// vectors (with their new size). Without the last step, a reader matching deletes to data files
+// by path would silently apply none of them.
+func CopyTable(srcDir, dstDir, current string) (string, error) {
+	srcDir, dstDir = filepath.Clean(srcDir), filepath.Clean(dstDir)
+	prefixes, err := tablePrefixes(srcDir)
+	if err != nil {
+		return "", fmt.Errorf("copy table %s: %w", srcDir, err)
 	}
 	rewrite := func(p string) (string, bool) {
-		for _, pre := range prefixes {
+		for _, pre := range prefixes { // longest first
 			if p == pre {
 				return dstDir, true
 			}
 			if rest, ok := strings.CutPrefix(p, pre+"/"); ok {
-				return filepath.Join(dstDir, rest), true
+				return dstDir + "/" + rest, true
 			}
 		}
 		return p, false
 	}
+	// local maps a rewritten path back to the source file it was copied from.
+	local := func(p string) (string, bool) {
+		rest, ok := strings.CutPrefix(p, dstDir+"/")
+		if !ok {
+			return "", false
+		}
+		return filepath.Join(srcDir, filepath.FromSlash(rest)), true
+	}
+
+	var files []string
 	err = filepath.WalkDir(srcDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(srcDir, p)
+		if !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("copy table %s: %w", srcDir, err)
+	}
+	// Avro files are manifests (entries with data_file) or manifest lists
+	// (entries with manifest_path). Manifests first: their new lengths go
+	// into the lists, and the position delete files they name are rewritten
+	// before them.
+	type avroFile struct {
+		src     string
+		meta    map[string][]byte
+		schema  *avro.Schema
+		records []map[string]any
+	}
+	var manifests, lists []*avroFile
+	done := map[string]bool{}
+	for _, p := range files {
+		if !strings.HasSuffix(p, ".avro") {
+			continue
+		}
+		af := &avroFile{src: p}
+		af.records, af.meta, af.schema, err = readOCF(p)
+		if err != nil {
+			// Not an Iceberg metadata Avro file (a data file in Avro):
+			// copied as it is below.
+			continue
+		}
+		switch {
+		case len(af.records) > 0 && af.records[0]["manifest_path"] != nil:
+			lists = append(lists, af)
+		case len(af.records) > 0 && af.records[0]["data_file"] != nil:
+			manifests = append(manifests, af)
+		case strings.Contains(string(af.meta["avro.schema"]), "manifest_path"):
+			lists = append(lists, af)
+		case strings.Contains(string(af.meta["avro.schema"]), "data_file"):
+			manifests = append(manifests, af)
+		default:
+			continue
+		}
+		done[p] = true
+	}
+	write := func(src string, raw []byte) error {
+		rel, err := filepath.Rel(srcDir, src)
 		if err != nil {
 			return err
 		}
 		dst := filepath.Join(dstDir, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, raw, 0o644)
+	}
+	newLength := map[string]int64{}
+	puffinSize := map[string]int64{} // rewritten Puffin files by new path
+	for _, af := range manifests {
+		for _, rec := range af.records {
+			df, _ := rec["data_file"].(map[string]any)
+			if df == nil {
+				continue
+			}
+			for _, k := range []string{"file_path", "referenced_data_file"} {
+				if s, ok := df[k].(string); ok {
+					df[k], _ = rewrite(s)
+				}
+			}
+			if isPuffin(df) {
+				dst := df["file_path"].(string)
+				if n, ok := puffinSize[dst]; ok {
+					df["file_size_in_bytes"] = n
+					continue
+				}
+				src, ok := local(dst)
+				if !ok || done[src] {
+					continue
+				}
+				raw, err := rewritePuffin(src, rewrite)
+				if err != nil {
+					return "", fmt.Errorf("copy table %s: deletion vectors %s: %w", srcDir, src, err)
+				}
+				if err := write(src, raw); err != nil {
+					return "", fmt.Errorf("copy table %s: %w", srcDir, err)
+				}
+				done[src] = true
+				puffinSize[dst] = int64(len(raw))
+				df["file_size_in_bytes"] = int64(len(raw))
+				continue
+			}
+			if !isPositionDeleteParquet(df) {
+				continue
+			}
+			dst := df["file_path"].(string)
+			src, ok := local(dst)
+			if !ok || done[src] {
+				continue
+			}
+			raw, lo, hi, err := rewritePositionDeletes(src, rewrite)
+			if err != nil {
+				return "", fmt.Errorf("copy table %s: position deletes %s: %w", srcDir, src, err)
+			}
+			if err := write(src, raw); err != nil {
+				return "", fmt.Errorf("copy table %s: %w", srcDir, err)
+			}
+			done[src] = true
+			df["file_size_in_bytes"] = int64(len(raw))
+			setBound(df, "lower_bounds", lo)
+			setBound(df, "upper_bounds", hi)
+		}
+		raw, err := writeOCF(af.schema, af.meta, af.records)
+		if err != nil {
+			return "", fmt.Errorf("copy table %s: rewrite %s: %w", srcDir, af.src, err)
+		}
+		if err := write(af.src, raw); err != nil {
+			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
+		}
+		rel, _ := filepath.Rel(srcDir, af.src)
+		newLength[dstDir+"/"+filepath.ToSlash(rel)] = int64(len(raw))
+	}
+	for _, af := range lists {
+		for _, rec := range af.records {
+			if s, ok := rec["manifest_path"].(string); ok {
+				p, _ := rewrite(s)
+				rec["manifest_path"] = p
+				if n, ok := newLength[p]; ok {
+					rec["manifest_length"] = n
+				}
+			}
+		}
+		raw, err := writeOCF(af.schema, af.meta, af.records)
+		if err != nil {
+			return "", fmt.Errorf("copy table %s: rewrite %s: %w", srcDir, af.src, err)
+		}
+		if err := write(af.src, raw); err != nil {
+			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
+		}
+	}
+	for _, p := range files {
+		if done[p] {
+			continue
 		}
 		raw, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
 		}
-		switch {
-		case strings.HasSuffix(p, ".metadata.json"):
-			raw, err = rewriteJSON(raw, rewrite)
-		case strings.HasSuffix(p, ".avro") && strings.Contains(rel, "metadata"):
-			raw, err = rewriteAvro(raw, rewrite)
+		if strings.HasSuffix(p, ".metadata.json") {
+			if raw, err = rewriteJSON(raw, rewrite); err != nil {
+				return "", fmt.Errorf("copy table %s: rewrite %s: %w", srcDir, p, err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("rewrite %s: %w", rel, err)
+		if err := write(p, raw); err != nil {
+			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
 		}
-		return os.WriteFile(dst, raw, 0o644)
-	})
-	if err != nil {
-		return "", fmt.Errorf("copy fixture %s: %w", srcDir, err)
 	}
-	hint, err := os.ReadFile(filepath.Join(dstDir, "metadata", "version-hint.text"))
-	if err != nil {
-		return "", fmt.Errorf("copy fixture %s: %w", srcDir, err)
-	}
-	return filepath.Join(dstDir, "metadata", "v"+strings.TrimSpace(string(hint))+".metadata.json"), nil
+	return filepath.Join(dstDir, filepath.FromSlash(current)), nil
 }
 
-// fixturePrefixes reads the table location of the fixture's first metadata
-// file: the paths inside start with it, with or without a leading "./".
-func fixturePrefixes(srcDir string) ([]string, error) {
-	raw, err := os.ReadFile(filepath.Join(srcDir, "metadata", "v1.metadata.json"))
+// writePathProperties are the table properties that hold a path prefix.
+var writePathProperties = []string{"write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path"}
+
+// tablePrefixes collects the location and write paths of every metadata
+// file under srcDir/metadata in each spelling a writer may have used for
+// them, longest first so the most specific prefix wins.
+func tablePrefixes(srcDir string) ([]string, error) {
+	mds, err := filepath.Glob(filepath.Join(srcDir, "metadata", "*.metadata.json"))
 	if err != nil {
-		return nil, fmt.Errorf("fixture %s: %w", srcDir, err)
+		return nil, err
 	}
-	var m struct {
-		Location string `json:"location"`
+	var locs []string
+	for _, md := range mds {
+		raw, err := os.ReadFile(md)
+		if err != nil {
+			return nil, err
+		}
+		var m struct {
+			Location   string            `json:"location"`
+			Properties map[string]string `json:"properties"`
+			Snapshots  []struct {
+				ManifestList string `json:"manifest-list"`
+			} `json:"snapshots"`
+			MetadataLog []struct {
+				File string `json:"metadata-file"`
+			} `json:"metadata-log"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			continue // not table metadata (a writer's placeholder)
+		}
+		if m.Location == "" {
+			continue
+		}
+		loc := strings.TrimSuffix(m.Location, "/")
+		locs = append(locs, loc)
+		// A table edited by hand may name its metadata files under
+		// another spelling of the location than "location" says (the
+		// BigQuery table: gs:// location, relative manifest lists).
+		for _, s := range m.Snapshots {
+			if before, _, ok := strings.Cut(s.ManifestList, "/metadata/"); ok {
+				locs = append(locs, before)
+			}
+		}
+		for _, e := range m.MetadataLog {
+			if before, _, ok := strings.Cut(e.File, "/metadata/"); ok {
+				locs = append(locs, before)
+			}
+		}
+		for _, k := range writePathProperties {
+			// Write paths outside the location (another directory of
+			// the origin's storage) cannot be mapped into dstDir, and
+			// the tables we copy keep them inside.
+			if w := strings.TrimSuffix(m.Properties[k], "/"); w != "" && strings.HasPrefix(w, loc+"/") {
+				locs = append(locs, w[:len(loc)]) // the location spelled as the write path spells it
+			}
+		}
 	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("fixture %s: %w", srcDir, err)
+	if len(locs) == 0 {
+		return nil, errors.New("no metadata file with a location")
 	}
-	if m.Location == "" {
-		return nil, errors.New("fixture has no location")
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
 	}
-	loc := strings.TrimSuffix(m.Location, "/")
-	out := []string{loc}
-	if t := strings.TrimPrefix(loc, "./"); t != loc {
-		out = append(out, t)
-	} else {
-		out = append(out, "./"+loc)
+	for _, loc := range locs {
+		bare := loc
+		for _, scheme := range []string{"file://", "file:"} {
+			if t, ok := strings.CutPrefix(bare, scheme); ok {
+				bare = t
+				break
+			}
+		}
+		bare = strings.TrimPrefix(bare, "./")
+		add(loc)
+		add(bare)
+		if strings.Contains(bare, "://") {
+			continue // s3://, gs://: one spelling
+		}
+		add("./" + bare)
+		add("file://" + bare)
+		add("file:" + bare)
+		if strings.HasPrefix(bare, "/") {
+			add("file://" + strings.TrimPrefix(bare, "/")) // file://Users/x, as some writers join
+		}
 	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out, nil
+}
+
+// The reserved field ids of a position delete file (Iceberg spec).
+const (
+	posDeleteFilePathID = 2147483546
+)
+
+func isPositionDeleteParquet(df map[string]any) bool {
+	content, _ := df["content"].(int32)
+	format, _ := df["file_format"].(string)
+	return content == 1 && strings.EqualFold(format, "PARQUET")
+}
+
+func isPuffin(df map[string]any) bool {
+	format, _ := df["file_format"].(string)
+	return strings.EqualFold(format, "PUFFIN")
+}
+
+// puffinMagic opens and closes a Puffin file and its footer.
+var puffinMagic = []byte("PFA1")
+
+// rewritePuffin rewrites the referenced-data-file property of each blob in
+// a Puffin file's footer (readers check it against the manifest's
+// referenced_data_file). Blobs come before the footer, so their offsets
+// stay valid. A compressed footer, or a file that is not Puffin (a legacy
+// bare deletion vector), is copied as it is.
+func rewritePuffin(src string, rewrite func(string) (string, bool)) ([]byte, error) {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return nil, err
+	}
+	n := len(raw)
+	if n < 16 || !bytes.Equal(raw[:4], puffinMagic) || !bytes.Equal(raw[n-4:], puffinMagic) {
+		return raw, nil
+	}
+	size := int(binary.LittleEndian.Uint32(raw[n-12 : n-8]))
+	flags := binary.LittleEndian.Uint32(raw[n-8 : n-4])
+	start := n - 12 - size
+	if flags&1 != 0 || start < 8 || !bytes.Equal(raw[start-4:start], puffinMagic) {
+		return raw, nil
+	}
+	var footer map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw[start : n-12]))
+	dec.UseNumber()
+	if err := dec.Decode(&footer); err != nil {
+		return nil, fmt.Errorf("footer: %w", err)
+	}
+	blobs, _ := footer["blobs"].([]any)
+	for _, b := range blobs {
+		bm, _ := b.(map[string]any)
+		props, _ := bm["properties"].(map[string]any)
+		if s, ok := props["referenced-data-file"].(string); ok {
+			props["referenced-data-file"], _ = rewrite(s)
+		}
+	}
+	payload, err := json.Marshal(footer)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte{}, raw[:start]...)
+	out = append(out, payload...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(payload)))
+	out = binary.LittleEndian.AppendUint32(out, flags)
+	return append(out, puffinMagic...), nil
+}
+
+// rewritePositionDeletes rewrites the file_path column of a Parquet position
+// delete file and returns the new file with the column's new min and max.
+// The Arrow schema read keeps the Parquet field ids (PARQUET:field_id
+// metadata), and the writer writes them back.
+func rewritePositionDeletes(src string, rewrite func(string) (string, bool)) ([]byte, []byte, []byte, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer tbl.Release()
+	idx := tbl.Schema().FieldIndices("file_path")
+	if len(idx) != 1 {
+		return nil, nil, nil, errors.New("no file_path column")
+	}
+	var lo, hi string
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
+		s, ok := chunk.(*array.String)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("file_path is %s", chunk.DataType())
+		}
+		for i := range s.Len() {
+			if s.IsNull(i) {
+				b.AppendNull()
+				continue
+			}
+			p, _ := rewrite(s.Value(i))
+			b.Append(p)
+			if lo == "" || p < lo {
+				lo = p
+			}
+			if p > hi {
+				hi = p
+			}
+		}
+	}
+	paths := b.NewArray()
+	defer paths.Release()
+	cols := make([]arrow.Array, tbl.NumCols())
+	for i := range cols {
+		if i == idx[0] {
+			cols[i] = paths
+			continue
+		}
+		c, err := array.Concatenate(tbl.Column(i).Data().Chunks(), memory.DefaultAllocator)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		defer c.Release()
+		cols[i] = c
+	}
+	rec := array.NewRecord(tbl.Schema(), cols, int64(paths.Len()))
+	defer rec.Release()
+	var out bytes.Buffer
+	w, err := pqarrow.NewFileWriter(tbl.Schema(), &out, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := w.Write(rec); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, nil, nil, err
+	}
+	return out.Bytes(), []byte(lo), []byte(hi), nil
+}
+
+// setBound sets the file_path entry of a manifest entry's lower_bounds or
+// upper_bounds, when the entry has bounds at all.
+func setBound(df map[string]any, key string, v []byte) {
+	bounds, ok := df[key].([]any)
+	if !ok {
+		return
+	}
+	for _, e := range bounds {
+		if kv, ok := e.(map[string]any); ok {
+			if id, _ := kv["key"].(int32); id == posDeleteFilePathID {
+				kv["value"] = v
+			}
+		}
+	}
 }
 
 func rewriteJSON(raw []byte, rewrite func(string) (string, bool)) ([]byte, error) {
@@ -132,46 +533,48 @@ func rewriteJSON(raw []byte, rewrite func(string) (string, bool)) ([]byte, error
 	return json.MarshalIndent(walk(v), "", "  ")
 }
 
-// rewriteAvro rewrites manifest_path (manifest lists) and data_file.file_path
-// (manifests) in an Avro object container file, keeping its schema and the
-// key/value metadata Iceberg stores in the header (schema, partition-spec,
-// format-version, content).
-func rewriteAvro(raw []byte, rewrite func(string) (string, bool)) ([]byte, error) {
+// readOCF reads an Avro object container file: its records, its key/value
+// metadata (Iceberg keeps schema, partition-spec, format-version and content
+// there) and its schema.
+func readOCF(p string) ([]map[string]any, map[string][]byte, *avro.Schema, error) {
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	rd, err := ocf.NewReader(bytes.NewReader(raw))
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer rd.Close()
 	meta := map[string][]byte{}
 	for k, v := range rd.Metadata() {
-		if k == "avro.schema" || k == "avro.codec" {
-			continue
-		}
 		meta[k] = v
 	}
-	var records []any
+	var records []map[string]any
 	for {
-		var v any
+		var v map[string]any
 		if err := rd.Decode(&v); err != nil {
 			if err == io.EOF { // Decode returns bare io.EOF at the end only
 				break
 			}
-			return nil, err
-		}
-		if m, ok := v.(map[string]any); ok {
-			if s, ok := m["manifest_path"].(string); ok {
-				m["manifest_path"], _ = rewrite(s)
-			}
-			if df, ok := m["data_file"].(map[string]any); ok {
-				if s, ok := df["file_path"].(string); ok {
-					df["file_path"], _ = rewrite(s)
-				}
-			}
+			return nil, nil, nil, err
 		}
 		records = append(records, v)
 	}
+	return records, meta, rd.Schema(), nil
+}
+
+// writeOCF writes records with the schema and metadata readOCF returned
+// (deflate-compressed whatever the original codec: readers do not care).
+func writeOCF(schema *avro.Schema, meta map[string][]byte, records []map[string]any) ([]byte, error) {
+	keep := map[string][]byte{}
+	for k, v := range meta {
+		if k != "avro.schema" && k != "avro.codec" {
+			keep[k] = v
+		}
+	}
 	var out bytes.Buffer
-	w, err := ocf.NewWriter(&out, rd.Schema(), ocf.WithMetadata(meta), ocf.WithCodec(ocf.DeflateCodec(-1)))
+	w, err := ocf.NewWriter(&out, schema, ocf.WithMetadata(keep), ocf.WithCodec(ocf.DeflateCodec(-1)))
 	if err != nil {
 		return nil, err
 	}
