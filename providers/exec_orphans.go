@@ -233,7 +233,7 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	// the plan that shows it.
 	var purged int
 	if len(spec.PurgeRuns) > 0 {
-		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, remove)
+		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, remove, orphanNorm(spec.EqualSchemes, spec.EqualAuthorities))
 		if note := pr.note(); note != "" {
 			res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}

@@ -637,7 +637,10 @@ type PurgeResult struct {
 // the manifest is another table's or names files outside the run, or when
 // the table references any of its original paths again (the quarantined
 // copy is then the only copy of a live file).
-func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error) PurgeResult {
+// norm is the sweep's path normaliser (the policy's equal_schemes and
+// equal_authorities): a reference spelled with an alias of an original path
+// must keep the run, exactly as it keeps the file in the sweep itself.
+func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error, norm func(string) string) PurgeResult {
 	var pr PurgeResult
 	qroot := quarantineRoot(tbl.Location())
 	uuid := tbl.Metadata().TableUUID().String()
@@ -679,17 +682,17 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 	refd := map[string]bool{}
 	for _, d := range dues {
 		for _, f := range d.m.Files {
-			refd[execNormPath(f.Original)] = false
+			refd[norm(f.Original)] = false
 		}
 	}
-	if err := markReferenced(ctx, fs, tbl, refd, execNormPath); err != nil {
+	if err := markReferenced(ctx, fs, tbl, refd, norm); err != nil {
 		pr.Errors = append(pr.Errors, "referenced set (nothing purged): "+err.Error())
 		return pr
 	}
 	for _, d := range dues {
 		var live []string
 		for _, f := range d.m.Files {
-			if refd[execNormPath(f.Original)] {
+			if refd[norm(f.Original)] {
 				live = append(live, f.Original)
 			}
 		}
