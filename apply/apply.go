@@ -52,7 +52,7 @@ type ApplyOptions struct {
 	FinishWithin time.Duration
 
 	// Lock takes a lease on each table with actions before its first
-	// action and releases it after the last (DESIGN §5.4, Locking).
+	// action and releases it after the last (docs/design.md §5.4, Locking).
 	Lock bool
 	// LockTimeout is how long to wait for a lease another run holds; after
 	// it the table is skipped, naming the holder (0: do not wait).
@@ -65,7 +65,7 @@ type ApplyOptions struct {
 	LeaseTTL time.Duration
 }
 
-// Apply executes an approved plan (DESIGN §5.3, §5.4). It returns an error
+// Apply executes an approved plan (docs/design.md §5.3, §5.4). It returns an error
 // only for refusals before anything changed (a stale saved plan); every
 // table's outcome, failures included, is in Results.
 func Apply(ctx context.Context, cfg *config.Config, sess *providers.Session, plan *diff.Plan, opts ApplyOptions) (*Results, error) {
@@ -199,7 +199,7 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	return res, nil
 }
 
-// checkPolicies is the saved plan's configuration check (DESIGN §5.3): the
+// checkPolicies is the saved plan's configuration check (docs/design.md §5.3): the
 // plan is stale when a table it would change now gets another effective
 // policy, or none. Only values count (config.Effective.PolicyDigest): a
 // comment, a reformatted file or another table's policy leave the plan
@@ -513,7 +513,7 @@ func (r *runner) replan(ctx context.Context, pol *config.Effective, addr string)
 	return &tp, nil
 }
 
-// bound intersects a fresh plan with the approved one (DESIGN §5.3):
+// bound intersects a fresh plan with the approved one (docs/design.md §5.3):
 // non-destructive actions are the fresh ones, but only of kinds the approved
 // plan had; expire_snapshots keeps only approved ids (and refs) that still
 // qualify; remove_orphan_files only approved paths that are still orphan

@@ -266,7 +266,7 @@ func jsonKeys(t reflect.Type) []string {
 	return out
 }
 
-// actionOrder is DESIGN §5.1.
+// actionOrder is docs/design.md §5.1.
 var actionOrder = map[diff.ActionType]int{
 	diff.UpdateProperties:  1,
 	diff.ReplaceSortOrder:  2,

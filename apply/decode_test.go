@@ -192,7 +192,7 @@ func TestBoundIntersectsDestructiveActions(t *testing.T) {
 	if o.skip != "" || len(o.action.Orphans.Paths) != 1 || o.action.Orphans.Paths[0] != "/t/data/b" || o.action.Orphans.Count != 1 {
 		t.Fatalf("orphans bound wrong: %+v", o.action.Orphans)
 	}
-	// Order is DESIGN §5.1.
+	// Order is docs/design.md §5.1.
 	for i := 1; i < len(steps); i++ {
 		if actionOrder[steps[i-1].action.Type] > actionOrder[steps[i].action.Type] {
 			t.Fatal("steps out of order")

@@ -4,7 +4,7 @@
 // with bounded retries, progress hooks and results. It never prints; it
 // returns values and calls hooks.
 //
-// The safety model of Apply (DESIGN §5.3–5.5):
+// The safety model of Apply (docs/design.md §5.3–5.5):
 //
 //   - A saved plan is read by DecodePlan, which refuses anything iceops did
 //     not write as is (truncated, another major version, unknown fields,

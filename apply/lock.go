@@ -30,7 +30,7 @@ type tableLock struct {
 	lease providers.Lease
 }
 
-// lockTable takes the table's lease (DESIGN §5.4, Locking), waiting up to
+// lockTable takes the table's lease (docs/design.md §5.4, Locking), waiting up to
 // LockTimeout while another run holds it. It returns the table as the
 // catalog holds it with the lease taken, and whether the table was still
 // the version the plan was made against just before the lease was

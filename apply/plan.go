@@ -17,7 +17,7 @@ import (
 	"github.com/iceops/iceops/providers"
 )
 
-// DefaultParallelism is DESIGN §5.4's -parallelism default.
+// DefaultParallelism is docs/design.md §5.4's -parallelism default.
 const DefaultParallelism = 4
 
 // PlanOptions are the inputs of Plan besides the configuration.

@@ -514,7 +514,7 @@ func (l *loader) decodeProperties(a *hcl.Attribute, pb *PolicyBody, blockName st
 	}
 }
 
-// Table properties the structured attributes own (DESIGN §3.4).
+// Table properties the structured attributes own (docs/design.md §3.4).
 const (
 	PropTargetFileSize = "write.target-file-size-bytes"
 	PropMaxSnapshotAge = "history.expire.max-snapshot-age-ms"

@@ -67,7 +67,7 @@ func writeField(h interface{ Write([]byte) (int, error) }, parts ...[]byte) {
 }
 
 // PolicyDigest identifies the effective policy of one table by its values
-// (DESIGN §5.3): "sha256:..." over every attribute of the field table
+// (docs/design.md §5.3): "sha256:..." over every attribute of the field table
 // (defaults included, so writing a default explicitly changes nothing),
 // which nested blocks are declared (a declared block turns its action on),
 // and the properties the policy sets. Origins, comments, formatting, block

@@ -54,7 +54,7 @@ func (f fieldDesc) path() string {
 var nestedBlocks = []string{"compaction", "snapshot_retention", "orphan_files", "manifests"}
 
 // Iceberg's recommended range for data files: smaller ones make too many
-// files, larger ones make too little parallelism (DESIGN §3.6).
+// files, larger ones make too little parallelism (docs/design.md §3.6).
 const (
 	minLintTargetSize = 64 << 20
 	maxLintTargetSize = 2 << 30

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Address globs (DESIGN §2): an address is dot-separated levels
+// Address globs (docs/design.md §2): an address is dot-separated levels
 // catalog.ns[.ns...].table. In a pattern `*` matches any run of characters
 // within one level (so `tmp_*` matches `tmp_x`), and a level that is exactly
 // `**` matches any number of whole levels, including none.

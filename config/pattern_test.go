@@ -69,7 +69,7 @@ func TestSelectorsOverlap(t *testing.T) {
 	}{
 		{selectorLanguage{"lake.analytics.*", nil}, selectorLanguage{"lake.analytics.clicks", nil}, true, "a literal inside a glob"},
 		{selectorLanguage{"lake.analytics.*", nil}, selectorLanguage{"lake.sales.*", nil}, false, "different namespaces"},
-		{selectorLanguage{"lake.analytics.*", []string{"lake.analytics.tmp_*"}}, selectorLanguage{"lake.analytics.tmp_*", nil}, false, "carved out by exclude (the DESIGN idiom)"},
+		{selectorLanguage{"lake.analytics.*", []string{"lake.analytics.tmp_*"}}, selectorLanguage{"lake.analytics.tmp_*", nil}, false, "carved out by exclude (the idiom of docs/design.md §3.3)"},
 		{selectorLanguage{"lake.analytics.*", []string{"lake.analytics.tmp_a*"}}, selectorLanguage{"lake.analytics.tmp_*", nil}, true, "exclude too narrow: tmp_b overlaps"},
 		{selectorLanguage{"lake.**", nil}, selectorLanguage{"lake.*.*", nil}, true, "** covers one namespace level"},
 		{selectorLanguage{"lake.**", []string{"lake.*.*"}}, selectorLanguage{"lake.*.*", nil}, false, "exclude exactly the other"},

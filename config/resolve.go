@@ -174,7 +174,7 @@ func fillDefaults(p *PolicyBody) {
 	}
 }
 
-// derivedProperties are the table properties this policy owns (DESIGN
+// derivedProperties are the table properties this policy owns (docs/design.md
 // §3.4). Only attributes some block set are recorded: a default is not a
 // decision, and iceops must not rewrite a property nobody asked it to own.
 func derivedProperties(p *PolicyBody) map[string]Setting[string] {

@@ -13,7 +13,7 @@ import (
 const Masked = "(sensitive)"
 
 // IsSecretKey reports whether a property name looks like it holds a secret
-// (DESIGN §3.2): its value is never shown and the saved plan keeps only its
+// (docs/design.md §3.2): its value is never shown and the saved plan keeps only its
 // digest.
 func IsSecretKey(name string) bool {
 	n := strings.ToLower(name)

@@ -179,7 +179,7 @@ type Effective struct {
 	MatchedBy  string // `table "lake.a.b"` or `tables "lake.a.*"`
 	MatchRange hcl.Range
 	PolicyBody
-	// DerivedProperties are the table properties this policy owns (DESIGN §3.4):
+	// DerivedProperties are the table properties this policy owns (docs/design.md §3.4):
 	// target_file_size, retention and `properties`, with the origin of each.
 	DerivedProperties map[string]Setting[string]
 }

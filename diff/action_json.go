@@ -36,7 +36,7 @@ func (a Action) payload() (any, error) {
 	return p, nil
 }
 
-// MarshalJSON writes the action as one flat object (DESIGN §5.2): type,
+// MarshalJSON writes the action as one flat object (docs/design.md §5.2): type,
 // destructive and reason beside the payload's fields.
 func (a Action) MarshalJSON() ([]byte, error) {
 	head, err := json.Marshal(actionHeader{Type: a.Type, Destructive: a.Destructive, Reason: a.Reason})

@@ -53,7 +53,7 @@ func TestPlanJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// The action objects are flat, with DESIGN §5.2's keys beside type.
+// The action objects are flat, with docs/design.md §5.2's keys beside type.
 func TestActionJSONIsFlat(t *testing.T) {
 	p := samplePlan()
 	wantKeys := map[ActionType][]string{

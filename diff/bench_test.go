@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// BenchmarkPlanTableLarge plans a table at DESIGN §6's scale: 1M data files
+// BenchmarkPlanTableLarge plans a table at docs/design.md §6's scale: 1M data files
 // (all compaction candidates, 100 partitions), 10k snapshots with tags and
 // branches, and 100k orphan candidates.
 func BenchmarkPlanTableLarge(b *testing.B) {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// One apply converges (DESIGN §5.1): after the plan's own commits land on
+// One apply converges (docs/design.md §5.1): after the plan's own commits land on
 // main and the listed snapshots and refs are removed, selecting again at the
 // same instant finds nothing. Checked over random histories.
 func TestExpiryConvergesInOneApply(t *testing.T) {

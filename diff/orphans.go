@@ -9,7 +9,7 @@ import (
 	"github.com/iceops/iceops/config"
 )
 
-// minOrphanAge is the floor of orphan_files.older_than (DESIGN §5.5 rule 5).
+// minOrphanAge is the floor of orphan_files.older_than (docs/design.md §5.5 rule 5).
 // Config refuses lower values; diff checks again because a plan deletes.
 const minOrphanAge = 24 * time.Hour
 
@@ -253,7 +253,7 @@ func originSuffix[T any](s config.Setting[T]) string {
 }
 
 // OverlapRefusal is the reason a sweep is refused for other tables whose
-// location or write paths overlap it (DESIGN §5.5 rule 6), the same words
+// location or write paths overlap it (docs/design.md §5.5 rule 6), the same words
 // in the plan and in apply's re-check.
 func OverlapRefusal(tables []string) string {
 	return fmt.Sprintf("other tables lie inside the sweep or share its paths (their location or a write path overlaps a sweep root): %s", strings.Join(tables, ", "))

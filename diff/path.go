@@ -6,7 +6,7 @@ import (
 )
 
 // NormalizePath brings a file location to one spelling so that a listing and
-// the referenced set compare equal (DESIGN §5.5 rule 8). It is the only path
+// the referenced set compare equal (docs/design.md §5.5 rule 8). It is the only path
 // normaliser: plan, apply's re-checks, expiry and quarantine all use it.
 //
 // Schemes and authorities are mapped through the equal-scheme and

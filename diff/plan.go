@@ -17,7 +17,7 @@ type Plan struct {
 	Tables        []TablePlan  `json:"tables"`
 	Errors        []TableError `json:"errors"`
 	// Warnings are the configuration's lint findings (validate's warnings,
-	// DESIGN §3.6), each with its file:line; a table's own warnings, which
+	// docs/design.md §3.6), each with its file:line; a table's own warnings, which
 	// need the observed table, are in tables[].warnings.
 	Warnings []Warning `json:"warnings"`
 	// Refusals lists every table's refusals with its address, derived by
@@ -38,10 +38,10 @@ type TablePlan struct {
 	Policy  string `json:"policy,omitempty"`
 	// PolicyDigest is config.Effective.PolicyDigest of the policy the plan
 	// was made with: a saved plan is stale for this table when the
-	// configuration now gives it another (DESIGN §5.3, format 1.1).
+	// configuration now gives it another (docs/design.md §5.3, format 1.1).
 	PolicyDigest string    `json:"policy_digest,omitempty"`
 	Observed     Observed  `json:"observed"`
-	Actions      []Action  `json:"actions"` // DESIGN §5.1 order; empty = in policy
+	Actions      []Action  `json:"actions"` // docs/design.md §5.1 order; empty = in policy
 	Refusals     []Refusal `json:"refusals,omitempty"`
 	Warnings     []Warning `json:"warnings,omitempty"`
 }
@@ -71,7 +71,7 @@ type AddressedRefusal struct {
 	Refusal
 }
 
-// Warning is a lint finding that needs the observed table (DESIGN §3.6).
+// Warning is a lint finding that needs the observed table (docs/design.md §3.6).
 type Warning struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`

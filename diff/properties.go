@@ -24,7 +24,7 @@ func ignoredProperty(k string) bool {
 }
 
 // planProperties compares the properties the policy owns with the table's.
-// Only keys named by the configuration are touched (DESIGN §3.4).
+// Only keys named by the configuration are touched (docs/design.md §3.4).
 func planProperties(pol *config.Effective, st *TableState) (Action, bool) {
 	ch := PropertiesChange{Set: map[string]string{}, Before: map[string]string{}}
 	var reasons []string

@@ -12,7 +12,7 @@ import (
 )
 
 // PlanTable is the diff: what must happen to one observed table so that it
-// satisfies its effective policy at time now. Actions come in DESIGN §5.1
+// satisfies its effective policy at time now. Actions come in docs/design.md §5.1
 // order and an action with nothing to do is left out. Destructive actions
 // that the safety rules stop become Refusals instead.
 func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
@@ -87,7 +87,7 @@ func (t TablePlan) Empty() bool {
 }
 
 // planExpire selects the snapshots Iceberg's rules expire once the plan's
-// own commits are in, so one apply converges (DESIGN §5.1).
+// own commits are in, so one apply converges (docs/design.md §5.1).
 func planExpire(pol *config.Effective, st *TableState, props map[string]string, addedOnMain int, now time.Time) (Action, []Refusal, bool) {
 	r := pol.SnapshotRetention
 	if !r.Declared {
@@ -165,7 +165,7 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 	}, nil, true
 }
 
-// lintTable finds what DESIGN §3.6 warns about that only the observed table
+// lintTable finds what docs/design.md §3.6 warns about that only the observed table
 // can tell.
 func lintTable(pol *config.Effective, st *TableState, props map[string]string) []Warning {
 	var out []Warning

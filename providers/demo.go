@@ -101,7 +101,7 @@ table "demo.analytics.users" {
 }
 `
 
-// usersProperties are what policy "base" puts on a table (DESIGN §3.4), so
+// usersProperties are what policy "base" puts on a table (docs/design.md §3.4), so
 // that the users table starts in policy.
 var usersProperties = iceberg.Properties{
 	"write.target-file-size-bytes":         "134217728",

@@ -255,7 +255,7 @@ func execReachableFiles(ctx context.Context, fs iceio.IO, meta table.Metadata, s
 
 // execNormPath is the key of a path for comparisons between references
 // (expiry, compaction, quarantine bookkeeping): diff.NormalizePath, the one
-// normaliser (DESIGN §5.5 rule 8), without a policy's equal_schemes and
+// normaliser (docs/design.md §5.5 rule 8), without a policy's equal_schemes and
 // equal_authorities and without a trailing slash. The orphan sweep uses
 // the policy's maps (orphanNorm).
 func execNormPath(p string) string {

@@ -225,7 +225,7 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 	res.RefsRemoved = len(refNames)
 
 	// From here on the released files are no longer named by the metadata:
-	// finish deleting them even if ctx is cancelled (DESIGN §5.4, Ctrl-C),
+	// finish deleting them even if ctx is cancelled (docs/design.md §5.4, Ctrl-C),
 	// within a bound, unless Abort says stop at once.
 	ctx, cancel := finishContext(ctx, spec.Abort, spec.FinishWithin)
 	defer cancel()
@@ -410,7 +410,7 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 }
 
 // execDeleteFiles removes files with bounded concurrency; a failed delete is
-// recorded and the rest go on (DESIGN §5.5 rule 9). A file already gone
+// recorded and the rest go on (docs/design.md §5.5 rule 9). A file already gone
 // counts as deleted: the goal state holds. Cancellation stops starting new
 // deletions.
 func execDeleteFiles(ctx context.Context, fs iceio.IO, files []execFileRef, conc int, progress ExecProgress, res *ExecResult) {

@@ -20,7 +20,7 @@ import (
 	"github.com/iceops/iceops/diff"
 )
 
-// MinOrphanAge is the floor of orphan_files.older_than (DESIGN §3.2).
+// MinOrphanAge is the floor of orphan_files.older_than (docs/design.md §3.2).
 const MinOrphanAge = 24 * time.Hour
 
 // OrphanSpec is the approved list of orphan paths and the age guard.
@@ -75,7 +75,7 @@ type OrphanSpec struct {
 }
 
 // RemoveOrphanFiles deletes the planned orphan paths that are, at apply
-// time, still orphans (DESIGN §5.5 rules 1, 2, 5, 6, 7):
+// time, still orphans (docs/design.md §5.5 rules 1, 2, 5, 6, 7):
 //   - gc.enabled=false and an age guard below 24h are refused;
 //   - only paths inside the table's sweep roots (OrphanRoots, the plan's
 //     rule) are considered, and the roots must pass the plan's checks

@@ -28,7 +28,7 @@ type sortRec struct {
 // records are kept in memory; beyond that, each full buffer is sorted and
 // written to a run file, and Sorted merges the runs (k-way, by key). This is
 // what keeps the orphan scan's listing and referenced set bounded whatever
-// the number of files (DESIGN §4, §6): memory is limit records plus one
+// the number of files (docs/design.md §4, §6): memory is limit records plus one
 // buffered reader per run.
 type extSorter struct {
 	limit int

@@ -16,7 +16,7 @@ import (
 )
 
 // Lease is the value of a table's diff.LockProperty while an apply works
-// on it (DESIGN §5.4, Locking): who holds it, for which run, until when.
+// on it (docs/design.md §5.4, Locking): who holds it, for which run, until when.
 // A lease past its expiry belongs to nobody (its run crashed or was killed)
 // and the next apply takes it over.
 type Lease struct {

@@ -74,7 +74,7 @@ type listedFile struct {
 }
 
 // scanOrphans compares the table's storage with the files its metadata
-// references (DESIGN §5.5 rules 1-3, 6, 8). Storage is listed first; the
+// references (docs/design.md §5.5 rules 1-3, 6, 8). Storage is listed first; the
 // table is then reloaded from its catalog and the referenced set built from
 // that newer metadata, so a file committed while we listed is in both and is
 // kept. Policy decisions (age guard, ratio, gc.enabled) are diff's.

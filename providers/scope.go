@@ -15,7 +15,7 @@ import (
 	"github.com/iceops/iceops/diff"
 )
 
-// The scope of an orphan sweep (DESIGN §5.5 rules 6 and 8): which roots a
+// The scope of an orphan sweep (docs/design.md §5.5 rules 6 and 8): which roots a
 // table's sweep lists, whether they may be swept at all, which other tables
 // share them, and with which storage settings they are listed. The plan
 // (scanOrphans) and apply (RemoveOrphanFiles) both decide with these

@@ -1,6 +1,6 @@
 package main
 
-// Locking (DESIGN §5.4, issue 16): two applies at once on the demo
+// Locking (docs/design.md §5.4, issue 16): two applies at once on the demo
 // lakehouse share the work through the tables' leases, and a lease held by
 // another run is a clear skip naming its owner and expiry.
 

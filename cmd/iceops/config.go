@@ -15,7 +15,7 @@ import (
 // loadConfig reads the configuration of the working directory and prints
 // every diagnostic (errors and, with lint, warnings; all at once) on
 // stderr. ok is false when there are errors: nothing may be observed then
-// (DESIGN §3.5). Lint warnings belong to validate and plan (DESIGN §3.6);
+// (docs/design.md §3.5). Lint warnings belong to validate and plan (docs/design.md §3.6);
 // explain and inspect only show errors.
 func (c *cli) loadConfig(v Vars, lint bool) (cfg *config.Config, ok bool) {
 	cfg, _, ok = c.loadConfigWarnings(v, lint)

@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-// applyInterrupts is apply's two-stage Ctrl-C (DESIGN §5.4). The first
+// applyInterrupts is apply's two-stage Ctrl-C (docs/design.md §5.4). The first
 // SIGINT or SIGTERM cancels stop: no new table or action starts, and an
 // expiry whose commit has landed finishes its deletions (bounded). The
 // second cancels abort: those deletions stop at once too, and the results

@@ -78,7 +78,7 @@ func (c *cli) liveProgress() bool { return c.stderrTTY && c.env["TERM"] != "dumb
 // a pipeline user does not type.
 func (c *cli) inAutomation() bool { return c.env["ICEOPS_IN_AUTOMATION"] != "" }
 
-// planExitCode is DESIGN §1: 1 when any table could not be planned (or a
+// planExitCode is docs/design.md §1: 1 when any table could not be planned (or a
 // safety rule refused an action, which someone must look at); with
 // -detailed-exitcode 2 when there are changes and 0 when there are none.
 func planExitCode(p *diff.Plan, detailed bool) int {

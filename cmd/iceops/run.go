@@ -20,7 +20,7 @@ import (
 // version is the iceops release; the saved plan records it.
 const version = "0.1.0"
 
-// Exit codes (DESIGN §1).
+// Exit codes (docs/design.md §1).
 const (
 	exitOK      = 0
 	exitError   = 1

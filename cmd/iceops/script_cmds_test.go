@@ -262,9 +262,9 @@ func writeFile(ts *testscript.TestScript, name string, data []byte) error {
 	return os.WriteFile(ts.MkAbs(name), data, 0o644)
 }
 
-// plancheck FILE: FILE is a plan document of DESIGN §5.2: every required
+// plancheck FILE: FILE is a plan document of docs/design.md §5.2: every required
 // key with the right JSON type, every action with its payload, actions in
-// the DESIGN §5.1 order, and a summary that agrees with the tables.
+// the docs/design.md §5.1 order, and a summary that agrees with the tables.
 func cmdPlanCheck(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: plancheck FILE")

@@ -13,7 +13,7 @@ import (
 // underlined, and the detail. Every diagnostic is printed, errors and
 // warnings alike, so a user fixes all of them in one pass.
 //
-// hcl's writer says "on main.iceops.hcl line 12"; DESIGN §3.5 wants the
+// hcl's writer says "on main.iceops.hcl line 12"; docs/design.md §3.5 wants the
 // column too, and file:line:col is what editors and CI annotations jump
 // to, so the location line is rewritten to "on main.iceops.hcl:12:5".
 func Diagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics, s *Styles) {

@@ -18,7 +18,7 @@ type ExplainRow struct {
 	Origin  string // "main.iceops.hcl:61:26"
 }
 
-// ExplainProperty is one table property the policy owns (DESIGN §3.4).
+// ExplainProperty is one table property the policy owns (docs/design.md §3.4).
 type ExplainProperty struct {
 	Key    string
 	Value  string

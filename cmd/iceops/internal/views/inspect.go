@@ -11,7 +11,7 @@ import (
 )
 
 // InspectJSON writes `inspect -json`. Secret-looking table properties are
-// masked here too: the report is printed, so DESIGN §3.2 applies.
+// masked here too: the report is printed, so docs/design.md §3.2 applies.
 func InspectJSON(w io.Writer, in *providers.Inspection) error {
 	masked := *in
 	masked.Properties = maskProps(in.Properties)

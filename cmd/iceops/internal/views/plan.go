@@ -16,7 +16,7 @@ import (
 // Masked is what a secret value is printed as.
 const Masked = config.Masked
 
-// PlanJSON writes the plan as the one JSON document of DESIGN §5.2. It is
+// PlanJSON writes the plan as the one JSON document of docs/design.md §5.2. It is
 // also the saved plan's content, so `show -json` of a saved plan and
 // `plan -json` print the same bytes apart from created_at.
 func PlanJSON(w io.Writer, p *diff.Plan) error {
@@ -31,7 +31,7 @@ func PlanJSON(w io.Writer, p *diff.Plan) error {
 	return nil
 }
 
-// Plan renders the human plan of DESIGN §5.2.
+// Plan renders the human plan of docs/design.md §5.2.
 func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
 	var b strings.Builder
 	changed := 0

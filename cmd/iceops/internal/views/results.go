@@ -21,7 +21,7 @@ func ResultsJSON(w io.Writer, r *apply.Results) error {
 	return nil
 }
 
-// Results renders the result table of DESIGN §5.4: per table and action,
+// Results renders the result table of docs/design.md §5.4: per table and action,
 // the status (with why it was skipped or how it failed), files and bytes
 // before → after, snapshots expired, files deleted, bytes freed and time,
 // then one summary line.

@@ -8,7 +8,7 @@ import (
 	"github.com/iceops/iceops/config"
 )
 
-// isSecretKey is the one masking rule of DESIGN §3.2, owned by config.
+// isSecretKey is the one masking rule of docs/design.md §3.2, owned by config.
 func isSecretKey(key string) bool { return config.IsSecretKey(key) }
 
 // MaskingWriter passes text on with every secret of the configuration
