@@ -324,6 +324,11 @@ func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.T
 			return lockedTable(tp, locked)
 		}
 		if err != nil {
+			// The lease commit may have landed although its answer is an
+			// error (Ctrl-C or a lost response): drop a lease of this run
+			// if there is one, or the next run waits an hour for nothing.
+			stray := &tableLock{r: r, pol: pol, ident: tbl.Identifier(), lease: r.newLease()}
+			_ = stray.release(ctx)
 			return failedTable(tp, err.Error())
 		}
 		lock, tbl, unchanged = l, next, same

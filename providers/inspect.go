@@ -183,21 +183,34 @@ func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, err
 	}
 	// A managed table's recommendations come from the plan itself: what
 	// inspect says the next apply does is what plan shows.
+	// A table the plan cannot be made for (a where naming an unknown
+	// column, say) is still reported: the report is about the table, and
+	// the recommendation says why plan fails for it.
 	var tp *diff.TablePlan
+	var planErr error
 	if managed {
-		o, err := s.ObservePlan(ctx, pol)
-		if err != nil {
-			return nil, fmt.Errorf("inspect %s: %w", address, err)
-		}
-		p, err := o.Plan(ctx, now)
-		o.Close()
-		if err != nil {
-			return nil, fmt.Errorf("inspect %s: %w", address, err)
-		}
-		tp = &p
+		tp, planErr = inspectPlan(ctx, s, pol, now)
 	}
 	in.Recommendations = recommend(in, pol, sel, tp)
+	if planErr != nil {
+		in.Recommendations = append(in.Recommendations, "plan: this table cannot be planned: "+planErr.Error())
+	}
 	return in, nil
+}
+
+// inspectPlan is the plan apply would make for the table (the same
+// Observation.Plan), for inspect's recommendations.
+func inspectPlan(ctx context.Context, s *Session, pol *config.Effective, now time.Time) (*diff.TablePlan, error) {
+	o, err := s.ObservePlan(ctx, pol)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	p, err := o.Plan(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // unmanagedPolicy is the yardstick for a table no block matches: Iceberg's

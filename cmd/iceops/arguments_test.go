@@ -48,7 +48,7 @@ func TestParsePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Plan{
-		Out: "p.plan", JSON: true, DetailedExitCode: true, Targets: []string{"lake.a.*", "lake.b.c"},
+		Out: "p.plan", Format: "json", JSON: true, Input: true, DetailedExitCode: true, Targets: []string{"lake.a.*", "lake.b.c"},
 		Vars:        Vars{Vars: []string{"retention=5d", "x=1"}, VarFiles: []string{"prod.hcl"}},
 		Parallelism: 8, NoColor: true,
 	}

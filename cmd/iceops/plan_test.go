@@ -145,7 +145,7 @@ func TestPlanApplyOnRealTable(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("plan after apply: exit %d\n%s\n%s", code, text, errOut)
 	}
-	if !strings.Contains(text, "No changes. All 1 table is in policy.") {
+	if !strings.Contains(text, "No changes. 1 table is in policy.") {
 		t.Errorf("plan after apply:\n%s", text)
 	}
 
