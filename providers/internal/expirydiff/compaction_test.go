@@ -108,6 +108,21 @@ func TestCompactionMatchesIcebergGo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: PlanCompaction: %v", c, err)
 		}
+		// The one deliberate difference: a group of one file, on the
+		// current spec and with no deletes the observation counts (this
+		// state records none), rewrites it into itself, so diff plans no
+		// such group (it would be planned again after every apply).
+		// iceberg-go's own per-group estimate is taken back out with it.
+		kept := want.Groups[:0]
+		for _, g := range want.Groups {
+			if len(g.Tasks) == 1 {
+				want.EstOutputFiles -= max(1, int((g.TotalSizeBytes+cfg.TargetFileSizeBytes-1)/cfg.TargetFileSizeBytes))
+				want.EstOutputBytes -= g.TotalSizeBytes
+				continue
+			}
+			kept = append(kept, g)
+		}
+		want.Groups = kept
 		tp := diff.PlanTable(pol, st, testTime())
 		var got *diff.CompactAction
 		for _, a := range tp.Actions {
