@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // ExpireSpec is exactly what to expire: the snapshot ids and refs the
@@ -214,9 +215,10 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 		return tbl, res, fmt.Errorf("interrupted before the expiry commit: %w", err)
 	}
 	// Once sent, the commit is not cancelled halfway: Ctrl-C lets it finish
-	// or fail cleanly.
-	commitCtx := context.WithoutCancel(ctx)
+	// or fail cleanly; a catalog that stops answering ends it at its bound.
+	commitCtx, cancelCommit := bound.Commit(ctx)
 	committed, _, err := cat.CommitTable(commitCtx, ident, reqs, updates)
+	cancelCommit()
 	if err != nil {
 		return tbl, res, fmt.Errorf("commit expiry: %w", execClassifyCommitErr(err))
 	}

@@ -234,6 +234,12 @@ func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
 	progress := func(done, total int64, unit string) {
 		if done == 1 {
 			stop() // the second Ctrl-C, during the deletions
+			// The abort reaches the deletions through context.AfterFunc,
+			// on a goroutine of its own; with one deletion at a time the
+			// next one waits for this callback, so give that goroutine
+			// time to run (on an idle machine the loop could otherwise
+			// finish first).
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	next, res, err := ExpireSnapshots(ctx, &interruptingCatalog{CatalogIO: l.cat, after: cancel}, tbl,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // RewriteManifests merges the current snapshot's manifests toward
@@ -56,7 +57,9 @@ func RewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 	if err != nil {
 		return tbl, res, fmt.Errorf("inspect staged manifests: %w", err)
 	}
-	next, err := txn.Commit(context.WithoutCancel(ctx))
+	commitCtx, cancel := bound.Commit(ctx)
+	next, err := txn.Commit(commitCtx)
+	cancel()
 	if err != nil {
 		cerr := execClassifyCommitErr(err)
 		if errors.Is(cerr, ErrConflict) {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // MetadataChange is what update_properties and replace_sort_order ask for.
@@ -82,7 +83,9 @@ func ApplyMetadata(ctx context.Context, tbl *table.Table, ch MetadataChange) (*t
 			return tbl, res, fmt.Errorf("stage sort order: %w", err)
 		}
 	}
-	next, err := txn.Commit(context.WithoutCancel(ctx))
+	commitCtx, cancel := bound.Commit(ctx)
+	next, err := txn.Commit(commitCtx)
+	cancel()
 	if err != nil {
 		// A metadata-only commit stages no snapshot files; the SQL catalog
 		// may leave an unreferenced metadata.json behind on a lost race,

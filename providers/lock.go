@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // Lease is the value of a table's diff.LockProperty while an apply works
@@ -112,8 +113,11 @@ func commitLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, cur
 		// are what is asserted (see docs/cli.md, Locking).
 		reqs = append(reqs, assertVersion{lastUpdatedMs: meta.LastUpdatedMillis(), lock: cur, held: held})
 	}
-	// Once sent, a lease commit is not cancelled halfway.
-	if _, _, err := cat.CommitTable(context.WithoutCancel(ctx), tbl.Identifier(), reqs, updates); err != nil {
+	// Once sent, a lease commit is not cancelled halfway, but is bounded.
+	commitCtx, cancel := bound.Commit(ctx)
+	_, _, err := cat.CommitTable(commitCtx, tbl.Identifier(), reqs, updates)
+	cancel()
+	if err != nil {
 		return tbl, fmt.Errorf("commit lock: %w", execClassifyCommitErr(err))
 	}
 	next, err := cat.LoadTable(ctx, tbl.Identifier())

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // Options are what a Session takes from the process. Nothing in providers
@@ -153,9 +154,12 @@ func (s *Session) LoadTable(ctx context.Context, address string) (*table.Table, 
 	if err != nil {
 		return nil, err
 	}
-	cctx, cancel := s.catalogDeadline(s.WithStorageLimits(ctx), catName)
-	defer cancel()
-	tbl, err := cat.LoadTable(cctx, ident)
+	var tbl *table.Table
+	err = bound.Read(bound.With(s.WithStorageLimits(ctx), s.catalogTimeout(catName)), func(ctx context.Context) error {
+		var err error
+		tbl, err = cat.LoadTable(ctx, ident)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", address, err)
 	}
@@ -190,7 +194,12 @@ func walkCatalog(ctx context.Context, cat catalog.Catalog, fn func(table.Identif
 	for len(queue) > 0 {
 		parent := queue[0]
 		queue = queue[1:]
-		children, err := cat.ListNamespaces(ctx, parent)
+		var children []table.Identifier
+		err := bound.Read(ctx, func(ctx context.Context) error {
+			var err error
+			children, err = cat.ListNamespaces(ctx, parent)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("list namespaces under %q: %w", strings.Join(parent, "."), err)
 		}
@@ -201,10 +210,23 @@ func walkCatalog(ctx context.Context, cat catalog.Catalog, fn func(table.Identif
 			}
 			seen[key] = true
 			queue = append(queue, ns)
-			for ident, err := range cat.ListTables(ctx, ns) {
-				if err != nil {
-					return fmt.Errorf("list tables in %q: %w", strings.Join(ns, "."), err)
+			// A listing is read whole, page by page, before fn sees it,
+			// so that a page that fails repeats the listing, not fn.
+			var idents []table.Identifier
+			err := bound.Read(ctx, func(ctx context.Context) error {
+				idents = idents[:0]
+				for ident, err := range cat.ListTables(ctx, ns) {
+					if err != nil {
+						return err
+					}
+					idents = append(idents, ident)
 				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("list tables in %q: %w", strings.Join(ns, "."), err)
+			}
+			for _, ident := range idents {
 				if err := fn(ident); err != nil {
 					return err
 				}

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // Every storage and catalog request has a deadline and bounded retries
@@ -42,8 +44,10 @@ import (
 // requests, so a per-request deadline cannot come from the context: it is
 // the HTTP client's.
 //
-// Catalog loads and listings get the same bound as a context deadline
-// (catalogDeadline), which iceberg-go's catalogs honour per call.
+// Catalog calls get the bound as a context deadline, which iceberg-go's
+// catalogs honour per call: reads (loads, listings) are retried while they
+// fail transiently, commits never, and a commit once sent is not cancelled
+// by an interrupt but still ends at its bound (package bound).
 
 // DefaultRequestTimeout bounds one attempt of a storage request without
 // progress, and one catalog call.
@@ -94,6 +98,7 @@ func (s *Session) WithStorageLimits(ctx context.Context) context.Context {
 	if utils.GetAwsConfig(ctx) != nil {
 		return ctx
 	}
+	ctx = bound.With(ctx, s.callBound())
 	cfg, err := s.awsConfig(ctx)
 	if err != nil || cfg == nil {
 		// iceberg-go parses the same properties when it opens the FS and
@@ -163,9 +168,19 @@ func (s *Session) s3ClientProps() (map[string]string, error) {
 	return out, nil
 }
 
-// catalogDeadline bounds one call to catalog name.
-func (s *Session) catalogDeadline(ctx context.Context, name string) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.catalogTimeout(name))
+// callBound is the bound of one catalog call for calls that do not say
+// which catalog they go to (a table's transaction commits through the
+// catalog it was loaded from): the longest of the catalogs' bounds, so that
+// no catalog's call is cut shorter than its own setting.
+func (s *Session) callBound() time.Duration {
+	var d time.Duration
+	for _, c := range s.cfg.Catalogs {
+		d = max(d, s.catalogTimeout(c.Name))
+	}
+	if d == 0 {
+		d = s.catalogTimeout("")
+	}
+	return d
 }
 
 // errStalled is the cause of an attempt cancelled for lack of progress.

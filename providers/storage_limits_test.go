@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/utils"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // TestStallClient: an attempt that gets nothing for the timeout fails as a
@@ -98,6 +99,9 @@ func TestWithStorageLimits(t *testing.T) {
 	}
 	if d := s.catalogTimeout("a"); d != 2*time.Second*storageMaxAttempts {
 		t.Fatalf("catalog timeout %s", d)
+	}
+	if d := bound.Of(ctx); d != 2*time.Second*storageMaxAttempts {
+		t.Fatalf("catalog call bound %s, want the catalog's 4 x 2s", d)
 	}
 	if s.WithStorageLimits(ctx) != ctx {
 		t.Fatal("wrapped twice")

@@ -96,12 +96,7 @@ func faultApply(ctx context.Context, t *testing.T, be *backend, ns string, names
 		t.Fatalf("apply with the server stopped midway reported no failure: %+v", res.Summary)
 	}
 	for _, tr := range res.Tables {
-		msg := tr.Error
-		for _, a := range tr.Actions {
-			if a.Status == apply.StatusFailed {
-				msg += " " + a.Error
-			}
-		}
+		msg := failure(tr)
 		switch tr.Address {
 		case first:
 			if tr.Status == apply.StatusFailed {
@@ -117,6 +112,18 @@ func faultApply(ctx context.Context, t *testing.T, be *backend, ns string, names
 			t.Logf("%s failed: %s", tr.Address, msg)
 		}
 	}
+}
+
+// failure is what went wrong with a table: its error and its failed
+// actions' errors.
+func failure(tr apply.TableResult) string {
+	msg := tr.Error
+	for _, a := range tr.Actions {
+		if a.Status == apply.StatusFailed {
+			msg += " " + a.Error
+		}
+	}
+	return msg
 }
 
 // faultRecover restarts srv, checks every table is readable with its rows,

@@ -33,7 +33,7 @@ type FaultProxy struct {
 	mu      sync.Mutex
 	faults  []*faultRule
 	seen    []Seen
-	stalled chan struct{} // closed by Release: every stalled request returns
+	stalled chan struct{} // closed by Release: every request stalled so far returns
 }
 
 // Fault says which requests fail and how. Method, Path and Query narrow the
@@ -105,15 +105,13 @@ func (p *FaultProxy) Clear() {
 	p.faults = nil
 }
 
-// Release lets every stalled request go (each then fails with a 503).
+// Release lets every stalled request go (each then fails with a 503). A
+// Stall fault added afterwards stalls again.
 func (p *FaultProxy) Release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-p.stalled:
-	default:
-		close(p.stalled)
-	}
+	close(p.stalled)
+	p.stalled = make(chan struct{})
 }
 
 // Requests returns the requests seen so far matching method and a path
@@ -170,8 +168,11 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case f != nil && f.Stall:
 		// Read nothing more and answer nothing, as a stopped process whose
 		// kernel still accepts connections.
+		p.mu.Lock()
+		released := p.stalled
+		p.mu.Unlock()
 		select {
-		case <-p.stalled:
+		case <-released:
 		case <-r.Context().Done():
 		}
 		s3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "stalled request released")

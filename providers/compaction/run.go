@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // Strategy is the policy's compaction.strategy.
@@ -730,7 +731,12 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 	if err := rw.Commit(ctx); err != nil {
 		return nil, 0, errors.Join(fmt.Errorf("stage replace snapshot: %w", err), removeAll(ctx, staged))
 	}
-	next, err := txn.Commit(ctx)
+	// The commit keeps ctx's cancellation (an interrupt before the catalog
+	// answers leaves the outcome to the checks below) and gets the run's
+	// bound, so a catalog that stops answering cannot hang it.
+	commitCtx, cancel := bound.Call(ctx)
+	next, err := txn.Commit(commitCtx)
+	cancel()
 	if err != nil {
 		if next != nil {
 			// The catalog accepted the commit; a post-commit hook failed.
