@@ -370,11 +370,11 @@ steps:
 			continue
 		}
 		batch := []step{s}
-		// Properties and the sort order go into one metadata commit.
-		if s.action.Type == diff.UpdateProperties && i+1 < len(steps) &&
-			steps[i+1].action.Type == diff.ReplaceSortOrder && steps[i+1].skip == "" {
+		// Adjacent kinds that share a commit (properties and the sort
+		// order) run as one batch.
+		for b := s.action.Type.Batch(); b != "" && i+1 < len(steps) &&
+			steps[i+1].action.Type.Batch() == b && steps[i+1].skip == ""; i++ {
 			batch = append(batch, steps[i+1])
-			i++
 		}
 		for {
 			if err := ctx.Err(); err != nil {
@@ -450,7 +450,7 @@ steps:
 	for t := range results {
 		order = append(order, t)
 	}
-	slices.SortFunc(order, func(a, b diff.ActionType) int { return actionOrder[a] - actionOrder[b] })
+	slices.SortFunc(order, func(a, b diff.ActionType) int { return a.Order() - b.Order() })
 	for _, t := range order {
 		tr.Actions = append(tr.Actions, *results[t])
 	}
@@ -549,127 +549,16 @@ func bound(approved []diff.Action, freshPlan diff.TablePlan, finished map[diff.A
 			out = append(out, step{action: a, skip: "no longer needed: the table changed since the plan and already satisfies this"})
 			continue
 		}
-		switch a.Type {
-		case diff.ExpireSnapshots:
-			out = append(out, boundExpire(a, f))
-		case diff.RemoveOrphanFiles:
-			out = append(out, boundOrphans(a, f))
-		default:
-			out = append(out, step{action: f})
-		}
+		b := diff.Bound(a, f)
+		out = append(out, step{action: b.Action, notApplied: b.NotApplied, skip: b.Skip})
 	}
 	for _, f := range fresh {
 		if !apprBy[f.Type] && !finished[f.Type] {
 			out = append(out, step{action: f, skip: "not in the approved plan: the table changed since the plan; run iceops plan again"})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b step) int { return actionOrder[a.action.Type] - actionOrder[b.action.Type] })
+	slices.SortStableFunc(out, func(a, b step) int { return a.action.Type.Order() - b.action.Type.Order() })
 	return out
-}
-
-func boundExpire(a, f diff.Action) step {
-	still := map[int64]bool{}
-	for _, id := range f.Expire.SnapshotIDs {
-		still[id] = true
-	}
-	stillRef := map[string]bool{}
-	for _, r := range f.Expire.RefsToRemove {
-		stillRef[r] = true
-	}
-	act := a
-	e := *a.Expire
-	e.SnapshotIDs, e.RefsToRemove = nil, nil
-	var notes []string
-	for _, id := range a.Expire.SnapshotIDs {
-		if still[id] {
-			e.SnapshotIDs = append(e.SnapshotIDs, id)
-		} else {
-			notes = append(notes, fmt.Sprintf("snapshot %d: no longer qualifies for expiry, kept", id))
-		}
-	}
-	for _, ref := range a.Expire.RefsToRemove {
-		if stillRef[ref] {
-			e.RefsToRemove = append(e.RefsToRemove, ref)
-		} else {
-			notes = append(notes, fmt.Sprintf("ref %q: no longer qualifies for removal, kept", ref))
-		}
-	}
-	approved := map[int64]bool{}
-	for _, id := range a.Expire.SnapshotIDs {
-		approved[id] = true
-	}
-	extra := 0
-	for _, id := range f.Expire.SnapshotIDs {
-		if !approved[id] {
-			extra++
-		}
-	}
-	if extra > 0 {
-		notes = append(notes, fmt.Sprintf("%d snapshots now qualify that the plan did not list; left for the next plan", extra))
-	}
-	act.Expire = &e
-	if len(e.SnapshotIDs) == 0 && len(e.RefsToRemove) == 0 {
-		return step{action: act, skip: "no snapshot the plan listed still qualifies", notApplied: notes}
-	}
-	return step{action: act, notApplied: notes}
-}
-
-func boundOrphans(a, f diff.Action) step {
-	still := map[string]bool{}
-	for _, p := range f.Orphans.Paths {
-		still[diff.NormalizePath(p, nil, nil)] = true
-	}
-	act := a
-	o := *a.Orphans
-	o.Paths = nil
-	var notes []string
-	for _, p := range a.Orphans.Paths {
-		if still[diff.NormalizePath(p, nil, nil)] {
-			o.Paths = append(o.Paths, p)
-		} else {
-			notes = append(notes, p+": no longer an orphan candidate, kept")
-		}
-	}
-	o.Count = len(o.Paths)
-	o.PurgeRuns, notes = boundPurgeRuns(a.Orphans.PurgeRuns, f.Orphans.PurgeRuns, notes)
-	act.Orphans = &o
-	if len(o.Paths) == 0 && len(o.PurgeRuns) == 0 {
-		return step{action: act, skip: "no path the plan listed is still an orphan and no quarantine run it listed is still due", notApplied: notes}
-	}
-	return step{action: act, notApplied: notes}
-}
-
-// boundPurgeRuns keeps the approved quarantine runs that the fresh plan
-// still has due with the very same manifest; a run due only now is left
-// for the next plan, which shows it.
-func boundPurgeRuns(approved, fresh []diff.PurgeRun, notes []string) ([]diff.PurgeRun, []string) {
-	still := map[string]string{}
-	for _, r := range fresh {
-		still[r.RunID] = r.ManifestDigest
-	}
-	var out []diff.PurgeRun
-	listed := map[string]bool{}
-	for _, r := range approved {
-		listed[r.RunID] = true
-		switch d, ok := still[r.RunID]; {
-		case !ok:
-			notes = append(notes, "quarantine run "+r.RunID+": no longer due or gone, not purged")
-		case d != r.ManifestDigest:
-			notes = append(notes, "quarantine run "+r.RunID+": manifest changed since the plan, not purged")
-		default:
-			out = append(out, r)
-		}
-	}
-	extra := 0
-	for _, r := range fresh {
-		if !listed[r.RunID] {
-			extra++
-		}
-	}
-	if extra > 0 {
-		notes = append(notes, fmt.Sprintf("%d quarantine runs are now due that the plan did not list; left for the next plan", extra))
-	}
-	return out, notes
 }
 
 // runStep executes one action (or properties + sort order together) and

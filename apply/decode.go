@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/iceops/iceops/diff"
@@ -216,8 +215,8 @@ func checkActionFields(data []byte) error {
 				return fmt.Errorf("%w: %s action %d: %w", ErrBadPlan, t.Address, i+1, err)
 			}
 			allowed := map[string]bool{"type": true, "destructive": true, "reason": true}
-			if p := payloadOf(act); p != nil {
-				for _, k := range jsonKeys(reflect.TypeOf(p).Elem()) {
+			if pt := act.Type.PayloadType(); pt != nil {
+				for _, k := range jsonKeys(pt) {
 					allowed[k] = true
 				}
 			}
@@ -227,24 +226,6 @@ func checkActionFields(data []byte) error {
 				}
 			}
 		}
-	}
-	return nil
-}
-
-func payloadOf(a diff.Action) any {
-	switch a.Type {
-	case diff.UpdateProperties:
-		return a.Properties
-	case diff.ReplaceSortOrder:
-		return a.SortOrder
-	case diff.Compact:
-		return a.Compact
-	case diff.RewriteManifests:
-		return a.Manifests
-	case diff.ExpireSnapshots:
-		return a.Expire
-	case diff.RemoveOrphanFiles:
-		return a.Orphans
 	}
 	return nil
 }
@@ -264,21 +245,6 @@ func jsonKeys(t reflect.Type) []string {
 		out = append(out, name)
 	}
 	return out
-}
-
-// actionOrder is docs/design.md §5.1.
-var actionOrder = map[diff.ActionType]int{
-	diff.UpdateProperties:  1,
-	diff.ReplaceSortOrder:  2,
-	diff.Compact:           3,
-	diff.RewriteManifests:  4,
-	diff.ExpireSnapshots:   5,
-	diff.RemoveOrphanFiles: 6,
-}
-
-var destructive = map[diff.ActionType]bool{
-	diff.ExpireSnapshots:   true,
-	diff.RemoveOrphanFiles: true,
 }
 
 // ValidatePlan checks a plan's structure: required fields, one table per
@@ -315,18 +281,18 @@ func ValidatePlan(p *diff.Plan) error {
 		}
 		last := 0
 		for i, a := range t.Actions {
-			ord, ok := actionOrder[a.Type]
-			if !ok {
+			ord := a.Type.Order()
+			if ord == 0 {
 				return bad("table %s action %d: unknown type %q", t.Address, i+1, a.Type)
 			}
 			if ord <= last {
 				return bad("table %s: action %s out of order or repeated", t.Address, a.Type)
 			}
 			last = ord
-			if a.Destructive != destructive[a.Type] {
+			if a.Destructive != a.Type.Destructive() {
 				return bad("table %s: action %s has destructive=%v", t.Address, a.Type, a.Destructive)
 			}
-			if err := checkPayload(a); err != nil {
+			if err := a.Validate(); err != nil {
 				return bad("table %s: action %s: %v", t.Address, a.Type, err)
 			}
 		}
@@ -338,74 +304,6 @@ func ValidatePlan(p *diff.Plan) error {
 	}
 	if len(cp.Refusals) != len(p.Refusals) || (len(p.Refusals) > 0 && !reflect.DeepEqual(cp.Refusals, p.Refusals)) {
 		return bad("refusals do not match the tables' refusals")
-	}
-	return nil
-}
-
-func checkPayload(a diff.Action) error {
-	switch a.Type {
-	case diff.UpdateProperties:
-		pc := a.Properties
-		if pc == nil || len(pc.Set)+len(pc.Remove) == 0 {
-			return errors.New("nothing to set or remove")
-		}
-	case diff.ReplaceSortOrder:
-		if a.SortOrder == nil {
-			return errors.New("no sort order payload")
-		}
-		if len(a.SortOrder.Fields) != len(a.SortOrder.After) {
-			return errors.New("fields and after disagree")
-		}
-	case diff.Compact:
-		c := a.Compact
-		if c == nil || c.InputFiles <= 0 {
-			return errors.New("no input files")
-		}
-	case diff.RewriteManifests:
-		if a.Manifests == nil {
-			return errors.New("no manifests payload")
-		}
-	case diff.ExpireSnapshots:
-		e := a.Expire
-		if e == nil || len(e.SnapshotIDs)+len(e.RefsToRemove) == 0 {
-			return errors.New("no snapshot ids or refs")
-		}
-		ids := slices.Clone(e.SnapshotIDs)
-		slices.Sort(ids)
-		if len(slices.Compact(ids)) != len(e.SnapshotIDs) {
-			return errors.New("a snapshot id is listed twice")
-		}
-	case diff.RemoveOrphanFiles:
-		o := a.Orphans
-		if o == nil || len(o.Paths)+len(o.PurgeRuns) == 0 {
-			return errors.New("no paths and no quarantine runs to purge")
-		}
-		runs := map[string]bool{}
-		for _, r := range o.PurgeRuns {
-			if r.RunID == "" || r.RunID == "." || r.RunID == ".." || strings.ContainsAny(r.RunID, "/\\") || runs[r.RunID] {
-				return fmt.Errorf("purge run id %q is invalid or listed twice", r.RunID)
-			}
-			runs[r.RunID] = true
-			if !strings.HasPrefix(r.ManifestDigest, "sha256:") {
-				return fmt.Errorf("purge run %s has no manifest digest", r.RunID)
-			}
-		}
-		if o.Count != len(o.Paths) {
-			return fmt.Errorf("count %d but %d paths", o.Count, len(o.Paths))
-		}
-		if time.Duration(o.OlderThanMs)*time.Millisecond < 24*time.Hour {
-			return fmt.Errorf("older_than_ms %d is below 24h", o.OlderThanMs)
-		}
-		ps := slices.Clone(o.Paths)
-		slices.Sort(ps)
-		if len(slices.Compact(ps)) != len(o.Paths) {
-			return errors.New("a path is listed twice")
-		}
-		for _, p := range o.Paths {
-			if !strings.HasPrefix(p, "/") && !strings.Contains(p, "://") {
-				return fmt.Errorf("path %q is not absolute", p)
-			}
-		}
 	}
 	return nil
 }

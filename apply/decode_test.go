@@ -194,7 +194,7 @@ func TestBoundIntersectsDestructiveActions(t *testing.T) {
 	}
 	// Order is docs/design.md §5.1.
 	for i := 1; i < len(steps); i++ {
-		if actionOrder[steps[i-1].action.Type] > actionOrder[steps[i].action.Type] {
+		if steps[i-1].action.Type.Order() > steps[i].action.Type.Order() {
 			t.Fatal("steps out of order")
 		}
 	}

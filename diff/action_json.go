@@ -14,28 +14,6 @@ type actionHeader struct {
 	Reason      string     `json:"reason"`
 }
 
-// payload returns the one payload matching the action's type.
-func (a Action) payload() (any, error) {
-	var p any
-	switch a.Type {
-	case UpdateProperties:
-		p = a.Properties
-	case ReplaceSortOrder:
-		p = a.SortOrder
-	case Compact:
-		p = a.Compact
-	case RewriteManifests:
-		p = a.Manifests
-	case ExpireSnapshots:
-		p = a.Expire
-	case RemoveOrphanFiles:
-		p = a.Orphans
-	default:
-		return nil, fmt.Errorf("unknown action type %q", a.Type)
-	}
-	return p, nil
-}
-
 // MarshalJSON writes the action as one flat object (docs/design.md §5.2): type,
 // destructive and reason beside the payload's fields.
 func (a Action) MarshalJSON() ([]byte, error) {
@@ -43,11 +21,10 @@ func (a Action) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.payload()
-	if err != nil {
-		return nil, err
+	if !a.Type.Known() {
+		return nil, fmt.Errorf("unknown action type %q", a.Type)
 	}
-	body, err := json.Marshal(p)
+	body, err := json.Marshal(a.Payload())
 	if err != nil {
 		return nil, fmt.Errorf("marshal %s payload: %w", a.Type, err)
 	}
@@ -71,29 +48,11 @@ func (a *Action) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("action: %w", err)
 	}
 	*a = Action{Type: h.Type, Destructive: h.Destructive, Reason: h.Reason}
-	var target any
-	switch h.Type {
-	case UpdateProperties:
-		a.Properties = &PropertiesChange{}
-		target = a.Properties
-	case ReplaceSortOrder:
-		a.SortOrder = &SortOrderChange{}
-		target = a.SortOrder
-	case Compact:
-		a.Compact = &CompactAction{}
-		target = a.Compact
-	case RewriteManifests:
-		a.Manifests = &ManifestsAction{}
-		target = a.Manifests
-	case ExpireSnapshots:
-		a.Expire = &ExpireAction{}
-		target = a.Expire
-	case RemoveOrphanFiles:
-		a.Orphans = &OrphansAction{}
-		target = a.Orphans
-	default:
+	k, ok := KindOf(h.Type)
+	if !ok {
 		return fmt.Errorf("action: unknown type %q", h.Type)
 	}
+	target := k.alloc(a)
 	if err := json.Unmarshal(data, target); err != nil {
 		return fmt.Errorf("action %s: %w", h.Type, err)
 	}

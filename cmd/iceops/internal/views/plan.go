@@ -94,59 +94,87 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, createdAt time.Time, s *S
 	b.WriteString("    }\n")
 }
 
-// actionLines renders one action. Each kind has its own sentence; the
-// symbol says what kind of change it is (+ ~ - as Terraform; » for a
-// rewrite that keeps every row).
+// actionLines renders one action with its kind's view. A kind this view
+// does not know (a newer plan format 1.x) is still shown rather than
+// dropped: the reviewer must see every action.
 func actionLines(a *diff.Action, createdAt time.Time, s *Styles) []string {
-	switch a.Type {
-	case diff.UpdateProperties:
-		if a.Properties != nil {
-			return propertyLines(a.Properties, s)
-		}
-	case diff.ReplaceSortOrder:
-		if c := a.SortOrder; c != nil {
-			return []string{fmt.Sprintf("%s sort_order = %s -> %s", s.Change("~"), quoteList(c.Before), quoteList(c.After))}
-		}
-	case diff.Compact:
-		if c := a.Compact; c != nil {
-			line := fmt.Sprintf("%s compact %s (%s) in %s into ~%s (%s)",
-				s.Rewrite("»"), countOf(c.InputFiles, "file", "files"), Bytes(c.InputBytes),
-				countOf(c.Partitions, "partition", "partitions"),
-				countOf(c.EstimatedOutputFiles, "file", "files"), c.Strategy)
-			if c.Where != "" {
-				// Only partitions the where may match were counted.
-				line += " where " + strconv.Quote(c.Where)
-			}
-			return []string{line}
-		}
-	case diff.RewriteManifests:
-		if m := a.Manifests; m != nil {
-			return []string{fmt.Sprintf("%s rewrite %s into ~%s",
-				s.Rewrite("»"), countOf(m.ManifestsBefore, "manifest", "manifests"), Count(m.EstimatedManifestsAfter))}
-		}
-	case diff.ExpireSnapshots:
-		if e := a.Expire; e != nil {
-			return []string{s.Remove("-") + " " + expireSentence(e, createdAt)}
-		}
-	case diff.RemoveOrphanFiles:
-		if o := a.Orphans; o != nil {
-			var lines []string
-			if o.Count > 0 || len(o.PurgeRuns) == 0 {
-				lines = append(lines, s.Remove("-")+" "+orphanSentence(o))
-			}
-			if len(o.PurgeRuns) > 0 {
-				lines = append(lines, s.Remove("-")+" "+purgeSentence(o.PurgeRuns))
-			}
+	if view, ok := actionViews[a.Type]; ok {
+		if lines, ok := view(a, createdAt, s); ok {
 			return lines
 		}
 	}
-	// A kind this view does not know (a newer plan format 1.x) is still
-	// shown rather than dropped: the reviewer must see every action.
 	sym := s.Change("~")
 	if a.Destructive {
 		sym = s.Remove("-")
 	}
 	return []string{fmt.Sprintf("%s %s", sym, a.Type)}
+}
+
+// actionView renders one action of its kind; ok is false when the payload
+// is missing.
+type actionView func(a *diff.Action, createdAt time.Time, s *Styles) (lines []string, ok bool)
+
+// actionViews holds one view per action kind (diff.Kinds; a test fails
+// when a kind has none). Each kind has its own sentence; the symbol says
+// what kind of change it is (+ ~ - as Terraform; » for a rewrite that
+// keeps every row).
+var actionViews = map[diff.ActionType]actionView{
+	diff.UpdateProperties: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
+		if a.Properties == nil {
+			return nil, false
+		}
+		return propertyLines(a.Properties, s), true
+	},
+	diff.ReplaceSortOrder: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
+		c := a.SortOrder
+		if c == nil {
+			return nil, false
+		}
+		return []string{fmt.Sprintf("%s sort_order = %s -> %s", s.Change("~"), quoteList(c.Before), quoteList(c.After))}, true
+	},
+	diff.Compact: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
+		c := a.Compact
+		if c == nil {
+			return nil, false
+		}
+		line := fmt.Sprintf("%s compact %s (%s) in %s into ~%s (%s)",
+			s.Rewrite("»"), countOf(c.InputFiles, "file", "files"), Bytes(c.InputBytes),
+			countOf(c.Partitions, "partition", "partitions"),
+			countOf(c.EstimatedOutputFiles, "file", "files"), c.Strategy)
+		if c.Where != "" {
+			// Only partitions the where may match were counted.
+			line += " where " + strconv.Quote(c.Where)
+		}
+		return []string{line}, true
+	},
+	diff.RewriteManifests: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
+		m := a.Manifests
+		if m == nil {
+			return nil, false
+		}
+		return []string{fmt.Sprintf("%s rewrite %s into ~%s",
+			s.Rewrite("»"), countOf(m.ManifestsBefore, "manifest", "manifests"), Count(m.EstimatedManifestsAfter))}, true
+	},
+	diff.ExpireSnapshots: func(a *diff.Action, createdAt time.Time, s *Styles) ([]string, bool) {
+		if a.Expire == nil {
+			return nil, false
+		}
+		return []string{s.Remove("-") + " " + expireSentence(a.Expire, createdAt)}, true
+	},
+	diff.RemoveOrphanFiles: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
+		o := a.Orphans
+		if o == nil {
+			return nil, false
+		}
+		var lines []string
+		if o.Count > 0 || len(o.PurgeRuns) == 0 {
+			lines = append(lines, s.Remove("-")+" "+orphanSentence(o))
+		}
+		if len(o.PurgeRuns) > 0 {
+			lines = append(lines, s.Remove("-")+" "+purgeSentence(o.PurgeRuns))
+		}
+		return lines, true
+	},
 }
 
 func propertyLines(p *diff.PropertiesChange, s *Styles) []string {

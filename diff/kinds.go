@@ -1,0 +1,239 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Kind is what iceops knows about one action kind apart from how to plan it
+// (its planner in this package), run it (its executor, providers) and show
+// it (its view, cmd/iceops/internal/views): its place in the order, whether
+// it is destructive, its payload, its validation, the commit it shares and
+// how a fresh plan is bounded by an approved one (docs/design.md §5.1, §5.3).
+// kinds below is the one list; the plan file, apply, the executors and the
+// views read it, and a test in each fails when a kind lacks its piece.
+type Kind struct {
+	Type ActionType
+	// Destructive kinds delete or move files. The plan marks them, and
+	// apply runs them only within what the approved plan listed (bound).
+	Destructive bool
+	// Batch names a commit that adjacent kinds share: actions of kinds
+	// with the same non-empty Batch that follow each other in a plan go to
+	// their executor together and land in one commit.
+	Batch string
+
+	payloadType reflect.Type
+	payload     func(*Action) any // the payload, nil when the pointer is unset
+	alloc       func(*Action) any // sets a fresh payload and returns it
+	validate    func(*Action) error
+	// bound cuts an approved action down to what the fresh plan still
+	// allows; nil: the fresh action runs (the kind recomputes its work on
+	// the table as it is, docs/design.md §5.3).
+	bound func(approved, fresh Action) Bounded
+}
+
+// kinds is every action kind, in the order actions run (docs/design.md
+// §5.1). Adding a kind: its constant, payload type, payload field on
+// Action and its entry here, a planner call in PlanTable, an executor in
+// providers and a view.
+var kinds = []Kind{
+	kind(UpdateProperties, false, "metadata", func(a *Action) **PropertiesChange { return &a.Properties }, validateProperties, nil),
+	kind(ReplaceSortOrder, false, "metadata", func(a *Action) **SortOrderChange { return &a.SortOrder }, validateSortOrder, nil),
+	kind(Compact, false, "", func(a *Action) **CompactAction { return &a.Compact }, validateCompact, nil),
+	kind(RewriteManifests, false, "", func(a *Action) **ManifestsAction { return &a.Manifests }, validateManifests, nil),
+	kind(ExpireSnapshots, true, "", func(a *Action) **ExpireAction { return &a.Expire }, validateExpire, boundExpire),
+	kind(RemoveOrphanFiles, true, "", func(a *Action) **OrphansAction { return &a.Orphans }, validateOrphans, boundOrphans),
+}
+
+// kind builds a Kind whose payload is the Action field that field points to.
+func kind[P any](t ActionType, destructive bool, batch string, field func(*Action) **P, validate func(*P) error, bound func(approved, fresh Action) Bounded) Kind {
+	return Kind{
+		Type: t, Destructive: destructive, Batch: batch,
+		payloadType: reflect.TypeFor[P](),
+		payload: func(a *Action) any {
+			if p := *field(a); p != nil {
+				return p
+			}
+			return nil
+		},
+		alloc: func(a *Action) any {
+			p := new(P)
+			*field(a) = p
+			return p
+		},
+		validate: func(a *Action) error { return validate(*field(a)) },
+		bound:    bound,
+	}
+}
+
+// Kinds lists every action type in docs/design.md §5.1 order.
+func Kinds() []ActionType {
+	out := make([]ActionType, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.Type
+	}
+	return out
+}
+
+// KindOf returns the kind of t; ok is false for a type this iceops does not
+// know (a plan from a newer one).
+func KindOf(t ActionType) (Kind, bool) {
+	for _, k := range kinds {
+		if k.Type == t {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// Order is t's position in docs/design.md §5.1, from 1; 0 for an unknown type.
+func (t ActionType) Order() int {
+	for i, k := range kinds {
+		if k.Type == t {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Known reports whether this iceops knows the type.
+func (t ActionType) Known() bool { return t.Order() > 0 }
+
+// Destructive reports whether actions of type t delete or move files.
+func (t ActionType) Destructive() bool {
+	k, _ := KindOf(t)
+	return k.Destructive
+}
+
+// Batch is the commit t shares with adjacent kinds ("" for none).
+func (t ActionType) Batch() string {
+	k, _ := KindOf(t)
+	return k.Batch
+}
+
+// PayloadType is the struct type of t's payload, nil for an unknown type.
+func (t ActionType) PayloadType() reflect.Type {
+	k, _ := KindOf(t)
+	return k.payloadType
+}
+
+// Payload returns the action's payload (a pointer to its kind's payload
+// type), or nil when it is unset or the type is unknown.
+func (a *Action) Payload() any {
+	if k, ok := KindOf(a.Type); ok {
+		return k.payload(a)
+	}
+	return nil
+}
+
+// Validate checks the action's structure: a known type, the payload its
+// type names, and that payload's own rules (counts that agree with lists,
+// no duplicate ids or paths, the orphan age floor). It does not check the
+// destructive flag against the kind; a plan's validation does.
+func (a *Action) Validate() error {
+	k, ok := KindOf(a.Type)
+	if !ok {
+		return fmt.Errorf("unknown type %q", a.Type)
+	}
+	return k.validate(a)
+}
+
+// Bounded is an approved action cut down to what a fresh plan of the table
+// still allows (docs/design.md §5.3).
+type Bounded struct {
+	Action Action
+	// NotApplied says what the approved action had that no longer runs.
+	NotApplied []string
+	// Skip, when set, is why nothing of the action runs.
+	Skip string
+}
+
+// Bound is the action to run for an approved action of a table that changed
+// since the plan, given the fresh plan's action of the same type: for a
+// destructive kind, only what both list; for the others, the fresh action.
+func Bound(approved, fresh Action) Bounded {
+	if k, ok := KindOf(approved.Type); ok && k.bound != nil {
+		return k.bound(approved, fresh)
+	}
+	return Bounded{Action: fresh}
+}
+
+func validateProperties(pc *PropertiesChange) error {
+	if pc == nil || len(pc.Set)+len(pc.Remove) == 0 {
+		return errors.New("nothing to set or remove")
+	}
+	return nil
+}
+
+func validateSortOrder(so *SortOrderChange) error {
+	if so == nil {
+		return errors.New("no sort order payload")
+	}
+	if len(so.Fields) != len(so.After) {
+		return errors.New("fields and after disagree")
+	}
+	return nil
+}
+
+func validateCompact(c *CompactAction) error {
+	if c == nil || c.InputFiles <= 0 {
+		return errors.New("no input files")
+	}
+	return nil
+}
+
+func validateManifests(m *ManifestsAction) error {
+	if m == nil {
+		return errors.New("no manifests payload")
+	}
+	return nil
+}
+
+func validateExpire(e *ExpireAction) error {
+	if e == nil || len(e.SnapshotIDs)+len(e.RefsToRemove) == 0 {
+		return errors.New("no snapshot ids or refs")
+	}
+	ids := slices.Clone(e.SnapshotIDs)
+	slices.Sort(ids)
+	if len(slices.Compact(ids)) != len(e.SnapshotIDs) {
+		return errors.New("a snapshot id is listed twice")
+	}
+	return nil
+}
+
+func validateOrphans(o *OrphansAction) error {
+	if o == nil || len(o.Paths)+len(o.PurgeRuns) == 0 {
+		return errors.New("no paths and no quarantine runs to purge")
+	}
+	runs := map[string]bool{}
+	for _, r := range o.PurgeRuns {
+		if r.RunID == "" || r.RunID == "." || r.RunID == ".." || strings.ContainsAny(r.RunID, "/\\") || runs[r.RunID] {
+			return fmt.Errorf("purge run id %q is invalid or listed twice", r.RunID)
+		}
+		runs[r.RunID] = true
+		if !strings.HasPrefix(r.ManifestDigest, "sha256:") {
+			return fmt.Errorf("purge run %s has no manifest digest", r.RunID)
+		}
+	}
+	if o.Count != len(o.Paths) {
+		return fmt.Errorf("count %d but %d paths", o.Count, len(o.Paths))
+	}
+	if time.Duration(o.OlderThanMs)*time.Millisecond < minOrphanAge {
+		return fmt.Errorf("older_than_ms %d is below 24h", o.OlderThanMs)
+	}
+	ps := slices.Clone(o.Paths)
+	slices.Sort(ps)
+	if len(slices.Compact(ps)) != len(o.Paths) {
+		return errors.New("a path is listed twice")
+	}
+	for _, p := range o.Paths {
+		if !strings.HasPrefix(p, "/") && !strings.Contains(p, "://") {
+			return fmt.Errorf("path %q is not absolute", p)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package diff
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// TestEveryKindIsComplete enumerates the action kinds and checks that each
+// has what the plan file and apply need from diff: its place in the
+// docs/design.md §5.1 order, its destructiveness, a payload that decodes, a
+// validation that refuses a missing payload, and for a destructive kind
+// the rule that bounds it by the approved plan. The executor and the view
+// of each kind are checked the same way in providers and views.
+func TestEveryKindIsComplete(t *testing.T) {
+	want := []ActionType{UpdateProperties, ReplaceSortOrder, Compact, RewriteManifests, ExpireSnapshots, RemoveOrphanFiles}
+	if got := Kinds(); !slices.Equal(got, want) {
+		t.Fatalf("kinds %v, docs/design.md §5.1 says %v", got, want)
+	}
+	destructive := map[ActionType]bool{ExpireSnapshots: true, RemoveOrphanFiles: true}
+	for i, typ := range Kinds() {
+		t.Run(string(typ), func(t *testing.T) {
+			k, ok := KindOf(typ)
+			if !ok || !typ.Known() {
+				t.Fatal("not known")
+			}
+			if typ.Order() != i+1 {
+				t.Errorf("order %d, want %d", typ.Order(), i+1)
+			}
+			if typ.Destructive() != destructive[typ] {
+				t.Errorf("destructive %v", typ.Destructive())
+			}
+			if k.Destructive && k.bound == nil {
+				t.Error("destructive without a bound: apply would run the fresh plan's list, not the approved one")
+			}
+			pt := typ.PayloadType()
+			if pt == nil || pt.Kind() != reflect.Struct {
+				t.Fatalf("payload type %v", pt)
+			}
+			a := Action{Type: typ}
+			if a.Payload() != nil {
+				t.Error("payload set on an empty action")
+			}
+			if err := a.Validate(); err == nil {
+				t.Error("an action without its payload validates")
+			}
+			p := k.alloc(&a)
+			if reflect.TypeOf(p) != reflect.PointerTo(pt) || a.Payload() != p {
+				t.Errorf("payload %T is not the allocated *%v", a.Payload(), pt)
+			}
+			b, err := json.Marshal(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Action
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if back.Type != typ || reflect.TypeOf(back.Payload()) != reflect.PointerTo(pt) {
+				t.Errorf("decoded %s into %T", b, back.Payload())
+			}
+		})
+	}
+	unknown := ActionType("drop_table")
+	a := Action{Type: unknown}
+	if unknown.Known() || unknown.Order() != 0 || unknown.Destructive() || unknown.PayloadType() != nil || a.Payload() != nil {
+		t.Error("an unknown type is described")
+	}
+	if a.Validate() == nil {
+		t.Error("an unknown type validates")
+	}
+	if _, err := json.Marshal(a); err == nil {
+		t.Error("an unknown type marshals")
+	}
+	if err := json.Unmarshal([]byte(`{"type":"drop_table","destructive":true,"reason":""}`), &a); err == nil {
+		t.Error("an unknown type decodes")
+	}
+}
+
+// TestBoundKeepsOnlyApproved: a destructive kind's bound never adds an
+// item the approved action did not list, whatever the fresh plan has.
+func TestBoundKeepsOnlyApproved(t *testing.T) {
+	approved := Action{Type: ExpireSnapshots, Destructive: true, Expire: &ExpireAction{SnapshotIDs: []int64{1, 2}}}
+	fresh := Action{Type: ExpireSnapshots, Destructive: true, Expire: &ExpireAction{SnapshotIDs: []int64{2, 3}}}
+	if b := Bound(approved, fresh); !slices.Equal(b.Action.Expire.SnapshotIDs, []int64{2}) || b.Skip != "" {
+		t.Errorf("expire bound %+v", b)
+	}
+	approved = Action{Type: RemoveOrphanFiles, Destructive: true, Orphans: &OrphansAction{Count: 1, Paths: []string{"/t/a"}}}
+	fresh = Action{Type: RemoveOrphanFiles, Destructive: true, Orphans: &OrphansAction{Count: 1, Paths: []string{"/t/b"}}}
+	if b := Bound(approved, fresh); len(b.Action.Orphans.Paths) != 0 || b.Skip == "" {
+		t.Errorf("orphans bound %+v", b)
+	}
+	// A non-destructive kind runs the fresh action.
+	fresh = Action{Type: Compact, Compact: &CompactAction{InputFiles: 7}}
+	if b := Bound(Action{Type: Compact, Compact: &CompactAction{InputFiles: 3}}, fresh); b.Action.Compact.InputFiles != 7 {
+		t.Errorf("compact bound %+v", b)
+	}
+}
