@@ -14,6 +14,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/diff/planfile"
 	"github.com/iceops/iceops/providers"
 	"github.com/iceops/iceops/providers/compaction"
 )
@@ -85,7 +86,7 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	if cfg == nil || plan == nil {
 		return nil, errors.New("apply: configuration and plan are required")
 	}
-	if err := ValidatePlan(plan); err != nil {
+	if err := planfile.Validate(plan); err != nil {
 		return nil, fmt.Errorf("apply: %w", err)
 	}
 	if err := checkPolicies(cfg, plan); err != nil {

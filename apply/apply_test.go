@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/diff/planfile"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -191,7 +192,7 @@ func roundTrip(t *testing.T, p *diff.Plan) *diff.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := DecodePlan(bytes.NewReader(b))
+	q, err := planfile.Read(bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("decode own plan: %v", err)
 	}

@@ -6,7 +6,7 @@
 //
 // The safety model of Apply (docs/design.md §5.3–5.5):
 //
-//   - A saved plan is read by DecodePlan, which refuses anything iceops did
+//   - A saved plan is read by planfile.Read, which refuses anything iceops did
 //     not write as is (truncated, another major version, unknown fields,
 //     inconsistent payloads, content not matching the plan's checksum).
 //   - Before anything changes, the plan is refused when the configuration

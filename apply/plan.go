@@ -14,6 +14,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/diff/planfile"
 	"github.com/iceops/iceops/providers"
 )
 
@@ -144,7 +145,7 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 		return strings.Compare(a.Message, b.Message)
 	})
 	diff.Summarize(p)
-	sum, err := PlanChecksum(p)
+	sum, err := planfile.Checksum(p)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}

@@ -279,35 +279,6 @@ func TestSavedPlanQuarantineRunChangedMeanwhile(t *testing.T) {
 	mustExist(t, r1.quarantined[0], r2.quarantined[0])
 }
 
-// TestValidatePurgeRuns: a remove_orphan_files action may carry only
-// purge runs; a run id that is a path, a repeated run, or a run without a
-// manifest digest make the plan invalid.
-func TestValidatePurgeRuns(t *testing.T) {
-	mk := func(runs ...diff.PurgeRun) *diff.Plan {
-		p := &diff.Plan{FormatVersion: diff.FormatVersion, CreatedAt: time.Now(), ConfigDigest: "sha256:x",
-			Tables: []diff.TablePlan{{Address: "lake.s.t", Observed: diff.Observed{TableUUID: "u", MetadataLocation: "m"},
-				Actions: []diff.Action{{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{
-					Paths: []string{}, OlderThanMs: (72 * time.Hour).Milliseconds(), PurgeRuns: runs}}}}}}
-		diff.Summarize(p)
-		return p
-	}
-	ok := diff.PurgeRun{RunID: "20261101T000000Z", ManifestDigest: "sha256:ab"}
-	if err := ValidatePlan(mk(ok)); err != nil {
-		t.Fatalf("a purge-only action refused: %v", err)
-	}
-	for name, runs := range map[string][]diff.PurgeRun{
-		"none":      nil,
-		"path":      {{RunID: "../../data", ManifestDigest: "sha256:ab"}},
-		"dotdot":    {{RunID: "..", ManifestDigest: "sha256:ab"}},
-		"twice":     {ok, ok},
-		"no digest": {{RunID: "r"}},
-	} {
-		if err := ValidatePlan(mk(runs...)); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
 // TestPlanRefusesPurgeOfReferencedRun: a due run holding a file that the
 // table references (a slow writer committed it after it was quarantined)
 // is the only copy of live data. The referenced file is missing from the

@@ -28,7 +28,7 @@ type Plan struct {
 	// Checksum is "sha256:..." over the plan's safety-relevant content
 	// (format, config digest, creation time, targets, tables); apply refuses
 	// a saved plan whose content does not match it (hand-edited). Set by
-	// apply.Plan, checked by apply.DecodePlan.
+	// apply.Plan, checked by planfile.Read.
 	Checksum string `json:"checksum,omitempty"`
 }
 

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/hashicorp/hcl/v2"
@@ -16,6 +14,7 @@ import (
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/diff/planfile"
 	"github.com/iceops/iceops/providers"
 )
 
@@ -40,7 +39,7 @@ func (c *cli) plan(args []string) int {
 		return c.fail(err)
 	}
 	if a.Out != "" {
-		if err := writePlanFile(c.path(a.Out), p); err != nil {
+		if err := planfile.Save(c.path(a.Out), p); err != nil {
 			return c.fail(err)
 		}
 	}
@@ -61,7 +60,9 @@ func (c *cli) plan(args []string) int {
 func (c *cli) printPlan(p *diff.Plan, format string) error {
 	switch format {
 	case FormatJSON:
-		return views.PlanJSON(c.stdout, p)
+		// The JSON view is the plan document itself, byte for byte what
+		// plan -out saves.
+		return planfile.Write(c.stdout, p)
 	case FormatMarkdown:
 		return views.PlanMarkdown(c.stdout, p)
 	default:
@@ -113,42 +114,12 @@ func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.
 	return p, nil
 }
 
-// writePlanFile saves the plan document with mode 0600 (it names every
-// table and path of the lakehouse), atomically so a crash never leaves a
-// truncated plan that apply would have to refuse.
-func writePlanFile(path string, p *diff.Plan) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".iceops-plan-*")
-	if err != nil {
-		return fmt.Errorf("save plan: %w", err)
-	}
-	tmp := f.Name()
-	werr := views.PlanJSON(f, p)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("save plan %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("save plan %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("save plan %s: %w", path, err)
-	}
-	return nil
-}
-
-// readPlanFile reads a saved plan; apply.DecodePlan refuses truncated,
+// readPlanFile reads a saved plan; planfile.Load refuses truncated,
 // hand-edited or other-major-version files.
 func (c *cli) readPlanFile(name string) (*diff.Plan, error) {
-	b, err := config.ReadRegularFile(c.path(name), config.MaxPlanFileBytes)
-	if err != nil {
-		return nil, fmt.Errorf("read saved plan: %w", err)
-	}
-	p, err := apply.DecodePlan(bytes.NewReader(b))
-	if err != nil {
+	p, err := planfile.Load(c.path(name))
+	if errors.Is(err, planfile.ErrInvalid) {
 		return nil, fmt.Errorf("saved plan %s: %w", name, err)
 	}
-	return p, nil
+	return p, err
 }

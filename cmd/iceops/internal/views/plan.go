@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -15,21 +14,6 @@ import (
 
 // Masked is what a secret value is printed as.
 const Masked = config.Masked
-
-// PlanJSON writes the plan as the one JSON document of docs/design.md §5.2. It is
-// also the saved plan's content, so `show -json` of a saved plan and
-// `plan -json` print the same bytes apart from created_at.
-func PlanJSON(w io.Writer, p *diff.Plan) error {
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode plan: %w", err)
-	}
-	b = append(b, '\n')
-	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	return nil
-}
 
 // Plan renders the human plan of docs/design.md §5.2.
 func Plan(w io.Writer, p *diff.Plan, s *Styles) error {

@@ -2,7 +2,6 @@ package views
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -146,23 +145,6 @@ func TestPlanColour(t *testing.T) {
 	}
 	if !strings.Contains(coloured.String(), "\x1b[31m-\x1b[0m expire") {
 		t.Errorf("destructive action not red: %q", coloured.String())
-	}
-}
-
-func TestPlanJSONRoundTrip(t *testing.T) {
-	var buf bytes.Buffer
-	p := designPlan()
-	if err := PlanJSON(&buf, p); err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
-	for _, k := range []string{"format_version", "iceops_version", "created_at", "config_digest", "tables", "summary"} {
-		if _, ok := doc[k]; !ok {
-			t.Errorf("missing %q", k)
-		}
 	}
 }
 

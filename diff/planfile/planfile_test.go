@@ -1,4 +1,4 @@
-package apply
+package planfile
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func samplePlan(t *testing.T) *diff.Plan {
 		Errors: []diff.TableError{},
 	}
 	diff.Summarize(p)
-	sum, err := PlanChecksum(p)
+	sum, err := Checksum(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +73,9 @@ func firstTableActions(m map[string]any) []any {
 	return m["tables"].([]any)[0].(map[string]any)["actions"].([]any)
 }
 
-func TestDecodePlanAcceptsOwnPlan(t *testing.T) {
+func TestReadAcceptsOwnPlan(t *testing.T) {
 	p := samplePlan(t)
-	got, err := DecodePlan(bytes.NewReader(encode(t, p)))
+	got, err := Read(bytes.NewReader(encode(t, p)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +84,12 @@ func TestDecodePlanAcceptsOwnPlan(t *testing.T) {
 	}
 	// Compact form too.
 	b, _ := json.Marshal(p)
-	if _, err := DecodePlan(bytes.NewReader(b)); err != nil {
+	if _, err := Read(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestDecodePlanRefuses(t *testing.T) {
+func TestReadRefuses(t *testing.T) {
 	good := encode(t, samplePlan(t))
 	cases := []struct {
 		name string
@@ -142,12 +142,12 @@ func TestDecodePlanRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := DecodePlan(bytes.NewReader(c.doc))
+			_, err := Read(bytes.NewReader(c.doc))
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			if !errors.Is(err, ErrBadPlan) {
-				t.Fatalf("error does not wrap ErrBadPlan: %v", err)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %q does not mention %q", err, c.want)
@@ -156,57 +156,8 @@ func TestDecodePlanRefuses(t *testing.T) {
 	}
 }
 
-func TestBoundIntersectsDestructiveActions(t *testing.T) {
-	approved := []diff.Action{
-		{Type: diff.UpdateProperties, Properties: &diff.PropertiesChange{Set: map[string]string{"a": "1"}}},
-		{Type: diff.ExpireSnapshots, Destructive: true, Expire: &diff.ExpireAction{SnapshotIDs: []int64{1, 2, 3}, RefsToRemove: []string{"old"}}},
-		{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{Count: 2, Paths: []string{"/t/data/a", "/t/data/b"}}},
-	}
-	fresh := diff.TablePlan{Actions: []diff.Action{
-		{Type: diff.Compact, Compact: &diff.CompactAction{InputFiles: 3}},
-		{Type: diff.ExpireSnapshots, Destructive: true, Expire: &diff.ExpireAction{SnapshotIDs: []int64{2, 3, 4, 5}}},
-		{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{Count: 2, Paths: []string{"/t/data/b", "/t/data/c"}}},
-	}}
-	steps := bound(approved, fresh, map[diff.ActionType]bool{})
-	by := map[diff.ActionType]step{}
-	for _, s := range steps {
-		by[s.action.Type] = s
-	}
-	if s := by[diff.UpdateProperties]; s.skip == "" {
-		t.Fatal("properties no longer needed but not skipped")
-	}
-	if s := by[diff.Compact]; s.skip == "" || !strings.Contains(s.skip, "not in the approved plan") {
-		t.Fatalf("compact absent from the approved plan ran: %+v", s)
-	}
-	e := by[diff.ExpireSnapshots]
-	if e.skip != "" || len(e.action.Expire.SnapshotIDs) != 2 || e.action.Expire.SnapshotIDs[0] != 2 || e.action.Expire.SnapshotIDs[1] != 3 {
-		t.Fatalf("expire bound wrong: %+v", e.action.Expire)
-	}
-	if len(e.action.Expire.RefsToRemove) != 0 {
-		t.Fatal("a ref that no longer qualifies is removed")
-	}
-	if approved[1].Expire.SnapshotIDs[0] != 1 {
-		t.Fatal("bound mutated the approved plan")
-	}
-	o := by[diff.RemoveOrphanFiles]
-	if o.skip != "" || len(o.action.Orphans.Paths) != 1 || o.action.Orphans.Paths[0] != "/t/data/b" || o.action.Orphans.Count != 1 {
-		t.Fatalf("orphans bound wrong: %+v", o.action.Orphans)
-	}
-	// Order is docs/design.md §5.1.
-	for i := 1; i < len(steps); i++ {
-		if steps[i-1].action.Type.Order() > steps[i].action.Type.Order() {
-			t.Fatal("steps out of order")
-		}
-	}
-	// A refusal in the fresh plan turns into a failed step, not a silent skip.
-	steps = bound(approved[1:2], diff.TablePlan{Refusals: []diff.Refusal{{Action: "expire_snapshots", Reason: "gc.enabled is \"false\""}}}, map[diff.ActionType]bool{})
-	if len(steps) != 1 || !steps[0].refused {
-		t.Fatalf("refusal not reported: %+v", steps)
-	}
-}
-
-// wholeDocChecksum is how PlanChecksum used to hash: the whole document,
-// normalised by a JSON round trip, marshalled at once. PlanChecksum now
+// wholeDocChecksum is how Checksum used to hash: the whole document,
+// normalised by a JSON round trip, marshalled at once. Checksum now
 // streams table by table and must give the same value, so plans saved
 // before the change still verify.
 func wholeDocChecksum(t *testing.T, p *diff.Plan) string {
@@ -233,7 +184,7 @@ func wholeDocChecksum(t *testing.T, p *diff.Plan) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-func TestPlanChecksumStreamsTheSameBytes(t *testing.T) {
+func TestChecksumStreamsTheSameBytes(t *testing.T) {
 	full := samplePlan(t)
 	one := samplePlan(t)
 	one.Tables = one.Tables[:1]
@@ -252,12 +203,41 @@ func TestPlanChecksumStreamsTheSameBytes(t *testing.T) {
 	two := samplePlan(t) // orphan paths in two tables
 	two.Tables[1].Actions = append(two.Tables[1].Actions, two.Tables[0].Actions[2])
 	for name, p := range map[string]*diff.Plan{"full": full, "one": one, "none": none, "nil": nilTables, "odd": odd, "two": two} {
-		got, err := PlanChecksum(p)
+		got, err := Checksum(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := wholeDocChecksum(t, p); got != want {
 			t.Errorf("%s: streamed %s, whole document %s", name, got, want)
+		}
+	}
+}
+
+// TestValidatePurgeRuns: a remove_orphan_files action may carry only
+// purge runs; a run id that is a path, a repeated run, or a run without a
+// manifest digest make the plan invalid.
+func TestValidatePurgeRuns(t *testing.T) {
+	mk := func(runs ...diff.PurgeRun) *diff.Plan {
+		p := &diff.Plan{FormatVersion: diff.FormatVersion, CreatedAt: time.Now(), ConfigDigest: "sha256:x",
+			Tables: []diff.TablePlan{{Address: "lake.s.t", Observed: diff.Observed{TableUUID: "u", MetadataLocation: "m"},
+				Actions: []diff.Action{{Type: diff.RemoveOrphanFiles, Destructive: true, Orphans: &diff.OrphansAction{
+					Paths: []string{}, OlderThanMs: (72 * time.Hour).Milliseconds(), PurgeRuns: runs}}}}}}
+		diff.Summarize(p)
+		return p
+	}
+	ok := diff.PurgeRun{RunID: "20261101T000000Z", ManifestDigest: "sha256:ab"}
+	if err := Validate(mk(ok)); err != nil {
+		t.Fatalf("a purge-only action refused: %v", err)
+	}
+	for name, runs := range map[string][]diff.PurgeRun{
+		"none":      nil,
+		"path":      {{RunID: "../../data", ManifestDigest: "sha256:ab"}},
+		"dotdot":    {{RunID: "..", ManifestDigest: "sha256:ab"}},
+		"twice":     {ok, ok},
+		"no digest": {{RunID: "r"}},
+	} {
+		if err := Validate(mk(runs...)); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

@@ -1,4 +1,9 @@
-package apply
+// Package planfile is the saved plan: its encoding (the plan document of
+// docs/design.md §5.2, which plan -json prints too), its strict decoding,
+// its checksum and its format version (docs/design.md §5.3). It is the only
+// reader and writer of plan files; the views render plans, they do not
+// read or write them.
+package planfile
 
 import (
 	"bufio"
@@ -9,39 +14,91 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 )
 
-// ErrBadPlan marks a saved plan that apply refuses to read.
-var ErrBadPlan = errors.New("invalid saved plan")
+// ErrInvalid marks a saved plan that iceops refuses to read.
+var ErrInvalid = errors.New("invalid saved plan")
 
-// maxPlanBytes bounds what DecodePlan reads: a plan lists orphan paths, so
-// it can be large, but not unbounded.
-const maxPlanBytes = 1 << 30
-
-// DecodePlan reads a saved plan strictly: a truncated file, a plan of
-// another major format version, unknown fields, missing required fields,
-// inconsistent action payloads, or content that no longer matches the plan's
-// checksum (a hand edit) are refused with an error saying which.
-func DecodePlan(r io.Reader) (*diff.Plan, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxPlanBytes+1))
+// Write encodes the plan document: indented JSON and a final newline. It
+// is the saved plan's content and what plan -json prints, so `show -json`
+// of a saved plan and `plan -json` print the same bytes apart from
+// created_at.
+func Write(w io.Writer, p *diff.Plan) error {
+	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("%w: read: %w", ErrBadPlan, err)
+		return fmt.Errorf("encode plan: %w", err)
 	}
-	if len(data) > maxPlanBytes {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrBadPlan, maxPlanBytes)
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
+}
+
+// Save writes the plan to path with mode 0600 (it names every table and
+// path of the lakehouse), atomically so a crash never leaves a truncated
+// plan that apply would have to refuse.
+func Save(path string, p *diff.Plan) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".iceops-plan-*")
+	if err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
+	tmp := f.Name()
+	werr := Write(f, p)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save plan %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save plan %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save plan %s: %w", path, err)
+	}
+	return nil
+}
+
+// Load reads the saved plan at path, a regular file of at most
+// config.MaxPlanFileBytes, with Read. A file that cannot be read is an
+// error "read saved plan: ..."; one that Read refuses wraps ErrInvalid.
+func Load(path string) (*diff.Plan, error) {
+	b, err := config.ReadRegularFile(path, config.MaxPlanFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read saved plan: %w", err)
+	}
+	return Read(bytes.NewReader(b))
+}
+
+// Read decodes a saved plan strictly: a truncated file, a plan of another
+// major format version, unknown fields, missing required fields,
+// inconsistent action payloads, or content that no longer matches the
+// plan's checksum (a hand edit) are refused with an error saying which.
+func Read(r io.Reader) (*diff.Plan, error) {
+	data, err := io.ReadAll(io.LimitReader(r, config.MaxPlanFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read: %w", ErrInvalid, err)
+	}
+	if len(data) > config.MaxPlanFileBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalid, config.MaxPlanFileBytes)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%w: the file is empty", ErrBadPlan)
+		return nil, fmt.Errorf("%w: the file is empty", ErrInvalid)
 	}
 	if !json.Valid(data) {
-		return nil, fmt.Errorf("%w: not a complete JSON document (truncated or corrupted file)", ErrBadPlan)
+		return nil, fmt.Errorf("%w: not a complete JSON document (truncated or corrupted file)", ErrInvalid)
 	}
 	// The version is checked before the strict decode so that a plan from a
 	// newer major version says so instead of "unknown field".
@@ -49,12 +106,12 @@ func DecodePlan(r io.Reader) (*diff.Plan, error) {
 		FormatVersion *string `json:"format_version"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadPlan, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if head.FormatVersion == nil {
-		return nil, fmt.Errorf("%w: no format_version: not an iceops plan", ErrBadPlan)
+		return nil, fmt.Errorf("%w: no format_version: not an iceops plan", ErrInvalid)
 	}
-	if err := checkFormatVersion(*head.FormatVersion); err != nil {
+	if err := CheckVersion(*head.FormatVersion); err != nil {
 		return nil, err
 	}
 
@@ -62,26 +119,26 @@ func DecodePlan(r io.Reader) (*diff.Plan, error) {
 	dec.DisallowUnknownFields()
 	var p diff.Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadPlan, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%w: data after the plan document", ErrBadPlan)
+		return nil, fmt.Errorf("%w: data after the plan document", ErrInvalid)
 	}
 	if err := checkActionFields(data); err != nil {
 		return nil, err
 	}
-	if err := ValidatePlan(&p); err != nil {
+	if err := Validate(&p); err != nil {
 		return nil, err
 	}
 	if p.Checksum == "" {
-		return nil, fmt.Errorf("%w: no checksum: the plan was not written by iceops plan", ErrBadPlan)
+		return nil, fmt.Errorf("%w: no checksum: the plan was not written by iceops plan", ErrInvalid)
 	}
-	want, err := PlanChecksum(&p)
+	want, err := Checksum(&p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadPlan, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if p.Checksum != want {
-		return nil, fmt.Errorf("%w: content does not match its checksum: the plan was edited after iceops wrote it; run iceops plan again", ErrBadPlan)
+		return nil, fmt.Errorf("%w: content does not match its checksum: the plan was edited after iceops wrote it; run iceops plan again", ErrInvalid)
 	}
 	return &p, nil
 }
@@ -175,17 +232,19 @@ func asReadBack(s string) string {
 	return b.String()
 }
 
-func checkFormatVersion(v string) error {
+// CheckVersion accepts a plan document of this iceops' major format
+// version (diff.FormatVersion); additive changes keep the major.
+func CheckVersion(v string) error {
 	major, _, ok := strings.Cut(v, ".")
 	if !ok {
-		return fmt.Errorf("%w: format_version %q is not MAJOR.MINOR", ErrBadPlan, v)
+		return fmt.Errorf("%w: format_version %q is not MAJOR.MINOR", ErrInvalid, v)
 	}
 	want, _, _ := strings.Cut(diff.FormatVersion, ".")
 	if _, err := strconv.Atoi(major); err != nil {
-		return fmt.Errorf("%w: format_version %q is not MAJOR.MINOR", ErrBadPlan, v)
+		return fmt.Errorf("%w: format_version %q is not MAJOR.MINOR", ErrInvalid, v)
 	}
 	if major != want {
-		return fmt.Errorf("%w: format_version %s is not supported by this iceops (reads %s.x); plan again with this version", ErrBadPlan, v, want)
+		return fmt.Errorf("%w: format_version %s is not supported by this iceops (reads %s.x); plan again with this version", ErrInvalid, v, want)
 	}
 	return nil
 }
@@ -202,17 +261,17 @@ func checkActionFields(data []byte) error {
 		} `json:"tables"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadPlan, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, t := range raw.Tables {
 		for i, a := range t.Actions {
 			var keys map[string]json.RawMessage
 			if err := json.Unmarshal(a, &keys); err != nil {
-				return fmt.Errorf("%w: %s action %d: %w", ErrBadPlan, t.Address, i+1, err)
+				return fmt.Errorf("%w: %s action %d: %w", ErrInvalid, t.Address, i+1, err)
 			}
 			var act diff.Action
 			if err := json.Unmarshal(a, &act); err != nil {
-				return fmt.Errorf("%w: %s action %d: %w", ErrBadPlan, t.Address, i+1, err)
+				return fmt.Errorf("%w: %s action %d: %w", ErrInvalid, t.Address, i+1, err)
 			}
 			allowed := map[string]bool{"type": true, "destructive": true, "reason": true}
 			if pt := act.Type.PayloadType(); pt != nil {
@@ -222,7 +281,7 @@ func checkActionFields(data []byte) error {
 			}
 			for k := range keys {
 				if !allowed[k] {
-					return fmt.Errorf("%w: %s action %d (%s): unknown field %q", ErrBadPlan, t.Address, i+1, act.Type, k)
+					return fmt.Errorf("%w: %s action %d (%s): unknown field %q", ErrInvalid, t.Address, i+1, act.Type, k)
 				}
 			}
 		}
@@ -247,15 +306,15 @@ func jsonKeys(t reflect.Type) []string {
 	return out
 }
 
-// ValidatePlan checks a plan's structure: required fields, one table per
+// Validate checks a plan's structure: required fields, one table per
 // address, actions in order with the payload their type names, destructive
 // flags as the contract says, payload lists that agree with their counts,
 // and a summary that matches the tables.
-func ValidatePlan(p *diff.Plan) error {
+func Validate(p *diff.Plan) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrBadPlan, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 	}
-	if err := checkFormatVersion(p.FormatVersion); err != nil {
+	if err := CheckVersion(p.FormatVersion); err != nil {
 		return err
 	}
 	if !strings.HasPrefix(p.ConfigDigest, "sha256:") {
@@ -308,18 +367,18 @@ func ValidatePlan(p *diff.Plan) error {
 	return nil
 }
 
-// PlanChecksum is "sha256:<hex>" over the plan's safety-relevant content:
+// Checksum is "sha256:<hex>" over the plan's safety-relevant content:
 // format version, config digest, targets and every table
 // (observed identity, actions, refusals). created_at is left out so two
 // plans of an unchanged table are the same document; the summary and errors are left
-// out (the summary is re-derived and compared in ValidatePlan).
+// out (the summary is re-derived and compared in Validate).
 //
 // The bytes hashed are json.Marshal of {format_version, config_digest,
 // targets, tables}, but written table by table into the hash: marshalling
 // the whole document at once held a copy of every orphan path (200,000
 // paths are ~30 MB, more while the buffer grows) on top of the plan, and
 // was the peak of a large plan's memory.
-func PlanChecksum(p *diff.Plan) (string, error) {
+func Checksum(p *diff.Plan) (string, error) {
 	h := sha256.New()
 	write := func(prefix string, v any) error {
 		b, err := json.Marshal(v)

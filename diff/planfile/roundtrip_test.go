@@ -1,0 +1,141 @@
+package planfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/iceops/iceops/diff"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/plan-1.1.json")
+
+// everyKindPlan has one action of every kind, so the round trip covers
+// every payload.
+func everyKindPlan(t *testing.T) *diff.Plan {
+	t.Helper()
+	p := samplePlan(t)
+	tp := &p.Tables[0]
+	tp.Actions = []diff.Action{
+		tp.Actions[0],
+		{Type: diff.ReplaceSortOrder, Reason: "sort_order (main.iceops.hcl:4)", SortOrder: &diff.SortOrderChange{Before: []string{}, After: []string{"ts DESC NULLS LAST"},
+			Fields: []diff.SortField{{Transform: "identity", Column: "ts", Descending: true}}}},
+		{Type: diff.Compact, Reason: "r", Compact: &diff.CompactAction{Strategy: "binpack", InputFiles: 3, InputBytes: 300, Partitions: 1, EstimatedOutputFiles: 1, TargetFileSize: 1 << 29,
+			Groups: []diff.CompactGroup{{Partition: "day=1", InputFiles: 3, InputBytes: 300, EstimatedOutputFiles: 1}}, Commits: 1, Where: "day > 0"}},
+		{Type: diff.RewriteManifests, Reason: "r", Manifests: &diff.ManifestsAction{ManifestsBefore: 9, EstimatedManifestsAfter: 1, TargetSize: 8 << 20}},
+		tp.Actions[1],
+		{Type: diff.RemoveOrphanFiles, Destructive: true, Reason: "r", Orphans: &diff.OrphansAction{Count: 1, Bytes: 10, Paths: []string{"/w/sales.db/orders/data/x.parquet"},
+			OlderThan: "3d", OlderThanMs: 3 * 86400000, Quarantine: "7d",
+			PurgeRuns: []diff.PurgeRun{{RunID: "20261101T000000Z", Files: 2, Bytes: 20, CreatedAtMs: 1, PurgeAfterMs: 2, ManifestDigest: "sha256:ab"}}}},
+	}
+	tp.Refusals = []diff.Refusal{{Action: "compact", Reason: "row lineage"}}
+	diff.Summarize(p)
+	sum, err := Checksum(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Checksum = sum
+	return p
+}
+
+// TestRoundTrip: Write, Read and Write again give the same bytes and the
+// same plan, for every action kind; the bytes are the checked-in document
+// of format 1.1, so a change of the on-disk format fails here (plans saved
+// by an earlier build must still read).
+func TestRoundTrip(t *testing.T) {
+	p := everyKindPlan(t)
+	var first bytes.Buffer
+	if err := Write(&first, p); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "plan-1.1.json")
+	if *update {
+		if err := os.WriteFile(golden, first.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Bytes(), want) {
+		t.Fatalf("the plan document changed from %s:\n%s", golden, first.String())
+	}
+	q, err := Read(bytes.NewReader(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, q) {
+		t.Errorf("read back another plan:\n%+v\n%+v", p, q)
+	}
+	var second bytes.Buffer
+	if err := Write(&second, q); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Bytes(), second.Bytes()) {
+		t.Error("a plan read back writes other bytes")
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(want, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"format_version", "iceops_version", "created_at", "config_digest", "tables", "summary", "checksum"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("missing %q", k)
+		}
+	}
+	if !strings.HasSuffix(first.String(), "}\n") {
+		t.Error("the document does not end with one newline")
+	}
+}
+
+// TestSaveLoad: Save writes mode 0600 atomically and Load reads it back;
+// a missing file is a read error, a damaged one ErrInvalid, and a failed
+// Save leaves no file behind.
+func TestSaveLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tonight.plan")
+	p := everyKindPlan(t)
+	if err := Save(path, p); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	q, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Checksum != p.Checksum || len(q.Tables[0].Actions) != len(diff.Kinds()) {
+		t.Errorf("loaded %+v", q.Tables[0])
+	}
+	if _, err := Load(filepath.Join(dir, "nowhere.plan")); err == nil || errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "read saved plan") {
+		t.Errorf("missing file: %v", err)
+	}
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, b[:len(b)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); !errors.Is(err, ErrInvalid) {
+		t.Errorf("truncated file: %v", err)
+	}
+	bad := *p
+	bad.Tables = []diff.TablePlan{{Actions: []diff.Action{{Type: "drop_table"}}}}
+	if err := Save(filepath.Join(dir, "bad.plan"), &bad); err == nil {
+		t.Fatal("saved a plan with an unknown action")
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 1 {
+		t.Errorf("files left: %v", left)
+	}
+}
