@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
@@ -113,7 +110,7 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 
 	// Identity first, for every table with work, before anything changes: a
 	// dropped-and-recreated table makes the whole saved plan stale.
-	loaded := map[string]*table.Table{}
+	loaded := map[string]*providers.Table{}
 	loadErr := map[string]error{}
 	for _, tp := range plan.Tables {
 		if len(tp.Actions) == 0 {
@@ -122,12 +119,12 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 		if ctx.Err() != nil {
 			break
 		}
-		tbl, err := b.LoadTable(ctx, tp.Address)
+		tbl, err := b.Table(ctx, tp.Address)
 		if err != nil {
 			loadErr[tp.Address] = err
 			continue
 		}
-		if got := tbl.Metadata().TableUUID().String(); got != tp.Observed.TableUUID {
+		if got := tbl.UUID(); got != tp.Observed.TableUUID {
 			return nil, fmt.Errorf("%w: table %s was recreated since the plan (UUID %s, plan has %s); nothing was changed",
 				ErrStalePlan, tp.Address, got, tp.Observed.TableUUID)
 		}
@@ -294,7 +291,7 @@ type step struct {
 // still qualifies on it; orphan removal re-checks each listed path. A commit
 // that conflicts with a concurrent writer is retried the same way (reload,
 // recompute, commit), a bounded number of times with backoff.
-func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.Table) (tr TableResult) {
+func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *providers.Table) (tr TableResult) {
 	start := time.Now()
 	tr = TableResult{Address: tp.Address, MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
 
@@ -328,7 +325,7 @@ func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *table.T
 			// The lease commit may have landed although its answer is an
 			// error (Ctrl-C or a lost response): drop a lease of this run
 			// if there is one, or the next run waits an hour for nothing.
-			stray := &tableLock{r: r, pol: pol, ident: tbl.Identifier(), lease: r.newLease()}
+			stray := &tableLock{r: r, pol: pol, lease: r.newLease()}
 			_ = stray.release(ctx)
 			return failedTable(tp, err.Error())
 		}
@@ -382,12 +379,12 @@ steps:
 				failure = "interrupted: " + err.Error()
 				break steps
 			}
-			cur, err := r.b.LoadTable(ctx, tp.Address)
+			cur, err := r.b.Table(ctx, tp.Address)
 			if err != nil {
 				failure = fmt.Sprintf("%s: load: %v", s.action.Type, err)
 				break steps
 			}
-			if cur.Metadata().TableUUID().String() != tp.Observed.TableUUID {
+			if cur.UUID() != tp.Observed.TableUUID {
 				failure = "the table was dropped and recreated during apply; nothing more is done"
 				break steps
 			}
@@ -562,9 +559,9 @@ func bound(approved []diff.Action, freshPlan diff.TablePlan, finished map[diff.A
 	return out
 }
 
-// runStep executes one action (or properties + sort order together) and
-// turns the provider's result into ActionResults.
-func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effective, batch []step) ([]ActionResult, *table.Table, error) {
+// runStep executes one action (or adjacent actions sharing a commit) with
+// its kind's executor and turns the result into ActionResults.
+func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.Effective, batch []step) ([]ActionResult, *providers.Table, error) {
 	addr := pol.Address
 	begin := time.Now()
 	first := batch[0].action
@@ -574,93 +571,25 @@ func (r *runner) runStep(ctx context.Context, tbl *table.Table, pol *config.Effe
 	progress := func(done, total int64, unit string) {
 		emit(r.opts.Progress, Event{Table: addr, Action: string(first.Type), Phase: PhaseProgress, Done: done, Total: total, Unit: unit})
 	}
+	actions := make([]diff.Action, len(batch))
+	for i, s := range batch {
+		a, err := s.action.WithSecrets(pol)
+		if err != nil {
+			return nil, tbl, fmt.Errorf("%w: %w", ErrStalePlan, err)
+		}
+		actions[i] = a
+	}
 	var (
-		next *table.Table
+		next *providers.Table
 		er   providers.ExecResult
 		err  error
 	)
-	switch first.Type {
-	case diff.UpdateProperties, diff.ReplaceSortOrder:
-		var ch providers.MetadataChange
-		for _, s := range batch {
-			switch s.action.Type {
-			case diff.UpdateProperties:
-				set, err := secretValues(pol, s.action.Properties)
-				if err != nil {
-					return nil, tbl, err
-				}
-				ch.Set, ch.Remove = set, s.action.Properties.Remove
-			case diff.ReplaceSortOrder:
-				f := slices.Clone(s.action.SortOrder.Fields)
-				if f == nil {
-					f = []diff.SortField{}
-				}
-				ch.SortOrder = &f
-			}
-		}
-		next, er, err = providers.ApplyMetadata(ctx, tbl, ch)
-	case diff.Compact:
-		cat, cerr := r.b.Catalog(ctx, pol.Catalog)
-		if cerr != nil {
-			err = cerr
-			break
-		}
-		c := pol.Compaction
-		// Rebase: iceops' compaction engine lets iceberg-go rebase its
-		// replace commit onto concurrent appends, with the rewrite's conflict
-		// validation (a concurrent delete on a replaced file fails it).
-		// Without it a table with frequent appends never gets compacted.
-		next, er, err = providers.Compact(ctx, tbl, providers.CompactSpec{
-			Selection: diff.SelectionFor(pol), Strategy: first.Compact.Strategy,
-			ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
-			MaxConcurrent: c.MaxConcurrentGroups.Value, MaxBytes: c.MaxBytesPerRun.Value,
-			Catalog: cat, Rebase: true, Progress: progress, Memory: r.memory, Now: r.now})
-	case diff.RewriteManifests:
-		next, er, err = providers.RewriteManifests(ctx, tbl, first.Manifests.TargetSize)
-	case diff.ExpireSnapshots:
-		cat, cerr := r.b.Catalog(ctx, pol.Catalog)
-		if cerr != nil {
-			err = cerr
-			break
-		}
-		rp := pol.SnapshotRetention
-		next, er, err = providers.ExpireSnapshots(ctx, cat, tbl, providers.ExpireSpec{
-			SnapshotIDs: first.Expire.SnapshotIDs, RefsToRemove: first.Expire.RefsToRemove, Progress: progress,
-			Abort: r.opts.Abort, FinishWithin: r.opts.FinishWithin,
-			Retention: &providers.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
-				MaxRefAge: rp.MaxRefAge.Value, Now: r.now()},
+	if exec, ok := r.b.Executor(first.Type); ok {
+		next, er, err = exec.Execute(ctx, providers.ExecRequest{
+			Table: tbl, Policy: pol, Actions: actions, Progress: progress, Now: r.now,
+			Abort: r.opts.Abort, FinishWithin: r.opts.FinishWithin, Memory: r.memory,
 		})
-	case diff.RemoveOrphanFiles:
-		cat, cerr := r.b.Catalog(ctx, pol.Catalog)
-		if cerr != nil {
-			err = cerr
-			break
-		}
-		storage, serr := r.b.StorageProperties(pol.Catalog)
-		if serr != nil {
-			err = serr
-			break
-		}
-		next = tbl
-		o := pol.OrphanFiles
-		er, err = providers.RemoveOrphanFiles(ctx, cat, tbl, providers.OrphanSpec{
-			Paths:      first.Orphans.Paths,
-			OlderThan:  time.Duration(first.Orphans.OlderThanMs) * time.Millisecond,
-			Now:        r.now(),
-			Progress:   progress,
-			Quarantine: first.Orphans.Quarantine != "",
-			// The plan carries the duration as written ("7d"); it was
-			// validated with the configuration.
-			QuarantineFor: orphanQuarantine(first.Orphans.Quarantine),
-			PurgeRuns:     first.Orphans.PurgeRuns,
-			OtherTables:   r.b.TableLocations,
-			Address:       addr,
-			// The plan's scope rules, applied again as the plan applied them.
-			EqualSchemes: o.EqualSchemes.Value, EqualAuthorities: o.EqualAuthorities.Value,
-			AllowStorageRoots: o.AllowStorageRoots.Value,
-			StorageProps:      storage,
-		})
-	default:
+	} else {
 		err = fmt.Errorf("unknown action %q", first.Type)
 	}
 	dur := time.Since(begin).Milliseconds()
@@ -729,34 +658,4 @@ func incompleteError(er providers.ExecResult) string {
 		parts = append(parts, fmt.Sprintf("%d files deleted", er.FilesDeleted), fmt.Sprintf("%d failed", n))
 	}
 	return "incomplete: " + strings.Join(parts, ", ") + "; see delete_errors for each file"
-}
-
-func orphanQuarantine(s string) time.Duration {
-	if s == "" {
-		return 0
-	}
-	d, _ := config.ParseDuration(s)
-	return d
-}
-
-// secretValues is the property values to set: a plan holds only digests of
-// secret values (diff.PropertiesChange.Sensitive), so they come from the
-// configuration, which must still hold the value the plan was made with.
-func secretValues(pol *config.Effective, ch *diff.PropertiesChange) (map[string]string, error) {
-	if len(ch.Sensitive) == 0 {
-		return ch.Set, nil
-	}
-	out := maps.Clone(ch.Set)
-	for _, k := range ch.Sensitive {
-		digest, ok := ch.Set[k]
-		if !ok {
-			continue // only in Before: a removed key
-		}
-		want, ok := pol.DerivedProperties[k]
-		if !ok || config.SecretDigest(want.Value) != digest {
-			return nil, fmt.Errorf("%w: the secret value of property %q in the configuration is not the one the plan was made with", ErrStalePlan, k)
-		}
-		out[k] = want.Value
-	}
-	return out, nil
 }

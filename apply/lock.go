@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/providers"
 )
@@ -26,7 +24,6 @@ const lockPoll = 500 * time.Millisecond
 type tableLock struct {
 	r     *runner
 	pol   *config.Effective
-	ident table.Identifier
 	lease providers.Lease
 }
 
@@ -36,16 +33,12 @@ type tableLock struct {
 // the version the plan was made against just before the lease was
 // committed (the lease's own commit moves the metadata location).
 // A lease held by another run past the timeout is a *providers.LockedError.
-func (r *runner) lockTable(ctx context.Context, pol *config.Effective, planned string, tbl *table.Table) (*tableLock, *table.Table, bool, error) {
-	cat, err := r.b.Catalog(ctx, pol.Catalog)
-	if err != nil {
-		return nil, tbl, false, fmt.Errorf("lock: %w", err)
-	}
+func (r *runner) lockTable(ctx context.Context, pol *config.Effective, planned string, tbl *providers.Table) (*tableLock, *providers.Table, bool, error) {
 	deadline := r.now().Add(r.opts.LockTimeout)
 	for conflicts := 0; ; {
 		unchanged := tbl.MetadataLocation() == planned
-		l := &tableLock{r: r, pol: pol, ident: tbl.Identifier(), lease: r.newLease()}
-		next, err := providers.AcquireLease(ctx, cat, tbl, l.lease, r.now())
+		l := &tableLock{r: r, pol: pol, lease: r.newLease()}
+		next, err := r.b.TakeLease(ctx, tbl, l.lease, r.now())
 		if err == nil {
 			return l, next, unchanged, nil
 		}
@@ -65,7 +58,7 @@ func (r *runner) lockTable(ctx context.Context, pol *config.Effective, planned s
 		default:
 			return nil, tbl, false, fmt.Errorf("lock: %w", err)
 		}
-		tbl, err = r.b.LoadTable(ctx, pol.Address)
+		tbl, err = r.b.Table(ctx, pol.Address)
 		if err != nil {
 			return nil, tbl, false, fmt.Errorf("lock: load: %w", err)
 		}
@@ -82,7 +75,7 @@ func (r *runner) newLease() providers.Lease {
 
 // renew extends the lease on cur when half of it has passed, and returns
 // the table as committed (cur itself when no renewal was due).
-func (l *tableLock) renew(ctx context.Context, cur *table.Table) (*table.Table, error) {
+func (l *tableLock) renew(ctx context.Context, cur *providers.Table) (*providers.Table, error) {
 	ttl := l.r.opts.LeaseTTL
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
@@ -90,16 +83,12 @@ func (l *tableLock) renew(ctx context.Context, cur *table.Table) (*table.Table, 
 	if l.lease.ExpiresAt.Sub(l.r.now()) > ttl/2 {
 		return cur, nil
 	}
-	held, ok := providers.ReadLease(cur)
+	held, ok := cur.Lease()
 	if !ok || held.RunID != l.lease.RunID {
 		return cur, providers.ErrLockLost
 	}
-	cat, err := l.r.b.Catalog(ctx, l.pol.Catalog)
-	if err != nil {
-		return cur, err
-	}
 	lease := l.r.newLease()
-	next, err := providers.AcquireLease(ctx, cat, cur, lease, l.r.now())
+	next, err := l.r.b.TakeLease(ctx, cur, lease, l.r.now())
 	if err != nil {
 		return cur, fmt.Errorf("renew lock: %w", err)
 	}
@@ -111,10 +100,5 @@ func (l *tableLock) renew(ctx context.Context, cur *table.Table) (*table.Table, 
 // Ctrl-C (the context is detached: a lease left behind blocks the next run
 // until it expires).
 func (l *tableLock) release(ctx context.Context) error {
-	ctx = context.WithoutCancel(ctx)
-	cat, err := l.r.b.Catalog(ctx, l.pol.Catalog)
-	if err != nil {
-		return fmt.Errorf("release lock: %w", err)
-	}
-	return providers.ReleaseLease(ctx, cat, l.ident, l.lease.RunID)
+	return l.r.b.DropLease(context.WithoutCancel(ctx), l.pol.Address, l.lease.RunID)
 }

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/iceops/iceops/config"
@@ -59,15 +57,17 @@ func PlanMemoryLimit(tables int) int64 {
 }
 
 // backend is what apply needs from providers.Session; an interface so the
-// orchestration can be exercised on real tables without the CLI.
+// orchestration can be exercised on real tables without the CLI, and so
+// that another engine's executors can stand in (Executor). Tables are
+// opaque handles: apply knows no iceberg-go type (docs/design.md §7).
 type backend interface {
 	ListTables(ctx context.Context, catalog string) ([]string, error)
 	Observe(ctx context.Context, pol *config.Effective) (*diff.TableState, error)
-	LoadTable(ctx context.Context, address string) (*table.Table, error)
-	Catalog(ctx context.Context, name string) (catalog.Catalog, error)
 	ObservePlan(ctx context.Context, pol *config.Effective) (*providers.Observation, error)
-	TableLocations(ctx context.Context) (map[string]providers.TableLocation, error)
-	StorageProperties(catalog string) (map[string]string, error)
+	Table(ctx context.Context, address string) (*providers.Table, error)
+	TakeLease(ctx context.Context, tbl *providers.Table, lease providers.Lease, now time.Time) (*providers.Table, error)
+	DropLease(ctx context.Context, address, runID string) error
+	Executor(t diff.ActionType) (providers.Executor, bool)
 }
 
 // Plan observes every managed table and diffs it against its policy. One

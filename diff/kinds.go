@@ -3,10 +3,13 @@ package diff
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/iceops/iceops/config"
 )
 
 // Kind is what iceops knows about one action kind apart from how to plan it
@@ -34,6 +37,9 @@ type Kind struct {
 	// allows; nil: the fresh action runs (the kind recomputes its work on
 	// the table as it is, docs/design.md §5.3).
 	bound func(approved, fresh Action) Bounded
+	// secrets replaces, in a copy of the action, the digests of secret
+	// values by the values (docs/design.md §3.4, Secrets); nil: none.
+	secrets func(pol *config.Effective, a *Action) error
 }
 
 // kinds is every action kind, in the order actions run (docs/design.md
@@ -41,18 +47,35 @@ type Kind struct {
 // Action and its entry here, a planner call in PlanTable, an executor in
 // providers and a view.
 var kinds = []Kind{
-	kind(UpdateProperties, false, "metadata", func(a *Action) **PropertiesChange { return &a.Properties }, validateProperties, nil),
-	kind(ReplaceSortOrder, false, "metadata", func(a *Action) **SortOrderChange { return &a.SortOrder }, validateSortOrder, nil),
-	kind(Compact, false, "", func(a *Action) **CompactAction { return &a.Compact }, validateCompact, nil),
-	kind(RewriteManifests, false, "", func(a *Action) **ManifestsAction { return &a.Manifests }, validateManifests, nil),
-	kind(ExpireSnapshots, true, "", func(a *Action) **ExpireAction { return &a.Expire }, validateExpire, boundExpire),
-	kind(RemoveOrphanFiles, true, "", func(a *Action) **OrphansAction { return &a.Orphans }, validateOrphans, boundOrphans),
+	kind(UpdateProperties, func(a *Action) **PropertiesChange { return &a.Properties }, rules[PropertiesChange]{
+		batch: "metadata", validate: validateProperties, secrets: propertySecrets}),
+	kind(ReplaceSortOrder, func(a *Action) **SortOrderChange { return &a.SortOrder }, rules[SortOrderChange]{
+		batch: "metadata", validate: validateSortOrder}),
+	kind(Compact, func(a *Action) **CompactAction { return &a.Compact }, rules[CompactAction]{
+		validate: validateCompact}),
+	kind(RewriteManifests, func(a *Action) **ManifestsAction { return &a.Manifests }, rules[ManifestsAction]{
+		validate: validateManifests}),
+	kind(ExpireSnapshots, func(a *Action) **ExpireAction { return &a.Expire }, rules[ExpireAction]{
+		destructive: true, validate: validateExpire, bound: boundExpire}),
+	kind(RemoveOrphanFiles, func(a *Action) **OrphansAction { return &a.Orphans }, rules[OrphansAction]{
+		destructive: true, validate: validateOrphans, bound: boundOrphans}),
+}
+
+// rules are a kind's facts with its payload type P (see Kind).
+type rules[P any] struct {
+	destructive bool
+	batch       string
+	validate    func(*P) error // required
+	bound       func(approved, fresh Action) Bounded
+	// secrets returns the payload with the values a plan holds only as
+	// digests taken from the configuration; nil: the kind holds none.
+	secrets func(pol *config.Effective, p *P) (*P, error)
 }
 
 // kind builds a Kind whose payload is the Action field that field points to.
-func kind[P any](t ActionType, destructive bool, batch string, field func(*Action) **P, validate func(*P) error, bound func(approved, fresh Action) Bounded) Kind {
-	return Kind{
-		Type: t, Destructive: destructive, Batch: batch,
+func kind[P any](t ActionType, field func(*Action) **P, r rules[P]) Kind {
+	k := Kind{
+		Type: t, Destructive: r.destructive, Batch: r.batch,
 		payloadType: reflect.TypeFor[P](),
 		payload: func(a *Action) any {
 			if p := *field(a); p != nil {
@@ -65,9 +88,19 @@ func kind[P any](t ActionType, destructive bool, batch string, field func(*Actio
 			*field(a) = p
 			return p
 		},
-		validate: func(a *Action) error { return validate(*field(a)) },
-		bound:    bound,
+		validate: func(a *Action) error { return r.validate(*field(a)) },
+		bound:    r.bound,
 	}
+	if r.secrets != nil {
+		k.secrets = func(pol *config.Effective, a *Action) error {
+			p, err := r.secrets(pol, *field(a))
+			if err == nil {
+				*field(a) = p
+			}
+			return err
+		}
+	}
+	return k
 }
 
 // Kinds lists every action type in docs/design.md §5.1 order.
@@ -140,6 +173,43 @@ func (a *Action) Validate() error {
 		return fmt.Errorf("unknown type %q", a.Type)
 	}
 	return k.validate(a)
+}
+
+// WithSecrets returns the action to execute: a plan holds secret property
+// values only as digests (PropertiesChange.Sensitive), so they come from
+// the configuration, which must still hold the value the plan was made
+// with (else an error: the plan is stale). The action itself is not
+// changed.
+func (a Action) WithSecrets(pol *config.Effective) (Action, error) {
+	k, ok := KindOf(a.Type)
+	if !ok || k.secrets == nil || k.payload(&a) == nil {
+		return a, nil
+	}
+	if err := k.secrets(pol, &a); err != nil {
+		return Action{}, err
+	}
+	return a, nil
+}
+
+// propertySecrets is WithSecrets for update_properties.
+func propertySecrets(pol *config.Effective, ch *PropertiesChange) (*PropertiesChange, error) {
+	if len(ch.Sensitive) == 0 {
+		return ch, nil
+	}
+	out := *ch
+	out.Set = maps.Clone(ch.Set)
+	for _, k := range ch.Sensitive {
+		digest, ok := ch.Set[k]
+		if !ok {
+			continue // only in Before: a removed key
+		}
+		want, ok := pol.DerivedProperties[k]
+		if !ok || config.SecretDigest(want.Value) != digest {
+			return nil, fmt.Errorf("the secret value of property %q in the configuration is not the one the plan was made with", k)
+		}
+		out.Set[k] = want.Value
+	}
+	return &out, nil
 }
 
 // Bounded is an approved action cut down to what a fresh plan of the table

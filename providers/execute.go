@@ -1,0 +1,243 @@
+package providers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/compaction"
+)
+
+// Table is an opaque handle on one loaded table: what apply holds between
+// actions (docs/design.md §7: apply knows no iceberg-go type). It names the
+// table and the version it was loaded at; only providers looks inside.
+type Table struct {
+	address string
+	t       *table.Table
+}
+
+// Address is the table's "catalog.namespace.table".
+func (h *Table) Address() string { return h.address }
+
+// UUID is the table's UUID: another UUID at the same address is a table
+// dropped and recreated.
+func (h *Table) UUID() string { return h.t.Metadata().TableUUID().String() }
+
+// MetadataLocation is the metadata file of the version the handle holds.
+func (h *Table) MetadataLocation() string { return h.t.MetadataLocation() }
+
+// Lease is the table's lease as loaded, if any (docs/design.md §5.4, Locking).
+func (h *Table) Lease() (Lease, bool) { return ReadLease(h.t) }
+
+// with is a handle on another version of the same table; nil for nil.
+func (h *Table) with(t *table.Table) *Table {
+	if t == nil {
+		return nil
+	}
+	return &Table{address: h.address, t: t}
+}
+
+// Table loads the table at address as a handle.
+func (s *Session) Table(ctx context.Context, address string) (*Table, error) {
+	t, err := s.LoadTable(ctx, address)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{address: address, t: t}, nil
+}
+
+// TakeLease commits lease on the table (AcquireLease) and returns the
+// table as committed; a catalog that cannot be opened is returned as is.
+func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time.Time) (*Table, error) {
+	name, _, err := SplitAddress(h.address)
+	if err != nil {
+		return h, err
+	}
+	cat, err := s.Catalog(ctx, name)
+	if err != nil {
+		return h, err
+	}
+	next, err := AcquireLease(ctx, cat, h.t, lease, now)
+	return h.with(next), err
+}
+
+// DropLease removes runID's lease from the table at address (ReleaseLease).
+func (s *Session) DropLease(ctx context.Context, address, runID string) error {
+	name, ident, err := SplitAddress(address)
+	if err != nil {
+		return fmt.Errorf("release lock: %w", err)
+	}
+	cat, err := s.Catalog(ctx, name)
+	if err != nil {
+		return fmt.Errorf("release lock: %w", err)
+	}
+	return ReleaseLease(ctx, cat, ident, runID)
+}
+
+// Executor runs actions on one table: one action, or adjacent actions
+// whose kinds share a commit (diff.ActionType.Batch), in one commit. It is
+// the seam between apply, which decides what runs when, re-plans and
+// retries, and the engine that changes the table. The executors of this
+// package run in process through iceberg-go; another engine (Spark,
+// Trino) satisfies the same interface.
+//
+// An executor commits optimistically: a commit that conflicts with a
+// concurrent writer is ErrConflict (apply reloads, re-plans within the
+// approval and retries). It returns the table as it left it, or nil when
+// it cannot tell (apply reloads before each action anyway).
+type Executor interface {
+	Execute(ctx context.Context, req ExecRequest) (*Table, ExecResult, error)
+}
+
+// ExecutorFunc is a function that is an Executor.
+type ExecutorFunc func(ctx context.Context, req ExecRequest) (*Table, ExecResult, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
+	return f(ctx, req)
+}
+
+// ExecRequest is one execution: the actions as approved (bounded by a
+// fresh plan when the table changed, secret property values taken from
+// the configuration), the table as loaded for them, and the run's context.
+type ExecRequest struct {
+	Table   *Table
+	Policy  *config.Effective
+	Actions []diff.Action
+	// Progress reports work done (files, bytes) while the actions run.
+	Progress ExecProgress
+	Now      func() time.Time
+	// Abort and FinishWithin bound what an expiry whose commit landed still
+	// deletes after the first Ctrl-C (ExpireSpec).
+	Abort        context.Context
+	FinishWithin time.Duration
+	// Memory holds the Go soft memory limit to what running compactions
+	// need; nil leaves it alone.
+	Memory *compaction.MemoryLimiter
+}
+
+// Executor returns the executor of action kind t: this session's, through
+// iceberg-go. ok is false for a kind without one (a test enumerates
+// diff.Kinds so that none lacks it).
+func (s *Session) Executor(t diff.ActionType) (Executor, bool) {
+	f, ok := s.executors()[t]
+	if !ok {
+		return nil, false
+	}
+	return f, true
+}
+
+// executors is one executor per action kind; properties and the sort order
+// share one, which commits them together.
+func (s *Session) executors() map[diff.ActionType]ExecutorFunc {
+	return map[diff.ActionType]ExecutorFunc{
+		diff.UpdateProperties:  s.executeMetadata,
+		diff.ReplaceSortOrder:  s.executeMetadata,
+		diff.Compact:           s.executeCompact,
+		diff.RewriteManifests:  s.executeManifests,
+		diff.ExpireSnapshots:   s.executeExpire,
+		diff.RemoveOrphanFiles: s.executeOrphans,
+	}
+}
+
+// executeMetadata commits properties and the sort order together.
+func (s *Session) executeMetadata(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
+	var ch MetadataChange
+	for _, a := range req.Actions {
+		if p := a.Properties; p != nil {
+			ch.Set, ch.Remove = p.Set, p.Remove
+		}
+		if so := a.SortOrder; so != nil {
+			f := slices.Clone(so.Fields)
+			if f == nil {
+				f = []diff.SortField{}
+			}
+			ch.SortOrder = &f
+		}
+	}
+	next, er, err := ApplyMetadata(ctx, req.Table.t, ch)
+	return req.Table.with(next), er, err
+}
+
+func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
+	cat, err := s.Catalog(ctx, req.Policy.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
+	pol, a := req.Policy, req.Actions[0]
+	c := pol.Compaction
+	// Rebase: iceops' compaction engine lets iceberg-go rebase its replace
+	// commit onto concurrent appends, with the rewrite's conflict
+	// validation (a concurrent delete on a replaced file fails it). Without
+	// it a table with frequent appends never gets compacted.
+	next, er, err := Compact(ctx, req.Table.t, CompactSpec{
+		Selection: diff.SelectionFor(pol), Strategy: a.Compact.Strategy,
+		ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
+		MaxConcurrent: c.MaxConcurrentGroups.Value, MaxBytes: c.MaxBytesPerRun.Value,
+		Catalog: cat, Rebase: true, Progress: req.Progress, Memory: req.Memory, Now: req.Now})
+	return req.Table.with(next), er, err
+}
+
+func (s *Session) executeManifests(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
+	next, er, err := RewriteManifests(ctx, req.Table.t, req.Actions[0].Manifests.TargetSize)
+	return req.Table.with(next), er, err
+}
+
+func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
+	cat, err := s.Catalog(ctx, req.Policy.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
+	e, rp := req.Actions[0].Expire, req.Policy.SnapshotRetention
+	next, er, err := ExpireSnapshots(ctx, cat, req.Table.t, ExpireSpec{
+		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress,
+		Abort: req.Abort, FinishWithin: req.FinishWithin,
+		Retention: &RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
+			MaxRefAge: rp.MaxRefAge.Value, Now: req.Now()},
+	})
+	return req.Table.with(next), er, err
+}
+
+func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
+	cat, err := s.Catalog(ctx, req.Policy.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
+	pol := req.Policy
+	storage, err := s.StorageProperties(pol.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
+	a, o := req.Actions[0].Orphans, pol.OrphanFiles
+	er, err := RemoveOrphanFiles(ctx, cat, req.Table.t, OrphanSpec{
+		Paths:      a.Paths,
+		OlderThan:  time.Duration(a.OlderThanMs) * time.Millisecond,
+		Now:        req.Now(),
+		Progress:   req.Progress,
+		Quarantine: a.Quarantine != "",
+		// The plan carries the duration as written ("7d"); it was
+		// validated with the configuration.
+		QuarantineFor: orphanQuarantine(a.Quarantine),
+		PurgeRuns:     a.PurgeRuns,
+		OtherTables:   s.TableLocations,
+		Address:       pol.Address,
+		// The plan's scope rules, applied again as the plan applied them.
+		EqualSchemes: o.EqualSchemes.Value, EqualAuthorities: o.EqualAuthorities.Value,
+		AllowStorageRoots: o.AllowStorageRoots.Value,
+		StorageProps:      storage,
+	})
+	return req.Table, er, err
+}
+
+func orphanQuarantine(s string) time.Duration {
+	if s == "" {
+		return 0
+	}
+	d, _ := config.ParseDuration(s)
+	return d
+}
