@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/iceops/iceops/config"
 )
 
 // TestEveryKindIsComplete enumerates the action kinds and checks that each
@@ -95,5 +97,37 @@ func TestBoundKeepsOnlyApproved(t *testing.T) {
 	fresh = Action{Type: Compact, Compact: &CompactAction{InputFiles: 7}}
 	if b := Bound(Action{Type: Compact, Compact: &CompactAction{InputFiles: 3}}, fresh); b.Action.Compact.InputFiles != 7 {
 		t.Errorf("compact bound %+v", b)
+	}
+}
+
+// TestWithSecrets: a plan holds a secret property value only as its
+// digest; the action to execute takes the value from the configuration
+// when it is still the one planned, is refused when it is not, and the
+// approved action is left as it was.
+func TestWithSecrets(t *testing.T) {
+	a := Action{Type: UpdateProperties, Properties: &PropertiesChange{
+		Set:       map[string]string{"s3.secret-access-key": config.SecretDigest("hunter2"), "k": "v"},
+		Before:    map[string]string{},
+		Sensitive: []string{"s3.secret-access-key"},
+	}}
+	pol := &config.Effective{DerivedProperties: map[string]config.Setting[string]{"s3.secret-access-key": {Value: "hunter2"}}}
+	got, err := a.WithSecrets(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Properties.Set["s3.secret-access-key"] != "hunter2" || got.Properties.Set["k"] != "v" {
+		t.Errorf("resolved %v", got.Properties.Set)
+	}
+	if a.Properties.Set["s3.secret-access-key"] != config.SecretDigest("hunter2") {
+		t.Error("the approved action was changed")
+	}
+	pol.DerivedProperties["s3.secret-access-key"] = config.Setting[string]{Value: "other"}
+	if _, err := a.WithSecrets(pol); err == nil {
+		t.Error("another secret value in the configuration was accepted")
+	}
+	// Kinds without secrets pass through.
+	c := Action{Type: Compact, Compact: &CompactAction{InputFiles: 2}}
+	if got, err := c.WithSecrets(pol); err != nil || got.Compact != c.Compact {
+		t.Errorf("compact: %v", err)
 	}
 }
