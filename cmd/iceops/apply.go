@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/google/uuid"
 
@@ -53,8 +51,9 @@ func (c *cli) apply(args []string) int {
 	if !ok {
 		return exitError
 	}
-	ctx, abort, release := c.applyInterrupts()
-	defer release()
+	signals := c.applyInterrupts()
+	defer signals.release()
+	ctx := signals.stop
 	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
 	defer sess.Close()
 
@@ -94,7 +93,7 @@ func (c *cli) apply(args []string) int {
 
 	prog := views.NewProgress(c.stderr, c.liveProgress(), false, c.colorErr(), c.now)
 	prog.Heartbeat(views.HeartbeatEvery)
-	defer acknowledgeSignals(prog)()
+	signals.attach(prog)
 	res, err := apply.Apply(ctx, cfg, sess, plan, apply.ApplyOptions{
 		Parallelism: a.Parallelism,
 		Now:         c.now,
@@ -104,12 +103,13 @@ func (c *cli) apply(args []string) int {
 		// While compaction runs, the Go soft memory limit follows what the
 		// compactions hold (docs/benchmarks.md, Compaction).
 		SetMemoryLimit: memoryLimitSetter(c.env),
-		Abort:          abort,
+		Abort:          signals.abort,
 		Lock:           a.Lock,
 		LockTimeout:    a.LockTimeout,
 		LockOwner:      c.lockOwner(),
 		RunID:          uuid.NewString(),
 	})
+	signals.attach(nil)
 	prog.Done()
 	if err != nil {
 		return c.fail(fmt.Errorf("apply: %w", err))
@@ -129,31 +129,6 @@ func (c *cli) apply(args []string) int {
 		return exitError
 	}
 	return exitOK
-}
-
-// acknowledgeSignals says, on the first SIGINT or SIGTERM, what apply is
-// finishing (the context from signal.NotifyContext stops new work; this
-// only tells the person or the CD system that the signal arrived). The
-// returned function stops listening.
-func acknowledgeSignals(prog *views.Progress) func() {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sigs:
-			name := "SIGINT"
-			if s == syscall.SIGTERM {
-				name = "SIGTERM"
-			}
-			prog.Interrupted(name)
-		case <-done:
-		}
-	}()
-	return func() {
-		signal.Stop(sigs)
-		close(done)
-	}
 }
 
 // lockOwner names this run in the leases it takes: user@host, as a person

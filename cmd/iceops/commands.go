@@ -24,7 +24,7 @@ func commands() []command {
 		{name: "explain", synopsis: "Show every effective policy value for one table and where it was set", help: commandHelp["explain"], run: (*cli).explain},
 		{name: "fmt", synopsis: "Rewrite configuration files in the canonical format", help: commandHelp["fmt"], run: (*cli).fmt},
 		{name: "inspect", synopsis: "Health report of one table, with recommendations", help: commandHelp["inspect"], run: (*cli).inspect},
-		{name: "restore", synopsis: "Put back the files of one quarantine run", help: restoreHelp, run: (*cli).restore},
+		{name: "restore", synopsis: "Put back the files of one quarantine run", help: commandHelp["restore"], run: (*cli).restore},
 		{name: "show", synopsis: "Print a saved plan", help: commandHelp["show"], run: (*cli).show},
 		{name: "version", synopsis: "Print the iceops version", help: commandHelp["version"], run: (*cli).version},
 	}

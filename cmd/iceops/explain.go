@@ -50,21 +50,13 @@ func (c *cli) explain(args []string) int {
 	return exitOK
 }
 
-// excludedBy names the selectors whose pattern matches addr but whose
-// exclude list carves it out, so "not managed" can say why.
+// excludedBy says which selectors match addr but exclude it, so "not
+// managed" can say why (the rule is config.Config.ExcludedBy).
 func excludedBy(cfg *config.Config, addr string) []string {
 	var out []string
-	for _, sel := range cfg.Selectors {
-		if !config.MatchPattern(sel.Pattern, addr) {
-			continue
-		}
-		for _, ex := range sel.Exclude {
-			if config.MatchPattern(ex, addr) {
-				out = append(out, fmt.Sprintf("tables %q (%s) matches it but excludes %q",
-					sel.Pattern, rangeString(sel.DeclRange), ex))
-				break
-			}
-		}
+	for _, ex := range cfg.ExcludedBy(addr) {
+		out = append(out, fmt.Sprintf("tables %q (%s) matches it but excludes %q",
+			ex.Selector.Pattern, rangeString(ex.Selector.DeclRange), ex.Exclude))
 	}
 	return out
 }

@@ -167,6 +167,26 @@ Examples:
   iceops demo
   iceops demo /tmp/lakehouse && iceops -chdir=/tmp/lakehouse plan
 `,
+	"restore": `Usage: iceops [global options] restore [options] RUN_ID ADDR
+
+  Put back the orphan files that one apply moved to the table's quarantine
+  (orphan_files { quarantine = "7d" }). RUN_ID is the quarantine run the
+  apply results name ("quarantine run 20261130T120000Z"); the runs are the
+  directories under <table location>/.iceops-quarantine/.
+
+  A file is never overwritten: when a file exists at the original path, that
+  file is left as it is, its quarantined copy stays, and restore exits 1.
+
+Options:
+  -json            Print the result as JSON
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops restore 20261130T120000Z lake.analytics.events
+  iceops restore -json 20261130T120000Z lake.analytics.events
+`,
 	"version": `Usage: iceops version [-json]
 
   Print the iceops version.

@@ -85,6 +85,34 @@ func TestColourDecision(t *testing.T) {
 	}
 }
 
+// TestRestoreHonoursNoColor: restore renders through the views like every
+// command, so -no-color (and NO_COLOR) turn its colour off; it used to
+// accept the flag and ignore it.
+func TestRestoreHonoursNoColor(t *testing.T) {
+	dir := writeConfig(t, smallConfig)
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{"terminal", nil, nil, true},
+		{"-no-color", []string{"-no-color"}, nil, false},
+		{"NO_COLOR", nil, map[string]string{"NO_COLOR": "1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"-chdir=" + dir, "restore"}, tc.args...), "20261130T120000Z", "lake.a.b")
+			_, errOut, code := runIn(t, &cli{stdoutTTY: true, stderrTTY: true, env: tc.env}, args...)
+			if code != exitError || !strings.Contains(errOut, "restore 20261130T120000Z lake.a.b") {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if got := strings.Contains(errOut, "\x1b["); got != tc.want {
+				t.Errorf("colour = %v, want %v:\n%q", got, tc.want, errOut)
+			}
+		})
+	}
+}
+
 func TestDiagnosticsColourFollowsStderr(t *testing.T) {
 	dir := writeConfig(t, `policy "base" { target_file_size = "huge" }`)
 	_, errOut, code := runIn(t, &cli{stderrTTY: true}, "-chdir="+dir, "validate")

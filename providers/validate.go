@@ -1,0 +1,53 @@
+package providers
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/compaction"
+)
+
+// ConfigDiagnostics are the configuration errors that need providers'
+// languages rather than config's: every compaction.where is parsed, so
+// that a syntax error is a configuration error with its file:line and
+// snippet, found by validate without a catalog, not a plan-time failure of
+// each table (docs/design.md §3.5). Column names are checked at plan time,
+// against each table's schema. now resolves relative times in the filter.
+func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
+	var bodies []*config.PolicyBody
+	for _, p := range cfg.Policies {
+		bodies = append(bodies, &p.Body)
+	}
+	for _, t := range cfg.Tables {
+		bodies = append(bodies, &t.Body)
+	}
+	for _, t := range cfg.Selectors {
+		bodies = append(bodies, &t.Body)
+	}
+	var diags hcl.Diagnostics
+	for _, b := range bodies {
+		w := b.Compaction.Where
+		if !w.Set {
+			continue
+		}
+		if _, err := compaction.ParseWhere(w.Value, now); err != nil {
+			rng := w.Origin
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid compaction.where",
+				Detail:   fmt.Sprintf("%v.", err),
+				Subject:  &rng,
+			})
+		}
+	}
+	// Policies come from a map: report in file order.
+	slices.SortFunc(diags, func(a, b *hcl.Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.Subject.Filename, b.Subject.Filename), cmp.Compare(a.Subject.Start.Byte, b.Subject.Start.Byte))
+	})
+	return diags
+}
