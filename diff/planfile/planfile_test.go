@@ -38,6 +38,12 @@ func samplePlan(t *testing.T) *diff.Plan {
 		}},
 		Errors: []diff.TableError{},
 	}
+	return seal(t, p)
+}
+
+// seal gives p the summary and checksum iceops plan gives a plan.
+func seal(t *testing.T, p *diff.Plan) *diff.Plan {
+	t.Helper()
 	diff.Summarize(p)
 	sum, err := Checksum(p)
 	if err != nil {

@@ -35,13 +35,7 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 			PurgeRuns: []diff.PurgeRun{{RunID: "20261101T000000Z", Files: 2, Bytes: 20, CreatedAtMs: 1, PurgeAfterMs: 2, ManifestDigest: "sha256:ab"}}}},
 	}
 	tp.Refusals = []diff.Refusal{{Action: "compact", Reason: "row lineage"}}
-	diff.Summarize(p)
-	sum, err := Checksum(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Checksum = sum
-	return p
+	return seal(t, p)
 }
 
 // TestRoundTrip: Write, Read and Write again give the same bytes and the

@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -15,14 +14,7 @@ import (
 func InspectJSON(w io.Writer, in *providers.Inspection) error {
 	masked := *in
 	masked.Properties = maskProps(in.Properties)
-	b, err := json.MarshalIndent(&masked, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode inspection: %w", err)
-	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("write inspection: %w", err)
-	}
-	return nil
+	return writeJSON(w, &masked, "inspection")
 }
 
 func maskProps(p map[string]string) map[string]string {

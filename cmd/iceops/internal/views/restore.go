@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -38,14 +37,7 @@ func RestoreJSON(w io.Writer, address string, res providers.RestoreResult) error
 	for _, f := range res.Restored {
 		doc.Restored = append(doc.Restored, restoredJSON{Path: f.Original, Size: f.Size})
 	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode restore result: %w", err)
-	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("write restore result: %w", err)
-	}
-	return nil
+	return writeJSON(w, doc, "restore result")
 }
 
 // Restore renders what `iceops restore` put back: the files restored, those

@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -11,14 +10,7 @@ import (
 
 // ResultsJSON writes `apply -json`: the results as one document.
 func ResultsJSON(w io.Writer, r *apply.Results) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return nil
+	return writeJSON(w, r, "results")
 }
 
 // Results renders the result table of docs/design.md §5.4: per table and action,
