@@ -10,10 +10,12 @@
 //   - observe.go, histogram.go: Observe/ObserveTable, the current snapshot's
 //     files streamed into per-partition aggregates;
 //   - reachable.go: ReachableFiles, the walker of what snapshots reach;
-//   - orphans.go, refset.go: the orphan scan (listing first, sorted merge
-//     with the referenced set behind an interface);
+//   - orphans.go: the orphan scan (listing first, sorted merge with the
+//     referenced set of internal/reach);
 //   - expiry.go: EstimateExpiry; inspect.go: Inspect; demo.go: BuildDemo;
 //   - exec_*.go: executing plan actions;
+//   - internal/reach: the external sorter and the referenced set;
+//     internal/bound: per-request deadlines and retries;
 //   - testkit: real tables for tests everywhere; internal/lakehouse: what
 //     the demo and testkit share (sqlite catalog, time machine, fixtures).
 //

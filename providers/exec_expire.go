@@ -20,6 +20,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // ExpireSpec is exactly what to expire: the snapshot ids and refs the
@@ -531,11 +532,11 @@ func ExpiryEstimate(ctx context.Context, tbl *table.Table, ids []int64) (files, 
 // metadata file kept names. Both sets are external-sorted, holding at most
 // limit records in memory each.
 func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneIDs []int64, kept *table.Table, limit int) ([]execFileRef, error) {
-	released, keep := newExtSorter(limit), newExtSorter(limit)
+	released, keep := reach.NewSorter(limit), reach.NewSorter(limit)
 	defer released.Close()
 	defer keep.Close()
 	err := walkReachable(ctx, fs, base, goneIDs, false, func(p string, size int64, _ string) error {
-		return released.Add(sortRec{key: execNormPath(p), aux: p, n1: size})
+		return released.Add(reach.Rec{Key: execNormPath(p), Aux: p, N1: size})
 	})
 	if err != nil {
 		return nil, err
@@ -546,16 +547,16 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 		keptIDs = append(keptIDs, s.SnapshotID)
 	}
 	err = walkReachable(ctx, fs, km, keptIDs, false, func(p string, _ int64, _ string) error {
-		return keep.Add(sortRec{key: execNormPath(p)})
+		return keep.Add(reach.Rec{Key: execNormPath(p)})
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := keep.Add(sortRec{key: execNormPath(kept.MetadataLocation())}); err != nil {
+	if err := keep.Add(reach.Rec{Key: execNormPath(kept.MetadataLocation())}); err != nil {
 		return nil, err
 	}
 	for e := range km.PreviousFiles() {
-		if err := keep.Add(sortRec{key: execNormPath(e.MetadataFile)}); err != nil {
+		if err := keep.Add(reach.Rec{Key: execNormPath(e.MetadataFile)}); err != nil {
 			return nil, err
 		}
 	}
@@ -568,24 +569,24 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 		if err != nil {
 			return nil, err
 		}
-		if !first && r.key == last {
+		if !first && r.Key == last {
 			continue
 		}
-		last, first = r.key, false
-		for kok && kerr == nil && k.key < r.key {
+		last, first = r.Key, false
+		for kok && kerr == nil && k.Key < r.Key {
 			k, kerr, kok = next()
 		}
 		if kerr != nil {
 			return nil, kerr
 		}
-		if kok && k.key == r.key {
+		if kok && k.Key == r.Key {
 			continue
 		}
-		size := r.n1
+		size := r.N1
 		if size <= 0 {
 			size = -1 // unknown: stat'ed when deleted
 		}
-		out = append(out, execFileRef{path: r.aux, size: size})
+		out = append(out, execFileRef{path: r.Aux, size: size})
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // EstimateExpiry counts the files (and their bytes) that expiring
@@ -53,17 +54,17 @@ func estimateFreed(ctx context.Context, fsys iceio.IO, md table.Metadata, expire
 
 	// Both sides go through external sorters so that a table with millions
 	// of files is compared in bounded memory, by a sorted merge.
-	before, after := newExtSorter(defaultSpillLimit), newExtSorter(defaultSpillLimit)
+	before, after := reach.NewSorter(defaultSpillLimit), reach.NewSorter(defaultSpillLimit)
 	defer before.Close()
 	defer after.Close()
 	err = walkReachable(ctx, fsys, md, expireIDs, false, func(p string, size int64, _ string) error {
-		return before.Add(sortRec{key: norm(p), n1: size})
+		return before.Add(reach.Rec{Key: norm(p), N1: size})
 	})
 	if err != nil {
 		return 0, 0, err
 	}
 	err = walkReachable(ctx, fsys, md, kept, false, func(p string, _ int64, _ string) error {
-		return after.Add(sortRec{key: norm(p)})
+		return after.Add(reach.Rec{Key: norm(p)})
 	})
 	if err != nil {
 		return 0, 0, err
@@ -71,7 +72,7 @@ func estimateFreed(ctx context.Context, fsys iceio.IO, md table.Metadata, expire
 	if cur := md.CurrentSnapshot(); cur != nil && expire[cur.SnapshotID] {
 		err = walkReachable(ctx, fsys, md, []int64{cur.SnapshotID}, false, func(p string, _ int64, cat string) error {
 			if (cat == CategoryData || cat == CategoryDelete) && (compactInputs == nil || !compactInputs(p)) {
-				return after.Add(sortRec{key: norm(p)})
+				return after.Add(reach.Rec{Key: norm(p)})
 			}
 			return nil
 		})
@@ -89,21 +90,21 @@ func estimateFreed(ctx context.Context, fsys iceio.IO, md table.Metadata, expire
 		if err != nil {
 			return 0, 0, err
 		}
-		if !first && f.key == last {
+		if !first && f.Key == last {
 			continue
 		}
-		last, first = f.key, false
-		for ok && aerr == nil && aft.key < f.key {
+		last, first = f.Key, false
+		for ok && aerr == nil && aft.Key < f.Key {
 			aft, aerr, ok = next()
 		}
 		if aerr != nil {
 			return 0, 0, aerr
 		}
-		if ok && aft.key == f.key {
+		if ok && aft.Key == f.Key {
 			continue
 		}
 		files++
-		bytes += max(f.n1, 0)
+		bytes += max(f.N1, 0)
 	}
 	return files, bytes, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // QuarantineDir is where a quarantining apply moves orphans (issue 5); the
@@ -139,7 +140,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		scan.Refusal = "the table was dropped and recreated during the scan"
 		return scan, nil
 	}
-	refs := newSortedRefSet(s.spillLimit())
+	refs := reach.NewSortedRefSet(s.spillLimit())
 	defer refs.Close()
 	var relative string
 	add := func(p, cat string, required bool) error {
@@ -338,8 +339,8 @@ func listedPath(key, aux string) string {
 // The files go into an external sorter (spillLimit records in memory);
 // version-hint.text files are also returned by key, so the referenced set
 // can tell whether one exists.
-func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (iceio.IO, error), roots []string, norm func(string) string, spillLimit int) (_ *extSorter, hints, symlinks []string, err error) {
-	out := newExtSorter(spillLimit)
+func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (iceio.IO, error), roots []string, norm func(string) string, spillLimit int) (_ *reach.Sorter, hints, symlinks []string, err error) {
+	out := reach.NewSorter(spillLimit)
 	defer func() {
 		if err != nil {
 			_ = out.Close()
@@ -350,7 +351,7 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 		if path.Base(k) == "version-hint.text" {
 			hints = append(hints, k)
 		}
-		return out.Add(sortRec{key: k, aux: listedAux(k, p), n1: size, n2: mtime})
+		return out.Add(reach.Rec{Key: k, Aux: listedAux(k, p), N1: size, N2: mtime})
 	}
 	for _, root := range roots {
 		if strings.HasPrefix(root, "file://") {
@@ -419,7 +420,7 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 // mergeListing walks the sorted listing and the sorted referenced keys side
 // by side (no map of every path). An error from either stream fails the
 // whole scan: a partial referenced set would make live files look orphaned.
-func mergeListing(scan *diff.OrphanScan, listing *extSorter, refs referencedSet, roots []string, excl *excluder, mismatch []string) error {
+func mergeListing(scan *diff.OrphanScan, listing *reach.Sorter, refs reach.RefSet, roots []string, excl *excluder, mismatch []string) error {
 	next, stop := iter.Pull2(refs.Keys())
 	defer stop()
 	ref, req, ok := next()
@@ -437,11 +438,11 @@ func mergeListing(scan *diff.OrphanScan, listing *extSorter, refs referencedSet,
 		if err != nil {
 			return fmt.Errorf("listing: %w", err)
 		}
-		if !first && rec.key == lastKey {
+		if !first && rec.Key == lastKey {
 			continue // the same file listed twice (overlapping roots)
 		}
-		lastKey, first = rec.key, false
-		f := listedFile{key: rec.key, path: listedPath(rec.key, rec.aux), size: rec.n1, mtime: rec.n2}
+		lastKey, first = rec.Key, false
+		f := listedFile{key: rec.Key, path: listedPath(rec.Key, rec.Aux), size: rec.N1, mtime: rec.N2}
 		for ok && ref < f.key {
 			missing(ref, req)
 			ref, req, ok = next()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -87,7 +88,7 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 	norm := func(p string) string { return diff.NormalizePath(p, nil, nil) }
 	roots := []string{norm("s3://bucket/warehouse/t")}
 	// Limits of 2 make both the listing and the references spill to disk.
-	refs := newSortedRefSet(2)
+	refs := reach.NewSortedRefSet(2)
 	defer refs.Close()
 	for _, p := range []string{
 		"s3a://bucket/warehouse/t/data/a.parquet",
@@ -104,7 +105,7 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 	if err := refs.Seal(mm.visit); err != nil || refs.Len() != 4 {
 		t.Fatalf("seal: %v, %d distinct", err, refs.Len())
 	}
-	listing := newExtSorter(2)
+	listing := reach.NewSorter(2)
 	defer listing.Close()
 	for _, p := range []string{
 		"s3://bucket/warehouse/t/data/a.parquet",
@@ -113,7 +114,7 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 		"s3://bucket/warehouse/t/data/stray.parquet",
 		"s3://bucket/warehouse/t/metadata/00001-x.metadata.json",
 	} {
-		if err := listing.Add(sortRec{key: norm(p), aux: p, n1: 1, n2: 1}); err != nil {
+		if err := listing.Add(reach.Rec{Key: norm(p), Aux: p, N1: 1, N2: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // walkSpec says who consumes one pass over a table's manifests. A plan
@@ -389,7 +390,7 @@ const maxMemberships = 8 << 20
 // has chosen the snapshots, estimate says which files only expired
 // snapshots reach, in one sorted pass, without reading a manifest again.
 type expiryIndex struct {
-	recs          *extSorter
+	recs          *reach.Sorter
 	snapIDs       []int64   // snapshot index -> id
 	manifestSnaps [][]int32 // manifest ordinal -> snapshot indexes whose list names it
 	current       []bool    // manifest ordinal -> in the observed current snapshot's list
@@ -399,11 +400,11 @@ type expiryIndex struct {
 }
 
 func newExpiryIndex(spillLimit int) *expiryIndex {
-	return &expiryIndex{recs: newExtSorter(spillLimit)}
+	return &expiryIndex{recs: reach.NewSorter(spillLimit)}
 }
 
 func (x *expiryIndex) add(p string, size int64, kind, idx int, tag string) error {
-	return x.recs.Add(sortRec{key: diff.NormalizePath(p, nil, nil), aux: tag, n1: size, n2: int64(kind)<<32 | int64(idx)})
+	return x.recs.Add(reach.Rec{Key: diff.NormalizePath(p, nil, nil), Aux: tag, N1: size, N2: int64(kind)<<32 | int64(idx)})
 }
 
 func (x *expiryIndex) member(manifest, snap int) {
@@ -471,11 +472,11 @@ func (x *expiryIndex) estimate(expireIDs []int64, compacted func(tag string) boo
 		if err != nil {
 			return 0, 0, err
 		}
-		if !started || r.key != cur {
+		if !started || r.Key != cur {
 			flush()
-			cur, started, fromExpired, kept, size = r.key, true, false, false, 0
+			cur, started, fromExpired, kept, size = r.Key, true, false, false, 0
 		}
-		kind, idx := int(r.n2>>32), int(r.n2&0xffffffff)
+		kind, idx := int(r.N2>>32), int(r.N2&0xffffffff)
 		var exp, keep bool
 		switch kind {
 		case kindSnapshot:
@@ -484,13 +485,13 @@ func (x *expiryIndex) estimate(expireIDs []int64, compacted func(tag string) boo
 			exp, keep = inExpired[idx], inKept[idx]
 		case kindEntry:
 			exp, keep = inExpired[idx], inKept[idx]
-			if curExpired && x.current[idx] && (r.aux == "" || compacted == nil || !compacted(r.aux)) {
+			if curExpired && x.current[idx] && (r.Aux == "" || compacted == nil || !compacted(r.Aux)) {
 				keep = true
 			}
 		}
 		if exp {
 			fromExpired = true
-			size = r.n1
+			size = r.N1
 		}
 		kept = kept || keep
 	}

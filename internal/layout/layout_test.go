@@ -45,13 +45,15 @@ var rules = []rule{
 	// The plan file reads and writes files, but knows no table format.
 	{dir: "diff/planfile", ours: []string{"diff", "config"}, forbidden: external},
 	{dir: "providers", tree: true, ours: []string{"diff", "config", "internal/testenv"}, forbidden: []string{colour, module + "/apply", module + "/cmd"}},
+	// The sorter and the referenced set know no table format and no store.
+	{dir: "providers/internal/reach", ours: nil, forbidden: append([]string{iceberg, arrow, colour}, "net", "database/sql")},
 	{dir: "apply", ours: []string{"diff", "config", "providers"}, forbidden: []string{colour, arrow, iceberg}},
 	{dir: "cmd/iceops/internal/views", ours: []string{"diff", "apply", "config", "providers"}, forbidden: []string{iceberg, arrow}},
 }
 
 // noPrint are the packages below cmd: they return values or call hooks and
 // never print or exit (docs/design.md §7). Test helpers are not in the list.
-var noPrint = []string{"config", "diff", "diff/planfile", "apply", "providers", "providers/compaction", "providers/internal/expirydiff", "providers/internal/bound"}
+var noPrint = []string{"config", "diff", "diff/planfile", "apply", "providers", "providers/compaction", "providers/internal/expirydiff", "providers/internal/bound", "providers/internal/reach"}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()

@@ -1,4 +1,4 @@
-package providers
+package reach
 
 import (
 	"fmt"
@@ -12,22 +12,22 @@ import (
 // sort, whatever the spill limit, and removes its run files.
 func TestExtSorter(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	var recs []sortRec
+	var recs []Rec
 	for i := range 5000 {
 		k := fmt.Sprintf("s3://b/t/data/%05d.parquet", r.IntN(3000)) // duplicates too
-		recs = append(recs, sortRec{key: k, aux: fmt.Sprint(i), n1: int64(i), n2: -int64(i)})
+		recs = append(recs, Rec{Key: k, Aux: fmt.Sprint(i), N1: int64(i), N2: -int64(i)})
 	}
 	want := slices.Clone(recs)
 	sortRecs(want)
 	for _, limit := range []int{7, 1000, 1 << 20} { // 7 forces run merges (maxOpenRuns)
-		s := newExtSorter(limit)
+		s := NewSorter(limit)
 		for _, rec := range recs {
 			if err := s.Add(rec); err != nil {
 				t.Fatal(err)
 			}
 		}
 		dir := s.dir
-		var got []sortRec
+		var got []Rec
 		for rec, err := range s.Sorted() {
 			if err != nil {
 				t.Fatal(err)
@@ -38,12 +38,12 @@ func TestExtSorter(t *testing.T) {
 			t.Fatalf("limit %d: %d records, want %d", limit, len(got), len(want))
 		}
 		for i := range got {
-			if got[i].key != want[i].key {
-				t.Fatalf("limit %d: record %d key %q, want %q", limit, i, got[i].key, want[i].key)
+			if got[i].Key != want[i].Key {
+				t.Fatalf("limit %d: record %d key %q, want %q", limit, i, got[i].Key, want[i].Key)
 			}
 		}
 		// Payloads travel with their keys.
-		slices.SortFunc(got, func(a, b sortRec) int { return int(a.n1 - b.n1) })
+		slices.SortFunc(got, func(a, b Rec) int { return int(a.N1 - b.N1) })
 		for i, rec := range got {
 			if rec != recs[i] {
 				t.Fatalf("limit %d: record %+v, want %+v", limit, rec, recs[i])
@@ -65,13 +65,13 @@ func TestExtSorter(t *testing.T) {
 // The byte budget spills too, before the record limit: long paths cannot
 // hold an unbounded buffer. Output stays the in-memory order.
 func TestExtSorterByteBudget(t *testing.T) {
-	s := newExtSorter(1 << 20)
+	s := NewSorter(1 << 20)
 	s.byteLimit = 4096
 	var want []string
 	for i := range 500 {
 		k := fmt.Sprintf("s3://bucket/warehouse/db/table/data/part=%03d/%05d.parquet", i%17, 500-i)
 		want = append(want, k)
-		if err := s.Add(sortRec{key: k, aux: k}); err != nil {
+		if err := s.Add(Rec{Key: k, Aux: k}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,7 +85,7 @@ func TestExtSorterByteBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, rec.key)
+		got = append(got, rec.Key)
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("sorted output differs from the in-memory sort (%d vs %d records)", len(got), len(want))

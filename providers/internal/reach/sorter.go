@@ -1,4 +1,4 @@
-package providers
+package reach
 
 import (
 	"bufio"
@@ -14,23 +14,23 @@ import (
 	"slices"
 )
 
-// sortRec is one record of an external sort: a key to order by and a few
+// Rec is one record of an external sort: a key to order by and a few
 // payload fields (a listed file's path, size and mtime; a reference's
 // category and whether it is required).
-type sortRec struct {
-	key string
-	aux string
-	n1  int64
-	n2  int64
+type Rec struct {
+	Key string
+	Aux string
+	N1  int64
+	N2  int64
 }
 
-// extSorter sorts records by key within a memory budget: up to limit
+// Sorter sorts records by key within a memory budget: up to limit
 // records are kept in memory; beyond that, each full buffer is sorted and
 // written to a run file, and Sorted merges the runs (k-way, by key). This is
 // what keeps the orphan scan's listing and referenced set bounded whatever
 // the number of files (docs/design.md §4, §6): memory is limit records plus one
 // buffered reader per run.
-type extSorter struct {
+type Sorter struct {
 	limit int
 	// byteLimit also bounds the buffer by the bytes of its strings: a
 	// record count alone lets long object-store paths (two strings a
@@ -38,7 +38,7 @@ type extSorter struct {
 	byteLimit int
 	memBytes  int
 	dir       string // created on the first spill
-	mem       []sortRec
+	mem       []Rec
 	runs      []string
 	seq       int // run file names
 	n         int64
@@ -47,27 +47,27 @@ type extSorter struct {
 // spillBytes is the default byte budget of one sorter's in-memory buffer.
 const spillBytes = 8 << 20
 
-func newExtSorter(limit int) *extSorter {
-	return &extSorter{limit: max(limit, 1), byteLimit: spillBytes}
+func NewSorter(limit int) *Sorter {
+	return &Sorter{limit: max(limit, 1), byteLimit: spillBytes}
 }
 
-func (s *extSorter) Len() int64 { return s.n }
+func (s *Sorter) Len() int64 { return s.n }
 
-func (s *extSorter) Add(r sortRec) error {
+func (s *Sorter) Add(r Rec) error {
 	s.mem = append(s.mem, r)
 	s.n++
-	s.memBytes += len(r.key) + len(r.aux) + 48 // strings plus the record itself
+	s.memBytes += len(r.Key) + len(r.Aux) + 48 // strings plus the record itself
 	if len(s.mem) >= s.limit || s.memBytes >= s.byteLimit {
 		return s.spill()
 	}
 	return nil
 }
 
-func sortRecs(rs []sortRec) {
-	slices.SortFunc(rs, func(a, b sortRec) int { return cmp.Compare(a.key, b.key) })
+func sortRecs(rs []Rec) {
+	slices.SortFunc(rs, func(a, b Rec) int { return cmp.Compare(a.Key, b.Key) })
 }
 
-func (s *extSorter) spill() error {
+func (s *Sorter) spill() error {
 	if s.dir == "" {
 		d, err := os.MkdirTemp("", "iceops-sort-")
 		if err != nil {
@@ -101,8 +101,8 @@ func (s *extSorter) spill() error {
 // maxOpenRuns bounds the run files a merge opens at once.
 const maxOpenRuns = 64
 
-func (s *extSorter) writeRun(recs iter.Seq[sortRec]) (string, error) {
-	return s.writeRunErr(func(yield func(sortRec, error) bool) {
+func (s *Sorter) writeRun(recs iter.Seq[Rec]) (string, error) {
+	return s.writeRunErr(func(yield func(Rec, error) bool) {
 		for r := range recs {
 			if !yield(r, nil) {
 				return
@@ -111,7 +111,7 @@ func (s *extSorter) writeRun(recs iter.Seq[sortRec]) (string, error) {
 	})
 }
 
-func (s *extSorter) writeRunErr(recs iter.Seq2[sortRec, error]) (string, error) {
+func (s *Sorter) writeRunErr(recs iter.Seq2[Rec, error]) (string, error) {
 	s.seq++
 	p := filepath.Join(s.dir, fmt.Sprintf("run-%06d", s.seq))
 	f, err := os.Create(p)
@@ -129,12 +129,12 @@ func (s *extSorter) writeRunErr(recs iter.Seq2[sortRec, error]) (string, error) 
 			_ = f.Close()
 			return "", err
 		}
-		put(int64(len(r.key)))
-		_, _ = w.WriteString(r.key)
-		put(int64(len(r.aux)))
-		_, _ = w.WriteString(r.aux)
-		put(r.n1)
-		put(r.n2)
+		put(int64(len(r.Key)))
+		_, _ = w.WriteString(r.Key)
+		put(int64(len(r.Aux)))
+		_, _ = w.WriteString(r.Aux)
+		put(r.N1)
+		put(r.N2)
 	}
 	if err := errors.Join(w.Flush(), f.Close()); err != nil {
 		return "", fmt.Errorf("external sort: write run: %w", err)
@@ -143,7 +143,7 @@ func (s *extSorter) writeRunErr(recs iter.Seq2[sortRec, error]) (string, error) 
 }
 
 // Close removes the run files.
-func (s *extSorter) Close() error {
+func (s *Sorter) Close() error {
 	s.mem = nil
 	if s.dir == "" {
 		return nil
@@ -157,7 +157,7 @@ func (s *extSorter) Close() error {
 type runReader struct {
 	f       *os.File
 	r       *bufio.Reader
-	cur     sortRec
+	cur     Rec
 	scratch []byte
 	lastAux string
 }
@@ -175,8 +175,8 @@ func (rr *runReader) next() (bool, error) {
 		_, err := io.ReadFull(rr.r, b)
 		return string(b), err
 	}
-	var r sortRec
-	if r.key, err = str(klen); err != nil {
+	var r Rec
+	if r.Key, err = str(klen); err != nil {
 		return false, err
 	}
 	alen, err := binary.ReadVarint(rr.r)
@@ -196,11 +196,11 @@ func (rr *runReader) next() (bool, error) {
 	if string(b) != rr.lastAux {
 		rr.lastAux = string(b)
 	}
-	r.aux = rr.lastAux
-	if r.n1, err = binary.ReadVarint(rr.r); err != nil {
+	r.Aux = rr.lastAux
+	if r.N1, err = binary.ReadVarint(rr.r); err != nil {
 		return false, err
 	}
-	if r.n2, err = binary.ReadVarint(rr.r); err != nil {
+	if r.N2, err = binary.ReadVarint(rr.r); err != nil {
 		return false, err
 	}
 	rr.cur = r
@@ -211,14 +211,14 @@ func (rr *runReader) next() (bool, error) {
 // is a cursor too (index -1 in src).
 type mergeCursor struct {
 	rr  *runReader // nil for the in-memory run
-	mem []sortRec
-	cur sortRec
+	mem []Rec
+	cur Rec
 }
 
 type mergeHeap []*mergeCursor
 
 func (h mergeHeap) Len() int           { return len(h) }
-func (h mergeHeap) Less(i, j int) bool { return h[i].cur.key < h[j].cur.key }
+func (h mergeHeap) Less(i, j int) bool { return h[i].cur.Key < h[j].cur.Key }
 func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*mergeCursor)) }
 func (h *mergeHeap) Pop() any {
@@ -246,10 +246,10 @@ func (c *mergeCursor) advance() (bool, error) {
 // Sorted yields every record in key order (duplicates adjacent, in no
 // particular order among themselves). No Add after it. An I/O error is
 // yielded once, as the last element.
-func (s *extSorter) Sorted() iter.Seq2[sortRec, error] {
+func (s *Sorter) Sorted() iter.Seq2[Rec, error] {
 	sortRecs(s.mem)
 	if len(s.runs) == 0 {
-		return func(yield func(sortRec, error) bool) {
+		return func(yield func(Rec, error) bool) {
 			for _, r := range s.mem {
 				if !yield(r, nil) {
 					return
@@ -261,8 +261,8 @@ func (s *extSorter) Sorted() iter.Seq2[sortRec, error] {
 }
 
 // mergeRuns merges sorted run files and a sorted in-memory slice.
-func (s *extSorter) mergeRuns(runs []string, mem []sortRec) iter.Seq2[sortRec, error] {
-	return func(yield func(sortRec, error) bool) {
+func (s *Sorter) mergeRuns(runs []string, mem []Rec) iter.Seq2[Rec, error] {
+	return func(yield func(Rec, error) bool) {
 		var files []*os.File
 		defer func() {
 			for _, f := range files {
@@ -283,17 +283,17 @@ func (s *extSorter) mergeRuns(runs []string, mem []sortRec) iter.Seq2[sortRec, e
 		for _, p := range runs {
 			f, err := os.Open(p)
 			if err != nil {
-				yield(sortRec{}, fmt.Errorf("external sort: %w", err))
+				yield(Rec{}, fmt.Errorf("external sort: %w", err))
 				return
 			}
 			files = append(files, f)
 			if err := push(&mergeCursor{rr: &runReader{f: f, r: bufio.NewReaderSize(f, 1<<16)}}); err != nil {
-				yield(sortRec{}, fmt.Errorf("external sort: read run: %w", err))
+				yield(Rec{}, fmt.Errorf("external sort: read run: %w", err))
 				return
 			}
 		}
 		if err := push(&mergeCursor{mem: mem}); err != nil {
-			yield(sortRec{}, err)
+			yield(Rec{}, err)
 			return
 		}
 		for h.Len() > 0 {
@@ -303,7 +303,7 @@ func (s *extSorter) mergeRuns(runs []string, mem []sortRec) iter.Seq2[sortRec, e
 			}
 			ok, err := c.advance()
 			if err != nil {
-				yield(sortRec{}, fmt.Errorf("external sort: read run: %w", err))
+				yield(Rec{}, fmt.Errorf("external sort: read run: %w", err))
 				return
 			}
 			if ok {

@@ -1,17 +1,17 @@
-package providers
+package reach
 
 import (
 	"iter"
 )
 
-// referencedSet is the set of files the table's metadata references, keyed
+// RefSet is the set of files the table's metadata references, keyed
 // by normalised path. It sits behind an interface so that the scan does not
 // depend on how the set is held: the scan only adds keys, seals, and then
 // walks them in ascending order beside the sorted listing. The
 // implementation here sorts externally (bounded memory, spilling to disk);
 // a Bloom filter, which can only err toward keeping a file, could replace
 // it for an approximate membership test.
-type referencedSet interface {
+type RefSet interface {
 	// Add records one reference; duplicates are allowed until Seal.
 	// required says the file must be in the listing (it was committed before
 	// the listing began); files of commits made after that are referenced,
@@ -37,28 +37,28 @@ type referencedSet interface {
 	Close() error
 }
 
-// sortedRefSet keeps references in an external sorter: at most limit
+// SortedRefSet keeps references in an external sorter: at most limit
 // references in memory, the rest in sorted runs on disk.
-type sortedRefSet struct {
-	s      *extSorter
+type SortedRefSet struct {
+	s      *Sorter
 	n      int64
 	counts map[string]int64
 	err    error
 }
 
-func newSortedRefSet(limit int) *sortedRefSet {
-	return &sortedRefSet{s: newExtSorter(limit)}
+func NewSortedRefSet(limit int) *SortedRefSet {
+	return &SortedRefSet{s: NewSorter(limit)}
 }
 
-func (s *sortedRefSet) Add(key, category string, required bool) error {
+func (s *SortedRefSet) Add(key, category string, required bool) error {
 	var req int64
 	if required {
 		req = 1
 	}
-	return s.s.Add(sortRec{key: key, aux: category, n1: req})
+	return s.s.Add(Rec{Key: key, Aux: category, N1: req})
 }
 
-func (s *sortedRefSet) Seal(visit func(key string) error) error {
+func (s *SortedRefSet) Seal(visit func(key string) error) error {
 	s.counts = map[string]int64{}
 	s.n = 0
 	for rec, err := range s.distinct() {
@@ -66,9 +66,9 @@ func (s *sortedRefSet) Seal(visit func(key string) error) error {
 			return err
 		}
 		s.n++
-		s.counts[rec.aux]++
+		s.counts[rec.Aux]++
 		if visit != nil {
-			if err := visit(rec.key); err != nil {
+			if err := visit(rec.Key); err != nil {
 				return err
 			}
 		}
@@ -78,20 +78,20 @@ func (s *sortedRefSet) Seal(visit func(key string) error) error {
 
 // distinct merges adjacent duplicates: required if any reference is; the
 // category of the smallest one.
-func (s *sortedRefSet) distinct() iter.Seq2[sortRec, error] {
-	return func(yield func(sortRec, error) bool) {
+func (s *SortedRefSet) distinct() iter.Seq2[Rec, error] {
+	return func(yield func(Rec, error) bool) {
 		var (
-			cur  sortRec
+			cur  Rec
 			have bool
 		)
 		for rec, err := range s.s.Sorted() {
 			if err != nil {
-				yield(sortRec{}, err)
+				yield(Rec{}, err)
 				return
 			}
-			if have && rec.key == cur.key {
-				cur.n1 = max(cur.n1, rec.n1)
-				cur.aux = min(cur.aux, rec.aux)
+			if have && rec.Key == cur.Key {
+				cur.N1 = max(cur.N1, rec.N1)
+				cur.Aux = min(cur.Aux, rec.Aux)
 				continue
 			}
 			if have && !yield(cur, nil) {
@@ -105,24 +105,24 @@ func (s *sortedRefSet) distinct() iter.Seq2[sortRec, error] {
 	}
 }
 
-func (s *sortedRefSet) Len() int64 { return s.n }
+func (s *SortedRefSet) Len() int64 { return s.n }
 
-func (s *sortedRefSet) Categories() map[string]int64 { return s.counts }
+func (s *SortedRefSet) Categories() map[string]int64 { return s.counts }
 
-func (s *sortedRefSet) Keys() iter.Seq2[string, bool] {
+func (s *SortedRefSet) Keys() iter.Seq2[string, bool] {
 	return func(yield func(string, bool) bool) {
 		for rec, err := range s.distinct() {
 			if err != nil {
 				s.err = err
 				return
 			}
-			if !yield(rec.key, rec.n1 == 1) {
+			if !yield(rec.Key, rec.N1 == 1) {
 				return
 			}
 		}
 	}
 }
 
-func (s *sortedRefSet) Err() error { return s.err }
+func (s *SortedRefSet) Err() error { return s.err }
 
-func (s *sortedRefSet) Close() error { return s.s.Close() }
+func (s *SortedRefSet) Close() error { return s.s.Close() }
