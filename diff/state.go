@@ -37,7 +37,7 @@ type TableState struct {
 
 	// Expiry is filled by providers after diff selected snapshots to expire:
 	// files reachable now and not after the plan's commits.
-	// (See ExpiryEstimate; diff leaves the counts to the provider.)
+	// (See providers.Session.EstimateExpiry; diff leaves the counts to the provider.)
 }
 
 type Column struct {

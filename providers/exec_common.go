@@ -189,68 +189,10 @@ func execRemoveStaged(fs iceio.IO, paths []string) (removed int, errs []string) 
 	return removed, errs
 }
 
-// execReachable is the set of files a table's metadata can reach, keyed by the
-// normalised path: every snapshot's manifest list, its manifests, the data
-// and delete files its manifests hold, and statistics and partition-statistics
-// files. With withDeleted, files named by DELETED manifest entries count too:
-// the orphan sweep uses that (a file any manifest mentions is kept); expiry
-// does not, because a snapshot cannot read a file its manifest marks deleted,
-// and counting those would leave compacted-away files behind forever.
-type execReachable map[string]execFileRef
-
+// execFileRef is one file an executor deletes or moves.
 type execFileRef struct {
 	path string // as written in the metadata
 	size int64  // -1 when the metadata does not say
-}
-
-func (r execReachable) add(p string, size int64) {
-	r[execNormPath(p)] = execFileRef{path: p, size: size}
-}
-
-func execReachableFiles(ctx context.Context, fs iceio.IO, meta table.Metadata, snaps []table.Snapshot, withDeleted bool) (execReachable, error) {
-	set := execReachable{}
-	seenManifest := map[string]bool{}
-	for _, s := range snaps {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if s.ManifestList != "" {
-			set.add(s.ManifestList, -1)
-		}
-		mans, err := s.Manifests(fs)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
-		}
-		for _, m := range mans {
-			set.add(m.FilePath(), m.Length())
-			if seenManifest[m.FilePath()] {
-				continue
-			}
-			seenManifest[m.FilePath()] = true
-			for e, err := range m.Entries(fs, !withDeleted) {
-				if err != nil {
-					return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-				}
-				df := e.DataFile()
-				set.add(df.FilePath(), df.FileSizeBytes())
-			}
-		}
-	}
-	ids := map[int64]bool{}
-	for _, s := range snaps {
-		ids[s.SnapshotID] = true
-	}
-	for sf := range meta.Statistics() {
-		if ids[sf.SnapshotID] && sf.StatisticsPath != "" {
-			set.add(sf.StatisticsPath, sf.FileSizeInBytes)
-		}
-	}
-	for sf := range meta.PartitionStatistics() {
-		if ids[sf.SnapshotID] && sf.StatisticsPath != "" {
-			set.add(sf.StatisticsPath, sf.FileSizeInBytes)
-		}
-	}
-	return set, nil
 }
 
 // execNormPath is the key of a path for comparisons between references
@@ -268,61 +210,4 @@ func execSeqCount[T any](s iter.Seq[T]) int {
 		n++
 	}
 	return n
-}
-
-// execReleased lists the files that the expired snapshots reach and keep
-// does not (keep: everything the remaining snapshots reach). A manifest that
-// keep holds is skipped whole, since its entries are all in keep, so each
-// manifest is read at most once between the two walks.
-func execReleased(ctx context.Context, fs iceio.IO, meta table.Metadata, expired []table.Snapshot, keep execReachable) (execReachable, error) {
-	out := execReachable{}
-	seen := map[string]bool{}
-	ids := map[int64]bool{}
-	for _, s := range expired {
-		ids[s.SnapshotID] = true
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if s.ManifestList != "" {
-			if _, kept := keep[execNormPath(s.ManifestList)]; !kept {
-				out.add(s.ManifestList, -1)
-			}
-		}
-		mans, err := s.Manifests(fs)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
-		}
-		for _, m := range mans {
-			key := execNormPath(m.FilePath())
-			if _, kept := keep[key]; kept || seen[key] {
-				continue
-			}
-			seen[key] = true
-			out.add(m.FilePath(), m.Length())
-			for e, err := range m.Entries(fs, true) {
-				if err != nil {
-					return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-				}
-				df := e.DataFile()
-				if _, kept := keep[execNormPath(df.FilePath())]; !kept {
-					out.add(df.FilePath(), df.FileSizeBytes())
-				}
-			}
-		}
-	}
-	for sf := range meta.Statistics() {
-		if ids[sf.SnapshotID] && sf.StatisticsPath != "" {
-			if _, kept := keep[execNormPath(sf.StatisticsPath)]; !kept {
-				out.add(sf.StatisticsPath, sf.FileSizeInBytes)
-			}
-		}
-	}
-	for sf := range meta.PartitionStatistics() {
-		if ids[sf.SnapshotID] && sf.StatisticsPath != "" {
-			if _, kept := keep[execNormPath(sf.StatisticsPath)]; !kept {
-				out.add(sf.StatisticsPath, sf.FileSizeInBytes)
-			}
-		}
-	}
-	return out, nil
 }

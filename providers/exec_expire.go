@@ -477,56 +477,6 @@ func execStatSize(fs iceio.IO, p string) int64 {
 	return st.Size()
 }
 
-// ExpiryEstimate counts the files and bytes that expiring ids would delete
-// from the table as it is now: reachable from any snapshot and not from the
-// snapshots that stay. It is the same computation ExpireSnapshots does after
-// its commit, so the plan shows what apply will delete. (Compaction's commit
-// in the same plan adds to it; the figure covers existing files only.)
-func ExpiryEstimate(ctx context.Context, tbl *table.Table, ids []int64) (files, bytes int64, err error) {
-	meta := tbl.Metadata()
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("open table storage: %w", err)
-	}
-	drop := map[int64]bool{}
-	for _, id := range ids {
-		drop[id] = true
-	}
-	var keep []table.Snapshot
-	for _, s := range meta.Snapshots() {
-		if !drop[s.SnapshotID] {
-			keep = append(keep, s)
-		}
-	}
-	var gone []table.Snapshot
-	for _, s := range meta.Snapshots() {
-		if drop[s.SnapshotID] {
-			gone = append(gone, s)
-		}
-	}
-	after, err := execReachableFiles(ctx, fs, meta, keep, false)
-	if err != nil {
-		return 0, 0, err
-	}
-	before, err := execReleased(ctx, fs, meta, gone, after)
-	if err != nil {
-		return 0, 0, err
-	}
-	for k, f := range before {
-		if _, ok := after[k]; ok {
-			continue
-		}
-		files++
-		if f.size < 0 {
-			f.size = execStatSize(fs, f.path)
-		}
-		if f.size > 0 {
-			bytes += f.size
-		}
-	}
-	return files, bytes, nil
-}
-
 // releasedFiles lists the files that the snapshots goneIDs of base reach
 // and that no snapshot of kept (the re-read table) reaches, excluding every
 // metadata file kept names. Both sets are external-sorted, holding at most

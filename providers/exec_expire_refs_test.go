@@ -183,7 +183,7 @@ func TestExpireFinishesDeletionsAfterInterrupt(t *testing.T) {
 	tbl := tagHistory(t, l)
 	ids := snapshotIDs(tbl)
 	expire := ids[:len(ids)-1]
-	wantFiles, _, err := ExpiryEstimate(context.Background(), tbl, expire)
+	wantFiles, _, err := expiryEstimate(context.Background(), tbl, expire)
 	if err != nil || wantFiles == 0 {
 		t.Fatalf("estimate %d, %v", wantFiles, err)
 	}
@@ -223,7 +223,7 @@ func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
 	tbl := tagHistory(t, l)
 	ids := snapshotIDs(tbl)
 	expire := ids[:len(ids)-1]
-	wantFiles, _, err := ExpiryEstimate(context.Background(), tbl, expire)
+	wantFiles, _, err := expiryEstimate(context.Background(), tbl, expire)
 	if err != nil || wantFiles < 3 {
 		t.Fatalf("estimate %d, %v", wantFiles, err)
 	}

@@ -169,19 +169,19 @@ func assertAllReferencedExist(t *testing.T, tbl *table.Table) {
 		t.Fatal(err)
 	}
 	meta := tbl.Metadata()
-	set, err := execReachableFiles(context.Background(), fs, meta, meta.Snapshots(), false)
-	if err != nil {
-		t.Fatalf("execReachable files: %v", err)
-	}
 	var missing []string
-	for _, f := range set {
-		lp, ok := execLocalPath(f.path)
+	err = walkReachable(context.Background(), fs, meta, allSnapshotIDs(meta), false, func(p string, _ int64, _ string) error {
+		lp, ok := execLocalPath(p)
 		if !ok {
-			continue
+			return nil
 		}
 		if _, err := os.Stat(lp); err != nil {
-			missing = append(missing, f.path)
+			missing = append(missing, p)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reachable files: %v", err)
 	}
 	if len(missing) > 0 {
 		t.Fatalf("%d referenced files are missing, e.g. %s", len(missing), strings.Join(missing[:min(3, len(missing))], ", "))
@@ -213,3 +213,14 @@ func mustEqualIDs(t *testing.T, got, want []int64) {
 }
 
 var _ = fmt.Sprintf
+
+// expiryEstimate is what the plan shows for expiring ids of tbl as it is
+// now (estimateFreed, the walk Session.EstimateExpiry runs), so a test can
+// hold the execution to the plan's figure.
+func expiryEstimate(ctx context.Context, tbl *table.Table, ids []int64) (files, bytes int64, err error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return estimateFreed(ctx, fs, tbl.Metadata(), ids, nil)
+}

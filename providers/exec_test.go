@@ -208,7 +208,7 @@ func TestExpireDeletesExactlyWhatIsNoLongerReachable(t *testing.T) {
 	}
 	ids := snapshotIDs(tbl)
 	expire := ids[:len(ids)-1] // all but the compaction snapshot
-	files, bytes, err := ExpiryEstimate(ctx, tbl, expire)
+	files, bytes, err := expiryEstimate(ctx, tbl, expire)
 	if err != nil {
 		t.Fatal(err)
 	}
