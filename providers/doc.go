@@ -12,7 +12,8 @@
 //   - reachable.go: ReachableFiles, the walker of what snapshots reach;
 //   - orphans.go: the orphan scan (listing first, sorted merge with the
 //     referenced set of internal/reach);
-//   - expiry.go: EstimateExpiry; inspect.go: Inspect; demo.go: BuildDemo;
+//   - expiry.go: EstimateExpiry; inspect.go: Inspect; the demo builder is
+//     its own package, providers/demo;
 //   - exec_*.go: executing plan actions;
 //   - internal/reach: the external sorter and the referenced set;
 //     internal/bound: per-request deadlines and retries;

@@ -6,8 +6,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/iceops/iceops/providers/demo"
+
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
-	"github.com/iceops/iceops/providers"
 )
 
 // demo builds a local lakehouse with real maintenance debt and a
@@ -20,7 +21,7 @@ func (c *cli) demo(args []string) int {
 	c.noColor = c.noColor || a.NoColor
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	info, err := providers.BuildDemo(ctx, c.path(a.Dir), c.now())
+	info, err := demo.Build(ctx, c.path(a.Dir), c.now())
 	if err != nil {
 		return c.fail(err)
 	}

@@ -1,5 +1,5 @@
 // Package lakehouse holds the small pieces shared by the demo builder
-// (providers.BuildDemo) and the test kit (providers/testkit): opening an
+// (providers/demo) and the test kit (providers/testkit): opening an
 // embedded sqlite SQL catalog, registering a table by metadata location, and
 // the "time machine" that backdates a table's history. It lives under
 // providers/internal so that testkit does not have to import providers

@@ -1,4 +1,4 @@
-package providers
+package demo
 
 import (
 	"context"
@@ -17,27 +17,27 @@ import (
 	"github.com/iceops/iceops/providers/internal/lakehouse"
 )
 
-// DemoInfo describes the lakehouse BuildDemo made.
-type DemoInfo struct {
+// Info describes the lakehouse Build made.
+type Info struct {
 	Dir        string      `json:"dir"`
 	ConfigFile string      `json:"config_file"`
 	CatalogDB  string      `json:"catalog_db"`
 	Warehouse  string      `json:"warehouse"`
 	Catalog    string      `json:"catalog"`
-	Tables     []DemoTable `json:"tables"`
+	Tables     []Table `json:"tables"`
 	// Next are the commands to try, relative to the directory the demo
 	// was created from.
 	Next []string `json:"next"`
 }
 
-// DemoTable is one table of the demo and the debt it carries.
-type DemoTable struct {
+// Table is one table of the demo and the debt it carries.
+type Table struct {
 	Address string `json:"address"`
 	Debt    string `json:"debt"`
 }
 
-// DemoCatalog is the demo's catalog name.
-const DemoCatalog = "demo"
+// CatalogName is the demo's catalog name.
+const CatalogName = "demo"
 
 // demoConfig is the demo's configuration. Its policies make the plan hold
 // every action kind on analytics.events and clicks, and leave users (built
@@ -110,7 +110,7 @@ var usersProperties = iceberg.Properties{
 	"write.parquet.compression-codec":      "zstd",
 }
 
-// BuildDemo builds a local lakehouse with realistic maintenance debt in dir:
+// Build builds a local lakehouse with realistic maintenance debt in dir:
 // dir/lakehouse/catalog.db (a sqlite catalog named "demo"),
 // dir/lakehouse/warehouse, and dir/demo.iceops.hcl. Every table is made by
 // real iceberg-go commits:
@@ -134,7 +134,7 @@ var usersProperties = iceberg.Properties{
 // history from the wall clock to now. So the same now builds the same demo
 // on any day (the goldens rely on it), and the real now builds one that is
 // current. It refuses a dir that exists and is not empty.
-func BuildDemo(ctx context.Context, dir string, now time.Time) (*DemoInfo, error) {
+func Build(ctx context.Context, dir string, now time.Time) (*Info, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
@@ -144,12 +144,12 @@ func BuildDemo(ctx context.Context, dir string, now time.Time) (*DemoInfo, error
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	info := &DemoInfo{
+	info := &Info{
 		Dir:        abs,
 		ConfigFile: filepath.Join(abs, "demo.iceops.hcl"),
 		CatalogDB:  filepath.Join(abs, "lakehouse", "catalog.db"),
 		Warehouse:  filepath.Join(abs, "lakehouse", "warehouse"),
-		Catalog:    DemoCatalog,
+		Catalog:    CatalogName,
 	}
 	if err := os.MkdirAll(info.Warehouse, 0o755); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
@@ -159,7 +159,7 @@ func BuildDemo(ctx context.Context, dir string, now time.Time) (*DemoInfo, error
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	defer db.Close()
-	cat, err := lakehouse.NewSQLCatalog(DemoCatalog, db, sqlcat.SQLite, iceberg.Properties{"warehouse": info.Warehouse})
+	cat, err := lakehouse.NewSQLCatalog(CatalogName, db, sqlcat.SQLite, iceberg.Properties{"warehouse": info.Warehouse})
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
@@ -168,7 +168,7 @@ func BuildDemo(ctx context.Context, dir string, now time.Time) (*DemoInfo, error
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	b := &demoBuilder{ctx: ctx, cat: cat, backdate: func(t *table.Table, d time.Duration) (*table.Table, error) {
-		if _, err := lakehouse.Backdate(ctx, db, DemoCatalog, t, d); err != nil {
+		if _, err := lakehouse.Backdate(ctx, db, CatalogName, t, d); err != nil {
 			return nil, err
 		}
 		return cat.LoadTable(ctx, t.Identifier())
@@ -186,7 +186,7 @@ func BuildDemo(ctx context.Context, dir string, now time.Time) (*DemoInfo, error
 	if err := os.WriteFile(info.ConfigFile, []byte(demoConfig), 0o644); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	info.Tables = []DemoTable{
+	info.Tables = []Table{
 		{"demo.analytics.events", "240 small files in 4 day partitions, 60 manifests, 13 days of snapshots, a tag on an old snapshot, stray files"},
 		{"demo.analytics.clicks", "25 manifests (policy allows 10), small files"},
 		{"demo.analytics.users", "already in policy"},

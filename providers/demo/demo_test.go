@@ -1,4 +1,4 @@
-package providers
+package demo
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iceops/iceops/providers"
+
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 )
 
-// BuildDemo into a temp dir, then load its configuration with config.Load,
+// Build into a temp dir, then load its configuration with config.Load,
 // observe every table and plan it with diff: events and clicks carry the
 // debt the demo promises, every action kind appears, users is in policy.
 func TestBuildDemo(t *testing.T) {
@@ -20,22 +22,22 @@ func TestBuildDemo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "iceops-demo")
 	now := time.Now()
 	start := time.Now()
-	info, err := BuildDemo(ctx, dir, now)
+	info, err := Build(ctx, dir, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("demo built in %v", time.Since(start))
-	if _, err := BuildDemo(ctx, dir, now); err == nil {
-		t.Fatal("BuildDemo overwrote a non-empty directory")
+	if _, err := Build(ctx, dir, now); err == nil {
+		t.Fatal("Build overwrote a non-empty directory")
 	}
 
 	cfg, diags := config.Load(dir, config.LoadOptions{})
 	if diags.HasErrors() {
 		t.Fatalf("demo config: %v", diags)
 	}
-	sess := Open(cfg, Options{Now: func() time.Time { return now }})
+	sess := providers.Open(cfg, providers.Options{Now: func() time.Time { return now }})
 	defer sess.Close()
-	addrs, err := sess.ListTables(ctx, DemoCatalog)
+	addrs, err := sess.ListTables(ctx, CatalogName)
 	if err != nil {
 		t.Fatal(err)
 	}
