@@ -19,11 +19,11 @@ import (
 
 // Info describes the lakehouse Build made.
 type Info struct {
-	Dir        string      `json:"dir"`
-	ConfigFile string      `json:"config_file"`
-	CatalogDB  string      `json:"catalog_db"`
-	Warehouse  string      `json:"warehouse"`
-	Catalog    string      `json:"catalog"`
+	Dir        string  `json:"dir"`
+	ConfigFile string  `json:"config_file"`
+	CatalogDB  string  `json:"catalog_db"`
+	Warehouse  string  `json:"warehouse"`
+	Catalog    string  `json:"catalog"`
 	Tables     []Table `json:"tables"`
 	// Next are the commands to try, relative to the directory the demo
 	// was created from.
