@@ -63,7 +63,7 @@ func (l *loader) decodeCatalog(b *hcl.Block) {
 	}
 	if a, ok := content.Attributes["warehouse"]; ok {
 		if s, ok := l.evalString(a); ok {
-			c.Warehouse = resolveWarehouse(s, l.absDir)
+			c.Warehouse = ResolveWarehouse(s, l.absDir)
 		}
 	}
 	if a, ok := content.Attributes["properties"]; ok {
@@ -125,9 +125,11 @@ func resolveURI(uri, dir string) (string, error) {
 	return "sqlite:" + filepath.Clean(path) + query, nil
 }
 
-// resolveWarehouse turns a relative or absolute local path into a file://
+// ResolveWarehouse turns a relative or absolute local path into a file://
 // URI against the configuration directory; URIs with a scheme are kept.
-func resolveWarehouse(w, dir string) string {
+// Config applies it on load; providers/catalogs again for a Catalog built
+// by hand (tests), so there is one rule.
+func ResolveWarehouse(w, dir string) string {
 	if w == "" || strings.Contains(w, "://") || strings.HasPrefix(w, "file:") {
 		return w
 	}

@@ -747,8 +747,8 @@ func TestResolveWarehouse(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		if got := resolveWarehouse(tt.in, "/cfg"); got != tt.want {
-			t.Errorf("resolveWarehouse(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := ResolveWarehouse(tt.in, "/cfg"); got != tt.want {
+			t.Errorf("ResolveWarehouse(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

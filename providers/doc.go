@@ -4,9 +4,9 @@
 // and executes actions (commits, rewrites, deletions).
 //
 // Where things are:
-//   - session.go, catalog_open.go: Session, Open, lazily opened catalogs
-//     (sql on sqlite or PostgreSQL, rest, glue, hive, hadoop), ListTables,
-//     LoadTable;
+//   - session.go: Session, Open, catalogs opened lazily through
+//     providers/catalogs (sql on sqlite or PostgreSQL, rest, glue, hive,
+//     hadoop), ListTables, LoadTable;
 //   - observe.go, histogram.go: Observe/ObserveTable, the current snapshot's
 //     files streamed into per-partition aggregates;
 //   - reachable.go: ReachableFiles, the walker of what snapshots reach;

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/catalogs"
 	"github.com/iceops/iceops/providers/internal/bound"
 )
 
@@ -97,7 +98,7 @@ func (s *Session) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 	}
 	s.mu.Unlock()
 	e.once.Do(func() {
-		e.cat, e.db, e.err = openCatalog(ctx, s.cfg.Dir, cc)
+		e.cat, e.db, e.err = catalogs.Open(ctx, s.cfg.Dir, cc)
 		if e.err != nil {
 			e.err = fmt.Errorf("catalog %q: %w", name, e.err)
 		}

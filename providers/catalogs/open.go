@@ -1,4 +1,9 @@
-package providers
+// Package catalogs opens the catalogs a configuration declares through
+// iceberg-go: sql on sqlite or PostgreSQL (with iceops' own sqlite handle,
+// see providers/internal/lakehouse), rest, glue, hive and hadoop, and
+// registers the object stores (s3, gs, abfs; file is built in). The session
+// in providers opens them lazily, one per name.
+package catalogs
 
 import (
 	"context"
@@ -33,14 +38,14 @@ import (
 	"github.com/iceops/iceops/providers/internal/lakehouse"
 )
 
-// openCatalog opens one configured catalog. For sql catalogs it also returns
+// Open opens one configured catalog. For sql catalogs it also returns
 // the *sql.DB, which the session must close (iceberg-go's NewCatalog leaves a
 // caller-supplied handle open).
-func openCatalog(ctx context.Context, dir string, c *config.Catalog) (catalog.Catalog, *sql.DB, error) {
+func Open(ctx context.Context, dir string, c *config.Catalog) (catalog.Catalog, *sql.DB, error) {
 	props := iceberg.Properties{}
 	maps.Copy(props, c.Properties)
 	if c.Warehouse != "" {
-		props["warehouse"] = resolveWarehouse(dir, c.Warehouse)
+		props["warehouse"] = config.ResolveWarehouse(c.Warehouse, dir)
 	}
 	switch c.Type {
 	case "sql":
@@ -58,15 +63,6 @@ func openCatalog(ctx context.Context, dir string, c *config.Catalog) (catalog.Ca
 	default:
 		return nil, nil, fmt.Errorf("unsupported catalog type %q", c.Type)
 	}
-}
-
-// resolveWarehouse makes a relative local warehouse absolute against the
-// configuration directory (config normally did this already).
-func resolveWarehouse(dir, w string) string {
-	if strings.Contains(w, "://") || filepath.IsAbs(w) || dir == "" {
-		return w
-	}
-	return filepath.Join(dir, w)
 }
 
 // SQLitePath extracts the database file and any query from a sqlite catalog
