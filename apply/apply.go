@@ -13,7 +13,6 @@ import (
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/diff/planfile"
 	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/compaction"
 )
 
 // ErrStalePlan is returned, before anything changed, when a saved plan no
@@ -38,7 +37,7 @@ type ApplyOptions struct {
 	// SetMemoryLimit is runtime/debug.SetMemoryLimit, or nil to leave the
 	// Go soft memory limit alone (a user's GOMEMLIMIT). With it, while
 	// compactions run the limit is what they need together
-	// (compaction.MemoryLimiter; never above the limit in force before),
+	// (providers.MemoryLimiter; never above the limit in force before),
 	// and the previous limit is restored after the last one.
 	SetMemoryLimit func(int64) int64
 	// Abort is cancelled to stop at once (a second Ctrl-C). Cancelling the
@@ -76,7 +75,7 @@ type runner struct {
 	opts    ApplyOptions
 	now     func() time.Time
 	retries int
-	memory  *compaction.MemoryLimiter // nil: the memory limit is left alone
+	memory  *providers.MemoryLimiter // nil: the memory limit is left alone
 }
 
 func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, opts ApplyOptions) (*Results, error) {
@@ -97,7 +96,7 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 		r.retries = 0
 	}
 	if opts.SetMemoryLimit != nil {
-		r.memory = compaction.NewMemoryLimiter(opts.SetMemoryLimit)
+		r.memory = providers.NewMemoryLimiter(opts.SetMemoryLimit)
 	}
 	res := &Results{
 		FormatVersion: ResultsFormatVersion,

@@ -118,7 +118,7 @@ type ExecRequest struct {
 	FinishWithin time.Duration
 	// Memory holds the Go soft memory limit to what running compactions
 	// need; nil leaves it alone.
-	Memory *compaction.MemoryLimiter
+	Memory *MemoryLimiter
 }
 
 // Executor returns the executor of action kind t: this session's, through
@@ -240,4 +240,15 @@ func orphanQuarantine(s string) time.Duration {
 	}
 	d, _ := config.ParseDuration(s)
 	return d
+}
+
+// MemoryLimiter holds the Go soft memory limit to what running compactions
+// need (compaction.MemoryLimiter). It is named here so that apply, which
+// owns one per run, depends on providers alone and not on the engine.
+type MemoryLimiter = compaction.MemoryLimiter
+
+// NewMemoryLimiter returns a limiter that sets the limit through set
+// (debug.SetMemoryLimit in the CLI).
+func NewMemoryLimiter(set func(int64) int64) *MemoryLimiter {
+	return compaction.NewMemoryLimiter(set)
 }
