@@ -29,6 +29,14 @@ type Kind struct {
 	// their executor together and land in one commit.
 	Batch string
 
+	// plan is the kind's planner: the action a table needs (ok false: none)
+	// and the refusals the kind's safety rules make, which count whether
+	// or not an action is planned.
+	plan func(in *planInput) (a Action, refusals []Refusal, ok bool)
+	// commits is how many snapshots a planned action adds on main (nil:
+	// none), which the kinds after it count in (expiry, manifests).
+	commits func(*Action) int
+
 	payloadType reflect.Type
 	payload     func(*Action) any // the payload, nil when the pointer is unset
 	alloc       func(*Action) any // sets a fresh payload and returns it
@@ -42,30 +50,99 @@ type Kind struct {
 	secrets func(pol *config.Effective, a *Action) error
 }
 
-// kinds is every action kind, in the order actions run (docs/design.md
-// §5.1). Adding a kind: its constant, payload type, payload field on
-// Action and its entry here, a planner call in PlanTable, an executor in
-// providers and a view.
+// ActionType values, in the order actions run.
+type ActionType string
+
+const (
+	UpdateProperties  ActionType = "update_properties"
+	ReplaceSortOrder  ActionType = "replace_sort_order"
+	Compact           ActionType = "compact"
+	RewriteManifests  ActionType = "rewrite_manifests"
+	ExpireSnapshots   ActionType = "expire_snapshots"
+	RemoveOrphanFiles ActionType = "remove_orphan_files"
+)
+
+// Action is one step. Exactly one payload pointer is set, matching Type;
+// its JSON form is flat (payload fields beside type/destructive/reason).
+type Action struct {
+	Type        ActionType `json:"type"`
+	Destructive bool       `json:"destructive"`
+	Reason      string     `json:"reason"` // "snapshot_retention.max_age = \"2d\" (main.iceops.hcl:12)"
+
+	Properties *PropertiesChange `json:"-"`
+	SortOrder  *SortOrderChange  `json:"-"`
+	Compact    *CompactAction    `json:"-"`
+	Manifests  *ManifestsAction  `json:"-"`
+	Expire     *ExpireAction     `json:"-"`
+	Orphans    *OrphansAction    `json:"-"`
+}
+
+// kinds is every action kind, in the order actions run and are planned
+// (docs/design.md §5.1). Adding a kind touches this file (its constant and
+// payload field above, its entry here with its planner and validation),
+// plus its executor in providers and its view; the planner and payload
+// type may sit here or in a file of their own, as the existing kinds'
+// do. PlanTable runs the planners in this order; tests in diff, providers
+// and the views fail when a kind lacks a piece.
 var kinds = []Kind{
 	kind(UpdateProperties, func(a *Action) **PropertiesChange { return &a.Properties }, rules[PropertiesChange]{
-		batch: "metadata", validate: validateProperties, secrets: propertySecrets}),
+		batch: "metadata", validate: validateProperties, secrets: propertySecrets,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			a, ok := planProperties(in.pol, in.st)
+			return a, nil, ok
+		}}),
 	kind(ReplaceSortOrder, func(a *Action) **SortOrderChange { return &a.SortOrder }, rules[SortOrderChange]{
-		batch: "metadata", validate: validateSortOrder}),
+		batch: "metadata", validate: validateSortOrder,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			a, ok := planSortOrder(in.pol, in.st)
+			return a, nil, ok
+		}}),
 	kind(Compact, func(a *Action) **CompactAction { return &a.Compact }, rules[CompactAction]{
-		validate: validateCompact}),
+		validate: validateCompact,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			a, _, ok := planCompact(in.pol, in.st)
+			return a, compactRefusals(in.pol, in.st), ok
+		},
+		commits: func(c *CompactAction) int { return c.Commits }}),
 	kind(RewriteManifests, func(a *Action) **ManifestsAction { return &a.Manifests }, rules[ManifestsAction]{
-		validate: validateManifests}),
+		validate: validateManifests,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			a, ok := planManifests(in.pol, in.st, in.addedOnMain)
+			return a, nil, ok
+		},
+		commits: func(*ManifestsAction) int { return 1 }}),
+	// Expiry and orphans see the properties update_properties leaves
+	// (planInput.props).
 	kind(ExpireSnapshots, func(a *Action) **ExpireAction { return &a.Expire }, rules[ExpireAction]{
-		destructive: true, validate: validateExpire, bound: boundExpire}),
+		destructive: true, validate: validateExpire, bound: boundExpire,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			return planExpire(in.pol, in.st, in.props, in.addedOnMain, in.now)
+		}}),
 	kind(RemoveOrphanFiles, func(a *Action) **OrphansAction { return &a.Orphans }, rules[OrphansAction]{
-		destructive: true, validate: validateOrphans, bound: boundOrphans}),
+		destructive: true, validate: validateOrphans, bound: boundOrphans,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			return planOrphans(in.pol, in.st, in.props, in.now)
+		}}),
+}
+
+// planInput is what every planner reads: the policy, the observed table,
+// the clock, the properties the plan leaves (update_properties applied)
+// and the snapshots the actions planned so far add on main.
+type planInput struct {
+	pol         *config.Effective
+	st          *TableState
+	now         time.Time
+	props       map[string]string
+	addedOnMain int
 }
 
 // rules are a kind's facts with its payload type P (see Kind).
 type rules[P any] struct {
 	destructive bool
 	batch       string
-	validate    func(*P) error // required
+	validate    func(*P) error                                // required
+	plan        func(in *planInput) (Action, []Refusal, bool) // required
+	commits     func(*P) int
 	bound       func(approved, fresh Action) Bounded
 	// secrets returns the payload with the values a plan holds only as
 	// digests taken from the configuration; nil: the kind holds none.
@@ -89,7 +166,16 @@ func kind[P any](t ActionType, field func(*Action) **P, r rules[P]) Kind {
 			return p
 		},
 		validate: func(a *Action) error { return r.validate(*field(a)) },
+		plan:     r.plan,
 		bound:    r.bound,
+	}
+	if r.commits != nil {
+		k.commits = func(a *Action) int {
+			if p := *field(a); p != nil {
+				return r.commits(p)
+			}
+			return 0
+		}
 	}
 	if r.secrets != nil {
 		k.secrets = func(pol *config.Effective, a *Action) error {

@@ -33,6 +33,9 @@ func TestEveryKindIsComplete(t *testing.T) {
 			if typ.Destructive() != destructive[typ] {
 				t.Errorf("destructive %v", typ.Destructive())
 			}
+			if k.plan == nil {
+				t.Error("no planner: PlanTable would never plan the kind")
+			}
 			if k.Destructive && k.bound == nil {
 				t.Error("destructive without a bound: apply would run the fresh plan's list, not the approved one")
 			}
@@ -129,5 +132,47 @@ func TestWithSecrets(t *testing.T) {
 	c := Action{Type: Compact, Compact: &CompactAction{InputFiles: 2}}
 	if got, err := c.WithSecrets(pol); err != nil || got.Compact != c.Compact {
 		t.Errorf("compact: %v", err)
+	}
+}
+
+// TestPlanTableRunsEveryKind adds a toy kind to the list, as a new kind
+// would be added (docs/design.md §5.1), and checks that PlanTable plans it
+// in its place with no change of its own, that the commits it declares
+// reach the kinds after it, and that its refusals show in the plan.
+func TestPlanTableRunsEveryKind(t *testing.T) {
+	saved := slices.Clone(kinds)
+	t.Cleanup(func() { kinds = saved })
+	const toy ActionType = "toy_rewrite"
+	var seenAdded []int
+	// The toy reuses the manifests payload field: a real kind adds its own.
+	toyKind := kind(toy, func(a *Action) **ManifestsAction { return &a.Manifests }, rules[ManifestsAction]{
+		validate: validateManifests,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			seenAdded = append(seenAdded, in.addedOnMain)
+			return Action{Type: toy, Reason: "toy", Manifests: &ManifestsAction{ManifestsBefore: 2}},
+				[]Refusal{{Action: string(toy), Reason: "toy refusal"}}, true
+		},
+		commits: func(*ManifestsAction) int { return 5 },
+	})
+	probe := kind(ActionType("probe"), func(a *Action) **ManifestsAction { return &a.Manifests }, rules[ManifestsAction]{
+		validate: validateManifests,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			seenAdded = append(seenAdded, in.addedOnMain)
+			return Action{}, nil, false
+		},
+	})
+	kinds = append(slices.Insert(slices.Clone(saved), 2, toyKind), probe)
+	tp := PlanTable(emptyPolicy(), linear(10*day, 9*day), testNow)
+	if len(tp.Actions) != 1 || tp.Actions[0].Type != toy {
+		t.Fatalf("actions %+v, want the toy kind alone", tp.Actions)
+	}
+	if toy.Order() != 3 {
+		t.Errorf("toy order %d, want 3", toy.Order())
+	}
+	if len(tp.Refusals) != 1 || tp.Refusals[0].Reason != "toy refusal" {
+		t.Errorf("refusals %+v", tp.Refusals)
+	}
+	if !slices.Equal(seenAdded, []int{0, 5}) {
+		t.Errorf("snapshots added on main seen by the toy and the probe after it: %v, want [0 5]", seenAdded)
 	}
 }

@@ -94,33 +94,6 @@ type Summary struct {
 	Errors             int `json:"errors"`
 }
 
-// ActionType values, in the order actions run.
-type ActionType string
-
-const (
-	UpdateProperties  ActionType = "update_properties"
-	ReplaceSortOrder  ActionType = "replace_sort_order"
-	Compact           ActionType = "compact"
-	RewriteManifests  ActionType = "rewrite_manifests"
-	ExpireSnapshots   ActionType = "expire_snapshots"
-	RemoveOrphanFiles ActionType = "remove_orphan_files"
-)
-
-// Action is one step. Exactly one payload pointer is set, matching Type;
-// its JSON form is flat (payload fields beside type/destructive/reason).
-type Action struct {
-	Type        ActionType `json:"type"`
-	Destructive bool       `json:"destructive"`
-	Reason      string     `json:"reason"` // "snapshot_retention.max_age = \"2d\" (main.iceops.hcl:12)"
-
-	Properties *PropertiesChange `json:"-"`
-	SortOrder  *SortOrderChange  `json:"-"`
-	Compact    *CompactAction    `json:"-"`
-	Manifests  *ManifestsAction  `json:"-"`
-	Expire     *ExpireAction     `json:"-"`
-	Orphans    *OrphansAction    `json:"-"`
-}
-
 type PropertiesChange struct {
 	Set    map[string]string `json:"set"`
 	Before map[string]string `json:"before"` // absent key = was not set

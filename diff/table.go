@@ -33,33 +33,17 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	if tp.Address == "" {
 		tp.Address = pol.Address
 	}
-	add := func(a Action, ok bool) {
+	in := &planInput{pol: pol, st: st, now: now, props: propsAfter(pol, st)}
+	for _, k := range kinds {
+		a, refusals, ok := k.plan(in)
 		if ok {
 			tp.Actions = append(tp.Actions, a)
+			if k.commits != nil {
+				in.addedOnMain += k.commits(&a)
+			}
 		}
+		tp.Refusals = append(tp.Refusals, refusals...)
 	}
-	add(planProperties(pol, st))
-	add(planSortOrder(pol, st))
-
-	addedOnMain := 0
-	if a, commits, ok := planCompact(pol, st); ok {
-		tp.Actions = append(tp.Actions, a)
-		addedOnMain += commits
-	}
-	tp.Refusals = append(tp.Refusals, compactRefusals(pol, st)...)
-	if a, ok := planManifests(pol, st, addedOnMain); ok {
-		tp.Actions = append(tp.Actions, a)
-		addedOnMain++
-	}
-
-	// Expiry and orphans see the properties update_properties leaves.
-	props := propsAfter(pol, st)
-	a, refusals, ok := planExpire(pol, st, props, addedOnMain, now)
-	add(a, ok)
-	tp.Refusals = append(tp.Refusals, refusals...)
-	a, refusals, ok = planOrphans(pol, st, props, now)
-	add(a, ok)
-	tp.Refusals = append(tp.Refusals, refusals...)
 
 	if st.CommitProblem != "" {
 		// Only the orphan sweep commits nothing; every other action would
@@ -75,7 +59,7 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 		tp.Actions = kept
 	}
 
-	tp.Warnings = lintTable(pol, st, props)
+	tp.Warnings = lintTable(pol, st, in.props)
 	tp.Warnings = append(tp.Warnings, quarantineWarnings(tp.Address, st.Orphans)...)
 	return tp
 }
