@@ -7,11 +7,6 @@ import (
 	"github.com/iceops/iceops/config"
 )
 
-const (
-	defaultManifestMaxCount   = 100
-	defaultManifestTargetSize = int64(8 << 20)
-)
-
 // planManifests rewrites the current snapshot's manifests when there are more
 // than max_count of them once the plan's own commits are in: each compaction
 // commit adds a data manifest, and rewrite_manifests runs after it, so a
@@ -25,11 +20,11 @@ func planManifests(pol *config.Effective, st *TableState, compactCommits int) (A
 	}
 	maxCount := m.MaxCount.Value
 	if maxCount <= 0 && !m.MaxCount.Set {
-		maxCount = defaultManifestMaxCount
+		maxCount = config.DefaultManifestMaxCount
 	}
 	target := m.TargetSize.Value
 	if target <= 0 {
-		target = defaultManifestTargetSize
+		target = config.DefaultManifestTarget
 	}
 	count, files, bytes := st.Manifests.Count, st.Manifests.Files, st.Manifests.Bytes
 	if compactCommits > 0 && len(files) > 0 {

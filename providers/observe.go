@@ -613,11 +613,20 @@ func (a *aggregator) key(df iceberg.DataFile) partKey {
 func (a *aggregator) manifest(m iceberg.ManifestFile) {
 	a.agg.manifests.Count++
 	a.agg.manifests.Bytes += m.Length()
-	if m.ManifestContent() == iceberg.ManifestContentDeletes {
-		a.agg.manifests.DeleteCount++
-	} else {
+	data := m.ManifestContent() != iceberg.ManifestContentDeletes
+	if data {
 		a.agg.manifests.DataCount++
+	} else {
+		a.agg.manifests.DeleteCount++
 	}
+	// One small record per manifest (there are far fewer manifests than
+	// files), in manifest-list order: diff predicts from them what
+	// rewrite_manifests leaves and what the plan's compaction adds, so a
+	// plan never asks for a rewrite that cannot merge or needs a second
+	// apply (issue 14, item 2).
+	a.agg.manifests.Files = append(a.agg.manifests.Files, diff.ManifestInfo{
+		SpecID: int(m.PartitionSpecID()), Data: data, Length: m.Length(),
+	})
 }
 
 // deleteEntry counts a live delete file and indexes it for dataEntry.

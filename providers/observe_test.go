@@ -113,6 +113,19 @@ func TestObserveOwnTable(t *testing.T) {
 	if st.Manifests.Count != 8 || st.Manifests.DataCount != 8 || st.Manifests.DeleteCount != 0 {
 		t.Errorf("manifests = %+v", st.Manifests)
 	}
+	// diff predicts rewrite_manifests from the list (issue 14 item 2: with
+	// the list missing, max_count = 1 took two applies): one entry per
+	// manifest, in manifest-list order, lengths adding up to Bytes.
+	var sum int64
+	for i, m := range st.Manifests.Files {
+		sum += m.Length
+		if !m.Data || m.SpecID != 0 || m.Length <= 0 {
+			t.Errorf("manifest %d = %+v", i, m)
+		}
+	}
+	if len(st.Manifests.Files) != 8 || sum != st.Manifests.Bytes {
+		t.Errorf("%d manifest records, %d bytes; want 8, %d", len(st.Manifests.Files), sum, st.Manifests.Bytes)
+	}
 	if st.Files.MinSize > st.Files.MedianSize || st.Files.MedianSize > st.Files.MaxSize || st.Files.MinSize <= 0 {
 		t.Errorf("sizes min %d median %d max %d", st.Files.MinSize, st.Files.MedianSize, st.Files.MaxSize)
 	}
