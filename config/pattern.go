@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -19,21 +20,35 @@ import (
 // automata, which decides the question exactly from the patterns alone.
 
 // SplitAddress splits "catalog.ns1.ns2.table" into its parts. An address has
-// at least three non-empty levels and no glob characters.
+// at least three non-empty levels (SplitLevels) and, as a user writes it, no
+// glob characters, whitespace or quotes.
 func SplitAddress(addr string) (catalog string, ns []string, table string, err error) {
-	parts := strings.Split(addr, ".")
-	if len(parts) < 3 {
-		return "", nil, "", fmt.Errorf("address %q must be <catalog>.<namespace>.<table>", addr)
+	parts, err := SplitLevels(addr)
+	if err != nil {
+		return "", nil, "", err
 	}
 	for _, p := range parts {
-		if p == "" {
-			return "", nil, "", fmt.Errorf("address %q has an empty level", addr)
-		}
 		if strings.ContainsAny(p, "* \t\n\"") {
 			return "", nil, "", fmt.Errorf("address %q: level %q has a glob character, whitespace or a quote, which a table address cannot have", addr, p)
 		}
 	}
 	return parts[0], append([]string(nil), parts[1:len(parts)-1]...), parts[len(parts)-1], nil
+}
+
+// SplitLevels is the one rule of an address's structure: the catalog, the
+// namespace levels and the table, split at dots, at least three, none
+// empty. Providers split the addresses of listed tables with it (a catalog
+// may hold names a user could not type); SplitAddress adds the rules of
+// typed addresses.
+func SplitLevels(addr string) ([]string, error) {
+	parts := strings.Split(addr, ".")
+	if len(parts) < 3 {
+		return nil, fmt.Errorf("address %q must be <catalog>.<namespace>.<table>", addr)
+	}
+	if slices.Contains(parts, "") {
+		return nil, fmt.Errorf("address %q has an empty level", addr)
+	}
+	return parts, nil
 }
 
 // MatchPattern reports whether a glob pattern matches an address.

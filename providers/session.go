@@ -131,10 +131,11 @@ func (s *Session) Close() error {
 
 // SplitAddress splits "catalog.ns1.ns2.table" into the catalog name and the
 // iceberg identifier (namespace levels and table name).
+// The structure rule is config.SplitLevels, the one rule both share.
 func SplitAddress(address string) (string, table.Identifier, error) {
-	parts := strings.Split(address, ".")
-	if len(parts) < 3 || slices.Contains(parts, "") {
-		return "", nil, fmt.Errorf("address %q: want <catalog>.<namespace>.<table>", address)
+	parts, err := config.SplitLevels(address)
+	if err != nil {
+		return "", nil, err
 	}
 	return parts[0], table.Identifier(parts[1:]), nil
 }
