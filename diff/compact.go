@@ -10,10 +10,9 @@ import (
 // policy leaves a value at zero. They are repeated here (not imported) because
 // diff may not import iceberg-go; the differential test pins them.
 const (
-	defaultTargetFileSize      int64   = 512 * 1024 * 1024
-	defaultMinInputFiles       int     = 5
-	defaultDeleteFileThreshold int     = 5
-	defaultDeleteRatio         float64 = 0.3
+	// deleteRatio is iceberg-go's (and Spark's) delete-ratio threshold, not
+	// a policy attribute. The policy's own defaults are config's.
+	deleteRatio float64 = 0.3
 	// packingLookback is compaction.DefaultPackingLookback: how many open
 	// bins the packer keeps before it emits the oldest one.
 	packingLookback = 128
@@ -37,11 +36,12 @@ type CompactionSelection struct {
 }
 
 // SelectionFor derives the selection rules from an effective policy, filling
-// iceberg-go's defaults where the policy carries zero values.
+// config's defaults where a policy built without config.Resolve carries
+// zero values.
 func SelectionFor(pol *config.Effective) CompactionSelection {
 	target := pol.TargetFileSize.Value
 	if target <= 0 {
-		target = defaultTargetFileSize
+		target = config.DefaultTargetFileSize
 	}
 	c := pol.Compaction
 	s := CompactionSelection{
@@ -50,22 +50,22 @@ func SelectionFor(pol *config.Effective) CompactionSelection {
 		Max:                 c.MaxFileSize.Value,
 		MinInputFiles:       c.MinInputFiles.Value,
 		DeleteFileThreshold: c.DeleteFileThreshold.Value,
-		DeleteRatio:         defaultDeleteRatio,
+		DeleteRatio:         deleteRatio,
 		Where:               c.Where.Value,
 	}
 	// An unset min of zero means "no default was resolved", not "nothing is
-	// small": fall back to iceberg-go's 75% / 180% of target.
+	// small": fall back to the default share of the target.
 	if s.Min <= 0 && !c.MinFileSize.Set {
-		s.Min = target * 3 / 4
+		s.Min = target * config.DefaultMinFileSizePercent / 100
 	}
 	if s.Max <= 0 {
-		s.Max = target * 9 / 5
+		s.Max = target * config.DefaultMaxFileSizePercent / 100
 	}
 	if s.MinInputFiles <= 0 {
-		s.MinInputFiles = defaultMinInputFiles
+		s.MinInputFiles = config.DefaultMinInputFiles
 	}
 	if s.DeleteFileThreshold <= 0 {
-		s.DeleteFileThreshold = defaultDeleteFileThreshold
+		s.DeleteFileThreshold = config.DefaultDeleteFileThreshold
 	}
 	return s
 }
