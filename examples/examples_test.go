@@ -42,7 +42,8 @@ func TestEveryExampleLoads(t *testing.T) {
 	}
 	n := 0
 	for _, e := range entries {
-		if !e.IsDir() {
+		// ci holds pipelines, not a configuration; TestCIScript runs them.
+		if !e.IsDir() || e.Name() == "ci" {
 			continue
 		}
 		matches, _ := filepath.Glob(filepath.Join(e.Name(), "*.iceops.hcl"))

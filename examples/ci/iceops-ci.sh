@@ -135,14 +135,17 @@ cmd_comment() {
 		echo "iceops-ci: no token; the comment body is in $ICEOPS_COMMENT (not posted)"
 		return 0
 	fi
-	local payload id
-	payload=$(jq -Rs '{body: .}' <"$ICEOPS_COMMENT")
+	# curl's standard input carries the token, so the body goes in a file.
+	local id
+	PAYLOAD=$(mktemp)
+	trap 'rm -f "$PAYLOAD"' EXIT
+	jq -Rs '{body: .}' <"$ICEOPS_COMMENT" >"$PAYLOAD"
 	id=$(find_comment "$list")
 	if [[ -n $id ]]; then
-		api "$method" "$update/$id" --data-binary @- <<<"$payload" >/dev/null
+		api "$method" "$update/$id" --data-binary "@$PAYLOAD" >/dev/null
 		echo "iceops-ci: updated comment $id on #$pr"
 	else
-		api POST "$list" --data-binary @- <<<"$payload" >/dev/null
+		api POST "$list" --data-binary "@$PAYLOAD" >/dev/null
 		echo "iceops-ci: commented on #$pr"
 	fi
 }
