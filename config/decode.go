@@ -13,15 +13,6 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-var catalogSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "type", Required: true},
-		{Name: "uri"},
-		{Name: "warehouse"},
-		{Name: "properties"},
-	},
-}
-
 var catalogTypes = []string{"sql", "rest", "glue", "hive", "hadoop"}
 
 func (l *loader) decodeCatalog(b *hcl.Block) {
@@ -217,7 +208,7 @@ const (
 )
 
 func (l *loader) bodySchemas(kind bodyKind) (*hcl.BodySchema, map[string]*hcl.BodySchema) {
-	top := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "properties"}}}
+	top := &hcl.BodySchema{}
 	nested := map[string]*hcl.BodySchema{}
 	for _, b := range nestedBlocks {
 		top.Blocks = append(top.Blocks, hcl.BlockHeaderSchema{Type: b})
@@ -230,13 +221,12 @@ func (l *loader) bodySchemas(kind bodyKind) (*hcl.BodySchema, map[string]*hcl.Bo
 			nested[f.block].Attributes = append(nested[f.block].Attributes, hcl.AttributeSchema{Name: f.name})
 		}
 	}
-	switch kind {
-	case bodyPolicy:
-		top.Attributes = append(top.Attributes, hcl.AttributeSchema{Name: "extends"})
-	case bodyTable:
-		top.Attributes = append(top.Attributes, hcl.AttributeSchema{Name: "policy"})
-	case bodyTables:
-		top.Attributes = append(top.Attributes, hcl.AttributeSchema{Name: "policy"}, hcl.AttributeSchema{Name: "exclude"})
+	for _, a := range bodyAttrs {
+		for _, k := range a.in {
+			if k == kind {
+				top.Attributes = append(top.Attributes, hcl.AttributeSchema{Name: a.name})
+			}
+		}
 	}
 	return top, nested
 }
@@ -514,28 +504,6 @@ func (l *loader) decodeProperties(a *hcl.Attribute, pb *PolicyBody, blockName st
 		pb.Properties[k] = Setting[string]{Value: m[k], Set: true, Origin: rng, Block: blockName,
 			Sensitive: IsSecretKey(k) || l.cfg.Secrets.Contains(m[k])}
 	}
-}
-
-// Table properties the structured attributes own (docs/design.md §3.4).
-const (
-	PropTargetFileSize = "write.target-file-size-bytes"
-	PropMaxSnapshotAge = "history.expire.max-snapshot-age-ms"
-	PropMinSnapshots   = "history.expire.min-snapshots-to-keep"
-	PropMaxRefAge      = "history.expire.max-ref-age-ms"
-)
-
-func ownedProperty(key string) (string, bool) {
-	switch key {
-	case PropTargetFileSize:
-		return "target_file_size", true
-	case PropMaxSnapshotAge:
-		return "snapshot_retention.max_age", true
-	case PropMinSnapshots:
-		return "snapshot_retention.min_snapshots", true
-	case PropMaxRefAge:
-		return "snapshot_retention.max_ref_age", true
-	}
-	return "", false
 }
 
 // policyRef reads `policy = policy.NAME` or `extends = policy.NAME`.

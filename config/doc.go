@@ -38,3 +38,5 @@
 //   - The digest covers file names, contents and resolved variable values,
 //     but not env(): credentials rotate without changing any policy.
 package config
+
+//go:generate go test -run ^TestReference$ -update

@@ -35,6 +35,10 @@ type fieldDesc struct {
 	get   func(*PolicyBody) any // pointer to the Setting
 	// check validates a decoded value: an error, or a lint warning.
 	check func(v any) *fieldProblem
+	// doc is what docs/configuration.md says the attribute does; the type,
+	// default and Iceberg property there come from kind, fillDefaults and
+	// ownedProperties.
+	doc string
 }
 
 type fieldProblem struct {
@@ -50,9 +54,6 @@ func (f fieldDesc) path() string {
 	return f.block + "." + f.name
 }
 
-// Nested policy blocks, in the order they are explained.
-var nestedBlocks = []string{"compaction", "snapshot_retention", "orphan_files", "manifests"}
-
 // Iceberg's recommended range for data files: smaller ones make too many
 // files, larger ones make too little parallelism (docs/design.md §3.6).
 const (
@@ -64,38 +65,66 @@ const (
 
 func policyFields() []fieldDesc {
 	return []fieldDesc{
-		{"", "target_file_size", kindSize, func(p *PolicyBody) any { return &p.TargetFileSize }, checkTargetSize},
-		{"", "sort_order", kindSort, func(p *PolicyBody) any { return &p.SortOrder }, nil},
-		{"", "remove_properties", kindList, func(p *PolicyBody) any { return &p.RemoveProperties }, nil},
+		{"", "target_file_size", kindSize, func(p *PolicyBody) any { return &p.TargetFileSize }, checkTargetSize,
+			"The size compaction writes data files at, and the size Iceberg writers aim for. Also sets the table property."},
+		{"", "sort_order", kindSort, func(p *PolicyBody) any { return &p.SortOrder }, nil,
+			"The table's sort order, as terms such as `\"event_ts DESC NULLS LAST\"`, `\"bucket(16, id)\"` or `\"day(ts)\"`; iceops replaces the table's order when it differs, and compaction with `strategy = \"sort\"` sorts by it."},
+		{"", "remove_properties", kindList, func(p *PolicyBody) any { return &p.RemoveProperties }, nil,
+			"Table properties to remove. iceops never removes a property only because no block names it; it removes exactly these keys."},
 
-		{"compaction", "strategy", kindString, func(p *PolicyBody) any { return &p.Compaction.Strategy }, checkEnum("compaction strategy", "binpack", "sort", "zorder")},
-		{"compaction", "zorder_columns", kindList, func(p *PolicyBody) any { return &p.Compaction.ZOrderColumns }, nil},
-		{"compaction", "min_input_files", kindInt, func(p *PolicyBody) any { return &p.Compaction.MinInputFiles }, checkMinInt(1)},
-		{"compaction", "min_file_size", kindSize, func(p *PolicyBody) any { return &p.Compaction.MinFileSize }, nil},
-		{"compaction", "max_file_size", kindSize, func(p *PolicyBody) any { return &p.Compaction.MaxFileSize }, checkPositiveSize},
-		{"compaction", "delete_file_threshold", kindInt, func(p *PolicyBody) any { return &p.Compaction.DeleteFileThreshold }, checkMinInt(1)},
-		{"compaction", "partial_progress", kindBool, func(p *PolicyBody) any { return &p.Compaction.PartialProgress }, nil},
-		{"compaction", "max_concurrent_groups", kindInt, func(p *PolicyBody) any { return &p.Compaction.MaxConcurrentGroups }, checkMinInt(1)},
-		{"compaction", "max_bytes_per_run", kindSize, func(p *PolicyBody) any { return &p.Compaction.MaxBytesPerRun }, nil},
-		{"compaction", "where", kindString, func(p *PolicyBody) any { return &p.Compaction.Where }, nil},
+		{"compaction", "strategy", kindString, func(p *PolicyBody) any { return &p.Compaction.Strategy }, checkEnum("compaction strategy", "binpack", "sort", "zorder"),
+			"How compaction rewrites files: `\"binpack\"` (combine small files), `\"sort\"` (rewrite in the sort order) or `\"zorder\"` (interleave `zorder_columns`)."},
+		{"compaction", "zorder_columns", kindList, func(p *PolicyBody) any { return &p.Compaction.ZOrderColumns }, nil,
+			"The columns a `\"zorder\"` compaction interleaves; at least two."},
+		{"compaction", "min_input_files", kindInt, func(p *PolicyBody) any { return &p.Compaction.MinInputFiles }, checkMinInt(1),
+			"A partition is compacted only when it has at least this many files to rewrite."},
+		{"compaction", "min_file_size", kindSize, func(p *PolicyBody) any { return &p.Compaction.MinFileSize }, nil,
+			"Data files smaller than this are rewritten."},
+		{"compaction", "max_file_size", kindSize, func(p *PolicyBody) any { return &p.Compaction.MaxFileSize }, checkPositiveSize,
+			"Data files larger than this are rewritten (split); must be above `target_file_size`."},
+		{"compaction", "delete_file_threshold", kindInt, func(p *PolicyBody) any { return &p.Compaction.DeleteFileThreshold }, checkMinInt(1),
+			"A data file with at least this many delete files (position, equality or deletion vectors) applying to it is rewritten, whatever its size."},
+		{"compaction", "partial_progress", kindBool, func(p *PolicyBody) any { return &p.Compaction.PartialProgress }, nil,
+			"Commit each file group as its own snapshot, so a failure keeps the groups already done; otherwise the whole compaction is one commit."},
+		{"compaction", "max_concurrent_groups", kindInt, func(p *PolicyBody) any { return &p.Compaction.MaxConcurrentGroups }, checkMinInt(1),
+			"File groups rewritten at the same time; memory grows with it."},
+		{"compaction", "max_bytes_per_run", kindSize, func(p *PolicyBody) any { return &p.Compaction.MaxBytesPerRun }, nil,
+			"Stop selecting file groups once this many bytes are planned in one run (`0`: no limit); the rest waits for the next run."},
+		{"compaction", "where", kindString, func(p *PolicyBody) any { return &p.Compaction.Where }, nil,
+			"A SQL filter on the table's columns (such as `\"event_ts >= current_date - interval '7' day\"`) limiting compaction to the partitions whose rows can match; one relative to the clock is evaluated again at apply."},
 
-		{"snapshot_retention", "max_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxAge }, checkMaxAge},
-		{"snapshot_retention", "min_snapshots", kindInt, func(p *PolicyBody) any { return &p.SnapshotRetention.MinSnapshots }, checkMinInt(1)},
-		{"snapshot_retention", "max_ref_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxRefAge }, nil},
+		{"snapshot_retention", "max_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxAge }, checkMaxAge,
+			"Snapshots older than this are expired (the current snapshot and those that tags and branches hold are kept)."},
+		{"snapshot_retention", "min_snapshots", kindInt, func(p *PolicyBody) any { return &p.SnapshotRetention.MinSnapshots }, checkMinInt(1),
+			"The number of most recent snapshots of each branch kept whatever their age."},
+		{"snapshot_retention", "max_ref_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxRefAge }, nil,
+			"Tags and branches (other than `main`) older than this are removed, and their snapshots expire with them. Unset: refs live for ever."},
 
-		{"orphan_files", "older_than", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.OlderThan }, checkOlderThan},
-		{"orphan_files", "max_orphan_ratio", kindFloat, func(p *PolicyBody) any { return &p.OrphanFiles.MaxOrphanRatio }, checkRatio},
-		{"orphan_files", "min_files_for_ratio", kindInt, func(p *PolicyBody) any { return &p.OrphanFiles.MinFilesForRatio }, checkMinInt(0)},
-		{"orphan_files", "exclude", kindList, func(p *PolicyBody) any { return &p.OrphanFiles.Exclude }, nil},
-		{"orphan_files", "include_non_iceberg_files", kindBool, func(p *PolicyBody) any { return &p.OrphanFiles.IncludeNonIcebergFiles }, nil},
-		{"orphan_files", "quarantine", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.Quarantine }, nil},
-		{"orphan_files", "equal_schemes", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualSchemes }, nil},
-		{"orphan_files", "equal_authorities", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualAuthorities }, nil},
-		{"orphan_files", "prefix_mismatch", kindString, func(p *PolicyBody) any { return &p.OrphanFiles.PrefixMismatch }, checkEnum("prefix_mismatch", "error", "ignore", "delete")},
-		{"orphan_files", "allow_storage_roots", kindList, func(p *PolicyBody) any { return &p.OrphanFiles.AllowStorageRoots }, checkStorageRoots},
+		{"orphan_files", "older_than", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.OlderThan }, checkOlderThan,
+			"Only files at least this old may be removed as orphans: younger ones may belong to a write still in flight. At least `\"24h\"`."},
+		{"orphan_files", "max_orphan_ratio", kindFloat, func(p *PolicyBody) any { return &p.OrphanFiles.MaxOrphanRatio }, checkRatio,
+			"Refuse to remove anything when more than this share of the table's files looks unreferenced: that means the listing or the references are wrong, not that the table is dirty."},
+		{"orphan_files", "min_files_for_ratio", kindInt, func(p *PolicyBody) any { return &p.OrphanFiles.MinFilesForRatio }, checkMinInt(0),
+			"`max_orphan_ratio` applies only when the table has at least this many files; below it a few strays make a large ratio."},
+		{"orphan_files", "exclude", kindList, func(p *PolicyBody) any { return &p.OrphanFiles.Exclude }, nil,
+			"Globs of paths (relative to the table location) never removed and never counted as orphans."},
+		{"orphan_files", "include_non_iceberg_files", kindBool, func(p *PolicyBody) any { return &p.OrphanFiles.IncludeNonIcebergFiles }, nil,
+			"Also remove files that are not Iceberg data, delete, manifest or metadata files (by default they are reported only)."},
+		{"orphan_files", "quarantine", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.Quarantine }, nil,
+			"Move orphans under `<location>/.iceops-quarantine/<run>/` and purge them this long after, instead of deleting them (`iceops restore` puts them back). `\"0s\"`: delete at once."},
+		{"orphan_files", "equal_schemes", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualSchemes }, nil,
+			"URI schemes that name the same storage, mapped to one spelling before listed files are compared with references (`s3a` and `s3n` are always `s3`)."},
+		{"orphan_files", "equal_authorities", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualAuthorities }, nil,
+			"Bucket or host names that name the same storage, mapped to one spelling before the comparison."},
+		{"orphan_files", "prefix_mismatch", kindString, func(p *PolicyBody) any { return &p.OrphanFiles.PrefixMismatch }, checkEnum("prefix_mismatch", "error", "ignore", "delete"),
+			"When a listed file matches a referenced one only after ignoring scheme or authority: `\"error\"` refuses the orphan removal, `\"ignore\"` keeps those files and goes on; `\"delete\"` is accepted but refused like `\"error\"`: iceops does not guess on a reviewer's behalf."},
+		{"orphan_files", "allow_storage_roots", kindList, func(p *PolicyBody) any { return &p.OrphanFiles.AllowStorageRoots }, checkStorageRoots,
+			"Whole buckets, containers or file systems (`\"s3://bucket\"`, `\"file:///\"`) a table may sit at the root of; without it a sweep that would list a whole storage root is refused."},
 
-		{"manifests", "max_count", kindInt, func(p *PolicyBody) any { return &p.Manifests.MaxCount }, checkMinInt(1)},
-		{"manifests", "target_size", kindSize, func(p *PolicyBody) any { return &p.Manifests.TargetSize }, checkPositiveSize},
+		{"manifests", "max_count", kindInt, func(p *PolicyBody) any { return &p.Manifests.MaxCount }, checkMinInt(1),
+			"Rewrite the manifests when the current snapshot has more than this many."},
+		{"manifests", "target_size", kindSize, func(p *PolicyBody) any { return &p.Manifests.TargetSize }, checkPositiveSize,
+			"The size manifests are rewritten to."},
 	}
 }
 

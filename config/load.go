@@ -25,18 +25,6 @@ type LoadOptions struct {
 	Version  string   // iceops version, checked against required_version
 }
 
-var topSchema = &hcl.BodySchema{
-	Blocks: []hcl.BlockHeaderSchema{
-		{Type: "iceops"},
-		{Type: "variable", LabelNames: []string{"name"}},
-		{Type: "locals"},
-		{Type: "catalog", LabelNames: []string{"name"}},
-		{Type: "policy", LabelNames: []string{"name"}},
-		{Type: "table", LabelNames: []string{"address"}},
-		{Type: "tables", LabelNames: []string{"pattern"}},
-	},
-}
-
 type loader struct {
 	dir    string // as the caller gave it; prefixes file names in ranges
 	absDir string

@@ -17,15 +17,6 @@ import (
 // EnvVarPrefix sets a variable from the environment: ICEOPS_VAR_retention=7d.
 const EnvVarPrefix = "ICEOPS_VAR_"
 
-var variableSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "type"},
-		{Name: "default"},
-		{Name: "description"},
-		{Name: "sensitive"},
-	},
-}
-
 type varDecl struct {
 	v        *Variable
 	ty       cty.Type
