@@ -27,8 +27,10 @@ type Results struct {
 	FinishedAt    time.Time `json:"finished_at"`
 	SavedPlan     bool      `json:"saved_plan"`
 	// RunID identifies this apply; its table leases carry it.
-	RunID       string        `json:"run_id,omitempty"`
-	Interrupted bool          `json:"interrupted,omitempty"` // ctx cancelled: some work was not started
+	RunID string `json:"run_id,omitempty"`
+	// Interrupted is always in the JSON, so `false` is an answer and not a
+	// missing field (docs/plan-format.md, apply -json).
+	Interrupted bool          `json:"interrupted"` // ctx cancelled: some work was not started
 	Tables      []TableResult `json:"tables"`
 	Summary     ResultSummary `json:"summary"`
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers"
 )
@@ -126,5 +129,83 @@ func TestReadmeRepeatsCatalogSnippets(t *testing.T) {
 		if !strings.Contains(section, "```hcl\n"+blk[1]+"```") {
 			t.Errorf("README's Catalogs and storage section lacks this tested snippet:\n%s", blk[1])
 		}
+	}
+}
+
+// jsonFields are the JSON names of a struct type's fields.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// docSection is the text of the "## title" section of a document.
+func docSection(t *testing.T, doc, title string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(doc, "\n## "+title+"\n")
+	if !ok {
+		t.Fatalf("docs/plan-format.md has no %q section", "## "+title)
+	}
+	section, _, _ := strings.Cut(rest, "\n## ")
+	return section
+}
+
+// documents reports whether section names a JSON field in backticks, alone
+// or as the last part of a path (`tables[].actions[].x`, `x[]`).
+func documents(section, field string) bool {
+	return regexp.MustCompile("`(?:[a-z_]+(?:\\[\\])?\\.)*" + regexp.QuoteMeta(field) + "(?:\\[\\])?`").MatchString(section)
+}
+
+// TestPlanFormatCoversEveryField: docs/plan-format.md documents every field
+// of the plan document, every action kind with its destructiveness and
+// payload fields, and every field of the apply -json document, so a field
+// added to a struct without a word in the document fails here.
+func TestPlanFormatCoversEveryField(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "plan-format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+
+	plan := docSection(t, doc, "JSON")
+	for _, typ := range []reflect.Type{reflect.TypeOf(diff.Plan{}), reflect.TypeOf(diff.TablePlan{}), reflect.TypeOf(diff.Summary{})} {
+		for _, f := range jsonFields(typ) {
+			if !documents(plan, f) {
+				t.Errorf("the JSON section does not document %s.%s", typ.Name(), f)
+			}
+		}
+	}
+	for _, kind := range diff.Kinds() {
+		row := regexp.MustCompile("(?m)^\\| `" + string(kind) + "` \\| (yes|no) \\|(.*)$").FindStringSubmatch(plan)
+		if row == nil {
+			t.Errorf("the action table has no row for %s", kind)
+			continue
+		}
+		if want := map[bool]string{true: "yes", false: "no"}[kind.Destructive()]; row[1] != want {
+			t.Errorf("the action table says %s is destructive: %s, want %s", kind, row[1], want)
+		}
+		for _, f := range jsonFields(kind.PayloadType()) {
+			if !documents(row[2], f) {
+				t.Errorf("the action table's %s row does not document %s", kind, f)
+			}
+		}
+	}
+
+	results := docSection(t, doc, "apply -json")
+	for _, typ := range []reflect.Type{reflect.TypeOf(apply.Results{}), reflect.TypeOf(apply.TableResult{}),
+		reflect.TypeOf(apply.ActionResult{}), reflect.TypeOf(apply.ResultSummary{})} {
+		for _, f := range jsonFields(typ) {
+			if !documents(results, f) {
+				t.Errorf("the apply -json section does not document %s.%s", typ.Name(), f)
+			}
+		}
+	}
+	if !strings.Contains(results, "| `interrupted` | bool |") || !strings.Contains(results, "always present") {
+		t.Error("the apply -json section does not say interrupted is always present")
 	}
 }
