@@ -17,6 +17,7 @@ require (
 	github.com/twmb/avro v1.8.0
 	github.com/uptrace/bun/driver/sqliteshim v1.3.0
 	github.com/zclconf/go-cty v1.20.0
+	golang.org/x/mod v0.38.0
 )
 
 require (
@@ -140,7 +141,6 @@ require (
 	gocloud.dev v0.46.0 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/exp v0.0.0-20260603202125-055de637280b // indirect
-	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect

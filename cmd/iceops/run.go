@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"golang.org/x/mod/module"
 
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
 	"github.com/iceops/iceops/config"
@@ -290,5 +291,27 @@ func readBuild() buildInfo {
 			b.modified = s.Value == "true"
 		}
 	}
+	if b.commit == "" {
+		b.commit, b.date = fromModuleVersion(info.Main.Version)
+	}
 	return b
+}
+
+// fromModuleVersion reads the commit and its time from a pseudo-version:
+// `go install …@latest` builds from the module cache, which has no
+// version control to stamp, but a version between tags names its commit
+// (v0.1.1-0.20261201120000-abcdef123456).
+func fromModuleVersion(v string) (commit, date string) {
+	if !module.IsPseudoVersion(v) {
+		return "", ""
+	}
+	rev, err := module.PseudoVersionRev(v)
+	if err != nil {
+		return "", ""
+	}
+	t, err := module.PseudoVersionTime(v)
+	if err != nil {
+		return rev, ""
+	}
+	return rev, t.UTC().Format(time.RFC3339)
 }

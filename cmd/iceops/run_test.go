@@ -224,3 +224,20 @@ func TestCommandTable(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionFromModule: a binary from `go install …@version` has no VCS
+// stamp; a pseudo-version still names the commit and its time.
+func TestVersionFromModule(t *testing.T) {
+	for _, tc := range []struct{ v, commit, date string }{
+		{"v0.1.1-0.20261201120304-abcdef123456", "abcdef123456", "2026-12-01T12:03:04Z"},
+		{"v0.0.0-20261130235959-0123456789ab", "0123456789ab", "2026-11-30T23:59:59Z"},
+		{"v0.1.0", "", ""},
+		{"(devel)", "", ""},
+		{"", "", ""},
+	} {
+		commit, date := fromModuleVersion(tc.v)
+		if commit != tc.commit || date != tc.date {
+			t.Errorf("fromModuleVersion(%q) = %q, %q; want %q, %q", tc.v, commit, date, tc.commit, tc.date)
+		}
+	}
+}
