@@ -8,7 +8,8 @@
 # drops the symbol table and DWARF (a smaller binary; panics still print
 # their stack). No version is injected through -ldflags: the release number
 # is cmd/iceops's `version` constant, and the commit and its date come from
-# the Go build info, which `go build` stamps from the git checkout (the
+# the Go build info, which `go build -buildvcs=true` stamps from the git
+# checkout whatever GOFLAGS says (the
 # tree must be clean for a release: `iceops version` says "with
 # uncommitted changes" otherwise). CGO_ENABLED=0 gives a static binary;
 # sqlite is then the pure-Go driver.
@@ -35,7 +36,7 @@ for t in "${targets[@]}"; do
 	if [[ $os == windows ]]; then
 		out+=.exe
 	fi
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags="-s -w" -o "$out" ./cmd/iceops
+	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -buildvcs=true -trimpath -ldflags="-s -w" -o "$out" ./cmd/iceops
 	size=$(wc -c <"$out")
 	awk -v f="$out" -v n="$size" 'BEGIN { printf "%s\t%d bytes (%.1f MiB)\n", f, n, n / 1048576 }'
 done
