@@ -37,6 +37,12 @@ for t in "${targets[@]}"; do
 		out+=.exe
 	fi
 	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -buildvcs=true -trimpath -ldflags="-s -w" -o "$out" ./cmd/iceops
+	# Go stamps no commit in a git worktree (its .git is a file) or an
+	# export; a release that cannot say its commit is refused.
+	if ! go version -m "$out" | grep -q 'vcs.revision='; then
+		echo "release.sh: $out has no commit in its build info; build from a git clone" >&2
+		exit 1
+	fi
 	size=$(wc -c <"$out")
 	awk -v f="$out" -v n="$size" 'BEGIN { printf "%s\t%d bytes (%.1f MiB)\n", f, n, n / 1048576 }'
 done
