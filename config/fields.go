@@ -248,7 +248,7 @@ func renderValue(kind valueKind, v any) string {
 		if n := v.(int64); n == 0 {
 			return "0" // "unlimited" for max_bytes_per_run; a quoted "0" reads oddly
 		}
-		return strconv.Quote(formatSizeExact(v.(int64)))
+		return strconv.Quote(FormatSizeExact(v.(int64)))
 	case kindDuration:
 		return strconv.Quote(FormatDuration(v.(time.Duration)))
 	case kindInt:

@@ -101,7 +101,7 @@ func FuzzParseSize(f *testing.F) {
 		if n < 0 {
 			t.Fatalf("ParseSize(%q) = %d, negative", s, n)
 		}
-		back, err := ParseSize(formatSizeExact(n))
+		back, err := ParseSize(FormatSizeExact(n))
 		if err != nil || back != n {
 			t.Fatalf("round trip of %q (%d): %d, %v", s, n, back, err)
 		}

@@ -72,7 +72,7 @@ func ParseSize(s string) (int64, error) {
 }
 
 // FormatSize renders a byte count for people: "3.1 GiB", "45.2 MiB",
-// "512 MiB", "900 B". It is lossy; use formatSizeExact where the value must
+// "512 MiB", "900 B". It is lossy; use FormatSizeExact where the value must
 // round-trip through ParseSize.
 func FormatSize(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
@@ -92,10 +92,10 @@ func FormatSize(n int64) string {
 	return s + " " + units[u]
 }
 
-// formatSizeExact renders a size in the unit, IEC or SI, that divides it
-// into the smallest number, so that ParseSize(formatSizeExact(n)) == n and
+// FormatSizeExact renders a size in the unit, IEC or SI, that divides it
+// into the smallest number, so that ParseSize(FormatSizeExact(n)) == n and
 // the value reads as it was probably written ("512MiB", "1TB", "1000001").
-func formatSizeExact(n int64) string {
+func FormatSizeExact(n int64) string {
 	if n <= 0 {
 		return strconv.FormatInt(n, 10)
 	}

@@ -115,9 +115,9 @@ func TestFormatDuration(t *testing.T) {
 
 func TestFormatSizeExactRoundTrip(t *testing.T) {
 	for _, n := range []int64{1, 1000, 1024, 512 << 20, 921 << 20, 3 << 29, 5<<40 + 1} {
-		back, err := ParseSize(formatSizeExact(n))
+		back, err := ParseSize(FormatSizeExact(n))
 		if err != nil || back != n {
-			t.Errorf("ParseSize(formatSizeExact(%d)=%q) = %d, %v", n, formatSizeExact(n), back, err)
+			t.Errorf("ParseSize(FormatSizeExact(%d)=%q) = %d, %v", n, FormatSizeExact(n), back, err)
 		}
 	}
 }

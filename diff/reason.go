@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/iceops/iceops/config"
 )
 
 // fileLine renders a range as "main.iceops.hcl:40", or "" for a zero range.
@@ -36,41 +38,12 @@ func reason(attr, value string, origin, block hcl.Range) string {
 	}
 }
 
-// formatDuration renders a duration in the largest unit that divides it,
-// as policies are written: "2d", "36h", "90m".
-func formatDuration(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	for _, u := range []struct {
-		name string
-		unit time.Duration
-	}{
-		{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond},
-	} {
-		if d%u.unit == 0 {
-			return strconv.FormatInt(int64(d/u.unit), 10) + u.name
-		}
-	}
-	return d.String()
-}
+// formatDuration and formatSize render values in reasons exactly as
+// explain and the configuration reference do ("2d", "512MiB", "128MB"),
+// so a value reads the same wherever iceops shows it.
+func formatDuration(d time.Duration) string { return config.FormatDuration(d) }
 
-// formatSize renders a size in the largest binary unit that divides it
-// ("512MiB"), else in bytes, so it reads as policies are written.
-func formatSize(n int64) string {
-	if n <= 0 {
-		return strconv.FormatInt(n, 10)
-	}
-	for _, u := range []struct {
-		name string
-		mult int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n%u.mult == 0 {
-			return strconv.FormatInt(n/u.mult, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
+func formatSize(n int64) string { return config.FormatSizeExact(n) }
 
 // formatAge renders an age for a message, rounded down to a readable unit.
 func formatAge(ms int64) string {

@@ -16,7 +16,7 @@ func TestFormatting(t *testing.T) {
 			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
-	sizes := map[int64]string{0: "0", 512 << 20: "512MiB", 1 << 30: "1GiB", 64 << 10: "64KiB", 1000: "1000", 3 << 40: "3TiB"}
+	sizes := map[int64]string{0: "0", 512 << 20: "512MiB", 1 << 30: "1GiB", 64 << 10: "64KiB", 1000: "1KB", 128e6: "128MB", 1001: "1001", 3 << 40: "3TiB"}
 	for n, want := range sizes {
 		if got := formatSize(n); got != want {
 			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)

@@ -345,6 +345,9 @@ func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles) {
 func Summary(p *diff.Plan, s *Styles) string {
 	sum := summarize(p)
 	if sum.Actions == 0 && sum.Errors == 0 {
+		if sum.Tables == 0 && len(p.Targets) > 0 {
+			return s.Bold(fmt.Sprintf("No changes. No managed table matches -target %s.", strings.Join(quoteAll(p.Targets), ", ")))
+		}
 		if sum.Tables == 0 {
 			return s.Bold("No changes. No tables are managed by this configuration.")
 		}
@@ -354,17 +357,42 @@ func Summary(p *diff.Plan, s *Styles) string {
 		}
 		return s.Bold(fmt.Sprintf("No changes. All %s tables are in policy.", Count(sum.Tables)))
 	}
+	failed := erredCount(p, sum)
 	if sum.Actions == 0 {
-		return s.Bold(fmt.Sprintf("No changes for the %s in policy; %s.",
-			countOf(sum.TablesInPolicy, "table", "tables"), countOf(sum.Errors, "table has errors", "tables have errors")))
+		verb := plural(sum.Errors, "has errors", "have errors")
+		if sum.TablesInPolicy == 0 {
+			return s.Bold(fmt.Sprintf("No changes; %s %s.", failed, verb))
+		}
+		return s.Bold(fmt.Sprintf("No changes for the %s in policy; %s %s.",
+			countOf(sum.TablesInPolicy, "table", "tables"), failed, verb))
 	}
 	line := fmt.Sprintf(" %s to change (%s, %s destructive), %s in policy",
 		countOf(sum.TablesChanged, "table", "tables"), countOf(sum.Actions, "action", "actions"),
 		Count(sum.DestructiveActions), countOf(sum.TablesInPolicy, "table", "tables"))
 	if sum.Errors > 0 {
-		line += ", " + countOf(sum.Errors, "table with errors", "tables with errors")
+		line += ", " + failed + " with errors"
 	}
 	return s.Bold("Plan:") + line + "."
+}
+
+// erredCount says what had errors: "3 tables", or "1 table and 2
+// selectors" when a tables selector could not be listed (its error has the
+// pattern for an address, and a pattern is not a table).
+func erredCount(p *diff.Plan, sum diff.Summary) string {
+	selectors := 0
+	for _, e := range p.Errors {
+		if strings.Contains(e.Address, "*") {
+			selectors++
+		}
+	}
+	tables := sum.Errors - selectors
+	switch {
+	case selectors == 0:
+		return countOf(tables, "table", "tables")
+	case tables == 0:
+		return countOf(selectors, "selector", "selectors")
+	}
+	return countOf(tables, "table", "tables") + " and " + countOf(selectors, "selector", "selectors")
 }
 
 // summarize computes the summary with diff.Summarize on a copy, so a plan

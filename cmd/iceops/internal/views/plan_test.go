@@ -114,10 +114,36 @@ func TestPlanErrorsAndRefusals(t *testing.T) {
 Warnings:
   ! a.b.c: older_than is shorter than the longest commit gap (main.iceops.hcl:9)
 
-No changes for the 0 tables in policy; 2 tables have errors.
+No changes; 2 tables have errors.
 `
 	if got := buf.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestSummaryCountsWhatHadErrors: a selector whose pattern could not be
+// listed is not counted as a table, and a target matching nothing says so
+// instead of claiming the configuration manages no table.
+func TestSummaryCountsWhatHadErrors(t *testing.T) {
+	styles := NewStyles(false)
+	for _, tc := range []struct {
+		p    *diff.Plan
+		want string
+	}{
+		{&diff.Plan{Errors: []diff.TableError{{Address: "a.b.c"}, {Address: "a.x.*"}, {Address: "a.**"}}},
+			"No changes; 1 table and 2 selectors have errors."},
+		{&diff.Plan{Tables: []diff.TablePlan{{Address: "a.b.d"}}, Errors: []diff.TableError{{Address: "a.x.*"}}},
+			"No changes for the 1 table in policy; 1 selector has errors."},
+		{&diff.Plan{Tables: []diff.TablePlan{{Address: "a.b.d", Actions: []diff.Action{{Type: diff.UpdateProperties}}}},
+			Errors: []diff.TableError{{Address: "a.x.*"}, {Address: "a.b.e"}}},
+			"Plan: 1 table to change (1 action, 0 destructive), 0 tables in policy, 1 table and 1 selector with errors."},
+		{&diff.Plan{Targets: []string{"a.nope.x"}}, `No changes. No managed table matches -target "a.nope.x".`},
+		{&diff.Plan{}, "No changes. No tables are managed by this configuration."},
+	} {
+		diff.Summarize(tc.p)
+		if got := Summary(tc.p, styles); got != tc.want {
+			t.Errorf("Summary = %q, want %q", got, tc.want)
+		}
 	}
 }
 
