@@ -37,7 +37,7 @@ func TestPlanMarkdown(t *testing.T) {
 		"| `lake.analytics.clicks` | 6 | ⚠️ 2 | 3.1 GiB | 12 files (45.2 MiB) |\n" +
 		"| ``lake.odd.a\\|b`c<script>`` | 0 | – | – | – |\n\n" +
 		"> [!CAUTION]\n> **Destructive actions**: these delete files and cannot be undone.\n>\n" +
-		"> - `lake.analytics.clicks`: expire 214 snapshots older than 2d (oldest 41d); 3 kept; tag \"q3-close\" protects 1\n" +
+		"> - `lake.analytics.clicks`: expire 214 snapshots older than 2d (oldest 41d); 3 kept (1 by tag \"q3-close\")\n" +
 		"> - `lake.analytics.clicks`: remove 12 orphan files (45.2 MiB) older than 3d; 3 newer files kept by the age guard; 2 excluded; 1 non-Iceberg file reported only; 1.2% unreferenced (max 25%)\n\n" +
 		"#### Refused or not planned (the plan exits 1)\n\n" +
 		"- ``lake.odd.a|b`c<script>``: `remove_orphan_files` refused: orphan ratio 40% above max\\_orphan\\_ratio 25% \\<check the listing\\>\n" +

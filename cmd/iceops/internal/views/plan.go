@@ -71,6 +71,12 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, createdAt time.Time, s *S
 				b.WriteString(ind + s.Dim("# "+r) + "\n")
 			}
 		}
+		if a.Type == diff.RewriteManifests && a.Manifests != nil && compactsBefore(t, i) {
+			// The compaction commits first and drops the manifests of the
+			// files it rewrites, so the results' "before" is smaller.
+			b.WriteString(ind + s.Dim(fmt.Sprintf("# %s counted before the compaction above; apply rewrites those left after it",
+				countOf(a.Manifests.ManifestsBefore, "manifest", "manifests"))) + "\n")
+		}
 	}
 	for _, r := range t.Refusals {
 		fmt.Fprintf(b, "%s%s %s\n", ind, s.Refuse("!"), s.Refuse("refused "+string(r.Action)+": ")+r.Reason)
@@ -92,6 +98,16 @@ func actionLines(a *diff.Action, createdAt time.Time, s *Styles) []string {
 		sym = s.Remove("-")
 	}
 	return []string{fmt.Sprintf("%s %s", sym, a.Type)}
+}
+
+// compactsBefore reports whether a compaction runs before action i.
+func compactsBefore(t *diff.TablePlan, i int) bool {
+	for _, a := range t.Actions[:i] {
+		if a.Type == diff.Compact {
+			return true
+		}
+	}
+	return false
 }
 
 // actionView renders one action of its kind; ok is false when the payload
@@ -250,9 +266,15 @@ func expireSentence(e *diff.ExpireAction, createdAt time.Time) string {
 	if e.OldestTimestampMs > 0 && !createdAt.IsZero() {
 		fmt.Fprintf(&b, " (oldest %s)", AgeMs(createdAt.UnixMilli()-e.OldestTimestampMs))
 	}
+	// The snapshots a ref protects are among those kept: say so, so that
+	// "1 kept" and the tag's 1 do not read as two snapshots.
 	fmt.Fprintf(&b, "; %s kept", Count(e.Kept))
-	for _, ref := range sortedKeys(e.ProtectedByRef) {
-		fmt.Fprintf(&b, "; %s protects %s", ref, Count(e.ProtectedByRef[ref]))
+	if refs := sortedKeys(e.ProtectedByRef); len(refs) > 0 {
+		by := make([]string, len(refs))
+		for i, ref := range refs {
+			by[i] = fmt.Sprintf("%s by %s", Count(e.ProtectedByRef[ref]), ref)
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(by, ", "))
 	}
 	if len(e.RefsToRemove) > 0 {
 		fmt.Fprintf(&b, "; remove %s %s", plural(len(e.RefsToRemove), "ref", "refs"), strings.Join(quoteAll(e.RefsToRemove), ", "))

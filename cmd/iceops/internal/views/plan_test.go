@@ -63,7 +63,8 @@ func TestPlanHumanMatchesDesign(t *testing.T) {
       ~ sort_order = [] -> ["event_ts DESC NULLS LAST", "bucket(16, user_id)"]
       » compact 1,203 files (3.1 GiB) in 4 partitions into ~7 files (sort)
       » rewrite 240 manifests into ~4
-      - expire 214 snapshots older than 2d (oldest 41d); 3 kept; tag "q3-close" protects 1
+      # 240 manifests counted before the compaction above; apply rewrites those left after it
+      - expire 214 snapshots older than 2d (oldest 41d); 3 kept (1 by tag "q3-close")
       - remove 12 orphan files (45.2 MiB) older than 3d; 3 newer files kept by the age guard; 2 excluded; 1 non-Iceberg file reported only; 1.2% unreferenced (max 25%)
     }
 
