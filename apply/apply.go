@@ -643,7 +643,7 @@ func incompleteError(er providers.ExecResult) string {
 	n := int64(len(er.DeleteErrors))
 	var parts []string
 	if er.FilesNotMoved > 0 || er.FilesInBothPlaces > 0 || er.FilesQuarantined > 0 {
-		parts = append(parts, fmt.Sprintf("%d files quarantined", er.FilesQuarantined))
+		parts = append(parts, filesCount(er.FilesQuarantined)+" quarantined")
 		if er.FilesNotMoved > 0 {
 			parts = append(parts, fmt.Sprintf("%d not moved (still in place)", er.FilesNotMoved))
 		}
@@ -654,7 +654,15 @@ func incompleteError(er providers.ExecResult) string {
 			parts = append(parts, fmt.Sprintf("%d other failures", rest))
 		}
 	} else {
-		parts = append(parts, fmt.Sprintf("%d files deleted", er.FilesDeleted), fmt.Sprintf("%d failed", n))
+		parts = append(parts, filesCount(er.FilesDeleted)+" deleted", fmt.Sprintf("%d failed", n))
 	}
 	return "incomplete: " + strings.Join(parts, ", ") + "; see delete_errors for each file"
+}
+
+// filesCount is "1 file" or "3 files".
+func filesCount(n int64) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }

@@ -84,7 +84,7 @@ func Inspect(w io.Writer, in *providers.Inspection, s *Styles) error {
 		if name == "" {
 			name = "(unpartitioned)"
 		}
-		fmt.Fprintf(&b, "    %-30s %s files, %s, %s small\n", name, Count(p.DataFiles), Bytes(p.DataBytes), Count(p.SmallFiles))
+		fmt.Fprintf(&b, "    %-30s %s, %s, %s small\n", name, countOf(p.DataFiles, "file", "files"), Bytes(p.DataBytes), Count(p.SmallFiles))
 	}
 	m := in.Manifests
 	kv("manifests", fmt.Sprintf("%s (%s data, %s delete; %s)", Count(m.Count), Count(m.DataCount), Count(m.DeleteCount), Bytes(m.Bytes)))

@@ -45,7 +45,8 @@ func RestoreJSON(w io.Writer, address string, res providers.RestoreResult) error
 // run's manifest stays.
 func Restore(w io.Writer, address string, res providers.RestoreResult, s *Styles) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Restored %d files (%d bytes) of quarantine run %s to %s.\n", len(res.Restored), res.Bytes, res.RunID, address)
+	fmt.Fprintf(&b, "Restored %s (%d bytes) of quarantine run %s to %s.\n",
+		countOf(len(res.Restored), "file", "files"), res.Bytes, res.RunID, address)
 	for _, f := range res.Restored {
 		fmt.Fprintf(&b, "  %s %s\n", s.Add("+"), f.Original)
 	}

@@ -19,7 +19,7 @@ func TestRestore(t *testing.T) {
 	if err := Restore(&plain, "lake.a.t", res, NewStyles(false)); err != nil {
 		t.Fatal(err)
 	}
-	want := `Restored 1 files (30 bytes) of quarantine run 20261130T120000Z to lake.a.t.
+	want := `Restored 1 file (30 bytes) of quarantine run 20261130T120000Z to lake.a.t.
   + /t/data/a.parquet
 Not restored (1), still in the quarantine:
   ! /t/data/b.parquet: a file exists there; not overwritten
