@@ -282,4 +282,21 @@ func TestCIScriptComment(t *testing.T) {
 	if len(gh.comments) != 2 || gh.comments[0]["body"] != "LGTM" || gh.comments[1]["body"] != md {
 		t.Errorf("comments = %v, want the other comment untouched and one iceops comment with the plan (calls %v)", gh.comments, gh.calls)
 	}
+	gh.mu.Unlock()
+
+	// A plan too long for a GitHub comment keeps what comes before the
+	// per-table details.
+	long := planMarker + "\n### iceops plan\n\nPlan: 1 table to change.\n\n<details><summary>t</summary>\n\n" +
+		strings.Repeat("x", 70000) + "\n</details>\n"
+	if err := os.WriteFile(filepath.Join(c.dir, "long.md"), []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run("comment", append(env, "ICEOPS_COMMENT=long.md")...); r.code != 0 {
+		t.Errorf("long comment: exit %d", r.code)
+	}
+	gh.mu.Lock()
+	if body, _ := gh.comments[len(gh.comments)-1]["body"].(string); len(gh.comments) != 2 || !strings.HasPrefix(body, planMarker+"\n") ||
+		!strings.Contains(body, "Plan: 1 table to change.") || strings.Contains(body, "<details>") || len(body) > 1000 {
+		t.Errorf("the long plan was posted as %d comments, the last %d characters:\n%.300s", len(gh.comments), len(body), body)
+	}
 }

@@ -139,7 +139,14 @@ cmd_comment() {
 	local id
 	PAYLOAD=$(mktemp)
 	trap 'rm -f "$PAYLOAD"' EXIT
-	jq -Rs '{body: .}' <"$ICEOPS_COMMENT" >"$PAYLOAD"
+	# GitHub refuses comments over 65,536 characters: keep everything before
+	# the per-table details (summary, destructive actions, warnings) then.
+	if [[ $(wc -c <"$ICEOPS_COMMENT") -gt 65000 ]]; then
+		awk '/^<details>/ { exit } { print }' "$ICEOPS_COMMENT"
+		echo "_The per-table details are too long for a comment; they are in the job's plan artifact._"
+	else
+		cat "$ICEOPS_COMMENT"
+	fi | jq -Rs '{body: .}' >"$PAYLOAD"
 	id=$(find_comment "$list")
 	if [[ -n $id ]]; then
 		api "$method" "$update/$id" --data-binary "@$PAYLOAD" >/dev/null
