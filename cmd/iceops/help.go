@@ -81,7 +81,9 @@ Examples:
 
 Options:
   -out=FILE            Save the plan to FILE for "iceops apply FILE"
-  -json                Print the plan as one JSON document
+  -format=FORMAT       text (default), json, or markdown (a pull-request comment)
+  -json                Same as -format=json
+  -input=false         Never ask for input (plan asks for none; for pipelines)
   -detailed-exitcode   Exit 0 with no changes, 1 on error, 2 with changes
   -target=ADDR         Plan only matching tables (repeatable; * and ** globs)
   -var=NAME=VALUE      Set a variable (repeatable)
@@ -105,6 +107,9 @@ Examples:
 Options:
   -auto-approve        Do not ask for approval
   -json                Print the results as one JSON document
+  -input=false         Never ask; without -auto-approve or PLANFILE, refuse
+  -lock=false          Take no table leases and ignore other runs' leases
+  -lock-timeout=D      Wait up to D for a table another run holds (default 0s)
   -target=ADDR         Apply only matching tables (repeatable; not with PLANFILE)
   -var=NAME=VALUE      Set a variable (repeatable)
   -var-file=FILE       Read variables from an HCL file
@@ -121,12 +126,14 @@ Examples:
   Print a plan saved with "iceops plan -out=PLANFILE".
 
 Options:
-  -json      Print the plan as JSON (the same document as plan -json)
-  -no-color  Disable colour
+  -format=FORMAT  text (default), json, or markdown (a pull-request comment)
+  -json           Same as -format=json (the same document as plan -json)
+  -no-color       Disable colour
 
 Examples:
   iceops show tonight.plan
   iceops show -json tonight.plan | jq .summary
+  iceops show -format=markdown tonight.plan > comment.md
 `,
 	"inspect": `Usage: iceops [global options] inspect [options] ADDR
 
