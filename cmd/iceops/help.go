@@ -170,6 +170,9 @@ Examples:
   catalog, a file warehouse, tables with real maintenance debt made by real
   commits, and a configuration for them. Then prints what to run next.
 
+Options:
+  -no-color  Disable colour
+
 Examples:
   iceops demo
   iceops demo /tmp/lakehouse && iceops -chdir=/tmp/lakehouse plan
@@ -196,10 +199,15 @@ Examples:
 `,
 	"version": `Usage: iceops version [-json]
 
-  Print the iceops version.
+  Print the iceops version, the commit it was built from and the commit's
+  date (from the Go build info).
+
+Options:
+  -json  Print them as one JSON document
 
 Examples:
   iceops version
+  iceops version -json
 `,
 }
 
