@@ -21,15 +21,10 @@
 //   - env(NAME) of an unset variable is "" (env(NAME, DEFAULT) gives the
 //     default), so validate works without credentials. file(PATH) reads at
 //     most 4 MiB of a regular file relative to path.root.
-//   - Defaults: target_file_size 512MiB; compaction binpack, min_input_files
-//     5, min/max_file_size 75%/180% of the target, delete_file_threshold 5,
-//     max_concurrent_groups 1; snapshot_retention max_age 5d, min_snapshots 1;
-//     orphan_files older_than 3d, max_orphan_ratio 0.25 (a quarter of a
-//     table looking unreferenced means the listing or references are wrong,
-//     not that the table is dirty), min_files_for_ratio 100,
-//     equal_schemes {s3a, s3n → s3}, prefix_mismatch "error"; manifests
-//     max_count 100, target_size 8MiB. A nested block that no block in the
-//     chain declares means that maintenance does not run (Declared false).
+//   - Defaults are fillDefaults' (resolve.go); docs/configuration.md lists
+//     them with every attribute, generated from policyFields and the tables
+//     in reference.go. A nested block that no block in the chain declares
+//     means that maintenance does not run (Declared false).
 //   - Derived properties record only attributes some block set: a default is
 //     not a decision, so iceops never takes over a property nobody named.
 //   - Address globs: `*` within one level, `**` as a whole level for any
