@@ -22,16 +22,17 @@ mkdir -p "$BIN"
 log() { printf '[tools %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 install_postgres() {
-	# gcc: the race detector (go test -race) needs cgo.
+	# gcc: the race detector (go test -race) needs cgo. jq and curl: the
+	# CI example's script (examples/ci/iceops-ci.sh), which a test runs.
 	if [ -x /usr/lib/postgresql/15/bin/initdb ] && [ -x /usr/lib/postgresql/15/bin/pg_ctl ] &&
-		command -v curl >/dev/null && command -v runuser >/dev/null && command -v gcc >/dev/null; then
-		log "postgresql 15, curl and gcc present"
+		command -v curl >/dev/null && command -v jq >/dev/null && command -v runuser >/dev/null && command -v gcc >/dev/null; then
+		log "postgresql 15, curl, jq and gcc present"
 		return
 	fi
-	log "installing postgresql, curl and gcc (apt-get)"
+	log "installing postgresql, curl, jq and gcc (apt-get)"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
-	apt-get install -y -q postgresql postgresql-15 curl util-linux gcc libc6-dev
+	apt-get install -y -q postgresql postgresql-15 curl jq util-linux gcc libc6-dev
 	# Debian starts a cluster on 5432 on install; we run our own private one.
 	if command -v pg_ctlcluster >/dev/null 2>&1; then
 		pg_ctlcluster 15 main stop >/dev/null 2>&1 || true
