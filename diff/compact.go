@@ -191,11 +191,14 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 		groups := sel.compactGroups(p.CandidateSizes)
 		counted := false
 		for _, g := range groups {
-			if g.InputFiles == 1 && p.DeleteFiles == 0 && p.SpecID == st.DefaultSpecID {
-				// One file in, one file out: same spec, no deletes to
-				// apply, and no other file to grow it. Rewriting it
-				// changes nothing, and would be planned again after
-				// every apply (min_input_files = 1).
+			if g.InputFiles == 1 && p.DeleteFiles == 0 {
+				// One file in, one file out: no deletes to apply and no
+				// other file to grow it. Rewriting it changes nothing,
+				// and would be planned again after every apply
+				// (min_input_files = 1). That holds for a file of an
+				// older spec too: a rewrite keeps a group's spec (the
+				// partition tuple is the file's), it never moves files
+				// to the current one.
 				continue
 			}
 			// max_bytes_per_run as the rewrite applies it: groups in
@@ -276,4 +279,16 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since); the next commit by a v3 writer assigns the ids (for example a manifests policy's rewrite_manifests, or any append)",
 			files, parts),
 	}}
+}
+
+// compactBlocked is why a planned compaction cannot run at all ("" when it
+// can): strategy sort with no order to sort by (neither the policy's
+// sort_order nor the table's), or what providers found that the rewrite
+// would get wrong (TableState.CompactProblem). The plan shows it as a
+// refusal instead of an apply that fails.
+func compactBlocked(pol *config.Effective, st *TableState) string {
+	if pol.Compaction.Strategy.Value == "sort" && !pol.SortOrder.Set && len(st.SortOrder) == 0 {
+		return "compaction.strategy = \"sort\" needs a sort order, and the policy has no sort_order and the table none: set sort_order in the table's block or policy, or use strategy \"binpack\""
+	}
+	return st.CompactProblem
 }

@@ -2,15 +2,20 @@ package diff
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/iceops/iceops/config"
 )
 
 // Plans that never converged on tables other engines wrote (issue 14, item
 // 2): after one apply the next plan must be empty, so an action that
 // changes nothing must not be planned in the first place.
 
-// A rewrite of one file into one file (same spec, no deletes) changes
-// nothing; min_input_files = 1 planned it on every run.
+// A rewrite of one file into one file (no deletes) changes nothing;
+// min_input_files = 1 planned it on every run. A file of an older spec is
+// no exception: the rewrite keeps the group's spec (duckdb-hive-partitioned
+// in the corpus was compacted again after every apply).
 func TestCompactLoneFileIsNoAction(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -23,7 +28,7 @@ func TestCompactLoneFileIsNoAction(t *testing.T) {
 			p.DataFiles++
 		}, compact: true},
 		{name: "lone file with deletes", edit: func(p *PartitionStats, _ *TableState) { p.DeleteFiles = 1 }, compact: true},
-		{name: "lone file of an older spec", edit: func(p *PartitionStats, st *TableState) { st.DefaultSpecID = 1 }, compact: true},
+		{name: "lone file of an older spec", edit: func(p *PartitionStats, st *TableState) { st.DefaultSpecID = 1 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,6 +41,58 @@ func TestCompactLoneFileIsNoAction(t *testing.T) {
 			tp := PlanTable(pol, st, testNow)
 			if got := hasAction(tp, Compact); got != tt.compact {
 				t.Fatalf("compact planned = %v, want %v (actions %v)", got, tt.compact, tp.Actions)
+			}
+		})
+	}
+}
+
+// A compaction the rewrite cannot run is a refusal in the plan, not an
+// apply that fails: strategy sort with no sort order anywhere, or a
+// problem providers found (an equality delete on a column a file lacks).
+// The table's other actions are still planned.
+func TestCompactBlockedIsRefused(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(pol *config.Effective, st *TableState)
+		refused string // a part of the refusal; "" = compaction planned
+	}{
+		{name: "binpack", edit: func(*config.Effective, *TableState) {}},
+		{name: "sort with the table's order", edit: func(pol *config.Effective, st *TableState) {
+			pol.Compaction.Strategy = set("sort", 5)
+			st.SortOrder = []SortField{{Transform: "identity", Column: "id"}}
+		}},
+		{name: "sort with the policy's order", edit: func(pol *config.Effective, _ *TableState) {
+			pol.Compaction.Strategy = set("sort", 5)
+			pol.SortOrder = set([]config.SortField{{Transform: "identity", Column: "id"}}, 7)
+		}},
+		{name: "sort with no order", edit: func(pol *config.Effective, _ *TableState) {
+			pol.Compaction.Strategy = set("sort", 5)
+		}, refused: "needs a sort order"},
+		{name: "provider problem", edit: func(_ *config.Effective, st *TableState) {
+			st.CompactProblem = "an equality delete on column x that data.parquet lacks"
+		}, refused: "equality delete on column x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Old snapshots: expiry is planned beside the compaction.
+			st := linear(40*day, 30*day, 1*day)
+			st.Partitions = []PartitionStats{{DataFiles: 2, DataBytes: 20, Records: 2, SmallFiles: 2, CandidateSizes: []int64{10, 10}, CandidateBytes: 20}}
+			pol := fullPolicy()
+			pol.SortOrder = config.Setting[[]config.SortField]{}
+			tt.edit(pol, st)
+			tp := PlanTable(pol, st, testNow)
+			i := slices.IndexFunc(tp.Refusals, func(r Refusal) bool { return r.Action == string(Compact) })
+			if tt.refused == "" {
+				if !hasAction(tp, Compact) || i >= 0 {
+					t.Fatalf("want compact planned, not refused: actions %v refusals %v", tp.Actions, tp.Refusals)
+				}
+				return
+			}
+			if hasAction(tp, Compact) || i < 0 || !strings.Contains(tp.Refusals[i].Reason, tt.refused) {
+				t.Fatalf("want compact refused with %q: actions %v refusals %v", tt.refused, tp.Actions, tp.Refusals)
+			}
+			if !hasAction(tp, ExpireSnapshots) {
+				t.Errorf("the table's other actions went with the refusal: %v", tp.Actions)
 			}
 		})
 	}

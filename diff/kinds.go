@@ -101,7 +101,13 @@ var kinds = []Kind{
 		validate: validateCompact,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			a, _, ok := planCompact(in.pol, in.st)
-			return a, compactRefusals(in.pol, in.st), ok
+			refusals := compactRefusals(in.pol, in.st)
+			if ok {
+				if why := compactBlocked(in.pol, in.st); why != "" {
+					return Action{}, append(refusals, Refusal{Action: string(Compact), Reason: why}), false
+				}
+			}
+			return a, refusals, ok
 		},
 		commits: func(c *CompactAction) int { return c.Commits }}),
 	kind(RewriteManifests, func(a *Action) **ManifestsAction { return &a.Manifests }, rules[ManifestsAction]{

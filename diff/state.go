@@ -27,6 +27,12 @@ type TableState struct {
 	// continue): every action that commits is refused with it.
 	CommitProblem string `json:"commit_problem,omitempty"`
 
+	// CompactProblem, when set, is why a rewrite of this table's files
+	// would change values (providers decides it, e.g. an equality delete on
+	// a column that a data file lacks): a planned compaction is refused
+	// with it.
+	CompactProblem string `json:"compact_problem,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`

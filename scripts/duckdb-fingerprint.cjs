@@ -11,7 +11,9 @@
 //   - columns are matched by Parquet field id (read_parquet's schema map),
 //     never by name; a column absent from a file takes the default the test
 //     passes (an identity partition's value from the file's partition
-//     tuple, a column's initial default, else NULL);
+//     tuple, a column's initial default, else NULL); so does a field the
+//     file lacks inside a struct it has (the struct is rebuilt with the
+//     default in place of the field, see structExpr);
 //   - position delete files are anti-joined on (file_path, pos) by DuckDB;
 //   - equality delete files are anti-joined on their equality columns
 //     (NULL equals NULL), by DuckDB;
@@ -22,6 +24,7 @@
 //
 // Input (stdin, JSON):
 //   {"columns": [{"id": 1, "name": "a", "type": "INTEGER"}, ...],
+//    (a struct column also has "fields": [{"id", "name", "type", "fields"?}, ...])
 //    "name_mapping": {"1": ["a"]},  (top-level names, for files without field ids)
 //    "files": [{"path": "/abs/data.parquet", "defaults": {"1": "42"},
 //               "position_deletes": ["/abs/del.parquet"], "deleted_positions": [3, 7],
@@ -52,6 +55,29 @@ function schemaMap(columns) {
   return 'MAP {' + entries.join(', ') + '}';
 }
 
+// structExpr is the value of struct column c (expression expr) when the
+// file lacks some of its nested fields: the struct rebuilt with each
+// missing field's default (f.defaults, keyed by field id) or NULL. It is
+// undefined when the file has every nested field, or none has a default.
+function structExpr(c, expr, present, defaults) {
+  if (!c.fields) return undefined;
+  let changed = false;
+  const parts = c.fields.map((k) => {
+    const name = JSON.stringify(k.name);
+    const sub = `${expr}.${name}`;
+    if (present.has(k.id)) {
+      const inner = structExpr(k, sub, present, defaults);
+      if (inner !== undefined) changed = true;
+      return `${name} := ${inner !== undefined ? inner : sub}`;
+    }
+    const def = defaults && defaults[String(k.id)];
+    if (def !== undefined) changed = true;
+    return `${name} := CAST(${def !== undefined ? def : 'NULL'} AS ${k.type})`;
+  });
+  if (!changed) return undefined;
+  return `CASE WHEN ${expr} IS NULL THEN NULL ELSE struct_pack(${parts.join(', ')}) END`;
+}
+
 async function fileQuery(con, job, f) {
   const cols = job.columns;
   const present = new Set();
@@ -79,6 +105,8 @@ async function fileQuery(con, job, f) {
   const select = cols.map((c) => {
     const def = f.defaults && f.defaults[String(c.id)];
     if (!present.has(c.id) && def !== undefined) return `CAST(${def} AS ${c.type}) AS ${alias(c.id)}`;
+    const rebuilt = present.has(c.id) ? structExpr(c, alias(c.id), present, f.defaults) : undefined;
+    if (rebuilt !== undefined) return `CAST(${rebuilt} AS ${c.type}) AS ${alias(c.id)}`;
     return alias(c.id);
   });
   let q = `SELECT ${select.join(', ')} FROM read_parquet(${quote(f.path)}, schema = ${schemaMap(cols)}, file_row_number = true) AS d WHERE true`;

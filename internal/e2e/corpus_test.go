@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
@@ -25,6 +26,7 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/internal/testenv"
+	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -443,29 +445,35 @@ func (f fingerprint) equal(o fingerprint) bool {
 	return true
 }
 
-// goFingerprint reads the table with iceberg-go (deletes applied).
+// goFingerprint reads the table with iceberg-go's scanner (deletes
+// applied) as iceops' rewrite reads it: compaction.ScanTable adds the
+// parts of the spec's column projection iceberg-go v0.7.0 lacks (partition
+// values of columns absent from a file, defaults in the spec's JSON forms).
 func goFingerprint(ctx context.Context, tbl *table.Table) (fingerprint, error) {
-	at, err := tbl.Scan().ToArrowTable(ctx)
-	if err != nil {
-		return fingerprint{}, fmt.Errorf("iceberg-go scan: %w", err)
-	}
-	defer at.Release()
-	fp := fingerprint{Rows: at.NumRows(), Columns: map[string]string{}}
-	for i := range int(at.NumCols()) {
-		var sum uint64
-		for _, chunk := range at.Column(i).Data().Chunks() {
-			for j := range chunk.Len() {
+	fp := fingerprint{Columns: map[string]string{}}
+	sums := map[string]uint64{}
+	err := compaction.ScanTable(ctx, tbl, func(rec arrow.RecordBatch) error {
+		fp.Rows += rec.NumRows()
+		for i, col := range rec.Columns() {
+			name := rec.Schema().Field(i).Name
+			for j := range col.Len() {
 				h := fnv.New64a()
-				if chunk.IsNull(j) {
+				if col.IsNull(j) {
 					h.Write([]byte{0})
 				} else {
 					h.Write([]byte{1})
-					h.Write([]byte(chunk.ValueStr(j)))
+					h.Write([]byte(col.ValueStr(j)))
 				}
-				sum += h.Sum64()
+				sums[name] += h.Sum64()
 			}
 		}
-		fp.Columns[at.Schema().Field(i).Name] = strconv.FormatUint(sum, 10)
+		return nil
+	})
+	if err != nil {
+		return fingerprint{}, fmt.Errorf("iceberg-go scan: %w", err)
+	}
+	for _, f := range tbl.Schema().Fields() {
+		fp.Columns[f.Name] = strconv.FormatUint(sums[f.Name], 10)
 	}
 	return fp, nil
 }
@@ -478,9 +486,22 @@ type duckJob struct {
 }
 
 type duckColumn struct {
-	ID   int    `json:"id"`
-	Name string `json:"name"`
-	Type string `json:"type"`
+	ID     int          `json:"id"`
+	Name   string       `json:"name"`
+	Type   string       `json:"type"`
+	Fields []duckColumn `json:"fields,omitempty"` // a struct's
+}
+
+// duckColumnOf is f for the script, with a struct's fields (the script
+// rebuilds a struct whose file lacks a field with a default).
+func duckColumnOf(f iceberg.NestedField) duckColumn {
+	c := duckColumn{ID: f.ID, Name: f.Name, Type: duckType(f.Type)}
+	if st, ok := f.Type.(*iceberg.StructType); ok {
+		for _, k := range st.FieldList {
+			c.Fields = append(c.Fields, duckColumnOf(k))
+		}
+	}
+	return c
 }
 
 type duckFile struct {
@@ -504,7 +525,7 @@ func duckFingerprint(ctx context.Context, duck testenv.DuckDB, tbl *table.Table)
 	job := duckJob{Files: []duckFile{}}
 	sc := tbl.Schema()
 	for _, f := range sc.Fields() {
-		job.Columns = append(job.Columns, duckColumn{ID: f.ID, Name: f.Name, Type: duckType(f.Type)})
+		job.Columns = append(job.Columns, duckColumnOf(f))
 	}
 	if raw := tbl.Properties()["schema.name-mapping.default"]; raw != "" {
 		var mapping []struct {
@@ -531,7 +552,9 @@ func duckFingerprint(ctx context.Context, duck testenv.DuckDB, tbl *table.Table)
 	for _, task := range tasks {
 		df := task.File
 		f := duckFile{Path: local(df.FilePath()), Defaults: map[string]string{}}
-		for _, col := range sc.Fields() {
+		// Every initial default, at any depth (a field added inside a
+		// struct too).
+		for _, col := range allFields(sc.Fields()) {
 			if col.InitialDefault != nil {
 				f.Defaults[strconv.Itoa(col.ID)] = duckLiteral(col.InitialDefault, col.Type)
 			}
@@ -665,6 +688,11 @@ func duckLiteral(v any, typ iceberg.Type) string {
 		}
 		return cast(strconv.FormatFloat(x, 'g', -1, 64))
 	case string:
+		switch typ.(type) {
+		case iceberg.BinaryType, iceberg.FixedType:
+			// A default's single-value JSON form: hex.
+			return "from_hex(" + sqlQuote(x) + ")"
+		}
 		return cast(x)
 	case []byte:
 		return "from_hex(" + sqlQuote(hex.EncodeToString(x)) + ")"
@@ -682,6 +710,18 @@ func duckLiteral(v any, typ iceberg.Type) string {
 		return cast(x.String())
 	}
 	return cast(fmt.Sprint(v))
+}
+
+// allFields is fields and, depth first, the fields of their structs.
+func allFields(fields []iceberg.NestedField) []iceberg.NestedField {
+	var out []iceberg.NestedField
+	for _, f := range fields {
+		out = append(out, f)
+		if st, ok := f.Type.(*iceberg.StructType); ok {
+			out = append(out, allFields(st.FieldList)...)
+		}
+	}
+	return out
 }
 
 func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

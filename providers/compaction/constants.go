@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -348,20 +349,37 @@ func asInt64(v any) (int64, bool) {
 }
 
 // readerTable is tbl as the scanner must see it to read sub's files: the
-// same metadata, with the columns in sub.plainUUID typed fixed[16] (what
-// the files hold), so iceberg-go reads the bytes without its failing cast.
-func readerTable(tbl *table.Table, sub constantSubset) (*table.Table, error) {
-	if len(sub.plainUUID) == 0 {
-		return tbl, nil
-	}
+// same metadata, with a current schema in which
+//   - every default is typed (typedDefault: iceberg-go cannot read the
+//     spec's string forms; exact has the text of large int/long defaults),
+//   - the columns in sub.plainUUID are typed fixed[16] (what the files
+//     hold), so iceberg-go reads the bytes without its failing cast,
+//   - the columns sub fills from the partition tuple are optional: the
+//     scanner refuses a required column that a file lacks, and reads it
+//     as null before fillConstants puts the value in (the writer's schema
+//     is the table's, so the column is written required again).
+func readerTable(tbl *table.Table, sub constantSubset, exact map[int]json.Number) (*table.Table, error) {
 	cur := tbl.Schema()
-	fields := slices.Clone(cur.Fields())
+	sc, err := typedSchema(cur, exact)
+	if err != nil {
+		return nil, fmt.Errorf("%w: column defaults: %w", ErrRefused, err)
+	}
+	changed := sc != cur
+	fields := slices.Clone(sc.Fields())
 	for i, f := range fields {
 		if slices.Contains(sub.plainUUID, f.ID) {
 			fields[i].Type = iceberg.FixedTypeOf(16)
+			changed = true
+		}
+		if f.Required && slices.ContainsFunc(sub.cols, func(c constantCol) bool { return c.fieldID == f.ID }) {
+			fields[i].Required = false
+			changed = true
 		}
 	}
-	sc := iceberg.NewSchemaWithIdentifiers(cur.ID, cur.IdentifierFieldIDs, fields...)
+	if !changed {
+		return tbl, nil
+	}
+	sc = iceberg.NewSchemaWithIdentifiers(cur.ID, cur.IdentifierFieldIDs, fields...)
 	meta := schemaOverride{Metadata: tbl.Metadata(), schema: sc}
 	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, nil), nil
 }

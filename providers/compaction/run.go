@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -615,15 +616,19 @@ func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.Rec
 	if err != nil {
 		return fmt.Errorf("read group: %w", err)
 	}
+	exact, _, err := exactDefaults(ctx, tbl)
+	if err != nil {
+		return fmt.Errorf("read group: %w", err)
+	}
 	for _, sub := range subsets {
-		if err := readTasks(ctx, tbl, sub, fn); err != nil {
+		if err := readTasks(ctx, tbl, sub, exact, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, fn func(arrow.RecordBatch) error) error {
+func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, exact map[int]json.Number, fn func(arrow.RecordBatch) error) error {
 	opts := []table.ScanOption{table.WithMaxConcurrency(min(2, len(sub.tasks)))}
 	if tbl.Metadata().Version() >= 3 {
 		// Read each row's _row_id and _last_updated_sequence_number (stored,
@@ -639,7 +644,7 @@ func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, fn fun
 		t.Residual = nil
 		tasks[i] = t
 	}
-	rt, err := readerTable(tbl, sub)
+	rt, err := readerTable(tbl, sub, exact)
 	if err != nil {
 		return fmt.Errorf("read group: %w", err)
 	}

@@ -465,16 +465,22 @@ func (w *rollingWriter) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error
 	if rec.NumCols() != int64(w.arrowSchema.NumFields()) {
 		return nil, fmt.Errorf("scanned batch has %d columns, table schema has %d", rec.NumCols(), w.arrowSchema.NumFields())
 	}
-	cols := make([]arrow.Array, rec.NumCols())
+	return conformTo(w.ctx, w.arrowSchema, rec)
+}
+
+// conformTo is rec with the columns of as, found by name, each cast to its
+// type in as when it differs (columns of rec that as lacks are dropped).
+func conformTo(ctx context.Context, as *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, as.NumFields())
 	release := func(n int) {
 		for _, done := range cols[:n] {
 			done.Release()
 		}
 	}
 	for i := range cols {
-		f := w.arrowSchema.Field(i)
+		f := as.Field(i)
 		src := i
-		if rec.Schema().Field(i).Name != f.Name {
+		if i >= int(rec.NumCols()) || rec.Schema().Field(i).Name != f.Name {
 			idx := rec.Schema().FieldIndices(f.Name)
 			if len(idx) != 1 {
 				release(i)
@@ -495,14 +501,14 @@ func (w *rollingWriter) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error
 			cols[i] = array.NewExtensionArrayWithStorage(ext, c)
 			continue
 		}
-		cast, err := compute.CastArray(w.ctx, c, compute.SafeCastOptions(f.Type))
+		cast, err := compute.CastArray(ctx, c, compute.SafeCastOptions(f.Type))
 		if err != nil {
 			release(i)
 			return nil, fmt.Errorf("column %s: cast %s to %s: %w", f.Name, c.DataType(), f.Type, err)
 		}
 		cols[i] = cast
 	}
-	out := array.NewRecordBatch(w.arrowSchema, cols, rec.NumRows())
+	out := array.NewRecordBatch(as, cols, rec.NumRows())
 	for _, c := range cols {
 		c.Release()
 	}

@@ -1,0 +1,295 @@
+package compaction
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// A column added after data was written is read, from the files that lack
+// it, as its initial-default (spec: column projection). Metadata JSON
+// holds a default in the spec's single-value form: a JSON bool or number,
+// or a string for date ("2003-10-20"), time, timestamps, decimal, uuid and
+// hex-encoded fixed/binary. iceberg-go v0.7.0 decodes it into `any` as it
+// is (bool, float64, string) and its scanner then fails on every string
+// form of a numeric type ("unsupported write-default value type string"),
+// so a table PyIceberg evolved this way cannot be read at all. typedDefault
+// turns the decoded value into the Go value iceberg-go's scanner takes for
+// the type, and readerTable hands the scanner a schema with such defaults
+// (at any depth: a field added inside a struct too).
+//
+// A JSON number for an int or long passes through float64: beyond 2^53 the
+// decoded value may not be the one written. Reading and committing would
+// then use (and write back into the metadata) another value, so
+// DefaultsProblem checks such numbers against the metadata file's text and
+// the plan refuses every commit when one was rounded.
+
+// maxExactInt is the largest integer every float64 below it holds exactly.
+const maxExactInt = 1 << 53
+
+// typedDefault converts a default as iceberg-go decoded it from metadata
+// JSON to the value its scanner takes for t. exact, when not nil, is the
+// number's text in the metadata file (for int and long beyond 2^53).
+func typedDefault(v any, t iceberg.Type, exact json.Number) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch tt := t.(type) {
+	case iceberg.BooleanType:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case iceberg.Int32Type, iceberg.Int64Type:
+		n, err := intDefault(v, exact)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := t.(iceberg.Int32Type); ok {
+			if n < math.MinInt32 || n > math.MaxInt32 {
+				return nil, fmt.Errorf("default %d is out of range for int", n)
+			}
+			return int32(n), nil
+		}
+		return n, nil
+	case iceberg.Float32Type:
+		if f, ok := v.(float64); ok {
+			return float32(f), nil
+		}
+	case iceberg.Float64Type:
+		if f, ok := v.(float64); ok {
+			return f, nil
+		}
+	case iceberg.FixedType, iceberg.BinaryType:
+		s, ok := v.(string)
+		if !ok {
+			if b, isBytes := v.([]byte); isBytes {
+				return b, nil
+			}
+			break
+		}
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("default %q of %s is not hex: %w", s, t, err)
+		}
+		if fx, isFixed := tt.(iceberg.FixedType); isFixed && len(b) != fx.Len() {
+			return nil, fmt.Errorf("default %q has %d bytes, %s holds %d", s, len(b), t, fx.Len())
+		}
+		return b, nil
+	case iceberg.PrimitiveType:
+		s, ok := v.(string)
+		if !ok {
+			break
+		}
+		// date, time, timestamps, decimal, uuid, string: iceberg-go's own
+		// string literal casts parse the spec's forms.
+		lit, err := iceberg.NewLiteral(s).To(tt)
+		if err != nil {
+			return nil, fmt.Errorf("default %q of %s: %w", s, t, err)
+		}
+		return lit.Any(), nil
+	default:
+		// A struct, list or map default (only null in practice) is left to
+		// iceberg-go.
+		return v, nil
+	}
+	return nil, fmt.Errorf("default %v (%T) is not a JSON value of type %s", v, v, t)
+}
+
+// intDefault is an int or long default: exact's text when given, else the
+// decoded float64 if it holds an integer that float64 cannot have rounded.
+func intDefault(v any, exact json.Number) (int64, error) {
+	if exact != "" {
+		n, err := strconv.ParseInt(string(exact), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("default %s is not an integer: %w", exact, err)
+		}
+		return n, nil
+	}
+	f, ok := v.(float64)
+	if !ok || f != math.Trunc(f) {
+		return 0, fmt.Errorf("default %v (%T) is not an integer", v, v)
+	}
+	if math.Abs(f) > maxExactInt {
+		return 0, fmt.Errorf("default %v is beyond 2^53 and was read through float64: its exact value is unknown", f)
+	}
+	return int64(f), nil
+}
+
+// typedSchema is sc with every initial and write default typed
+// (typedDefault); exact holds the metadata text of large int/long defaults
+// by field id.
+func typedSchema(sc *iceberg.Schema, exact map[int]json.Number) (*iceberg.Schema, error) {
+	fields, changed, err := typedFields(sc.Fields(), exact)
+	if err != nil || !changed {
+		return sc, err
+	}
+	return iceberg.NewSchemaWithIdentifiers(sc.ID, sc.IdentifierFieldIDs, fields...), nil
+}
+
+func typedFields(in []iceberg.NestedField, exact map[int]json.Number) ([]iceberg.NestedField, bool, error) {
+	out := make([]iceberg.NestedField, len(in))
+	changed := false
+	for i, f := range in {
+		var err error
+		if st, ok := f.Type.(*iceberg.StructType); ok {
+			sub, subChanged, serr := typedFields(st.FieldList, exact)
+			if serr != nil {
+				return nil, false, serr
+			}
+			if subChanged {
+				f.Type = &iceberg.StructType{FieldList: sub}
+				changed = true
+			}
+		}
+		if f.InitialDefault != nil || f.WriteDefault != nil {
+			if f.InitialDefault, err = typedDefault(f.InitialDefault, f.Type, exact[f.ID]); err == nil {
+				f.WriteDefault, err = typedDefault(f.WriteDefault, f.Type, exact[f.ID])
+			}
+			if err != nil {
+				return nil, false, fmt.Errorf("column %s (field id %d): %w", f.Name, f.ID, err)
+			}
+			changed = true
+		}
+		out[i] = f
+	}
+	return out, changed, nil
+}
+
+// largeIntDefaults lists the int/long fields of sc (at any depth) whose
+// default decoded beyond 2^53, the only ones float64 may have rounded.
+func largeIntDefaults(sc *iceberg.Schema) []int {
+	var ids []int
+	var walk func([]iceberg.NestedField)
+	walk = func(fields []iceberg.NestedField) {
+		for _, f := range fields {
+			if st, ok := f.Type.(*iceberg.StructType); ok {
+				walk(st.FieldList)
+			}
+			switch f.Type.(type) {
+			case iceberg.Int32Type, iceberg.Int64Type:
+			default:
+				continue
+			}
+			for _, v := range []any{f.InitialDefault, f.WriteDefault} {
+				if x, ok := v.(float64); ok && math.Abs(x) > maxExactInt {
+					ids = append(ids, f.ID)
+					break
+				}
+			}
+		}
+	}
+	walk(sc.Fields())
+	return ids
+}
+
+// exactDefaults reads the current schema's large int/long defaults from
+// the metadata file's text (json.Number keeps every digit). It reads the
+// file only when there is such a default. rounded names those whose text
+// differs from what iceberg-go decoded.
+func exactDefaults(ctx context.Context, tbl *table.Table) (exact map[int]json.Number, rounded []string, err error) {
+	sc := tbl.Schema()
+	ids := largeIntDefaults(sc)
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open table io: %w", err)
+	}
+	f, err := fsys.Open(tbl.MetadataLocation())
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", tbl.MetadataLocation(), err)
+	}
+	raw, err := io.ReadAll(f)
+	_ = f.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", tbl.MetadataLocation(), err)
+	}
+	var md struct {
+		CurrentSchemaID int               `json:"current-schema-id"`
+		Schemas         []json.RawMessage `json:"schemas"`
+		Schema          json.RawMessage   `json:"schema"` // format v1
+	}
+	if err := json.Unmarshal(raw, &md); err != nil {
+		return nil, nil, fmt.Errorf("parse %s: %w", tbl.MetadataLocation(), err)
+	}
+	type rawField struct {
+		ID             int             `json:"id"`
+		Name           string          `json:"name"`
+		Type           json.RawMessage `json:"type"`
+		InitialDefault any             `json:"initial-default"`
+		WriteDefault   any             `json:"write-default"`
+	}
+	type rawStruct struct {
+		SchemaID int        `json:"schema-id"`
+		Fields   []rawField `json:"fields"`
+	}
+	decode := func(b []byte, v any) error {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		return d.Decode(v)
+	}
+	exact = map[int]json.Number{}
+	byID := map[int]rawField{}
+	var walk func([]rawField)
+	walk = func(fields []rawField) {
+		for _, f := range fields {
+			byID[f.ID] = f
+			if len(f.Type) > 0 && f.Type[0] == '{' {
+				var st rawStruct
+				if decode(f.Type, &st) == nil {
+					walk(st.Fields)
+				}
+			}
+		}
+	}
+	for _, s := range append(md.Schemas, md.Schema) {
+		var st rawStruct
+		if len(s) == 0 || decode(s, &st) != nil || (st.SchemaID != sc.ID && len(md.Schemas) > 0) {
+			continue
+		}
+		walk(st.Fields)
+		break
+	}
+	for _, id := range ids {
+		rf, ok := byID[id]
+		if !ok {
+			continue
+		}
+		decoded, _ := sc.FindFieldByID(id)
+		for _, pair := range [][2]any{{rf.InitialDefault, decoded.InitialDefault}, {rf.WriteDefault, decoded.WriteDefault}} {
+			n, ok := pair[0].(json.Number)
+			if !ok {
+				continue
+			}
+			exact[id] = n
+			if f, isFloat := pair[1].(float64); isFloat && strconv.FormatFloat(f, 'f', 0, 64) != strings.TrimPrefix(string(n), "+") {
+				rounded = append(rounded, fmt.Sprintf("%s (field id %d) = %s", rf.Name, id, n))
+			}
+		}
+	}
+	return exact, rounded, nil
+}
+
+// DefaultsProblem is why no commit may touch tbl because of its column
+// defaults ("" when none): iceberg-go decoded an int or long default
+// beyond 2^53 through float64 into another number, and every commit
+// writes the schemas back, so the metadata would hold the other number
+// (and a rewrite would fill it into the rows).
+func DefaultsProblem(ctx context.Context, tbl *table.Table) (string, error) {
+	_, rounded, err := exactDefaults(ctx, tbl)
+	if err != nil || len(rounded) == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("the default of %s is an integer beyond 2^53 that iceberg-go reads through a float64 as another number, and every commit writes the schema back with that number; "+
+		"iceops commits nothing to this table. Set the default to a value within ±2^53 with another engine (Spark, PyIceberg), or drop it", strings.Join(rounded, ", ")), nil
+}
