@@ -50,15 +50,21 @@ func committableMetadataName(location string) bool {
 // around it would mean re-implementing each catalog's compare-and-swap, the
 // one step that must never drop a concurrent writer's commit.
 func commitProblem(catType, location string) string {
-	switch catType {
-	case "sql", "glue", "hive":
-	default:
-		return ""
-	}
-	if location == "" || committableMetadataName(location) {
+	if !writesMetadata(catType) || location == "" || committableMetadataName(location) {
 		return ""
 	}
 	return fmt.Sprintf("the current metadata file %s is not named NNNNN-<uuid>.metadata.json or vN.metadata.json, so the %s catalog (iceberg-go) cannot name the next one and every commit would fail; "+
 		"iceops commits nothing to this table. One commit by another engine (Spark, Trino, PyIceberg) gives the next file a standard name, or register the table at a copy of the file named 00001-<uuid>.metadata.json",
 		path.Base(location), catType)
+}
+
+// writesMetadata reports whether iceberg-go writes a commit's metadata file
+// itself for catalogs of catType (sql, glue, hive), from its own model of
+// the table; a REST catalog's server writes it from the commit's changes.
+func writesMetadata(catType string) bool {
+	switch catType {
+	case "sql", "glue", "hive":
+		return true
+	}
+	return false
 }

@@ -116,6 +116,13 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	if catName, _, err := SplitAddress(pol.Address); err == nil {
 		if cc, err := s.catalogConfig(catName); err == nil {
 			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())
+			if o.State.CommitProblem == "" && writesMetadata(cc.Type) {
+				// iceberg-go writes the schemas back: a default it holds
+				// as a rounded float64 would change in the metadata.
+				if o.State.CommitProblem, err = compaction.DefaultsProblem(ctx, tbl); err != nil {
+					return nil, fmt.Errorf("observe %s: column defaults: %w", pol.Address, err)
+				}
+			}
 		}
 	}
 	defer func() {
@@ -177,6 +184,12 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	if err := ride.agg.err; err != nil {
 		w := pol.Compaction.Where.Origin
 		return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
+	}
+	if pol.Compaction.Declared {
+		// The rewrite refuses these files; the plan says so first.
+		if o.State.CompactProblem, err = compaction.EqualityDeleteProblem(ctx, tbl); err != nil {
+			return nil, fmt.Errorf("observe %s: equality deletes: %w", pol.Address, err)
+		}
 	}
 	o.State.Partitions = agg.partitions()
 	o.State.Files = agg.files

@@ -97,7 +97,8 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 			uuids = append(uuids, f.ID)
 		}
 	}
-	if len(cols) == 0 && len(uuids) == 0 {
+	eqDeletes := slices.ContainsFunc(g.Tasks, func(t table.FileScanTask) bool { return len(t.EqualityDeleteFiles) > 0 })
+	if len(cols) == 0 && len(uuids) == 0 && !eqDeletes {
 		return []constantSubset{{tasks: g.Tasks}}, nil
 	}
 	fsys, err := tbl.FS(ctx)
@@ -111,9 +112,16 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 		if t.File.FileFormat() != iceberg.ParquetFile {
 			return nil, fmt.Errorf("%w: data file %s is %s: iceops rewrites only Parquet files", ErrRefused, t.File.FilePath(), t.File.FileFormat())
 		}
-		present, err := fileFieldIDs(fsys, t.File.FilePath(), tbl, nm)
+		fileSchema, err := fileSchemaOf(fsys, t.File.FilePath(), tbl, nm)
 		if err != nil {
 			return nil, err
+		}
+		if why := lacksEqualityColumn(tbl, t, fileSchema); why != "" {
+			return nil, fmt.Errorf("%w: %s", ErrRefused, why)
+		}
+		present := map[int]iceberg.Type{}
+		for _, fld := range fileSchema.Fields() {
+			present[fld.ID] = fld.Type
 		}
 		var missing []constantCol
 		var plain []int
@@ -149,11 +157,72 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 	return subsets, nil
 }
 
-// fileFieldIDs is the top-level field ids a data file holds, with their
-// types in the file, as iceberg-go's scanner resolves them: the footer's
-// field ids, or, when the file has none, the table's name mapping
-// (schema.name-mapping.default).
-func fileFieldIDs(fsys icebergio.IO, path string, tbl *table.Table, nm iceberg.NameMapping) (map[int]iceberg.Type, error) {
+// lacksEqualityColumn says which equality delete of task t matches on a
+// column that t's file lacks ("" when none). iceberg-go compares the
+// delete's values with what the file holds there, not with the value the
+// spec projects (the partition value, a default), so it would keep rows
+// the delete removes or drop others; iceops refuses to rewrite such a file.
+func lacksEqualityColumn(tbl *table.Table, t table.FileScanTask, fileSchema *iceberg.Schema) string {
+	for _, d := range t.EqualityDeleteFiles {
+		for _, id := range d.EqualityFieldIDs() {
+			if _, ok := fileSchema.FindFieldByID(id); ok {
+				continue
+			}
+			name := strconv.Itoa(id)
+			if n, ok := tbl.Schema().FindColumnName(id); ok {
+				name = n
+			}
+			return fmt.Sprintf("the equality delete file %s matches on column %s, which data file %s does not hold (its value comes from the partition or a default): "+
+				"iceberg-go would apply the delete to the wrong rows, so iceops does not rewrite the file; compact the table once with Spark (rewrite_data_files), which applies such deletes, then iceops can",
+				d.FilePath(), name, t.File.FilePath())
+		}
+	}
+	return ""
+}
+
+// EqualityDeleteProblem is why a rewrite of tbl's current files would
+// apply an equality delete to the wrong rows ("" when none; see
+// lacksEqualityColumn). It reads the footer of every data file an equality
+// delete applies to, and nothing when the snapshot summary counts no
+// equality delete.
+func EqualityDeleteProblem(ctx context.Context, tbl *table.Table) (string, error) {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return "", nil
+	}
+	if snap.Summary != nil {
+		if v, ok := snap.Summary.Properties["total-equality-deletes"]; ok && v == "0" {
+			return "", nil
+		}
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return "", fmt.Errorf("plan files: %w", err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return "", fmt.Errorf("open table io: %w", err)
+	}
+	nm := tbl.Metadata().NameMapping()
+	for _, t := range tasks {
+		if len(t.EqualityDeleteFiles) == 0 || t.File.FileFormat() != iceberg.ParquetFile {
+			continue
+		}
+		fileSchema, err := fileSchemaOf(fsys, t.File.FilePath(), tbl, nm)
+		if err != nil {
+			return "", err
+		}
+		if why := lacksEqualityColumn(tbl, t, fileSchema); why != "" {
+			return why, nil
+		}
+	}
+	return "", nil
+}
+
+// fileSchemaOf is a data file's schema with field ids as iceberg-go's
+// scanner resolves them (footer ids, else the name mapping), read from
+// its footer.
+func fileSchemaOf(fsys icebergio.IO, path string, tbl *table.Table, nm iceberg.NameMapping) (*iceberg.Schema, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -176,11 +245,7 @@ func fileFieldIDs(fsys icebergio.IO, path string, tbl *table.Table, nm iceberg.N
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", path, err)
 	}
-	ids := map[int]iceberg.Type{}
-	for _, fld := range fileSchema.Fields() {
-		ids[fld.ID] = fld.Type
-	}
-	return ids, nil
+	return fileSchema, nil
 }
 
 // fillConstants replaces, in a scanned batch, each column of cols with
@@ -314,12 +379,32 @@ func constantAppender(b array.Builder, v any) (func(), error) {
 	case *array.Decimal128Builder:
 		switch x := v.(type) {
 		case iceberg.Decimal:
-			return func() { bb.Append(x.Val) }, nil
+			return decimalAppender(bb, x)
+		case iceberg.DecimalLiteral:
+			return decimalAppender(bb, iceberg.Decimal(x))
 		case decimal128.Num:
 			return func() { bb.Append(x) }, nil
 		}
 	}
 	return nil, fmt.Errorf("no conversion")
+}
+
+// decimalAppender appends d at the builder type's scale: a partition
+// literal carries its own scale, and the unscaled value means nothing
+// without it.
+func decimalAppender(bb *array.Decimal128Builder, d iceberg.Decimal) (func(), error) {
+	dt := bb.Type().(*arrow.Decimal128Type)
+	v := d.Val
+	if int32(d.Scale) != dt.Scale {
+		var err error
+		if v, err = v.Rescale(int32(d.Scale), dt.Scale); err != nil {
+			return nil, fmt.Errorf("decimal %s at scale %d: %w", d.Val.ToString(int32(d.Scale)), dt.Scale, err)
+		}
+	}
+	if !v.FitsInPrecision(dt.Precision) {
+		return nil, fmt.Errorf("decimal %s does not fit %s", v.ToString(dt.Scale), dt)
+	}
+	return func() { bb.Append(v) }, nil
 }
 
 // asInt64 reads the integer-like Go values iceberg-go uses for int, long,

@@ -28,10 +28,11 @@ import (
 // (at any depth: a field added inside a struct too).
 //
 // A JSON number for an int or long passes through float64: beyond 2^53 the
-// decoded value may not be the one written. Reading and committing would
-// then use (and write back into the metadata) another value, so
-// DefaultsProblem checks such numbers against the metadata file's text and
-// the plan refuses every commit when one was rounded.
+// decoded value may not be the one written, and a commit writes the
+// float64 back in its shortest form, another number (-2^63, exact as a
+// float64, is written as -9223372036854776000, which is no long at all).
+// Reading takes such a number from the metadata file's text (exactDefaults);
+// DefaultsProblem makes the plan refuse every commit to the table.
 
 // maxExactInt is the largest integer every float64 below it holds exactly.
 const maxExactInt = 1 << 53
@@ -272,7 +273,13 @@ func exactDefaults(ctx context.Context, tbl *table.Table) (exact map[int]json.Nu
 				continue
 			}
 			exact[id] = n
-			if f, isFloat := pair[1].(float64); isFloat && strconv.FormatFloat(f, 'f', 0, 64) != strings.TrimPrefix(string(n), "+") {
+			// What a commit writes back is encoding/json's shortest form
+			// of the float64 (-2^63 becomes -9223372036854776000, out of
+			// a long's range for Java): another number unless the texts
+			// agree, and the text must be a long at all.
+			f, isFloat := pair[1].(float64)
+			_, perr := strconv.ParseInt(string(n), 10, 64)
+			if perr != nil || (isFloat && strconv.FormatFloat(f, 'f', -1, 64) != string(n)) {
 				rounded = append(rounded, fmt.Sprintf("%s (field id %d) = %s", rf.Name, id, n))
 			}
 		}
@@ -281,15 +288,14 @@ func exactDefaults(ctx context.Context, tbl *table.Table) (exact map[int]json.Nu
 }
 
 // DefaultsProblem is why no commit may touch tbl because of its column
-// defaults ("" when none): iceberg-go decoded an int or long default
-// beyond 2^53 through float64 into another number, and every commit
-// writes the schemas back, so the metadata would hold the other number
-// (and a rewrite would fill it into the rows).
+// defaults ("" when none): an int or long default beyond 2^53 that
+// iceberg-go holds as a float64, which every commit writes back into the
+// schema as another number.
 func DefaultsProblem(ctx context.Context, tbl *table.Table) (string, error) {
 	_, rounded, err := exactDefaults(ctx, tbl)
 	if err != nil || len(rounded) == 0 {
 		return "", err
 	}
-	return fmt.Sprintf("the default of %s is an integer beyond 2^53 that iceberg-go reads through a float64 as another number, and every commit writes the schema back with that number; "+
-		"iceops commits nothing to this table. Set the default to a value within ±2^53 with another engine (Spark, PyIceberg), or drop it", strings.Join(rounded, ", ")), nil
+	return fmt.Sprintf("the default of %s is an integer beyond 2^53, which iceberg-go holds as a float64: every commit would write the schema back with another number there; "+
+		"iceops commits nothing to this table. Give the column a default within ±2^53 (9007199254740992) with another engine (Spark, PyIceberg), or compact it with one", strings.Join(rounded, ", ")), nil
 }
