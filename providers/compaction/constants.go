@@ -47,7 +47,7 @@ type constantCol struct {
 type constantSubset struct {
 	cols  []constantCol
 	tasks []table.FileScanTask
-	// plainUUID are the top-level uuid columns these files store as a bare
+	// plainUUID are the uuid columns (at any depth) these files store as a bare
 	// fixed_len_byte_array(16) (no UUID annotation: older Iceberg Java,
 	// imports). iceberg-go v0.7.0 cannot read them as uuid (its cast to
 	// the uuid extension type has no kernel), so they are read as
@@ -92,11 +92,11 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 	}
 	cols := identitySources(tbl, *spec, g.Tasks[0].File.Partition())
 	var uuids []int
-	for _, f := range tbl.Schema().Fields() {
+	walkFields(tbl.Schema().Fields(), func(f iceberg.NestedField) {
 		if _, ok := f.Type.(iceberg.UUIDType); ok {
 			uuids = append(uuids, f.ID)
 		}
-	}
+	})
 	eqDeletes := slices.ContainsFunc(g.Tasks, func(t table.FileScanTask) bool { return len(t.EqualityDeleteFiles) > 0 })
 	if len(cols) == 0 && len(uuids) == 0 && !eqDeletes {
 		return []constantSubset{{tasks: g.Tasks}}, nil
@@ -127,8 +127,8 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 		var plain []int
 		var key strings.Builder
 		for _, id := range uuids {
-			if ft, ok := present[id]; ok {
-				if fx, isFixed := ft.(iceberg.FixedType); isFixed && fx.Len() == 16 {
+			if ff, ok := fileSchema.FindFieldByID(id); ok {
+				if fx, isFixed := ff.Type.(iceberg.FixedType); isFixed && fx.Len() == 16 {
 					plain = append(plain, id)
 					key.WriteString("u" + strconv.Itoa(id) + ",")
 				}
@@ -451,11 +451,11 @@ func readerTable(tbl *table.Table, sub constantSubset, exact map[int]json.Number
 	}
 	changed := sc != cur
 	fields := slices.Clone(sc.Fields())
+	if len(sub.plainUUID) > 0 {
+		fields = retypeFields(fields, sub.plainUUID, iceberg.FixedTypeOf(16))
+		changed = true
+	}
 	for i, f := range fields {
-		if slices.Contains(sub.plainUUID, f.ID) {
-			fields[i].Type = iceberg.FixedTypeOf(16)
-			changed = true
-		}
 		if f.Required && slices.ContainsFunc(sub.cols, func(c constantCol) bool { return c.fieldID == f.ID }) {
 			fields[i].Required = false
 			changed = true
@@ -467,6 +467,33 @@ func readerTable(tbl *table.Table, sub constantSubset, exact map[int]json.Number
 	sc = iceberg.NewSchemaWithIdentifiers(cur.ID, cur.IdentifierFieldIDs, fields...)
 	meta := schemaOverride{Metadata: tbl.Metadata(), schema: sc}
 	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, nil), nil
+}
+
+// walkFields calls fn on every field of fields and, depth first, of their
+// structs.
+func walkFields(fields []iceberg.NestedField, fn func(iceberg.NestedField)) {
+	for _, f := range fields {
+		fn(f)
+		if st, ok := f.Type.(*iceberg.StructType); ok {
+			walkFields(st.FieldList, fn)
+		}
+	}
+}
+
+// retypeFields is fields with the fields of ids (at any depth, inside
+// structs) given type typ.
+func retypeFields(fields []iceberg.NestedField, ids []int, typ iceberg.Type) []iceberg.NestedField {
+	out := slices.Clone(fields)
+	for i, f := range out {
+		if slices.Contains(ids, f.ID) {
+			out[i].Type = typ
+			continue
+		}
+		if st, ok := f.Type.(*iceberg.StructType); ok {
+			out[i].Type = &iceberg.StructType{FieldList: retypeFields(st.FieldList, ids, typ)}
+		}
+	}
+	return out
 }
 
 // schemaOverride is table metadata whose current schema is replaced; only

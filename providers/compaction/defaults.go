@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -169,26 +170,19 @@ func typedFields(in []iceberg.NestedField, exact map[int]json.Number) ([]iceberg
 // default decoded beyond 2^53, the only ones float64 may have rounded.
 func largeIntDefaults(sc *iceberg.Schema) []int {
 	var ids []int
-	var walk func([]iceberg.NestedField)
-	walk = func(fields []iceberg.NestedField) {
-		for _, f := range fields {
-			if st, ok := f.Type.(*iceberg.StructType); ok {
-				walk(st.FieldList)
-			}
-			switch f.Type.(type) {
-			case iceberg.Int32Type, iceberg.Int64Type:
-			default:
-				continue
-			}
-			for _, v := range []any{f.InitialDefault, f.WriteDefault} {
-				if x, ok := v.(float64); ok && math.Abs(x) > maxExactInt {
-					ids = append(ids, f.ID)
-					break
-				}
+	walkFields(sc.Fields(), func(f iceberg.NestedField) {
+		switch f.Type.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type:
+		default:
+			return
+		}
+		for _, v := range []any{f.InitialDefault, f.WriteDefault} {
+			if x, ok := v.(float64); ok && math.Abs(x) > maxExactInt {
+				ids = append(ids, f.ID)
+				return
 			}
 		}
-	}
-	walk(sc.Fields())
+	})
 	return ids
 }
 
@@ -280,7 +274,9 @@ func exactDefaults(ctx context.Context, tbl *table.Table) (exact map[int]json.Nu
 			f, isFloat := pair[1].(float64)
 			_, perr := strconv.ParseInt(string(n), 10, 64)
 			if perr != nil || (isFloat && strconv.FormatFloat(f, 'f', -1, 64) != string(n)) {
-				rounded = append(rounded, fmt.Sprintf("%s (field id %d) = %s", rf.Name, id, n))
+				if msg := fmt.Sprintf("%s (field id %d) = %s", rf.Name, id, n); !slices.Contains(rounded, msg) {
+					rounded = append(rounded, msg)
+				}
 			}
 		}
 	}

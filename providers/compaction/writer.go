@@ -488,29 +488,65 @@ func conformTo(ctx context.Context, as *arrow.Schema, rec arrow.RecordBatch) (ar
 			}
 			src = idx[0]
 		}
-		c := rec.Column(src)
-		if arrow.TypeEqual(c.DataType(), f.Type) {
-			c.Retain()
-			cols[i] = c
-			continue
-		}
-		if ext, ok := f.Type.(arrow.ExtensionType); ok && arrow.TypeEqual(ext.StorageType(), c.DataType()) {
-			// The same bytes under the extension type (a uuid read as
-			// fixed_size_binary[16]): arrow-go has no cast kernel to
-			// extension types, and none is needed.
-			cols[i] = array.NewExtensionArrayWithStorage(ext, c)
-			continue
-		}
-		cast, err := compute.CastArray(ctx, c, compute.SafeCastOptions(f.Type))
+		c, err := conformArray(ctx, rec.Column(src), f.Type)
 		if err != nil {
 			release(i)
-			return nil, fmt.Errorf("column %s: cast %s to %s: %w", f.Name, c.DataType(), f.Type, err)
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
-		cols[i] = cast
+		cols[i] = c
 	}
 	out := array.NewRecordBatch(as, cols, rec.NumRows())
 	for _, c := range cols {
 		c.Release()
 	}
 	return out, nil
+}
+
+// conformArray is a as type dt (a new reference): a itself when the types
+// are equal; the same bytes under an extension type whose storage a has (a
+// uuid read as fixed_size_binary[16]: arrow-go has no cast kernel to
+// extension types, and none is needed), also inside a struct, whose
+// children are conformed one by one; else arrow's safe cast.
+func conformArray(ctx context.Context, a arrow.Array, dt arrow.DataType) (arrow.Array, error) {
+	if arrow.TypeEqual(a.DataType(), dt) {
+		a.Retain()
+		return a, nil
+	}
+	if ext, ok := dt.(arrow.ExtensionType); ok && arrow.TypeEqual(ext.StorageType(), a.DataType()) {
+		return array.NewExtensionArrayWithStorage(ext, a), nil
+	}
+	st, isStruct := dt.(*arrow.StructType)
+	sa, fromStruct := a.(*array.Struct)
+	if isStruct && fromStruct && sa.NumField() == st.NumFields() && a.Data().Offset() == 0 {
+		children := make([]arrow.Array, st.NumFields())
+		defer func() {
+			for _, c := range children {
+				if c != nil {
+					c.Release()
+				}
+			}
+		}()
+		srcType := a.DataType().(*arrow.StructType)
+		for i, f := range st.Fields() {
+			j, ok := srcType.FieldIdx(f.Name)
+			if !ok {
+				return nil, fmt.Errorf("struct has no field %s", f.Name)
+			}
+			c, err := conformArray(ctx, sa.Field(j), f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("field %s: %w", f.Name, err)
+			}
+			children[i] = c
+		}
+		var nulls *memory.Buffer
+		if a.NullN() > 0 {
+			nulls = a.Data().Buffers()[0]
+		}
+		return array.NewStructArrayWithFieldsAndNulls(children, st.Fields(), nulls, a.NullN(), 0)
+	}
+	cast, err := compute.CastArray(ctx, a, compute.SafeCastOptions(dt))
+	if err != nil {
+		return nil, fmt.Errorf("cast %s to %s: %w", a.DataType(), dt, err)
+	}
+	return cast, nil
 }
