@@ -35,93 +35,76 @@ import (
 // Reading takes such a number from the metadata file's text (exactDefaults);
 // DefaultsProblem makes the plan refuse every commit to the table.
 
-// maxExactInt is the largest integer every float64 below it holds exactly.
+// maxExactInt is 2^53: float64 holds every integer of smaller magnitude
+// exactly, and from it on a decoded number may be another one rounded.
 const maxExactInt = 1 << 53
 
 // typedDefault converts a default as iceberg-go decoded it from metadata
-// JSON to the value its scanner takes for t. exact, when not nil, is the
-// number's text in the metadata file (for int and long beyond 2^53).
+// JSON (a float64 or a string where the type wants another Go value) to
+// the value its scanner takes for t; any other value (a bool, or a value a
+// Go writer set already typed) is left as it is. exact, when not empty, is
+// the number's text in the metadata file (for int and long beyond 2^53).
 func typedDefault(v any, t iceberg.Type, exact json.Number) (any, error) {
-	if v == nil {
-		return nil, nil
-	}
-	switch tt := t.(type) {
-	case iceberg.BooleanType:
-		if b, ok := v.(bool); ok {
+	switch x := v.(type) {
+	case float64:
+		switch t.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type:
+			n, err := intDefault(x, exact)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := t.(iceberg.Int32Type); ok {
+				if n < math.MinInt32 || n > math.MaxInt32 {
+					return nil, fmt.Errorf("default %d is out of range for int", n)
+				}
+				return int32(n), nil
+			}
+			return n, nil
+		case iceberg.Float32Type:
+			return float32(x), nil
+		}
+	case string:
+		switch tt := t.(type) {
+		case iceberg.StringType:
+		case iceberg.FixedType, iceberg.BinaryType:
+			b, err := hex.DecodeString(x)
+			if err != nil {
+				return nil, fmt.Errorf("default %q of %s is not hex: %w", x, t, err)
+			}
+			if fx, isFixed := tt.(iceberg.FixedType); isFixed && len(b) != fx.Len() {
+				return nil, fmt.Errorf("default %q has %d bytes, %s holds %d", x, len(b), t, fx.Len())
+			}
 			return b, nil
-		}
-	case iceberg.Int32Type, iceberg.Int64Type:
-		n, err := intDefault(v, exact)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := t.(iceberg.Int32Type); ok {
-			if n < math.MinInt32 || n > math.MaxInt32 {
-				return nil, fmt.Errorf("default %d is out of range for int", n)
+		case iceberg.PrimitiveType:
+			// date, time, timestamps, decimal, uuid: iceberg-go's own
+			// string literal casts parse the spec's forms.
+			lit, err := iceberg.NewLiteral(x).To(tt)
+			if err != nil {
+				return nil, fmt.Errorf("default %q of %s: %w", x, t, err)
 			}
-			return int32(n), nil
+			return lit.Any(), nil
 		}
-		return n, nil
-	case iceberg.Float32Type:
-		if f, ok := v.(float64); ok {
-			return float32(f), nil
-		}
-	case iceberg.Float64Type:
-		if f, ok := v.(float64); ok {
-			return f, nil
-		}
-	case iceberg.FixedType, iceberg.BinaryType:
-		s, ok := v.(string)
-		if !ok {
-			if b, isBytes := v.([]byte); isBytes {
-				return b, nil
-			}
-			break
-		}
-		b, err := hex.DecodeString(s)
-		if err != nil {
-			return nil, fmt.Errorf("default %q of %s is not hex: %w", s, t, err)
-		}
-		if fx, isFixed := tt.(iceberg.FixedType); isFixed && len(b) != fx.Len() {
-			return nil, fmt.Errorf("default %q has %d bytes, %s holds %d", s, len(b), t, fx.Len())
-		}
-		return b, nil
-	case iceberg.PrimitiveType:
-		s, ok := v.(string)
-		if !ok {
-			break
-		}
-		// date, time, timestamps, decimal, uuid, string: iceberg-go's own
-		// string literal casts parse the spec's forms.
-		lit, err := iceberg.NewLiteral(s).To(tt)
-		if err != nil {
-			return nil, fmt.Errorf("default %q of %s: %w", s, t, err)
-		}
-		return lit.Any(), nil
-	default:
-		// A struct, list or map default (only null in practice) is left to
-		// iceberg-go.
-		return v, nil
 	}
-	return nil, fmt.Errorf("default %v (%T) is not a JSON value of type %s", v, v, t)
+	return v, nil
 }
 
 // intDefault is an int or long default: exact's text when given, else the
 // decoded float64 if it holds an integer that float64 cannot have rounded.
-func intDefault(v any, exact json.Number) (int64, error) {
+func intDefault(f float64, exact json.Number) (int64, error) {
 	if exact != "" {
 		n, err := strconv.ParseInt(string(exact), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("default %s is not an integer: %w", exact, err)
+			return 0, fmt.Errorf("default %s is not a long: %w", exact, err)
 		}
 		return n, nil
 	}
-	f, ok := v.(float64)
-	if !ok || f != math.Trunc(f) {
-		return 0, fmt.Errorf("default %v (%T) is not an integer", v, v)
+	if f != math.Trunc(f) {
+		return 0, fmt.Errorf("default %v is not an integer", f)
 	}
-	if math.Abs(f) > maxExactInt {
-		return 0, fmt.Errorf("default %v is beyond 2^53 and was read through float64: its exact value is unknown", f)
+	if math.Abs(f) >= maxExactInt {
+		// 2^53+1 decodes as 2^53: from 2^53 on, the float64 may not be
+		// the number written.
+		return 0, fmt.Errorf("default %v is not below 2^53 and was read through float64: its exact value is unknown", f)
 	}
 	return int64(f), nil
 }
@@ -167,7 +150,8 @@ func typedFields(in []iceberg.NestedField, exact map[int]json.Number) ([]iceberg
 }
 
 // largeIntDefaults lists the int/long fields of sc (at any depth) whose
-// default decoded beyond 2^53, the only ones float64 may have rounded.
+// default decoded at 2^53 or beyond, the only ones float64 may have
+// rounded.
 func largeIntDefaults(sc *iceberg.Schema) []int {
 	var ids []int
 	walkFields(sc.Fields(), func(f iceberg.NestedField) {
@@ -177,7 +161,7 @@ func largeIntDefaults(sc *iceberg.Schema) []int {
 			return
 		}
 		for _, v := range []any{f.InitialDefault, f.WriteDefault} {
-			if x, ok := v.(float64); ok && math.Abs(x) > maxExactInt {
+			if x, ok := v.(float64); ok && math.Abs(x) >= maxExactInt {
 				ids = append(ids, f.ID)
 				return
 			}
@@ -284,7 +268,7 @@ func exactDefaults(ctx context.Context, tbl *table.Table) (exact map[int]json.Nu
 }
 
 // DefaultsProblem is why no commit may touch tbl because of its column
-// defaults ("" when none): an int or long default beyond 2^53 that
+// defaults ("" when none): an int or long default at or beyond 2^53 that
 // iceberg-go holds as a float64, which every commit writes back into the
 // schema as another number.
 func DefaultsProblem(ctx context.Context, tbl *table.Table) (string, error) {
@@ -292,6 +276,6 @@ func DefaultsProblem(ctx context.Context, tbl *table.Table) (string, error) {
 	if err != nil || len(rounded) == 0 {
 		return "", err
 	}
-	return fmt.Sprintf("the default of %s is an integer beyond 2^53, which iceberg-go holds as a float64: every commit would write the schema back with another number there; "+
-		"iceops commits nothing to this table. Give the column a default within ±2^53 (9007199254740992) with another engine (Spark, PyIceberg), or compact it with one", strings.Join(rounded, ", ")), nil
+	return fmt.Sprintf("the default of %s is an integer not below 2^53, which iceberg-go holds as a float64: every commit would write the schema back with another number there; "+
+		"iceops commits nothing to this table. Give the column a default below 2^53 (9007199254740992) in magnitude with another engine (Spark, PyIceberg), or compact the table with one", strings.Join(rounded, ", ")), nil
 }

@@ -2,9 +2,11 @@ package compaction
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -290,5 +292,73 @@ func TestEqualityDeleteOnAbsentColumnRefused(t *testing.T) {
 	}
 	if res.Table.CurrentSnapshot().SnapshotID != snap {
 		t.Fatal("a refused rewrite committed")
+	}
+}
+
+// typedDefault per JSON form: a number beyond 2^53 is taken from the
+// metadata text or refused, never guessed from the float64; values a Go
+// writer typed already pass through.
+func TestTypedDefault(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		v     any
+		typ   iceberg.Type
+		exact json.Number
+		want  any // nil: an error
+	}{
+		{"int", float64(342342), iceberg.PrimitiveTypes.Int32, "", int32(342342)},
+		{"int out of range", float64(1 << 40), iceberg.PrimitiveTypes.Int32, "", nil},
+		{"long with a fraction", 1.5, iceberg.PrimitiveTypes.Int64, "", nil},
+		{"long beyond 2^53 without text", float64(1<<53 + 2), iceberg.PrimitiveTypes.Int64, "", nil},
+		{"long at 2^53 without text", float64(1 << 53), iceberg.PrimitiveTypes.Int64, "", nil},
+		{"long below 2^53", float64(1<<53 - 1), iceberg.PrimitiveTypes.Int64, "", int64(1<<53 - 1)},
+		{"long beyond 2^53 from text", float64(1<<53 + 2), iceberg.PrimitiveTypes.Int64, "9007199254740993", int64(9007199254740993)},
+		{"long text beyond int64", -9.223372036854776e18, iceberg.PrimitiveTypes.Int64, "-9223372036854776000", nil},
+		{"float", 0.34234, iceberg.PrimitiveTypes.Float32, "", float32(0.34234)},
+		{"date", "2003-10-20", iceberg.PrimitiveTypes.Date, "", iceberg.Date(12345)},
+		{"time", "00:00:00.012345", iceberg.PrimitiveTypes.Time, "", iceberg.Time(12345)},
+		{"timestamptz", "1970-01-01T00:00:00.012345+00:00", iceberg.PrimitiveTypes.TimestampTz, "", iceberg.Timestamp(12345)},
+		{"fixed hex", "010203ff03", iceberg.FixedTypeOf(5), "", []byte{1, 2, 3, 0xff, 3}},
+		{"fixed of another length", "0102", iceberg.FixedTypeOf(5), "", nil},
+		{"binary not hex", "zz", iceberg.PrimitiveTypes.Binary, "", nil},
+		{"string", "HELLO", iceberg.PrimitiveTypes.String, "", "HELLO"},
+		{"typed int", int32(42), iceberg.PrimitiveTypes.Int32, "", int32(42)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := typedDefault(c.v, c.typ, c.exact)
+			if c.want == nil {
+				if err == nil {
+					t.Fatalf("want an error, got %v (%T)", got, got)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %v (%T), %v; want %v (%T)", got, got, err, c.want, c.want)
+			}
+		})
+	}
+}
+
+// A long default float64 rounds (2^53+1 decodes as 2^53) refuses every
+// commit, named in the plan's sentence; one it holds exactly but would
+// write back in another form (-2^63) too; one within 2^53 does not.
+func TestDefaultsProblem(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"9007199254740993", "col_long (field id 4) = 9007199254740993"},
+		{longDefault, "col_long (field id 4) = " + longDefault},
+		{smallerDefault, ""},
+	} {
+		var edit func(string) string
+		if c.text != longDefault {
+			edit = func(s string) string { return strings.ReplaceAll(s, longDefault, c.text) }
+		}
+		_, tbl := corpusTable(t, defaultsDir, defaultsMeta, edit)
+		why, err := DefaultsProblem(context.Background(), tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (c.want == "") != (why == "") || !strings.Contains(why, c.want) {
+			t.Errorf("default %s: got %q, want one naming %q", c.text, why, c.want)
+		}
 	}
 }
