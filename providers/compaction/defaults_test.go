@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,38 +11,18 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
 // corpusTable copies a table of internal/testdata/tables (written by
-// another engine) into a fresh lakehouse and registers it as ns.<name>.
-// edit, when set, rewrites the copied current metadata file's text first.
+// another engine) into a fresh lakehouse as corpus.<dir>.
 func corpusTable(t *testing.T, dir, current string, edit func(string) string) (*testkit.Lakehouse, *table.Table) {
 	t.Helper()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
-	src := filepath.Join(testenv.RepoRoot(t), "internal", "testdata", "tables", dir)
-	dst := filepath.Join(l.Warehouse, "corpus", strings.ReplaceAll(dir, "-", "_"))
-	md := testkit.CopyTable(t, src, dst, current)
-	if edit != nil {
-		p := strings.TrimPrefix(md, "file://")
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		edited := edit(string(raw))
-		if edited == string(raw) {
-			t.Fatal("setup: the edit changed nothing")
-		}
-		if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return l, l.RegisterSQL(t, "corpus."+strings.ReplaceAll(dir, "-", "_"), md)
+	return l, l.AddCorpusTable(t, dir, current, "corpus."+strings.ReplaceAll(dir, "-", "_"), edit)
 }
 
 // scanStrings is every row ScanTable reads, as "col=value" cells (∅ for
@@ -261,23 +239,7 @@ func TestEqualityDeleteOnAbsentColumnRefused(t *testing.T) {
 	if why, err := EqualityDeleteProblem(ctx, tbl); err != nil || why != "" {
 		t.Fatalf("no equality delete yet, got %q %v", why, err)
 	}
-	field, _ := tbl.Schema().FindFieldByName("col_string")
-	del, err := table.SchemaToArrowSchema(iceberg.NewSchema(0, field), nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, del)
-	b.Field(0).(*array.StringBuilder).Append("World")
-	rec := b.NewRecordBatch()
-	b.Release()
-	defer rec.Release()
-	txn := tbl.NewTransaction()
-	if err := txn.CommitEqualityDeletes(ctx, []int{field.ID}, func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }, nil); err != nil {
-		t.Fatal(err)
-	}
-	if tbl, err = txn.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tbl = testkit.DeleteEqualityOn(t, tbl, "col_string", func(b array.Builder) { b.(*array.StringBuilder).Append("World") })
 	why, err := EqualityDeleteProblem(ctx, tbl)
 	if err != nil {
 		t.Fatal(err)

@@ -295,10 +295,22 @@ func (l *Lakehouse) AddFixture(t testing.TB, fixture, name string) *table.Table 
 // (an unpartitioned v2+ table: the delete rows carry only the key column).
 func DeleteEquality(t testing.TB, tbl *table.Table, ids ...int64) *table.Table {
 	t.Helper()
+	return DeleteEqualityOn(t, tbl, "event_id", func(b array.Builder) {
+		for _, id := range ids {
+			b.(*array.Int64Builder).Append(id)
+		}
+	})
+}
+
+// DeleteEqualityOn commits an equality delete on one column of an
+// unpartitioned v2+ table; values appends the deleted values to a builder
+// of the column's Arrow type.
+func DeleteEqualityOn(t testing.TB, tbl *table.Table, column string, values func(array.Builder)) *table.Table {
+	t.Helper()
 	ctx := context.Background()
-	key, ok := tbl.Schema().FindFieldByName("event_id")
+	key, ok := tbl.Schema().FindFieldByName(column)
 	if !ok {
-		t.Fatalf("testkit: table has no event_id column")
+		t.Fatalf("testkit: table has no %s column", column)
 	}
 	asc, err := table.SchemaToArrowSchema(iceberg.NewSchema(0, key), nil, true, false)
 	if err != nil {
@@ -306,9 +318,7 @@ func DeleteEquality(t testing.TB, tbl *table.Table, ids ...int64) *table.Table {
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
 	defer b.Release()
-	for _, id := range ids {
-		b.Field(0).(*array.Int64Builder).Append(id)
-	}
+	values(b.Field(0))
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	records := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
@@ -397,6 +407,32 @@ func (l *Lakehouse) SetRef(t testing.TB, tbl *table.Table, name, kind string, sn
 		t.Fatalf("testkit: set ref %s: %v", name, err)
 	}
 	return l.Reload(t, strings.Join(tbl.Identifier(), "."))
+}
+
+// AddCorpusTable copies the corpus table dir (internal/testdata/tables/dir,
+// written by another engine; current is its current metadata file) into
+// the lakehouse's warehouse and registers it as name ("ns.table"). edit,
+// when set, rewrites the copied current metadata file's text first and
+// must change it.
+func (l *Lakehouse) AddCorpusTable(t testing.TB, dir, current, name string, edit func(string) string) *table.Table {
+	t.Helper()
+	src := filepath.Join(testenv.RepoRoot(t), "internal", "testdata", "tables", dir)
+	md := CopyTable(t, src, filepath.Join(l.Warehouse, "corpus", strings.ReplaceAll(name, ".", "_")), current)
+	if edit != nil {
+		p := strings.TrimPrefix(md, "file://")
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("testkit: %v", err)
+		}
+		edited := edit(string(raw))
+		if edited == string(raw) {
+			t.Fatalf("testkit: the edit of %s changed nothing", p)
+		}
+		if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+			t.Fatalf("testkit: %v", err)
+		}
+	}
+	return l.RegisterSQL(t, name, md)
 }
 
 // CopyTable copies a corpus table (srcDir is its location) to dstDir,
