@@ -242,7 +242,7 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 		commits = len(act.Groups)
 	}
 	act.Commits = commits
-	why := reason("compaction.min_file_size", quote(formatSize(sel.Min)), c.MinFileSize.Origin, c.DeclRange)
+	why := reason("compaction.min_file_size", quote(config.FormatSizeExact(sel.Min)), c.MinFileSize.Origin, c.DeclRange)
 	if act.Where != "" {
 		why += "; " + reason("compaction.where", quote(act.Where), c.Where.Origin, c.DeclRange)
 	}

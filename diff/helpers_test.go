@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
 	"github.com/iceops/iceops/config"
 )
 

@@ -28,7 +28,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 	case !gcEnabled(props):
 		return refuse("gc.enabled is %q: the table's files may be shared with another table", props[propGCEnabled])
 	case o.OlderThan.Value < minOrphanAge:
-		return refuse("orphan_files.older_than = %q is below the 24h floor", formatDuration(o.OlderThan.Value))
+		return refuse("orphan_files.older_than = %q is below the 24h floor", config.FormatDuration(o.OlderThan.Value))
 	case scan == nil:
 		return refuse("storage was not scanned for orphan files")
 	case scan.Refusal != "":
@@ -74,13 +74,13 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 	cutoffMs := now.Add(-o.OlderThan.Value).UnixMilli()
 	act := OrphansAction{
 		Paths:       []string{},
-		OlderThan:   formatDuration(o.OlderThan.Value),
+		OlderThan:   config.FormatDuration(o.OlderThan.Value),
 		OlderThanMs: o.OlderThan.Value.Milliseconds(),
 		Excluded:    scan.Excluded,
 		MaxRatio:    o.MaxOrphanRatio.Value,
 	}
 	if o.Quarantine.Value > 0 {
-		act.Quarantine = formatDuration(o.Quarantine.Value)
+		act.Quarantine = config.FormatDuration(o.Quarantine.Value)
 	}
 	consider := func(f FileInfo) {
 		if _, ok := protected[f.Path]; ok {

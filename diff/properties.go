@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
 	"github.com/iceops/iceops/config"
 )
 
@@ -98,11 +99,11 @@ func propertyReason(pol *config.Effective, key string, s config.Setting[string])
 	switch key {
 	case "write.target-file-size-bytes":
 		if pol.TargetFileSize.Set {
-			return reason("target_file_size", quote(formatSize(pol.TargetFileSize.Value)), s.Origin, hcl.Range{})
+			return reason("target_file_size", quote(config.FormatSizeExact(pol.TargetFileSize.Value)), s.Origin, hcl.Range{})
 		}
 	case propMaxSnapshotAgeMs:
 		if r.MaxAge.Set || r.Declared {
-			return reason("snapshot_retention.max_age", quote(formatDuration(r.MaxAge.Value)), s.Origin, r.DeclRange)
+			return reason("snapshot_retention.max_age", quote(config.FormatDuration(r.MaxAge.Value)), s.Origin, r.DeclRange)
 		}
 	case propMinSnapshotsToKeep:
 		if r.MinSnapshots.Set || r.Declared {
@@ -110,7 +111,7 @@ func propertyReason(pol *config.Effective, key string, s config.Setting[string])
 		}
 	case propMaxRefAgeMs:
 		if r.MaxRefAge.Set {
-			return reason("snapshot_retention.max_ref_age", quote(formatDuration(r.MaxRefAge.Value)), s.Origin, r.DeclRange)
+			return reason("snapshot_retention.max_ref_age", quote(config.FormatDuration(r.MaxRefAge.Value)), s.Origin, r.DeclRange)
 		}
 	}
 	return reason("properties["+quote(key)+"]", quote(s.Value), s.Origin, hcl.Range{})

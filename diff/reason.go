@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-
-	"github.com/iceops/iceops/config"
 )
 
 // fileLine renders a range as "main.iceops.hcl:40", or "" for a zero range.
@@ -37,13 +35,6 @@ func reason(attr, value string, origin, block hcl.Range) string {
 		return fmt.Sprintf("%s = %s (default)", attr, value)
 	}
 }
-
-// formatDuration and formatSize render values in reasons exactly as
-// explain and the configuration reference do ("2d", "512MiB", "128MB"),
-// so a value reads the same wherever iceops shows it.
-func formatDuration(d time.Duration) string { return config.FormatDuration(d) }
-
-func formatSize(n int64) string { return config.FormatSizeExact(n) }
 
 // formatAge renders an age for a message, rounded down to a readable unit.
 func formatAge(ms int64) string {

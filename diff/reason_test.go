@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/iceops/iceops/config"
 )
 
 func TestFormatting(t *testing.T) {
@@ -12,14 +14,14 @@ func TestFormatting(t *testing.T) {
 		0: "0s", 2 * day: "2d", 36 * time.Hour: "36h", 90 * time.Minute: "90m", 45 * time.Second: "45s", 1500 * time.Millisecond: "1500ms",
 	}
 	for d, want := range durations {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
+		if got := config.FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
 	sizes := map[int64]string{0: "0", 512 << 20: "512MiB", 1 << 30: "1GiB", 64 << 10: "64KiB", 1000: "1KB", 128e6: "128MB", 1001: "1001", 3 << 40: "3TiB"}
 	for n, want := range sizes {
-		if got := formatSize(n); got != want {
-			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
+		if got := config.FormatSizeExact(n); got != want {
+			t.Errorf("FormatSizeExact(%d) = %q, want %q", n, got, want)
 		}
 	}
 	ages := map[time.Duration]string{41*day + time.Hour: "41d", 5 * time.Hour: "5h", 3 * time.Minute: "3m", 7 * time.Second: "7s"}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
 	"github.com/iceops/iceops/config"
 )
 
@@ -115,7 +116,7 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 	if minSnapshots <= 0 {
 		minSnapshots = int(retentionInt64(props, propMinSnapshotsToKeep, legacyMinSnapshots, defaultMinSnapshotsToKeep))
 	}
-	maxAgeText := formatDuration(time.Duration(maxAgeMs) * time.Millisecond)
+	maxAgeText := config.FormatDuration(time.Duration(maxAgeMs) * time.Millisecond)
 	var reasons []string
 	switch _, fromTable := props[propMaxSnapshotAgeMs]; {
 	case r.MaxAge.Set:
@@ -129,7 +130,7 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 		reasons = append(reasons, reason("snapshot_retention.min_snapshots", strconv.Itoa(r.MinSnapshots.Value), r.MinSnapshots.Origin, r.DeclRange))
 	}
 	if len(sel.RefsToRemove) > 0 && r.MaxRefAge.Set {
-		reasons = append(reasons, reason("snapshot_retention.max_ref_age", quote(formatDuration(r.MaxRefAge.Value)), r.MaxRefAge.Origin, r.DeclRange))
+		reasons = append(reasons, reason("snapshot_retention.max_ref_age", quote(config.FormatDuration(r.MaxRefAge.Value)), r.MaxRefAge.Origin, r.DeclRange))
 	}
 	return Action{
 		Type:        ExpireSnapshots,
@@ -191,7 +192,7 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 			out = append(out, Warning{
 				Code: "orphan_age_below_commit_gap",
 				Message: fmt.Sprintf("orphan_files.older_than = %q is shorter than the longest gap between commits on this table (%s): a writer that takes that long to commit could lose its files",
-					formatDuration(o.OlderThan.Value), formatAge(gap)),
+					config.FormatDuration(o.OlderThan.Value), formatAge(gap)),
 				Origin: fileLine(rng),
 			})
 		}
