@@ -150,6 +150,11 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if err != nil {
 		return res, err
 	}
+	// Read once per run, not once per group and pass: it may read the
+	// metadata file (defaults.go).
+	if cfg.exactDefaults, _, err = exactDefaults(ctx, tbl); err != nil {
+		return res, fmt.Errorf("column defaults: %w", err)
+	}
 	groups = slices.Clone(groups)
 	inGroup := map[string]int{}
 	for i, g := range groups {
@@ -343,6 +348,9 @@ type runConfig struct {
 	order       table.SortOrder
 	sortOrderID int
 	zcols       []string
+	// exactDefaults are the metadata text of large int/long defaults
+	// (defaults.go), by field id.
+	exactDefaults map[int]json.Number
 }
 
 func resolve(tbl *table.Table, o Options) (runConfig, error) {
@@ -523,7 +531,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 	var rowsIn int64
 	switch cfg.strategy {
 	case Binpack:
-		err = readGroup(ctx, tbl, g, func(rec arrow.RecordBatch) error {
+		err = readGroup(ctx, tbl, g, cfg.exactDefaults, func(rec arrow.RecordBatch) error {
 			rowsIn += rec.NumRows()
 			return w.write(rec)
 		})
@@ -537,7 +545,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 			zk, err = newZOrderKeyer(cfg.zcols, tbl.Schema(), as)
 			if err == nil {
 				// Pass one ranks the values from a bounded sample.
-				err = readGroup(ctx, tbl, g, func(rec arrow.RecordBatch) error {
+				err = readGroup(ctx, tbl, g, cfg.exactDefaults, func(rec arrow.RecordBatch) error {
 					zk.observe(rec)
 					return nil
 				})
@@ -551,7 +559,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 		// The sorter sees batches already conformed to the writer's schema
 		// so that its run files and the writer agree on types.
 		s := newExternalSorter(ctx, keyer, w.arrowSchema, cfg.runBudget(), cfg.tempDir)
-		err = readGroup(ctx, tbl, g, func(rec arrow.RecordBatch) error {
+		err = readGroup(ctx, tbl, g, cfg.exactDefaults, func(rec arrow.RecordBatch) error {
 			rowsIn += rec.NumRows()
 			c, err := w.conform(rec)
 			if err != nil {
@@ -611,12 +619,8 @@ func sortIDFor(c runConfig) int {
 // file's batches, which keeps the read side bounded by the input file size.
 // Files that lack identity-partition columns are read apart from the others
 // and get those columns from the partition value (constants.go).
-func readGroup(ctx context.Context, tbl *table.Table, g Group, fn func(arrow.RecordBatch) error) error {
+func readGroup(ctx context.Context, tbl *table.Table, g Group, exact map[int]json.Number, fn func(arrow.RecordBatch) error) error {
 	subsets, err := splitByConstants(ctx, tbl, g)
-	if err != nil {
-		return fmt.Errorf("read group: %w", err)
-	}
-	exact, _, err := exactDefaults(ctx, tbl)
 	if err != nil {
 		return fmt.Errorf("read group: %w", err)
 	}

@@ -29,6 +29,10 @@ func ScanTable(ctx context.Context, tbl *table.Table, fn func(arrow.RecordBatch)
 	if err != nil {
 		return fmt.Errorf("arrow schema: %w", err)
 	}
+	exact, _, err := exactDefaults(ctx, tbl)
+	if err != nil {
+		return fmt.Errorf("column defaults: %w", err)
+	}
 	// readGroup reads one partition of one spec at a time.
 	type key struct {
 		spec int
@@ -52,7 +56,7 @@ func ScanTable(ctx context.Context, tbl *table.Table, fn func(arrow.RecordBatch)
 		g.Tasks = append(g.Tasks, t)
 	}
 	for _, k := range order {
-		err := readGroup(ctx, tbl, *groups[k], func(rec arrow.RecordBatch) error {
+		err := readGroup(ctx, tbl, *groups[k], exact, func(rec arrow.RecordBatch) error {
 			c, err := conformTo(ctx, as, rec)
 			if err != nil {
 				return err
