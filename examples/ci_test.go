@@ -3,7 +3,6 @@ package examples
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/iceops/iceops/internal/testenv"
 )
 
 // ciScript is what both pipelines in ci/ call for every shell step.
@@ -45,10 +46,9 @@ func newCIEnv(t *testing.T) *ciEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "iceops")
-	build := exec.Command("go", "build", "-o", bin, "github.com/iceops/iceops/cmd/iceops")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build iceops: %v\n%s", err, out)
+	bin, err := testenv.BuildIceops(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	// A job starts without any of the variables the script reads.
@@ -76,16 +76,11 @@ func (c *ciEnv) run(step string, extraEnv ...string) ciRun {
 	cmd.Env = append(append([]string{}, c.env...), extraEnv...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := ciRun{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
+	code, err := testenv.ExitCode(cmd.Run())
+	if err != nil {
 		c.t.Fatalf("run %s: %v", step, err)
 	}
+	r := ciRun{code: code, stdout: out.String(), stderr: errb.String()}
 	c.t.Logf("iceops-ci.sh %s: exit %d\n--- stdout\n%s--- stderr\n%s", step, r.code, r.stdout, r.stderr)
 	return r
 }

@@ -9,7 +9,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -31,11 +31,9 @@ const crashTrials = 20
 // buildIceops compiles the command into a temporary directory.
 func buildIceops(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "iceops")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/iceops/iceops/cmd/iceops")
-	out, err := cmd.CombinedOutput()
+	bin, err := testenv.BuildIceops(t.TempDir())
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -47,17 +45,11 @@ func runIceops(t *testing.T, bin, dir string, args ...string) (int, string) {
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String()
-	case errors.As(err, &ee):
-		return ee.ExitCode(), out.String()
-	default:
+	code, err := testenv.ExitCode(cmd.Run())
+	if err != nil {
 		t.Fatalf("run iceops %v: %v", args, err)
-		return -1, ""
 	}
+	return code, out.String()
 }
 
 // demoLake builds the demo in dir with the binary and opens its catalog.

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -52,17 +52,6 @@ func startApply(t *testing.T, bin, dir string, args ...string) (*exec.Cmd, *byte
 		t.Fatal(err)
 	}
 	return cmd, &stdout, &stderr
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }
 
 func TestTwoAppliesAtOnce(t *testing.T) {
@@ -96,7 +85,7 @@ func TestTwoAppliesAtOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				cmd, stdout, stderr := startApply(t, bin, dir)
-				codes[i] = exitCode(cmd.Wait())
+				codes[i], _ = testenv.ExitCode(cmd.Wait()) // -1: it could not run
 				logs[i] = stderr.String()
 				if err := json.Unmarshal(stdout.Bytes(), &results[i]); err != nil {
 					t.Errorf("apply %d: results: %v\n%s", i, err, stdout.String())

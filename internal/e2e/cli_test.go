@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,11 +29,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	iceopsBin = filepath.Join(dir, "iceops")
-	build := exec.Command("go", "build", "-o", iceopsBin, "github.com/iceops/iceops/cmd/iceops")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build iceops: %v\n", err)
+	if iceopsBin, err = testenv.BuildIceops(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
@@ -55,16 +51,11 @@ func iceops(ctx context.Context, t testing.TB, dir string, args ...string) cliRe
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	res := cliResult{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.code = ee.ExitCode()
-	default:
+	code, err := testenv.ExitCode(cmd.Run())
+	if err != nil {
 		t.Fatalf("run iceops %v: %v", args, err)
 	}
+	res := cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 	t.Logf("iceops %s: exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
 	return res
 }

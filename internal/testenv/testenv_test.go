@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,5 +115,17 @@ func TestPrivateS3StopStart(t *testing.T) {
 	srv.Start()
 	if err := portOpen(ctx, addr); err != nil {
 		t.Fatalf("after restart: %v", err)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	if code, err := ExitCode(exec.Command("sh", "-c", "exit 3").Run()); code != 3 || err != nil {
+		t.Errorf("exit 3: %d, %v", code, err)
+	}
+	if code, err := ExitCode(exec.Command("true").Run()); code != 0 || err != nil {
+		t.Errorf("true: %d, %v", code, err)
+	}
+	if code, err := ExitCode(exec.Command(filepath.Join(t.TempDir(), "no-such-binary")).Run()); code != -1 || err == nil {
+		t.Errorf("a command that cannot start: %d, %v", code, err)
 	}
 }
