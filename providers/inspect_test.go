@@ -20,9 +20,13 @@ func TestInspectUnmanagedTable(t *testing.T) {
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), 12, 10, 3)
 	tbl = l.Backdate(t, tbl, 9*24*time.Hour)
 	tbl = testkit.Append(t, tbl, 2, 10, 3)
-	old := fixedNow.Add(-10 * 24 * time.Hour)
+	// The session below runs on the wall clock (iceberg-go stamps the
+	// commits with it), so the strays' ages are measured from it too: a
+	// fixed date here made "young" old three days after that date.
+	wall := time.Now()
+	old := wall.Add(-10 * 24 * time.Hour)
 	writeFile(t, filepath.Join(tbl.Location(), "data", "stray.parquet"), 1000, old)
-	writeFile(t, filepath.Join(tbl.Location(), "data", "young.parquet"), 10, fixedNow)
+	writeFile(t, filepath.Join(tbl.Location(), "data", "young.parquet"), 10, wall)
 
 	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{l.ConfigCatalog()}}
 	sess := Open(cfg, Options{Now: func() time.Time { return time.Now() }})
