@@ -72,7 +72,7 @@ func writeRun(t *testing.T, tbl *table.Table, id string, created, purgeAfter tim
 		orig := filepath.Join(loc, rel)
 		r.originals = append(r.originals, orig)
 		r.quarantined = append(r.quarantined, q)
-		man.Files = append(man.Files, providers.QuarantinedFile{Original: orig, Quarantined: q,
+		man.Files = append(man.Files, diff.QuarantinedFile{Original: orig, Quarantined: q,
 			Size: int64(len("quarantined " + rel)), Mtime: old.UTC(), Moved: true})
 	}
 	writeManifest(t, r, man)
@@ -234,7 +234,7 @@ func TestSavedPlanQuarantineRunChangedMeanwhile(t *testing.T) {
 	if err := json.Unmarshal(b, &man); err != nil {
 		t.Fatal(err)
 	}
-	man.Files = append(man.Files, providers.QuarantinedFile{Original: filepath.Join(filepath.Dir(changed.originals[0]), "extra.parquet"), Quarantined: extra, Size: 9, Moved: true})
+	man.Files = append(man.Files, diff.QuarantinedFile{Original: filepath.Join(filepath.Dir(changed.originals[0]), "extra.parquet"), Quarantined: extra, Size: 9, Moved: true})
 	writeManifest(t, changed, man)
 	// A writer commits: apply re-plans the table and bounds it by the plan.
 	testkit.Append(t, e.lake.Reload(t, orders), 1, 5, 1)
@@ -306,7 +306,7 @@ func TestPlanRefusesPurgeOfReferencedRun(t *testing.T) {
 	}
 	writeManifest(t, r, providers.QuarantineManifest{RunID: r.id, TableUUID: tbl.Metadata().TableUUID().String(),
 		CreatedAt: now.Add(-20 * 24 * time.Hour), PurgeAfter: now.Add(-13 * 24 * time.Hour),
-		Files: []providers.QuarantinedFile{{Original: live, Quarantined: q, Size: 1, Moved: true}}})
+		Files: []diff.QuarantinedFile{{Original: live, Quarantined: q, Size: 1, Moved: true}}})
 
 	p := e.plan()
 	tp := tablePlan(t, p, "lake."+orders)

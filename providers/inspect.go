@@ -14,82 +14,10 @@ import (
 	"github.com/iceops/iceops/diff"
 )
 
-// Inspection is the health report of one table (`iceops inspect`).
-type Inspection struct {
-	Address           string               `json:"address"`
-	Managed           bool                 `json:"managed"` // a block of the configuration matches it
-	UUID              string               `json:"table_uuid"`
-	Location          string               `json:"location"`
-	MetadataLocation  string               `json:"metadata_location"`
-	FormatVersion     int                  `json:"format_version"`
-	CurrentSnapshotID *int64               `json:"current_snapshot_id"`
-	Properties        map[string]string    `json:"properties"`
-	SortOrder         []string             `json:"sort_order"`
-	Specs             []diff.PartitionSpec `json:"specs"`
-
-	// TargetFileSize is the size small files are measured against: the
-	// policy's, else the table's write.target-file-size-bytes, else 512 MiB.
-	TargetFileSize int64              `json:"target_file_size"`
-	SmallFileLimit int64              `json:"small_file_limit"` // below this a file is small
-	Files          diff.FileStats     `json:"files"`
-	SmallFileShare float64            `json:"small_file_share"` // small / data files
-	Partitions     InspectPartitions  `json:"partitions"`
-	Manifests      diff.ManifestStats `json:"manifests"`
-	Snapshots      InspectSnapshots   `json:"snapshots"`
-	Refs           []diff.Ref         `json:"refs"`
-	// OldSnapshotFiles/Bytes are held only by snapshots that are not the
-	// head of a branch or tag: what expiring all history would free.
-	OldSnapshotFiles int64           `json:"old_snapshot_files"`
-	OldSnapshotBytes int64           `json:"old_snapshot_bytes"`
-	Orphans          *InspectOrphans `json:"orphans,omitempty"`
-	OrphanError      string          `json:"orphan_error,omitempty"`
-	Recommendations  []string        `json:"recommendations"`
-}
-
-// InspectPartitions summarises partitions; Top are those with most files.
-type InspectPartitions struct {
-	Count int                   `json:"count"`
-	Top   []diff.PartitionStats `json:"top"`
-}
-
-// InspectSnapshots summarises the snapshot history.
-type InspectSnapshots struct {
-	Count             int   `json:"count"`
-	OldestTimestampMs int64 `json:"oldest_timestamp_ms"`
-	OldestAgeMs       int64 `json:"oldest_age_ms"`
-	NewestAgeMs       int64 `json:"newest_age_ms"`
-}
-
-// InspectOrphans is the orphan estimate: unreferenced files in the table's
-// storage, and those older than the policy's older_than (3 days when the
-// table has no orphan policy).
-type InspectOrphans struct {
-	OlderThan         string   `json:"older_than"`
-	Unreferenced      int      `json:"unreferenced"`
-	UnreferencedBytes int64    `json:"unreferenced_bytes"`
-	Old               int      `json:"old"`
-	OldBytes          int64    `json:"old_bytes"`
-	NonIceberg        int      `json:"non_iceberg"`
-	Excluded          int64    `json:"excluded"`
-	Missing           int64    `json:"missing_referenced"`
-	NestedTables      []string `json:"nested_tables,omitempty"`
-	Symlinks          int      `json:"symlinks"`
-	Refusal           string   `json:"refusal,omitempty"`
-	// StuckRuns are the quarantine runs apply never purges (see
-	// diff.QuarantineRun.StuckReason); the plan warns about each.
-	StuckRuns []InspectStuckRun `json:"stuck_quarantine_runs,omitempty"`
-}
-
-// InspectStuckRun is a quarantine run that needs a person, and why.
-type InspectStuckRun struct {
-	RunID  string `json:"run_id"`
-	Reason string `json:"reason"`
-}
-
 const topPartitions = 5
 
 // Inspect reports on any table of a configured catalog, managed or not.
-func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, error) {
+func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection, error) {
 	ctx = s.WithStorageLimits(ctx)
 	tbl, err := s.LoadTable(ctx, address)
 	if err != nil {
@@ -109,7 +37,7 @@ func (s *Session) Inspect(ctx context.Context, address string) (*Inspection, err
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
 	now := s.now()
-	in := &Inspection{
+	in := &diff.Inspection{
 		Address:           address,
 		Managed:           managed,
 		UUID:              st.UUID,
@@ -229,8 +157,8 @@ func unmanagedPolicy(address string, tbl *table.Table) *config.Effective {
 	return pol
 }
 
-func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Duration, now time.Time) *InspectOrphans {
-	o := &InspectOrphans{
+func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Duration, now time.Time) *diff.InspectOrphans {
+	o := &diff.InspectOrphans{
 		OlderThan:    config.FormatDuration(olderThan),
 		Unreferenced: len(scan.Candidates),
 		NonIceberg:   len(scan.NonIceberg),
@@ -242,7 +170,7 @@ func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Dura
 	}
 	for _, r := range scan.Quarantine {
 		if why := r.StuckReason(address, scan.MissingUnnamed()); why != "" {
-			o.StuckRuns = append(o.StuckRuns, InspectStuckRun{RunID: r.RunID, Reason: why})
+			o.StuckRuns = append(o.StuckRuns, diff.InspectStuckRun{RunID: r.RunID, Reason: why})
 		}
 	}
 	cutoff := now.Add(-olderThan).UnixMilli()
@@ -260,7 +188,7 @@ func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Dura
 // recommends adding one; for a block it has, it says what the plan tp (the
 // same diff plan and apply run) does about it, and nothing is promised that
 // the plan does not do. tp is nil for an unmanaged table.
-func recommend(in *Inspection, pol *config.Effective, sel diff.CompactionSelection, tp *diff.TablePlan) []string {
+func recommend(in *diff.Inspection, pol *config.Effective, sel diff.CompactionSelection, tp *diff.TablePlan) []string {
 	var out []string
 	action := func(typ diff.ActionType) *diff.Action {
 		if tp == nil {

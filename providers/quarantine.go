@@ -40,19 +40,8 @@ type QuarantineManifest struct {
 	CreatedAt time.Time `json:"created_at"`
 	// PurgeAfter is when a later apply may delete the run; zero when the
 	// policy's duration was not known (then it is never purged by iceops).
-	PurgeAfter time.Time         `json:"purge_after,omitzero"`
-	Files      []QuarantinedFile `json:"files"`
-}
-
-// QuarantinedFile is one moved orphan.
-type QuarantinedFile struct {
-	Original    string    `json:"original"`    // path as listed, where restore puts it back
-	Quarantined string    `json:"quarantined"` // where it is now
-	Size        int64     `json:"size"`
-	Mtime       time.Time `json:"mtime"`
-	// Moved is false for a file the manifest announced but the move did
-	// not complete (it is still at Original).
-	Moved bool `json:"moved"`
+	PurgeAfter time.Time              `json:"purge_after,omitzero"`
+	Files      []diff.QuarantinedFile `json:"files"`
 }
 
 // quarantineRoot is <location>/.iceops-quarantine.
@@ -134,7 +123,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 			continue
 		}
 		_, mtime, _ := execStatCandidate(fs, execRootOf(roots, f.path), f.path)
-		man.Files = append(man.Files, QuarantinedFile{Original: f.path, Quarantined: dest, Size: f.size, Mtime: mtime.UTC()})
+		man.Files = append(man.Files, diff.QuarantinedFile{Original: f.path, Quarantined: dest, Size: f.size, Mtime: mtime.UTC()})
 		moving = append(moving, f)
 	}
 	if len(moving) == 0 {
@@ -792,25 +781,6 @@ func markReferenced(ctx context.Context, fs iceio.IO, tbl *table.Table, refd map
 	return nil
 }
 
-// RestoreResult is what a restore put back.
-type RestoreResult struct {
-	RunID    string
-	Restored []QuarantinedFile
-	// Refused are files not put back, with why (an existing file at the
-	// original path is never overwritten; a path that could not be looked
-	// at is never taken for absent).
-	Refused []string
-	// NotHeld are files the manifest lists that this run never held: not
-	// moved by it, and not at their original path either (another run or
-	// a person moved them). Nothing is done about them.
-	NotHeld []string
-	Bytes   int64
-	// ManifestKept says why the run's manifest was not removed (empty when
-	// it was): it stays until every file it lists is verified back in
-	// place, so that the run can always be restored again.
-	ManifestKept string
-}
-
 // RestoreQuarantine moves every file of one quarantine run of address back
 // to its original path. It never overwrites: a file that exists at the
 // original path is refused and its quarantined copy stays, unless the two
@@ -821,8 +791,8 @@ type RestoreResult struct {
 // (a 503, a timeout, a symbolic link) is refused and the manifest is kept.
 // The manifest is removed only when every file it lists has been verified
 // back at its original path and gone from the run.
-func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) (RestoreResult, error) {
-	res := RestoreResult{RunID: runID}
+func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) (diff.RestoreResult, error) {
+	res := diff.RestoreResult{RunID: runID}
 	if !validRunID(runID) {
 		return res, fmt.Errorf("invalid quarantine run id %q", runID)
 	}
@@ -849,7 +819,7 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 		return res, fmt.Errorf("%w: quarantine run %s belongs to table uuid %s, not %s", ErrRefused, runID, m.TableUUID, tbl.Metadata().TableUUID())
 	}
 	roots := OrphanRoots(loc, tbl.Properties(), execNormPath)
-	refuse := func(f QuarantinedFile, why string) { res.Refused = append(res.Refused, f.Original+": "+why) }
+	refuse := func(f diff.QuarantinedFile, why string) { res.Refused = append(res.Refused, f.Original+": "+why) }
 	for _, f := range m.Files {
 		if err := ctx.Err(); err != nil {
 			refuse(f, err.Error())

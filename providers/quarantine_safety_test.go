@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
 )
 
 func execLakeSession(t *testing.T, l *execLake) *Session {
@@ -48,7 +49,7 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 	orig := filepath.Join(root, "data", "x.parquet")
 	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), QuarantineManifest{
 		RunID: "r-link", TableUUID: uuid, CreatedAt: t0, PurgeAfter: t0.Add(24 * time.Hour),
-		Files: []QuarantinedFile{{Original: orig, Quarantined: filepath.Join(runDir, "data", "x.parquet"), Size: 12, Moved: true}},
+		Files: []diff.QuarantinedFile{{Original: orig, Quarantined: filepath.Join(runDir, "data", "x.parquet"), Size: 12, Moved: true}},
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -390,7 +390,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	runDir := filepath.Join(root, QuarantineDir, "r-live")
 	q := writeOld(t, filepath.Join(runDir, "data", "copy.parquet"), "copy", t0)
 	man := QuarantineManifest{RunID: "r-live", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0,
-		PurgeAfter: t0.Add(time.Hour), Files: []QuarantinedFile{{Original: live, Quarantined: "file://" + q, Size: 4, Moved: true}}}
+		PurgeAfter: t0.Add(time.Hour), Files: []diff.QuarantinedFile{{Original: live, Quarantined: "file://" + q, Size: 4, Moved: true}}}
 	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	q2 := writeOld(t, filepath.Join(root, QuarantineDir, "r-forever", "data", "x.parquet"), "x", t0)
 	if err := writeQuarantineManifest(nil, root, filepath.Join(root, QuarantineDir, "r-forever", QuarantineManifestName),
 		QuarantineManifest{RunID: "r-forever", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0,
-			Files: []QuarantinedFile{{Original: filepath.Join(root, "data", "x.parquet"), Quarantined: q2, Size: 1, Moved: true}}}); err != nil {
+			Files: []diff.QuarantinedFile{{Original: filepath.Join(root, "data", "x.parquet"), Quarantined: q2, Size: 1, Moved: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	// A manifest that names a file outside its run (here another live data
@@ -408,7 +408,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	evil := filepath.Join(root, QuarantineDir, "r-evil", "..", "..", "data", filepath.Base(live2))
 	if err := writeQuarantineManifest(nil, root, filepath.Join(root, QuarantineDir, "r-evil", QuarantineManifestName),
 		QuarantineManifest{RunID: "r-evil", TableUUID: tbl.Metadata().TableUUID().String(), CreatedAt: t0, PurgeAfter: t0,
-			Files: []QuarantinedFile{
+			Files: []diff.QuarantinedFile{
 				{Original: filepath.Join(root, "data", "gone.parquet"), Quarantined: q3, Size: 1, Moved: true},
 				{Original: filepath.Join(root, "data", "gone2.parquet"), Quarantined: evil, Size: 1, Moved: true},
 				{Original: filepath.Join(root, "data", "gone3.parquet"), Quarantined: live2, Size: 1, Moved: true},
@@ -465,7 +465,7 @@ func TestRestoreRefusesManifestOutsideTable(t *testing.T) {
 	elsewhere := writeOld(t, filepath.Join(l.dir, "elsewhere.parquet"), "e", time.Now())
 	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), QuarantineManifest{
 		RunID: "evil", TableUUID: tbl.Metadata().TableUUID().String(),
-		Files: []QuarantinedFile{
+		Files: []diff.QuarantinedFile{
 			{Original: outside, Quarantined: q, Moved: true},
 			{Original: filepath.Join(root, "data", "y.parquet"), Quarantined: elsewhere, Moved: true},
 			{Original: filepath.Join(root, "data", "..", "..", "z.parquet"), Quarantined: q, Moved: true},
@@ -636,7 +636,7 @@ func TestQuarantineRunHoldingManyLiveFiles(t *testing.T) {
 		if err := os.Rename(strings.TrimPrefix(p, "file://"), q); err != nil {
 			t.Fatal(err)
 		}
-		man.Files = append(man.Files, QuarantinedFile{Original: p, Quarantined: "file://" + q, Size: 1, Moved: true})
+		man.Files = append(man.Files, diff.QuarantinedFile{Original: p, Quarantined: "file://" + q, Size: 1, Moved: true})
 	}
 	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
 		t.Fatal(err)

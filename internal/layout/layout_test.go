@@ -50,7 +50,11 @@ var rules = []rule{
 	// apply reaches the engines only through providers' seam (Executor,
 	// MemoryLimiter), never a providers subpackage.
 	{dir: "apply", ours: []string{"diff", "config", "providers"}, forbidden: []string{colour, arrow, iceberg, module + "/providers/compaction", module + "/providers/catalogs", module + "/providers/demo", module + "/providers/internal"}},
-	{dir: "cmd/iceops/internal/views", ours: []string{"diff", "apply", "config", "providers"}, forbidden: []string{iceberg, arrow}},
+	// The views render plain data: diff's plan, observed and report types,
+	// apply's results, and config's ranges and masking rule (config is below
+	// diff and owns the one secret rule). No providers package: the reports
+	// of inspect, restore and demo are diff types.
+	{dir: "cmd/iceops/internal/views", ours: []string{"diff", "apply", "config"}, forbidden: []string{iceberg, arrow, module + "/providers"}},
 }
 
 // noPrint are the packages below cmd: they return values or call hooks and

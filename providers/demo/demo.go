@@ -14,27 +14,9 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/lakehouse"
 )
-
-// Info describes the lakehouse Build made.
-type Info struct {
-	Dir        string  `json:"dir"`
-	ConfigFile string  `json:"config_file"`
-	CatalogDB  string  `json:"catalog_db"`
-	Warehouse  string  `json:"warehouse"`
-	Catalog    string  `json:"catalog"`
-	Tables     []Table `json:"tables"`
-	// Next are the commands to try, relative to the directory the demo
-	// was created from.
-	Next []string `json:"next"`
-}
-
-// Table is one table of the demo and the debt it carries.
-type Table struct {
-	Address string `json:"address"`
-	Debt    string `json:"debt"`
-}
 
 // CatalogName is the demo's catalog name.
 const CatalogName = "demo"
@@ -134,7 +116,7 @@ var usersProperties = iceberg.Properties{
 // history from the wall clock to now. So the same now builds the same demo
 // on any day (the goldens rely on it), and the real now builds one that is
 // current. It refuses a dir that exists and is not empty.
-func Build(ctx context.Context, dir string, now time.Time) (*Info, error) {
+func Build(ctx context.Context, dir string, now time.Time) (*diff.DemoLakehouse, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
@@ -144,7 +126,7 @@ func Build(ctx context.Context, dir string, now time.Time) (*Info, error) {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	info := &Info{
+	info := &diff.DemoLakehouse{
 		Dir:        abs,
 		ConfigFile: filepath.Join(abs, "demo.iceops.hcl"),
 		CatalogDB:  filepath.Join(abs, "lakehouse", "catalog.db"),
@@ -186,15 +168,10 @@ func Build(ctx context.Context, dir string, now time.Time) (*Info, error) {
 	if err := os.WriteFile(info.ConfigFile, []byte(demoConfig), 0o644); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	info.Tables = []Table{
-		{"demo.analytics.events", "240 small files in 4 day partitions, 60 manifests, 13 days of snapshots, a tag on an old snapshot, stray files"},
-		{"demo.analytics.clicks", "25 manifests (policy allows 10), small files"},
-		{"demo.analytics.users", "already in policy"},
-	}
-	info.Next = []string{
-		"iceops -chdir=" + dir + " plan",
-		"iceops -chdir=" + dir + " inspect demo.analytics.events",
-		"iceops -chdir=" + dir + " apply",
+	info.Tables = []diff.DemoTable{
+		{Address: "demo.analytics.events", Debt: "240 small files in 4 day partitions, 60 manifests, 13 days of snapshots, a tag on an old snapshot, stray files"},
+		{Address: "demo.analytics.clicks", Debt: "25 manifests (policy allows 10), small files"},
+		{Address: "demo.analytics.users", Debt: "already in policy"},
 	}
 	return info, nil
 }

@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/iceops/iceops/providers/demo"
+	"github.com/iceops/iceops/diff"
 )
 
 // Demo tells the user what `iceops demo` built and what to run next.
 // shownDir is the demo directory as the user should type it; self is how
 // they ran iceops ("iceops", or "go run ./cmd/iceops").
-func Demo(w io.Writer, info *demo.Info, shownDir, self string, s *Styles) error {
+func Demo(w io.Writer, info *diff.DemoLakehouse, shownDir, self string, s *Styles) error {
 	rel := func(p string) string {
 		if r, err := filepath.Rel(info.Dir, p); err == nil && !strings.HasPrefix(r, "..") {
 			return filepath.Join(shownDir, r)
@@ -41,7 +41,7 @@ func Demo(w io.Writer, info *demo.Info, shownDir, self string, s *Styles) error 
 	return err
 }
 
-func firstTable(info *demo.Info) string {
+func firstTable(info *diff.DemoLakehouse) string {
 	if len(info.Tables) == 0 {
 		return info.Catalog + ".analytics.events"
 	}

@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/diff"
 )
 
 // InspectJSON writes `inspect -json`. Secret-looking table properties are
 // masked here too: the report is printed, so docs/design.md §3.2 applies.
-func InspectJSON(w io.Writer, in *providers.Inspection) error {
+func InspectJSON(w io.Writer, in *diff.Inspection) error {
 	masked := *in
 	masked.Properties = maskProps(in.Properties)
 	return writeJSON(w, &masked, "inspection")
@@ -31,7 +31,7 @@ func maskProps(p map[string]string) map[string]string {
 // Inspect renders the health report of one table: what it holds, how its
 // files are sized, its history and refs, what old snapshots and orphans
 // cost, and what to do about it.
-func Inspect(w io.Writer, in *providers.Inspection, s *Styles) error {
+func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 	var b strings.Builder
 	kv := func(k, v string) { fmt.Fprintf(&b, "  %-20s %s\n", k, v) }
 	section := func(title string) { fmt.Fprintf(&b, "\n%s\n", s.Bold(title)) }

@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
 )
 
 func TestInspectEmptyTable(t *testing.T) {
-	in := &providers.Inspection{
+	in := &diff.Inspection{
 		Address:    "lake.a.empty",
 		Specs:      []diff.PartitionSpec{{ID: 0}},
 		Properties: map[string]string{"owner": "team-a", "s3.secret-access-key": "hunter2"},
@@ -55,7 +54,7 @@ func TestInspectEmptyTable(t *testing.T) {
 }
 
 func TestInspectOrphanError(t *testing.T) {
-	in := &providers.Inspection{Address: "lake.a.b", Managed: true, OrphanError: "listing refused: prefix mismatch"}
+	in := &diff.Inspection{Address: "lake.a.b", Managed: true, OrphanError: "listing refused: prefix mismatch"}
 	var buf bytes.Buffer
 	if err := Inspect(&buf, in, NewStyles(false)); err != nil {
 		t.Fatal(err)
@@ -68,8 +67,8 @@ func TestInspectOrphanError(t *testing.T) {
 // TestInspectStuckQuarantine: each stuck quarantine run is a line with its
 // reason; a quarantine that could not be listed at all has no run id.
 func TestInspectStuckQuarantine(t *testing.T) {
-	in := &providers.Inspection{Address: "lake.a.b", Managed: true, Orphans: &providers.InspectOrphans{OlderThan: "3d",
-		StuckRuns: []providers.InspectStuckRun{{RunID: "20200101T000000Z", Reason: "manifest unreadable: EOF"}, {Reason: "list .iceops-quarantine: denied"}}}}
+	in := &diff.Inspection{Address: "lake.a.b", Managed: true, Orphans: &diff.InspectOrphans{OlderThan: "3d",
+		StuckRuns: []diff.InspectStuckRun{{RunID: "20200101T000000Z", Reason: "manifest unreadable: EOF"}, {Reason: "list .iceops-quarantine: denied"}}}}
 	var buf bytes.Buffer
 	if err := Inspect(&buf, in, NewStyles(false)); err != nil {
 		t.Fatal(err)

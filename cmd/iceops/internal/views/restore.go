@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/diff"
 )
 
 // restoreJSON is restore's -json document.
@@ -28,7 +28,7 @@ type restoredJSON struct {
 
 // RestoreJSON writes what `iceops restore -json` put back of one
 // quarantine run of address.
-func RestoreJSON(w io.Writer, address string, res providers.RestoreResult) error {
+func RestoreJSON(w io.Writer, address string, res diff.RestoreResult) error {
 	doc := restoreJSON{Address: address, RunID: res.RunID, Bytes: res.Bytes, Restored: []restoredJSON{}, Refused: res.Refused,
 		NotHeld: res.NotHeld, ManifestKept: res.ManifestKept}
 	if doc.Refused == nil {
@@ -43,7 +43,7 @@ func RestoreJSON(w io.Writer, address string, res providers.RestoreResult) error
 // Restore renders what `iceops restore` put back: the files restored, those
 // left in the quarantine and why, those the run never held, and why the
 // run's manifest stays.
-func Restore(w io.Writer, address string, res providers.RestoreResult, s *Styles) error {
+func Restore(w io.Writer, address string, res diff.RestoreResult, s *Styles) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Restored %s (%d bytes) of quarantine run %s to %s.\n",
 		countOf(len(res.Restored), "file", "files"), res.Bytes, res.RunID, address)

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/diff"
 )
 
 func TestRestore(t *testing.T) {
-	res := providers.RestoreResult{RunID: "20261130T120000Z", Bytes: 30,
-		Restored:     []providers.QuarantinedFile{{Original: "/t/data/a.parquet", Size: 30}},
+	res := diff.RestoreResult{RunID: "20261130T120000Z", Bytes: 30,
+		Restored:     []diff.QuarantinedFile{{Original: "/t/data/a.parquet", Size: 30}},
 		Refused:      []string{"/t/data/b.parquet: a file exists there; not overwritten"},
 		NotHeld:      []string{"/t/data/c.parquet"},
 		ManifestKept: "1 file is not back"}
@@ -38,7 +38,7 @@ The run's manifest is kept: 1 file is not back.
 	}
 
 	var js bytes.Buffer
-	if err := RestoreJSON(&js, "lake.a.t", providers.RestoreResult{RunID: "r"}); err != nil {
+	if err := RestoreJSON(&js, "lake.a.t", diff.RestoreResult{RunID: "r"}); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any

@@ -7,7 +7,9 @@
 // Colour is a value passed in (Styles), never fatih/color's global NoColor:
 // tests and the two output streams each decide for themselves.
 //
-// It may import diff, apply, providers (report types) and config.
+// It may import diff (plans, observed state, the inspect/restore/demo
+// reports), apply (results) and config (ranges, the secret rule); never
+// providers (internal/layout).
 package views
 
 import "github.com/fatih/color"

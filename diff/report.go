@@ -1,0 +1,125 @@
+package diff
+
+import "time"
+
+// The reports below are what providers produce for the commands that are not
+// a plan (inspect, restore) and the views render. They are plain data, kept
+// here beside the observed state so that the views never import providers.
+
+// Inspection is the health report of one table (`iceops inspect`).
+type Inspection struct {
+	Address           string            `json:"address"`
+	Managed           bool              `json:"managed"` // a block of the configuration matches it
+	UUID              string            `json:"table_uuid"`
+	Location          string            `json:"location"`
+	MetadataLocation  string            `json:"metadata_location"`
+	FormatVersion     int               `json:"format_version"`
+	CurrentSnapshotID *int64            `json:"current_snapshot_id"`
+	Properties        map[string]string `json:"properties"`
+	SortOrder         []string          `json:"sort_order"`
+	Specs             []PartitionSpec   `json:"specs"`
+
+	// TargetFileSize is the size small files are measured against: the
+	// policy's, else the table's write.target-file-size-bytes, else 512 MiB.
+	TargetFileSize int64             `json:"target_file_size"`
+	SmallFileLimit int64             `json:"small_file_limit"` // below this a file is small
+	Files          FileStats         `json:"files"`
+	SmallFileShare float64           `json:"small_file_share"` // small / data files
+	Partitions     InspectPartitions `json:"partitions"`
+	Manifests      ManifestStats     `json:"manifests"`
+	Snapshots      InspectSnapshots  `json:"snapshots"`
+	Refs           []Ref             `json:"refs"`
+	// OldSnapshotFiles/Bytes are held only by snapshots that are not the
+	// head of a branch or tag: what expiring all history would free.
+	OldSnapshotFiles int64           `json:"old_snapshot_files"`
+	OldSnapshotBytes int64           `json:"old_snapshot_bytes"`
+	Orphans          *InspectOrphans `json:"orphans,omitempty"`
+	OrphanError      string          `json:"orphan_error,omitempty"`
+	Recommendations  []string        `json:"recommendations"`
+}
+
+// InspectPartitions summarises partitions; Top are those with most files.
+type InspectPartitions struct {
+	Count int              `json:"count"`
+	Top   []PartitionStats `json:"top"`
+}
+
+// InspectSnapshots summarises the snapshot history.
+type InspectSnapshots struct {
+	Count             int   `json:"count"`
+	OldestTimestampMs int64 `json:"oldest_timestamp_ms"`
+	OldestAgeMs       int64 `json:"oldest_age_ms"`
+	NewestAgeMs       int64 `json:"newest_age_ms"`
+}
+
+// InspectOrphans is the orphan estimate: unreferenced files in the table's
+// storage, and those older than the policy's older_than (3 days when the
+// table has no orphan policy).
+type InspectOrphans struct {
+	OlderThan         string   `json:"older_than"`
+	Unreferenced      int      `json:"unreferenced"`
+	UnreferencedBytes int64    `json:"unreferenced_bytes"`
+	Old               int      `json:"old"`
+	OldBytes          int64    `json:"old_bytes"`
+	NonIceberg        int      `json:"non_iceberg"`
+	Excluded          int64    `json:"excluded"`
+	Missing           int64    `json:"missing_referenced"`
+	NestedTables      []string `json:"nested_tables,omitempty"`
+	Symlinks          int      `json:"symlinks"`
+	Refusal           string   `json:"refusal,omitempty"`
+	// StuckRuns are the quarantine runs apply never purges (see
+	// QuarantineRun.StuckReason); the plan warns about each.
+	StuckRuns []InspectStuckRun `json:"stuck_quarantine_runs,omitempty"`
+}
+
+// InspectStuckRun is a quarantine run that needs a person, and why.
+type InspectStuckRun struct {
+	RunID  string `json:"run_id"`
+	Reason string `json:"reason"`
+}
+
+// QuarantinedFile is one moved orphan.
+type QuarantinedFile struct {
+	Original    string    `json:"original"`    // path as listed, where restore puts it back
+	Quarantined string    `json:"quarantined"` // where it is now
+	Size        int64     `json:"size"`
+	Mtime       time.Time `json:"mtime"`
+	// Moved is false for a file the manifest announced but the move did
+	// not complete (it is still at Original).
+	Moved bool `json:"moved"`
+}
+
+// RestoreResult is what a restore put back.
+type RestoreResult struct {
+	RunID    string
+	Restored []QuarantinedFile
+	// Refused are files not put back, with why (an existing file at the
+	// original path is never overwritten; a path that could not be looked
+	// at is never taken for absent).
+	Refused []string
+	// NotHeld are files the manifest lists that this run never held: not
+	// moved by it, and not at their original path either (another run or
+	// a person moved them). Nothing is done about them.
+	NotHeld []string
+	Bytes   int64
+	// ManifestKept says why the run's manifest was not removed (empty when
+	// it was): it stays until every file it lists is verified back in
+	// place, so that the run can always be restored again.
+	ManifestKept string
+}
+
+// DemoLakehouse describes the lakehouse `iceops demo` built.
+type DemoLakehouse struct {
+	Dir        string      `json:"dir"`
+	ConfigFile string      `json:"config_file"`
+	CatalogDB  string      `json:"catalog_db"`
+	Warehouse  string      `json:"warehouse"`
+	Catalog    string      `json:"catalog"`
+	Tables     []DemoTable `json:"tables"`
+}
+
+// DemoTable is one table of the demo and the debt it carries.
+type DemoTable struct {
+	Address string `json:"address"`
+	Debt    string `json:"debt"`
+}
