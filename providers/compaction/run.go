@@ -729,10 +729,11 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 	removed := 0
 	for _, list := range [][]iceberg.DataFile{deadPos, deadEq, dvs} {
 		for _, df := range list {
-			if _, ok := seen[df.FilePath()]; ok {
+			key := deleteFileKey(df)
+			if _, ok := seen[key]; ok {
 				continue
 			}
-			seen[df.FilePath()] = struct{}{}
+			seen[key] = struct{}{}
 			rw.DeleteFile(df)
 			removed++
 		}
@@ -761,6 +762,19 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 		return nil, 0, fmt.Errorf("commit replace snapshot: %w (staged files kept): %w", ErrCommitUnknown, err)
 	}
 	return next, removed, nil
+}
+
+// deleteFileKey names one delete file entry. A position or equality delete
+// file is its path; a deletion vector is its Puffin file and the data file
+// it references, because one Puffin file holds the DVs of several data
+// files (Trino and Java write them so): keyed by path alone, all but the
+// first would stay in the table, dangling once their data files are
+// rewritten, and the next plan would compact them again.
+func deleteFileKey(df iceberg.DataFile) string {
+	if ref := df.ReferencedDataFile(); ref != nil && table.IsDeletionVector(df) {
+		return df.FilePath() + "\x00" + *ref
+	}
+	return df.FilePath()
 }
 
 func removeAll(ctx context.Context, staged []stagedGroup) error {
