@@ -47,62 +47,61 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, snap *table.Snapshot)
 		df           iceberg.DataFile
 		live         bool
 	}
+	// each calls fn with every live entry's file of the manifests of one
+	// content.
+	each := func(content iceberg.ManifestContent, fn func(iceberg.DataFile)) error {
+		for _, m := range mans {
+			if m.ManifestContent() != content {
+				continue
+			}
+			for e, err := range m.Entries(fs, true) {
+				if err != nil {
+					return fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+				}
+				fn(e.DataFile())
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	exact := map[string][]iceberg.DataFile{} // a single path they can name
 	var ranges []*rangeDelete
-	for _, m := range mans {
-		if m.ManifestContent() != iceberg.ManifestContentDeletes {
-			continue
+	err = each(iceberg.ManifestContentDeletes, func(df iceberg.DataFile) {
+		if df.ContentType() != iceberg.EntryContentPosDeletes {
+			return
 		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-			}
-			df := e.DataFile()
-			if df.ContentType() != iceberg.EntryContentPosDeletes {
-				continue
-			}
-			if ref := df.ReferencedDataFile(); ref != nil && *ref != "" {
-				exact[*ref] = append(exact[*ref], df)
-				continue
-			}
-			lo, hi := df.LowerBoundValues()[posDeleteFilePathID], df.UpperBoundValues()[posDeleteFilePathID]
-			switch {
-			case len(lo) <= truncatedBoundLength || len(hi) <= truncatedBoundLength:
-				// No bounds, or bounds that may be truncated (writers
-				// cut string bounds to 16 characters by default): it
-				// may name any file.
-			case bytes.Equal(lo, hi):
-				exact[string(lo)] = append(exact[string(lo)], df)
-			case len(ranges) < maxRangeDeletes:
-				ranges = append(ranges, &rangeDelete{lower: lo, upper: hi, df: df})
-			}
+		if ref := df.ReferencedDataFile(); ref != nil && *ref != "" {
+			exact[*ref] = append(exact[*ref], df)
+			return
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		lo, hi := df.LowerBoundValues()[posDeleteFilePathID], df.UpperBoundValues()[posDeleteFilePathID]
+		switch {
+		case len(lo) <= truncatedBoundLength || len(hi) <= truncatedBoundLength:
+			// No bounds, or bounds that may be truncated (writers cut
+			// string bounds to 16 characters by default): it may name
+			// any file.
+		case bytes.Equal(lo, hi):
+			exact[string(lo)] = append(exact[string(lo)], df)
+		case len(ranges) < maxRangeDeletes:
+			ranges = append(ranges, &rangeDelete{lower: lo, upper: hi, df: df})
 		}
+	})
+	if err != nil || (len(exact) == 0 && len(ranges) == 0) {
+		return nil, err
 	}
-	if len(exact) == 0 && len(ranges) == 0 {
-		return nil, nil
-	}
-	for _, m := range mans {
-		if m.ManifestContent() != iceberg.ManifestContentData {
-			continue
-		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-			}
-			p := e.DataFile().FilePath()
-			delete(exact, p)
-			for _, r := range ranges {
-				if !r.live && bytes.Compare(r.lower, []byte(p)) <= 0 && bytes.Compare([]byte(p), r.upper) <= 0 {
-					r.live = true
-				}
+	err = each(iceberg.ManifestContentData, func(df iceberg.DataFile) {
+		p := df.FilePath()
+		delete(exact, p)
+		for _, r := range ranges {
+			if !r.live && bytes.Compare(r.lower, []byte(p)) <= 0 && bytes.Compare([]byte(p), r.upper) <= 0 {
+				r.live = true
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	var out []iceberg.DataFile
 	for _, dfs := range exact {

@@ -27,24 +27,7 @@ func TestDeletionVectorsSharingAPuffinFileRemoved(t *testing.T) {
 	if !shared {
 		t.Fatalf("setup: no Puffin file holds two DVs: %v", puffins)
 	}
-	before := scanStrings(t, tbl)
-	if len(before) != 8 {
-		t.Fatalf("setup: %d live rows, want 8", len(before))
-	}
-	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{Strategy: Binpack, TargetFileSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	requireSameRows(t, before, scanStrings(t, res.Table))
-	if left := liveDeleteEntries(t, res.Table); len(left) != 0 {
-		for _, e := range left {
-			ref := ""
-			if r := e.ReferencedDataFile(); r != nil {
-				ref = *r
-			}
-			t.Errorf("delete entry kept after its data files were rewritten: %s (references %s)", e.FilePath(), ref)
-		}
-	}
+	rewriteAllDropsDeletes(t, tbl, 8)
 }
 
 // Trino's optimize rewrote the data files two position delete files named
@@ -60,9 +43,16 @@ func TestDanglingPositionDeletesRemoved(t *testing.T) {
 	if pos, eq, dv := countDeletes(liveTasks(t, tbl)); pos+eq+dv != 0 {
 		t.Fatalf("setup: the deletes apply to a live file (%d position, %d equality, %d DVs)", pos, eq, dv)
 	}
+	rewriteAllDropsDeletes(t, tbl, 10)
+}
+
+// rewriteAllDropsDeletes rewrites every live file of tbl (rows live rows)
+// and requires the same rows after it and no delete file entry left.
+func rewriteAllDropsDeletes(t *testing.T, tbl *table.Table, rows int) {
+	t.Helper()
 	before := scanStrings(t, tbl)
-	if len(before) != 10 {
-		t.Fatalf("setup: %d live rows, want 10", len(before))
+	if len(before) != rows {
+		t.Fatalf("setup: %d live rows, want %d", len(before), rows)
 	}
 	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{Strategy: Binpack, TargetFileSize: 1 << 20})
 	if err != nil {
@@ -72,8 +62,12 @@ func TestDanglingPositionDeletesRemoved(t *testing.T) {
 		t.Fatal("nothing rewritten")
 	}
 	requireSameRows(t, before, scanStrings(t, res.Table))
-	if left := liveDeleteEntries(t, res.Table); len(left) != 0 {
-		t.Fatalf("%d dangling delete files kept, e.g. %s", len(left), left[0].FilePath())
+	for _, e := range liveDeleteEntries(t, res.Table) {
+		ref := ""
+		if r := e.ReferencedDataFile(); r != nil {
+			ref = *r
+		}
+		t.Errorf("delete entry kept after the rewrite: %s (names %s)", e.FilePath(), ref)
 	}
 }
 
