@@ -682,7 +682,8 @@ func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, exact 
 // iceberg-go's RewriteFiles: it suppresses the append-conflict check
 // (concurrent appends are fine for a rewrite, and iceberg-go rebases onto
 // them), and rejects the commit when a concurrent delete targets a file
-// being replaced. Dead delete files are removed in the same snapshot.
+// being replaced. Dead delete files are removed in the same snapshot, and so
+// are dangling ones, which match no live file (danglingDeletes).
 // A commit that definitely failed removes the staged files; one whose
 // outcome is unknown keeps them (they may now be referenced).
 func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, props iceberg.Properties, cat table.CatalogIO) (*table.Table, int, error) {
@@ -700,7 +701,7 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 			tasks = append(tasks, t)
 		}
 	}
-	var deadPos, deadEq []iceberg.DataFile
+	var deadPos, deadEq, dangling []iceberg.DataFile
 	if mayHaveDeletes(snap) {
 		// A position delete file may cover files outside this commit; only
 		// those whose every target is rewritten here are dead.
@@ -711,6 +712,10 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 		deadEq, err = icecompaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, tbl.Metadata(), snap, rewritten)
 		if err != nil {
 			return nil, 0, errors.Join(fmt.Errorf("collect dead equality deletes: %w", err), removeAll(ctx, staged))
+		}
+		dangling, err = danglingDeletes(ctx, fs, snap)
+		if err != nil {
+			return nil, 0, errors.Join(fmt.Errorf("collect dangling deletes: %w", err), removeAll(ctx, staged))
 		}
 	}
 	dvs := table.CollectSafeDeletionVectors(tasks)
@@ -727,12 +732,13 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 	}
 	seen := map[string]struct{}{}
 	removed := 0
-	for _, list := range [][]iceberg.DataFile{deadPos, deadEq, dvs} {
+	for _, list := range [][]iceberg.DataFile{deadPos, deadEq, dvs, dangling} {
 		for _, df := range list {
-			if _, ok := seen[df.FilePath()]; ok {
+			key := deleteFileKey(df)
+			if _, ok := seen[key]; ok {
 				continue
 			}
-			seen[df.FilePath()] = struct{}{}
+			seen[key] = struct{}{}
 			rw.DeleteFile(df)
 			removed++
 		}
@@ -761,6 +767,19 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 		return nil, 0, fmt.Errorf("commit replace snapshot: %w (staged files kept): %w", ErrCommitUnknown, err)
 	}
 	return next, removed, nil
+}
+
+// deleteFileKey names one delete file entry. A position or equality delete
+// file is its path; a deletion vector is its Puffin file and the data file
+// it references, because one Puffin file holds the DVs of several data
+// files (Trino and Java write them so): keyed by path alone, all but the
+// first would stay in the table, dangling once their data files are
+// rewritten, and the next plan would compact them again.
+func deleteFileKey(df iceberg.DataFile) string {
+	if ref := df.ReferencedDataFile(); ref != nil && table.IsDeletionVector(df) {
+		return df.FilePath() + "\x00" + *ref
+	}
+	return df.FilePath()
 }
 
 func removeAll(ctx context.Context, staged []stagedGroup) error {
