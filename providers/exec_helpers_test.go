@@ -24,7 +24,7 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/lakehouse"
+	"github.com/iceops/iceops/internal/lakehouse"
 )
 
 type execLake struct {

@@ -19,9 +19,9 @@ import (
 
 	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/internal/lakehouse"
 	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/internal/lakehouse"
 	"github.com/iceops/iceops/providers/testkit"
 )
 

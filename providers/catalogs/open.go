@@ -1,6 +1,6 @@
 // Package catalogs opens the catalogs a configuration declares through
 // iceberg-go: sql on sqlite or PostgreSQL (with iceops' own sqlite handle,
-// see providers/internal/lakehouse), rest, glue, hive and hadoop, and
+// see internal/lakehouse), rest, glue, hive and hadoop, and
 // registers the object stores (s3, gs, abfs; file is built in). The session
 // in providers opens them lazily, one per name.
 package catalogs
@@ -35,7 +35,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/internal/lakehouse"
+	"github.com/iceops/iceops/internal/lakehouse"
 )
 
 // Open opens one configured catalog. For sql catalogs it also returns

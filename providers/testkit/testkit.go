@@ -27,8 +27,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/internal/lakehouse"
 	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/internal/lakehouse"
 )
 
 // Lakehouse is a sqlite SQL catalog plus a local warehouse directory.

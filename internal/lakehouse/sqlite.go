@@ -1,9 +1,12 @@
-// Package lakehouse holds the small pieces shared by the demo builder
-// (providers/demo) and the test kit (providers/testkit): opening an
-// embedded sqlite SQL catalog, registering a table by metadata location, and
-// the "time machine" that backdates a table's history. It lives under
-// providers/internal so that testkit does not have to import providers
-// (providers' own tests import testkit).
+// Package lakehouse holds the small pieces shared by the catalogs
+// (providers/catalogs: the embedded sqlite SQL catalog), the demo builder
+// (providers/demo), the test kit (providers/testkit), the end-to-end tests
+// and the benchmarks: opening an embedded sqlite SQL catalog, registering a
+// table by metadata location, the fixtures of internal/testdata/tables
+// copied with their paths rewritten, and the "time machine" that backdates a
+// table's history. It imports no package of iceops, so that any of them,
+// tests included, can use it without a cycle (providers' own tests import
+// testkit, which imports it).
 package lakehouse
 
 import (
