@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
-	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // ErrConflict marks a commit that definitely did not land because the table
@@ -143,35 +144,31 @@ func execStagedFiles(ctx context.Context, fs iceio.IO, base, staged table.Metada
 	for _, s := range base.Snapshots() {
 		known[s.SnapshotID] = true
 	}
-	var out []string
+	var added []int64
 	for _, s := range staged.Snapshots() {
-		if known[s.SnapshotID] {
-			continue
+		if !known[s.SnapshotID] {
+			added = append(added, s.SnapshotID)
 		}
-		if s.ManifestList != "" {
-			out = append(out, s.ManifestList)
-		}
-		mans, err := s.Manifests(fs)
-		if err != nil {
-			return out, fmt.Errorf("read staged manifest list %s: %w", s.ManifestList, err)
-		}
-		for _, m := range mans {
-			if m.SnapshotID() != s.SnapshotID {
-				continue
+	}
+	isNew := func(id int64) bool { return slices.Contains(added, id) }
+	var out []string
+	err := reach.Walk(ctx, reach.Spec{Meta: staged, FS: fs, Snapshots: added, Consumers: []reach.Consumer{{File: func(f reach.File) error {
+		switch {
+		case f.Category == reach.CategoryManifestList:
+		case f.Category == reach.CategoryManifest && !isNew(f.Snapshot):
+			return reach.SkipEntries // carried over from an older snapshot
+		case f.Category == reach.CategoryData || f.Category == reach.CategoryDelete:
+			if !f.Added || !isNew(f.Snapshot) {
+				return nil
 			}
-			out = append(out, m.FilePath())
-			for e, err := range m.Entries(fs, true) {
-				if err != nil {
-					return out, fmt.Errorf("read staged manifest %s: %w", m.FilePath(), err)
-				}
-				if e.Status() == iceberg.EntryStatusADDED && e.SnapshotID() == s.SnapshotID {
-					out = append(out, e.DataFile().FilePath())
-				}
-			}
+		case f.Category != reach.CategoryManifest:
+			return nil // statistics: iceberg-go's transactions write none
 		}
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
+		out = append(out, f.Path)
+		return nil
+	}}}})
+	if err != nil {
+		return out, fmt.Errorf("read staged files: %w", err)
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // Observe reads one managed table into diff's plain state: its metadata, the
@@ -141,8 +142,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 			return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 		}
 		if withExpiry {
-			o.expiry = newExpiryIndex(s.spillLimit())
-			o.expiry.currentID = cur.SnapshotID
+			o.expiry = newExpiryIndex(s.spillLimit(), cur.SnapshotID)
 			ride.expiry = o.expiry
 		}
 	}
@@ -165,8 +165,8 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	case !ride.walked && o.expiry != nil:
 		// No orphan scan, or it refused before walking: one walk of the
 		// observed metadata for the aggregate and the expiry index.
-		w := walkSpec{md: md, fsys: fsys, agg: ride.agg, aggSnap: cur.SnapshotID, expiry: o.expiry}
-		if err := walkTable(ctx, w); err != nil {
+		w := reach.Spec{Meta: md, FS: fsys, Snapshots: reach.AllSnapshots(md), Aggregate: ride.agg, AggregateSnapshot: cur.SnapshotID, Consumers: []reach.Consumer{o.expiry.consumer()}}
+		if err := reach.Walk(ctx, w); err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}
 		agg = ride.agg.finish()
@@ -176,7 +176,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		// The aggregate alone reads only the current snapshot; and when the
 		// scan walked newer metadata that no longer has the observed
 		// current snapshot (a concurrent expiry), it is read here.
-		agg, err = aggregateInto(ctx, fsys, cur, ride.agg, nil)
+		agg, err = aggregateInto(ctx, fsys, md, cur, ride.agg, nil)
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}
@@ -479,57 +479,30 @@ func referencedDataFile(df iceberg.DataFile) string {
 	return ""
 }
 
-// aggregateSnapshot streams the manifests of snap: delete manifests first
-// (to index delete files), then data manifests, aggregating every live data
-// file into its partition without keeping it. Manifest entries are read with
-// iceberg-go's projection, which skips column statistics we do not need.
-// onCandidate, when set, is called for every data file the compaction
-// selection picks (CompactionInputs uses it instead of holding a scan task
-// per file). A plan's observation does the same work inside walkTable, which
-// reads each manifest once for every consumer; this is the walk of one
-// snapshot alone (inspect, and the fallbacks).
+// aggregateSnapshot streams the manifests of snap (one walk of that
+// snapshot alone: inspect, and the fallbacks), aggregating every live data
+// file into its partition without keeping it. Manifest entries are read
+// with iceberg-go's projection, which skips column statistics we do not
+// need. onCandidate, when set, is called for every data file the
+// compaction selection picks (CompactionInputs uses it instead of holding
+// a scan task per file). A plan's observation aggregates on the walk that
+// serves its other consumers too.
 func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection, now time.Time, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
-	return aggregateInto(ctx, fsys, snap, newAggregator(md, sel, now), onCandidate)
+	return aggregateInto(ctx, fsys, md, snap, newAggregator(md, sel, now), onCandidate)
 }
 
 // aggregateInto is aggregateSnapshot into an aggregator the caller set up.
-func aggregateInto(ctx context.Context, fsys iceio.IO, snap *table.Snapshot, a *aggregator, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
-	manifests, err := snap.Manifests(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
-	}
+func aggregateInto(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, a *aggregator, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
 	if a.err != nil {
 		return nil, fmt.Errorf("compaction.where: %w", a.err)
 	}
-	for _, m := range manifests {
-		a.manifest(m)
+	var agg reach.Aggregate = a
+	if onCandidate != nil {
+		agg = candidates{a, onCandidate}
 	}
-	for _, deletes := range []bool{true, false} {
-		if !deletes {
-			a.sealDeletes()
-		}
-		var todo []manifestRead
-		for _, m := range manifests {
-			if (m.ManifestContent() == iceberg.ManifestContentDeletes) != deletes {
-				continue
-			}
-			// Delete manifests are read with bounds: a position delete whose
-			// file_path lower and upper bounds are equal names its one data file.
-			todo = append(todo, manifestRead{ord: len(todo), m: m, discardDeleted: true,
-				proj: iceberg.ManifestEntryProjection{IncludePruningStats: deletes}})
-		}
-		// Decoded beside the aggregation, handed over in manifest order.
-		err := readManifests(ctx, fsys, todo, func(_ int, entry iceberg.ManifestEntry) error {
-			if deletes {
-				a.deleteEntry(entry)
-			} else if k, ok := a.dataEntry(entry); ok && onCandidate != nil {
-				onCandidate(entry.DataFile().FilePath(), k.spec, k.part)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: []int64{snap.SnapshotID}, Aggregate: agg, AggregateSnapshot: snap.SnapshotID})
+	if err != nil {
+		return nil, err
 	}
 	if a.err != nil {
 		return nil, fmt.Errorf("compaction.where: %w", a.err)
@@ -537,10 +510,24 @@ func aggregateInto(ctx context.Context, fsys iceio.IO, snap *table.Snapshot, a *
 	return a.finish(), nil
 }
 
+// candidates is an aggregator that also reports each compaction candidate.
+type candidates struct {
+	*aggregator
+	on func(path string, specID int, partition string)
+}
+
+func (c candidates) DataEntry(e iceberg.ManifestEntry) (reach.Group, bool) {
+	g, ok := c.aggregator.DataEntry(e)
+	if ok {
+		c.on(e.DataFile().FilePath(), g.Spec, g.Partition)
+	}
+	return g, ok
+}
+
 // aggregator folds one snapshot's live manifest entries into a
-// snapshotAggregate: first every delete entry (deleteEntry), then
-// sealDeletes, then every data entry (dataEntry), which needs the delete
-// index to count the deletes that apply to each file.
+// snapshotAggregate (a reach.Aggregate): first every delete entry
+// (DeleteEntry), then SealDeletes, then every data entry (DataEntry), which
+// needs the delete index to count the deletes that apply to each file.
 type aggregator struct {
 	md        table.Metadata
 	sel       diff.CompactionSelection
@@ -622,8 +609,8 @@ func (a *aggregator) key(df iceberg.DataFile) partKey {
 	return partKey{spec: specID, part: r.render(df.Partition())}
 }
 
-// manifest counts one manifest of the snapshot's manifest list.
-func (a *aggregator) manifest(m iceberg.ManifestFile) {
+// Manifest counts one manifest of the snapshot's manifest list.
+func (a *aggregator) Manifest(m iceberg.ManifestFile) {
 	a.agg.manifests.Count++
 	a.agg.manifests.Bytes += m.Length()
 	data := m.ManifestContent() != iceberg.ManifestContentDeletes
@@ -642,8 +629,8 @@ func (a *aggregator) manifest(m iceberg.ManifestFile) {
 	})
 }
 
-// deleteEntry counts a live delete file and indexes it for dataEntry.
-func (a *aggregator) deleteEntry(entry iceberg.ManifestEntry) {
+// DeleteEntry counts a live delete file and indexes it for DataEntry.
+func (a *aggregator) DeleteEntry(entry iceberg.ManifestEntry) {
 	df := entry.DataFile()
 	k := a.key(df)
 	p := a.agg.part(k)
@@ -685,11 +672,11 @@ func (a *aggregator) deleteEntry(entry iceberg.ManifestEntry) {
 	}
 }
 
-func (a *aggregator) sealDeletes() { a.idx.seal() }
+func (a *aggregator) SealDeletes() { a.idx.seal() }
 
-// dataEntry counts a live data file; it returns the file's partition and
+// DataEntry counts a live data file; it returns the file's partition and
 // whether the compaction selection picks it.
-func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
+func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) {
 	df := entry.DataFile()
 	size := df.FileSizeBytes()
 	k := a.key(df)
@@ -724,7 +711,7 @@ func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
 	}
 	files.MaxSize = max(files.MaxSize, size)
 	a.agg.hist.add(size)
-	return k, candidate
+	return reach.Group{Spec: k.spec, Partition: k.part}, candidate
 }
 
 func (a *aggregator) finish() *snapshotAggregate {

@@ -224,24 +224,29 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 	// them, they are legitimately gone. Only live entries of snapshots that
 	// predate the listing must be in it. The same walk feeds what else rides
 	// on it (the plan's aggregate and expiry index).
-	w := walkSpec{
-		md:   md,
-		fsys: fsys,
-		refs: add,
-		old:  func(id int64) bool { return before.SnapshotByID(id) != nil },
+	w := reach.Spec{
+		Meta:      md,
+		FS:        fsys,
+		Snapshots: reach.AllSnapshots(md),
+		Old:       func(id int64) bool { return before.SnapshotByID(id) != nil },
+		Consumers: []reach.Consumer{{WithDeleted: true, File: func(f reach.File) error {
+			return add(f.Path, f.Category, f.Old && !f.Deleted)
+		}}},
 	}
 	if ride != nil {
 		if ride.agg != nil && md.SnapshotByID(ride.aggSnap) != nil {
-			w.agg, w.aggSnap = ride.agg, ride.aggSnap
+			w.Aggregate, w.AggregateSnapshot = ride.agg, ride.aggSnap
 		}
-		w.expiry = ride.expiry
+		if ride.expiry != nil {
+			w.Consumers = append(w.Consumers, ride.expiry.consumer())
+		}
 	}
-	if err := walkTable(ctx, w); err != nil {
+	if err := reach.Walk(ctx, w); err != nil {
 		return fmt.Errorf("build referenced set: %w", err)
 	}
 	if ride != nil {
 		ride.walked = true
-		ride.aggDone = w.agg != nil
+		ride.aggDone = w.Aggregate != nil
 	}
 	knownMeta := map[string]bool{norm(beforeLoc): true}
 	for e := range before.PreviousFiles() {

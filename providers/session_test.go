@@ -88,7 +88,7 @@ func TestObserveMissingManifest(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 3, 10, 1)
 	testkit.Append(t, l.CreateTable(t, "ns.ok", testkit.TableOptions{}), 1, 10, 1)
-	_, ms := currentManifests(t, tbl)
+	_, ms := testkit.CurrentManifests(t, tbl)
 	if err := os.Remove(ms[len(ms)-1].FilePath()); err != nil {
 		t.Fatal(err)
 	}
