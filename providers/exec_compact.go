@@ -18,6 +18,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // CompactSpec is what the compact action asks for at apply time. The groups
@@ -104,7 +105,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		total += g.Bytes()
 	}
 	var done int64
-	spec.Progress.report(0, total, "bytes")
+	spec.Progress.Report(0, total, "bytes")
 	// The commit goes through the table's own catalog unless spec.Catalog
 	// enables rebasing; the recording IO sees every file the run writes, so
 	// a definitely failed commit leaves nothing behind.
@@ -132,7 +133,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		Progress: func(ev compaction.Event) {
 			if ev.Phase == "written" && ev.Group >= 0 && ev.Group < len(groups) {
 				done += groups[ev.Group].Bytes()
-				spec.Progress.report(min(done, total), total, "bytes")
+				spec.Progress.Report(min(done, total), total, "bytes")
 			}
 		},
 	}
@@ -288,14 +289,14 @@ func removeLeaked(ctx context.Context, cat table.CatalogIO, tbl *table.Table, fs
 	}
 	mine := map[string]bool{}
 	for _, p := range paths {
-		mine[execNormPath(p)] = true
+		mine[store.NormPath(p)] = true
 	}
 	cur, err := cat.LoadTable(ctx, tbl.Identifier())
 	if err != nil {
 		return 0, fmt.Errorf("verify before removing staged files (kept): %w", err)
 	}
 	for _, s := range cur.Metadata().Snapshots() {
-		if mine[execNormPath(s.ManifestList)] {
+		if mine[store.NormPath(s.ManifestList)] {
 			return 0, fmt.Errorf("snapshot %d uses a file the failed compaction wrote; staged files kept", s.SnapshotID)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // ExpireSpec is exactly what to expire: the snapshot ids and refs the
@@ -97,13 +98,6 @@ func HistoryState(tbl *table.Table) *diff.TableState {
 	return st
 }
 
-// GCEnabled reports the table's gc.enabled (absent means true, as in Java
-// and iceberg-go).
-func GCEnabled(props map[string]string) bool {
-	v, ok := props[table.GCEnabledKey]
-	return !ok || strings.EqualFold(strings.TrimSpace(v), "true")
-}
-
 // ExpireSnapshots removes exactly spec's snapshots and refs in one metadata
 // commit sent to the catalog with requirements that the table and every ref
 // are unchanged, then deletes the files reachable before and not after.
@@ -117,10 +111,10 @@ func GCEnabled(props map[string]string) bool {
 func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec ExpireSpec) (*table.Table, ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	meta := tbl.Metadata()
-	if !GCEnabled(meta.Properties()) {
+	if !store.GCEnabled(meta.Properties()) {
 		return tbl, res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", ErrRefused)
 	}
-	refs := execRefMap(meta)
+	refs := maps.Collect(meta.Refs())
 	if rc := spec.Retention; rc != nil {
 		sel := diff.SelectExpired(HistoryState(tbl), rc.MaxAge, rc.MinSnapshots, rc.MaxRefAge, 0, rc.Now)
 		if sel.Problem != "" {
@@ -207,7 +201,7 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 		updates = append(updates, table.NewRemoveSnapshotsUpdate(ids, false))
 	}
 	ident := tbl.Identifier()
-	reqs := execRefRequirements(meta)
+	reqs := store.RefRequirements(meta)
 	if validatesLocally(cat) {
 		reqs = append(reqs, noNewRefsAt{removed: idSet(ids), known: refs})
 	}
@@ -221,7 +215,7 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 	committed, _, err := cat.CommitTable(commitCtx, ident, reqs, updates)
 	cancelCommit()
 	if err != nil {
-		return tbl, res, fmt.Errorf("commit expiry: %w", execClassifyCommitErr(err))
+		return tbl, res, fmt.Errorf("commit expiry: %w", store.ClassifyCommit(err))
 	}
 	res.Committed = true
 	res.SnapshotsExpired = len(ids)
@@ -277,7 +271,7 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 		res.Note = "expiry committed; the files it released could not be computed, so no file was deleted"
 		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 	}
-	slices.SortFunc(doomed, func(a, b execFileRef) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
 	execDeleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
 	if res.FilesLeft > 0 {
 		res.Note = fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
@@ -378,7 +372,7 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 	if baseLoc == "" {
 		return fmt.Errorf("%w: the committed metadata has no metadata log, so iceops cannot check that no ref created meanwhile was dropped; nothing deleted", ErrRefused)
 	}
-	if execNormPath(baseLoc) == execNormPath(loaded.MetadataLocation()) {
+	if store.NormPath(baseLoc) == store.NormPath(loaded.MetadataLocation()) {
 		// Committed against exactly what iceops loaded: its refs were all
 		// asserted and none pointed at an expired snapshot.
 		return nil
@@ -387,7 +381,7 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 	if err != nil {
 		return fmt.Errorf("read the metadata the expiry committed against, %s, to check its refs (nothing deleted): %w", baseLoc, err)
 	}
-	after := execRefMap(committed)
+	after := maps.Collect(committed.Refs())
 	planned := map[string]bool{}
 	for _, r := range removedRefs {
 		planned[r] = true
@@ -416,12 +410,12 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 // recorded and the rest go on (docs/design.md §5.5 rule 9). A file already gone
 // counts as deleted: the goal state holds. Cancellation stops starting new
 // deletions.
-func execDeleteFiles(ctx context.Context, fs iceio.IO, files []execFileRef, conc int, progress ExecProgress, res *ExecResult) {
+func execDeleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress ExecProgress, res *ExecResult) {
 	if conc <= 0 {
 		conc = 8
 	}
 	total := int64(len(files))
-	progress.report(0, total, "files")
+	progress.Report(0, total, "files")
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -438,7 +432,7 @@ func execDeleteFiles(ctx context.Context, fs iceio.IO, files []execFileRef, conc
 		}
 		sem <- struct{}{}
 		wg.Add(1)
-		go func(f execFileRef) {
+		go func(f fileRef) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			size := f.size
@@ -448,7 +442,7 @@ func execDeleteFiles(ctx context.Context, fs iceio.IO, files []execFileRef, conc
 			err := fs.Remove(f.path)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && !execIsNotExist(err) {
+			if err != nil && !store.IsNotExist(err) {
 				res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: %v", f.path, err))
 				return
 			}
@@ -457,7 +451,7 @@ func execDeleteFiles(ctx context.Context, fs iceio.IO, files []execFileRef, conc
 				res.BytesFreed += size
 			}
 			done++
-			progress.report(done, total, "files")
+			progress.Report(done, total, "files")
 		}(f)
 	}
 	wg.Wait()
@@ -481,12 +475,12 @@ func execStatSize(fs iceio.IO, p string) int64 {
 // and that no snapshot of kept (the re-read table) reaches, excluding every
 // metadata file kept names. Both sets are external-sorted, holding at most
 // limit records in memory each.
-func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneIDs []int64, kept *table.Table, limit int) ([]execFileRef, error) {
+func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneIDs []int64, kept *table.Table, limit int) ([]fileRef, error) {
 	released, keep := reach.NewSorter(limit), reach.NewSorter(limit)
 	defer released.Close()
 	defer keep.Close()
 	err := walkReachable(ctx, fs, base, goneIDs, false, func(p string, size int64, _ string) error {
-		return released.Add(reach.Rec{Key: execNormPath(p), Aux: p, N1: size})
+		return released.Add(reach.Rec{Key: store.NormPath(p), Aux: p, N1: size})
 	})
 	if err != nil {
 		return nil, err
@@ -497,23 +491,23 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 		keptIDs = append(keptIDs, s.SnapshotID)
 	}
 	err = walkReachable(ctx, fs, km, keptIDs, false, func(p string, _ int64, _ string) error {
-		return keep.Add(reach.Rec{Key: execNormPath(p)})
+		return keep.Add(reach.Rec{Key: store.NormPath(p)})
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := keep.Add(reach.Rec{Key: execNormPath(kept.MetadataLocation())}); err != nil {
+	if err := keep.Add(reach.Rec{Key: store.NormPath(kept.MetadataLocation())}); err != nil {
 		return nil, err
 	}
 	for e := range km.PreviousFiles() {
-		if err := keep.Add(reach.Rec{Key: execNormPath(e.MetadataFile)}); err != nil {
+		if err := keep.Add(reach.Rec{Key: store.NormPath(e.MetadataFile)}); err != nil {
 			return nil, err
 		}
 	}
 	next, stop := iter.Pull2(keep.Sorted())
 	defer stop()
 	k, kerr, kok := next()
-	var out []execFileRef
+	var out []fileRef
 	last, first := "", true
 	for r, err := range released.Sorted() {
 		if err != nil {
@@ -536,7 +530,7 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 		if size <= 0 {
 			size = -1 // unknown: stat'ed when deleted
 		}
-		out = append(out, execFileRef{path: r.Aux, size: size})
+		out = append(out, fileRef{path: r.Aux, size: size})
 	}
 	return out, nil
 }

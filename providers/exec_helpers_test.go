@@ -25,6 +25,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 type execLake struct {
@@ -140,7 +141,7 @@ func (l *execLake) backdate(tbl *table.Table, d time.Duration) *table.Table {
 // filesUnder lists every regular file under the table's location.
 func filesUnder(t *testing.T, tbl *table.Table) map[string]bool {
 	t.Helper()
-	root, ok := execLocalPath(tbl.Location())
+	root, ok := store.LocalPath(tbl.Location())
 	if !ok {
 		t.Fatalf("table location %q is not local", tbl.Location())
 	}
@@ -171,7 +172,7 @@ func assertAllReferencedExist(t *testing.T, tbl *table.Table) {
 	meta := tbl.Metadata()
 	var missing []string
 	err = walkReachable(context.Background(), fs, meta, allSnapshotIDs(meta), false, func(p string, _ int64, _ string) error {
-		lp, ok := execLocalPath(p)
+		lp, ok := store.LocalPath(p)
 		if !ok {
 			return nil
 		}
@@ -190,7 +191,7 @@ func assertAllReferencedExist(t *testing.T, tbl *table.Table) {
 
 func localOf(t *testing.T, p string) string {
 	t.Helper()
-	lp, ok := execLocalPath(p)
+	lp, ok := store.LocalPath(p)
 	if !ok {
 		t.Fatalf("%q is not local", p)
 	}

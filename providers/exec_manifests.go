@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // RewriteManifests merges the current snapshot's manifests toward
@@ -61,7 +62,7 @@ func RewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 	next, err := txn.Commit(commitCtx)
 	cancel()
 	if err != nil {
-		cerr := execClassifyCommitErr(err)
+		cerr := store.ClassifyCommit(err)
 		if errors.Is(cerr, ErrConflict) {
 			n, _ := execRemoveStaged(fs, written)
 			res.StagedRemoved = n

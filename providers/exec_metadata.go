@@ -11,6 +11,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // MetadataChange is what update_properties and replace_sort_order ask for.
@@ -90,7 +91,7 @@ func ApplyMetadata(ctx context.Context, tbl *table.Table, ch MetadataChange) (*t
 		// A metadata-only commit stages no snapshot files; the SQL catalog
 		// may leave an unreferenced metadata.json behind on a lost race,
 		// which an orphan sweep collects.
-		return tbl, res, fmt.Errorf("commit metadata: %w", execClassifyCommitErr(err))
+		return tbl, res, fmt.Errorf("commit metadata: %w", store.ClassifyCommit(err))
 	}
 	res.Committed = true
 	res.MetadataLocation = next.MetadataLocation()

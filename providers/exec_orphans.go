@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/catalogs"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // MinOrphanAge is the floor of orphan_files.older_than (docs/design.md §3.2).
@@ -93,7 +94,7 @@ type OrphanSpec struct {
 // It never deletes a path, nor a quarantine run, that the plan did not list.
 func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec OrphanSpec) (ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
-	if !GCEnabled(tbl.Properties()) {
+	if !store.GCEnabled(tbl.Properties()) {
 		return res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", ErrRefused)
 	}
 	if spec.OlderThan < MinOrphanAge {
@@ -171,7 +172,7 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	if fm.TableUUID() != tbl.Metadata().TableUUID() {
 		return res, fmt.Errorf("%w: table UUID changed; nothing deleted", ErrRefused)
 	}
-	if !GCEnabled(fm.Properties()) {
+	if !store.GCEnabled(fm.Properties()) {
 		return res, fmt.Errorf("%w: gc.enabled=false", ErrRefused)
 	}
 	// Only the candidates' membership matters, so the referenced files are
@@ -188,14 +189,14 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		}
 	}
 
-	var doomed []execFileRef
+	var doomed []fileRef
 	storageOf := map[string]iceio.IO{}
 	for _, c := range cands {
 		if refd[norm(c.path)] {
 			res.Skipped = append(res.Skipped, c.path+": referenced by the table now")
 			continue
 		}
-		doomed = append(doomed, execFileRef{path: c.path, size: c.size})
+		doomed = append(doomed, fileRef{path: c.path, size: c.size})
 		storageOf[c.path] = ios[c.root]
 	}
 	slices.Sort(res.Skipped)
@@ -221,9 +222,9 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	if quarantining {
 		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res)
 	} else {
-		errs := runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f execFileRef) error {
+		errs := runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
 			return remove(f.path)
-		}, func(f execFileRef) {
+		}, func(f fileRef) {
 			res.FilesDeleted++
 			res.BytesFreed += max(f.size, 0)
 		})
@@ -266,7 +267,7 @@ func (pr PurgeResult) note() string {
 // with at most conc (default 8) at once. A failure is collected and the
 // rest go on; after a cancelled context the remaining files are reported
 // as not done. ok runs, serialised, for each success.
-func runBatched(ctx context.Context, files []execFileRef, conc, batch int, progress ExecProgress, fn func(execFileRef) error, ok func(execFileRef)) []string {
+func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress ExecProgress, fn func(fileRef) error, ok func(fileRef)) []string {
 	if conc <= 0 {
 		conc = 8
 	}
@@ -274,7 +275,7 @@ func runBatched(ctx context.Context, files []execFileRef, conc, batch int, progr
 		batch = 1000
 	}
 	total := int64(len(files))
-	progress.report(0, total, "files")
+	progress.Report(0, total, "files")
 	var (
 		mu   sync.Mutex
 		errs []string
@@ -293,19 +294,19 @@ func runBatched(ctx context.Context, files []execFileRef, conc, batch int, progr
 		for _, f := range part {
 			sem <- struct{}{}
 			wg.Add(1)
-			go func(f execFileRef) {
+			go func(f fileRef) {
 				defer wg.Done()
 				defer func() { <-sem }()
 				err := fn(f)
 				mu.Lock()
 				defer mu.Unlock()
-				if err != nil && !execIsNotExist(err) {
+				if err != nil && !store.IsNotExist(err) {
 					errs = append(errs, fmt.Sprintf("%s: %v", f.path, err))
 					return
 				}
 				ok(f)
 				done++
-				progress.report(done, total, "files")
+				progress.Report(done, total, "files")
 			}(f)
 		}
 		wg.Wait()
@@ -344,7 +345,7 @@ func nestedAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, r
 // recursively), keyed by namespace.name.
 func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string]TableLocation, error) {
 	out := map[string]TableLocation{}
-	err := walkCatalog(ctx, cat, func(ident table.Identifier) error {
+	err := catalogs.Walk(ctx, cat, func(ident table.Identifier) error {
 		t, err := cat.LoadTable(ctx, ident)
 		if err != nil {
 			return fmt.Errorf("load %s: %w", strings.Join(ident, "."), err)
@@ -372,15 +373,15 @@ func rootOf(roots []string, p string, norm func(string) string) string {
 
 // execRootOf is rootOf without a policy's maps (quarantine bookkeeping).
 func execRootOf(roots []string, p string) string {
-	return rootOf(roots, p, execNormPath)
+	return rootOf(roots, p, store.NormPath)
 }
 
 // execStatCandidate reports a candidate's size and mtime, or why it must not be
 // deleted. Local files are checked with Lstat on every path component below
 // the root, so a symbolic link (to a file or a directory) is never followed.
 func execStatCandidate(fs iceio.IO, root, p string) (int64, time.Time, string) {
-	if local, ok := execLocalPath(p); ok {
-		rootLocal, _ := execLocalPath(root)
+	if local, ok := store.LocalPath(p); ok {
+		rootLocal, _ := store.LocalPath(root)
 		rel, err := filepath.Rel(rootLocal, local)
 		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 			return 0, time.Time{}, "outside the table's locations"
@@ -410,7 +411,7 @@ func execStatCandidate(fs iceio.IO, root, p string) (int64, time.Time, string) {
 	}
 	f, err := fs.Open(p)
 	if err != nil {
-		if execIsNotExist(err) {
+		if store.IsNotExist(err) {
 			return 0, time.Time{}, "no longer exists"
 		}
 		return 0, time.Time{}, "open: " + err.Error()
@@ -421,22 +422,6 @@ func execStatCandidate(fs iceio.IO, root, p string) (int64, time.Time, string) {
 		return 0, time.Time{}, "stat: " + err.Error()
 	}
 	return st.Size(), st.ModTime(), ""
-}
-
-// execLocalPath turns a file:// URL or a bare absolute path into an OS path.
-func execLocalPath(p string) (string, bool) {
-	if strings.HasPrefix(p, "/") {
-		return filepath.Clean(p), true
-	}
-	u, err := url.Parse(p)
-	if err != nil || u.Scheme != "file" {
-		return "", false
-	}
-	return filepath.Clean(u.Path), true
-}
-
-func execIsNotExist(err error) bool {
-	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, os.ErrNotExist)
 }
 
 // TableLocations lists every table of every configured catalog with its
@@ -495,4 +480,10 @@ type locationCache struct {
 	mu     sync.Mutex
 	byAddr map[string]TableLocation
 	loads  int // tables loaded, for tests
+}
+
+// fileRef is one file an executor deletes or moves.
+type fileRef struct {
+	path string // as written in the metadata
+	size int64  // -1 when the metadata does not say
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 var smallFiles = diff.CompactionSelection{
@@ -436,11 +437,11 @@ func TestNormPath(t *testing.T) {
 		"S3://bucket/key.avro": "s3://bucket/key.avro",
 	}
 	for in, want := range cases {
-		if got := execNormPath(in); got != want {
-			t.Errorf("execNormPath(%q) = %q, want %q", in, got, want)
+		if got := store.NormPath(in); got != want {
+			t.Errorf("store.NormPath(%q) = %q, want %q", in, got, want)
 		}
 	}
-	roots := OrphanRoots("file:///w/t", map[string]string{"write.data.path": "s3a://b/d"}, execNormPath)
+	roots := OrphanRoots("file:///w/t", map[string]string{"write.data.path": "s3a://b/d"}, store.NormPath)
 	if execRootOf(roots, "/w/t/data/x") == "" || execRootOf(roots, "s3://b/d/f") == "" {
 		t.Fatal("in-scope path rejected")
 	}
@@ -639,7 +640,7 @@ func TestReleasedFilesSpilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := func(fs []execFileRef) []string {
+	key := func(fs []fileRef) []string {
 		var out []string
 		for _, f := range fs {
 			out = append(out, f.path)

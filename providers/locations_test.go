@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/internal/store"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -57,7 +58,7 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 		t.Fatalf("after create and drop: %d tables %v, %d loads", len(got), got, sess.locations.loads)
 	}
 	tbl := a.Reload(t, "s.one")
-	nested, err := nestedAtApply(ctx, a.Catalog, tbl, OrphanRoots(tbl.Location(), tbl.Properties(), execNormPath), execNormPath, OrphanSpec{Address: "a.s.one", OtherTables: sess.TableLocations})
+	nested, err := nestedAtApply(ctx, a.Catalog, tbl, OrphanRoots(tbl.Location(), tbl.Properties(), store.NormPath), store.NormPath, OrphanSpec{Address: "a.s.one", OtherTables: sess.TableLocations})
 	if err != nil || len(nested) != 1 || nested[0] != "b.q.inner" {
 		t.Fatalf("nested %v %v", nested, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // Lease is the value of a table's diff.LockProperty while an apply works
@@ -103,7 +104,7 @@ func ReadLease(tbl *table.Table) (Lease, bool) {
 
 func commitLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, cur string, held bool, updates []table.Update) (*table.Table, error) {
 	meta := tbl.Metadata()
-	reqs := execRefRequirements(meta)
+	reqs := store.RefRequirements(meta)
 	if _, ok := cat.(*sqlcat.Catalog); ok {
 		// The SQL catalog validates requirements in this process, against
 		// the metadata it then swaps with a conditional UPDATE: a
@@ -118,7 +119,7 @@ func commitLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, cur
 	_, _, err := cat.CommitTable(commitCtx, tbl.Identifier(), reqs, updates)
 	cancel()
 	if err != nil {
-		return tbl, fmt.Errorf("commit lock: %w", execClassifyCommitErr(err))
+		return tbl, fmt.Errorf("commit lock: %w", store.ClassifyCommit(err))
 	}
 	next, err := cat.LoadTable(ctx, tbl.Identifier())
 	if err != nil {

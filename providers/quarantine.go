@@ -23,6 +23,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // QuarantineManifestName is the manifest of one quarantine run, beside the
@@ -59,12 +60,12 @@ func NewQuarantineRunID(now time.Time) string {
 // relative to the table location, or, for a file under write.data.path or
 // write.metadata.path elsewhere, relative to that root under "root-<i>/".
 func quarantineTarget(runDir, location string, roots []string, p string) (string, bool) {
-	loc := execNormPath(location)
+	loc := store.NormPath(location)
 	root := execRootOf(roots, p)
 	if root == "" {
 		return "", false
 	}
-	rel := strings.TrimPrefix(execNormPath(p), root+"/")
+	rel := strings.TrimPrefix(store.NormPath(p), root+"/")
 	if root != loc {
 		rel = fmt.Sprintf("root-%d/%s", slices.Index(roots, root), rel)
 	}
@@ -85,7 +86,7 @@ func quarantineTarget(runDir, location string, roots []string, p string) (string
 // was gone when its move started (another run took it) is no move at all
 // and is dropped from the manifest. Every file not moved is named in
 // DeleteErrors (or Skipped, for a file that was gone), so the action fails.
-func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots []string, files []execFileRef, spec OrphanSpec, res *ExecResult) string {
+func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots []string, files []fileRef, spec OrphanSpec, res *ExecResult) string {
 	runID := spec.RunID
 	if runID == "" {
 		runID = NewQuarantineRunID(spec.Now)
@@ -115,7 +116,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	if spec.QuarantineFor > 0 {
 		man.PurgeAfter = spec.Now.Add(spec.QuarantineFor).UTC()
 	}
-	var moving []execFileRef
+	var moving []fileRef
 	for _, f := range files {
 		dest, ok := quarantineTarget(runDir, loc, roots, f.path)
 		if !ok {
@@ -146,7 +147,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	moveErrs := map[string]error{}
 	var mu sync.Mutex
 	var quarantinedBytes int64
-	_ = runBatched(ctx, moving, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f execFileRef) error {
+	_ = runBatched(ctx, moving, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
 		dest, _ := quarantineTarget(runDir, loc, roots, f.path)
 		st, err := quarantineMove(fs, loc, execRootOf(roots, f.path), f.path, dest)
 		mu.Lock()
@@ -158,7 +159,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 			return errNotMoved
 		}
 		return nil
-	}, func(f execFileRef) {
+	}, func(f fileRef) {
 		res.FilesQuarantined++
 		// Not BytesFreed: a quarantined file still takes its space until
 		// the purge, which counts it then.
@@ -197,10 +198,10 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	man.Files = kept
 	if len(man.Files) == 0 {
 		// Nothing of this run is in the quarantine: no run is left behind.
-		if err := removeQuarantineFile(fs, loc, manPath); err != nil && !execIsNotExist(err) {
+		if err := removeQuarantineFile(fs, loc, manPath); err != nil && !store.IsNotExist(err) {
 			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: remove the manifest of an empty run: %v", manPath, err))
 		}
-		if l, ok := execLocalPath(runDir); ok {
+		if l, ok := store.LocalPath(runDir); ok {
 			removeEmptyDirs(l)
 		}
 		return ""
@@ -235,13 +236,13 @@ const (
 // link is never followed, neither into nor out of the quarantine. On an
 // object store it is a copy and a delete.
 func quarantineMove(fs iceio.IO, loc, srcRoot, src, dst string) (placeState, error) {
-	if ls, ok := execLocalPath(src); ok {
-		ld, ok := execLocalPath(dst)
+	if ls, ok := store.LocalPath(src); ok {
+		ld, ok := store.LocalPath(dst)
 		if !ok {
 			return stateInPlace, fmt.Errorf("quarantine %s is not local", dst)
 		}
 		if _, err := localLstat(srcRoot, src); err != nil {
-			if execIsNotExist(err) {
+			if store.IsNotExist(err) {
 				return stateGone, nil
 			}
 			return stateInPlace, err
@@ -250,7 +251,7 @@ func quarantineMove(fs iceio.IO, loc, srcRoot, src, dst string) (placeState, err
 			return stateInPlace, err
 		}
 		if err := os.Rename(ls, ld); err != nil {
-			if _, lerr := os.Lstat(ls); execIsNotExist(lerr) {
+			if _, lerr := os.Lstat(ls); store.IsNotExist(lerr) {
 				return stateGone, nil
 			}
 			return stateInPlace, err
@@ -263,7 +264,7 @@ func quarantineMove(fs iceio.IO, loc, srcRoot, src, dst string) (placeState, err
 	}
 	in, err := fs.Open(src)
 	if err != nil {
-		if execIsNotExist(err) {
+		if store.IsNotExist(err) {
 			return stateGone, nil
 		}
 		return stateInPlace, err
@@ -276,7 +277,7 @@ func quarantineMove(fs iceio.IO, loc, srcRoot, src, dst string) (placeState, err
 		}
 		return stateInPlace, fmt.Errorf("copy: %w", err)
 	}
-	if err := fs.Remove(src); err != nil && !execIsNotExist(err) {
+	if err := fs.Remove(src); err != nil && !store.IsNotExist(err) {
 		return stateBoth, fmt.Errorf("remove original: %w", err)
 	}
 	return stateMoved, nil
@@ -302,8 +303,8 @@ var errSymlink = errors.New("symbolic link, not followed")
 // returns the last one's info. A symbolic link anywhere is errSymlink; a
 // missing component is an fs.ErrNotExist error.
 func localLstat(root, p string) (iofs.FileInfo, error) {
-	lr, okR := execLocalPath(root)
-	lp, okP := execLocalPath(p)
+	lr, okR := store.LocalPath(root)
+	lp, okP := store.LocalPath(p)
 	if !okR || !okP {
 		return nil, fmt.Errorf("%s is not a local path below %s", p, root)
 	}
@@ -329,8 +330,8 @@ func localLstat(root, p string) (iofs.FileInfo, error) {
 // symbolic link or a non-directory at any component instead of following
 // it.
 func localMkdirNoLink(root, dir string) error {
-	lr, _ := execLocalPath(root)
-	ld, ok := execLocalPath(dir)
+	lr, _ := store.LocalPath(root)
+	ld, ok := store.LocalPath(dir)
 	if !ok {
 		return fmt.Errorf("%s is not local", dir)
 	}
@@ -369,19 +370,19 @@ func localMkdirNoLink(root, dir string) error {
 // absence: any other error (a 503, a timeout, a symbolic link on the way)
 // is returned, and the caller must treat the file as possibly there.
 func presence(fs iceio.IO, root, p string) (bool, error) {
-	if _, ok := execLocalPath(p); ok {
+	if _, ok := store.LocalPath(p); ok {
 		_, err := localLstat(root, p)
 		if err == nil {
 			return true, nil
 		}
-		if execIsNotExist(err) {
+		if store.IsNotExist(err) {
 			return false, nil
 		}
 		return false, err
 	}
 	f, err := fs.Open(p)
 	if err != nil {
-		if execIsNotExist(err) {
+		if store.IsNotExist(err) {
 			return false, nil
 		}
 		return false, err
@@ -393,7 +394,7 @@ func presence(fs iceio.IO, root, p string) (bool, error) {
 // removeQuarantineFile removes p (below the table location loc), never
 // through a symbolic link.
 func removeQuarantineFile(fs iceio.IO, loc, p string) error {
-	if l, ok := execLocalPath(p); ok {
+	if l, ok := store.LocalPath(p); ok {
 		if _, err := localLstat(loc, p); err != nil {
 			return err
 		}
@@ -409,7 +410,7 @@ func writeQuarantineManifest(fs iceio.IO, loc, p string, m QuarantineManifest) e
 	if err != nil {
 		return err
 	}
-	if l, ok := execLocalPath(p); ok {
+	if l, ok := store.LocalPath(p); ok {
 		if err := localMkdirNoLink(loc, path.Dir(p)); err != nil {
 			return err
 		}
@@ -445,7 +446,7 @@ func readQuarantineManifestRaw(fs iceio.IO, loc, p string) (QuarantineManifest, 
 	var m QuarantineManifest
 	var b []byte
 	var err error
-	if l, ok := execLocalPath(p); ok {
+	if l, ok := store.LocalPath(p); ok {
 		if _, err = localLstat(loc, p); err == nil {
 			b, err = os.ReadFile(l)
 		}
@@ -516,7 +517,7 @@ func scanQuarantine(fs iceio.IO, location, tableUUID string, missing func(origin
 		}
 		m, raw, err := readQuarantineManifestRaw(fs, location, dir+"/"+QuarantineManifestName)
 		switch {
-		case err != nil && execIsNotExist(err):
+		case err != nil && store.IsNotExist(err):
 			qr.Problem = "no manifest (" + QuarantineManifestName + "): its files cannot be restored or purged by iceops"
 			out = append(out, qr)
 			continue
@@ -557,9 +558,9 @@ type quarantineRun struct {
 // (reported, never followed).
 func quarantineRuns(fs iceio.IO, location string) ([]quarantineRun, error) {
 	qroot := quarantineRoot(location)
-	if l, ok := execLocalPath(qroot); ok {
+	if l, ok := store.LocalPath(qroot); ok {
 		st, err := localLstat(location, qroot)
-		if execIsNotExist(err) {
+		if store.IsNotExist(err) {
 			return nil, nil
 		}
 		if err != nil {
@@ -600,7 +601,7 @@ func quarantineRuns(fs iceio.IO, location string) ([]quarantineRun, error) {
 		}
 		return nil
 	})
-	if err != nil && !execIsNotExist(err) {
+	if err != nil && !store.IsNotExist(err) {
 		return nil, err
 	}
 	var out []quarantineRun
@@ -646,7 +647,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 		dir := qroot + "/" + r.RunID
 		m, raw, err := readQuarantineManifestRaw(fs, tbl.Location(), dir+"/"+QuarantineManifestName)
 		switch {
-		case err != nil && execIsNotExist(err):
+		case err != nil && store.IsNotExist(err):
 			pr.Kept = append(pr.Kept, r.RunID+": its manifest is gone since the plan (restored or removed), nothing purged")
 		case err != nil:
 			// Planned, and not done: the action fails.
@@ -708,7 +709,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 				continue
 			}
 			if err := remove(f.Quarantined); err != nil {
-				if !execIsNotExist(err) {
+				if !store.IsNotExist(err) {
 					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged: %v", f.Quarantined, err))
 					failed = true
 				}
@@ -724,11 +725,11 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			pr.Errors = append(pr.Errors, fmt.Sprintf("%s: manifest kept: %v", d.dir, err))
 			continue
 		}
-		if err := remove(d.dir + "/" + QuarantineManifestName); err != nil && !execIsNotExist(err) {
+		if err := remove(d.dir + "/" + QuarantineManifestName); err != nil && !store.IsNotExist(err) {
 			pr.Errors = append(pr.Errors, fmt.Sprintf("%s: %v", d.dir, err))
 			continue
 		}
-		if l, ok := execLocalPath(d.dir); ok {
+		if l, ok := store.LocalPath(d.dir); ok {
 			removeEmptyDirs(l)
 		}
 		pr.Runs = append(pr.Runs, path.Base(d.dir))
@@ -810,7 +811,7 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 	manPath := runDir + "/" + QuarantineManifestName
 	m, _, err := readQuarantineManifestRaw(fs, loc, manPath)
 	if err != nil {
-		if execIsNotExist(err) {
+		if store.IsNotExist(err) {
 			return res, fmt.Errorf("%s has no quarantine run %q", address, runID)
 		}
 		return res, fmt.Errorf("read quarantine manifest: %w", err)
@@ -818,7 +819,7 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 	if m.TableUUID != "" && m.TableUUID != tbl.Metadata().TableUUID().String() {
 		return res, fmt.Errorf("%w: quarantine run %s belongs to table uuid %s, not %s", ErrRefused, runID, m.TableUUID, tbl.Metadata().TableUUID())
 	}
-	roots := OrphanRoots(loc, tbl.Properties(), execNormPath)
+	roots := OrphanRoots(loc, tbl.Properties(), store.NormPath)
 	refuse := func(f diff.QuarantinedFile, why string) { res.Refused = append(res.Refused, f.Original+": "+why) }
 	for _, f := range m.Files {
 		if err := ctx.Err(); err != nil {
@@ -858,7 +859,7 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 				continue
 			}
 			// The same file in both places: only the quarantined copy goes.
-			if err := removeQuarantineFile(fs, loc, f.Quarantined); err != nil && !execIsNotExist(err) {
+			if err := removeQuarantineFile(fs, loc, f.Quarantined); err != nil && !store.IsNotExist(err) {
 				refuse(f, "back in place, but its quarantined copy could not be removed: "+err.Error())
 				continue
 			}
@@ -893,11 +894,11 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 		res.ManifestKept = fmt.Sprintf("%d files are not back in place; the manifest stays, so that restore can be run again", n)
 		return res, nil
 	}
-	if err := removeQuarantineFile(fs, loc, manPath); err != nil && !execIsNotExist(err) {
+	if err := removeQuarantineFile(fs, loc, manPath); err != nil && !store.IsNotExist(err) {
 		res.ManifestKept = "every file is back in place, but the manifest could not be removed: " + err.Error()
 		return res, nil
 	}
-	if l, ok := execLocalPath(runDir); ok {
+	if l, ok := store.LocalPath(runDir); ok {
 		removeEmptyDirs(l)
 	}
 	return res, nil
@@ -912,8 +913,8 @@ func validRunID(id string) bool {
 // insideRun reports whether p lies strictly inside the run directory,
 // with no ".." that could lead out of it.
 func insideRun(runDir, p string) bool {
-	n := execNormPath(p)
-	return strings.HasPrefix(n, execNormPath(runDir)+"/") && !strings.Contains(n, "/../") && !strings.HasSuffix(n, "/..")
+	n := store.NormPath(p)
+	return strings.HasPrefix(n, store.NormPath(runDir)+"/") && !strings.Contains(n, "/../") && !strings.HasSuffix(n, "/..")
 }
 
 // restoreMove moves the quarantined copy q (below the table location loc)
@@ -922,8 +923,8 @@ func insideRun(runDir, p string) bool {
 // about an occupied o; on an object store a copy and a delete (the caller
 // checked that o was free).
 func restoreMove(fs iceio.IO, loc, root, q, o string) error {
-	lq, okQ := execLocalPath(q)
-	lo, okO := execLocalPath(o)
+	lq, okQ := store.LocalPath(q)
+	lo, okO := store.LocalPath(o)
 	if okQ && okO {
 		st, err := localLstat(loc, q)
 		if err != nil {
@@ -955,7 +956,7 @@ func restoreMove(fs iceio.IO, loc, root, q, o string) error {
 	if err := copyTo(wfs, in, o); err != nil {
 		return fmt.Errorf("copy back: %w", err)
 	}
-	if err := fs.Remove(q); err != nil && !execIsNotExist(err) {
+	if err := fs.Remove(q); err != nil && !store.IsNotExist(err) {
 		return fmt.Errorf("copied back, but the quarantined copy could not be removed (restore again to finish): %w", err)
 	}
 	return nil
@@ -964,7 +965,7 @@ func restoreMove(fs iceio.IO, loc, root, q, o string) error {
 // sameContent reports whether a (below the table location loc) and b
 // (below root) are the same file: one inode locally, or equal bytes.
 func sameContent(fs iceio.IO, loc, root, a, b string) (bool, error) {
-	if _, ok := execLocalPath(a); ok {
+	if _, ok := store.LocalPath(a); ok {
 		sa, err := localLstat(loc, a)
 		if err != nil {
 			return false, err
@@ -1025,9 +1026,9 @@ func quarantineProbe(fs iceio.IO, loc string) error {
 	_, _ = rand.Read(b[:])
 	qroot := quarantineRoot(loc)
 	p := qroot + "/.iceops-probe-" + hex.EncodeToString(b[:])
-	if l, ok := execLocalPath(p); ok {
+	if l, ok := store.LocalPath(p); ok {
 		_, statErr := localLstat(loc, qroot)
-		created := execIsNotExist(statErr)
+		created := store.IsNotExist(statErr)
 		if err := localMkdirNoLink(loc, qroot); err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/store"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -62,7 +63,7 @@ func tableFiles(t *testing.T, tbl *table.Table) []string {
 	}
 	var out []string
 	add := func(p string) {
-		l, ok := execLocalPath(p)
+		l, ok := store.LocalPath(p)
 		if !ok {
 			t.Fatalf("%s is not local", p)
 		}
@@ -440,7 +441,7 @@ func TestSweepStorageRootRefused(t *testing.T) {
 	// Opting in by name is what lets a root through (the sweep itself is
 	// not run here: it would list the whole file system).
 	for allowed, want := range map[string]bool{"file:///": true, "file://": true, "s3://b": false} {
-		got := rootProblem([]string{"file://", "file:///x/t"}, allowedRoots([]string{allowed}, execNormPath)) == ""
+		got := rootProblem([]string{"file://", "file:///x/t"}, allowedRoots([]string{allowed}, store.NormPath)) == ""
 		if got != want {
 			t.Errorf("allow %q: passes = %v, want %v", allowed, got, want)
 		}
