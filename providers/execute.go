@@ -11,6 +11,7 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/expiry"
 )
 
 // Table is an opaque handle on one loaded table: what apply holds between
@@ -113,7 +114,7 @@ type ExecRequest struct {
 	Progress ExecProgress
 	Now      func() time.Time
 	// Abort and FinishWithin bound what an expiry whose commit landed still
-	// deletes after the first Ctrl-C (ExpireSpec).
+	// deletes after the first Ctrl-C (expiry.Spec).
 	Abort        context.Context
 	FinishWithin time.Duration
 	// Memory holds the Go soft memory limit to what running compactions
@@ -194,10 +195,10 @@ func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, E
 		return nil, ExecResult{}, err
 	}
 	e, rp := req.Actions[0].Expire, req.Policy.SnapshotRetention
-	next, er, err := ExpireSnapshots(ctx, cat, req.Table.t, ExpireSpec{
+	next, er, err := expiry.Expire(ctx, cat, req.Table.t, expiry.Spec{
 		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress,
 		Abort: req.Abort, FinishWithin: req.FinishWithin,
-		Retention: &RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
+		Retention: &expiry.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
 			MaxRefAge: rp.MaxRefAge.Value, Now: req.Now()},
 	})
 	return req.Table.with(next), er, err

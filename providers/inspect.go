@@ -12,6 +12,8 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 const topPartitions = 5
@@ -89,12 +91,12 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 		heads[r.SnapshotID] = true
 	}
 	var old []int64
-	for _, id := range allSnapshotIDs(md) {
+	for _, id := range reach.AllSnapshots(md) {
 		if !heads[id] {
 			old = append(old, id)
 		}
 	}
-	in.OldSnapshotFiles, in.OldSnapshotBytes, err = estimateFreed(ctx, fsys, md, old, nil)
+	in.OldSnapshotFiles, in.OldSnapshotBytes, err = expiry.Estimate(ctx, fsys, md, old, nil)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}

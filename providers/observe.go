@@ -17,6 +17,7 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/expiry"
 	"github.com/iceops/iceops/providers/internal/reach"
 )
 
@@ -39,13 +40,13 @@ type Observation struct {
 
 	sess   *Session
 	pol    *config.Effective
-	expiry *expiryIndex // nil: estimate with its own walks
-	now    time.Time    // the clock of the policy's compaction.where
+	expiry *expiry.Index // nil: estimate with its own walks
+	now    time.Time     // the clock of the policy's compaction.where
 }
 
 // ObservePlan is Observe for a plan: when the policy has snapshot_retention,
 // the walk that observes the table also records what each snapshot reaches,
-// so EstimateExpiry needs no second read of the manifests.
+// so the expiry estimate needs no second read of the manifests.
 func (s *Session) ObservePlan(ctx context.Context, pol *config.Effective) (*Observation, error) {
 	return s.observe(ctx, pol, pol.SnapshotRetention.Declared)
 }
@@ -68,7 +69,7 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
 			continue
 		}
-		files, bytes, err := o.EstimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
+		files, bytes, err := o.estimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
 		if err != nil {
 			return diff.TablePlan{}, fmt.Errorf("estimate expiry: %w", err)
 		}
@@ -77,12 +78,12 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 	return tp, nil
 }
 
-// EstimateExpiry counts the files and bytes that expiring expireIDs frees
-// (Session.EstimateExpiry), counting the current files that the plan's
+// estimateExpiry counts the files and bytes that expiring expireIDs frees
+// (expiry.Estimate), counting the current files that the plan's
 // compaction groups replace as freed when the current snapshot is expired.
-func (o *Observation) EstimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
-	if o.expiry != nil && !o.expiry.overflow {
-		files, bytes, err = o.expiry.estimate(expireIDs, compactedGroups(groups))
+func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
+	if o.expiry != nil && !o.expiry.Overflowed() {
+		files, bytes, err = o.expiry.Estimate(expireIDs, groups)
 		if err != nil {
 			return 0, 0, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
 		}
@@ -95,7 +96,7 @@ func (o *Observation) EstimateExpiry(ctx context.Context, expireIDs []int64, gro
 			compactIn, _ = CompactionInputs(ctx, tbl, diff.SelectionFor(o.pol), groups, o.now)
 		}
 	}
-	return o.sess.EstimateExpiry(ctx, o.pol.Address, expireIDs, compactIn)
+	return o.sess.estimateExpiry(ctx, o.pol.Address, expireIDs, compactIn)
 }
 
 // Close releases the observation's temporary files.
@@ -142,7 +143,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 			return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 		}
 		if withExpiry {
-			o.expiry = newExpiryIndex(s.spillLimit(), cur.SnapshotID)
+			o.expiry = expiry.NewIndex(s.spill, cur.SnapshotID)
 			ride.expiry = o.expiry
 		}
 	}
@@ -165,7 +166,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	case !ride.walked && o.expiry != nil:
 		// No orphan scan, or it refused before walking: one walk of the
 		// observed metadata for the aggregate and the expiry index.
-		w := reach.Spec{Meta: md, FS: fsys, Snapshots: reach.AllSnapshots(md), Aggregate: ride.agg, AggregateSnapshot: cur.SnapshotID, Consumers: []reach.Consumer{o.expiry.consumer()}}
+		w := reach.Spec{Meta: md, FS: fsys, Snapshots: reach.AllSnapshots(md), Aggregate: ride.agg, AggregateSnapshot: cur.SnapshotID, Consumers: []reach.Consumer{o.expiry.Consumer()}}
 		if err := reach.Walk(ctx, w); err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/expiry"
 	"github.com/iceops/iceops/providers/internal/reach"
 )
 
@@ -49,7 +50,7 @@ type orphanHooks struct {
 type walkRide struct {
 	agg     *aggregator
 	aggSnap int64
-	expiry  *expiryIndex
+	expiry  *expiry.Index
 	walked  bool // the reference walk ran, feeding expiry if set
 	aggDone bool // ... and agg (aggSnap was in the walked metadata)
 }
@@ -238,7 +239,7 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 			w.Aggregate, w.AggregateSnapshot = ride.agg, ride.aggSnap
 		}
 		if ride.expiry != nil {
-			w.Consumers = append(w.Consumers, ride.expiry.consumer())
+			w.Consumers = append(w.Consumers, ride.expiry.Consumer())
 		}
 	}
 	if err := reach.Walk(ctx, w); err != nil {

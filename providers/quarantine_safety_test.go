@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iceops/iceops/providers/testkit"
+
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 )
 
-func execLakeSession(t *testing.T, l *execLake) *Session {
+func execLakeSession(t *testing.T, l *testkit.Orders) *Session {
 	t.Helper()
 	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql",
-		URI: "sqlite:" + filepath.Join(l.dir, "catalog.db"), Warehouse: filepath.Join(l.dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
+		URI: "sqlite:" + filepath.Join(l.Dir, "catalog.db"), Warehouse: filepath.Join(l.Dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
 	t.Cleanup(func() { _ = sess.Close() })
 	return sess
 }
@@ -28,11 +30,11 @@ func execLakeSession(t *testing.T, l *execLake) *Session {
 // as it was.
 func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 5)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 5)
+	root := testkit.LocalPath(t, tbl.Location())
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	outside := filepath.Join(l.dir, "outside")
+	outside := filepath.Join(l.Dir, "outside")
 	writeOld(t, filepath.Join(outside, "x.parquet"), "outside data", t0.Add(-30*24*time.Hour))
 	outsideBefore := dirListing(t, outside)
 	uuid := tbl.Metadata().TableUUID().String()
@@ -56,11 +58,11 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 
 	// Purge, with the run planned as due.
 	later := t0.Add(10 * 24 * time.Hour)
-	due := plannedRuns(t, l.load(), later)
+	due := plannedRuns(t, l.Load(), later)
 	if len(due) != 1 || due[0].RunID != "r-link" {
 		t.Fatalf("planned runs %+v", due)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.cat, l.load(), OrphanSpec{OlderThan: 72 * time.Hour, Now: later, PurgeRuns: due})
+	res, err := RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{OlderThan: 72 * time.Hour, Now: later, PurgeRuns: due})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	stray := writeOld(t, filepath.Join(root, "data", "stray.parquet"), "stray", t0.Add(-10*24*time.Hour))
-	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), OrphanSpec{Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
+	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, QuarantineDir)); err != nil {
 		t.Fatal(err)
 	}
-	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), OrphanSpec{Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
+	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
 	if err != nil || res.FilesQuarantined != 1 {
 		t.Fatalf("quarantine: %+v %v", res, err)
 	}
@@ -171,9 +173,9 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 // run's restore puts back exactly its files.
 func TestConcurrentQuarantineRunsCountExactly(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 5)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 5)
+	root := testkit.LocalPath(t, tbl.Location())
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	var paths []string
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
@@ -185,13 +187,13 @@ func TestConcurrentQuarantineRunsCountExactly(t *testing.T) {
 	spec := OrphanSpec{Paths: paths, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour, RunID: "second",
 		beforeMove: func() {
 			var err error
-			first, err = RemoveOrphanFiles(ctx, l.cat, l.load(), OrphanSpec{Paths: paths[:3], OlderThan: 72 * time.Hour, Now: t0,
+			first, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{Paths: paths[:3], OlderThan: 72 * time.Hour, Now: t0,
 				Quarantine: true, QuarantineFor: 24 * time.Hour, RunID: "first"})
 			if err != nil {
 				t.Errorf("first run: %v", err)
 			}
 		}}
-	second, err := RemoveOrphanFiles(ctx, l.cat, l.load(), spec)
+	second, err := RemoveOrphanFiles(ctx, l.Cat, l.Load(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,13 +239,13 @@ func TestConcurrentQuarantineRunsCountExactly(t *testing.T) {
 // the original path is never replaced.
 func TestRestoreSameFileInBothPlaces(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 5)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 5)
+	root := testkit.LocalPath(t, tbl.Location())
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	a := writeOld(t, filepath.Join(root, "data", "a.parquet"), "aaaa", t0.Add(-10*24*time.Hour))
 	b := writeOld(t, filepath.Join(root, "data", "b.parquet"), "bbbb", t0.Add(-10*24*time.Hour))
-	res, err := RemoveOrphanFiles(ctx, l.cat, l.load(), OrphanSpec{Paths: []string{a, b}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
+	res, err := RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{Paths: []string{a, b}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
 	if err != nil || res.FilesQuarantined != 2 {
 		t.Fatalf("quarantine %+v %v", res, err)
 	}

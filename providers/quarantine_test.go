@@ -46,9 +46,9 @@ func writeOld(t *testing.T, p, body string, at time.Time) string {
 // once.
 func TestRemoveOrphanFilesFailedDeleteContinues(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 10)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 10)
+	root := testkit.LocalPath(t, tbl.Location())
 	now := time.Now()
 	old := now.Add(-10 * 24 * time.Hour)
 	var paths []string
@@ -83,7 +83,7 @@ func TestRemoveOrphanFilesFailedDeleteContinues(t *testing.T) {
 		}
 		return os.Remove(p)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, spec)
+	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,16 +102,16 @@ func TestRemoveOrphanFilesFailedDeleteContinues(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(victim, "inner")); err != nil || string(b) != "keep me" {
 		t.Fatalf("the directory's content was touched: %q %v", b, err)
 	}
-	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
+	testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 10))
 }
 
 // TestRemoveOrphanFilesBatchesAndConcurrency: with many files, deletions
 // are bounded by the concurrency, not the batch.
 func TestRemoveOrphanFilesBoundedConcurrency(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 3)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 3)
+	root := testkit.LocalPath(t, tbl.Location())
 	now := time.Now()
 	old := now.Add(-10 * 24 * time.Hour)
 	var paths []string
@@ -132,7 +132,7 @@ func TestRemoveOrphanFilesBoundedConcurrency(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return os.Remove(p)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, spec)
+	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, spec)
 	if err != nil || res.FilesDeleted != 60 {
 		t.Fatalf("deleted %d, err %v", res.FilesDeleted, err)
 	}
@@ -145,14 +145,14 @@ func TestRemoveOrphanFilesBoundedConcurrency(t *testing.T) {
 // person disabled it before apply. Nothing is deleted.
 func TestRemoveOrphanFilesGCDisabledSincePlan(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 5)
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 5)
 	now := time.Now()
-	p := writeOld(t, filepath.Join(localOf(t, tbl.Location()), "data", "stray.parquet"), "x", now.Add(-30*24*time.Hour))
-	if _, _, err := l.cat.CommitTable(ctx, l.ident, nil, []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"gc.enabled": "false"})}); err != nil {
+	p := writeOld(t, filepath.Join(testkit.LocalPath(t, tbl.Location()), "data", "stray.parquet"), "x", now.Add(-30*24*time.Hour))
+	if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"gc.enabled": "false"})}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
+	_, err := RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "gc.enabled") {
 		t.Fatalf("want a gc.enabled refusal, got %v", err)
 	}
@@ -166,19 +166,19 @@ func TestRemoveOrphanFilesGCDisabledSincePlan(t *testing.T) {
 // the refusal names it. The same through OtherTables (other catalogs).
 func TestRemoveOrphanFilesNestedTableSincePlan(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 5)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 5)
+	root := testkit.LocalPath(t, tbl.Location())
 	now := time.Now()
 	p := writeOld(t, filepath.Join(root, "data", "stray.parquet"), "x", now.Add(-30*24*time.Hour))
 
-	inner, err := l.cat.CreateTable(ctx, table.Identifier{"sales", "inner"}, execSchema,
+	inner, err := l.Cat.CreateTable(ctx, table.Identifier{"sales", "inner"}, testkit.OrdersSchema,
 		catalog.WithLocation("file://"+filepath.Join(root, "data", "inner")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendRows(t, inner, 0, 3)
-	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
+	testkit.AppendIDs(t, inner, 0, 3)
+	_, err = RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "sales.inner") {
 		t.Fatalf("want a refusal naming sales.inner, got %v", err)
 	}
@@ -193,12 +193,12 @@ func TestRemoveOrphanFilesNestedTableSincePlan(t *testing.T) {
 			"other.x.twin":      {UUID: "6f1c7d1e-0000-0000-0000-000000000001", Location: tbl.Location()},
 		}, nil
 	}
-	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: other, Address: "lake.sales.orders"})
+	_, err = RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: other, Address: "lake.sales.orders"})
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "other.x.twin") || strings.Contains(err.Error(), "lake.sales.orders") {
 		t.Fatalf("want a refusal naming other.x.twin only, got %v", err)
 	}
 	failing := func(context.Context) (map[string]TableLocation, error) { return nil, errors.New("catalog down") }
-	_, err = RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: failing, Address: "lake.sales.orders"})
+	_, err = RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: failing, Address: "lake.sales.orders"})
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("an unknown answer must refuse, got %v", err)
 	}
@@ -243,9 +243,9 @@ func dirListing(t *testing.T, dir string) map[string]string {
 // duration, and never while the table references one of its files.
 func TestQuarantineRestorePurge(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 10)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 10)
+	root := testkit.LocalPath(t, tbl.Location())
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	old := t0.Add(-10 * 24 * time.Hour)
 	a := writeOld(t, filepath.Join(root, "data", "sub", "a.parquet"), "aaaa", old)
@@ -253,7 +253,7 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	before := dirListing(t, root)
 
 	spec := OrphanSpec{Paths: []string{a, b}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour}
-	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, spec)
+	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,10 +291,10 @@ func TestQuarantineRestorePurge(t *testing.T) {
 			t.Fatalf("manifest entry size %+v", f)
 		}
 	}
-	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
+	testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 10))
 
 	// Restore, with a file in the way of one of them.
-	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.dir, "catalog.db"), Warehouse: filepath.Join(l.dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
+	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.Dir, "catalog.db"), Warehouse: filepath.Join(l.Dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
 	t.Cleanup(func() { _ = sess.Close() })
 	writeOld(t, b, "someone else's", t0)
 	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
@@ -331,22 +331,22 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	if _, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", "../x"); err == nil {
 		t.Fatal("a run id with a path accepted")
 	}
-	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
+	testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 10))
 
 	// Quarantine again, then applies at later times (injected clock).
-	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), spec)
+	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), spec)
 	if err != nil || res.FilesQuarantined != 2 {
 		t.Fatalf("second quarantine %+v %v", res, err)
 	}
 	later := spec
 	later.Paths = nil
 	later.Now = t0.Add(6 * 24 * time.Hour)
-	if due := plannedRuns(t, l.load(), later.Now); len(due) != 0 {
+	if due := plannedRuns(t, l.Load(), later.Now); len(due) != 0 {
 		t.Fatalf("a run is due after 6 of its 7 days: %+v", due)
 	}
 	// Even listed (a hand-made spec), a run is not purged before its time.
-	later.PurgeRuns = plannedRuns(t, l.load(), t0.Add(8*24*time.Hour))
-	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), later)
+	later.PurgeRuns = plannedRuns(t, l.Load(), t0.Add(8*24*time.Hour))
+	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), later)
 	if err != nil || !res.NoOp || strings.Contains(res.Note, "purged") || !strings.Contains(res.Note, run+": not due, kept") {
 		t.Fatalf("purged before its time: %+v %v", res, err)
 	}
@@ -354,11 +354,11 @@ func TestQuarantineRestorePurge(t *testing.T) {
 		t.Fatal("purged before its time")
 	}
 	later.Now = t0.Add(8 * 24 * time.Hour)
-	later.PurgeRuns = plannedRuns(t, l.load(), later.Now)
+	later.PurgeRuns = plannedRuns(t, l.Load(), later.Now)
 	if len(later.PurgeRuns) != 1 || later.PurgeRuns[0].RunID != run || later.PurgeRuns[0].Files != 2 || later.PurgeRuns[0].Bytes != 6 {
 		t.Fatalf("planned runs %+v", later.PurgeRuns)
 	}
-	res, err = RemoveOrphanFiles(ctx, l.cat, l.load(), later)
+	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), later)
 	if err != nil || res.NoOp || !strings.Contains(res.Note, "purged quarantine runs "+run+" (2 files, 6 bytes)") || res.FilesDeleted != 2 || res.BytesFreed != 6 {
 		t.Fatalf("purge: %+v %v", res, err)
 	}
@@ -370,7 +370,7 @@ func TestQuarantineRestorePurge(t *testing.T) {
 			t.Fatalf("%s back in place", p)
 		}
 	}
-	mustEqualIDs(t, scanIDs(t, l.load()), seq(0, 10))
+	testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 10))
 }
 
 // TestQuarantinePurgeKeepsReferenced: a run whose original path the table
@@ -378,9 +378,9 @@ func TestQuarantineRestorePurge(t *testing.T) {
 // the only copy of live data: purge keeps it and says to restore.
 func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 10)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 10)
+	root := testkit.LocalPath(t, tbl.Location())
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -403,7 +403,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	}
 	// A manifest that names a file outside its run (here another live data
 	// file, spelled with ..) must not make purge delete it.
-	live2 := localOf(t, tasks[len(tasks)-1].File.FilePath())
+	live2 := testkit.LocalPath(t, tasks[len(tasks)-1].File.FilePath())
 	q3 := writeOld(t, filepath.Join(root, QuarantineDir, "r-evil", "data", "x.parquet"), "x", t0)
 	evil := filepath.Join(root, QuarantineDir, "r-evil", "..", "..", "data", filepath.Base(live2))
 	if err := writeQuarantineManifest(nil, root, filepath.Join(root, QuarantineDir, "r-evil", QuarantineManifestName),
@@ -435,7 +435,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	for _, r := range runs {
 		all = append(all, diff.PurgeRun{RunID: r.RunID, ManifestDigest: r.ManifestDigest})
 	}
-	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{OlderThan: 72 * time.Hour, Now: now, QuarantineFor: time.Hour, PurgeRuns: all})
+	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{OlderThan: 72 * time.Hour, Now: now, QuarantineFor: time.Hour, PurgeRuns: all})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,13 +456,13 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 // one that points outside the table's locations moves nothing.
 func TestRestoreRefusesManifestOutsideTable(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 3)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 3)
+	root := testkit.LocalPath(t, tbl.Location())
 	runDir := filepath.Join(root, QuarantineDir, "evil")
 	q := writeOld(t, filepath.Join(runDir, "x.parquet"), "x", time.Now())
-	outside := filepath.Join(l.dir, "escaped.parquet")
-	elsewhere := writeOld(t, filepath.Join(l.dir, "elsewhere.parquet"), "e", time.Now())
+	outside := filepath.Join(l.Dir, "escaped.parquet")
+	elsewhere := writeOld(t, filepath.Join(l.Dir, "elsewhere.parquet"), "e", time.Now())
 	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), QuarantineManifest{
 		RunID: "evil", TableUUID: tbl.Metadata().TableUUID().String(),
 		Files: []diff.QuarantinedFile{
@@ -472,7 +472,7 @@ func TestRestoreRefusesManifestOutsideTable(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.dir, "catalog.db"), Warehouse: filepath.Join(l.dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
+	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.Dir, "catalog.db"), Warehouse: filepath.Join(l.Dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
 	t.Cleanup(func() { _ = sess.Close() })
 	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", "evil")
 	if err != nil {
@@ -514,9 +514,9 @@ func mapsEqual(a, b map[string]string) bool {
 func TestRemoveOrphanFilesInterruptedStopsAtBatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 3)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 3)
+	root := testkit.LocalPath(t, tbl.Location())
 	now := time.Now()
 	var paths []string
 	for i := range 6 {
@@ -527,7 +527,7 @@ func TestRemoveOrphanFilesInterruptedStopsAtBatch(t *testing.T) {
 		cancel() // the interrupt arrives during the first batch
 		return os.Remove(p)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, spec)
+	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -665,13 +665,13 @@ func TestQuarantineRunHoldingManyLiveFiles(t *testing.T) {
 // the next restore sees one inode, not a file in the way, and finishes.
 func TestRestoreFinishesAnInterruptedMove(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
-	tbl := appendRows(t, l.create(nil), 0, 10)
-	root := localOf(t, tbl.Location())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 10)
+	root := testkit.LocalPath(t, tbl.Location())
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	old := t0.Add(-10 * 24 * time.Hour)
 	a := writeOld(t, filepath.Join(root, "data", "a.parquet"), "aaaa", old)
-	res, err := RemoveOrphanFiles(ctx, l.cat, tbl, OrphanSpec{Paths: []string{a}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour})
+	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{a}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour})
 	if err != nil || res.FilesQuarantined != 1 {
 		t.Fatalf("quarantine %+v %v", res, err)
 	}
@@ -680,7 +680,7 @@ func TestRestoreFinishesAnInterruptedMove(t *testing.T) {
 	if err := os.Link(q, a); err != nil { // the link landed, the unlink did not
 		t.Fatal(err)
 	}
-	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.dir, "catalog.db"), Warehouse: filepath.Join(l.dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
+	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.Dir, "catalog.db"), Warehouse: filepath.Join(l.Dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
 	t.Cleanup(func() { _ = sess.Close() })
 	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
 	if err != nil || len(rr.Restored) != 1 || len(rr.Refused) != 0 {

@@ -17,7 +17,7 @@ import (
 )
 
 // The one-walk expiry index (ObservePlan) must give exactly the figures of
-// the separate walks (Session.EstimateExpiry with CompactionInputs), for
+// the separate walks (Session.estimateExpiry with CompactionInputs), for
 // every prefix of the history expired, with and without the plan's
 // compaction groups, with and without an orphan scan riding the same walk,
 // on a history with appends, an overwrite, position and equality deletes,
@@ -122,11 +122,11 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 							t.Fatal(err)
 						}
 					}
-					wantF, wantB, err := sess.EstimateExpiry(ctx, "lake.ns.t", expire, compactIn)
+					wantF, wantB, err := sess.estimateExpiry(ctx, "lake.ns.t", expire, compactIn)
 					if err != nil {
 						t.Fatal(err)
 					}
-					gotF, gotB, err := o.EstimateExpiry(ctx, expire, gs)
+					gotF, gotB, err := o.estimateExpiry(ctx, expire, gs)
 					if err != nil {
 						t.Fatal(err)
 					}

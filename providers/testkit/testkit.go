@@ -4,8 +4,9 @@
 // counts read back through a real scan. Every helper fails the test on error.
 //
 // It is importable from any package's tests (it is not a _test package) and
-// imports only iceberg-go and providers/internal, never providers itself, so
-// providers' own tests can use it.
+// imports iceberg-go, arrow-go, internal/lakehouse and providers/internal,
+// never providers or its domain packages, so that their own tests can use
+// it.
 package testkit
 
 import (

@@ -1,4 +1,4 @@
-package reach
+package reach_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -31,7 +32,7 @@ func TestWalkFailsOnUnreadableManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	refs := 0
-	err := Walk(ctx, Spec{Meta: tbl.Metadata(), FS: fsys, Snapshots: AllSnapshots(tbl.Metadata()), Consumers: []Consumer{{WithDeleted: true, File: func(File) error { refs++; return nil }}}})
+	err := reach.Walk(ctx, reach.Spec{Meta: tbl.Metadata(), FS: fsys, Snapshots: reach.AllSnapshots(tbl.Metadata()), Consumers: []reach.Consumer{{WithDeleted: true, File: func(reach.File) error { refs++; return nil }}}})
 	if err == nil || !strings.Contains(err.Error(), filepath.Base(victim)) {
 		t.Fatalf("walk with a missing manifest: %v (after %d references)", err, refs)
 	}
@@ -62,15 +63,15 @@ func TestWalkConsumers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := AllSnapshots(md)
+	all := reach.AllSnapshots(md)
 	type seen struct {
 		files   []string
 		deleted int
 		sizes   map[string]int64
 	}
-	collect := func(s *seen, withDeleted bool) Consumer {
+	collect := func(s *seen, withDeleted bool) reach.Consumer {
 		s.sizes = map[string]int64{}
-		return Consumer{WithDeleted: withDeleted, ListSizes: true, File: func(f File) error {
+		return reach.Consumer{WithDeleted: withDeleted, ListSizes: true, File: func(f reach.File) error {
 			s.files = append(s.files, f.Category+" "+f.Path)
 			s.sizes[f.Path] = f.Size
 			if f.Deleted {
@@ -79,9 +80,9 @@ func TestWalkConsumers(t *testing.T) {
 			return nil
 		}}
 	}
-	walk := func(ids []int64, cs ...Consumer) {
+	walk := func(ids []int64, cs ...reach.Consumer) {
 		t.Helper()
-		if err := Walk(ctx, Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: cs}); err != nil {
+		if err := reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: cs}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,7 +116,7 @@ func TestWalkConsumers(t *testing.T) {
 	for _, f := range first.files {
 		cats[strings.Fields(f)[0]]++
 	}
-	if cats[CategoryManifestList] != 1 || cats[CategoryManifest] != 1 || cats[CategoryData] == 0 || cats[CategoryDelete] != 0 {
+	if cats[reach.CategoryManifestList] != 1 || cats[reach.CategoryManifest] != 1 || cats[reach.CategoryData] == 0 || cats[reach.CategoryDelete] != 0 {
 		t.Errorf("first snapshot alone: %v", cats)
 	}
 	var none seen
@@ -128,16 +129,16 @@ func TestWalkConsumers(t *testing.T) {
 	// and manifests only, the other consumer everything.
 	var skipper []string
 	var other seen
-	skip := Consumer{File: func(f File) error {
+	skip := reach.Consumer{File: func(f reach.File) error {
 		skipper = append(skipper, f.Category)
-		if f.Category == CategoryManifest {
-			return SkipEntries
+		if f.Category == reach.CategoryManifest {
+			return reach.SkipEntries
 		}
 		return nil
 	}}
 	walk(all, skip, collect(&other, false))
 	for _, c := range skipper {
-		if c == CategoryData || c == CategoryDelete {
+		if c == reach.CategoryData || c == reach.CategoryDelete {
 			t.Fatalf("skipped manifests' entries reached the consumer: %v", skipper)
 		}
 	}
@@ -148,13 +149,13 @@ func TestWalkConsumers(t *testing.T) {
 	// Listed: the pairs of the manifest lists themselves.
 	pairs := map[[2]int64]bool{}
 	var ordinals []string
-	walk(all, Consumer{
+	walk(all, reach.Consumer{
 		Listed: func(m int, id int64) { pairs[[2]int64{int64(m), id}] = true },
-		File: func(f File) error {
-			if f.Category == CategoryManifest {
+		File: func(f reach.File) error {
+			if f.Category == reach.CategoryManifest {
 				ordinals = append(ordinals, f.Path)
 			}
-			return SkipEntries
+			return reach.SkipEntries
 		},
 	})
 	want := 0
@@ -169,15 +170,15 @@ func TestWalkConsumers(t *testing.T) {
 		t.Errorf("%d (manifest, snapshot) pairs, want %d", len(pairs), want)
 	}
 
-	err = Walk(ctx, Spec{Meta: md, FS: fsys, Snapshots: []int64{12345}, Consumers: []Consumer{collect(&seen{}, false)}})
+	err = reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: []int64{12345}, Consumers: []reach.Consumer{collect(&seen{}, false)}})
 	if err == nil || !strings.Contains(err.Error(), "12345") {
 		t.Fatalf("unknown snapshot: %v", err)
 	}
 	// A consumer's error stops the walk.
 	stop := errors.New("stop")
 	n := 0
-	err = Walk(ctx, Spec{Meta: md, FS: fsys, Snapshots: all, Consumers: []Consumer{{File: func(f File) error {
-		if n++; f.Category == CategoryData {
+	err = reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: all, Consumers: []reach.Consumer{{File: func(f reach.File) error {
+		if n++; f.Category == reach.CategoryData {
 			return stop
 		}
 		return nil
@@ -202,10 +203,8 @@ func TestReadManifestsKeepsManifestOrder(t *testing.T) {
 	}
 	tbl = testkit.Append(t, tbl, 12, 20, 1)
 	fsys, ms := testkit.CurrentManifests(t, tbl)
-	todo := make([]manifestRead, len(ms))
 	var want []string
-	for i, m := range ms {
-		todo[i] = manifestRead{ord: i, m: m, discardDeleted: true}
+	for _, m := range ms {
 		for e, err := range iceberg.EntriesWithProjection(fsys, m, true, iceberg.ManifestEntryProjection{}) {
 			if err != nil {
 				t.Fatal(err)
@@ -219,7 +218,7 @@ func TestReadManifestsKeepsManifestOrder(t *testing.T) {
 	for round := range 5 {
 		var got []string
 		last := 0
-		err := readManifests(ctx, fsys, todo, func(ord int, e iceberg.ManifestEntry) error {
+		err := reach.ReadManifests(ctx, fsys, ms, func(ord int, e iceberg.ManifestEntry) error {
 			if ord < last {
 				t.Fatalf("round %d: manifest %d after manifest %d", round, ord, last)
 			}
@@ -236,7 +235,7 @@ func TestReadManifestsKeepsManifestOrder(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	err = readManifests(ctx, fsys, todo, func(int, iceberg.ManifestEntry) error {
+	err = reach.ReadManifests(ctx, fsys, ms, func(int, iceberg.ManifestEntry) error {
 		if n++; n == 300 {
 			return stop
 		}
@@ -257,7 +256,7 @@ func TestReadManifestsKeepsManifestOrder(t *testing.T) {
 		n := 0
 		done := make(chan error, 1)
 		go func() {
-			done <- readManifests(cctx, fsys, todo, func(int, iceberg.ManifestEntry) error {
+			done <- reach.ReadManifests(cctx, fsys, ms, func(int, iceberg.ManifestEntry) error {
 				if n++; n == at {
 					cancel()
 				}

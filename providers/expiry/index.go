@@ -1,4 +1,4 @@
-package providers
+package expiry
 
 import (
 	"fmt"
@@ -15,19 +15,19 @@ const (
 	kindEntry    = 3 // a live data or delete file: its manifest
 )
 
-// maxMemberships bounds the (manifest, snapshot) pairs an expiry index
-// keeps (4 bytes each). A table past it gets the expiry estimate from its
-// own walks instead (estimateFreed).
+// maxMemberships bounds the (manifest, snapshot) pairs an Index keeps (4
+// bytes each). A table past it gets the expiry estimate from its own walks
+// instead (Estimate).
 const maxMemberships = 8 << 20
 
-// expiryIndex is what a plan's walk records for the expiry estimate before
+// Index is what a plan's walk records for the expiry estimate before
 // the plan knows which snapshots it expires: every live file reachable from
 // any snapshot, in an external sorter, with what reaches it (a snapshot
 // index or a manifest ordinal), and which snapshots list each manifest.
-// Once diff has chosen the snapshots, estimate says which files only
+// Once diff has chosen the snapshots, Estimate says which files only
 // expired snapshots reach, in one sorted pass, without reading a manifest
 // again. It rides on the walk as a reach.Consumer.
-type expiryIndex struct {
+type Index struct {
 	recs          *reach.Sorter
 	snapIDs       []int64       // snapshot index -> id
 	snapIndex     map[int64]int // id -> snapshot index
@@ -38,18 +38,23 @@ type expiryIndex struct {
 	overflow      bool // too many memberships: estimate must not be used
 }
 
-func newExpiryIndex(spillLimit int, currentID int64) *expiryIndex {
-	return &expiryIndex{recs: reach.NewSorter(spillLimit), snapIndex: map[int64]int{}, currentID: currentID}
+// NewIndex is an empty index of a table whose observed current snapshot
+// is currentID; spillLimit bounds its sorter (0: reach.DefaultSpillLimit).
+func NewIndex(spillLimit int, currentID int64) *Index {
+	if spillLimit <= 0 {
+		spillLimit = reach.DefaultSpillLimit
+	}
+	return &Index{recs: reach.NewSorter(spillLimit), snapIndex: map[int64]int{}, currentID: currentID}
 }
 
-// consumer is the index's part of a walk: live files with their sizes,
+// Consumer is the index's part of a walk: live files with their sizes,
 // manifest lists' sizes from storage, and which snapshot lists which
 // manifest.
-func (x *expiryIndex) consumer() reach.Consumer {
+func (x *Index) Consumer() reach.Consumer {
 	return reach.Consumer{File: x.file, Listed: x.listed, ListSizes: true}
 }
 
-func (x *expiryIndex) file(f reach.File) error {
+func (x *Index) file(f reach.File) error {
 	switch f.Category {
 	case reach.CategoryManifest:
 		return x.add(f.Path, f.Size, kindManifest, f.Ordinal, "")
@@ -59,12 +64,12 @@ func (x *expiryIndex) file(f reach.File) error {
 	return x.add(f.Path, f.Size, kindSnapshot, x.snapshot(f.Snapshot), "") // a manifest list or statistics
 }
 
-func (x *expiryIndex) add(p string, size int64, kind, idx int, tag string) error {
+func (x *Index) add(p string, size int64, kind, idx int, tag string) error {
 	return x.recs.Add(reach.Rec{Key: diff.NormalizePath(p, nil, nil), Aux: tag, N1: size, N2: int64(kind)<<32 | int64(idx)})
 }
 
 // snapshot is the index of snapshot id, numbered on first sight.
-func (x *expiryIndex) snapshot(id int64) int {
+func (x *Index) snapshot(id int64) int {
 	si, ok := x.snapIndex[id]
 	if !ok {
 		si = len(x.snapIDs)
@@ -74,7 +79,7 @@ func (x *expiryIndex) snapshot(id int64) int {
 	return si
 }
 
-func (x *expiryIndex) listed(manifest int, snapshotID int64) {
+func (x *Index) listed(manifest int, snapshotID int64) {
 	if snapshotID == x.currentID {
 		for len(x.current) <= manifest {
 			x.current = append(x.current, false)
@@ -97,18 +102,24 @@ func (x *expiryIndex) listed(manifest int, snapshotID int64) {
 
 // isCurrent reports whether manifest ordinal i is in the observed current
 // snapshot's list.
-func (x *expiryIndex) isCurrent(i int) bool { return i < len(x.current) && x.current[i] }
+func (x *Index) isCurrent(i int) bool { return i < len(x.current) && x.current[i] }
+
+// Overflowed reports an index that recorded too many memberships to be
+// used: Estimate walks again instead.
+func (x *Index) Overflowed() bool { return x.overflow }
 
 // Close removes the index's spill files.
-func (x *expiryIndex) Close() error { return x.recs.Close() }
+func (x *Index) Close() error { return x.recs.Close() }
 
-// estimate counts the files and bytes that expiring expireIDs frees: files
+// Estimate counts the files and bytes that expiring expireIDs frees: files
 // some expired snapshot reaches and no kept one does. When the observed
 // current snapshot is itself expired (the plan's own commits replace it),
 // its files stay reachable from the new current snapshot, except those of
 // the compaction groups compacted reports (the compaction replaces them).
-// It is the same computation as estimateFreed, from the recorded walk.
-func (x *expiryIndex) estimate(expireIDs []int64, compacted func(tag string) bool) (files, bytes int64, err error) {
+// It is the same computation as Estimate, from the recorded walk; the
+// groups are the plan's compaction groups.
+func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
+	compacted := compactedGroups(groups)
 	if x.overflow {
 		return 0, 0, fmt.Errorf("expiry index overflowed")
 	}

@@ -1,10 +1,9 @@
-package providers
+package expiry
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -24,14 +23,14 @@ import (
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
-// ExpireSpec is exactly what to expire: the snapshot ids and refs the
+// Spec is exactly what to expire: the snapshot ids and refs the
 // (approved, possibly intersected) plan lists. Nothing else is removed.
-type ExpireSpec struct {
+type Spec struct {
 	SnapshotIDs  []int64
 	RefsToRemove []string
 	// DeleteConcurrency bounds parallel deletions (default 8).
 	DeleteConcurrency int
-	Progress          ExecProgress
+	Progress          store.Progress
 	// Retention, when set, re-checks at commit time that every listed id and
 	// ref still qualifies under the policy on the exact table version being
 	// committed against (diff.SelectExpired); those that do not are kept and
@@ -65,10 +64,10 @@ type RetentionCheck struct {
 	Now          time.Time
 }
 
-// HistoryState is the part of diff.TableState that expiry selection reads
+// historyState is the part of diff.TableState that expiry selection reads
 // (snapshots, refs, properties), taken from loaded metadata without reading
 // any manifest.
-func HistoryState(tbl *table.Table) *diff.TableState {
+func historyState(tbl *table.Table) *diff.TableState {
 	md := tbl.Metadata()
 	st := &diff.TableState{
 		UUID:             md.TableUUID().String(),
@@ -98,7 +97,7 @@ func HistoryState(tbl *table.Table) *diff.TableState {
 	return st
 }
 
-// ExpireSnapshots removes exactly spec's snapshots and refs in one metadata
+// Expire removes exactly spec's snapshots and refs in one metadata
 // commit sent to the catalog with requirements that the table and every ref
 // are unchanged, then deletes the files reachable before and not after.
 //
@@ -108,17 +107,17 @@ func HistoryState(tbl *table.Table) *diff.TableState {
 // the RemoveSnapshots update (post-commit deletion off) itself, re-reads the
 // committed metadata from the catalog, and deletes only files that no
 // snapshot of the re-read metadata reaches.
-func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec ExpireSpec) (*table.Table, ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
+func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spec) (*table.Table, store.Result, error) {
+	res := store.Result{MetadataLocation: tbl.MetadataLocation()}
 	meta := tbl.Metadata()
 	if !store.GCEnabled(meta.Properties()) {
-		return tbl, res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", ErrRefused)
+		return tbl, res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", store.ErrRefused)
 	}
 	refs := maps.Collect(meta.Refs())
 	if rc := spec.Retention; rc != nil {
-		sel := diff.SelectExpired(HistoryState(tbl), rc.MaxAge, rc.MinSnapshots, rc.MaxRefAge, 0, rc.Now)
+		sel := diff.SelectExpired(historyState(tbl), rc.MaxAge, rc.MinSnapshots, rc.MaxRefAge, 0, rc.Now)
 		if sel.Problem != "" {
-			return tbl, res, fmt.Errorf("%w: %s", ErrRefused, sel.Problem)
+			return tbl, res, fmt.Errorf("%w: %s", store.ErrRefused, sel.Problem)
 		}
 		still := map[int64]bool{}
 		for _, id := range sel.Expired {
@@ -149,7 +148,7 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 	removeRefs := map[string]bool{}
 	for _, r := range spec.RefsToRemove {
 		if r == table.MainBranch {
-			return tbl, res, fmt.Errorf("%w: the plan asks to remove ref main", ErrRefused)
+			return tbl, res, fmt.Errorf("%w: the plan asks to remove ref main", store.ErrRefused)
 		}
 		if _, ok := refs[r]; ok {
 			removeRefs[r] = true
@@ -243,12 +242,12 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 	fm := fresh.Metadata()
 	if fm.TableUUID() != meta.TableUUID() {
 		res.Note = "table replaced right after expiry; no file was deleted"
-		return fresh, res, fmt.Errorf("%w: table UUID changed after expiry commit; nothing deleted", ErrRefused)
+		return fresh, res, fmt.Errorf("%w: table UUID changed after expiry commit; nothing deleted", store.ErrRefused)
 	}
 	for _, id := range ids {
 		if fm.SnapshotByID(id) != nil {
 			res.Note = "an expired snapshot is still present after the commit; no file was deleted"
-			return fresh, res, fmt.Errorf("%w: snapshot %d still in committed metadata; nothing deleted", ErrRefused, id)
+			return fresh, res, fmt.Errorf("%w: snapshot %d still in committed metadata; nothing deleted", store.ErrRefused, id)
 		}
 	}
 	// The files to delete are computed after the commit from the base
@@ -266,13 +265,13 @@ func ExpireSnapshots(ctx context.Context, cat table.CatalogIO, tbl *table.Table,
 			goneIDs = append(goneIDs, id)
 		}
 	}
-	doomed, err := releasedFiles(ctx, fs, meta, goneIDs, fresh, defaultSpillLimit)
+	doomed, err := releasedFiles(ctx, fs, meta, goneIDs, fresh, reach.DefaultSpillLimit)
 	if err != nil {
 		res.Note = "expiry committed; the files it released could not be computed, so no file was deleted"
 		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 	}
 	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
-	execDeleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	deleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
 	if res.FilesLeft > 0 {
 		res.Note = fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
 			context.Cause(ctx), res.FilesLeft)
@@ -370,7 +369,7 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 		baseLoc = e.MetadataFile
 	}
 	if baseLoc == "" {
-		return fmt.Errorf("%w: the committed metadata has no metadata log, so iceops cannot check that no ref created meanwhile was dropped; nothing deleted", ErrRefused)
+		return fmt.Errorf("%w: the committed metadata has no metadata log, so iceops cannot check that no ref created meanwhile was dropped; nothing deleted", store.ErrRefused)
 	}
 	if store.NormPath(baseLoc) == store.NormPath(loaded.MetadataLocation()) {
 		// Committed against exactly what iceops loaded: its refs were all
@@ -406,11 +405,11 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 		ErrRefDropped, strings.Join(lost, ", "), baseLoc)
 }
 
-// execDeleteFiles removes files with bounded concurrency; a failed delete is
+// deleteFiles removes files with bounded concurrency; a failed delete is
 // recorded and the rest go on (docs/design.md §5.5 rule 9). A file already gone
 // counts as deleted: the goal state holds. Cancellation stops starting new
 // deletions.
-func execDeleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress ExecProgress, res *ExecResult) {
+func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress store.Progress, res *store.Result) {
 	if conc <= 0 {
 		conc = 8
 	}
@@ -437,7 +436,7 @@ func execDeleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int
 			defer func() { <-sem }()
 			size := f.size
 			if size < 0 {
-				size = execStatSize(fs, f.path)
+				size = statSize(fs, f.path)
 			}
 			err := fs.Remove(f.path)
 			mu.Lock()
@@ -458,7 +457,7 @@ func execDeleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int
 	slices.Sort(res.DeleteErrors)
 }
 
-func execStatSize(fs iceio.IO, p string) int64 {
+func statSize(fs iceio.IO, p string) int64 {
 	f, err := fs.Open(p)
 	if err != nil {
 		return -1
@@ -479,19 +478,15 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 	released, keep := reach.NewSorter(limit), reach.NewSorter(limit)
 	defer released.Close()
 	defer keep.Close()
-	err := walkReachable(ctx, fs, base, goneIDs, false, func(p string, size int64, _ string) error {
-		return released.Add(reach.Rec{Key: store.NormPath(p), Aux: p, N1: size})
+	err := walk(ctx, fs, base, goneIDs, func(f reach.File) error {
+		return released.Add(reach.Rec{Key: store.NormPath(f.Path), Aux: f.Path, N1: f.Size})
 	})
 	if err != nil {
 		return nil, err
 	}
 	km := kept.Metadata()
-	var keptIDs []int64
-	for _, s := range km.Snapshots() {
-		keptIDs = append(keptIDs, s.SnapshotID)
-	}
-	err = walkReachable(ctx, fs, km, keptIDs, false, func(p string, _ int64, _ string) error {
-		return keep.Add(reach.Rec{Key: store.NormPath(p)})
+	err = walk(ctx, fs, km, reach.AllSnapshots(km), func(f reach.File) error {
+		return keep.Add(reach.Rec{Key: store.NormPath(f.Path)})
 	})
 	if err != nil {
 		return nil, err
@@ -504,33 +499,23 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 			return nil, err
 		}
 	}
-	next, stop := iter.Pull2(keep.Sorted())
-	defer stop()
-	k, kerr, kok := next()
 	var out []fileRef
-	last, first := "", true
-	for r, err := range released.Sorted() {
-		if err != nil {
-			return nil, err
-		}
-		if !first && r.Key == last {
-			continue
-		}
-		last, first = r.Key, false
-		for kok && kerr == nil && k.Key < r.Key {
-			k, kerr, kok = next()
-		}
-		if kerr != nil {
-			return nil, kerr
-		}
-		if kok && k.Key == r.Key {
-			continue
-		}
+	err = unmatched(released, keep, func(r reach.Rec) error {
 		size := r.N1
 		if size <= 0 {
 			size = -1 // unknown: stat'ed when deleted
 		}
 		out = append(out, fileRef{path: r.Aux, size: size})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// fileRef is one file expiry deletes.
+type fileRef struct {
+	path string // as written in the metadata
+	size int64  // -1 when the metadata does not say
 }

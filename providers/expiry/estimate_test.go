@@ -1,4 +1,4 @@
-package providers
+package expiry_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/iceops/iceops/providers/expiry"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -36,7 +37,7 @@ func sizesUnder(t *testing.T, dir string) sizeSet {
 	return out
 }
 
-// Differential: EstimateExpiry's files and bytes equal what iceberg-go's own
+// Differential: Estimate's files and bytes equal what iceberg-go's own
 // ExpireSnapshots removes from disk when it expires the same snapshots, on a
 // history with appends and an overwrite (whose old files become garbage).
 func TestEstimateExpiryMatchesIcebergGo(t *testing.T) {
@@ -62,8 +63,7 @@ func TestEstimateExpiryMatchesIcebergGo(t *testing.T) {
 		expire = append(expire, s.SnapshotID)
 	}
 
-	sess := sessionFor(t, l)
-	files, bytes, err := sess.EstimateExpiry(ctx, "lake.ns.t", expire, nil)
+	files, bytes, err := estimate(ctx, t, l.Reload(t, "ns.t"), expire, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,14 +111,13 @@ func TestEstimateExpiryCompactInputs(t *testing.T) {
 	for _, s := range tbl.Metadata().Snapshots() {
 		ids = append(ids, s.SnapshotID)
 	}
-	data := dataFiles(t, tbl)
+	data := testkit.DataFiles(t, tbl)
 	inputs := map[string]bool{data[0]: true, data[1]: true}
-	sess := sessionFor(t, l)
-	all, _, err := sess.EstimateExpiry(ctx, "lake.ns.t", ids, nil)
+	all, _, err := estimate(ctx, t, l.Reload(t, "ns.t"), ids, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	withInputs, _, err := sess.EstimateExpiry(ctx, "lake.ns.t", ids, func(p string) bool { return inputs[p] })
+	withInputs, _, err := estimate(ctx, t, l.Reload(t, "ns.t"), ids, func(p string) bool { return inputs[p] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,4 +126,15 @@ func TestEstimateExpiryCompactInputs(t *testing.T) {
 	if withInputs-all != 2 {
 		t.Fatalf("with compaction inputs %d files, without %d: want a difference of 2", withInputs, all)
 	}
+}
+
+// estimate is the plan's figure for expiring ids of tbl (expiry.Estimate on
+// the table as loaded).
+func estimate(ctx context.Context, t *testing.T, tbl *table.Table, ids []int64, compactInputs func(string) bool) (files, bytes int64, err error) {
+	t.Helper()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return expiry.Estimate(ctx, fsys, tbl.Metadata(), ids, compactInputs)
 }

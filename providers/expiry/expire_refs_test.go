@@ -1,4 +1,4 @@
-package providers
+package expiry_test
 
 import (
 	"context"
@@ -9,6 +9,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/testkit"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -41,19 +45,19 @@ func (c *refWriterCatalog) Unwrap() table.CatalogIO {
 
 // tagHistory is a table whose oldest snapshots alone reach some files:
 // five appends, backdated, then a compaction and one more append.
-func tagHistory(t *testing.T, l *execLake) *table.Table {
+func tagHistory(t *testing.T, l *testkit.Orders) *table.Table {
 	t.Helper()
-	tbl := history(t, l, nil, 5, 10*24*time.Hour)
-	tbl, _, err := Compact(context.Background(), tbl, CompactSpec{Selection: smallFiles})
+	tbl := l.History(nil, 5, 10*24*time.Hour)
+	tbl, _, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{Selection: testkit.SmallFiles})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tbl
 }
 
-func tagRows(t *testing.T, l *execLake, name string) int64 {
+func tagRows(t *testing.T, l *testkit.Orders, name string) int64 {
 	t.Helper()
-	cur := l.load()
+	cur := l.Load()
 	var (
 		ref table.SnapshotRef
 		ok  bool
@@ -80,20 +84,20 @@ func tagRows(t *testing.T, l *execLake, name string) int64 {
 // tag; the retry (what apply does) keeps the tagged snapshot.
 func TestExpireConcurrentTagConflicts(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
+	l := testkit.NewOrders(t)
 	tbl := tagHistory(t, l)
-	ids := snapshotIDs(tbl)
+	ids := testkit.SnapshotIDs(tbl)
 	expire := ids[:len(ids)-1]
 	tagged := ids[0]
-	before := filesUnder(t, tbl)
-	cat := &refWriterCatalog{CatalogIO: l.cat, writer: func() {
-		if _, _, err := l.cat.CommitTable(ctx, l.ident, nil, []table.Update{table.NewSetSnapshotRefUpdate("audit", tagged, table.TagRef, 0, 0, 0)}); err != nil {
+	before := testkit.FilesUnder(t, tbl)
+	cat := &refWriterCatalog{CatalogIO: l.Cat, writer: func() {
+		if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{table.NewSetSnapshotRefUpdate("audit", tagged, table.TagRef, 0, 0, 0)}); err != nil {
 			t.Errorf("writer's tag: %v", err)
 		}
 	}}
-	_, res, err := ExpireSnapshots(ctx, cat, tbl, ExpireSpec{SnapshotIDs: expire})
-	if !errors.Is(err, ErrConflict) {
-		t.Fatalf("want ErrConflict, got %v (%+v)", err, res)
+	_, res, err := expiry.Expire(ctx, cat, tbl, expiry.Spec{SnapshotIDs: expire})
+	if !errors.Is(err, providers.ErrConflict) {
+		t.Fatalf("want providers.ErrConflict, got %v (%+v)", err, res)
 	}
 	if res.Committed || res.FilesDeleted != 0 {
 		t.Fatalf("a conflicting expiry changed something: %+v", res)
@@ -108,14 +112,14 @@ func TestExpireConcurrentTagConflicts(t *testing.T) {
 	}
 
 	// The retry, on the table as it is now: the tag protects its snapshot.
-	next, res, err := ExpireSnapshots(ctx, l.cat, l.load(), ExpireSpec{SnapshotIDs: expire})
+	next, res, err := expiry.Expire(ctx, l.Cat, l.Load(), expiry.Spec{SnapshotIDs: expire})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.SnapshotsExpired != len(expire)-1 || !strings.Contains(strings.Join(res.Skipped, "\n"), `head of ref "audit"`) {
 		t.Fatalf("retry %+v", res)
 	}
-	assertAllReferencedExist(t, next)
+	testkit.AssertAllReferencedExist(t, next)
 	if n := tagRows(t, l, "audit"); n != 10 {
 		t.Fatalf("after the retry the tag reads %d rows, want 10", n)
 	}
@@ -127,20 +131,20 @@ func TestExpireConcurrentTagConflicts(t *testing.T) {
 // naming the tag, its snapshot and where its definition still is.
 func TestExpireConcurrentTagDroppedDeletesNothing(t *testing.T) {
 	ctx := context.Background()
-	l := newExecLake(t)
+	l := testkit.NewOrders(t)
 	tbl := tagHistory(t, l)
-	ids := snapshotIDs(tbl)
+	ids := testkit.SnapshotIDs(tbl)
 	expire := ids[:len(ids)-1]
 	tagged := ids[0]
-	before := filesUnder(t, tbl)
-	cat := &refWriterCatalog{CatalogIO: l.cat, remote: true, writer: func() {
-		if _, _, err := l.cat.CommitTable(ctx, l.ident, nil, []table.Update{table.NewSetSnapshotRefUpdate("audit", tagged, table.TagRef, 0, 0, 0)}); err != nil {
+	before := testkit.FilesUnder(t, tbl)
+	cat := &refWriterCatalog{CatalogIO: l.Cat, remote: true, writer: func() {
+		if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{table.NewSetSnapshotRefUpdate("audit", tagged, table.TagRef, 0, 0, 0)}); err != nil {
 			t.Errorf("writer's tag: %v", err)
 		}
 	}}
-	_, res, err := ExpireSnapshots(ctx, cat, tbl, ExpireSpec{SnapshotIDs: expire})
-	if !errors.Is(err, ErrRefDropped) {
-		t.Fatalf("want ErrRefDropped, got %v (%+v)", err, res)
+	_, res, err := expiry.Expire(ctx, cat, tbl, expiry.Spec{SnapshotIDs: expire})
+	if !errors.Is(err, expiry.ErrRefDropped) {
+		t.Fatalf("want expiry.ErrRefDropped, got %v (%+v)", err, res)
 	}
 	for _, want := range []string{`tag "audit"`, "snapshot " + itoa(tagged), ".metadata.json"} {
 		if !strings.Contains(err.Error(), want) {
@@ -179,21 +183,21 @@ func (c *interruptingCatalog) Unwrap() table.CatalogIO { return c.CatalogIO }
 // TestExpireFinishesDeletionsAfterInterrupt: a first interrupt after the
 // commit landed does not strand the released files: they are all deleted.
 func TestExpireFinishesDeletionsAfterInterrupt(t *testing.T) {
-	l := newExecLake(t)
+	l := testkit.NewOrders(t)
 	tbl := tagHistory(t, l)
-	ids := snapshotIDs(tbl)
+	ids := testkit.SnapshotIDs(tbl)
 	expire := ids[:len(ids)-1]
-	wantFiles, _, err := expiryEstimate(context.Background(), tbl, expire)
+	wantFiles, _, err := estimate(context.Background(), t, tbl, expire, nil)
 	if err != nil || wantFiles == 0 {
 		t.Fatalf("estimate %d, %v", wantFiles, err)
 	}
-	before := filesUnder(t, tbl)
+	before := testkit.FilesUnder(t, tbl)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	abort, stop := context.WithCancel(context.Background())
 	defer stop()
-	next, res, err := ExpireSnapshots(ctx, &interruptingCatalog{CatalogIO: l.cat, after: cancel}, tbl,
-		ExpireSpec{SnapshotIDs: expire, Abort: abort})
+	next, res, err := expiry.Expire(ctx, &interruptingCatalog{CatalogIO: l.Cat, after: cancel}, tbl,
+		expiry.Spec{SnapshotIDs: expire, Abort: abort})
 	if err != nil {
 		t.Fatalf("expiry interrupted after its commit: %v (%+v)", err, res)
 	}
@@ -203,8 +207,8 @@ func TestExpireFinishesDeletionsAfterInterrupt(t *testing.T) {
 	if res.FilesDeleted != wantFiles || res.FilesLeft != 0 || len(res.DeleteErrors) != 0 {
 		t.Fatalf("deleted %d of %d, left %d, errors %v", res.FilesDeleted, wantFiles, res.FilesLeft, res.DeleteErrors)
 	}
-	assertAllReferencedExist(t, next)
-	after := filesUnder(t, next)
+	testkit.AssertAllReferencedExist(t, next)
+	after := testkit.FilesUnder(t, next)
 	gone := 0
 	for p := range before {
 		if !after[p] {
@@ -219,11 +223,11 @@ func TestExpireFinishesDeletionsAfterInterrupt(t *testing.T) {
 // TestExpireSecondInterruptStopsDeletions: a second interrupt (Abort)
 // stops the deletions at once, and the result counts what was left.
 func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
-	l := newExecLake(t)
+	l := testkit.NewOrders(t)
 	tbl := tagHistory(t, l)
-	ids := snapshotIDs(tbl)
+	ids := testkit.SnapshotIDs(tbl)
 	expire := ids[:len(ids)-1]
-	wantFiles, _, err := expiryEstimate(context.Background(), tbl, expire)
+	wantFiles, _, err := estimate(context.Background(), t, tbl, expire, nil)
 	if err != nil || wantFiles < 3 {
 		t.Fatalf("estimate %d, %v", wantFiles, err)
 	}
@@ -242,8 +246,8 @@ func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	next, res, err := ExpireSnapshots(ctx, &interruptingCatalog{CatalogIO: l.cat, after: cancel}, tbl,
-		ExpireSpec{SnapshotIDs: expire, Abort: abort, DeleteConcurrency: 1, Progress: progress})
+	next, res, err := expiry.Expire(ctx, &interruptingCatalog{CatalogIO: l.Cat, after: cancel}, tbl,
+		expiry.Spec{SnapshotIDs: expire, Abort: abort, DeleteConcurrency: 1, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,5 +257,5 @@ func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
 	if !strings.Contains(res.Note, "were not deleted") || !strings.Contains(res.Note, "second interrupt") {
 		t.Fatalf("note %q does not say what was left", res.Note)
 	}
-	assertAllReferencedExist(t, next)
+	testkit.AssertAllReferencedExist(t, next)
 }

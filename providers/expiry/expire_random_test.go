@@ -1,4 +1,4 @@
-package providers
+package expiry_test
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/testkit"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -31,15 +34,15 @@ func TestExpireRandomHistories(t *testing.T) {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 			ctx := context.Background()
-			l := newExecLake(t)
-			tbl := l.create(nil)
+			l := testkit.NewOrders(t)
+			tbl := l.Create(nil)
 			next := int64(0)
 			refs := 0
 			for step := range 12 + rng.IntN(8) {
 				switch op := rng.IntN(10); {
 				case op < 4 || tbl.CurrentSnapshot() == nil:
 					n := int64(5 + rng.IntN(20))
-					tbl = appendRows(t, tbl, next, n)
+					tbl = testkit.AppendIDs(t, tbl, next, n)
 					next += n
 				case op < 6:
 					cut := rng.Int64N(max(next, 1))
@@ -49,7 +52,7 @@ func TestExpireRandomHistories(t *testing.T) {
 					}
 					tbl = out
 				case op < 8:
-					ids := snapshotIDs(tbl)
+					ids := testkit.SnapshotIDs(tbl)
 					id := ids[rng.IntN(len(ids))]
 					typ := table.TagRef
 					if op == 7 {
@@ -57,26 +60,26 @@ func TestExpireRandomHistories(t *testing.T) {
 					}
 					refs++
 					name := []string{"tag", "branch"}[op-6] + string(rune('a'+refs))
-					if _, _, err := l.cat.CommitTable(ctx, l.ident, nil, []table.Update{
+					if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{
 						table.NewSetSnapshotRefUpdate(name, id, typ, 0, 0, 0)}); err != nil {
 						t.Fatalf("seed %d: ref: %v", seed, err)
 					}
-					tbl = l.load()
+					tbl = l.Load()
 				default:
-					tbl = l.backdate(tbl, time.Duration(2+rng.IntN(5))*24*time.Hour)
+					tbl = l.Backdate(tbl, time.Duration(2+rng.IntN(5))*24*time.Hour)
 				}
 			}
 			// Rows of every snapshot before expiry.
 			before := map[int64][]int64{}
-			for _, id := range snapshotIDs(tbl) {
+			for _, id := range testkit.SnapshotIDs(tbl) {
 				before[id] = scanSnapshot(t, tbl, id)
 			}
-			ret := &RetentionCheck{
+			ret := &expiry.RetentionCheck{
 				MaxAge:       time.Duration(1+rng.IntN(6)) * 24 * time.Hour,
 				MinSnapshots: 1 + rng.IntN(3),
 				Now:          time.Now(),
 			}
-			sel := diff.SelectExpired(HistoryState(tbl), ret.MaxAge, ret.MinSnapshots, 0, 0, ret.Now)
+			sel := diff.SelectExpired(expiry.HistoryState(tbl), ret.MaxAge, ret.MinSnapshots, 0, 0, ret.Now)
 			if sel.Problem != "" {
 				t.Fatalf("seed %d: %s", seed, sel.Problem)
 			}
@@ -88,7 +91,7 @@ func TestExpireRandomHistories(t *testing.T) {
 					break
 				}
 			}
-			after, res, err := ExpireSnapshots(ctx, l.cat, tbl, ExpireSpec{SnapshotIDs: ids, Retention: ret})
+			after, res, err := expiry.Expire(ctx, l.Cat, tbl, expiry.Spec{SnapshotIDs: ids, Retention: ret})
 			if err != nil {
 				t.Fatalf("seed %d: expire: %v", seed, err)
 			}
@@ -96,17 +99,17 @@ func TestExpireRandomHistories(t *testing.T) {
 			if res.SnapshotsExpired > 0 {
 				expiring++
 			}
-			cur := l.load()
+			cur := l.Load()
 			if cur.MetadataLocation() != after.MetadataLocation() {
 				t.Fatalf("seed %d: returned table is not the catalog's", seed)
 			}
-			assertAllReferencedExist(t, cur)
+			testkit.AssertAllReferencedExist(t, cur)
 			for name, ref := range cur.Metadata().Refs() {
 				if cur.SnapshotByID(ref.SnapshotID) == nil {
 					t.Fatalf("seed %d: ref %s dangles", seed, name)
 				}
 			}
-			for _, id := range snapshotIDs(cur) {
+			for _, id := range testkit.SnapshotIDs(cur) {
 				if got := scanSnapshot(t, cur, id); !slices.Equal(got, before[id]) {
 					t.Fatalf("seed %d: snapshot %d reads %d rows after expiry, %d before", seed, id, len(got), len(before[id]))
 				}
