@@ -12,6 +12,7 @@ import (
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/orphans"
 )
 
 // Table is an opaque handle on one loaded table: what apply holds between
@@ -210,12 +211,12 @@ func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, 
 		return nil, ExecResult{}, err
 	}
 	pol := req.Policy
-	storage, err := s.StorageProperties(pol.Catalog)
+	storage, err := s.storageProperties(pol.Catalog)
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
 	a, o := req.Actions[0].Orphans, pol.OrphanFiles
-	er, err := RemoveOrphanFiles(ctx, cat, req.Table.t, OrphanSpec{
+	er, err := orphans.Remove(ctx, cat, req.Table.t, orphans.Spec{
 		Paths:      a.Paths,
 		OlderThan:  time.Duration(a.OlderThanMs) * time.Millisecond,
 		Now:        req.Now(),
@@ -225,7 +226,7 @@ func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, 
 		// validated with the configuration.
 		QuarantineFor: orphanQuarantine(a.Quarantine),
 		PurgeRuns:     a.PurgeRuns,
-		OtherTables:   s.TableLocations,
+		OtherTables:   s.tableLocations,
 		Address:       pol.Address,
 		// The plan's scope rules, applied again as the plan applied them.
 		EqualSchemes: o.EqualSchemes.Value, EqualAuthorities: o.EqualAuthorities.Value,

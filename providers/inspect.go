@@ -105,7 +105,7 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 	if !pol.OrphanFiles.Declared {
 		orphanPol.OrphanFiles.OlderThan.Value = config.DefaultOlderThan
 	}
-	scan, err := s.scanOrphans(ctx, orphanPol, tbl, orphanHooks{})
+	scan, err := s.scanOrphans(ctx, orphanPol, tbl, nil)
 	if err != nil {
 		in.OrphanError = err.Error()
 	} else {

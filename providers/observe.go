@@ -18,6 +18,7 @@ import (
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/orphans"
 	"github.com/iceops/iceops/providers/internal/reach"
 )
 
@@ -134,21 +135,25 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	}()
 	md := tbl.Metadata()
 	cur := md.CurrentSnapshot()
-	ride := &walkRide{}
+	// The orphan scan's reference walk also feeds the aggregate and the
+	// expiry index, so that a plan reads each manifest once.
+	ride := &orphans.Ride{}
+	var a *aggregator
 	if cur != nil {
-		ride.agg, ride.aggSnap = newAggregator(md, diff.SelectionFor(pol), o.now), cur.SnapshotID
-		ride.agg.compacts = pol.Compaction.Declared
-		if err := ride.agg.err; err != nil {
+		a = newAggregator(md, diff.SelectionFor(pol), o.now)
+		a.compacts = pol.Compaction.Declared
+		if err := a.err; err != nil {
 			w := pol.Compaction.Where.Origin
 			return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 		}
+		ride.Aggregate, ride.AggregateSnapshot = a, cur.SnapshotID
 		if withExpiry {
 			o.expiry = expiry.NewIndex(s.spill, cur.SnapshotID)
-			ride.expiry = o.expiry
+			ride.Consumers = []reach.Consumer{o.expiry.Consumer()}
 		}
 	}
 	if pol.OrphanFiles.Declared {
-		scan, err := s.scanOrphans(ctx, pol, tbl, orphanHooks{ride: ride})
+		scan, err := s.scanOrphans(ctx, pol, tbl, ride)
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: orphan scan: %w", pol.Address, err)
 		}
@@ -163,26 +168,26 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	}
 	var agg *snapshotAggregate
 	switch {
-	case !ride.walked && o.expiry != nil:
+	case !ride.Walked && o.expiry != nil:
 		// No orphan scan, or it refused before walking: one walk of the
 		// observed metadata for the aggregate and the expiry index.
-		w := reach.Spec{Meta: md, FS: fsys, Snapshots: reach.AllSnapshots(md), Aggregate: ride.agg, AggregateSnapshot: cur.SnapshotID, Consumers: []reach.Consumer{o.expiry.Consumer()}}
+		w := reach.Spec{Meta: md, FS: fsys, Snapshots: reach.AllSnapshots(md), Aggregate: a, AggregateSnapshot: cur.SnapshotID, Consumers: ride.Consumers}
 		if err := reach.Walk(ctx, w); err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}
-		agg = ride.agg.finish()
-	case ride.walked && ride.aggDone:
-		agg = ride.agg.finish()
+		agg = a.finish()
+	case ride.Walked && ride.Aggregated:
+		agg = a.finish()
 	default:
 		// The aggregate alone reads only the current snapshot; and when the
 		// scan walked newer metadata that no longer has the observed
 		// current snapshot (a concurrent expiry), it is read here.
-		agg, err = aggregateInto(ctx, fsys, md, cur, ride.agg, nil)
+		agg, err = aggregateInto(ctx, fsys, md, cur, a, nil)
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}
 	}
-	if err := ride.agg.err; err != nil {
+	if err := a.err; err != nil {
 		w := pol.Compaction.Where.Origin
 		return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 	}

@@ -54,15 +54,15 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 		pol.Compaction.Declared = true
 		return pol
 	}
-	sel := diff.SelectionFor(compacting(effective("lake.ns.t")))
+	sel := diff.SelectionFor(compacting(testkit.Policy("lake.ns.t")))
 	sess := sessionFor(t, l)
-	st, err := sess.Observe(ctx, compacting(effective("lake.ns.t")))
+	st, err := sess.Observe(ctx, compacting(testkit.Policy("lake.ns.t")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Without compaction in the policy the same files are aggregated, per
 	// partition, without candidate sizes (only diff's compaction uses them).
-	noCompaction := effective("lake.ns.t")
+	noCompaction := testkit.Policy("lake.ns.t")
 	noCompaction.Compaction.Declared = false
 	plain, err := sess.Observe(ctx, noCompaction)
 	if err != nil {
@@ -82,9 +82,9 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, orphans := range []bool{false, true} {
-		pol := effective("lake.ns.t")
+		pol := testkit.Policy("lake.ns.t")
 		if orphans {
-			pol = orphanPolicy("lake.ns.t")
+			pol = testkit.OrphanPolicy("lake.ns.t")
 		}
 		compacting(pol)
 		pol.SnapshotRetention = config.RetentionPolicy{Declared: true}
@@ -161,7 +161,7 @@ func TestObservePlanFailsOnUnreadableManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess := sessionFor(t, l)
-	if _, err := sess.ObservePlan(ctx, orphanPolicy("lake.ns.t")); err == nil {
+	if _, err := sess.ObservePlan(ctx, testkit.OrphanPolicy("lake.ns.t")); err == nil {
 		t.Fatal("ObservePlan with a missing manifest succeeded")
 	}
 }

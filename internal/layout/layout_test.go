@@ -57,6 +57,7 @@ var rules = []rule{
 	// iceberg-go and providers/internal, knows no other domain and never
 	// the session (providers), which calls it; none writes data files.
 	{dir: "providers/expiry", ours: []string{"diff", "config", "providers/internal"}, forbidden: []string{arrow, colour}},
+	{dir: "providers/orphans", ours: []string{"diff", "config", "providers/catalogs", "providers/internal"}, forbidden: []string{arrow, colour}},
 	// apply reaches the engines only through providers' seam (Executor,
 	// MemoryLimiter), never a providers subpackage.
 	{dir: "apply", ours: []string{"diff", "config", "providers"}, forbidden: []string{colour, arrow, iceberg, module + "/providers/compaction", module + "/providers/catalogs", module + "/providers/demo", module + "/providers/internal"}},
@@ -69,7 +70,7 @@ var rules = []rule{
 
 // noPrint are the packages below cmd: they return values or call hooks and
 // never print or exit (docs/design.md §7). Test helpers are not in the list.
-var noPrint = []string{"config", "diff", "diff/planfile", "apply", "providers", "providers/compaction", "providers/internal/expirydiff", "providers/internal/bound", "providers/internal/reach", "providers/internal/store", "providers/expiry", "providers/demo", "providers/catalogs"}
+var noPrint = []string{"config", "diff", "diff/planfile", "apply", "providers", "providers/compaction", "providers/internal/expirydiff", "providers/internal/bound", "providers/internal/reach", "providers/internal/store", "providers/expiry", "providers/orphans", "providers/demo", "providers/catalogs"}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()

@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"context"
@@ -8,19 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iceops/iceops/providers/internal/store"
 	"github.com/iceops/iceops/providers/testkit"
 
-	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 )
-
-func execLakeSession(t *testing.T, l *testkit.Orders) *Session {
-	t.Helper()
-	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql",
-		URI: "sqlite:" + filepath.Join(l.Dir, "catalog.db"), Warehouse: filepath.Join(l.Dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
-	t.Cleanup(func() { _ = sess.Close() })
-	return sess
-}
 
 // TestQuarantineSymlinksNeverFollowed is issue 13.4: a run directory whose
 // data/ is a symbolic link to a directory outside every table must not make
@@ -62,7 +54,7 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 	if len(due) != 1 || due[0].RunID != "r-link" {
 		t.Fatalf("planned runs %+v", due)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{OlderThan: 72 * time.Hour, Now: later, PurgeRuns: due})
+	res, err := Remove(ctx, l.Cat, l.Load(), Spec{OlderThan: 72 * time.Hour, Now: later, PurgeRuns: due})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +69,7 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 	}
 
 	// Restore.
-	sess := execLakeSession(t, l)
+	sess := openSession(t, l.Config())
 	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", "r-link")
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +108,7 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	stray := writeOld(t, filepath.Join(root, "data", "stray.parquet"), "stray", t0.Add(-10*24*time.Hour))
-	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
+	res, err = Remove(ctx, l.Cat, l.Load(), Spec{Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +126,11 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, QuarantineDir)); err != nil {
 		t.Fatal(err)
 	}
-	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
+	res, err = Remove(ctx, l.Cat, l.Load(), Spec{Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
 	if err != nil || res.FilesQuarantined != 1 {
 		t.Fatalf("quarantine: %+v %v", res, err)
 	}
-	run := NewQuarantineRunID(t0)
+	run := newRunID(t0)
 	strayDir := filepath.Join(root, "data", "strays")
 	if err := os.MkdirAll(strayDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -183,17 +175,17 @@ func TestConcurrentQuarantineRunsCountExactly(t *testing.T) {
 	}
 	before := dirListing(t, root)
 
-	var first ExecResult
-	spec := OrphanSpec{Paths: paths, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour, RunID: "second",
+	var first store.Result
+	spec := Spec{Paths: paths, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour, RunID: "second",
 		beforeMove: func() {
 			var err error
-			first, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{Paths: paths[:3], OlderThan: 72 * time.Hour, Now: t0,
+			first, err = Remove(ctx, l.Cat, l.Load(), Spec{Paths: paths[:3], OlderThan: 72 * time.Hour, Now: t0,
 				Quarantine: true, QuarantineFor: 24 * time.Hour, RunID: "first"})
 			if err != nil {
 				t.Errorf("first run: %v", err)
 			}
 		}}
-	second, err := RemoveOrphanFiles(ctx, l.Cat, l.Load(), spec)
+	second, err := Remove(ctx, l.Cat, l.Load(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +213,7 @@ func TestConcurrentQuarantineRunsCountExactly(t *testing.T) {
 		t.Fatalf("second manifest %+v", m.Files)
 	}
 
-	sess := execLakeSession(t, l)
+	sess := openSession(t, l.Config())
 	for run, n := range map[string]int{"second": 2, "first": 3} {
 		rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
 		if err != nil || len(rr.Restored) != n || len(rr.Refused) != 0 || rr.ManifestKept != "" {
@@ -245,17 +237,17 @@ func TestRestoreSameFileInBothPlaces(t *testing.T) {
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	a := writeOld(t, filepath.Join(root, "data", "a.parquet"), "aaaa", t0.Add(-10*24*time.Hour))
 	b := writeOld(t, filepath.Join(root, "data", "b.parquet"), "bbbb", t0.Add(-10*24*time.Hour))
-	res, err := RemoveOrphanFiles(ctx, l.Cat, l.Load(), OrphanSpec{Paths: []string{a, b}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
+	res, err := Remove(ctx, l.Cat, l.Load(), Spec{Paths: []string{a, b}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 24 * time.Hour})
 	if err != nil || res.FilesQuarantined != 2 {
 		t.Fatalf("quarantine %+v %v", res, err)
 	}
-	run := NewQuarantineRunID(t0)
+	run := newRunID(t0)
 	qa := filepath.Join(root, QuarantineDir, run, "data", "a.parquet")
 	if err := os.Link(qa, a); err != nil { // the interrupted restore
 		t.Fatal(err)
 	}
 	writeOld(t, b, "someone else's", t0) // a different file in the way
-	rr, err := execLakeSession(t, l).RestoreQuarantine(ctx, "lake.sales.orders", run)
+	rr, err := openSession(t, l.Config()).RestoreQuarantine(ctx, "lake.sales.orders", run)
 	if err != nil {
 		t.Fatal(err)
 	}

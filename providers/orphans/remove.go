@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"context"
@@ -21,11 +21,11 @@ import (
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
-// MinOrphanAge is the floor of orphan_files.older_than (docs/design.md §3.2).
-const MinOrphanAge = 24 * time.Hour
+// minAge is the floor of orphan_files.older_than (docs/design.md §3.2).
+const minAge = 24 * time.Hour
 
-// OrphanSpec is the approved list of orphan paths and the age guard.
-type OrphanSpec struct {
+// Spec is the approved list of orphan paths and the age guard.
+type Spec struct {
 	Paths     []string
 	OlderThan time.Duration
 	Now       time.Time
@@ -34,7 +34,7 @@ type OrphanSpec struct {
 	// before the next starts, so an interruption stops at a batch boundary.
 	DeleteConcurrency int
 	BatchSize         int
-	Progress          ExecProgress
+	Progress          store.Progress
 	// Quarantine moves the orphans under
 	// <table location>/.iceops-quarantine/<run-id>/ (keeping their relative
 	// paths, with a manifest) instead of deleting them, when the policy sets
@@ -75,10 +75,10 @@ type OrphanSpec struct {
 	beforeMove func()
 }
 
-// RemoveOrphanFiles deletes the planned orphan paths that are, at apply
+// Remove deletes the planned orphan paths that are, at apply
 // time, still orphans (docs/design.md §5.5 rules 1, 2, 5, 6, 7):
 //   - gc.enabled=false and an age guard below 24h are refused;
-//   - only paths inside the table's sweep roots (OrphanRoots, the plan's
+//   - only paths inside the table's sweep roots (sweepRoots, the plan's
 //     rule) are considered, and the roots must pass the plan's checks
 //     (rootProblem);
 //   - each path is stat'ed first (the re-listing): it must still exist, be a
@@ -92,22 +92,22 @@ type OrphanSpec struct {
 //
 // Then it purges the quarantine runs of spec.PurgeRuns (purgeQuarantine).
 // It never deletes a path, nor a quarantine run, that the plan did not list.
-func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec OrphanSpec) (ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
+func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spec) (store.Result, error) {
+	res := store.Result{MetadataLocation: tbl.MetadataLocation()}
 	if !store.GCEnabled(tbl.Properties()) {
-		return res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", ErrRefused)
+		return res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", store.ErrRefused)
 	}
-	if spec.OlderThan < MinOrphanAge {
-		return res, fmt.Errorf("%w: older_than %s is below the %s floor", ErrRefused, spec.OlderThan, MinOrphanAge)
+	if spec.OlderThan < minAge {
+		return res, fmt.Errorf("%w: older_than %s is below the %s floor", store.ErrRefused, spec.OlderThan, minAge)
 	}
 	if spec.Now.IsZero() {
-		return res, fmt.Errorf("%w: no clock given for the age guard", ErrRefused)
+		return res, fmt.Errorf("%w: no clock given for the age guard", store.ErrRefused)
 	}
 	cutoff := spec.Now.Add(-spec.OlderThan)
 	norm := orphanNorm(spec.EqualSchemes, spec.EqualAuthorities)
-	roots := OrphanRoots(tbl.Location(), tbl.Properties(), norm)
+	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
 	if why := rootProblem(roots, allowedRoots(spec.AllowStorageRoots, norm)); why != "" {
-		return res, fmt.Errorf("%w: %s (nothing deleted)", ErrRefused, why)
+		return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, why)
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
@@ -142,7 +142,7 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 			res.Skipped = append(res.Skipped, p+": outside the table's locations")
 			continue
 		}
-		size, mtime, why := execStatCandidate(ios[root], root, p)
+		size, mtime, why := statCandidate(ios[root], root, p)
 		if why != "" {
 			res.Skipped = append(res.Skipped, p+": "+why)
 			continue
@@ -170,10 +170,10 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 	}
 	fm := fresh.Metadata()
 	if fm.TableUUID() != tbl.Metadata().TableUUID() {
-		return res, fmt.Errorf("%w: table UUID changed; nothing deleted", ErrRefused)
+		return res, fmt.Errorf("%w: table UUID changed; nothing deleted", store.ErrRefused)
 	}
 	if !store.GCEnabled(fm.Properties()) {
-		return res, fmt.Errorf("%w: gc.enabled=false", ErrRefused)
+		return res, fmt.Errorf("%w: gc.enabled=false", store.ErrRefused)
 	}
 	// Only the candidates' membership matters, so the referenced files are
 	// streamed past the (small) candidate set instead of being collected:
@@ -205,9 +205,9 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 		// plan's rule: a table created (or given a write path) inside the
 		// sweep since the plan owns files that look orphaned to us.
 		if nested, err := nestedAtApply(ctx, cat, tbl, roots, norm, spec); err != nil {
-			return res, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", ErrRefused, err)
+			return res, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", store.ErrRefused, err)
 		} else if len(nested) > 0 {
-			return res, fmt.Errorf("%w: %s (nothing deleted)", ErrRefused, diff.OverlapRefusal(nested))
+			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
 		}
 	}
 	remove := spec.remove
@@ -252,7 +252,7 @@ func RemoveOrphanFiles(ctx context.Context, cat table.CatalogIO, tbl *table.Tabl
 }
 
 // note is the purge's line in the results.
-func (pr PurgeResult) note() string {
+func (pr purgeResult) note() string {
 	var parts []string
 	if len(pr.Runs) > 0 {
 		parts = append(parts, fmt.Sprintf("purged quarantine runs %s (%d files, %d bytes)", strings.Join(pr.Runs, ", "), pr.Files, pr.Bytes))
@@ -267,7 +267,7 @@ func (pr PurgeResult) note() string {
 // with at most conc (default 8) at once. A failure is collected and the
 // rest go on; after a cancelled context the remaining files are reported
 // as not done. ok runs, serialised, for each success.
-func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress ExecProgress, fn func(fileRef) error, ok func(fileRef)) []string {
+func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress store.Progress, fn func(fileRef) error, ok func(fileRef)) []string {
 	if conc <= 0 {
 		conc = 8
 	}
@@ -318,7 +318,7 @@ func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress 
 // nestedAtApply names the tables, other than tbl, that overlap one of the
 // roots (overlappingTables, the plan's rule), from a fresh listing: a table
 // may have been created there since the plan.
-func nestedAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, roots []string, norm func(string) string, spec OrphanSpec) ([]string, error) {
+func nestedAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, roots []string, norm func(string) string, spec Spec) ([]string, error) {
 	var locs map[string]TableLocation
 	var err error
 	self := spec.Address
@@ -350,7 +350,7 @@ func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string
 		if err != nil {
 			return fmt.Errorf("load %s: %w", strings.Join(ident, "."), err)
 		}
-		out[strings.Join(ident, ".")] = tableLocationOf(t)
+		out[strings.Join(ident, ".")] = LocationOf(t)
 		return nil
 	})
 	if err != nil {
@@ -371,15 +371,16 @@ func rootOf(roots []string, p string, norm func(string) string) string {
 	return ""
 }
 
-// execRootOf is rootOf without a policy's maps (quarantine bookkeeping).
-func execRootOf(roots []string, p string) string {
+// plainRootOf is rootOf with the plain path key, store.NormPath, without a
+// policy's maps (quarantine bookkeeping).
+func plainRootOf(roots []string, p string) string {
 	return rootOf(roots, p, store.NormPath)
 }
 
-// execStatCandidate reports a candidate's size and mtime, or why it must not be
+// statCandidate reports a candidate's size and mtime, or why it must not be
 // deleted. Local files are checked with Lstat on every path component below
 // the root, so a symbolic link (to a file or a directory) is never followed.
-func execStatCandidate(fs iceio.IO, root, p string) (int64, time.Time, string) {
+func statCandidate(fs iceio.IO, root, p string) (int64, time.Time, string) {
 	if local, ok := store.LocalPath(p); ok {
 		rootLocal, _ := store.LocalPath(root)
 		rel, err := filepath.Rel(rootLocal, local)
@@ -424,65 +425,7 @@ func execStatCandidate(fs iceio.IO, root, p string) (int64, time.Time, string) {
 	return st.Size(), st.ModTime(), ""
 }
 
-// TableLocations lists every table of every configured catalog with its
-// location, keyed by address: OrphanSpec.OtherTables for apply. Any catalog
-// that cannot be listed makes the answer unknown (an error).
-//
-// It runs right before each table's deletions, so it must see tables
-// created during the apply, but loading every table of every catalog for
-// each table checked costs a metadata read per table each time. So the
-// identifiers are listed afresh at every call (catalog listings only: a
-// table created since the last call is loaded and caught), while a table
-// already loaded in this session is not loaded again: its location is
-// taken as it was then. What this does not see is an existing table moved
-// during the apply (ALTER TABLE ... SET LOCATION, or dropped and recreated
-// under the same name elsewhere); files such a table writes there are
-// younger than the age guard, and the next plan's check sees it.
-func (s *Session) TableLocations(ctx context.Context) (map[string]TableLocation, error) {
-	s.mu.Lock()
-	if s.locations == nil {
-		s.locations = &locationCache{byAddr: map[string]TableLocation{}}
-	}
-	lc := s.locations
-	s.mu.Unlock()
-	// One check at a time: the first loads every table once, the others
-	// then only list.
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	out := map[string]TableLocation{}
-	for _, c := range s.cfg.Catalogs {
-		addrs, err := s.ListTables(ctx, c.Name)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range addrs {
-			if tl, ok := lc.byAddr[a]; ok {
-				out[a] = tl
-				continue
-			}
-			t, err := s.LoadTable(ctx, a)
-			if errors.Is(err, catalog.ErrNoSuchTable) {
-				continue // dropped since it was listed
-			}
-			if err != nil {
-				return nil, fmt.Errorf("catalog %q: %w", c.Name, err)
-			}
-			tl := tableLocationOf(t)
-			lc.byAddr[a], out[a] = tl, tl
-			lc.loads++
-		}
-	}
-	return out, nil
-}
-
-// locationCache is the apply-time table locations of one session.
-type locationCache struct {
-	mu     sync.Mutex
-	byAddr map[string]TableLocation
-	loads  int // tables loaded, for tests
-}
-
-// fileRef is one file an executor deletes or moves.
+// fileRef is one file the sweep deletes or moves.
 type fileRef struct {
 	path string // as written in the metadata
 	size int64  // -1 when the metadata does not say

@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"context"
@@ -57,10 +57,6 @@ func localFiles(t *testing.T, dirs ...string) map[string]int64 {
 // (what iceberg-go's LocalFS opens for them).
 func tableFiles(t *testing.T, tbl *table.Table) []string {
 	t.Helper()
-	var ids []int64
-	for _, s := range tbl.Metadata().Snapshots() {
-		ids = append(ids, s.SnapshotID)
-	}
 	var out []string
 	add := func(p string) {
 		l, ok := store.LocalPath(p)
@@ -69,12 +65,10 @@ func tableFiles(t *testing.T, tbl *table.Table) []string {
 		}
 		out = append(out, l)
 	}
-	err := ReachableFiles(context.Background(), tbl, ids, func(p string, _ int64, _ string) error {
-		add(p)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, ps := range testkit.Reachable(t, tbl, testkit.SnapshotIDs(tbl)...) {
+		for _, p := range ps {
+			add(p)
+		}
 	}
 	add(tbl.MetadataLocation())
 	for e := range tbl.Metadata().PreviousFiles() {
@@ -85,7 +79,7 @@ func tableFiles(t *testing.T, tbl *table.Table) []string {
 }
 
 // planSweep scans and plans the orphan sweep of one table as `plan` does.
-func planSweep(t *testing.T, sess *Session, pol *config.Effective, tbl *table.Table) (*diff.OrphanScan, diff.TablePlan) {
+func planSweep(t *testing.T, sess *testSession, pol *config.Effective, tbl *table.Table) (*diff.OrphanScan, diff.TablePlan) {
 	t.Helper()
 	scan, err := sess.scanOrphans(context.Background(), pol, tbl, orphanHooks{})
 	if err != nil {
@@ -115,18 +109,18 @@ func refusedNaming(t *testing.T, tp diff.TablePlan, other string) {
 // applyOther runs apply's deletion of tbl's sweep on paths (another
 // table's live files, as a plan made without the rule would list them),
 // with every file old enough, and wants it refused naming other.
-func applyOther(t *testing.T, sess *Session, l *testkit.Lakehouse, address string, tbl *table.Table, paths []string, other string) {
+func applyOther(t *testing.T, sess *testSession, l *testkit.Lakehouse, address string, tbl *table.Table, paths []string, other string) {
 	t.Helper()
-	roots := OrphanRoots(tbl.Location(), tbl.Properties(), orphanNorm(nil, nil))
-	paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return execRootOf(roots, p) == "" })
+	roots := sweepRoots(tbl.Location(), tbl.Properties(), orphanNorm(nil, nil))
+	paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return plainRootOf(roots, p) == "" })
 	if len(paths) == 0 {
 		return // none of the other table's files is under this sweep: nothing to attempt
 	}
-	_, err := RemoveOrphanFiles(context.Background(), l.Catalog, tbl, OrphanSpec{
+	_, err := Remove(context.Background(), l.Catalog, tbl, Spec{
 		Paths: paths, OlderThan: 72 * time.Hour, Now: time.Now().Add(60 * 24 * time.Hour),
 		OtherTables: sess.TableLocations, Address: address,
 	})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), other) {
+	if !errors.Is(err, store.ErrRefused) || !strings.Contains(err.Error(), other) {
 		t.Fatalf("apply of %s: want a refusal naming %s, got %v", address, other, err)
 	}
 }
@@ -167,9 +161,9 @@ func TestSweepRefusesTablesSharingPaths(t *testing.T) {
 			aFiles := tableFiles(t, a)
 			sess := sessionFor(t, l)
 
-			_, tpA := planSweep(t, sess, orphanPolicy("lake.ns.a"), a)
+			_, tpA := planSweep(t, sess, testkit.OrphanPolicy("lake.ns.a"), a)
 			refusedNaming(t, tpA, "lake.ns.b")
-			_, tpB := planSweep(t, sess, orphanPolicy("lake.ns.b"), b)
+			_, tpB := planSweep(t, sess, testkit.OrphanPolicy("lake.ns.b"), b)
 			refusedNaming(t, tpB, "lake.ns.a")
 
 			// A plan made without the rule would list the other table's
@@ -209,7 +203,7 @@ func TestSweepRefusesTwinRegistration(t *testing.T) {
 		t.Fatal("the twin's commit wrote nothing of its own")
 	}
 	sess := sessionFor(t, l)
-	_, tp := planSweep(t, sess, orphanPolicy("lake.ns.orig"), orig)
+	_, tp := planSweep(t, sess, testkit.OrphanPolicy("lake.ns.orig"), orig)
 	refusedNaming(t, tp, "lake.ns.twin")
 	applyOther(t, sess, l, "lake.ns.orig", orig, twinOnly, "lake.ns.twin")
 	for _, p := range twinOnly {
@@ -292,22 +286,22 @@ func TestSweepEscapedPaths(t *testing.T) {
 			for i, p := range live {
 				if strings.HasSuffix(p, ".parquet") {
 					s := filepath.Join(filepath.Dir(p), "00000-"+string(rune('a'+i))+"-stray.parquet")
-					writeFile(t, s, 10, old)
+					testkit.WriteFileAt(t, s, 10, old)
 					strays = append(strays, s)
 				}
 			}
 			slices.Sort(strays)
 			sess := sessionFor(t, l)
-			pol := orphanPolicy("lake.données.évents")
+			pol := testkit.OrphanPolicy("lake.données.évents")
 			scan, tp := planSweep(t, sess, pol, tbl)
 			if scan.MissingReferencedCount != 0 || scan.Refusal != "" || len(tp.Refusals) != 0 {
 				t.Fatalf("refused: missing %v, refusal %q, %+v", scan.MissingReferenced, scan.Refusal, tp.Refusals)
 			}
-			if got := candidatePaths(scan); !slices.Equal(got, strays) {
+			if got := testkit.CandidatePaths(scan); !slices.Equal(got, strays) {
 				t.Fatalf("candidates\n%v\nwant the strays\n%v", got, strays)
 			}
-			res, err := RemoveOrphanFiles(context.Background(), l.Catalog, tbl, OrphanSpec{
-				Paths: candidatePaths(scan), OlderThan: 72 * time.Hour, Now: time.Now().Add(60 * 24 * time.Hour),
+			res, err := Remove(context.Background(), l.Catalog, tbl, Spec{
+				Paths: testkit.CandidatePaths(scan), OlderThan: 72 * time.Hour, Now: time.Now().Add(60 * 24 * time.Hour),
 				OtherTables: sess.TableLocations, Address: pol.Address,
 			})
 			if err != nil || res.FilesDeleted != int64(len(strays)) || len(res.Skipped) != 0 {
@@ -341,9 +335,9 @@ func TestSweepFilesOutsideLocation(t *testing.T) {
 	if strings.Contains(tbl.MetadataLocation(), "données") {
 		t.Skip("iceberg-go no longer escapes bare locations; this case is gone") // not silent: says why
 	}
-	scan, tp := planSweep(t, sessionFor(t, l), orphanPolicy("lake.données.évents"), tbl)
+	scan, tp := planSweep(t, sessionFor(t, l), testkit.OrphanPolicy("lake.données.évents"), tbl)
 	if scan.MissingReferencedCount != 0 || len(scan.Candidates) != 0 || len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "outside every sweep root") {
-		t.Fatalf("missing %d, candidates %v, refusals %+v", scan.MissingReferencedCount, candidatePaths(scan), tp.Refusals)
+		t.Fatalf("missing %d, candidates %v, refusals %+v", scan.MissingReferencedCount, testkit.CandidatePaths(scan), tp.Refusals)
 	}
 }
 
@@ -370,13 +364,13 @@ func TestSweepPercentNamedTables(t *testing.T) {
 				{"lake.ns.pctA", "lake.ns.pct%41", plain, tableFiles(t, enc)},
 				{"lake.ns.pct%41", "lake.ns.pctA", enc, tableFiles(t, plain)},
 			} {
-				scan, tp := planSweep(t, sess, orphanPolicy(tc.addr), tc.tbl)
+				scan, tp := planSweep(t, sess, testkit.OrphanPolicy(tc.addr), tc.tbl)
 				if scan.MissingReferencedCount != 0 {
 					t.Fatalf("%s: listing is partial: %v", tc.addr, scan.MissingReferenced)
 				}
 				if !uri {
 					if len(tp.Refusals) != 0 || len(scan.Candidates) != 0 {
-						t.Fatalf("%s: refusals %+v, candidates %v", tc.addr, tp.Refusals, candidatePaths(scan))
+						t.Fatalf("%s: refusals %+v, candidates %v", tc.addr, tp.Refusals, testkit.CandidatePaths(scan))
 					}
 					continue
 				}
@@ -402,14 +396,14 @@ func TestSweepLegacyDataPathsPlanAndApply(t *testing.T) {
 	old := time.Now().Add(-90 * 24 * time.Hour)
 	strays := []string{filepath.Join(folder, "x", "00000-0-a.parquet"), filepath.Join(object, "00000-0-b.parquet")}
 	for _, s := range strays {
-		writeFile(t, s, 10, old)
+		testkit.WriteFileAt(t, s, 10, old)
 	}
 	sess := sessionFor(t, l)
-	scan, _ := planSweep(t, sess, orphanPolicy("lake.ns.t"), tbl)
-	if got := candidatePaths(scan); !slices.Equal(got, strays) {
+	scan, _ := planSweep(t, sess, testkit.OrphanPolicy("lake.ns.t"), tbl)
+	if got := testkit.CandidatePaths(scan); !slices.Equal(got, strays) {
 		t.Fatalf("plan candidates %v, want %v", got, strays)
 	}
-	res, err := RemoveOrphanFiles(context.Background(), l.Catalog, tbl, OrphanSpec{
+	res, err := Remove(context.Background(), l.Catalog, tbl, Spec{
 		Paths: strays, OlderThan: 72 * time.Hour, Now: time.Now(), OtherTables: sess.TableLocations, Address: "lake.ns.t",
 	})
 	if err != nil || res.FilesDeleted != 2 {
@@ -424,15 +418,15 @@ func TestSweepStorageRootRefused(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Properties: map[string]string{"write.data.path": "/"}}), 1, 10, 1)
 	sess := sessionFor(t, l)
-	scan, tp := planSweep(t, sess, orphanPolicy("lake.ns.t"), tbl)
+	scan, tp := planSweep(t, sess, testkit.OrphanPolicy("lake.ns.t"), tbl)
 	if scan.ListedFiles != 0 || len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, `"file:///"`) || !strings.Contains(tp.Refusals[0].Reason, "allow_storage_roots") {
 		t.Fatalf("listed %d; refusals %+v", scan.ListedFiles, tp.Refusals)
 	}
 	stray := testkit.WriteStray(t, tbl, "data/00000-0-stray.parquet", 10, time.Now().Add(-90*24*time.Hour))
-	_, err := RemoveOrphanFiles(context.Background(), l.Catalog, tbl, OrphanSpec{
+	_, err := Remove(context.Background(), l.Catalog, tbl, Spec{
 		Paths: []string{stray}, OlderThan: 72 * time.Hour, Now: time.Now(), OtherTables: sess.TableLocations, Address: "lake.ns.t",
 	})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "allow_storage_roots") {
+	if !errors.Is(err, store.ErrRefused) || !strings.Contains(err.Error(), "allow_storage_roots") {
 		t.Fatalf("apply: %v", err)
 	}
 	if _, err := os.Lstat(stray); err != nil {
@@ -459,7 +453,7 @@ func TestRootStorageNeedsCatalogSettings(t *testing.T) {
 	ctx := context.Background()
 	own := iceio.LocalFS{}
 	_, err := rootStorage(ctx, own, "s3://lake/t", map[string]string{"credential": "x"}, "s3://elsewhere/d")
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `"s3://elsewhere/d"`) || !strings.Contains(err.Error(), "s3.*") {
+	if !errors.Is(err, store.ErrRefused) || !strings.Contains(err.Error(), `"s3://elsewhere/d"`) || !strings.Contains(err.Error(), "s3.*") {
 		t.Fatalf("want a refusal naming the root, got %v", err)
 	}
 	if f, err := rootStorage(ctx, own, "s3://lake/t", nil, "s3://lake/d"); err != nil || f != iceio.IO(own) {

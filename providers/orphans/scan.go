@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"cmp"
@@ -17,8 +17,8 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/expiry"
 	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // QuarantineDir is where a quarantining apply moves orphans (issue 5); the
@@ -33,38 +33,49 @@ const maxMissingReported = 20
 // fewer; beyond this the scan refuses rather than grow without bound.
 const maxUnreferenced = 1_000_000
 
-// orphanHooks lets tests act at the points where races happen.
-type orphanHooks struct {
+// Env is what a scan needs of the session that runs it.
+type Env struct {
+	// Reload loads the table afresh from its catalog: the referenced set
+	// is built from metadata loaded after the listing (rule 2).
+	Reload func(ctx context.Context) (*table.Table, error)
+	// Storage are the catalog block's properties: the storage settings of
+	// roots outside the table location's storage (rootStorage).
+	Storage map[string]string
+	// OtherTables lists every table of every configured catalog with its
+	// location and write paths (rule 6), keyed by address.
+	OtherTables func(ctx context.Context) (map[string]TableLocation, error)
+	// SpillLimit is how many listed files, and how many references, the
+	// scan holds in memory before it sorts them out to disk; 0 is
+	// reach.DefaultSpillLimit (tests force spilling with a small one).
+	SpillLimit int
+	// Ride, when set, rides on the reference walk.
+	Ride *Ride
+
 	// afterListing runs after storage was listed and before the table is
-	// reloaded to build the referenced set.
+	// reloaded to build the referenced set: tests act there, where races
+	// happen.
 	afterListing func()
-	// ride, when set, rides on the reference walk (see walkRide).
-	ride *walkRide
 }
 
-// walkRide is what Observe hands the orphan scan's reference walk besides
-// the referenced set, so that a plan reads each manifest once: the current
-// snapshot's aggregate and the expiry index. The scan reports what it fed:
-// walked is false when it refused before walking; aggDone is false when aggSnap is
-// no longer in the metadata it walked (a concurrent expiry).
-type walkRide struct {
-	agg     *aggregator
-	aggSnap int64
-	expiry  *expiry.Index
-	walked  bool // the reference walk ran, feeding expiry if set
-	aggDone bool // ... and agg (aggSnap was in the walked metadata)
-}
-
-// defaultSpillLimit is how many listed files, and how many references,
-// the orphan scan holds in memory before it sorts them out to disk: about
-// 50 MB each for typical object-store paths.
-const defaultSpillLimit = 200_000
-
-func (s *Session) spillLimit() int {
-	if s.spill > 0 {
-		return s.spill
+func (e Env) spillLimit() int {
+	if e.SpillLimit > 0 {
+		return e.SpillLimit
 	}
-	return defaultSpillLimit
+	return reach.DefaultSpillLimit
+}
+
+// Ride is what else the scan's reference walk feeds, so that a plan reads
+// each manifest once: the observation's aggregate of the current snapshot
+// and its expiry index. The scan says what it fed: Walked is false when it
+// refused before walking; Aggregated is false when AggregateSnapshot is no
+// longer in the metadata it walked (a concurrent expiry).
+type Ride struct {
+	Aggregate         reach.Aggregate
+	AggregateSnapshot int64
+	Consumers         []reach.Consumer
+
+	Walked     bool // the reference walk ran, feeding Consumers
+	Aggregated bool // ... and Aggregate
 }
 
 // listedFile is one file of the storage listing.
@@ -75,19 +86,19 @@ type listedFile struct {
 	mtime int64
 }
 
-// scanOrphans compares the table's storage with the files its metadata
-// references (docs/design.md §5.5 rules 1-3, 6, 8). Storage is listed first; the
-// table is then reloaded from its catalog and the referenced set built from
-// that newer metadata, so a file committed while we listed is in both and is
+// Scan compares the table's storage with the files its metadata references
+// (docs/design.md §5.5 rules 1-3, 6, 8). Storage is listed first; the table
+// is then reloaded from its catalog and the referenced set built from that
+// newer metadata, so a file committed while we listed is in both and is
 // kept. Policy decisions (age guard, ratio, gc.enabled) are diff's.
-func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, hooks orphanHooks) (*diff.OrphanScan, error) {
+func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table) (*diff.OrphanScan, error) {
 	norm := orphanNorm(pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
 	scan := &diff.OrphanScan{
 		Candidates: []diff.FileInfo{},
 		NonIceberg: []diff.FileInfo{},
 		Categories: map[string]int64{},
 	}
-	roots := OrphanRoots(tbl.Location(), tbl.Properties(), norm)
+	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
 	scan.Roots = roots
 	if why := rootProblem(roots, allowedRoots(pol.OrphanFiles.AllowStorageRoots.Value, norm)); why != "" {
 		scan.Refusal = why
@@ -97,20 +108,12 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
-	catName, _, err := SplitAddress(pol.Address)
-	if err != nil {
-		return nil, err
-	}
-	storage, err := s.StorageProperties(catName)
-	if err != nil {
-		return nil, err
-	}
 	locKey := rootKey(tbl.Location(), norm)
 	ios := map[string]iceio.IO{}
 	for _, r := range roots {
-		f, err := rootStorage(ctx, fsys, locKey, storage, r)
-		if errors.Is(err, ErrRefused) {
-			scan.Refusal = strings.TrimPrefix(err.Error(), ErrRefused.Error()+": ")
+		f, err := rootStorage(ctx, fsys, locKey, env.Storage, r)
+		if errors.Is(err, store.ErrRefused) {
+			scan.Refusal = strings.TrimPrefix(err.Error(), store.ErrRefused.Error()+": ")
 			return scan, nil
 		}
 		if err != nil {
@@ -121,19 +124,19 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 
 	// Rule 1: the listing comes first.
 	ioFor := func(root string) (iceio.IO, error) { return ios[root], nil }
-	listing, hints, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm, s.spillLimit())
+	listing, hints, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm, env.spillLimit())
 	if err != nil {
 		return nil, err
 	}
 	defer listing.Close()
 	scan.Symlinks = symlinks
 	scan.ListedFiles = listing.Len()
-	if hooks.afterListing != nil {
-		hooks.afterListing()
+	if env.afterListing != nil {
+		env.afterListing()
 	}
 
 	// Rule 2: the referenced set, from metadata loaded after the listing.
-	fresh, err := s.LoadTable(ctx, pol.Address)
+	fresh, err := env.Reload(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reload after listing: %w", err)
 	}
@@ -141,7 +144,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		scan.Refusal = "the table was dropped and recreated during the scan"
 		return scan, nil
 	}
-	refs := reach.NewSortedRefSet(s.spillLimit())
+	refs := reach.NewSortedRefSet(env.spillLimit())
 	defer refs.Close()
 	var relative string
 	add := func(p, cat string, required bool) error {
@@ -150,7 +153,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		}
 		return refs.Add(norm(p), cat, required)
 	}
-	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, hooks.ride); err != nil {
+	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, env.Ride); err != nil {
 		return nil, err
 	}
 	// Sealing passes over every distinct reference once; the prefix
@@ -184,10 +187,10 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	}
 
 	// Rule 6: other tables' files under the sweep, from the tables of
-	// every configured catalog (TableLocations: names listed afresh, each
+	// every configured catalog (the session's: names listed afresh, each
 	// table loaded once per session). If a catalog cannot be listed the
 	// answer is unknown, and the sweep is refused.
-	locs, err := s.TableLocations(ctx)
+	locs, err := env.OtherTables(ctx)
 	if err != nil {
 		scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not check other tables for files inside the sweep: %v", err))
 	}
@@ -208,12 +211,12 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 }
 
 // buildReferenced adds every file the metadata references: all snapshots'
-// files (ReachableFiles), every metadata.json in the log plus the current
+// files (reach.Walk), every metadata.json in the log plus the current
 // one, and version-hint.text when storage has one. Files reached from
 // snapshots and metadata versions that were already there before the
 // listing (before, beforeLoc) are required to be in it; those of commits
 // made since are referenced (kept) but may be absent from the listing.
-func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, hints []string, norm func(string) string, add func(p, cat string, required bool) error, ride *walkRide) error {
+func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, hints []string, norm func(string) string, add func(p, cat string, required bool) error, ride *Ride) error {
 	md := tbl.Metadata()
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
@@ -235,29 +238,27 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 		}}},
 	}
 	if ride != nil {
-		if ride.agg != nil && md.SnapshotByID(ride.aggSnap) != nil {
-			w.Aggregate, w.AggregateSnapshot = ride.agg, ride.aggSnap
+		if ride.Aggregate != nil && md.SnapshotByID(ride.AggregateSnapshot) != nil {
+			w.Aggregate, w.AggregateSnapshot = ride.Aggregate, ride.AggregateSnapshot
 		}
-		if ride.expiry != nil {
-			w.Consumers = append(w.Consumers, ride.expiry.Consumer())
-		}
+		w.Consumers = append(w.Consumers, ride.Consumers...)
 	}
 	if err := reach.Walk(ctx, w); err != nil {
 		return fmt.Errorf("build referenced set: %w", err)
 	}
 	if ride != nil {
-		ride.walked = true
-		ride.aggDone = w.Aggregate != nil
+		ride.Walked = true
+		ride.Aggregated = w.Aggregate != nil
 	}
 	knownMeta := map[string]bool{norm(beforeLoc): true}
 	for e := range before.PreviousFiles() {
 		knownMeta[norm(e.MetadataFile)] = true
 	}
-	if err := add(tbl.MetadataLocation(), CategoryMetadata, knownMeta[norm(tbl.MetadataLocation())]); err != nil {
+	if err := add(tbl.MetadataLocation(), reach.CategoryMetadata, knownMeta[norm(tbl.MetadataLocation())]); err != nil {
 		return err
 	}
 	for e := range md.PreviousFiles() {
-		if err := add(e.MetadataFile, CategoryMetadata, knownMeta[norm(e.MetadataFile)]); err != nil {
+		if err := add(e.MetadataFile, reach.CategoryMetadata, knownMeta[norm(e.MetadataFile)]); err != nil {
 			return err
 		}
 	}
@@ -279,7 +280,7 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 		hint := dir + "version-hint.text"
 		if k := norm(hint); !seen[k] && slices.Contains(hints, k) {
 			seen[k] = true
-			if err := add(hint, CategoryVersionHint, true); err != nil {
+			if err := add(hint, reach.CategoryVersionHint, true); err != nil {
 				return err
 			}
 		}
@@ -469,7 +470,7 @@ func mergeListing(scan *diff.OrphanScan, listing *reach.Sorter, refs reach.RefSe
 			scan.Excluded++
 		case hasPathPart(mismatch, f.key):
 			scan.PrefixMismatches = append(scan.PrefixMismatches, f.path)
-		case !IsIcebergFileName(path.Base(f.key)):
+		case !isIcebergFileName(path.Base(f.key)):
 			scan.NonIceberg = append(scan.NonIceberg, info)
 		default:
 			scan.Candidates = append(scan.Candidates, info)
@@ -553,10 +554,10 @@ func hasPathPart(sorted []string, key string) bool {
 // compressed), Puffin statistics and deletion vectors, and version hints.
 var icebergFileName = regexp.MustCompile(`(?i)(\.parquet|\.avro|\.orc|\.metadata\.json|\.metadata\.json\.gz|\.puffin|\.stats|^version-hint\.text)$`)
 
-// IsIcebergFileName reports whether a base name looks like a file Iceberg
+// isIcebergFileName reports whether a base name looks like a file Iceberg
 // writes. Anything else (.crc side files, _SUCCESS, README) is reported as
 // non-Iceberg and is not an orphan candidate.
-func IsIcebergFileName(base string) bool {
+func isIcebergFileName(base string) bool {
 	if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") {
 		return false // hidden and marker files (.x.parquet.crc, _SUCCESS)
 	}

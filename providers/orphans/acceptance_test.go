@@ -1,4 +1,4 @@
-package providers_test
+package orphans_test
 
 // The acceptance of issue 5, as one test on real tables (sqlite catalog,
 // file warehouse): plan and apply through apply.Plan/apply.Apply, then a

@@ -1,4 +1,4 @@
-package providers_test
+package orphans_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/store"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -60,7 +60,7 @@ func TestRemoveOrphanFilesFailedDeleteContinues(t *testing.T) {
 	var inFlight, maxInFlight atomic.Int64
 	var mu sync.Mutex
 	var order []string
-	spec := OrphanSpec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, DeleteConcurrency: 8, BatchSize: 4}
+	spec := Spec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, DeleteConcurrency: 8, BatchSize: 4}
 	spec.remove = func(p string) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
@@ -83,7 +83,7 @@ func TestRemoveOrphanFilesFailedDeleteContinues(t *testing.T) {
 		}
 		return os.Remove(p)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, spec)
+	res, err := Remove(ctx, l.Cat, tbl, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestRemoveOrphanFilesBoundedConcurrency(t *testing.T) {
 		paths = append(paths, writeOld(t, filepath.Join(root, "data", "b", strings.Repeat("z", i%5+1)+"-"+time.Duration(i).String()+".parquet"), "x", old))
 	}
 	var inFlight, maxInFlight atomic.Int64
-	spec := OrphanSpec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, DeleteConcurrency: 3, BatchSize: 1000}
+	spec := Spec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, DeleteConcurrency: 3, BatchSize: 1000}
 	spec.remove = func(p string) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
@@ -132,7 +132,7 @@ func TestRemoveOrphanFilesBoundedConcurrency(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return os.Remove(p)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, spec)
+	res, err := Remove(ctx, l.Cat, tbl, spec)
 	if err != nil || res.FilesDeleted != 60 {
 		t.Fatalf("deleted %d, err %v", res.FilesDeleted, err)
 	}
@@ -152,8 +152,8 @@ func TestRemoveOrphanFilesGCDisabledSincePlan(t *testing.T) {
 	if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"gc.enabled": "false"})}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "gc.enabled") {
+	_, err := Remove(ctx, l.Cat, tbl, Spec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
+	if !errors.Is(err, store.ErrRefused) || !strings.Contains(err.Error(), "gc.enabled") {
 		t.Fatalf("want a gc.enabled refusal, got %v", err)
 	}
 	if _, err := os.Stat(p); err != nil {
@@ -178,8 +178,8 @@ func TestRemoveOrphanFilesNestedTableSincePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.AppendIDs(t, inner, 0, 3)
-	_, err = RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "sales.inner") {
+	_, err = Remove(ctx, l.Cat, tbl, Spec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now})
+	if !errors.Is(err, store.ErrRefused) || !strings.Contains(err.Error(), "sales.inner") {
 		t.Fatalf("want a refusal naming sales.inner, got %v", err)
 	}
 	if _, err := os.Stat(p); err != nil {
@@ -193,13 +193,13 @@ func TestRemoveOrphanFilesNestedTableSincePlan(t *testing.T) {
 			"other.x.twin":      {UUID: "6f1c7d1e-0000-0000-0000-000000000001", Location: tbl.Location()},
 		}, nil
 	}
-	_, err = RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: other, Address: "lake.sales.orders"})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "other.x.twin") || strings.Contains(err.Error(), "lake.sales.orders") {
+	_, err = Remove(ctx, l.Cat, tbl, Spec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: other, Address: "lake.sales.orders"})
+	if !errors.Is(err, store.ErrRefused) || !strings.Contains(err.Error(), "other.x.twin") || strings.Contains(err.Error(), "lake.sales.orders") {
 		t.Fatalf("want a refusal naming other.x.twin only, got %v", err)
 	}
 	failing := func(context.Context) (map[string]TableLocation, error) { return nil, errors.New("catalog down") }
-	_, err = RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: failing, Address: "lake.sales.orders"})
-	if !errors.Is(err, ErrRefused) {
+	_, err = Remove(ctx, l.Cat, tbl, Spec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: failing, Address: "lake.sales.orders"})
+	if !errors.Is(err, store.ErrRefused) {
 		t.Fatalf("an unknown answer must refuse, got %v", err)
 	}
 	if _, err := os.Stat(p); err != nil {
@@ -252,12 +252,12 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	b := writeOld(t, filepath.Join(root, "metadata", "b-m0.avro"), "bb", old)
 	before := dirListing(t, root)
 
-	spec := OrphanSpec{Paths: []string{a, b}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour}
-	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, spec)
+	spec := Spec{Paths: []string{a, b}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour}
+	res, err := Remove(ctx, l.Cat, tbl, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := NewQuarantineRunID(t0)
+	run := newRunID(t0)
 	if res.FilesQuarantined != 2 || res.FilesDeleted != 0 || res.BytesFreed != 0 || res.Note != "quarantined 2 files (6 bytes) in run "+run {
 		t.Fatalf("result %+v", res)
 	}
@@ -294,8 +294,7 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 10))
 
 	// Restore, with a file in the way of one of them.
-	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.Dir, "catalog.db"), Warehouse: filepath.Join(l.Dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
-	t.Cleanup(func() { _ = sess.Close() })
+	sess := openSession(t, l.Config())
 	writeOld(t, b, "someone else's", t0)
 	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
 	if err != nil {
@@ -334,7 +333,7 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 10))
 
 	// Quarantine again, then applies at later times (injected clock).
-	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), spec)
+	res, err = Remove(ctx, l.Cat, l.Load(), spec)
 	if err != nil || res.FilesQuarantined != 2 {
 		t.Fatalf("second quarantine %+v %v", res, err)
 	}
@@ -346,7 +345,7 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	}
 	// Even listed (a hand-made spec), a run is not purged before its time.
 	later.PurgeRuns = plannedRuns(t, l.Load(), t0.Add(8*24*time.Hour))
-	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), later)
+	res, err = Remove(ctx, l.Cat, l.Load(), later)
 	if err != nil || !res.NoOp || strings.Contains(res.Note, "purged") || !strings.Contains(res.Note, run+": not due, kept") {
 		t.Fatalf("purged before its time: %+v %v", res, err)
 	}
@@ -358,7 +357,7 @@ func TestQuarantineRestorePurge(t *testing.T) {
 	if len(later.PurgeRuns) != 1 || later.PurgeRuns[0].RunID != run || later.PurgeRuns[0].Files != 2 || later.PurgeRuns[0].Bytes != 6 {
 		t.Fatalf("planned runs %+v", later.PurgeRuns)
 	}
-	res, err = RemoveOrphanFiles(ctx, l.Cat, l.Load(), later)
+	res, err = Remove(ctx, l.Cat, l.Load(), later)
 	if err != nil || res.NoOp || !strings.Contains(res.Note, "purged quarantine runs "+run+" (2 files, 6 bytes)") || res.FilesDeleted != 2 || res.BytesFreed != 6 {
 		t.Fatalf("purge: %+v %v", res, err)
 	}
@@ -435,7 +434,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	for _, r := range runs {
 		all = append(all, diff.PurgeRun{RunID: r.RunID, ManifestDigest: r.ManifestDigest})
 	}
-	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{OlderThan: 72 * time.Hour, Now: now, QuarantineFor: time.Hour, PurgeRuns: all})
+	res, err := Remove(ctx, l.Cat, tbl, Spec{OlderThan: 72 * time.Hour, Now: now, QuarantineFor: time.Hour, PurgeRuns: all})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,8 +471,7 @@ func TestRestoreRefusesManifestOutsideTable(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.Dir, "catalog.db"), Warehouse: filepath.Join(l.Dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
-	t.Cleanup(func() { _ = sess.Close() })
+	sess := openSession(t, l.Config())
 	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", "evil")
 	if err != nil {
 		t.Fatal(err)
@@ -522,12 +520,12 @@ func TestRemoveOrphanFilesInterruptedStopsAtBatch(t *testing.T) {
 	for i := range 6 {
 		paths = append(paths, writeOld(t, filepath.Join(root, "data", "s"+string(rune('0'+i))+".parquet"), "x", now.Add(-10*24*time.Hour)))
 	}
-	spec := OrphanSpec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, BatchSize: 2, DeleteConcurrency: 1}
+	spec := Spec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, BatchSize: 2, DeleteConcurrency: 1}
 	spec.remove = func(p string) error {
 		cancel() // the interrupt arrives during the first batch
 		return os.Remove(p)
 	}
-	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, spec)
+	res, err := Remove(ctx, l.Cat, tbl, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +566,7 @@ func TestOrphanScanReadsQuarantineRuns(t *testing.T) {
 	loc := strings.TrimPrefix(tbl.Location(), "file://")
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	a := writeOld(t, filepath.Join(loc, "data", "a.parquet"), "aaaa", t0.Add(-10*24*time.Hour))
-	res, err := RemoveOrphanFiles(ctx, l.Catalog, tbl, OrphanSpec{Paths: []string{a}, OlderThan: 72 * time.Hour, Now: t0,
+	res, err := Remove(ctx, l.Catalog, tbl, Spec{Paths: []string{a}, OlderThan: 72 * time.Hour, Now: t0,
 		Quarantine: true, QuarantineFor: 7 * 24 * time.Hour})
 	if err != nil || res.FilesQuarantined != 1 {
 		t.Fatalf("quarantine %+v %v", res, err)
@@ -578,11 +576,11 @@ func TestOrphanScanReadsQuarantineRuns(t *testing.T) {
 	writeOld(t, filepath.Join(qroot, "bare", "data", "x.parquet"), "x", t0)
 
 	sess := sessionFor(t, l)
-	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.t"), tbl, orphanHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := NewQuarantineRunID(t0)
+	run := newRunID(t0)
 	raw, err := os.ReadFile(filepath.Join(qroot, run, QuarantineManifestName))
 	if err != nil {
 		t.Fatal(err)
@@ -620,7 +618,7 @@ func TestQuarantineRunHoldingManyLiveFiles(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), maxMissingReported+4, 5, maxMissingReported+4)
-	live := dataFiles(t, tbl)
+	live := testkit.DataFiles(t, tbl)
 	if len(live) <= maxMissingReported {
 		t.Fatalf("setup: %d data files", len(live))
 	}
@@ -641,7 +639,7 @@ func TestQuarantineRunHoldingManyLiveFiles(t *testing.T) {
 	if err := writeQuarantineManifest(nil, root, filepath.Join(runDir, QuarantineManifestName), man); err != nil {
 		t.Fatal(err)
 	}
-	scan, err := sessionFor(t, l).scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	scan, err := sessionFor(t, l).scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.t"), tbl, orphanHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -671,17 +669,16 @@ func TestRestoreFinishesAnInterruptedMove(t *testing.T) {
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	old := t0.Add(-10 * 24 * time.Hour)
 	a := writeOld(t, filepath.Join(root, "data", "a.parquet"), "aaaa", old)
-	res, err := RemoveOrphanFiles(ctx, l.Cat, tbl, OrphanSpec{Paths: []string{a}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour})
+	res, err := Remove(ctx, l.Cat, tbl, Spec{Paths: []string{a}, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true, QuarantineFor: 7 * 24 * time.Hour})
 	if err != nil || res.FilesQuarantined != 1 {
 		t.Fatalf("quarantine %+v %v", res, err)
 	}
-	run := NewQuarantineRunID(t0)
+	run := newRunID(t0)
 	q := filepath.Join(root, QuarantineDir, run, "data", "a.parquet")
 	if err := os.Link(q, a); err != nil { // the link landed, the unlink did not
 		t.Fatal(err)
 	}
-	sess := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(l.Dir, "catalog.db"), Warehouse: filepath.Join(l.Dir, "warehouse"), Properties: map[string]string{}}}}, Options{})
-	t.Cleanup(func() { _ = sess.Close() })
+	sess := openSession(t, l.Config())
 	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
 	if err != nil || len(rr.Restored) != 1 || len(rr.Refused) != 0 {
 		t.Fatalf("restore %+v %v", rr, err)

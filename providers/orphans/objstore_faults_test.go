@@ -1,4 +1,4 @@
-package providers_test
+package orphans_test
 
 // Issue 17 on the real S3 server (the shared versitygw of
 // scripts/services.sh), with faults injected by testenv.FaultProxy in front
@@ -30,6 +30,7 @@ import (
 	"github.com/iceops/iceops/internal/lakehouse"
 	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/orphans"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -163,7 +164,7 @@ func runIDOf(t *testing.T, objs map[string]string) string {
 	t.Helper()
 	var runs []string
 	for k := range objs {
-		if rest, ok := strings.CutPrefix(k, providers.QuarantineDir+"/"); ok {
+		if rest, ok := strings.CutPrefix(k, orphans.QuarantineDir+"/"); ok {
 			run, _, _ := strings.Cut(rest, "/")
 			if !slices.Contains(runs, run) {
 				runs = append(runs, run)
@@ -203,7 +204,7 @@ func TestS3QuarantineFinalManifestWriteFails(t *testing.T) {
 	if o := orphansOf(planOf(t, p, "lake.sales.orders")); o == nil || len(o.Paths) != 5 {
 		t.Fatalf("plan: %+v", planOf(t, p, "lake.sales.orders"))
 	}
-	l.proxy.Add(testenv.Fault{Method: "PUT", Path: providers.QuarantineManifestName, Nth: 2, Times: 100, Status: 500, Code: "InternalError"})
+	l.proxy.Add(testenv.Fault{Method: "PUT", Path: orphans.QuarantineManifestName, Nth: 2, Times: 100, Status: 500, Code: "InternalError"})
 	res := l.apply(ctx, sess, p)
 	ar := actionResult(t, res, "lake.sales.orders")
 	if !res.Failed() || ar.Status != apply.StatusFailed || ar.FilesQuarantined != 5 || len(ar.DeleteErrors) != 1 || !strings.Contains(ar.DeleteErrors[0], "final manifest") {
@@ -214,8 +215,8 @@ func TestS3QuarantineFinalManifestWriteFails(t *testing.T) {
 	}
 	after := l.objects("orders")
 	run := runIDOf(t, after)
-	manKey := providers.QuarantineDir + "/" + run + "/" + providers.QuarantineManifestName
-	var man providers.QuarantineManifest
+	manKey := orphans.QuarantineDir + "/" + run + "/" + orphans.QuarantineManifestName
+	var man orphans.QuarantineManifest
 	must(t, json.Unmarshal([]byte(after[manKey]), &man))
 	if len(man.Files) != 5 {
 		t.Fatalf("manifest in the bucket: %+v", man)
@@ -225,14 +226,14 @@ func TestS3QuarantineFinalManifestWriteFails(t *testing.T) {
 		if _, ok := after[rel]; ok {
 			t.Fatalf("%s still in place", s)
 		}
-		if after[providers.QuarantineDir+"/"+run+"/"+rel] != before[rel] {
+		if after[orphans.QuarantineDir+"/"+run+"/"+rel] != before[rel] {
 			t.Fatalf("%s not in the quarantine", rel)
 		}
 	}
 
 	// Restore while the quarantined copies cannot be read.
 	l.proxy.Clear()
-	l.proxy.Add(testenv.Fault{Method: "GET", Path: providers.QuarantineDir + "/" + run + "/data/", Status: 503, Code: "SlowDown"})
+	l.proxy.Add(testenv.Fault{Method: "GET", Path: orphans.QuarantineDir + "/" + run + "/data/", Status: 503, Code: "SlowDown"})
 	rr, err := sess.RestoreQuarantine(ctx, "lake.sales.orders", run)
 	must(t, err)
 	if len(rr.Restored) != 0 || len(rr.Refused) != 5 || rr.ManifestKept == "" || !strings.Contains(rr.Refused[0], "could not be checked") {
@@ -287,7 +288,7 @@ func TestS3QuarantineMoveFailures(t *testing.T) {
 	}
 	after := l.objects("orders")
 	run := runIDOf(t, after)
-	q := providers.QuarantineDir + "/" + run + "/"
+	q := orphans.QuarantineDir + "/" + run + "/"
 	for i, where := range []string{"quarantine", "place", "both", "quarantine", "quarantine"} {
 		rel := fmt.Sprintf("data/stray-%d.parquet", i)
 		_, inPlace := after[rel]
@@ -296,8 +297,8 @@ func TestS3QuarantineMoveFailures(t *testing.T) {
 			t.Errorf("%s is in %s, want %s", rel, got, where)
 		}
 	}
-	var man providers.QuarantineManifest
-	must(t, json.Unmarshal([]byte(after[q+providers.QuarantineManifestName]), &man))
+	var man orphans.QuarantineManifest
+	must(t, json.Unmarshal([]byte(after[q+orphans.QuarantineManifestName]), &man))
 	if len(man.Files) != 4 {
 		t.Fatalf("manifest lists %d files, want the 4 in the quarantine: %+v", len(man.Files), man.Files)
 	}
@@ -444,14 +445,14 @@ func TestS3QuarantineForbiddenRefusedInPlan(t *testing.T) {
 	l := newS3Lake(t, "orders")
 	l.strays("orders", 3)
 	before := l.objects("orders")
-	l.proxy.Add(testenv.Fault{Method: "PUT", Path: "/" + providers.QuarantineDir + "/", Status: 403, Code: "AccessDenied"})
+	l.proxy.Add(testenv.Fault{Method: "PUT", Path: "/" + orphans.QuarantineDir + "/", Status: 403, Code: "AccessDenied"})
 	sess := l.session()
 	p := l.plan(ctx, sess)
 	tp := planOf(t, p, "lake.sales.orders")
 	if o := orphansOf(tp); o != nil {
 		t.Fatalf("the plan quarantines into a forbidden prefix: %+v", o)
 	}
-	if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "refuses writes under "+providers.QuarantineDir) || !strings.Contains(tp.Refusals[0].Reason, "AccessDenied") {
+	if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "refuses writes under "+orphans.QuarantineDir) || !strings.Contains(tp.Refusals[0].Reason, "AccessDenied") {
 		t.Fatalf("refusals %+v", tp.Refusals)
 	}
 	res := l.apply(ctx, sess, p)
@@ -461,7 +462,7 @@ func TestS3QuarantineForbiddenRefusedInPlan(t *testing.T) {
 	if got := l.objects("orders"); !mapsEqualS(dataOnly(got), dataOnly(before)) {
 		t.Fatalf("bucket changed: %v", keys(got))
 	}
-	if n := len(l.proxy.Requests("PUT", "/"+providers.QuarantineDir+"/")); n != 1 {
+	if n := len(l.proxy.Requests("PUT", "/"+orphans.QuarantineDir+"/")); n != 1 {
 		t.Fatalf("%d PUTs under the quarantine, want the one probe (a 403 is not retried)", n)
 	}
 }

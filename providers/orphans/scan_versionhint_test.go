@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestOrphanScanVersionHintWithWriteMetadataPath(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
-	src := filepath.Join("..", "internal", "testdata", "tables", "glaredb-spark-v1-versioned")
+	src := filepath.Join("..", "..", "internal", "testdata", "tables", "glaredb-spark-v1-versioned")
 	dst := filepath.Join(l.Warehouse, "spark", "versioned")
 	tbl := l.RegisterSQL(t, "spark.versioned", testkit.CopyTable(t, src, dst, "metadata/v2.metadata.json"))
 	custom := "file://" + filepath.Join(dst, "custom_metadata")
@@ -39,17 +40,21 @@ func TestOrphanScanVersionHintWithWriteMetadataPath(t *testing.T) {
 	// Everything is old, so only references keep files out of the plan.
 	backdateTree(t, dst, time.Now().Add(-30*24*time.Hour))
 	sess := sessionFor(t, l)
-	st, err := sess.Observe(ctx, orphanPolicy("lake.spark.versioned"))
+	cur, err := sess.LoadTable(ctx, "lake.spark.versioned")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range st.Orphans.Candidates {
+	scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.spark.versioned"), cur, orphanHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range scan.Candidates {
 		if path.Base(c.Path) == "version-hint.text" {
 			t.Fatalf("version-hint.text is an orphan candidate: %s", c.Path)
 		}
 	}
-	if n := st.Orphans.Categories[CategoryVersionHint]; n != 1 {
-		t.Fatalf("referenced version hints = %d, want 1 (categories %v)", n, st.Orphans.Categories)
+	if n := scan.Categories[reach.CategoryVersionHint]; n != 1 {
+		t.Fatalf("referenced version hints = %d, want 1 (categories %v)", n, scan.Categories)
 	}
 }
 

@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
@@ -50,9 +51,9 @@ func quarantineRoot(location string) string {
 	return strings.TrimSuffix(location, "/") + "/" + QuarantineDir
 }
 
-// NewQuarantineRunID names a run by its start time (sortable, readable in a
+// newRunID names a run by its start time (sortable, readable in a
 // listing); a second run within the same second gets a suffix.
-func NewQuarantineRunID(now time.Time) string {
+func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z")
 }
 
@@ -61,7 +62,7 @@ func NewQuarantineRunID(now time.Time) string {
 // write.metadata.path elsewhere, relative to that root under "root-<i>/".
 func quarantineTarget(runDir, location string, roots []string, p string) (string, bool) {
 	loc := store.NormPath(location)
-	root := execRootOf(roots, p)
+	root := plainRootOf(roots, p)
 	if root == "" {
 		return "", false
 	}
@@ -86,10 +87,10 @@ func quarantineTarget(runDir, location string, roots []string, p string) (string
 // was gone when its move started (another run took it) is no move at all
 // and is dropped from the manifest. Every file not moved is named in
 // DeleteErrors (or Skipped, for a file that was gone), so the action fails.
-func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots []string, files []fileRef, spec OrphanSpec, res *ExecResult) string {
+func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots []string, files []fileRef, spec Spec, res *store.Result) string {
 	runID := spec.RunID
 	if runID == "" {
-		runID = NewQuarantineRunID(spec.Now)
+		runID = newRunID(spec.Now)
 	}
 	loc := tbl.Location()
 	qroot := quarantineRoot(loc)
@@ -123,7 +124,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 			res.Skipped = append(res.Skipped, f.path+": no place for it in the quarantine, kept")
 			continue
 		}
-		_, mtime, _ := execStatCandidate(fs, execRootOf(roots, f.path), f.path)
+		_, mtime, _ := statCandidate(fs, plainRootOf(roots, f.path), f.path)
 		man.Files = append(man.Files, diff.QuarantinedFile{Original: f.path, Quarantined: dest, Size: f.size, Mtime: mtime.UTC()})
 		moving = append(moving, f)
 	}
@@ -149,7 +150,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	var quarantinedBytes int64
 	_ = runBatched(ctx, moving, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
 		dest, _ := quarantineTarget(runDir, loc, roots, f.path)
-		st, err := quarantineMove(fs, loc, execRootOf(roots, f.path), f.path, dest)
+		st, err := quarantineMove(fs, loc, plainRootOf(roots, f.path), f.path, dest)
 		mu.Lock()
 		states[f.path], moveErrs[f.path] = st, err
 		mu.Unlock()
@@ -612,8 +613,8 @@ func quarantineRuns(fs iceio.IO, location string) ([]quarantineRun, error) {
 	return out, nil
 }
 
-// PurgeResult is what purging a table's planned quarantine runs did.
-type PurgeResult struct {
+// purgeResult is what purging a table's planned quarantine runs did.
+type purgeResult struct {
 	Runs   []string // runs deleted
 	Files  int64
 	Bytes  int64
@@ -630,8 +631,8 @@ type PurgeResult struct {
 // norm is the sweep's path normaliser (the policy's equal_schemes and
 // equal_authorities): a reference spelled with an alias of an original path
 // must keep the run, exactly as it keeps the file in the sweep itself.
-func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error, norm func(string) string) PurgeResult {
-	var pr PurgeResult
+func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error, norm func(string) string) purgeResult {
+	var pr purgeResult
 	qroot := quarantineRoot(tbl.Location())
 	uuid := tbl.Metadata().TableUUID().String()
 	type due struct {
@@ -764,14 +765,11 @@ func markReferenced(ctx context.Context, fs iceio.IO, tbl *table.Table, refd map
 			refd[k] = true
 		}
 	}
-	var ids []int64
-	for _, s := range md.Snapshots() {
-		ids = append(ids, s.SnapshotID)
-	}
-	if err := walkReachable(ctx, fs, md, ids, true, func(p string, _ int64, _ string) error {
-		mark(p)
+	err := reach.Walk(ctx, reach.Spec{Meta: md, FS: fs, Snapshots: reach.AllSnapshots(md), Consumers: []reach.Consumer{{WithDeleted: true, File: func(f reach.File) error {
+		mark(f.Path)
 		return nil
-	}); err != nil {
+	}}}})
+	if err != nil {
 		return err
 	}
 	mark(tbl.MetadataLocation())
@@ -782,8 +780,9 @@ func markReferenced(ctx context.Context, fs iceio.IO, tbl *table.Table, refd map
 	return nil
 }
 
-// RestoreQuarantine moves every file of one quarantine run of address back
-// to its original path. It never overwrites: a file that exists at the
+// Restore moves every file of one quarantine run of the table at address
+// (load loads it, with the storage limits in ctx) back to its original
+// path. It never overwrites: a file that exists at the
 // original path is refused and its quarantined copy stays, unless the two
 // are the same file (a restore or a move that was interrupted between its
 // copy and its delete), when the quarantined copy is dropped.
@@ -792,13 +791,12 @@ func markReferenced(ctx context.Context, fs iceio.IO, tbl *table.Table, refd map
 // (a 503, a timeout, a symbolic link) is refused and the manifest is kept.
 // The manifest is removed only when every file it lists has been verified
 // back at its original path and gone from the run.
-func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) (diff.RestoreResult, error) {
+func Restore(ctx context.Context, address, runID string, load func(context.Context) (*table.Table, error)) (diff.RestoreResult, error) {
 	res := diff.RestoreResult{RunID: runID}
 	if !validRunID(runID) {
 		return res, fmt.Errorf("invalid quarantine run id %q", runID)
 	}
-	ctx = s.WithStorageLimits(ctx)
-	tbl, err := s.LoadTable(ctx, address)
+	tbl, err := load(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -817,9 +815,9 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 		return res, fmt.Errorf("read quarantine manifest: %w", err)
 	}
 	if m.TableUUID != "" && m.TableUUID != tbl.Metadata().TableUUID().String() {
-		return res, fmt.Errorf("%w: quarantine run %s belongs to table uuid %s, not %s", ErrRefused, runID, m.TableUUID, tbl.Metadata().TableUUID())
+		return res, fmt.Errorf("%w: quarantine run %s belongs to table uuid %s, not %s", store.ErrRefused, runID, m.TableUUID, tbl.Metadata().TableUUID())
 	}
-	roots := OrphanRoots(loc, tbl.Properties(), store.NormPath)
+	roots := sweepRoots(loc, tbl.Properties(), store.NormPath)
 	refuse := func(f diff.QuarantinedFile, why string) { res.Refused = append(res.Refused, f.Original+": "+why) }
 	for _, f := range m.Files {
 		if err := ctx.Err(); err != nil {
@@ -828,7 +826,7 @@ func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) 
 		}
 		// The manifest is data on storage: never let it send a file outside
 		// the table's locations, or take one from outside the run.
-		root := execRootOf(roots, f.Original)
+		root := plainRootOf(roots, f.Original)
 		if root == "" {
 			refuse(f, "outside the table's locations")
 			continue

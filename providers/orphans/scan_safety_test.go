@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"context"
@@ -23,8 +23,8 @@ func TestOrphanScanSymlinksNotFollowed(t *testing.T) {
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 2, 10, 1)
 	outside := filepath.Join(t.TempDir(), "precious")
 	old := fixedNow.Add(-30 * 24 * time.Hour)
-	writeFile(t, filepath.Join(outside, "keep.parquet"), 10, old)
-	writeFile(t, filepath.Join(outside, "deep", "keep2.parquet"), 10, old)
+	testkit.WriteFileAt(t, filepath.Join(outside, "keep.parquet"), 10, old)
+	testkit.WriteFileAt(t, filepath.Join(outside, "deep", "keep2.parquet"), 10, old)
 	data := filepath.Join(tbl.Location(), "data")
 	if err := os.Symlink(outside, filepath.Join(data, "linked-dir")); err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestOrphanScanSymlinksNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess := sessionFor(t, l)
-	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.t"), tbl, orphanHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestOrphanScanSymlinksNotFollowed(t *testing.T) {
 		}
 	}
 	if len(scan.Candidates) != 0 {
-		t.Errorf("candidates = %v", candidatePaths(scan))
+		t.Errorf("candidates = %v", testkit.CandidatePaths(scan))
 	}
 }
 
@@ -67,7 +67,7 @@ func TestOrphanScanNestedTable(t *testing.T) {
 	testkit.Append(t, l.CreateTable(t, "ns.sibling", testkit.TableOptions{Location: outer.Location() + "_2"}), 1, 10, 1)
 
 	sess := sessionFor(t, l, other)
-	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.outer"), outer, orphanHooks{})
+	scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.outer"), outer, orphanHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestOrphanScanNestedTable(t *testing.T) {
 	if !slices.Equal(scan.NestedTables, want) {
 		t.Fatalf("nested = %v, want %v", scan.NestedTables, want)
 	}
-	tp := diff.PlanTable(orphanPolicy("lake.ns.outer"), &diff.TableState{Properties: map[string]string{}, Orphans: scan}, fixedNow)
+	tp := diff.PlanTable(testkit.OrphanPolicy("lake.ns.outer"), &diff.TableState{Properties: map[string]string{}, Orphans: scan}, fixedNow)
 	if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "lake.ns.inner") {
 		t.Errorf("refusals = %+v", tp.Refusals)
 	}
@@ -97,7 +97,7 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 		"s3://old-bucket/warehouse/t/data/moved.parquet",
 		"s3a://bucket/warehouse/t/data/a.parquet",
 	} {
-		if err := refs.Add(norm(p), CategoryData, true); err != nil {
+		if err := refs.Add(norm(p), reach.CategoryData, true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,7 +126,7 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 	if err := mergeListing(scan, listing, refs, roots, excl, mm.sorted()); err != nil {
 		t.Fatal(err)
 	}
-	if got := candidatePaths(scan); !slices.Equal(got, []string{"s3://bucket/warehouse/t/data/stray.parquet"}) {
+	if got := testkit.CandidatePaths(scan); !slices.Equal(got, []string{"s3://bucket/warehouse/t/data/stray.parquet"}) {
 		t.Errorf("candidates = %v", got)
 	}
 	if !slices.Equal(scan.PrefixMismatches, []string{"s3://bucket/warehouse/t/data/moved.parquet"}) {
@@ -151,8 +151,8 @@ func TestIsIcebergFileName(t *testing.T) {
 		"00000-1-abc-00001.parquet.tmp":       false,
 		"part-00000.snappy.parquet.inprogres": false,
 	} {
-		if got := IsIcebergFileName(name); got != want {
-			t.Errorf("IsIcebergFileName(%q) = %v, want %v", name, got, want)
+		if got := isIcebergFileName(name); got != want {
+			t.Errorf("isIcebergFileName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
@@ -165,26 +165,26 @@ func TestOrphanScanDataPath(t *testing.T) {
 	elsewhere := filepath.Join(t.TempDir(), "data-elsewhere")
 	tbl := l.CreateTable(t, "ns.t", testkit.TableOptions{Properties: map[string]string{"write.data.path": elsewhere}})
 	tbl = testkit.Append(t, tbl, 2, 10, 1)
-	writeFile(t, filepath.Join(elsewhere, "stray.parquet"), 10, fixedNow.Add(-10*24*time.Hour))
+	testkit.WriteFileAt(t, filepath.Join(elsewhere, "stray.parquet"), 10, fixedNow.Add(-10*24*time.Hour))
 	sess := sessionFor(t, l)
-	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.t"), tbl, orphanHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(scan.Roots) != 2 || scan.Categories[CategoryData] != 2 || scan.MissingReferencedCount != 0 {
+	if len(scan.Roots) != 2 || scan.Categories[reach.CategoryData] != 2 || scan.MissingReferencedCount != 0 {
 		t.Fatalf("roots %v categories %v missing %v", scan.Roots, scan.Categories, scan.MissingReferenced)
 	}
-	if got := candidatePaths(scan); !slices.Equal(got, []string{filepath.Join(elsewhere, "stray.parquet")}) {
+	if got := testkit.CandidatePaths(scan); !slices.Equal(got, []string{filepath.Join(elsewhere, "stray.parquet")}) {
 		t.Fatalf("candidates = %v", got)
 	}
 
 	rel := l.CreateTable(t, "ns.rel", testkit.TableOptions{Properties: map[string]string{"write.data.path": "relative/data"}})
-	scan, err = sess.scanOrphans(ctx, orphanPolicy("lake.ns.rel"), rel, orphanHooks{})
+	scan, err = sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.rel"), rel, orphanHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if scan.Refusal == "" || len(scan.Candidates) != 0 {
-		t.Fatalf("relative write.data.path: refusal %q candidates %v", scan.Refusal, candidatePaths(scan))
+		t.Fatalf("relative write.data.path: refusal %q candidates %v", scan.Refusal, testkit.CandidatePaths(scan))
 	}
 }
 
@@ -194,11 +194,9 @@ func TestOrphanScanUnknownNesting(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 1, 10, 1)
-	cfg := sessionConfig(l)
-	cfg.Catalogs = append(cfg.Catalogs, &config.Catalog{Name: "gone", Type: "sql", URI: "sqlite:" + filepath.Join(t.TempDir(), "nope", "c.db")})
-	sess := Open(cfg, Options{})
-	defer sess.Close()
-	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	sess := sessionFor(t, l)
+	sess.cfg.Catalogs = append(sess.cfg.Catalogs, &config.Catalog{Name: "gone", Type: "sql", URI: "sqlite:" + filepath.Join(t.TempDir(), "nope", "c.db")})
+	scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.t"), tbl, orphanHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,14 +211,14 @@ func TestOrphanScanSkipsQuarantine(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 1, 10, 1)
 	old := fixedNow.Add(-10 * 24 * time.Hour)
-	writeFile(t, filepath.Join(tbl.Location(), QuarantineDir, "run-1", "data", "x.parquet"), 10, old)
-	writeFile(t, filepath.Join(tbl.Location(), "data", "y.parquet"), 10, old)
+	testkit.WriteFileAt(t, filepath.Join(tbl.Location(), QuarantineDir, "run-1", "data", "x.parquet"), 10, old)
+	testkit.WriteFileAt(t, filepath.Join(tbl.Location(), "data", "y.parquet"), 10, old)
 	sess := sessionFor(t, l)
-	scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.t"), tbl, orphanHooks{})
+	scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.t"), tbl, orphanHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := candidatePaths(scan); !slices.Equal(got, []string{filepath.Join(tbl.Location(), "data", "y.parquet")}) {
+	if got := testkit.CandidatePaths(scan); !slices.Equal(got, []string{filepath.Join(tbl.Location(), "data", "y.parquet")}) {
 		t.Fatalf("candidates = %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package providers
+package orphans
 
 import (
 	"context"
@@ -13,20 +13,21 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // The scope of an orphan sweep (docs/design.md §5.5 rules 6 and 8): which roots a
 // table's sweep lists, whether they may be swept at all, which other tables
 // share them, and with which storage settings they are listed. The plan
-// (scanOrphans) and apply (RemoveOrphanFiles) both decide with these
+// (Scan) and apply (Remove) both decide with these
 // functions, so the two cannot disagree about what a sweep covers.
 
-// WritePathProperties are the table properties that put a table's files
+// writePathProperties are the table properties that put a table's files
 // outside its location: the data and metadata paths and the older
 // spellings of the data path that writers still honour (Iceberg's
 // LocationProviders read write.object-storage.path and
 // write.folder-storage.path when write.data.path is unset).
-var WritePathProperties = []string{"write.data.path", "write.metadata.path", "write.folder-storage.path", "write.object-storage.path"}
+var writePathProperties = []string{"write.data.path", "write.metadata.path", "write.folder-storage.path", "write.object-storage.path"}
 
 // orphanNorm is the path normaliser of one policy's sweep: the one
 // normaliser (diff.NormalizePath) with the policy's equal_schemes and
@@ -35,11 +36,11 @@ func orphanNorm(equalSchemes, equalAuthorities map[string]string) func(string) s
 	return func(p string) string { return diff.NormalizePath(p, equalSchemes, equalAuthorities) }
 }
 
-// OrphanRoots is the sweep scope of a table: its location and every write
-// path that is set (WritePathProperties), normalised by norm, without a
+// sweepRoots is the sweep scope of a table: its location and every write
+// path that is set (writePathProperties), normalised by norm, without a
 // trailing slash, sorted, and without roots nested in others (those are
 // listed with their parent).
-func OrphanRoots(location string, props map[string]string, norm func(string) string) []string {
+func sweepRoots(location string, props map[string]string, norm func(string) string) []string {
 	var roots []string
 	for _, r := range tablePaths(location, props) {
 		roots = append(roots, rootKey(r, norm))
@@ -63,7 +64,7 @@ func tablePaths(location string, props map[string]string) []string {
 	if location != "" {
 		out = append(out, location)
 	}
-	for _, k := range WritePathProperties {
+	for _, k := range writePathProperties {
 		if v := props[k]; v != "" {
 			out = append(out, v)
 		}
@@ -102,7 +103,7 @@ func rootProblem(roots, allowed []string) string {
 		if !strings.Contains(r, "://") {
 			// A relative location would be listed against our working
 			// directory: nothing found there may be called an orphan.
-			return fmt.Sprintf("sweep root %q is not an absolute location (check the table location and its %s properties)", r, strings.Join(WritePathProperties, ", "))
+			return fmt.Sprintf("sweep root %q is not an absolute location (check the table location and its %s properties)", r, strings.Join(writePathProperties, ", "))
 		}
 	}
 	for _, r := range roots {
@@ -141,10 +142,11 @@ type TableLocation struct {
 	WritePaths map[string]string
 }
 
-func tableLocationOf(t *table.Table) TableLocation {
+// LocationOf is t's TableLocation.
+func LocationOf(t *table.Table) TableLocation {
 	tl := TableLocation{UUID: t.Metadata().TableUUID().String(), Location: t.Location()}
 	props := t.Properties()
-	for _, k := range WritePathProperties {
+	for _, k := range writePathProperties {
 		if v := props[k]; v != "" {
 			if tl.WritePaths == nil {
 				tl.WritePaths = map[string]string{}
@@ -218,7 +220,7 @@ func rootStorage(ctx context.Context, tableFS iceio.IO, locKey string, storage m
 			}
 		}
 		if !has {
-			return nil, fmt.Errorf("%w: sweep root %q is on other storage than the table location and the catalog block sets no %s* properties for it: set them in the catalog's properties, or remove the path", ErrRefused, displayRoot(root), prefix)
+			return nil, fmt.Errorf("%w: sweep root %q is on other storage than the table location and the catalog block sets no %s* properties for it: set them in the catalog's properties, or remove the path", store.ErrRefused, displayRoot(root), prefix)
 		}
 	}
 	props := maps.Clone(storage)
@@ -230,16 +232,6 @@ func rootStorage(ctx context.Context, tableFS iceio.IO, locKey string, storage m
 		return nil, fmt.Errorf("open storage of %s: %w", displayRoot(root), err)
 	}
 	return f, nil
-}
-
-// StorageProperties are the storage settings of a configured catalog (its
-// block's properties), for roots outside the table location's storage.
-func (s *Session) StorageProperties(catalogName string) (map[string]string, error) {
-	c, err := s.catalogConfig(catalogName)
-	if err != nil {
-		return nil, err
-	}
-	return maps.Clone(c.Properties), nil
 }
 
 // keyLocalPath is the OS path of a normalised file:// key (diff.NormalizePath
