@@ -333,7 +333,7 @@ func minusPaths(a, b []string) []string {
 	return outp
 }
 
-// CompactionInputs reports which data files a compaction of tbl under sel
+// compactionInputs reports which data files a compaction of tbl under sel
 // would replace, for the plan's expiry estimate: files the compaction drops
 // from the current snapshot are freed by an expiry of the older snapshots in
 // the same plan. groups are the plan's compaction groups; a candidate file of
@@ -347,7 +347,7 @@ func minusPaths(a, b []string) []string {
 // on a 100,000-file table. Leftover candidates that the packer would drop
 // (bins below min_input_files) are counted too, so the figure is an
 // estimate, as the plan says.
-func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) (func(path string) bool, error) {
+func compactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) (func(path string) bool, error) {
 	cur := tbl.CurrentSnapshot()
 	if cur == nil || len(groups) == 0 {
 		return func(string) bool { return false }, nil

@@ -22,7 +22,7 @@ func TestApplyMetadataOneCommitAndNoOps(t *testing.T) {
 	logBefore := execSeqCount(tbl.Metadata().PreviousFiles())
 
 	order := []diff.SortField{{Transform: "identity", Column: "id", Descending: true}}
-	next, res, err := ApplyMetadata(ctx, tbl, MetadataChange{
+	next, res, err := applyMetadata(ctx, tbl, metadataChange{
 		Set: map[string]string{"write.target-file-size-bytes": "134217728"}, Remove: []string{"old.key", "absent.key"},
 		SortOrder: &order,
 	})
@@ -47,7 +47,7 @@ func TestApplyMetadataOneCommitAndNoOps(t *testing.T) {
 	}
 
 	// The same change again writes nothing.
-	again, res, err := ApplyMetadata(ctx, next, MetadataChange{
+	again, res, err := applyMetadata(ctx, next, metadataChange{
 		Set: map[string]string{"write.target-file-size-bytes": "134217728"}, Remove: []string{"old.key"},
 		SortOrder: &order,
 	})
@@ -68,7 +68,7 @@ func TestApplyMetadataConflictKeepsWriterCommit(t *testing.T) {
 	stale := testkit.AppendIDs(t, l.Create(nil), 0, 10)
 	testkit.AppendIDs(t, l.Load(), 10, 5) // a writer commits after we loaded
 
-	_, res, err := ApplyMetadata(ctx, stale, MetadataChange{Set: map[string]string{"a": "b"}})
+	_, res, err := applyMetadata(ctx, stale, metadataChange{Set: map[string]string{"a": "b"}})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("want ErrConflict, got %v", err)
 	}
@@ -158,7 +158,7 @@ func TestRewriteManifests(t *testing.T) {
 	for i := range int64(6) {
 		tbl = testkit.AppendIDs(t, tbl, i*10, 10)
 	}
-	next, res, err := RewriteManifests(ctx, tbl, 8<<20)
+	next, res, err := rewriteManifests(ctx, tbl, 8<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestRewriteManifests(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	testkit.MustEqualIDs(t, testkit.OrderIDs(t, next), testkit.Seq(0, 60))
-	_, res, err = RewriteManifests(ctx, next, 8<<20)
+	_, res, err = rewriteManifests(ctx, next, 8<<20)
 	if err != nil || res.Committed {
 		t.Fatalf("second rewrite: %+v %v", res, err)
 	}
@@ -239,7 +239,7 @@ func TestRewriteManifestsConflictRemovesStagedFiles(t *testing.T) {
 	stale := tbl
 	testkit.AppendIDs(t, l.Load(), 60, 4)
 	before := testkit.FilesUnder(t, stale)
-	_, res, err := RewriteManifests(ctx, stale, 8<<20)
+	_, res, err := rewriteManifests(ctx, stale, 8<<20)
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("want ErrConflict, got %v", err)
 	}

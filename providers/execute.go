@@ -34,7 +34,7 @@ func (h *Table) UUID() string { return h.t.Metadata().TableUUID().String() }
 func (h *Table) MetadataLocation() string { return h.t.MetadataLocation() }
 
 // Lease is the table's lease as loaded, if any (docs/design.md §5.4, Locking).
-func (h *Table) Lease() (Lease, bool) { return ReadLease(h.t) }
+func (h *Table) Lease() (Lease, bool) { return readLease(h.t) }
 
 // with is a handle on another version of the same table; nil for nil.
 func (h *Table) with(t *table.Table) *Table {
@@ -46,17 +46,17 @@ func (h *Table) with(t *table.Table) *Table {
 
 // Table loads the table at address as a handle.
 func (s *Session) Table(ctx context.Context, address string) (*Table, error) {
-	t, err := s.LoadTable(ctx, address)
+	t, err := s.loadTable(ctx, address)
 	if err != nil {
 		return nil, err
 	}
 	return &Table{address: address, t: t}, nil
 }
 
-// TakeLease commits lease on the table (AcquireLease) and returns the
+// TakeLease commits lease on the table (acquireLease) and returns the
 // table as committed; a catalog that cannot be opened is returned as is.
 func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time.Time) (*Table, error) {
-	name, _, err := SplitAddress(h.address)
+	name, _, err := splitAddress(h.address)
 	if err != nil {
 		return h, err
 	}
@@ -64,13 +64,13 @@ func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time
 	if err != nil {
 		return h, err
 	}
-	next, err := AcquireLease(ctx, cat, h.t, lease, now)
+	next, err := acquireLease(ctx, cat, h.t, lease, now)
 	return h.with(next), err
 }
 
-// DropLease removes runID's lease from the table at address (ReleaseLease).
+// DropLease removes runID's lease from the table at address (releaseLease).
 func (s *Session) DropLease(ctx context.Context, address, runID string) error {
-	name, ident, err := SplitAddress(address)
+	name, ident, err := splitAddress(address)
 	if err != nil {
 		return fmt.Errorf("release lock: %w", err)
 	}
@@ -78,7 +78,7 @@ func (s *Session) DropLease(ctx context.Context, address, runID string) error {
 	if err != nil {
 		return fmt.Errorf("release lock: %w", err)
 	}
-	return ReleaseLease(ctx, cat, ident, runID)
+	return releaseLease(ctx, cat, ident, runID)
 }
 
 // Executor runs actions on one table: one action, or adjacent actions
@@ -149,7 +149,7 @@ func (s *Session) executors() map[diff.ActionType]ExecutorFunc {
 
 // executeMetadata commits properties and the sort order together.
 func (s *Session) executeMetadata(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	var ch MetadataChange
+	var ch metadataChange
 	for _, a := range req.Actions {
 		if p := a.Properties; p != nil {
 			ch.Set, ch.Remove = p.Set, p.Remove
@@ -162,7 +162,7 @@ func (s *Session) executeMetadata(ctx context.Context, req ExecRequest) (*Table,
 			ch.SortOrder = &f
 		}
 	}
-	next, er, err := ApplyMetadata(ctx, req.Table.t, ch)
+	next, er, err := applyMetadata(ctx, req.Table.t, ch)
 	return req.Table.with(next), er, err
 }
 
@@ -186,7 +186,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 }
 
 func (s *Session) executeManifests(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	next, er, err := RewriteManifests(ctx, req.Table.t, req.Actions[0].Manifests.TargetSize)
+	next, er, err := rewriteManifests(ctx, req.Table.t, req.Actions[0].Manifests.TargetSize)
 	return req.Table.with(next), er, err
 }
 

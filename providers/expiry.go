@@ -11,7 +11,7 @@ import (
 // expireIDs of the table at address frees (expiry.Estimate on the table as
 // it is now).
 func (s *Session) estimateExpiry(ctx context.Context, address string, expireIDs []int64, compactInputs func(path string) bool) (files, bytes int64, err error) {
-	tbl, err := s.LoadTable(ctx, address)
+	tbl, err := s.loadTable(ctx, address)
 	if err != nil {
 		return 0, 0, fmt.Errorf("estimate expiry of %s: %w", address, err)
 	}

@@ -34,7 +34,7 @@ func TestObserveSparkFixtures(t *testing.T) {
 	sess := sessionFor(t, l)
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {
-			tbl, err := sess.LoadTable(ctx, "lake."+c.name)
+			tbl, err := sess.loadTable(ctx, "lake."+c.name)
 			if err != nil {
 				t.Fatal(err)
 			}

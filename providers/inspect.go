@@ -21,7 +21,7 @@ const topPartitions = 5
 // Inspect reports on any table of a configured catalog, managed or not.
 func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection, error) {
 	ctx = s.WithStorageLimits(ctx)
-	tbl, err := s.LoadTable(ctx, address)
+	tbl, err := s.loadTable(ctx, address)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
@@ -34,7 +34,7 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 	// what apply compacts, not what inspect reports (and a where naming a
 	// column this table lacks must not make the table uninspectable).
 	sel.Where = ""
-	st, err := ObserveTable(ctx, tbl, address, sel, s.now())
+	st, err := observeTable(ctx, tbl, address, sel, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}

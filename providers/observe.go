@@ -18,8 +18,8 @@ import (
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/orphans"
 	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/orphans"
 )
 
 // Observe reads one managed table into diff's plain state: its metadata, the
@@ -93,8 +93,8 @@ func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, gro
 	var compactIn func(string) bool
 	if len(groups) > 0 {
 		// Only a figure: without it the estimate under-counts.
-		if tbl, err := o.sess.LoadTable(ctx, o.pol.Address); err == nil {
-			compactIn, _ = CompactionInputs(ctx, tbl, diff.SelectionFor(o.pol), groups, o.now)
+		if tbl, err := o.sess.loadTable(ctx, o.pol.Address); err == nil {
+			compactIn, _ = compactionInputs(ctx, tbl, diff.SelectionFor(o.pol), groups, o.now)
 		}
 	}
 	return o.sess.estimateExpiry(ctx, o.pol.Address, expireIDs, compactIn)
@@ -111,12 +111,12 @@ func (o *Observation) Close() error {
 }
 
 func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry bool) (_ *Observation, err error) {
-	tbl, err := s.LoadTable(ctx, pol.Address)
+	tbl, err := s.loadTable(ctx, pol.Address)
 	if err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol, now: s.now()}
-	if catName, _, err := SplitAddress(pol.Address); err == nil {
+	if catName, _, err := splitAddress(pol.Address); err == nil {
 		if cc, err := s.catalogConfig(catName); err == nil {
 			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())
 			if o.State.CommitProblem == "" && writesMetadata(cc.Type) {
@@ -203,10 +203,10 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	return o, nil
 }
 
-// ObserveTable fills a TableState from a loaded table. sel decides which data
+// observeTable fills a TableState from a loaded table. sel decides which data
 // files are compaction candidates (diff.SelectionFor of the policy); now is
 // the clock of sel.Where's current_date and now().
-func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection, now time.Time) (*diff.TableState, error) {
+func observeTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection, now time.Time) (*diff.TableState, error) {
 	st := observeMetadata(tbl, address)
 	md := tbl.Metadata()
 	cur := md.CurrentSnapshot()
@@ -490,7 +490,7 @@ func referencedDataFile(df iceberg.DataFile) string {
 // file into its partition without keeping it. Manifest entries are read
 // with iceberg-go's projection, which skips column statistics we do not
 // need. onCandidate, when set, is called for every data file the
-// compaction selection picks (CompactionInputs uses it instead of holding
+// compaction selection picks (compactionInputs uses it instead of holding
 // a scan task per file). A plan's observation aggregates on the walk that
 // serves its other consumers too.
 func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection, now time.Time, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {

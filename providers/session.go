@@ -30,7 +30,7 @@ type Options struct {
 	Now func() time.Time
 	// RequestTimeout bounds one storage request attempt without progress
 	// and, times the attempts, one catalog call (storage_limits.go); zero
-	// means DefaultRequestTimeout. A catalog's iceops.request-timeout
+	// means defaultRequestTimeout. A catalog's iceops.request-timeout
 	// property overrides it.
 	RequestTimeout time.Duration
 }
@@ -47,7 +47,7 @@ type Session struct {
 	mu       sync.Mutex
 	catalogs map[string]*catalogEntry
 	// locations caches table locations for the nested-table checks of
-	// orphan scans and of apply (TableLocations).
+	// orphan scans and of apply (tableLocations).
 	locations *locationCache
 	// spill overrides defaultSpillLimit (tests force spilling with it).
 	spill int
@@ -71,9 +71,6 @@ func Open(cfg *config.Config, opts Options) *Session {
 }
 
 func (s *Session) now() time.Time { return s.opts.Now() }
-
-// Config returns the configuration the session was opened with.
-func (s *Session) Config() *config.Config { return s.cfg }
 
 func (s *Session) catalogConfig(name string) (*config.Catalog, error) {
 	for _, c := range s.cfg.Catalogs {
@@ -129,10 +126,10 @@ func (s *Session) Close() error {
 	return errors.Join(errs...)
 }
 
-// SplitAddress splits "catalog.ns1.ns2.table" into the catalog name and the
+// splitAddress splits "catalog.ns1.ns2.table" into the catalog name and the
 // iceberg identifier (namespace levels and table name).
 // The structure rule is config.SplitLevels, the one rule both share.
-func SplitAddress(address string) (string, table.Identifier, error) {
+func splitAddress(address string) (string, table.Identifier, error) {
 	parts, err := config.SplitLevels(address)
 	if err != nil {
 		return "", nil, err
@@ -140,15 +137,15 @@ func SplitAddress(address string) (string, table.Identifier, error) {
 	return parts[0], table.Identifier(parts[1:]), nil
 }
 
-// JoinAddress is the inverse of SplitAddress.
-func JoinAddress(catalogName string, ident table.Identifier) string {
+// joinAddress is the inverse of splitAddress.
+func joinAddress(catalogName string, ident table.Identifier) string {
 	return catalogName + "." + strings.Join(ident, ".")
 }
 
-// LoadTable loads the table at address ("catalog.ns.table") from its
+// loadTable loads the table at address ("catalog.ns.table") from its
 // catalog.
-func (s *Session) LoadTable(ctx context.Context, address string) (*table.Table, error) {
-	catName, ident, err := SplitAddress(address)
+func (s *Session) loadTable(ctx context.Context, address string) (*table.Table, error) {
+	catName, ident, err := splitAddress(address)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +173,7 @@ func (s *Session) ListTables(ctx context.Context, catalogName string) ([]string,
 	}
 	var out []string
 	err = catalogs.Walk(ctx, cat, func(ident table.Identifier) error {
-		out = append(out, JoinAddress(catalogName, ident))
+		out = append(out, joinAddress(catalogName, ident))
 		return nil
 	})
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 // catalogs and storage settings; ride, when set, rides on its reference
 // walk (Observe).
 func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, ride *orphans.Ride) (*diff.OrphanScan, error) {
-	catName, _, err := SplitAddress(pol.Address)
+	catName, _, err := splitAddress(pol.Address)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		return nil, err
 	}
 	return orphans.Scan(ctx, orphans.Env{
-		Reload:      func(ctx context.Context) (*table.Table, error) { return s.LoadTable(ctx, pol.Address) },
+		Reload:      func(ctx context.Context) (*table.Table, error) { return s.loadTable(ctx, pol.Address) },
 		Storage:     storage,
 		OtherTables: s.tableLocations,
 		SpillLimit:  s.spill,
@@ -45,7 +45,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) (diff.RestoreResult, error) {
 	ctx = s.WithStorageLimits(ctx)
 	return orphans.Restore(ctx, address, runID, func(ctx context.Context) (*table.Table, error) {
-		return s.LoadTable(ctx, address)
+		return s.loadTable(ctx, address)
 	})
 }
 
@@ -97,7 +97,7 @@ func (s *Session) tableLocations(ctx context.Context) (map[string]orphans.TableL
 				out[a] = tl
 				continue
 			}
-			t, err := s.LoadTable(ctx, a)
+			t, err := s.loadTable(ctx, a)
 			if errors.Is(err, catalog.ErrNoSuchTable) {
 				continue // dropped since it was listed
 			}

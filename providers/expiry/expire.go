@@ -42,12 +42,12 @@ type Spec struct {
 	// an orphan sweep days later. Nil: only FinishWithin bounds them.
 	Abort context.Context
 	// FinishWithin bounds the work after the commit (re-read, computing
-	// and deleting the released files); 0 = DefaultFinishWithin.
+	// and deleting the released files); 0 = defaultFinishWithin.
 	FinishWithin time.Duration
 }
 
-// DefaultFinishWithin bounds an expiry's deletions after its commit landed.
-const DefaultFinishWithin = 10 * time.Minute
+// defaultFinishWithin bounds an expiry's deletions after its commit landed.
+const defaultFinishWithin = 10 * time.Minute
 
 // ErrRefDropped marks an expiry commit that landed but took with it a ref
 // that a writer created after iceops loaded the table (the catalog applies
@@ -283,7 +283,7 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 // cancelled with parent, cancelled by abort, and bounded by within.
 func finishContext(parent, abort context.Context, within time.Duration) (context.Context, context.CancelFunc) {
 	if within <= 0 {
-		within = DefaultFinishWithin
+		within = defaultFinishWithin
 	}
 	ctx, cancelTimeout := context.WithTimeoutCause(context.WithoutCancel(parent), within,
 		fmt.Errorf("the deletions after the commit took longer than %s", within))

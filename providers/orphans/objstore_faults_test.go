@@ -417,7 +417,7 @@ func TestS3StalledServerFailsOneTable(t *testing.T) {
 					t.Errorf("fine: %+v", a)
 				}
 				// Its sweep runs: the session knows every table's location
-				// from the plan (TableLocations caches it), so the stalled
+				// from the plan (the session caches table locations), so the stalled
 				// table need not be read again.
 				if a.Type == diff.RemoveOrphanFiles && a.Status == apply.StatusFailed && !strings.Contains(a.Error, "other tables") {
 					t.Errorf("fine's sweep: %+v", a)

@@ -385,7 +385,7 @@ func TestSweepPercentNamedTables(t *testing.T) {
 }
 
 // Issue 17.5: write.folder-storage.path and write.object-storage.path are
-// swept by the plan and by apply alike (one rule, OrphanRoots).
+// swept by the plan and by apply alike (one rule, sweepRoots).
 func TestSweepLegacyDataPathsPlanAndApply(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	folder := filepath.Join(l.Dir, "folder-storage")
