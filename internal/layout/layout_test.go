@@ -25,6 +25,9 @@ type rule struct {
 	tree      bool
 	ours      []string // allowed imports of this module (prefixes), besides the tree itself
 	forbidden []string // import prefixes never allowed
+	// alone are packages of ours (in ours) that may be imported
+	// themselves but none of their subpackages.
+	alone []string
 	// gaps are imports that break the rule today and are tracked to be
 	// removed (docs/design.md §7, "Known gaps"). A gap that no longer
 	// exists fails the test too, so the list only shrinks.
@@ -59,8 +62,9 @@ var rules = []rule{
 	{dir: "providers/expiry", ours: []string{"diff", "config", "providers/internal"}, forbidden: []string{arrow, colour}},
 	{dir: "providers/orphans", ours: []string{"diff", "config", "providers/catalogs", "providers/internal"}, forbidden: []string{arrow, colour}},
 	// apply reaches the engines only through providers' seam (Executor,
-	// MemoryLimiter), never a providers subpackage.
-	{dir: "apply", ours: []string{"diff", "config", "providers"}, forbidden: []string{colour, arrow, iceberg, module + "/providers/compaction", module + "/providers/catalogs", module + "/providers/demo", module + "/providers/internal"}},
+	// MemoryLimiter), never a providers subpackage: not the domains
+	// (orphans, expiry, compaction, catalogs, demo), not internal.
+	{dir: "apply", ours: []string{"diff", "config", "providers"}, alone: []string{"providers"}, forbidden: []string{colour, arrow, iceberg}},
 	// The views render plain data: diff's plan, observed and report types,
 	// apply's results, and config's ranges and masking rule (config is below
 	// diff and owns the one secret rule). No providers package: the reports
@@ -147,6 +151,17 @@ func hasPrefix(path string, prefixes []string) bool {
 	return false
 }
 
+// belowAlone reports whether path is a subpackage of one of alone's
+// packages of this module.
+func belowAlone(path string, alone []string) bool {
+	for _, a := range alone {
+		if strings.HasPrefix(path, module+"/"+a+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // testOnly are packages that exist for tests (fixtures, servers): a
 // production package must not import them.
 var testOnly = []string{module + "/providers/testkit", module + "/internal/testenv"}
@@ -175,6 +190,8 @@ func TestImportRules(t *testing.T) {
 							seenGap[path] = true
 						case hasPrefix(path, r.forbidden):
 							t.Errorf("%s imports %s (forbidden in %s, docs/design.md §7)", rel, path, r.dir)
+						case belowAlone(path, r.alone):
+							t.Errorf("%s imports %s: %s may import %v but none of their subpackages (docs/design.md §7)", rel, path, r.dir, r.alone)
 						case strings.HasPrefix(path, module+"/") && !hasPrefix(path, ours):
 							t.Errorf("%s imports %s: %s may import only %v of this module (docs/design.md §7)", rel, path, r.dir, r.ours)
 						case !helper && hasPrefix(path, testOnly):
