@@ -367,7 +367,7 @@ func compactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 	var in []string
 	_, err = aggregateSnapshot(ctx, fsys, tbl.Metadata(), cur, sel, now, func(path string, spec int, part string) {
 		if want[partKey{spec, part}] {
-			in = append(in, diff.NormalizePath(path, nil, nil))
+			in = append(in, store.NormPath(path))
 		}
 	})
 	if err != nil {
@@ -375,7 +375,7 @@ func compactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 	}
 	slices.Sort(in)
 	return func(p string) bool {
-		_, found := slices.BinarySearch(in, diff.NormalizePath(p, nil, nil))
+		_, found := slices.BinarySearch(in, store.NormPath(p))
 		return found
 	}, nil
 }

@@ -7,8 +7,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // Estimate counts the files (and their bytes) that expiring expireIDs of md
@@ -34,7 +34,6 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 			kept = append(kept, id)
 		}
 	}
-	norm := func(p string) string { return diff.NormalizePath(p, nil, nil) }
 
 	// Both sides go through external sorters so that a table with millions
 	// of files is compared in bounded memory, by a sorted merge.
@@ -44,13 +43,13 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 	// Only files reachable from an expired snapshot can be freed, so the
 	// before side is walked from those alone.
 	err = walk(ctx, fsys, md, expireIDs, func(f reach.File) error {
-		return before.Add(reach.Rec{Key: norm(f.Path), N1: f.Size})
+		return before.Add(reach.Rec{Key: store.NormPath(f.Path), N1: f.Size})
 	})
 	if err != nil {
 		return 0, 0, err
 	}
 	err = walk(ctx, fsys, md, kept, func(f reach.File) error {
-		return after.Add(reach.Rec{Key: norm(f.Path)})
+		return after.Add(reach.Rec{Key: store.NormPath(f.Path)})
 	})
 	if err != nil {
 		return 0, 0, err
@@ -58,7 +57,7 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 	if cur := md.CurrentSnapshot(); cur != nil && expire[cur.SnapshotID] {
 		err = walk(ctx, fsys, md, []int64{cur.SnapshotID}, func(f reach.File) error {
 			if (f.Category == reach.CategoryData || f.Category == reach.CategoryDelete) && (compactInputs == nil || !compactInputs(f.Path)) {
-				return after.Add(reach.Rec{Key: norm(f.Path)})
+				return after.Add(reach.Rec{Key: store.NormPath(f.Path)})
 			}
 			return nil
 		})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // Kinds of expiry records: what reaches the file.
@@ -65,7 +66,7 @@ func (x *Index) file(f reach.File) error {
 }
 
 func (x *Index) add(p string, size int64, kind, idx int, tag string) error {
-	return x.recs.Add(reach.Rec{Key: diff.NormalizePath(p, nil, nil), Aux: tag, N1: size, N2: int64(kind)<<32 | int64(idx)})
+	return x.recs.Add(reach.Rec{Key: store.NormPath(p), Aux: tag, N1: size, N2: int64(kind)<<32 | int64(idx)})
 }
 
 // snapshot is the index of snapshot id, numbered on first sight.
