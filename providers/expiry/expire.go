@@ -257,7 +257,7 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	// (only those: if someone else expired others meanwhile, their files are
 	// theirs to delete). Kept: what every snapshot of the re-read metadata
 	// reaches, plus every metadata file it names. Both sides go through
-	// providers' external sorter, so memory stays bounded however many
+	// reach's external sorter, so memory stays bounded however many
 	// files the table has, and are compared by a sorted merge.
 	var goneIDs []int64
 	for _, id := range ids {

@@ -75,8 +75,8 @@ type Spec struct {
 	beforeMove func()
 }
 
-// Remove deletes the planned orphan paths that are, at apply
-// time, still orphans (docs/design.md §5.5 rules 1, 2, 5, 6, 7):
+// Remove deletes the planned orphan paths that are, at apply time, still
+// orphans (docs/design.md §5.5 rules 1, 2, 5, 6, 7):
 //   - gc.enabled=false and an age guard below 24h are refused;
 //   - only paths inside the table's sweep roots (sweepRoots, the plan's
 //     rule) are considered, and the roots must pass the plan's checks
