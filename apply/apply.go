@@ -43,7 +43,7 @@ type ApplyOptions struct {
 	// Abort is cancelled to stop at once (a second Ctrl-C). Cancelling the
 	// ctx of Apply (the first) starts no new table or action and lets an
 	// expiry whose commit has landed finish its deletions, within
-	// FinishWithin (0 = providers.DefaultFinishWithin); Abort stops those
+	// FinishWithin (0: the executor's default, ten minutes); Abort stops those
 	// too, and the results count what was left.
 	Abort        context.Context
 	FinishWithin time.Duration

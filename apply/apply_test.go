@@ -147,7 +147,7 @@ func TestSavedPlanBounds(t *testing.T) {
 	}
 	wantIDs := testkit.ScanIDs(t, cur)
 	late := strayFile(t, cur, "late-stray.parquet", 10*24*time.Hour)
-	before := localFiles(t, cur)
+	before := testkit.FilesUnder(t, cur)
 
 	res := e.apply(p, true)
 	tr := tableResult(t, res, "lake."+orders)
@@ -164,7 +164,7 @@ func TestSavedPlanBounds(t *testing.T) {
 		t.Fatal("the listed stray survived")
 	}
 	after := e.lake.Reload(t, orders)
-	now := localFiles(t, after)
+	now := testkit.FilesUnder(t, after)
 	for p := range before {
 		if !now[p] && !allowed[p] {
 			t.Errorf("deleted %s, which the plan did not show", p)
@@ -321,12 +321,12 @@ func TestGCDisabledPlanRefuses(t *testing.T) {
 	if actionOf(tp, diff.ExpireSnapshots) != nil || actionOf(tp, diff.RemoveOrphanFiles) != nil || len(tp.Refusals) == 0 {
 		t.Fatalf("plan with gc.enabled=false: actions %+v refusals %+v", tp.Actions, tp.Refusals)
 	}
-	before := localFiles(t, e.lake.Reload(t, orders))
+	before := testkit.FilesUnder(t, e.lake.Reload(t, orders))
 	res := e.apply(p, false)
 	if !res.Failed() {
 		t.Fatal("a plan with refusals applied without error")
 	}
-	after := localFiles(t, e.lake.Reload(t, orders))
+	after := testkit.FilesUnder(t, e.lake.Reload(t, orders))
 	for f := range before {
 		if !after[f] && !strings.Contains(f, "/data/") {
 			t.Errorf("%s deleted", f)
@@ -501,7 +501,7 @@ func TestReapplySavedPlanWritesNothing(t *testing.T) {
 		t.Fatalf("first apply:\n%s", describe(res))
 	}
 	after := e.lake.Reload(t, orders)
-	files := localFiles(t, after)
+	files := testkit.FilesUnder(t, after)
 	res := e.apply(p, true)
 	if res.Failed() {
 		t.Fatalf("second apply failed:\n%s", describe(res))
@@ -513,7 +513,7 @@ func TestReapplySavedPlanWritesNothing(t *testing.T) {
 	if again.MetadataLocation() != after.MetadataLocation() {
 		t.Fatal("second apply wrote metadata")
 	}
-	now := localFiles(t, again)
+	now := testkit.FilesUnder(t, again)
 	if len(now) != len(files) {
 		t.Fatalf("%d files before the second apply, %d after", len(files), len(now))
 	}

@@ -158,26 +158,6 @@ func describe(r *Results) string {
 	return b.String()
 }
 
-// localFiles lists every regular file under the table's location.
-func localFiles(t *testing.T, tbl *table.Table) map[string]bool {
-	t.Helper()
-	root := strings.TrimPrefix(tbl.Location(), "file://")
-	out := map[string]bool{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			out[p] = true
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // strayFile writes an unreferenced file in the table's data directory with
 // the given age.
 func strayFile(t *testing.T, tbl *table.Table, name string, age time.Duration) string {

@@ -67,7 +67,7 @@ func TestV3WithoutRowIDsRefusedInPlan(t *testing.T) {
 			t.Fatalf("id %d: %d rows before, %d after", id, n, got[id])
 		}
 	}
-	if localFiles(t, after)[stray] {
+	if testkit.FilesUnder(t, after)[stray] {
 		t.Fatalf("orphan %s was not removed", stray)
 	}
 	checkReferencedExist(t, after)

@@ -78,7 +78,7 @@ func TestUnnamedMetadataRefusedInPlan(t *testing.T) {
 	if after.MetadataLocation() != tbl.MetadataLocation() {
 		t.Fatalf("a commit happened: %s -> %s", tbl.MetadataLocation(), after.MetadataLocation())
 	}
-	if localFiles(t, after)[stray] {
+	if testkit.FilesUnder(t, after)[stray] {
 		t.Fatal("orphan not removed")
 	}
 	if _, err := os.Stat(final); err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/orphans"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -54,8 +54,8 @@ type qrun struct {
 func writeRun(t *testing.T, tbl *table.Table, id string, created, purgeAfter time.Time, rels ...string) qrun {
 	t.Helper()
 	loc := strings.TrimPrefix(tbl.Location(), "file://")
-	r := qrun{id: id, dir: filepath.Join(loc, providers.QuarantineDir, id)}
-	man := providers.QuarantineManifest{RunID: id, Table: orders, TableUUID: tbl.Metadata().TableUUID().String(),
+	r := qrun{id: id, dir: filepath.Join(loc, orphans.QuarantineDir, id)}
+	man := orphans.QuarantineManifest{RunID: id, Table: orders, TableUUID: tbl.Metadata().TableUUID().String(),
 		CreatedAt: created.UTC(), PurgeAfter: purgeAfter.UTC()}
 	old := created.Add(-10 * 24 * time.Hour)
 	for _, rel := range rels {
@@ -79,7 +79,7 @@ func writeRun(t *testing.T, tbl *table.Table, id string, created, purgeAfter tim
 	return r
 }
 
-func writeManifest(t *testing.T, r qrun, man providers.QuarantineManifest) {
+func writeManifest(t *testing.T, r qrun, man orphans.QuarantineManifest) {
 	t.Helper()
 	b, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
@@ -88,7 +88,7 @@ func writeManifest(t *testing.T, r qrun, man providers.QuarantineManifest) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(r.dir, providers.QuarantineManifestName), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(r.dir, orphans.QuarantineManifestName), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -179,7 +179,7 @@ func TestQuarantinePurgeOnlyPlannedRuns(t *testing.T) {
 	mustBeGone(t, due.dir)
 	mustExist(t, young.quarantined...)
 	mustExist(t, soon.quarantined...)
-	mustExist(t, filepath.Join(soon.dir, providers.QuarantineManifestName), filepath.Join(young.dir, providers.QuarantineManifestName))
+	mustExist(t, filepath.Join(soon.dir, orphans.QuarantineManifestName), filepath.Join(young.dir, orphans.QuarantineManifestName))
 	checkReferencedExist(t, e.lake.Reload(t, orders))
 
 	// The next plan, at that time, shows the run that became due.
@@ -226,8 +226,8 @@ func TestSavedPlanQuarantineRunChangedMeanwhile(t *testing.T) {
 	if err := os.WriteFile(extra, []byte("someone's"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var man providers.QuarantineManifest
-	b, err := os.ReadFile(filepath.Join(changed.dir, providers.QuarantineManifestName))
+	var man orphans.QuarantineManifest
+	b, err := os.ReadFile(filepath.Join(changed.dir, orphans.QuarantineManifestName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +259,14 @@ func TestSavedPlanQuarantineRunChangedMeanwhile(t *testing.T) {
 	r1 := writeRun(t, tbl2, "r-1", now.Add(-20*24*time.Hour), now.Add(-13*24*time.Hour), "data/x.parquet")
 	r2 := writeRun(t, tbl2, "r-2", now.Add(-20*24*time.Hour), now.Add(-13*24*time.Hour), "data/y.parquet")
 	p2 := roundTrip(t, e2.plan())
-	if err := os.Remove(filepath.Join(r1.dir, providers.QuarantineManifestName)); err != nil {
+	if err := os.Remove(filepath.Join(r1.dir, orphans.QuarantineManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	b, err = os.ReadFile(filepath.Join(r2.dir, providers.QuarantineManifestName))
+	b, err = os.ReadFile(filepath.Join(r2.dir, orphans.QuarantineManifestName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(r2.dir, providers.QuarantineManifestName), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(r2.dir, orphans.QuarantineManifestName), append(b, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res = e2.apply(p2, true)
@@ -304,7 +304,7 @@ func TestPlanRefusesPurgeOfReferencedRun(t *testing.T) {
 	if err := os.Rename(live, q); err != nil {
 		t.Fatal(err)
 	}
-	writeManifest(t, r, providers.QuarantineManifest{RunID: r.id, TableUUID: tbl.Metadata().TableUUID().String(),
+	writeManifest(t, r, orphans.QuarantineManifest{RunID: r.id, TableUUID: tbl.Metadata().TableUUID().String(),
 		CreatedAt: now.Add(-20 * 24 * time.Hour), PurgeAfter: now.Add(-13 * 24 * time.Hour),
 		Files: []diff.QuarantinedFile{{Original: live, Quarantined: q, Size: 1, Moved: true}}})
 
@@ -318,5 +318,5 @@ func TestPlanRefusesPurgeOfReferencedRun(t *testing.T) {
 	if tr := tableResult(t, res, "lake."+orders); tr.Status != StatusFailed {
 		t.Fatalf("results:\n%s", describe(res))
 	}
-	mustExist(t, q, filepath.Join(r.dir, providers.QuarantineManifestName))
+	mustExist(t, q, filepath.Join(r.dir, orphans.QuarantineManifestName))
 }

@@ -43,7 +43,7 @@ type TableState struct {
 
 	// Expiry is filled by providers after diff selected snapshots to expire:
 	// files reachable now and not after the plan's commits.
-	// (See providers.Session.EstimateExpiry; diff leaves the counts to the provider.)
+	// (See providers/expiry: Estimate and Index; diff leaves the counts to the provider.)
 }
 
 type Column struct {

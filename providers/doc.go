@@ -1,25 +1,33 @@
-// Package providers talks to the outside world through iceberg-go and
-// arrow-go: it opens catalogs and storage, observes tables into diff's plain
-// data types, lists storage and builds referenced sets for orphan detection,
-// and executes actions (commits, rewrites, deletions).
+// Package providers is the session between iceops and the outside world,
+// through iceberg-go and arrow-go: what apply and cmd call. It opens a
+// configuration's catalogs and storage with deadlines and bounded retries,
+// observes tables into diff's plain data types, and runs the executors of
+// plan actions behind the Executor seam, on table handles apply holds.
 //
 // Where things are:
-//   - session.go: Session, Open, catalogs opened lazily through
-//     providers/catalogs (sql on sqlite or PostgreSQL, rest, glue, hive,
-//     hadoop), ListTables, LoadTable;
-//   - observe.go, histogram.go: Observe/ObserveTable, the current snapshot's
-//     files streamed into per-partition aggregates;
-//   - reachable.go: ReachableFiles, the walker of what snapshots reach;
-//   - orphans.go: the orphan scan (listing first, sorted merge with the
-//     referenced set of internal/reach);
-//   - expiry.go: EstimateExpiry; inspect.go: Inspect; the demo builder is
-//     its own package, providers/demo;
-//   - exec_*.go: executing plan actions;
-//   - internal/reach: the external sorter and the referenced set;
-//     internal/bound: per-request deadlines and retries;
-//   - testkit: real tables for tests everywhere; internal/lakehouse: what
-//     the demo and testkit share (sqlite catalog, time machine, fixtures).
+//   - session.go, storage_limits.go: Session, Open, catalogs opened lazily
+//     through providers/catalogs, ListTables, the storage and catalog
+//     deadlines (WithStorageLimits);
+//   - observe.go, histogram.go, metadata_name.go: Observe and ObservePlan,
+//     the current snapshot's files folded into per-partition aggregates on
+//     the one manifest walk (internal/reach), which the orphan scan and
+//     the expiry index share; Observation.Plan;
+//   - sweep.go: the session's side of the orphan sweep (its environment,
+//     the other tables' locations, restore); expiry.go: the session's side
+//     of the expiry estimate; inspect.go: Inspect;
+//   - execute.go, exec_*.go: Executor, the table handle, and the executors
+//     of properties and sort order, compaction and manifests (expiry and
+//     the sweep run in their packages); lock.go: the lease;
+//   - validate.go: configuration checks that need providers' languages.
 //
-// It may import diff (types), config, iceberg-go, arrow-go and I/O packages.
-// It never prints.
+// Below it, by domain: catalogs (opening and walking the configured
+// catalogs), orphans (listing, scope, scan, removal, quarantine, restore),
+// expiry (estimate and execution), compaction (the engine), demo (the demo
+// builder); internal/reach (the one manifest walk, the external sorter,
+// the referenced set), internal/store (what the session and the domains
+// share: results, commit rules, the path key), internal/bound (call
+// deadlines and retries); testkit: real tables for tests everywhere.
+//
+// It may import diff (types), config, its subpackages, iceberg-go, arrow-go
+// and I/O packages. It never prints.
 package providers

@@ -18,6 +18,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // CompactSpec is what the compact action asks for at apply time. The groups
@@ -104,7 +105,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		total += g.Bytes()
 	}
 	var done int64
-	spec.Progress.report(0, total, "bytes")
+	spec.Progress.Report(0, total, "bytes")
 	// The commit goes through the table's own catalog unless spec.Catalog
 	// enables rebasing; the recording IO sees every file the run writes, so
 	// a definitely failed commit leaves nothing behind.
@@ -132,7 +133,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		Progress: func(ev compaction.Event) {
 			if ev.Phase == "written" && ev.Group >= 0 && ev.Group < len(groups) {
 				done += groups[ev.Group].Bytes()
-				spec.Progress.report(min(done, total), total, "bytes")
+				spec.Progress.Report(min(done, total), total, "bytes")
 			}
 		},
 	}
@@ -288,14 +289,14 @@ func removeLeaked(ctx context.Context, cat table.CatalogIO, tbl *table.Table, fs
 	}
 	mine := map[string]bool{}
 	for _, p := range paths {
-		mine[execNormPath(p)] = true
+		mine[store.NormPath(p)] = true
 	}
 	cur, err := cat.LoadTable(ctx, tbl.Identifier())
 	if err != nil {
 		return 0, fmt.Errorf("verify before removing staged files (kept): %w", err)
 	}
 	for _, s := range cur.Metadata().Snapshots() {
-		if mine[execNormPath(s.ManifestList)] {
+		if mine[store.NormPath(s.ManifestList)] {
 			return 0, fmt.Errorf("snapshot %d uses a file the failed compaction wrote; staged files kept", s.SnapshotID)
 		}
 	}
@@ -332,7 +333,7 @@ func minusPaths(a, b []string) []string {
 	return outp
 }
 
-// CompactionInputs reports which data files a compaction of tbl under sel
+// compactionInputs reports which data files a compaction of tbl under sel
 // would replace, for the plan's expiry estimate: files the compaction drops
 // from the current snapshot are freed by an expiry of the older snapshots in
 // the same plan. groups are the plan's compaction groups; a candidate file of
@@ -346,7 +347,7 @@ func minusPaths(a, b []string) []string {
 // on a 100,000-file table. Leftover candidates that the packer would drop
 // (bins below min_input_files) are counted too, so the figure is an
 // estimate, as the plan says.
-func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) (func(path string) bool, error) {
+func compactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) (func(path string) bool, error) {
 	cur := tbl.CurrentSnapshot()
 	if cur == nil || len(groups) == 0 {
 		return func(string) bool { return false }, nil
@@ -366,7 +367,7 @@ func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 	var in []string
 	_, err = aggregateSnapshot(ctx, fsys, tbl.Metadata(), cur, sel, now, func(path string, spec int, part string) {
 		if want[partKey{spec, part}] {
-			in = append(in, diff.NormalizePath(path, nil, nil))
+			in = append(in, store.NormPath(path))
 		}
 	})
 	if err != nil {
@@ -374,7 +375,7 @@ func CompactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 	}
 	slices.Sort(in)
 	return func(p string) bool {
-		_, found := slices.BinarySearch(in, diff.NormalizePath(p, nil, nil))
+		_, found := slices.BinarySearch(in, store.NormPath(p))
 		return found
 	}, nil
 }

@@ -7,13 +7,14 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
-// RewriteManifests merges the current snapshot's manifests toward
+// rewriteManifests merges the current snapshot's manifests toward
 // targetSize with iceberg-go's RewriteManifests and commits a replace
 // snapshot asserting main has not moved. iceberg-go reports "already
 // optimal" itself; then nothing is written.
-func RewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (*table.Table, ExecResult, error) {
+func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (*table.Table, ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	cur := tbl.CurrentSnapshot()
 	if cur == nil {
@@ -61,7 +62,7 @@ func RewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 	next, err := txn.Commit(commitCtx)
 	cancel()
 	if err != nil {
-		cerr := execClassifyCommitErr(err)
+		cerr := store.ClassifyCommit(err)
 		if errors.Is(cerr, ErrConflict) {
 			n, _ := execRemoveStaged(fs, written)
 			res.StagedRemoved = n

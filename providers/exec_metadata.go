@@ -11,11 +11,12 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
-// MetadataChange is what update_properties and replace_sort_order ask for.
+// metadataChange is what update_properties and replace_sort_order ask for.
 // Both go into ONE metadata commit.
-type MetadataChange struct {
+type metadataChange struct {
 	Set    map[string]string
 	Remove []string
 	// SortOrder is the order to install; nil leaves the order alone. An empty
@@ -23,12 +24,12 @@ type MetadataChange struct {
 	SortOrder *[]diff.SortField
 }
 
-// ApplyMetadata commits properties and the sort order in one metadata commit
+// applyMetadata commits properties and the sort order in one metadata commit
 // asserting that main has not moved. Keys already at their value, keys to
 // remove that are absent, and an identical sort order are filtered out first:
 // iceberg-go writes a new metadata version even for an unchanged
 // SetProperties, and a re-apply of a satisfied policy must write nothing.
-func ApplyMetadata(ctx context.Context, tbl *table.Table, ch MetadataChange) (*table.Table, ExecResult, error) {
+func applyMetadata(ctx context.Context, tbl *table.Table, ch metadataChange) (*table.Table, ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	cur := tbl.Properties()
 	set := iceberg.Properties{}
@@ -50,7 +51,7 @@ func ApplyMetadata(ctx context.Context, tbl *table.Table, ch MetadataChange) (*t
 
 	var order *table.SortOrder
 	if ch.SortOrder != nil {
-		o, err := BuildSortOrder(tbl.Schema(), *ch.SortOrder)
+		o, err := buildSortOrder(tbl.Schema(), *ch.SortOrder)
 		if err != nil {
 			return tbl, res, fmt.Errorf("%w: sort order: %w", ErrRefused, err)
 		}
@@ -90,7 +91,7 @@ func ApplyMetadata(ctx context.Context, tbl *table.Table, ch MetadataChange) (*t
 		// A metadata-only commit stages no snapshot files; the SQL catalog
 		// may leave an unreferenced metadata.json behind on a lost race,
 		// which an orphan sweep collects.
-		return tbl, res, fmt.Errorf("commit metadata: %w", execClassifyCommitErr(err))
+		return tbl, res, fmt.Errorf("commit metadata: %w", store.ClassifyCommit(err))
 	}
 	res.Committed = true
 	res.MetadataLocation = next.MetadataLocation()
@@ -109,10 +110,10 @@ func execSameOrder(a, b table.SortOrder) bool {
 	return true
 }
 
-// BuildSortOrder turns the configuration's sort fields into an iceberg-go
+// buildSortOrder turns the configuration's sort fields into an iceberg-go
 // sort order against schema (columns by name, transforms in Iceberg's
 // spelling "bucket[16]").
-func BuildSortOrder(schema *iceberg.Schema, fields []diff.SortField) (table.SortOrder, error) {
+func buildSortOrder(schema *iceberg.Schema, fields []diff.SortField) (table.SortOrder, error) {
 	if len(fields) == 0 {
 		return table.UnsortedSortOrder, nil
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/orphans"
 )
 
 // Table is an opaque handle on one loaded table: what apply holds between
@@ -32,7 +34,7 @@ func (h *Table) UUID() string { return h.t.Metadata().TableUUID().String() }
 func (h *Table) MetadataLocation() string { return h.t.MetadataLocation() }
 
 // Lease is the table's lease as loaded, if any (docs/design.md §5.4, Locking).
-func (h *Table) Lease() (Lease, bool) { return ReadLease(h.t) }
+func (h *Table) Lease() (Lease, bool) { return readLease(h.t) }
 
 // with is a handle on another version of the same table; nil for nil.
 func (h *Table) with(t *table.Table) *Table {
@@ -44,17 +46,17 @@ func (h *Table) with(t *table.Table) *Table {
 
 // Table loads the table at address as a handle.
 func (s *Session) Table(ctx context.Context, address string) (*Table, error) {
-	t, err := s.LoadTable(ctx, address)
+	t, err := s.loadTable(ctx, address)
 	if err != nil {
 		return nil, err
 	}
 	return &Table{address: address, t: t}, nil
 }
 
-// TakeLease commits lease on the table (AcquireLease) and returns the
+// TakeLease commits lease on the table (acquireLease) and returns the
 // table as committed; a catalog that cannot be opened is returned as is.
 func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time.Time) (*Table, error) {
-	name, _, err := SplitAddress(h.address)
+	name, _, err := splitAddress(h.address)
 	if err != nil {
 		return h, err
 	}
@@ -62,13 +64,13 @@ func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time
 	if err != nil {
 		return h, err
 	}
-	next, err := AcquireLease(ctx, cat, h.t, lease, now)
+	next, err := acquireLease(ctx, cat, h.t, lease, now)
 	return h.with(next), err
 }
 
-// DropLease removes runID's lease from the table at address (ReleaseLease).
+// DropLease removes runID's lease from the table at address (releaseLease).
 func (s *Session) DropLease(ctx context.Context, address, runID string) error {
-	name, ident, err := SplitAddress(address)
+	name, ident, err := splitAddress(address)
 	if err != nil {
 		return fmt.Errorf("release lock: %w", err)
 	}
@@ -76,7 +78,7 @@ func (s *Session) DropLease(ctx context.Context, address, runID string) error {
 	if err != nil {
 		return fmt.Errorf("release lock: %w", err)
 	}
-	return ReleaseLease(ctx, cat, ident, runID)
+	return releaseLease(ctx, cat, ident, runID)
 }
 
 // Executor runs actions on one table: one action, or adjacent actions
@@ -113,7 +115,7 @@ type ExecRequest struct {
 	Progress ExecProgress
 	Now      func() time.Time
 	// Abort and FinishWithin bound what an expiry whose commit landed still
-	// deletes after the first Ctrl-C (ExpireSpec).
+	// deletes after the first Ctrl-C (expiry.Spec).
 	Abort        context.Context
 	FinishWithin time.Duration
 	// Memory holds the Go soft memory limit to what running compactions
@@ -147,7 +149,7 @@ func (s *Session) executors() map[diff.ActionType]ExecutorFunc {
 
 // executeMetadata commits properties and the sort order together.
 func (s *Session) executeMetadata(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	var ch MetadataChange
+	var ch metadataChange
 	for _, a := range req.Actions {
 		if p := a.Properties; p != nil {
 			ch.Set, ch.Remove = p.Set, p.Remove
@@ -160,7 +162,7 @@ func (s *Session) executeMetadata(ctx context.Context, req ExecRequest) (*Table,
 			ch.SortOrder = &f
 		}
 	}
-	next, er, err := ApplyMetadata(ctx, req.Table.t, ch)
+	next, er, err := applyMetadata(ctx, req.Table.t, ch)
 	return req.Table.with(next), er, err
 }
 
@@ -184,7 +186,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 }
 
 func (s *Session) executeManifests(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	next, er, err := RewriteManifests(ctx, req.Table.t, req.Actions[0].Manifests.TargetSize)
+	next, er, err := rewriteManifests(ctx, req.Table.t, req.Actions[0].Manifests.TargetSize)
 	return req.Table.with(next), er, err
 }
 
@@ -194,10 +196,10 @@ func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, E
 		return nil, ExecResult{}, err
 	}
 	e, rp := req.Actions[0].Expire, req.Policy.SnapshotRetention
-	next, er, err := ExpireSnapshots(ctx, cat, req.Table.t, ExpireSpec{
+	next, er, err := expiry.Expire(ctx, cat, req.Table.t, expiry.Spec{
 		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress,
 		Abort: req.Abort, FinishWithin: req.FinishWithin,
-		Retention: &RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
+		Retention: &expiry.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
 			MaxRefAge: rp.MaxRefAge.Value, Now: req.Now()},
 	})
 	return req.Table.with(next), er, err
@@ -209,12 +211,12 @@ func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, 
 		return nil, ExecResult{}, err
 	}
 	pol := req.Policy
-	storage, err := s.StorageProperties(pol.Catalog)
+	storage, err := s.storageProperties(pol.Catalog)
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
 	a, o := req.Actions[0].Orphans, pol.OrphanFiles
-	er, err := RemoveOrphanFiles(ctx, cat, req.Table.t, OrphanSpec{
+	er, err := orphans.Remove(ctx, cat, req.Table.t, orphans.Spec{
 		Paths:      a.Paths,
 		OlderThan:  time.Duration(a.OlderThanMs) * time.Millisecond,
 		Now:        req.Now(),
@@ -224,7 +226,7 @@ func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, 
 		// validated with the configuration.
 		QuarantineFor: orphanQuarantine(a.Quarantine),
 		PurgeRuns:     a.PurgeRuns,
-		OtherTables:   s.TableLocations,
+		OtherTables:   s.tableLocations,
 		Address:       pol.Address,
 		// The plan's scope rules, applied again as the plan applied them.
 		EqualSchemes: o.EqualSchemes.Value, EqualAuthorities: o.EqualAuthorities.Value,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -33,14 +34,14 @@ func TestObserveSparkFixtures(t *testing.T) {
 	sess := sessionFor(t, l)
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {
-			tbl, err := sess.LoadTable(ctx, "lake."+c.name)
+			tbl, err := sess.loadTable(ctx, "lake."+c.name)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := testkit.ScanRows(t, tbl); got != c.records {
 				t.Fatalf("scan rows = %d, want %d", got, c.records)
 			}
-			st, err := sess.Observe(ctx, effective("lake."+c.name))
+			st, err := sess.Observe(ctx, testkit.Policy("lake."+c.name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,15 +71,15 @@ func TestOrphanScanSparkFixtures(t *testing.T) {
 	for i, f := range testkit.Fixtures {
 		t.Run(f, func(t *testing.T) {
 			addr := "lake.spark.t" + string(rune('a'+i))
-			st, err := sess.Observe(ctx, orphanPolicy(addr))
+			st, err := sess.Observe(ctx, testkit.OrphanPolicy(addr))
 			if err != nil {
 				t.Fatal(err)
 			}
 			o := st.Orphans
 			if len(o.Candidates) != 0 || o.MissingReferencedCount != 0 || o.Refusal != "" || len(o.NestedTables) != 0 {
-				t.Fatalf("candidates %v missing %v refusal %q nested %v", candidatePaths(o), o.MissingReferenced, o.Refusal, o.NestedTables)
+				t.Fatalf("candidates %v missing %v refusal %q nested %v", testkit.CandidatePaths(o), o.MissingReferenced, o.Refusal, o.NestedTables)
 			}
-			if o.Categories[CategoryVersionHint] != 1 || o.Categories[CategoryData] == 0 || o.Categories[CategoryManifestList] != int64(len(st.Snapshots)) {
+			if o.Categories[reach.CategoryVersionHint] != 1 || o.Categories[reach.CategoryData] == 0 || o.Categories[reach.CategoryManifestList] != int64(len(st.Snapshots)) {
 				t.Errorf("categories = %v", o.Categories)
 			}
 			for _, n := range o.NonIceberg {
@@ -109,7 +110,7 @@ func TestHadoopCatalogFixture(t *testing.T) {
 	if len(addrs) != 1 || addrs[0] != "hl.spark.lineitem" {
 		t.Fatalf("tables = %v", addrs)
 	}
-	st, err := sess.Observe(ctx, orphanPolicy("hl.spark.lineitem"))
+	st, err := sess.Observe(ctx, testkit.OrphanPolicy("hl.spark.lineitem"))
 	if err != nil {
 		t.Fatal(err)
 	}

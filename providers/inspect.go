@@ -12,6 +12,8 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 const topPartitions = 5
@@ -19,7 +21,7 @@ const topPartitions = 5
 // Inspect reports on any table of a configured catalog, managed or not.
 func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection, error) {
 	ctx = s.WithStorageLimits(ctx)
-	tbl, err := s.LoadTable(ctx, address)
+	tbl, err := s.loadTable(ctx, address)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
@@ -32,7 +34,7 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 	// what apply compacts, not what inspect reports (and a where naming a
 	// column this table lacks must not make the table uninspectable).
 	sel.Where = ""
-	st, err := ObserveTable(ctx, tbl, address, sel, s.now())
+	st, err := observeTable(ctx, tbl, address, sel, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
@@ -89,12 +91,12 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 		heads[r.SnapshotID] = true
 	}
 	var old []int64
-	for _, id := range allSnapshotIDs(md) {
+	for _, id := range reach.AllSnapshots(md) {
 		if !heads[id] {
 			old = append(old, id)
 		}
 	}
-	in.OldSnapshotFiles, in.OldSnapshotBytes, err = estimateFreed(ctx, fsys, md, old, nil)
+	in.OldSnapshotFiles, in.OldSnapshotBytes, err = expiry.Estimate(ctx, fsys, md, old, nil)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
@@ -103,7 +105,7 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 	if !pol.OrphanFiles.Declared {
 		orphanPol.OrphanFiles.OlderThan.Value = config.DefaultOlderThan
 	}
-	scan, err := s.scanOrphans(ctx, orphanPol, tbl, orphanHooks{})
+	scan, err := s.scanOrphans(ctx, orphanPol, tbl, nil)
 	if err != nil {
 		in.OrphanError = err.Error()
 	} else {

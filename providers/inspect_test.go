@@ -25,8 +25,8 @@ func TestInspectUnmanagedTable(t *testing.T) {
 	// fixed date here made "young" old three days after that date.
 	wall := time.Now()
 	old := wall.Add(-10 * 24 * time.Hour)
-	writeFile(t, filepath.Join(tbl.Location(), "data", "stray.parquet"), 1000, old)
-	writeFile(t, filepath.Join(tbl.Location(), "data", "young.parquet"), 10, wall)
+	testkit.WriteFileAt(t, filepath.Join(tbl.Location(), "data", "stray.parquet"), 1000, old)
+	testkit.WriteFileAt(t, filepath.Join(tbl.Location(), "data", "young.parquet"), 10, wall)
 
 	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{l.ConfigCatalog()}}
 	sess := Open(cfg, Options{Now: func() time.Time { return time.Now() }})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // Lease is the value of a table's diff.LockProperty while an apply works
@@ -38,7 +39,7 @@ func (e *LockedError) Error() string {
 // someone else while this run held it.
 var ErrLockLost = errors.New("the table's lock is no longer this run's")
 
-// AcquireLease commits lease as tbl's diff.LockProperty through the
+// acquireLease commits lease as tbl's diff.LockProperty through the
 // catalog's compare-and-swap: the commit requires that the table's
 // metadata is still exactly the version tbl was loaded at (its
 // last-updated time, its refs and the lock property as read), so of two
@@ -46,7 +47,7 @@ var ErrLockLost = errors.New("the table's lock is no longer this run's")
 // ErrConflict, reloads, and sees the winner's lease. A lease held by
 // another run and not expired is a *LockedError; an expired one is taken
 // over. It returns the table as committed.
-func AcquireLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, lease Lease, now time.Time) (*table.Table, error) {
+func acquireLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, lease Lease, now time.Time) (*table.Table, error) {
 	cur, held := tbl.Properties()[diff.LockProperty]
 	if held {
 		var other Lease
@@ -64,10 +65,10 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, le
 	})
 }
 
-// ReleaseLease removes the lease of runID from the table, if it is still
+// releaseLease removes the lease of runID from the table, if it is still
 // that run's. It is called with the run's context detached from Ctrl-C
 // (a release must happen on failure and interruption too).
-func ReleaseLease(ctx context.Context, cat catalog.Catalog, ident table.Identifier, runID string) error {
+func releaseLease(ctx context.Context, cat catalog.Catalog, ident table.Identifier, runID string) error {
 	for attempt := 0; ; attempt++ {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
@@ -91,8 +92,8 @@ func ReleaseLease(ctx context.Context, cat catalog.Catalog, ident table.Identifi
 	}
 }
 
-// ReadLease returns the table's lease, if any (for inspect and messages).
-func ReadLease(tbl *table.Table) (Lease, bool) {
+// readLease returns the table's lease, if any (for inspect and messages).
+func readLease(tbl *table.Table) (Lease, bool) {
 	var l Lease
 	v, ok := tbl.Properties()[diff.LockProperty]
 	if !ok || json.Unmarshal([]byte(v), &l) != nil {
@@ -103,7 +104,7 @@ func ReadLease(tbl *table.Table) (Lease, bool) {
 
 func commitLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, cur string, held bool, updates []table.Update) (*table.Table, error) {
 	meta := tbl.Metadata()
-	reqs := execRefRequirements(meta)
+	reqs := store.RefRequirements(meta)
 	if _, ok := cat.(*sqlcat.Catalog); ok {
 		// The SQL catalog validates requirements in this process, against
 		// the metadata it then swaps with a conditional UPDATE: a
@@ -118,7 +119,7 @@ func commitLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, cur
 	_, _, err := cat.CommitTable(commitCtx, tbl.Identifier(), reqs, updates)
 	cancel()
 	if err != nil {
-		return tbl, fmt.Errorf("commit lock: %w", execClassifyCommitErr(err))
+		return tbl, fmt.Errorf("commit lock: %w", store.ClassifyCommit(err))
 	}
 	next, err := cat.LoadTable(ctx, tbl.Identifier())
 	if err != nil {

@@ -17,6 +17,9 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/orphans"
 )
 
 // Observe reads one managed table into diff's plain state: its metadata, the
@@ -38,13 +41,13 @@ type Observation struct {
 
 	sess   *Session
 	pol    *config.Effective
-	expiry *expiryIndex // nil: estimate with its own walks
-	now    time.Time    // the clock of the policy's compaction.where
+	expiry *expiry.Index // nil: estimate with its own walks
+	now    time.Time     // the clock of the policy's compaction.where
 }
 
 // ObservePlan is Observe for a plan: when the policy has snapshot_retention,
 // the walk that observes the table also records what each snapshot reaches,
-// so EstimateExpiry needs no second read of the manifests.
+// so the expiry estimate needs no second read of the manifests.
 func (s *Session) ObservePlan(ctx context.Context, pol *config.Effective) (*Observation, error) {
 	return s.observe(ctx, pol, pol.SnapshotRetention.Declared)
 }
@@ -67,7 +70,7 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
 			continue
 		}
-		files, bytes, err := o.EstimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
+		files, bytes, err := o.estimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
 		if err != nil {
 			return diff.TablePlan{}, fmt.Errorf("estimate expiry: %w", err)
 		}
@@ -76,12 +79,12 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 	return tp, nil
 }
 
-// EstimateExpiry counts the files and bytes that expiring expireIDs frees
-// (Session.EstimateExpiry), counting the current files that the plan's
+// estimateExpiry counts the files and bytes that expiring expireIDs frees
+// (expiry.Estimate), counting the current files that the plan's
 // compaction groups replace as freed when the current snapshot is expired.
-func (o *Observation) EstimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
-	if o.expiry != nil && !o.expiry.overflow {
-		files, bytes, err = o.expiry.estimate(expireIDs, compactedGroups(groups))
+func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
+	if o.expiry != nil && !o.expiry.Overflowed() {
+		files, bytes, err = o.expiry.Estimate(expireIDs, groups)
 		if err != nil {
 			return 0, 0, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
 		}
@@ -90,11 +93,11 @@ func (o *Observation) EstimateExpiry(ctx context.Context, expireIDs []int64, gro
 	var compactIn func(string) bool
 	if len(groups) > 0 {
 		// Only a figure: without it the estimate under-counts.
-		if tbl, err := o.sess.LoadTable(ctx, o.pol.Address); err == nil {
-			compactIn, _ = CompactionInputs(ctx, tbl, diff.SelectionFor(o.pol), groups, o.now)
+		if tbl, err := o.sess.loadTable(ctx, o.pol.Address); err == nil {
+			compactIn, _ = compactionInputs(ctx, tbl, diff.SelectionFor(o.pol), groups, o.now)
 		}
 	}
-	return o.sess.EstimateExpiry(ctx, o.pol.Address, expireIDs, compactIn)
+	return o.sess.estimateExpiry(ctx, o.pol.Address, expireIDs, compactIn)
 }
 
 // Close releases the observation's temporary files.
@@ -108,12 +111,12 @@ func (o *Observation) Close() error {
 }
 
 func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry bool) (_ *Observation, err error) {
-	tbl, err := s.LoadTable(ctx, pol.Address)
+	tbl, err := s.loadTable(ctx, pol.Address)
 	if err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol, now: s.now()}
-	if catName, _, err := SplitAddress(pol.Address); err == nil {
+	if catName, _, err := splitAddress(pol.Address); err == nil {
 		if cc, err := s.catalogConfig(catName); err == nil {
 			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())
 			if o.State.CommitProblem == "" && writesMetadata(cc.Type) {
@@ -132,22 +135,25 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	}()
 	md := tbl.Metadata()
 	cur := md.CurrentSnapshot()
-	ride := &walkRide{}
+	// The orphan scan's reference walk also feeds the aggregate and the
+	// expiry index, so that a plan reads each manifest once.
+	ride := &orphans.Ride{}
+	var a *aggregator
 	if cur != nil {
-		ride.agg, ride.aggSnap = newAggregator(md, diff.SelectionFor(pol), o.now), cur.SnapshotID
-		ride.agg.compacts = pol.Compaction.Declared
-		if err := ride.agg.err; err != nil {
+		a = newAggregator(md, diff.SelectionFor(pol), o.now)
+		a.compacts = pol.Compaction.Declared
+		if err := a.err; err != nil {
 			w := pol.Compaction.Where.Origin
 			return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 		}
+		ride.Aggregate, ride.AggregateSnapshot = a, cur.SnapshotID
 		if withExpiry {
-			o.expiry = newExpiryIndex(s.spillLimit())
-			o.expiry.currentID = cur.SnapshotID
-			ride.expiry = o.expiry
+			o.expiry = expiry.NewIndex(s.spill, cur.SnapshotID)
+			ride.Consumers = []reach.Consumer{o.expiry.Consumer()}
 		}
 	}
 	if pol.OrphanFiles.Declared {
-		scan, err := s.scanOrphans(ctx, pol, tbl, orphanHooks{ride: ride})
+		scan, err := s.scanOrphans(ctx, pol, tbl, ride)
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: orphan scan: %w", pol.Address, err)
 		}
@@ -162,26 +168,26 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	}
 	var agg *snapshotAggregate
 	switch {
-	case !ride.walked && o.expiry != nil:
+	case !ride.Walked && o.expiry != nil:
 		// No orphan scan, or it refused before walking: one walk of the
 		// observed metadata for the aggregate and the expiry index.
-		w := walkSpec{md: md, fsys: fsys, agg: ride.agg, aggSnap: cur.SnapshotID, expiry: o.expiry}
-		if err := walkTable(ctx, w); err != nil {
+		w := reach.Spec{Meta: md, FS: fsys, Snapshots: reach.AllSnapshots(md), Aggregate: a, AggregateSnapshot: cur.SnapshotID, Consumers: ride.Consumers}
+		if err := reach.Walk(ctx, w); err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}
-		agg = ride.agg.finish()
-	case ride.walked && ride.aggDone:
-		agg = ride.agg.finish()
+		agg = a.finish()
+	case ride.Walked && ride.Aggregated:
+		agg = a.finish()
 	default:
 		// The aggregate alone reads only the current snapshot; and when the
 		// scan walked newer metadata that no longer has the observed
 		// current snapshot (a concurrent expiry), it is read here.
-		agg, err = aggregateInto(ctx, fsys, cur, ride.agg, nil)
+		agg, err = aggregateInto(ctx, fsys, md, cur, a, nil)
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}
 	}
-	if err := ride.agg.err; err != nil {
+	if err := a.err; err != nil {
 		w := pol.Compaction.Where.Origin
 		return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 	}
@@ -197,10 +203,10 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	return o, nil
 }
 
-// ObserveTable fills a TableState from a loaded table. sel decides which data
+// observeTable fills a TableState from a loaded table. sel decides which data
 // files are compaction candidates (diff.SelectionFor of the policy); now is
 // the clock of sel.Where's current_date and now().
-func ObserveTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection, now time.Time) (*diff.TableState, error) {
+func observeTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection, now time.Time) (*diff.TableState, error) {
 	st := observeMetadata(tbl, address)
 	md := tbl.Metadata()
 	cur := md.CurrentSnapshot()
@@ -479,57 +485,30 @@ func referencedDataFile(df iceberg.DataFile) string {
 	return ""
 }
 
-// aggregateSnapshot streams the manifests of snap: delete manifests first
-// (to index delete files), then data manifests, aggregating every live data
-// file into its partition without keeping it. Manifest entries are read with
-// iceberg-go's projection, which skips column statistics we do not need.
-// onCandidate, when set, is called for every data file the compaction
-// selection picks (CompactionInputs uses it instead of holding a scan task
-// per file). A plan's observation does the same work inside walkTable, which
-// reads each manifest once for every consumer; this is the walk of one
-// snapshot alone (inspect, and the fallbacks).
+// aggregateSnapshot streams the manifests of snap (one walk of that
+// snapshot alone: inspect, and the fallbacks), aggregating every live data
+// file into its partition without keeping it. Manifest entries are read
+// with iceberg-go's projection, which skips column statistics we do not
+// need. onCandidate, when set, is called for every data file the
+// compaction selection picks (compactionInputs uses it instead of holding
+// a scan task per file). A plan's observation aggregates on the walk that
+// serves its other consumers too.
 func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, sel diff.CompactionSelection, now time.Time, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
-	return aggregateInto(ctx, fsys, snap, newAggregator(md, sel, now), onCandidate)
+	return aggregateInto(ctx, fsys, md, snap, newAggregator(md, sel, now), onCandidate)
 }
 
 // aggregateInto is aggregateSnapshot into an aggregator the caller set up.
-func aggregateInto(ctx context.Context, fsys iceio.IO, snap *table.Snapshot, a *aggregator, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
-	manifests, err := snap.Manifests(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
-	}
+func aggregateInto(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, a *aggregator, onCandidate func(path string, specID int, partition string)) (*snapshotAggregate, error) {
 	if a.err != nil {
 		return nil, fmt.Errorf("compaction.where: %w", a.err)
 	}
-	for _, m := range manifests {
-		a.manifest(m)
+	var agg reach.Aggregate = a
+	if onCandidate != nil {
+		agg = candidates{a, onCandidate}
 	}
-	for _, deletes := range []bool{true, false} {
-		if !deletes {
-			a.sealDeletes()
-		}
-		var todo []manifestRead
-		for _, m := range manifests {
-			if (m.ManifestContent() == iceberg.ManifestContentDeletes) != deletes {
-				continue
-			}
-			// Delete manifests are read with bounds: a position delete whose
-			// file_path lower and upper bounds are equal names its one data file.
-			todo = append(todo, manifestRead{ord: len(todo), m: m, discardDeleted: true,
-				proj: iceberg.ManifestEntryProjection{IncludePruningStats: deletes}})
-		}
-		// Decoded beside the aggregation, handed over in manifest order.
-		err := readManifests(ctx, fsys, todo, func(_ int, entry iceberg.ManifestEntry) error {
-			if deletes {
-				a.deleteEntry(entry)
-			} else if k, ok := a.dataEntry(entry); ok && onCandidate != nil {
-				onCandidate(entry.DataFile().FilePath(), k.spec, k.part)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: []int64{snap.SnapshotID}, Aggregate: agg, AggregateSnapshot: snap.SnapshotID})
+	if err != nil {
+		return nil, err
 	}
 	if a.err != nil {
 		return nil, fmt.Errorf("compaction.where: %w", a.err)
@@ -537,10 +516,24 @@ func aggregateInto(ctx context.Context, fsys iceio.IO, snap *table.Snapshot, a *
 	return a.finish(), nil
 }
 
+// candidates is an aggregator that also reports each compaction candidate.
+type candidates struct {
+	*aggregator
+	on func(path string, specID int, partition string)
+}
+
+func (c candidates) DataEntry(e iceberg.ManifestEntry) (reach.Group, bool) {
+	g, ok := c.aggregator.DataEntry(e)
+	if ok {
+		c.on(e.DataFile().FilePath(), g.Spec, g.Partition)
+	}
+	return g, ok
+}
+
 // aggregator folds one snapshot's live manifest entries into a
-// snapshotAggregate: first every delete entry (deleteEntry), then
-// sealDeletes, then every data entry (dataEntry), which needs the delete
-// index to count the deletes that apply to each file.
+// snapshotAggregate (a reach.Aggregate): first every delete entry
+// (DeleteEntry), then SealDeletes, then every data entry (DataEntry), which
+// needs the delete index to count the deletes that apply to each file.
 type aggregator struct {
 	md        table.Metadata
 	sel       diff.CompactionSelection
@@ -622,8 +615,8 @@ func (a *aggregator) key(df iceberg.DataFile) partKey {
 	return partKey{spec: specID, part: r.render(df.Partition())}
 }
 
-// manifest counts one manifest of the snapshot's manifest list.
-func (a *aggregator) manifest(m iceberg.ManifestFile) {
+// Manifest counts one manifest of the snapshot's manifest list.
+func (a *aggregator) Manifest(m iceberg.ManifestFile) {
 	a.agg.manifests.Count++
 	a.agg.manifests.Bytes += m.Length()
 	data := m.ManifestContent() != iceberg.ManifestContentDeletes
@@ -642,8 +635,8 @@ func (a *aggregator) manifest(m iceberg.ManifestFile) {
 	})
 }
 
-// deleteEntry counts a live delete file and indexes it for dataEntry.
-func (a *aggregator) deleteEntry(entry iceberg.ManifestEntry) {
+// DeleteEntry counts a live delete file and indexes it for DataEntry.
+func (a *aggregator) DeleteEntry(entry iceberg.ManifestEntry) {
 	df := entry.DataFile()
 	k := a.key(df)
 	p := a.agg.part(k)
@@ -685,11 +678,11 @@ func (a *aggregator) deleteEntry(entry iceberg.ManifestEntry) {
 	}
 }
 
-func (a *aggregator) sealDeletes() { a.idx.seal() }
+func (a *aggregator) SealDeletes() { a.idx.seal() }
 
-// dataEntry counts a live data file; it returns the file's partition and
+// DataEntry counts a live data file; it returns the file's partition and
 // whether the compaction selection picks it.
-func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
+func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) {
 	df := entry.DataFile()
 	size := df.FileSizeBytes()
 	k := a.key(df)
@@ -724,7 +717,7 @@ func (a *aggregator) dataEntry(entry iceberg.ManifestEntry) (partKey, bool) {
 	}
 	files.MaxSize = max(files.MaxSize, size)
 	a.agg.hist.add(size)
-	return k, candidate
+	return reach.Group{Spec: k.spec, Partition: k.part}, candidate
 }
 
 func (a *aggregator) finish() *snapshotAggregate {

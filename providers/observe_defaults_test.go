@@ -20,7 +20,7 @@ func TestObserveRefusesWhatTheRewriteGetsWrong(t *testing.T) {
 	const dir, current = "duckdb-add-columns-with-defaults", "metadata/00003-3f1801a5-7dfb-4072-b14a-39cd12f9279b.metadata.json"
 	l.AddCorpusTable(t, dir, current, "corpus.defaults", nil)
 	sess := sessionFor(t, l)
-	st, err := sess.Observe(ctx, effective("lake.corpus.defaults"))
+	st, err := sess.Observe(ctx, testkit.Policy("lake.corpus.defaults"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestObserveRefusesWhatTheRewriteGetsWrong(t *testing.T) {
 		return strings.ReplaceAll(s, "-9223372036854775808", "-9007199254740991")
 	})
 	testkit.DeleteEqualityOn(t, tbl, "col_string", func(b array.Builder) { b.(*array.StringBuilder).Append("World") })
-	st, err = sess.Observe(ctx, effective("lake.corpus.eq"))
+	st, err = sess.Observe(ctx, testkit.Policy("lake.corpus.eq"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/lakehouse"
+	"github.com/iceops/iceops/internal/lakehouse"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -35,24 +35,6 @@ func sessionFor(t *testing.T, lhs ...*testkit.Lakehouse) *Session {
 	return s
 }
 
-func effective(address string) *config.Effective {
-	cat, ident, err := SplitAddress(address)
-	if err != nil {
-		panic(err)
-	}
-	return &config.Effective{
-		Address:   address,
-		Catalog:   cat,
-		Namespace: ident[:len(ident)-1],
-		Table:     ident[len(ident)-1],
-		PolicyBody: config.PolicyBody{
-			TargetFileSize: config.Setting[int64]{Value: 512 << 20, Set: true},
-			// Observation keeps candidate sizes only for a policy that compacts.
-			Compaction: config.CompactionPolicy{Declared: true},
-		},
-	}
-}
-
 func TestObserveOwnTable(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
@@ -68,7 +50,7 @@ func TestObserveOwnTable(t *testing.T) {
 	}
 	sess := sessionFor(t, l)
 
-	st, err := sess.Observe(ctx, effective("lake.sales.eu.events"))
+	st, err := sess.Observe(ctx, testkit.Policy("lake.sales.eu.events"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +143,7 @@ func TestObserveSortOrder(t *testing.T) {
 	if _, err := l.Catalog.CreateTable(ctx, table.Identifier{"ns", "sorted"}, lakehouse.EventsSchema(), catalog.WithSortOrder(so)); err != nil {
 		t.Fatal(err)
 	}
-	st, err := sessionFor(t, l).Observe(ctx, effective("lake.ns.sorted"))
+	st, err := sessionFor(t, l).Observe(ctx, testkit.Policy("lake.ns.sorted"))
 	if err != nil {
 		t.Fatal(err)
 	}

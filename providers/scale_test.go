@@ -22,7 +22,7 @@ func TestObserveManyFiles(t *testing.T) {
 	testkit.AddSyntheticFiles(t, tbl, 4, 5000, 4, 1<<20)
 	sess := sessionFor(t, l)
 	start := time.Now()
-	st, err := sess.Observe(ctx, effective("lake.ns.big"))
+	st, err := sess.Observe(ctx, testkit.Policy("lake.ns.big"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func BenchmarkObserve100k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		st, err := sess.Observe(ctx, effective("lake.ns.big"))
+		st, err := sess.Observe(ctx, testkit.Policy("lake.ns.big"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -81,14 +81,10 @@ func BenchmarkOrphanScan50k(b *testing.B) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	err := ReachableFiles(ctx, tbl, []int64{tbl.CurrentSnapshot().SnapshotID}, func(p string, _ int64, cat string) error {
-		if cat != CategoryData {
-			return nil
+	for _, p := range testkit.DataFiles(b, tbl) {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			b.Fatal(err)
 		}
-		return os.WriteFile(p, nil, 0o644)
-	})
-	if err != nil {
-		b.Fatal(err)
 	}
 	for i := range 5000 {
 		if err := os.WriteFile(filepath.Join(dir, "stray-"+strconv.Itoa(i)+".parquet"), nil, 0o644); err != nil {
@@ -101,7 +97,7 @@ func BenchmarkOrphanScan50k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		scan, err := sess.scanOrphans(ctx, orphanPolicy("lake.ns.big"), tbl, orphanHooks{})
+		scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.big"), tbl, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,7 +30,7 @@ type Options struct {
 	Now func() time.Time
 	// RequestTimeout bounds one storage request attempt without progress
 	// and, times the attempts, one catalog call (storage_limits.go); zero
-	// means DefaultRequestTimeout. A catalog's iceops.request-timeout
+	// means defaultRequestTimeout. A catalog's iceops.request-timeout
 	// property overrides it.
 	RequestTimeout time.Duration
 }
@@ -47,7 +47,7 @@ type Session struct {
 	mu       sync.Mutex
 	catalogs map[string]*catalogEntry
 	// locations caches table locations for the nested-table checks of
-	// orphan scans and of apply (TableLocations).
+	// orphan scans and of apply (tableLocations).
 	locations *locationCache
 	// spill overrides defaultSpillLimit (tests force spilling with it).
 	spill int
@@ -71,9 +71,6 @@ func Open(cfg *config.Config, opts Options) *Session {
 }
 
 func (s *Session) now() time.Time { return s.opts.Now() }
-
-// Config returns the configuration the session was opened with.
-func (s *Session) Config() *config.Config { return s.cfg }
 
 func (s *Session) catalogConfig(name string) (*config.Catalog, error) {
 	for _, c := range s.cfg.Catalogs {
@@ -129,10 +126,10 @@ func (s *Session) Close() error {
 	return errors.Join(errs...)
 }
 
-// SplitAddress splits "catalog.ns1.ns2.table" into the catalog name and the
+// splitAddress splits "catalog.ns1.ns2.table" into the catalog name and the
 // iceberg identifier (namespace levels and table name).
 // The structure rule is config.SplitLevels, the one rule both share.
-func SplitAddress(address string) (string, table.Identifier, error) {
+func splitAddress(address string) (string, table.Identifier, error) {
 	parts, err := config.SplitLevels(address)
 	if err != nil {
 		return "", nil, err
@@ -140,15 +137,15 @@ func SplitAddress(address string) (string, table.Identifier, error) {
 	return parts[0], table.Identifier(parts[1:]), nil
 }
 
-// JoinAddress is the inverse of SplitAddress.
-func JoinAddress(catalogName string, ident table.Identifier) string {
+// joinAddress is the inverse of splitAddress.
+func joinAddress(catalogName string, ident table.Identifier) string {
 	return catalogName + "." + strings.Join(ident, ".")
 }
 
-// LoadTable loads the table at address ("catalog.ns.table") from its
+// loadTable loads the table at address ("catalog.ns.table") from its
 // catalog.
-func (s *Session) LoadTable(ctx context.Context, address string) (*table.Table, error) {
-	catName, ident, err := SplitAddress(address)
+func (s *Session) loadTable(ctx context.Context, address string) (*table.Table, error) {
+	catName, ident, err := splitAddress(address)
 	if err != nil {
 		return nil, err
 	}
@@ -175,8 +172,8 @@ func (s *Session) ListTables(ctx context.Context, catalogName string) ([]string,
 		return nil, err
 	}
 	var out []string
-	err = walkCatalog(ctx, cat, func(ident table.Identifier) error {
-		out = append(out, JoinAddress(catalogName, ident))
+	err = catalogs.Walk(ctx, cat, func(ident table.Identifier) error {
+		out = append(out, joinAddress(catalogName, ident))
 		return nil
 	})
 	if err != nil {
@@ -184,56 +181,4 @@ func (s *Session) ListTables(ctx context.Context, catalogName string) ([]string,
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
-}
-
-// walkCatalog calls fn with every table of cat. Namespaces are walked
-// recursively: a SQL catalog lists every level at once, a REST catalog only
-// the children of a parent, so it descends from each namespace it sees and
-// de-duplicates.
-func walkCatalog(ctx context.Context, cat catalog.Catalog, fn func(table.Identifier) error) error {
-	seen := map[string]bool{}
-	queue := []table.Identifier{nil}
-	for len(queue) > 0 {
-		parent := queue[0]
-		queue = queue[1:]
-		var children []table.Identifier
-		err := bound.Read(ctx, func(ctx context.Context) error {
-			var err error
-			children, err = cat.ListNamespaces(ctx, parent)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("list namespaces under %q: %w", strings.Join(parent, "."), err)
-		}
-		for _, ns := range children {
-			key := strings.Join(ns, "\x00")
-			if len(ns) == 0 || seen[key] {
-				continue
-			}
-			seen[key] = true
-			queue = append(queue, ns)
-			// A listing is read whole, page by page, before fn sees it,
-			// so that a page that fails repeats the listing, not fn.
-			var idents []table.Identifier
-			err := bound.Read(ctx, func(ctx context.Context) error {
-				idents = idents[:0]
-				for ident, err := range cat.ListTables(ctx, ns) {
-					if err != nil {
-						return err
-					}
-					idents = append(idents, ident)
-				}
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("list tables in %q: %w", strings.Join(ns, "."), err)
-			}
-			for _, ident := range idents {
-				if err := fn(ident); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }

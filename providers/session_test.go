@@ -40,7 +40,7 @@ func TestUnreachableCatalogIsolated(t *testing.T) {
 	if err1 == nil || err1 != err2 {
 		t.Errorf("catalog error not cached: %v / %v", err1, err2)
 	}
-	if _, err := sess.Observe(ctx, effective("gone.ns.t")); err == nil {
+	if _, err := sess.Observe(ctx, testkit.Policy("gone.ns.t")); err == nil {
 		t.Error("observing a table of an unreachable catalog succeeded")
 	}
 	_, err := sess.Catalog(ctx, "pg")
@@ -58,7 +58,7 @@ func TestUnreachableCatalogIsolated(t *testing.T) {
 	if err != nil || !slices.Equal(addrs, []string{"lake.ns.t"}) {
 		t.Fatalf("lake tables = %v, %v", addrs, err)
 	}
-	if _, err := sess.Observe(ctx, effective("lake.ns.t")); err != nil {
+	if _, err := sess.Observe(ctx, testkit.Policy("lake.ns.t")); err != nil {
 		t.Fatalf("observe on the healthy catalog: %v", err)
 	}
 }
@@ -88,15 +88,15 @@ func TestObserveMissingManifest(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 3, 10, 1)
 	testkit.Append(t, l.CreateTable(t, "ns.ok", testkit.TableOptions{}), 1, 10, 1)
-	_, ms := currentManifests(t, tbl)
+	_, ms := testkit.CurrentManifests(t, tbl)
 	if err := os.Remove(ms[len(ms)-1].FilePath()); err != nil {
 		t.Fatal(err)
 	}
 	sess := sessionFor(t, l)
-	if _, err := sess.Observe(ctx, effective("lake.ns.t")); err == nil || !strings.Contains(err.Error(), "manifest") {
+	if _, err := sess.Observe(ctx, testkit.Policy("lake.ns.t")); err == nil || !strings.Contains(err.Error(), "manifest") {
 		t.Fatalf("observe with a deleted manifest: %v", err)
 	}
-	if _, err := sess.Observe(ctx, effective("lake.ns.ok")); err != nil {
+	if _, err := sess.Observe(ctx, testkit.Policy("lake.ns.ok")); err != nil {
 		t.Fatalf("the other table: %v", err)
 	}
 }
@@ -112,7 +112,7 @@ func TestObserveDeleteFilesCounted(t *testing.T) {
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), 2, 100, 2)
 	testkit.DeletePositions(t, tbl, iceberg.EqualTo(iceberg.Reference("event_id"), int64(5)))
 	sess := sessionFor(t, l)
-	pol := effective("lake.ns.t")
+	pol := testkit.Policy("lake.ns.t")
 	pol.TargetFileSize.Value = 10 // every file is "too big" by size
 	pol.Compaction.DeleteFileThreshold = config.Setting[int]{Value: 1, Set: true}
 	st, err := sess.Observe(ctx, pol)
@@ -143,7 +143,7 @@ func TestObserveEqualityDeletes(t *testing.T) {
 	tbl = testkit.DeleteEquality(t, tbl, 1, 2)
 	testkit.Append(t, tbl, 1, 10, 1)
 	sess := sessionFor(t, l)
-	pol := effective("lake.ns.t")
+	pol := testkit.Policy("lake.ns.t")
 	pol.TargetFileSize.Value = 10
 	pol.Compaction.DeleteFileThreshold = config.Setting[int]{Value: 1, Set: true}
 	st, err := sess.Observe(ctx, pol)
@@ -174,7 +174,7 @@ func TestObserveConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := sess.Observe(ctx, orphanPolicy("lake.ns.t"+strconv.Itoa(i)))
+			st, err := sess.Observe(ctx, testkit.OrphanPolicy("lake.ns.t"+strconv.Itoa(i)))
 			errs[i] = err
 			if err == nil {
 				files[i] = st.Files.DataFiles

@@ -49,9 +49,9 @@ import (
 // fail transiently, commits never, and a commit once sent is not cancelled
 // by an interrupt but still ends at its bound (package bound).
 
-// DefaultRequestTimeout bounds one attempt of a storage request without
+// defaultRequestTimeout bounds one attempt of a storage request without
 // progress, and one catalog call.
-const DefaultRequestTimeout = 30 * time.Second
+const defaultRequestTimeout = 30 * time.Second
 
 // RequestTimeoutProperty, a catalog property, sets the request timeout (a Go
 // duration) for that catalog's calls and, the shortest of them, for S3
@@ -70,7 +70,7 @@ func (s *Session) requestTimeout() time.Duration {
 		}
 	}
 	if d <= 0 {
-		d = DefaultRequestTimeout
+		d = defaultRequestTimeout
 	}
 	return d
 }
@@ -86,7 +86,7 @@ func (s *Session) catalogTimeout(name string) time.Duration {
 		}
 	}
 	if d <= 0 {
-		d = DefaultRequestTimeout
+		d = defaultRequestTimeout
 	}
 	return d * storageMaxAttempts
 }

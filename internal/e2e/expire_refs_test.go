@@ -12,6 +12,7 @@ import (
 
 	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/expiry"
 )
 
 // tagWriterCatalog commits a writer's tag on the real catalog right before
@@ -69,7 +70,7 @@ func TestExpireKeepsConcurrentTag(t *testing.T) {
 			before := listFiles(t, fsys, tbl.Location())
 
 			cat := &tagWriterCatalog{CatalogIO: be.cat, writer: func() { tagSnapshot(ctx, t, be, ident, "audit", tagged) }}
-			_, res, err := providers.ExpireSnapshots(ctx, cat, tbl, providers.ExpireSpec{SnapshotIDs: expire})
+			_, res, err := expiry.Expire(ctx, cat, tbl, expiry.Spec{SnapshotIDs: expire})
 			switch {
 			case errors.Is(err, providers.ErrConflict):
 				if res.Committed || res.FilesDeleted != 0 {
@@ -81,7 +82,7 @@ func TestExpireKeepsConcurrentTag(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, res, err = providers.ExpireSnapshots(ctx, be.cat, cur, providers.ExpireSpec{SnapshotIDs: expire}); err != nil {
+				if _, res, err = expiry.Expire(ctx, be.cat, cur, expiry.Spec{SnapshotIDs: expire}); err != nil {
 					t.Fatalf("retry: %v", err)
 				}
 				if res.SnapshotsExpired != len(expire)-1 {
@@ -97,7 +98,7 @@ func TestExpireKeepsConcurrentTag(t *testing.T) {
 				if n := scanSnapshot(ctx, t, cur, tagged); n != 50 {
 					t.Fatalf("tag reads %d rows, want 50", n)
 				}
-			case errors.Is(err, providers.ErrRefDropped):
+			case errors.Is(err, expiry.ErrRefDropped):
 				t.Logf("catalog dropped the tag; iceops refused to delete: %v", err)
 				if res.FilesDeleted != 0 {
 					t.Fatalf("deleted %d files after the tag was dropped", res.FilesDeleted)

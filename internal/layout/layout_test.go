@@ -25,6 +25,9 @@ type rule struct {
 	tree      bool
 	ours      []string // allowed imports of this module (prefixes), besides the tree itself
 	forbidden []string // import prefixes never allowed
+	// alone are packages of ours (in ours) that may be imported
+	// themselves but none of their subpackages.
+	alone []string
 	// gaps are imports that break the rule today and are tracked to be
 	// removed (docs/design.md §7, "Known gaps"). A gap that no longer
 	// exists fails the test too, so the list only shrinks.
@@ -44,12 +47,24 @@ var rules = []rule{
 	{dir: "diff", ours: []string{"config"}, forbidden: append(append([]string{}, external...), ioPkgs...)},
 	// The plan file reads and writes files, but knows no table format.
 	{dir: "diff/planfile", ours: []string{"diff", "config"}, forbidden: external},
-	{dir: "providers", tree: true, ours: []string{"diff", "config", "internal/testenv"}, forbidden: []string{colour, module + "/apply", module + "/cmd"}},
-	// The sorter and the referenced set know no table format and no store.
-	{dir: "providers/internal/reach", ours: nil, forbidden: append([]string{iceberg, arrow, colour}, "net", "database/sql")},
+	{dir: "providers", tree: true, ours: []string{"diff", "config", "internal/lakehouse", "internal/testenv"}, forbidden: []string{colour, module + "/apply", module + "/cmd"}},
+	// The fixtures and the embedded sqlite catalog shared by catalogs,
+	// demo, testkit, e2e and bench import nothing of ours, so any of them
+	// can use them without a cycle.
+	{dir: "internal/lakehouse", ours: nil, forbidden: []string{colour}},
+	// The one manifest walk, the sorter and the referenced set read
+	// manifests through iceberg-go and nothing else: no arrow-go, no
+	// catalog, no network or database of their own.
+	{dir: "providers/internal/reach", ours: nil, forbidden: []string{arrow, colour, iceberg + "/catalog", "net", "database/sql"}},
+	// The domains below the session: each reads and changes tables through
+	// iceberg-go and providers/internal, knows no other domain and never
+	// the session (providers), which calls it; none writes data files.
+	{dir: "providers/expiry", ours: []string{"diff", "config", "providers/internal"}, forbidden: []string{arrow, colour}},
+	{dir: "providers/orphans", ours: []string{"diff", "config", "providers/catalogs", "providers/internal"}, forbidden: []string{arrow, colour}},
 	// apply reaches the engines only through providers' seam (Executor,
-	// MemoryLimiter), never a providers subpackage.
-	{dir: "apply", ours: []string{"diff", "config", "providers"}, forbidden: []string{colour, arrow, iceberg, module + "/providers/compaction", module + "/providers/catalogs", module + "/providers/demo", module + "/providers/internal"}},
+	// MemoryLimiter), never a providers subpackage: not the domains
+	// (orphans, expiry, compaction, catalogs, demo), not internal.
+	{dir: "apply", ours: []string{"diff", "config", "providers"}, alone: []string{"providers"}, forbidden: []string{colour, arrow, iceberg}},
 	// The views render plain data: diff's plan, observed and report types,
 	// apply's results, and config's ranges and masking rule (config is below
 	// diff and owns the one secret rule). No providers package: the reports
@@ -59,7 +74,7 @@ var rules = []rule{
 
 // noPrint are the packages below cmd: they return values or call hooks and
 // never print or exit (docs/design.md §7). Test helpers are not in the list.
-var noPrint = []string{"config", "diff", "diff/planfile", "apply", "providers", "providers/compaction", "providers/internal/expirydiff", "providers/internal/bound", "providers/internal/reach", "providers/demo", "providers/catalogs"}
+var noPrint = []string{"config", "diff", "diff/planfile", "apply", "providers", "providers/compaction", "providers/internal/expirydiff", "providers/internal/bound", "providers/internal/reach", "providers/internal/store", "providers/expiry", "providers/orphans", "providers/demo", "providers/catalogs"}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -136,6 +151,17 @@ func hasPrefix(path string, prefixes []string) bool {
 	return false
 }
 
+// belowAlone reports whether path is a subpackage of one of alone's
+// packages of this module.
+func belowAlone(path string, alone []string) bool {
+	for _, a := range alone {
+		if strings.HasPrefix(path, module+"/"+a+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // testOnly are packages that exist for tests (fixtures, servers): a
 // production package must not import them.
 var testOnly = []string{module + "/providers/testkit", module + "/internal/testenv"}
@@ -164,6 +190,8 @@ func TestImportRules(t *testing.T) {
 							seenGap[path] = true
 						case hasPrefix(path, r.forbidden):
 							t.Errorf("%s imports %s (forbidden in %s, docs/design.md §7)", rel, path, r.dir)
+						case belowAlone(path, r.alone):
+							t.Errorf("%s imports %s: %s may import %v but none of their subpackages (docs/design.md §7)", rel, path, r.dir, r.alone)
 						case strings.HasPrefix(path, module+"/") && !hasPrefix(path, ours):
 							t.Errorf("%s imports %s: %s may import only %v of this module (docs/design.md §7)", rel, path, r.dir, r.ours)
 						case !helper && hasPrefix(path, testOnly):

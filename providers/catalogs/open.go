@@ -1,8 +1,9 @@
 // Package catalogs opens the catalogs a configuration declares through
 // iceberg-go: sql on sqlite or PostgreSQL (with iceops' own sqlite handle,
-// see providers/internal/lakehouse), rest, glue, hive and hadoop, and
-// registers the object stores (s3, gs, abfs; file is built in). The session
-// in providers opens them lazily, one per name.
+// see internal/lakehouse), rest, glue, hive and hadoop, and
+// registers the object stores (s3, gs, abfs; file is built in); Walk lists
+// every table of one. The session in providers opens them lazily, one per
+// name.
 package catalogs
 
 import (
@@ -35,7 +36,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/internal/lakehouse"
+	"github.com/iceops/iceops/internal/lakehouse"
 )
 
 // Open opens one configured catalog. For sql catalogs it also returns

@@ -21,7 +21,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/iceops/iceops/providers/internal/lakehouse"
+	"github.com/iceops/iceops/internal/lakehouse"
 )
 
 // testSchema is the schema of the engine's test tables: every kind of value

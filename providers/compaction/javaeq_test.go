@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/lakehouse"
+	"github.com/iceops/iceops/internal/lakehouse"
 	"github.com/iceops/iceops/providers/testkit"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/lakehouse"
+	"github.com/iceops/iceops/internal/lakehouse"
 )
 
 // CatalogName is the demo's catalog name.

@@ -3,5 +3,5 @@
 // (small files, old snapshots, an unsorted table, orphans, a stray non-Iceberg
 // file), the configuration that manages them, and what to run next. It
 // shares the catalog and time-machine pieces with the test kit through
-// providers/internal/lakehouse, and never prints.
+// internal/lakehouse, and never prints.
 package demo

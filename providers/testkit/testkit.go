@@ -4,8 +4,9 @@
 // counts read back through a real scan. Every helper fails the test on error.
 //
 // It is importable from any package's tests (it is not a _test package) and
-// imports only iceberg-go and providers/internal, never providers itself, so
-// providers' own tests can use it.
+// imports iceberg-go, arrow-go, internal/lakehouse and providers/internal,
+// never providers or its domain packages, so that their own tests can use
+// it.
 package testkit
 
 import (
@@ -27,8 +28,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/internal/lakehouse"
 	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/internal/lakehouse"
 )
 
 // Lakehouse is a sqlite SQL catalog plus a local warehouse directory.

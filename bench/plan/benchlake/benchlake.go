@@ -34,6 +34,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/iceops/iceops/internal/lakehouse"
 )
 
 // CatalogName is the SQL catalog's name: the iceberg CLI's default
@@ -85,16 +87,9 @@ func (l *Lake) HCL() string {
 		CatalogName, l.URI(), l.Warehouse)
 }
 
-// Schema is the benchmark tables' schema: a small event log.
-func Schema() *iceberg.Schema {
-	return iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "event_id", Type: iceberg.PrimitiveTypes.Int64},
-		iceberg.NestedField{ID: 2, Name: "user_id", Type: iceberg.PrimitiveTypes.Int64},
-		iceberg.NestedField{ID: 3, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz},
-		iceberg.NestedField{ID: 4, Name: "kind", Type: iceberg.PrimitiveTypes.String},
-		iceberg.NestedField{ID: 5, Name: "payload", Type: iceberg.PrimitiveTypes.String},
-	)
-}
+// Schema is the benchmark tables' schema: the small event log of the demo
+// and the test kit (lakehouse.EventsSchema).
+func Schema() *iceberg.Schema { return lakehouse.EventsSchema() }
 
 // DaySpec partitions Schema by day(event_ts).
 func DaySpec() iceberg.PartitionSpec {

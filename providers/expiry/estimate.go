@@ -1,0 +1,114 @@
+package expiry
+
+import (
+	"context"
+	"iter"
+
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
+)
+
+// Estimate counts the files (and their bytes) that expiring expireIDs of md
+// frees: files reachable now and not after the plan's commits. "After" is
+// every snapshot that is kept, plus the live data and delete files of the
+// current snapshot that the plan's compaction does not rewrite
+// (compactInputs reports the inputs by path; nil means none), which the
+// compaction commit carries into its new snapshot. It fills
+// diff.ExpireAction.FilesToDelete/BytesToDelete when the plan's walk did not
+// record an Index, and inspect's figure of what old snapshots hold.
+//
+// What it does not see: manifests and manifest lists that the plan's own
+// commits will write and then drop, and manifests that rewrite_manifests
+// replaces (kept reachable here), so it can only under-count.
+func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs []int64, compactInputs func(path string) bool) (files, bytes int64, err error) {
+	expire := map[int64]bool{}
+	for _, id := range expireIDs {
+		expire[id] = true
+	}
+	var kept []int64
+	for _, id := range reach.AllSnapshots(md) {
+		if !expire[id] {
+			kept = append(kept, id)
+		}
+	}
+
+	// Both sides go through external sorters so that a table with millions
+	// of files is compared in bounded memory, by a sorted merge.
+	before, after := reach.NewSorter(reach.DefaultSpillLimit), reach.NewSorter(reach.DefaultSpillLimit)
+	defer before.Close()
+	defer after.Close()
+	// Only files reachable from an expired snapshot can be freed, so the
+	// before side is walked from those alone.
+	err = walk(ctx, fsys, md, expireIDs, func(f reach.File) error {
+		return before.Add(reach.Rec{Key: store.NormPath(f.Path), N1: f.Size})
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	err = walk(ctx, fsys, md, kept, func(f reach.File) error {
+		return after.Add(reach.Rec{Key: store.NormPath(f.Path)})
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if cur := md.CurrentSnapshot(); cur != nil && expire[cur.SnapshotID] {
+		err = walk(ctx, fsys, md, []int64{cur.SnapshotID}, func(f reach.File) error {
+			if (f.Category == reach.CategoryData || f.Category == reach.CategoryDelete) && (compactInputs == nil || !compactInputs(f.Path)) {
+				return after.Add(reach.Rec{Key: store.NormPath(f.Path)})
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	err = unmatched(before, after, func(r reach.Rec) error {
+		files++
+		bytes += max(r.N1, 0)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return files, bytes, nil
+}
+
+// walk hands fn every file the snapshots ids of md reach through their
+// live entries (reach.Walk), with manifest lists' sizes read from storage.
+func walk(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, fn func(reach.File) error) error {
+	return reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: []reach.Consumer{{ListSizes: true, File: fn}}})
+}
+
+// unmatched calls fn, in key order, with the first record of every key of
+// gone that kept does not have: a sorted merge of the two sorters.
+func unmatched(gone, kept *reach.Sorter, fn func(reach.Rec) error) error {
+	next, stop := iter.Pull2(kept.Sorted())
+	defer stop()
+	k, kerr, kok := next()
+	last, first := "", true
+	for r, err := range gone.Sorted() {
+		if err != nil {
+			return err
+		}
+		if !first && r.Key == last {
+			continue
+		}
+		last, first = r.Key, false
+		for kok && kerr == nil && k.Key < r.Key {
+			k, kerr, kok = next()
+		}
+		if kerr != nil {
+			return kerr
+		}
+		if kok && k.Key == r.Key {
+			continue
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,521 @@
+package expiry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog/glue"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/catalog/hive"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
+)
+
+// Spec is exactly what to expire: the snapshot ids and refs the
+// (approved, possibly intersected) plan lists. Nothing else is removed.
+type Spec struct {
+	SnapshotIDs  []int64
+	RefsToRemove []string
+	// DeleteConcurrency bounds parallel deletions (default 8).
+	DeleteConcurrency int
+	Progress          store.Progress
+	// Retention, when set, re-checks at commit time that every listed id and
+	// ref still qualifies under the policy on the exact table version being
+	// committed against (diff.SelectExpired); those that do not are kept and
+	// reported. The listed ids stay the upper bound: nothing else is expired.
+	Retention *RetentionCheck
+	// Abort stops the deletions that follow a landed commit; ctx does not.
+	// Once the commit is in, the metadata no longer names the released
+	// files, so cancelling there (a first Ctrl-C) would strand them until
+	// an orphan sweep days later. Nil: only FinishWithin bounds them.
+	Abort context.Context
+	// FinishWithin bounds the work after the commit (re-read, computing
+	// and deleting the released files); 0 = defaultFinishWithin.
+	FinishWithin time.Duration
+}
+
+// defaultFinishWithin bounds an expiry's deletions after its commit landed.
+const defaultFinishWithin = 10 * time.Minute
+
+// ErrRefDropped marks an expiry commit that landed but took with it a ref
+// that a writer created after iceops loaded the table (the catalog applies
+// remove-snapshots to its current metadata and drops refs whose snapshot
+// is gone). Nothing was deleted; the error names the ref and where its
+// snapshot's metadata still is.
+var ErrRefDropped = errors.New("the expiry commit dropped a ref created concurrently")
+
+// RetentionCheck is the policy's retention and the clock for the re-check.
+type RetentionCheck struct {
+	MaxAge       time.Duration
+	MinSnapshots int
+	MaxRefAge    time.Duration
+	Now          time.Time
+}
+
+// historyState is the part of diff.TableState that expiry selection reads
+// (snapshots, refs, properties), taken from loaded metadata without reading
+// any manifest.
+func historyState(tbl *table.Table) *diff.TableState {
+	md := tbl.Metadata()
+	st := &diff.TableState{
+		UUID:             md.TableUUID().String(),
+		MetadataLocation: tbl.MetadataLocation(),
+		Location:         md.Location(),
+		Properties:       maps.Clone(map[string]string(md.Properties())),
+	}
+	if st.Properties == nil {
+		st.Properties = map[string]string{}
+	}
+	if cur := md.CurrentSnapshot(); cur != nil {
+		id := cur.SnapshotID
+		st.CurrentSnapshotID = &id
+	}
+	for _, s := range md.Snapshots() {
+		ds := diff.Snapshot{ID: s.SnapshotID, ParentID: s.ParentSnapshotID, TimestampMs: s.TimestampMs, ManifestList: s.ManifestList}
+		if s.SequenceNumber != 0 {
+			ds.SequenceNumber = s.SequenceNumber
+		}
+		st.Snapshots = append(st.Snapshots, ds)
+	}
+	for name, ref := range md.Refs() {
+		st.Refs = append(st.Refs, diff.Ref{Name: name, Type: string(ref.SnapshotRefType), SnapshotID: ref.SnapshotID,
+			MinSnapshotsToKeep: ref.MinSnapshotsToKeep, MaxSnapshotAgeMs: ref.MaxSnapshotAgeMs, MaxRefAgeMs: ref.MaxRefAgeMs})
+	}
+	slices.SortFunc(st.Refs, func(a, b diff.Ref) int { return strings.Compare(a.Name, b.Name) })
+	return st
+}
+
+// Expire removes exactly spec's snapshots and refs in one metadata
+// commit sent to the catalog with requirements that the table and every ref
+// are unchanged, then deletes the files reachable before and not after.
+//
+// iceberg-go's Transaction.ExpireSnapshots re-selects snapshots itself from
+// its own clock and properties and its post-commit cleanup deletes files on
+// its own reckoning; neither is what the reviewer approved. So iceops sends
+// the RemoveSnapshots update (post-commit deletion off) itself, re-reads the
+// committed metadata from the catalog, and deletes only files that no
+// snapshot of the re-read metadata reaches.
+func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spec) (*table.Table, store.Result, error) {
+	res := store.Result{MetadataLocation: tbl.MetadataLocation()}
+	meta := tbl.Metadata()
+	if !store.GCEnabled(meta.Properties()) {
+		return tbl, res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", store.ErrRefused)
+	}
+	refs := maps.Collect(meta.Refs())
+	if rc := spec.Retention; rc != nil {
+		sel := diff.SelectExpired(historyState(tbl), rc.MaxAge, rc.MinSnapshots, rc.MaxRefAge, 0, rc.Now)
+		if sel.Problem != "" {
+			return tbl, res, fmt.Errorf("%w: %s", store.ErrRefused, sel.Problem)
+		}
+		still := map[int64]bool{}
+		for _, id := range sel.Expired {
+			still[id] = true
+		}
+		var ids []int64
+		for _, id := range spec.SnapshotIDs {
+			if still[id] || meta.SnapshotByID(id) == nil {
+				ids = append(ids, id) // a missing id is reported below
+			} else {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: no longer qualifies for expiry, kept", id))
+			}
+		}
+		stillRef := map[string]bool{}
+		for _, r := range sel.RefsToRemove {
+			stillRef[r] = true
+		}
+		var keepRefs []string
+		for _, r := range spec.RefsToRemove {
+			if stillRef[r] {
+				keepRefs = append(keepRefs, r)
+			} else {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("ref %q: no longer qualifies for removal, kept", r))
+			}
+		}
+		spec.SnapshotIDs, spec.RefsToRemove = ids, keepRefs
+	}
+	removeRefs := map[string]bool{}
+	for _, r := range spec.RefsToRemove {
+		if r == table.MainBranch {
+			return tbl, res, fmt.Errorf("%w: the plan asks to remove ref main", store.ErrRefused)
+		}
+		if _, ok := refs[r]; ok {
+			removeRefs[r] = true
+		} else {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("ref %q: no longer exists", r))
+		}
+	}
+	// A snapshot a retained ref points at is never expired, whatever the
+	// plan says: the ref would dangle.
+	heads := map[int64]string{}
+	for name, ref := range refs {
+		if !removeRefs[name] {
+			heads[ref.SnapshotID] = name
+		}
+	}
+	var ids []int64
+	for _, id := range spec.SnapshotIDs {
+		switch {
+		case meta.SnapshotByID(id) == nil:
+			res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: already gone", id))
+		case heads[id] != "":
+			res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: head of ref %q, kept", id, heads[id]))
+		default:
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var refNames []string
+	for r := range removeRefs {
+		refNames = append(refNames, r)
+	}
+	slices.Sort(refNames)
+	if len(ids) == 0 && len(refNames) == 0 {
+		res.NoOp, res.Note = true, "nothing left to expire"
+		return tbl, res, nil
+	}
+
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return tbl, res, fmt.Errorf("open table storage: %w", err)
+	}
+
+	var updates []table.Update
+	for _, r := range refNames {
+		updates = append(updates, table.NewRemoveSnapshotRefUpdate(r))
+	}
+	if len(ids) > 0 {
+		updates = append(updates, table.NewRemoveSnapshotsUpdate(ids, false))
+	}
+	ident := tbl.Identifier()
+	reqs := store.RefRequirements(meta)
+	if validatesLocally(cat) {
+		reqs = append(reqs, noNewRefsAt{removed: idSet(ids), known: refs})
+	}
+	if err := ctx.Err(); err != nil {
+		// Interrupted before the commit was sent: nothing changed.
+		return tbl, res, fmt.Errorf("interrupted before the expiry commit: %w", err)
+	}
+	// Once sent, the commit is not cancelled halfway: Ctrl-C lets it finish
+	// or fail cleanly; a catalog that stops answering ends it at its bound.
+	commitCtx, cancelCommit := bound.Commit(ctx)
+	committed, _, err := cat.CommitTable(commitCtx, ident, reqs, updates)
+	cancelCommit()
+	if err != nil {
+		return tbl, res, fmt.Errorf("commit expiry: %w", store.ClassifyCommit(err))
+	}
+	res.Committed = true
+	res.SnapshotsExpired = len(ids)
+	res.RefsRemoved = len(refNames)
+
+	// From here on the released files are no longer named by the metadata:
+	// finish deleting them even if ctx is cancelled (docs/design.md §5.4, Ctrl-C),
+	// within a bound, unless Abort says stop at once.
+	ctx, cancel := finishContext(ctx, spec.Abort, spec.FinishWithin)
+	defer cancel()
+
+	if err := checkRefsKept(ctx, ident, fs, cat, tbl, committed, refNames); err != nil {
+		res.Note = "expiry committed; no file was deleted"
+		return tbl, res, err
+	}
+
+	// Re-read what the catalog now holds: a writer may have committed right
+	// after us, and its snapshots count as retained too.
+	fresh, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		res.Note = "expiry committed but the table could not be re-read; no file was deleted"
+		return tbl, res, fmt.Errorf("re-read after expiry (nothing deleted): %w", err)
+	}
+	res.MetadataLocation = fresh.MetadataLocation()
+	fm := fresh.Metadata()
+	if fm.TableUUID() != meta.TableUUID() {
+		res.Note = "table replaced right after expiry; no file was deleted"
+		return fresh, res, fmt.Errorf("%w: table UUID changed after expiry commit; nothing deleted", store.ErrRefused)
+	}
+	for _, id := range ids {
+		if fm.SnapshotByID(id) != nil {
+			res.Note = "an expired snapshot is still present after the commit; no file was deleted"
+			return fresh, res, fmt.Errorf("%w: snapshot %d still in committed metadata; nothing deleted", store.ErrRefused, id)
+		}
+	}
+	// The files to delete are computed after the commit from the base
+	// metadata (its manifests are all still there: nothing is deleted yet),
+	// so the window in which a concurrent writer makes the commit conflict
+	// stays short. Released: what the snapshots this commit removed reach
+	// (only those: if someone else expired others meanwhile, their files are
+	// theirs to delete). Kept: what every snapshot of the re-read metadata
+	// reaches, plus every metadata file it names. Both sides go through
+	// reach's external sorter, so memory stays bounded however many
+	// files the table has, and are compared by a sorted merge.
+	var goneIDs []int64
+	for _, id := range ids {
+		if meta.SnapshotByID(id) != nil {
+			goneIDs = append(goneIDs, id)
+		}
+	}
+	doomed, err := releasedFiles(ctx, fs, meta, goneIDs, fresh, reach.DefaultSpillLimit)
+	if err != nil {
+		res.Note = "expiry committed; the files it released could not be computed, so no file was deleted"
+		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
+	}
+	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
+	deleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	if res.FilesLeft > 0 {
+		res.Note = fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
+			context.Cause(ctx), res.FilesLeft)
+	}
+	return fresh, res, nil
+}
+
+// finishContext is the context of the work after a landed commit: not
+// cancelled with parent, cancelled by abort, and bounded by within.
+func finishContext(parent, abort context.Context, within time.Duration) (context.Context, context.CancelFunc) {
+	if within <= 0 {
+		within = defaultFinishWithin
+	}
+	ctx, cancelTimeout := context.WithTimeoutCause(context.WithoutCancel(parent), within,
+		fmt.Errorf("the deletions after the commit took longer than %s", within))
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := func() bool { return true }
+	if abort != nil {
+		stop = context.AfterFunc(abort, func() { cancel(errors.New("stopped at once (second interrupt)")) })
+	}
+	return ctx, func() { stop(); cancel(nil); cancelTimeout() }
+}
+
+func idSet(ids []int64) map[int64]bool {
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
+}
+
+// noNewRefsAt fails the commit when the table the catalog commits against
+// has a ref iceops did not load pointing at a snapshot being removed.
+// iceberg-go's (and Java's) remove-snapshots silently drops such a ref,
+// and none of the standard requirements can see it: AssertRefSnapshotID
+// needs the name in advance. A writer that tags a snapshot while iceops
+// expires it thus makes the expiry conflict, and apply re-plans with the
+// tag protecting its snapshot.
+//
+// Only catalogs that check requirements in this process (validatesLocally)
+// get it: a REST catalog would refuse an unknown requirement type, so there
+// checkRefsKept detects the drop after the commit instead.
+type noNewRefsAt struct {
+	removed map[int64]bool
+	known   map[string]table.SnapshotRef
+}
+
+func (noNewRefsAt) GetType() string { return "iceops-assert-no-new-refs-on-removed-snapshots" }
+
+func (a noNewRefsAt) Validate(m table.Metadata) error {
+	if m == nil {
+		return errors.New("requirement failed: current table metadata does not exist")
+	}
+	for name, ref := range m.Refs() {
+		if _, ok := a.known[name]; !ok && a.removed[ref.SnapshotID] {
+			return fmt.Errorf("requirement failed: %s %q was created concurrently on snapshot %d, which this commit expires",
+				ref.SnapshotRefType, name, ref.SnapshotID)
+		}
+	}
+	return nil
+}
+
+// validatesLocally reports whether cat checks commit requirements in this
+// process against the metadata it then swaps (iceberg-go's sql, glue, hive
+// and hadoop catalogs), so a requirement of iceops' own is enforced. A
+// wrapper (tests) says what it wraps with Unwrap.
+func validatesLocally(cat table.CatalogIO) bool {
+	switch c := cat.(type) {
+	case *sqlcat.Catalog, *glue.Catalog, *hive.Catalog, *hadoop.Catalog:
+		return true
+	case interface{ Unwrap() table.CatalogIO }:
+		return validatesLocally(c.Unwrap())
+	}
+	return false
+}
+
+// checkRefsKept compares the metadata the catalog committed against (the
+// last entry of the committed metadata's log) with what it committed: a
+// ref there that is gone now and that the plan did not remove was dropped
+// by remove-snapshots, because a writer created it on an expired snapshot
+// after iceops loaded the table. Then nothing may be deleted: the files
+// are the only copy of what that ref reads. Re-adding the snapshot is not
+// possible in general (a catalog refuses a snapshot whose sequence number
+// is below the table's), so the action fails with the exact state.
+func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat table.CatalogIO, loaded *table.Table, committed table.Metadata, removedRefs []string) error {
+	if committed == nil {
+		c, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return fmt.Errorf("re-read after expiry (nothing deleted): %w", err)
+		}
+		committed = c.Metadata()
+	}
+	var baseLoc string
+	for e := range committed.PreviousFiles() {
+		baseLoc = e.MetadataFile
+	}
+	if baseLoc == "" {
+		return fmt.Errorf("%w: the committed metadata has no metadata log, so iceops cannot check that no ref created meanwhile was dropped; nothing deleted", store.ErrRefused)
+	}
+	if store.NormPath(baseLoc) == store.NormPath(loaded.MetadataLocation()) {
+		// Committed against exactly what iceops loaded: its refs were all
+		// asserted and none pointed at an expired snapshot.
+		return nil
+	}
+	base, err := table.NewFromLocation(ctx, ident, baseLoc, func(context.Context) (iceio.IO, error) { return fs, nil }, cat)
+	if err != nil {
+		return fmt.Errorf("read the metadata the expiry committed against, %s, to check its refs (nothing deleted): %w", baseLoc, err)
+	}
+	after := maps.Collect(committed.Refs())
+	planned := map[string]bool{}
+	for _, r := range removedRefs {
+		planned[r] = true
+	}
+	var lost []string
+	for name, ref := range base.Metadata().Refs() {
+		if _, ok := after[name]; ok || planned[name] {
+			continue
+		}
+		what := fmt.Sprintf("%s %q on snapshot %d", ref.SnapshotRefType, name, ref.SnapshotID)
+		if s := base.Metadata().SnapshotByID(ref.SnapshotID); s != nil {
+			what += fmt.Sprintf(" (manifest list %s)", s.ManifestList)
+		}
+		lost = append(lost, what)
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	slices.Sort(lost)
+	return fmt.Errorf("%w: %s; a writer created it after iceops loaded the table and the catalog removed it with the expired snapshot. "+
+		"No file was deleted: every file it reads is still there, and its definition is in %s",
+		ErrRefDropped, strings.Join(lost, ", "), baseLoc)
+}
+
+// deleteFiles removes files with bounded concurrency; a failed delete is
+// recorded and the rest go on (docs/design.md §5.5 rule 9). A file already gone
+// counts as deleted: the goal state holds. Cancellation stops starting new
+// deletions.
+func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress store.Progress, res *store.Result) {
+	if conc <= 0 {
+		conc = 8
+	}
+	total := int64(len(files))
+	progress.Report(0, total, "files")
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, conc)
+		done int64
+	)
+	for i, f := range files {
+		if ctx.Err() != nil {
+			// Counted, not listed: the rest may be a million paths.
+			mu.Lock()
+			res.FilesLeft += int64(len(files) - i)
+			mu.Unlock()
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(f fileRef) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			size := f.size
+			if size < 0 {
+				size = statSize(fs, f.path)
+			}
+			err := fs.Remove(f.path)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && !store.IsNotExist(err) {
+				res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: %v", f.path, err))
+				return
+			}
+			res.FilesDeleted++
+			if size > 0 {
+				res.BytesFreed += size
+			}
+			done++
+			progress.Report(done, total, "files")
+		}(f)
+	}
+	wg.Wait()
+	slices.Sort(res.DeleteErrors)
+}
+
+func statSize(fs iceio.IO, p string) int64 {
+	f, err := fs.Open(p)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return -1
+	}
+	return st.Size()
+}
+
+// releasedFiles lists the files that the snapshots goneIDs of base reach
+// and that no snapshot of kept (the re-read table) reaches, excluding every
+// metadata file kept names. Both sets are external-sorted, holding at most
+// limit records in memory each.
+func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneIDs []int64, kept *table.Table, limit int) ([]fileRef, error) {
+	released, keep := reach.NewSorter(limit), reach.NewSorter(limit)
+	defer released.Close()
+	defer keep.Close()
+	err := walk(ctx, fs, base, goneIDs, func(f reach.File) error {
+		return released.Add(reach.Rec{Key: store.NormPath(f.Path), Aux: f.Path, N1: f.Size})
+	})
+	if err != nil {
+		return nil, err
+	}
+	km := kept.Metadata()
+	err = walk(ctx, fs, km, reach.AllSnapshots(km), func(f reach.File) error {
+		return keep.Add(reach.Rec{Key: store.NormPath(f.Path)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := keep.Add(reach.Rec{Key: store.NormPath(kept.MetadataLocation())}); err != nil {
+		return nil, err
+	}
+	for e := range km.PreviousFiles() {
+		if err := keep.Add(reach.Rec{Key: store.NormPath(e.MetadataFile)}); err != nil {
+			return nil, err
+		}
+	}
+	var out []fileRef
+	err = unmatched(released, keep, func(r reach.Rec) error {
+		size := r.N1
+		if size <= 0 {
+			size = -1 // unknown: stat'ed when deleted
+		}
+		out = append(out, fileRef{path: r.Aux, size: size})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fileRef is one file expiry deletes.
+type fileRef struct {
+	path string // as written in the metadata
+	size int64  // -1 when the metadata does not say
+}

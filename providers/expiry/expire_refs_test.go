@@ -1,0 +1,261 @@
+package expiry_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/testkit"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// refWriterCatalog runs a writer's commit on the real catalog right before
+// iceops' expiry commit reaches it: the window between iceops loading the
+// table and its commit landing, made certain instead of left to timing.
+type refWriterCatalog struct {
+	table.CatalogIO
+	once   sync.Once
+	writer func()
+	// remote makes it behave like a catalog that validates requirements on
+	// a server (REST): iceops cannot add requirements of its own there.
+	remote bool
+}
+
+func (c *refWriterCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	c.once.Do(c.writer)
+	return c.CatalogIO.CommitTable(ctx, ident, reqs, ups)
+}
+
+// Unwrap tells validatesLocally what is underneath, unless the wrapper
+// plays a remote catalog.
+func (c *refWriterCatalog) Unwrap() table.CatalogIO {
+	if c.remote {
+		return nil
+	}
+	return c.CatalogIO
+}
+
+// tagHistory is a table whose oldest snapshots alone reach some files:
+// five appends, backdated, then a compaction and one more append.
+func tagHistory(t *testing.T, l *testkit.Orders) *table.Table {
+	t.Helper()
+	tbl := l.History(nil, 5, 10*24*time.Hour)
+	tbl, _, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{Selection: testkit.SmallFiles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+func tagRows(t *testing.T, l *testkit.Orders, name string) int64 {
+	t.Helper()
+	cur := l.Load()
+	var (
+		ref table.SnapshotRef
+		ok  bool
+	)
+	for n, r := range cur.Metadata().Refs() {
+		if n == name {
+			ref, ok = r, true
+		}
+	}
+	if !ok {
+		t.Fatalf("tag %q is gone", name)
+	}
+	s, err := cur.Scan(table.WithSnapshotID(ref.SnapshotID)).ToArrowTable(context.Background())
+	if err != nil {
+		t.Fatalf("scan tag %q: %v", name, err)
+	}
+	defer s.Release()
+	return s.NumRows()
+}
+
+// TestExpireConcurrentTagConflicts: a writer tags a snapshot that iceops is
+// expiring, after iceops loaded the table. On a catalog that checks
+// requirements here (sqlite), the commit conflicts instead of dropping the
+// tag; the retry (what apply does) keeps the tagged snapshot.
+func TestExpireConcurrentTagConflicts(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := tagHistory(t, l)
+	ids := testkit.SnapshotIDs(tbl)
+	expire := ids[:len(ids)-1]
+	tagged := ids[0]
+	before := testkit.FilesUnder(t, tbl)
+	cat := &refWriterCatalog{CatalogIO: l.Cat, writer: func() {
+		if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{table.NewSetSnapshotRefUpdate("audit", tagged, table.TagRef, 0, 0, 0)}); err != nil {
+			t.Errorf("writer's tag: %v", err)
+		}
+	}}
+	_, res, err := expiry.Expire(ctx, cat, tbl, expiry.Spec{SnapshotIDs: expire})
+	if !errors.Is(err, providers.ErrConflict) {
+		t.Fatalf("want providers.ErrConflict, got %v (%+v)", err, res)
+	}
+	if res.Committed || res.FilesDeleted != 0 {
+		t.Fatalf("a conflicting expiry changed something: %+v", res)
+	}
+	for p := range before {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s vanished after a conflict", p)
+		}
+	}
+	if n := tagRows(t, l, "audit"); n != 10 {
+		t.Fatalf("tag reads %d rows, want 10", n)
+	}
+
+	// The retry, on the table as it is now: the tag protects its snapshot.
+	next, res, err := expiry.Expire(ctx, l.Cat, l.Load(), expiry.Spec{SnapshotIDs: expire})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SnapshotsExpired != len(expire)-1 || !strings.Contains(strings.Join(res.Skipped, "\n"), `head of ref "audit"`) {
+		t.Fatalf("retry %+v", res)
+	}
+	testkit.AssertAllReferencedExist(t, next)
+	if n := tagRows(t, l, "audit"); n != 10 {
+		t.Fatalf("after the retry the tag reads %d rows, want 10", n)
+	}
+}
+
+// TestExpireConcurrentTagDroppedDeletesNothing: where iceops cannot assert
+// the refs set (a catalog that validates on its server), the commit lands
+// and the catalog drops the tag; iceops then deletes nothing and fails,
+// naming the tag, its snapshot and where its definition still is.
+func TestExpireConcurrentTagDroppedDeletesNothing(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := tagHistory(t, l)
+	ids := testkit.SnapshotIDs(tbl)
+	expire := ids[:len(ids)-1]
+	tagged := ids[0]
+	before := testkit.FilesUnder(t, tbl)
+	cat := &refWriterCatalog{CatalogIO: l.Cat, remote: true, writer: func() {
+		if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{table.NewSetSnapshotRefUpdate("audit", tagged, table.TagRef, 0, 0, 0)}); err != nil {
+			t.Errorf("writer's tag: %v", err)
+		}
+	}}
+	_, res, err := expiry.Expire(ctx, cat, tbl, expiry.Spec{SnapshotIDs: expire})
+	if !errors.Is(err, expiry.ErrRefDropped) {
+		t.Fatalf("want expiry.ErrRefDropped, got %v (%+v)", err, res)
+	}
+	for _, want := range []string{`tag "audit"`, "snapshot " + itoa(tagged), ".metadata.json"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if res.FilesDeleted != 0 {
+		t.Fatalf("deleted %d files although a ref was dropped", res.FilesDeleted)
+	}
+	for p := range before {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s deleted although a ref was dropped", p)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// interruptingCatalog lands the commit and then calls after: a Ctrl-C
+// arriving right after the expiry's commit, at a certain moment.
+type interruptingCatalog struct {
+	table.CatalogIO
+	after func()
+}
+
+func (c *interruptingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	md, loc, err := c.CatalogIO.CommitTable(ctx, ident, reqs, ups)
+	if err == nil {
+		c.after()
+	}
+	return md, loc, err
+}
+
+func (c *interruptingCatalog) Unwrap() table.CatalogIO { return c.CatalogIO }
+
+// TestExpireFinishesDeletionsAfterInterrupt: a first interrupt after the
+// commit landed does not strand the released files: they are all deleted.
+func TestExpireFinishesDeletionsAfterInterrupt(t *testing.T) {
+	l := testkit.NewOrders(t)
+	tbl := tagHistory(t, l)
+	ids := testkit.SnapshotIDs(tbl)
+	expire := ids[:len(ids)-1]
+	wantFiles, _, err := estimate(context.Background(), t, tbl, expire, nil)
+	if err != nil || wantFiles == 0 {
+		t.Fatalf("estimate %d, %v", wantFiles, err)
+	}
+	before := testkit.FilesUnder(t, tbl)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	abort, stop := context.WithCancel(context.Background())
+	defer stop()
+	next, res, err := expiry.Expire(ctx, &interruptingCatalog{CatalogIO: l.Cat, after: cancel}, tbl,
+		expiry.Spec{SnapshotIDs: expire, Abort: abort})
+	if err != nil {
+		t.Fatalf("expiry interrupted after its commit: %v (%+v)", err, res)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the hook did not interrupt")
+	}
+	if res.FilesDeleted != wantFiles || res.FilesLeft != 0 || len(res.DeleteErrors) != 0 {
+		t.Fatalf("deleted %d of %d, left %d, errors %v", res.FilesDeleted, wantFiles, res.FilesLeft, res.DeleteErrors)
+	}
+	testkit.AssertAllReferencedExist(t, next)
+	after := testkit.FilesUnder(t, next)
+	gone := 0
+	for p := range before {
+		if !after[p] {
+			gone++
+		}
+	}
+	if int64(gone) != wantFiles {
+		t.Fatalf("%d files gone from storage, want %d", gone, wantFiles)
+	}
+}
+
+// TestExpireSecondInterruptStopsDeletions: a second interrupt (Abort)
+// stops the deletions at once, and the result counts what was left.
+func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
+	l := testkit.NewOrders(t)
+	tbl := tagHistory(t, l)
+	ids := testkit.SnapshotIDs(tbl)
+	expire := ids[:len(ids)-1]
+	wantFiles, _, err := estimate(context.Background(), t, tbl, expire, nil)
+	if err != nil || wantFiles < 3 {
+		t.Fatalf("estimate %d, %v", wantFiles, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	abort, stop := context.WithCancel(context.Background())
+	defer stop()
+	progress := func(done, total int64, unit string) {
+		if done == 1 {
+			stop() // the second Ctrl-C, during the deletions
+			// The abort reaches the deletions through context.AfterFunc,
+			// on a goroutine of its own; with one deletion at a time the
+			// next one waits for this callback, so give that goroutine
+			// time to run (on an idle machine the loop could otherwise
+			// finish first).
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	next, res, err := expiry.Expire(ctx, &interruptingCatalog{CatalogIO: l.Cat, after: cancel}, tbl,
+		expiry.Spec{SnapshotIDs: expire, Abort: abort, DeleteConcurrency: 1, Progress: progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesLeft == 0 || res.FilesDeleted == 0 || res.FilesDeleted+res.FilesLeft != wantFiles {
+		t.Fatalf("deleted %d + left %d, want a split of %d", res.FilesDeleted, res.FilesLeft, wantFiles)
+	}
+	if !strings.Contains(res.Note, "were not deleted") || !strings.Contains(res.Note, "second interrupt") {
+		t.Fatalf("note %q does not say what was left", res.Note)
+	}
+	testkit.AssertAllReferencedExist(t, next)
+}

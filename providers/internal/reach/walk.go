@@ -1,0 +1,491 @@
+package reach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Reference categories: what a walked file is to its table, as counted in
+// diff.OrphanScan.Categories. The walk reaches the first six; the orphan
+// scan adds the metadata files and version hints itself.
+const (
+	CategoryManifestList        = "manifest_list"
+	CategoryManifest            = "manifest"
+	CategoryData                = "data"
+	CategoryDelete              = "delete" // position, equality deletes and deletion vectors
+	CategoryStatistics          = "statistics"
+	CategoryPartitionStatistics = "partition_statistics"
+	CategoryMetadata            = "metadata"
+	CategoryVersionHint         = "version_hint"
+)
+
+// DefaultSpillLimit is how many records (listed files, references, reached
+// files) a sorter of the orphan scan and of expiry holds in memory before it
+// sorts them out to disk: about 50 MB each for typical object-store paths.
+const DefaultSpillLimit = 200_000
+
+// Spec says what one Walk reads and who consumes it. A plan needs a table's
+// manifests several ways at once: the current snapshot's aggregate, the
+// orphan scan's referenced set (every snapshot, DELETED entries too) and
+// the expiry estimate (every snapshot, live entries). Opening a manifest
+// costs more than reading it (iceberg-go parses and resolves the Avro
+// header schema of every file it opens: 40% of a plan's CPU when each
+// consumer walked on its own), so Walk reads every manifest list once and
+// every distinct manifest once, and hands each file to every consumer.
+type Spec struct {
+	Meta table.Metadata
+	FS   iceio.IO
+	// Snapshots are the snapshots walked, each of which must be in Meta
+	// (AllSnapshots for every one); none walks nothing.
+	Snapshots []int64
+	// Old marks the snapshots whose files are File.Old; nil marks none.
+	Old func(snapshotID int64) bool
+	// Consumers each get every file the walked snapshots reach.
+	Consumers []Consumer
+	// Aggregate, when set, folds the live entries of AggregateSnapshot,
+	// which must be one of the walked snapshots.
+	Aggregate         Aggregate
+	AggregateSnapshot int64
+}
+
+// Consumer takes the files of a walk.
+type Consumer struct {
+	// File is called with every file, from the walking goroutine only (no
+	// locking needed): manifest lists first, then statistics files, then
+	// the delete manifests, their entries, the data manifests and their
+	// entries (manifests in order of first listing, entries in manifest
+	// order and within a manifest in file order). A manifest shared by several
+	// snapshots is visited once; a data file that several manifests name,
+	// once for each. For a manifest, returning SkipEntries says its entries
+	// are not wanted.
+	File func(File) error
+	// Listed, when set, is told which walked snapshot lists which manifest
+	// (by File.Ordinal).
+	Listed func(manifest int, snapshotID int64)
+	// WithDeleted also hands over files that a manifest names only in a
+	// DELETED entry (File.Deleted): a snapshot cannot read them, but a
+	// reader of an older one may.
+	WithDeleted bool
+	// ListSizes reads each manifest list's size from storage (one stat
+	// each, when the IO can stat); otherwise it is 0.
+	ListSizes bool
+}
+
+// SkipEntries, returned by Consumer.File for a manifest, skips its entries
+// for that consumer.
+var SkipEntries = errors.New("skip the manifest's entries")
+
+// File is one file a walk reaches.
+type File struct {
+	Path     string // as written in the metadata
+	Size     int64  // from the metadata (manifest lengths, file_size_in_bytes); see Consumer.ListSizes
+	Category string
+	// Snapshot is, for a manifest list or a statistics file, its
+	// snapshot; for a manifest, the snapshot that added it; for a data or
+	// delete file, its entry's snapshot.
+	Snapshot int64
+	// Ordinal numbers the walk's manifests: a manifest's and its entries'.
+	Ordinal int
+	// Old: reached from a snapshot Spec.Old marks (a manifest when any
+	// snapshot listing it is; an entry when its manifest is).
+	Old bool
+	// Deleted and Added are the entry's status (data and delete files).
+	Deleted, Added bool
+	// Group is, for a live data file of the aggregated snapshot that the
+	// Aggregate makes a compaction candidate, its group's GroupTag.
+	Group string
+}
+
+// Aggregate folds the live entries of one snapshot: Manifest for each
+// manifest of its list, DeleteEntry for every delete file, then
+// SealDeletes, then DataEntry for every data file, in manifest order and
+// within a manifest in file order (the serial read's sequence).
+type Aggregate interface {
+	Manifest(m iceberg.ManifestFile)
+	DeleteEntry(e iceberg.ManifestEntry)
+	SealDeletes()
+	// DataEntry returns the file's compaction group and whether the
+	// selection makes it a candidate.
+	DataEntry(e iceberg.ManifestEntry) (Group, bool)
+}
+
+// Group is a compaction group: a partition of one spec.
+type Group struct {
+	Spec      int
+	Partition string
+}
+
+// GroupTag names a compaction group in File.Group and the records built
+// from it.
+func GroupTag(spec int, partition string) string {
+	return strconv.Itoa(spec) + "\x00" + partition
+}
+
+// Walk reads what the snapshots of w reach: their manifest lists,
+// manifests, data and delete files (position, equality, deletion vectors),
+// and the statistics and partition-statistics files recorded for them. It
+// does not visit metadata.json files (they belong to the table, not to a
+// snapshot). Any error, a consumer's included, stops the walk and is
+// returned: a partial walk is never reported as done.
+func Walk(ctx context.Context, w Spec) error {
+	snaps, err := w.snapshots()
+	if err != nil {
+		return err
+	}
+	type manifest struct {
+		m       iceberg.ManifestFile
+		old     bool // in the list of a snapshot Old marks
+		current bool // in AggregateSnapshot's list
+	}
+	var ms []manifest
+	ord := map[string]int{}
+	var stat iceio.StatIO
+	withDeleted := false
+	for _, c := range w.Consumers {
+		if c.ListSizes && stat == nil {
+			stat, _ = w.FS.(iceio.StatIO)
+		}
+		withDeleted = withDeleted || c.WithDeleted
+	}
+	walked := make(map[int64]bool, len(snaps))
+	for _, snap := range snaps {
+		walked[snap.SnapshotID] = true
+		old := w.Old != nil && w.Old(snap.SnapshotID)
+		if snap.ManifestList != "" {
+			var size int64
+			if stat != nil {
+				if fi, err := stat.Stat(snap.ManifestList); err == nil {
+					size = fi.Size()
+				}
+			}
+			f := File{Path: snap.ManifestList, Size: size, Category: CategoryManifestList, Snapshot: snap.SnapshotID, Old: old}
+			if _, err := w.file(f, nil); err != nil {
+				return err
+			}
+		}
+		list, err := snap.Manifests(w.FS)
+		if err != nil {
+			return fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+		}
+		current := w.Aggregate != nil && snap.SnapshotID == w.AggregateSnapshot
+		for _, m := range list {
+			if current {
+				w.Aggregate.Manifest(m)
+			}
+			i, ok := ord[m.FilePath()]
+			if !ok {
+				i = len(ms)
+				ord[m.FilePath()] = i
+				ms = append(ms, manifest{m: m})
+			}
+			ms[i].old = ms[i].old || old
+			ms[i].current = ms[i].current || current
+			for _, c := range w.Consumers {
+				if c.Listed != nil {
+					c.Listed(i, snap.SnapshotID)
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	for sf := range w.Meta.Statistics() {
+		if walked[sf.SnapshotID] {
+			f := File{Path: sf.StatisticsPath, Size: sf.FileSizeInBytes, Category: CategoryStatistics, Snapshot: sf.SnapshotID, Old: w.Old != nil && w.Old(sf.SnapshotID)}
+			if _, err := w.file(f, nil); err != nil {
+				return err
+			}
+		}
+	}
+	for sf := range w.Meta.PartitionStatistics() {
+		if walked[sf.SnapshotID] {
+			f := File{Path: sf.StatisticsPath, Size: sf.FileSizeInBytes, Category: CategoryPartitionStatistics, Snapshot: sf.SnapshotID, Old: w.Old != nil && w.Old(sf.SnapshotID)}
+			if _, err := w.file(f, nil); err != nil {
+				return err
+			}
+		}
+	}
+
+	// skip[c][i]: consumer c does not want manifest i's entries.
+	skip := make([][]bool, len(w.Consumers))
+	tags := groupTags{}
+	// Delete manifests first: the aggregate counts the deletes that apply
+	// to each data file, so it must have seen every delete file before the
+	// first data file.
+	for _, deletes := range []bool{true, false} {
+		if !deletes && w.Aggregate != nil {
+			w.Aggregate.SealDeletes()
+		}
+		var todo []manifestRead
+		for i, x := range ms {
+			isDelete := x.m.ManifestContent() == iceberg.ManifestContentDeletes
+			if isDelete != deletes {
+				continue
+			}
+			aggregate := x.current && w.Aggregate != nil
+			f := File{Path: x.m.FilePath(), Size: x.m.Length(), Category: CategoryManifest, Snapshot: x.m.SnapshotID(), Ordinal: i, Old: x.old}
+			wanted, err := w.file(f, func(c int) {
+				if skip[c] == nil {
+					skip[c] = make([]bool, len(ms))
+				}
+				skip[c][i] = true
+			})
+			if err != nil {
+				return err
+			}
+			if !wanted && !aggregate {
+				continue
+			}
+			// DELETED entries matter only to consumers that take them; the
+			// aggregate's delete index needs the bounds of delete files.
+			todo = append(todo, manifestRead{
+				ord:            i,
+				m:              x.m,
+				discardDeleted: !withDeleted,
+				proj:           iceberg.ManifestEntryProjection{IncludePruningStats: isDelete && aggregate},
+			})
+		}
+		err := readManifests(ctx, w.FS, todo, func(i int, entry iceberg.ManifestEntry) error {
+			df := entry.DataFile()
+			status := entry.Status()
+			f := File{Path: df.FilePath(), Size: df.FileSizeBytes(), Category: CategoryData, Snapshot: entry.SnapshotID(),
+				Ordinal: i, Old: ms[i].old, Deleted: status == iceberg.EntryStatusDELETED, Added: status == iceberg.EntryStatusADDED}
+			if deletes || df.ContentType() != iceberg.EntryContentData {
+				f.Category = CategoryDelete
+			}
+			if !f.Deleted && ms[i].current && w.Aggregate != nil {
+				if deletes {
+					w.Aggregate.DeleteEntry(entry)
+				} else if g, cand := w.Aggregate.DataEntry(entry); cand {
+					f.Group = tags.of(g)
+				}
+			}
+			for c, cons := range w.Consumers {
+				if cons.File == nil || (f.Deleted && !cons.WithDeleted) || (skip[c] != nil && skip[c][i]) {
+					continue
+				}
+				if err := cons.File(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshots are the walked snapshots, in the order asked.
+func (w Spec) snapshots() ([]table.Snapshot, error) {
+	all := w.Meta.Snapshots()
+	byID := make(map[int64]int, len(all))
+	for i, s := range all {
+		byID[s.SnapshotID] = i
+	}
+	out := make([]table.Snapshot, 0, len(w.Snapshots))
+	seen := make(map[int64]bool, len(w.Snapshots))
+	for _, id := range w.Snapshots {
+		i, ok := byID[id]
+		if !ok {
+			return nil, fmt.Errorf("snapshot %d is not in the table metadata", id)
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, all[i])
+		}
+	}
+	return out, nil
+}
+
+// AllSnapshots lists every snapshot of md, in metadata order. Every ref
+// points at a snapshot in the metadata and ancestry is only followed
+// through it, so this is the set "any snapshot of any ref can reach" and
+// more.
+func AllSnapshots(md table.Metadata) []int64 {
+	snaps := md.Snapshots()
+	ids := make([]int64, 0, len(snaps))
+	for _, s := range snaps {
+		ids = append(ids, s.SnapshotID)
+	}
+	return ids
+}
+
+// file hands a manifest list, statistics file or manifest to every
+// consumer. wanted says whether any consumer wants a manifest's entries;
+// skipped is told which did not.
+func (w Spec) file(f File, skipped func(consumer int)) (wanted bool, err error) {
+	for c, cons := range w.Consumers {
+		if cons.File == nil {
+			continue
+		}
+		switch err := cons.File(f); {
+		case err == nil:
+			wanted = true
+		case errors.Is(err, SkipEntries) && skipped != nil:
+			skipped(c)
+		case errors.Is(err, SkipEntries):
+		default:
+			return false, err
+		}
+	}
+	return wanted, nil
+}
+
+// groupTags interns the group tags of a walk: one string per partition,
+// not one per candidate file.
+type groupTags map[Group]string
+
+func (g groupTags) of(k Group) string {
+	t, ok := g[k]
+	if !ok {
+		t = GroupTag(k.Spec, k.Partition)
+		g[k] = t
+	}
+	return t
+}
+
+// manifestRead is one manifest for readManifests to decode.
+type manifestRead struct {
+	ord            int
+	m              iceberg.ManifestFile
+	discardDeleted bool
+	proj           iceberg.ManifestEntryProjection
+}
+
+// decodeWorkers is how many manifests are decoded at once. Decoding Avro
+// is CPU work that needs nothing from the consumers, so it runs beside
+// them: on a 2-million-file table it was a third of an orphan scan.
+const decodeWorkers = 2
+
+// entryBatch carries decoded entries of one manifest to the consumer.
+type entryBatch struct {
+	entries []iceberg.ManifestEntry
+	err     error
+}
+
+// batchesAhead is how many batches of one manifest a worker may decode
+// before the consumer takes them.
+const batchesAhead = 4
+
+// readManifests decodes the manifests of todo in decodeWorkers goroutines
+// and calls consume for every entry, from the calling goroutine only (the
+// consumers need no locking), in the order of todo and, within a
+// manifest, in file order: exactly the serial read's sequence, which
+// consumers that keep an order rely on (the aggregate's candidate sizes
+// are bin-packed in manifest order, as iceberg-go's planner packs them).
+// Each manifest has its own channel, taken in order, so a worker ahead of
+// the consumer holds at most batchesAhead batches. The first error
+// (decoding or consume) stops everything and is returned; a partial read
+// is never reported as done.
+func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, consume func(ord int, e iceberg.ManifestEntry) error) error {
+	if len(todo) == 0 {
+		return nil
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct {
+		r   manifestRead
+		out chan entryBatch
+	}
+	jobs := make(chan job)
+	// order holds each manifest's channel in todo order; its capacity
+	// bounds how far decoding runs ahead of the consumer.
+	order := make(chan job, decodeWorkers)
+	var wg sync.WaitGroup
+	send := func(ch chan entryBatch, b entryBatch) bool {
+		select {
+		case ch <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for range min(decodeWorkers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				batch := make([]iceberg.ManifestEntry, 0, 256)
+				ok := true
+				for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
+					if err != nil {
+						send(j.out, entryBatch{err: fmt.Errorf("read manifest %s: %w", j.r.m.FilePath(), err)})
+						ok = false
+						break
+					}
+					batch = append(batch, entry)
+					if len(batch) == cap(batch) {
+						if ok = send(j.out, entryBatch{entries: batch}); !ok {
+							break
+						}
+						batch = make([]iceberg.ManifestEntry, 0, 256)
+					}
+				}
+				if ok && len(batch) > 0 {
+					send(j.out, entryBatch{entries: batch})
+				}
+				close(j.out)
+			}
+		}()
+	}
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		for _, r := range todo {
+			j := job{r: r, out: make(chan entryBatch, batchesAhead)}
+			select {
+			case order <- j:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				close(j.out) // no worker will: the consumer may be waiting on it
+				return
+			}
+		}
+	}()
+	var first error
+consume:
+	for j := range order {
+		for b := range j.out {
+			if b.err == nil {
+				b.err = ctx.Err()
+			}
+			if b.err == nil {
+				for _, e := range b.entries {
+					if b.err = consume(j.r.ord, e); b.err != nil {
+						break
+					}
+				}
+			}
+			if b.err != nil {
+				first = b.err
+				break consume
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			first = err // the caller cancelled: this manifest may be partial
+			break
+		}
+	}
+	cancel()
+	wg.Wait()
+	if first == nil {
+		// The caller's cancellation may have stopped the workers early.
+		first = parent.Err()
+	}
+	return first
+}

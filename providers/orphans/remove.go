@@ -1,0 +1,432 @@
+package orphans
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/catalogs"
+	"github.com/iceops/iceops/providers/internal/store"
+)
+
+// minAge is the floor of orphan_files.older_than (docs/design.md §3.2).
+const minAge = 24 * time.Hour
+
+// Spec is the approved list of orphan paths and the age guard.
+type Spec struct {
+	Paths     []string
+	OlderThan time.Duration
+	Now       time.Time
+	// DeleteConcurrency bounds parallel deletions (default 8); BatchSize is
+	// how many files one batch holds (default 1,000): a batch finishes
+	// before the next starts, so an interruption stops at a batch boundary.
+	DeleteConcurrency int
+	BatchSize         int
+	Progress          store.Progress
+	// Quarantine moves the orphans under
+	// <table location>/.iceops-quarantine/<run-id>/ (keeping their relative
+	// paths, with a manifest) instead of deleting them, when the policy sets
+	// orphan_files.quarantine. QuarantineFor is that duration, recorded in
+	// the run's manifest as its purge time: a later plan lists the run once
+	// that time has passed (PurgeRuns), and that plan's apply purges it.
+	// Without it the run records no purge time and is kept until a person
+	// acts.
+	Quarantine    bool
+	QuarantineFor time.Duration
+	// RunID names the quarantine run (default: Now as 20061102T150405Z).
+	RunID string
+	// PurgeRuns are the quarantine runs the plan listed as due. Only these
+	// are purged, each only while its manifest is the one planned and it is
+	// due at Now; with or without Quarantine (a run keeps its purge time
+	// when the policy changes).
+	PurgeRuns []diff.PurgeRun
+	// OtherTables lists every table of every configured catalog with its
+	// location and write paths, fresh (not the plan's), for the re-check of
+	// tables that overlap the sweep; Address is this table's key in it.
+	// Nil lists the tables of the table's own catalog, keyed by
+	// namespace.table.
+	OtherTables func(ctx context.Context) (map[string]TableLocation, error)
+	Address     string
+	// The policy's orphan_files.equal_schemes, equal_authorities and
+	// allow_storage_roots, applied as the plan applied them.
+	EqualSchemes, EqualAuthorities map[string]string
+	AllowStorageRoots              []string
+	// StorageProps are the catalog block's properties: the storage
+	// settings for roots outside the table location's storage
+	// (rootStorage). Nil refuses such roots unless they need none.
+	StorageProps map[string]string
+
+	// remove replaces the storage's Remove (tests inject failures);
+	// beforeMove runs after the quarantine manifest is written and before
+	// the first move (tests run a concurrent apply there).
+	remove     func(path string) error
+	beforeMove func()
+}
+
+// Remove deletes the planned orphan paths that are, at apply time, still
+// orphans (docs/design.md §5.5 rules 1, 2, 5, 6, 7):
+//   - gc.enabled=false and an age guard below 24h are refused;
+//   - only paths inside the table's sweep roots (sweepRoots, the plan's
+//     rule) are considered, and the roots must pass the plan's checks
+//     (rootProblem);
+//   - each path is stat'ed first (the re-listing): it must still exist, be a
+//     regular file reached without any symbolic link, and be older than the
+//     guard;
+//   - only then is the table re-loaded from the catalog and its referenced
+//     set built (every snapshot's manifest list, manifests, data and delete
+//     files, statistics, the metadata log, the current metadata and
+//     version-hint), so a file committed in between is referenced and
+//     survives.
+//
+// Then it purges the quarantine runs of spec.PurgeRuns (purgeQuarantine).
+// It never deletes a path, nor a quarantine run, that the plan did not list.
+func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spec) (store.Result, error) {
+	res := store.Result{MetadataLocation: tbl.MetadataLocation()}
+	if !store.GCEnabled(tbl.Properties()) {
+		return res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", store.ErrRefused)
+	}
+	if spec.OlderThan < minAge {
+		return res, fmt.Errorf("%w: older_than %s is below the %s floor", store.ErrRefused, spec.OlderThan, minAge)
+	}
+	if spec.Now.IsZero() {
+		return res, fmt.Errorf("%w: no clock given for the age guard", store.ErrRefused)
+	}
+	cutoff := spec.Now.Add(-spec.OlderThan)
+	norm := orphanNorm(spec.EqualSchemes, spec.EqualAuthorities)
+	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
+	if why := rootProblem(roots, allowedRoots(spec.AllowStorageRoots, norm)); why != "" {
+		return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, why)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return res, fmt.Errorf("open table storage: %w", err)
+	}
+	// Each root is reached with the storage the plan listed it with.
+	locKey := rootKey(tbl.Location(), norm)
+	ios := map[string]iceio.IO{}
+	for _, r := range roots {
+		f, err := rootStorage(ctx, fs, locKey, spec.StorageProps, r)
+		if err != nil {
+			return res, fmt.Errorf("%w (nothing deleted)", err)
+		}
+		ios[r] = f
+	}
+
+	// Rule 1: the listing (here: a fresh stat of every planned path) comes
+	// before the referenced set.
+	type cand struct {
+		path string
+		size int64
+		root string
+	}
+	quarantining := spec.Quarantine || spec.QuarantineFor > 0
+	var cands []cand
+	for _, p := range spec.Paths {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("orphan re-check interrupted (nothing deleted): %w", err)
+		}
+		root := rootOf(roots, p, norm)
+		if root == "" {
+			res.Skipped = append(res.Skipped, p+": outside the table's locations")
+			continue
+		}
+		size, mtime, why := statCandidate(ios[root], root, p)
+		if why != "" {
+			res.Skipped = append(res.Skipped, p+": "+why)
+			continue
+		}
+		if !mtime.Before(cutoff) {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: modified %s, newer than older_than", p, mtime.UTC().Format(time.RFC3339)))
+			continue
+		}
+		if quarantining && !sameStorage(root, locKey) {
+			// A move stays within one storage (quarantineFiles); the run
+			// lives under the table location.
+			res.Skipped = append(res.Skipped, p+": on other storage than the table location; quarantine cannot move it there, kept")
+			continue
+		}
+		cands = append(cands, cand{p, size, root})
+	}
+	if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
+		res.NoOp, res.Note = true, "no planned orphan is still deletable"
+		return res, nil
+	}
+
+	fresh, err := cat.LoadTable(ctx, tbl.Identifier())
+	if err != nil {
+		return res, fmt.Errorf("re-load table for the referenced set (nothing deleted): %w", err)
+	}
+	fm := fresh.Metadata()
+	if fm.TableUUID() != tbl.Metadata().TableUUID() {
+		return res, fmt.Errorf("%w: table UUID changed; nothing deleted", store.ErrRefused)
+	}
+	if !store.GCEnabled(fm.Properties()) {
+		return res, fmt.Errorf("%w: gc.enabled=false", store.ErrRefused)
+	}
+	// Only the candidates' membership matters, so the referenced files are
+	// streamed past the (small) candidate set instead of being collected:
+	// memory stays bounded by the plan, not by the table. DELETED manifest
+	// entries count as references here (withDeleted), erring toward keeping.
+	refd := map[string]bool{}
+	for _, c := range cands {
+		refd[norm(c.path)] = false
+	}
+	if len(refd) > 0 {
+		if err := markReferenced(ctx, fs, fresh, refd, norm); err != nil {
+			return res, fmt.Errorf("build referenced set (nothing deleted): %w", err)
+		}
+	}
+
+	var doomed []fileRef
+	storageOf := map[string]iceio.IO{}
+	for _, c := range cands {
+		if refd[norm(c.path)] {
+			res.Skipped = append(res.Skipped, c.path+": referenced by the table now")
+			continue
+		}
+		doomed = append(doomed, fileRef{path: c.path, size: c.size})
+		storageOf[c.path] = ios[c.root]
+	}
+	slices.Sort(res.Skipped)
+	if len(doomed) > 0 || len(spec.PurgeRuns) > 0 {
+		// Rule 6 at apply time, right before anything is deleted, by the
+		// plan's rule: a table created (or given a write path) inside the
+		// sweep since the plan owns files that look orphaned to us.
+		if nested, err := nestedAtApply(ctx, cat, tbl, roots, norm, spec); err != nil {
+			return res, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", store.ErrRefused, err)
+		} else if len(nested) > 0 {
+			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
+		}
+	}
+	remove := spec.remove
+	if remove == nil {
+		remove = func(p string) error {
+			if f := storageOf[p]; f != nil {
+				return f.Remove(p)
+			}
+			return fs.Remove(p) // a quarantine run's file, under the location
+		}
+	}
+	if quarantining {
+		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res)
+	} else {
+		errs := runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
+			return remove(f.path)
+		}, func(f fileRef) {
+			res.FilesDeleted++
+			res.BytesFreed += max(f.size, 0)
+		})
+		res.DeleteErrors = append(res.DeleteErrors, errs...)
+	}
+	// Only the runs the plan listed; a run that became due since waits for
+	// the plan that shows it.
+	var purged int
+	if len(spec.PurgeRuns) > 0 {
+		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, remove, orphanNorm(spec.EqualSchemes, spec.EqualAuthorities))
+		if note := pr.note(); note != "" {
+			res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")
+		}
+		purged = len(pr.Runs)
+		res.FilesDeleted += pr.Files
+		res.BytesFreed += pr.Bytes
+		res.DeleteErrors = append(res.DeleteErrors, pr.Errors...)
+	}
+	if len(doomed) == 0 && purged == 0 && len(res.DeleteErrors) == 0 {
+		res.NoOp = true
+		res.Note = strings.TrimPrefix(res.Note+"; no planned orphan or quarantine run is still deletable", "; ")
+	}
+	slices.Sort(res.DeleteErrors)
+	return res, nil
+}
+
+// note is the purge's line in the results.
+func (pr purgeResult) note() string {
+	var parts []string
+	if len(pr.Runs) > 0 {
+		parts = append(parts, fmt.Sprintf("purged quarantine runs %s (%d files, %d bytes)", strings.Join(pr.Runs, ", "), pr.Files, pr.Bytes))
+	}
+	if len(pr.Kept) > 0 {
+		parts = append(parts, "quarantine kept: "+strings.Join(pr.Kept, "; "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runBatched runs fn over files in batches of batch (default 1,000), each
+// with at most conc (default 8) at once. A failure is collected and the
+// rest go on; after a cancelled context the remaining files are reported
+// as not done. ok runs, serialised, for each success.
+func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress store.Progress, fn func(fileRef) error, ok func(fileRef)) []string {
+	if conc <= 0 {
+		conc = 8
+	}
+	if batch <= 0 {
+		batch = 1000
+	}
+	total := int64(len(files))
+	progress.Report(0, total, "files")
+	var (
+		mu   sync.Mutex
+		errs []string
+		done int64
+	)
+	for start := 0; start < len(files); start += batch {
+		part := files[start:min(start+batch, len(files))]
+		if err := ctx.Err(); err != nil {
+			for _, f := range files[start:] {
+				errs = append(errs, fmt.Sprintf("%s: not done: %v", f.path, err))
+			}
+			break
+		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, conc)
+		for _, f := range part {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func(f fileRef) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				err := fn(f)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil && !store.IsNotExist(err) {
+					errs = append(errs, fmt.Sprintf("%s: %v", f.path, err))
+					return
+				}
+				ok(f)
+				done++
+				progress.Report(done, total, "files")
+			}(f)
+		}
+		wg.Wait()
+	}
+	slices.Sort(errs)
+	return errs
+}
+
+// nestedAtApply names the tables, other than tbl, that overlap one of the
+// roots (overlappingTables, the plan's rule), from a fresh listing: a table
+// may have been created there since the plan.
+func nestedAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, roots []string, norm func(string) string, spec Spec) ([]string, error) {
+	var locs map[string]TableLocation
+	var err error
+	self := spec.Address
+	if spec.OtherTables != nil {
+		if self == "" {
+			return nil, errors.New("the table's address is not known")
+		}
+		locs, err = spec.OtherTables(ctx)
+	} else {
+		c, ok := cat.(catalog.Catalog)
+		if !ok {
+			return nil, fmt.Errorf("catalog %T cannot list its tables", cat)
+		}
+		self = strings.Join(tbl.Identifier(), ".")
+		locs, err = catalogTableLocations(ctx, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return overlappingTables(self, locs, roots, norm), nil
+}
+
+// catalogTableLocations loads every table of one catalog (namespaces walked
+// recursively), keyed by namespace.name.
+func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string]TableLocation, error) {
+	out := map[string]TableLocation{}
+	err := catalogs.Walk(ctx, cat, func(ident table.Identifier) error {
+		t, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", strings.Join(ident, "."), err)
+		}
+		out[strings.Join(ident, ".")] = LocationOf(t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rootOf returns the root p lies strictly inside, or "" (p and roots
+// normalised with the same norm).
+func rootOf(roots []string, p string, norm func(string) string) string {
+	n := norm(p)
+	for _, r := range roots {
+		if strings.HasPrefix(n, r+"/") && len(n) > len(r)+1 {
+			return r
+		}
+	}
+	return ""
+}
+
+// plainRootOf is rootOf with the plain path key, store.NormPath, without a
+// policy's maps (quarantine bookkeeping).
+func plainRootOf(roots []string, p string) string {
+	return rootOf(roots, p, store.NormPath)
+}
+
+// statCandidate reports a candidate's size and mtime, or why it must not be
+// deleted. Local files are checked with Lstat on every path component below
+// the root, so a symbolic link (to a file or a directory) is never followed.
+func statCandidate(fs iceio.IO, root, p string) (int64, time.Time, string) {
+	if local, ok := store.LocalPath(p); ok {
+		rootLocal, _ := store.LocalPath(root)
+		rel, err := filepath.Rel(rootLocal, local)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			return 0, time.Time{}, "outside the table's locations"
+		}
+		cur := rootLocal
+		parts := strings.Split(rel, string(filepath.Separator))
+		for i, part := range parts {
+			cur = filepath.Join(cur, part)
+			st, err := os.Lstat(cur)
+			if err != nil {
+				if errors.Is(err, iofs.ErrNotExist) {
+					return 0, time.Time{}, "no longer exists"
+				}
+				return 0, time.Time{}, "stat: " + err.Error()
+			}
+			if st.Mode()&iofs.ModeSymlink != 0 {
+				return 0, time.Time{}, "symbolic link, not followed"
+			}
+			if i == len(parts)-1 {
+				if !st.Mode().IsRegular() {
+					return 0, time.Time{}, "not a regular file"
+				}
+				return st.Size(), st.ModTime(), ""
+			}
+		}
+		return 0, time.Time{}, "empty path"
+	}
+	f, err := fs.Open(p)
+	if err != nil {
+		if store.IsNotExist(err) {
+			return 0, time.Time{}, "no longer exists"
+		}
+		return 0, time.Time{}, "open: " + err.Error()
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, time.Time{}, "stat: " + err.Error()
+	}
+	return st.Size(), st.ModTime(), ""
+}
+
+// fileRef is one file the sweep deletes or moves.
+type fileRef struct {
+	path string // as written in the metadata
+	size int64  // -1 when the metadata does not say
+}

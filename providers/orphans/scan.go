@@ -1,0 +1,650 @@
+package orphans
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
+)
+
+// QuarantineDir is where a quarantining apply moves orphans (issue 5); the
+// listing skips it so quarantined files are never counted twice.
+const QuarantineDir = ".iceops-quarantine"
+
+// maxMissingReported bounds OrphanScan.MissingReferenced (the count is exact).
+const maxMissingReported = 20
+
+// maxUnreferenced bounds the unreferenced files (and the prefix-mismatch
+// index) a scan holds. A healthy table's orphans are failed writes, far
+// fewer; beyond this the scan refuses rather than grow without bound.
+const maxUnreferenced = 1_000_000
+
+// Env is what a scan needs of the session that runs it.
+type Env struct {
+	// Reload loads the table afresh from its catalog: the referenced set
+	// is built from metadata loaded after the listing (rule 2).
+	Reload func(ctx context.Context) (*table.Table, error)
+	// Storage are the catalog block's properties: the storage settings of
+	// roots outside the table location's storage (rootStorage).
+	Storage map[string]string
+	// OtherTables lists every table of every configured catalog with its
+	// location and write paths (rule 6), keyed by address.
+	OtherTables func(ctx context.Context) (map[string]TableLocation, error)
+	// SpillLimit is how many listed files, and how many references, the
+	// scan holds in memory before it sorts them out to disk; 0 is
+	// reach.DefaultSpillLimit (tests force spilling with a small one).
+	SpillLimit int
+	// Ride, when set, rides on the reference walk.
+	Ride *Ride
+
+	// afterListing runs after storage was listed and before the table is
+	// reloaded to build the referenced set: tests act there, where races
+	// happen.
+	afterListing func()
+}
+
+func (e Env) spillLimit() int {
+	if e.SpillLimit > 0 {
+		return e.SpillLimit
+	}
+	return reach.DefaultSpillLimit
+}
+
+// Ride is what else the scan's reference walk feeds, so that a plan reads
+// each manifest once: the observation's aggregate of the current snapshot
+// and its expiry index. The scan says what it fed: Walked is false when it
+// refused before walking; Aggregated is false when AggregateSnapshot is no
+// longer in the metadata it walked (a concurrent expiry).
+type Ride struct {
+	Aggregate         reach.Aggregate
+	AggregateSnapshot int64
+	Consumers         []reach.Consumer
+
+	Walked     bool // the reference walk ran, feeding Consumers
+	Aggregated bool // ... and Aggregate
+}
+
+// listedFile is one file of the storage listing.
+type listedFile struct {
+	key   string // normalised path
+	path  string // as listed, usable with the table's IO
+	size  int64
+	mtime int64
+}
+
+// Scan compares the table's storage with the files its metadata references
+// (docs/design.md §5.5 rules 1-3, 6, 8). Storage is listed first; the table
+// is then reloaded from its catalog and the referenced set built from that
+// newer metadata, so a file committed while we listed is in both and is
+// kept. Policy decisions (age guard, ratio, gc.enabled) are diff's.
+func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table) (*diff.OrphanScan, error) {
+	norm := orphanNorm(pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
+	scan := &diff.OrphanScan{
+		Candidates: []diff.FileInfo{},
+		NonIceberg: []diff.FileInfo{},
+		Categories: map[string]int64{},
+	}
+	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
+	scan.Roots = roots
+	if why := rootProblem(roots, allowedRoots(pol.OrphanFiles.AllowStorageRoots.Value, norm)); why != "" {
+		scan.Refusal = why
+		return scan, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open storage: %w", err)
+	}
+	locKey := rootKey(tbl.Location(), norm)
+	ios := map[string]iceio.IO{}
+	for _, r := range roots {
+		f, err := rootStorage(ctx, fsys, locKey, env.Storage, r)
+		if errors.Is(err, store.ErrRefused) {
+			scan.Refusal = strings.TrimPrefix(err.Error(), store.ErrRefused.Error()+": ")
+			return scan, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		ios[r] = f
+	}
+
+	// Rule 1: the listing comes first.
+	ioFor := func(root string) (iceio.IO, error) { return ios[root], nil }
+	listing, hints, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm, env.spillLimit())
+	if err != nil {
+		return nil, err
+	}
+	defer listing.Close()
+	scan.Symlinks = symlinks
+	scan.ListedFiles = listing.Len()
+	if env.afterListing != nil {
+		env.afterListing()
+	}
+
+	// Rule 2: the referenced set, from metadata loaded after the listing.
+	fresh, err := env.Reload(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reload after listing: %w", err)
+	}
+	if fresh.Metadata().TableUUID() != tbl.Metadata().TableUUID() {
+		scan.Refusal = "the table was dropped and recreated during the scan"
+		return scan, nil
+	}
+	refs := reach.NewSortedRefSet(env.spillLimit())
+	defer refs.Close()
+	var relative string
+	add := func(p, cat string, required bool) error {
+		if !isAbsoluteLocation(p) && relative == "" {
+			relative = p
+		}
+		return refs.Add(norm(p), cat, required)
+	}
+	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, env.Ride); err != nil {
+		return nil, err
+	}
+	// Sealing passes over every distinct reference once; the prefix
+	// mismatch index is collected on the way.
+	mm := newMismatchIndex(roots)
+	if err := refs.Seal(mm.visit); err != nil {
+		return nil, fmt.Errorf("referenced set: %w", err)
+	}
+	if relative != "" {
+		// A relative path cannot be compared with a listing, and the file
+		// it names would look orphaned.
+		scan.Refusal = fmt.Sprintf("the metadata references a relative path (%s); it cannot be matched with storage", relative)
+	}
+	if ml := norm(fresh.MetadataLocation()); !underAny(ml, roots) && scan.Refusal == "" {
+		// The table's own current metadata is not where its location and
+		// write paths say its files are (iceberg-go, for one, escapes a bare
+		// location with non-ASCII characters when it names files, and
+		// writes them under the escaped name): the sweep would look in the
+		// wrong place, and the listing's complement would mean nothing.
+		scan.Refusal = fmt.Sprintf("the current metadata file %s is outside every sweep root (%s): the table location and write paths do not say where the table's files are", fresh.MetadataLocation(), strings.Join(roots, ", "))
+	}
+	scan.Referenced = refs.Len()
+	scan.Categories = refs.Categories()
+
+	excl, err := newExcluder(norm(tbl.Location()), pol.OrphanFiles.Exclude.Value, flinkJobIDs(fresh.Metadata()))
+	if err != nil {
+		return nil, err
+	}
+	if err := mergeListing(scan, listing, refs, roots, excl, mm.sorted()); err != nil {
+		return nil, err
+	}
+
+	// Rule 6: other tables' files under the sweep, from the tables of
+	// every configured catalog (the session's: names listed afresh, each
+	// table loaded once per session). If a catalog cannot be listed the
+	// answer is unknown, and the sweep is refused.
+	locs, err := env.OtherTables(ctx)
+	if err != nil {
+		scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not check other tables for files inside the sweep: %v", err))
+	}
+	scan.NestedTables = overlappingTables(pol.Address, locs, roots, norm)
+	// The runs of earlier quarantining applies, from their manifests, so
+	// that the plan shows every run it would purge.
+	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String(), func(p string) bool {
+		return slices.Contains(scan.MissingReferenced, norm(p))
+	})
+	// A quarantine the store refuses is said in the plan, before any move
+	// (issue 17): one probe write when there is something to move.
+	if pol.OrphanFiles.Quarantine.Value > 0 && len(scan.Candidates)+len(scan.NonIceberg) > 0 {
+		if err := quarantineProbe(fsys, tbl.Location()); err != nil {
+			scan.Refusal = cmp.Or(scan.Refusal, "orphan_files.quarantine: the store refuses writes under "+QuarantineDir+"/, so nothing could be moved there: "+err.Error())
+		}
+	}
+	return scan, nil
+}
+
+// buildReferenced adds every file the metadata references: all snapshots'
+// files (reach.Walk), every metadata.json in the log plus the current
+// one, and version-hint.text when storage has one. Files reached from
+// snapshots and metadata versions that were already there before the
+// listing (before, beforeLoc) are required to be in it; those of commits
+// made since are referenced (kept) but may be absent from the listing.
+func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, hints []string, norm func(string) string, add func(p, cat string, required bool) error, ride *Ride) error {
+	md := tbl.Metadata()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("open storage: %w", err)
+	}
+	// Files that manifests still list as DELETED entries are kept (never an
+	// orphan: a reader of an old snapshot may still want them) but are not
+	// required in the listing: once expiry removed the snapshots that used
+	// them, they are legitimately gone. Only live entries of snapshots that
+	// predate the listing must be in it. The same walk feeds what else rides
+	// on it (the plan's aggregate and expiry index).
+	w := reach.Spec{
+		Meta:      md,
+		FS:        fsys,
+		Snapshots: reach.AllSnapshots(md),
+		Old:       func(id int64) bool { return before.SnapshotByID(id) != nil },
+		Consumers: []reach.Consumer{{WithDeleted: true, File: func(f reach.File) error {
+			return add(f.Path, f.Category, f.Old && !f.Deleted)
+		}}},
+	}
+	if ride != nil {
+		if ride.Aggregate != nil && md.SnapshotByID(ride.AggregateSnapshot) != nil {
+			w.Aggregate, w.AggregateSnapshot = ride.Aggregate, ride.AggregateSnapshot
+		}
+		w.Consumers = append(w.Consumers, ride.Consumers...)
+	}
+	if err := reach.Walk(ctx, w); err != nil {
+		return fmt.Errorf("build referenced set: %w", err)
+	}
+	if ride != nil {
+		ride.Walked = true
+		ride.Aggregated = w.Aggregate != nil
+	}
+	knownMeta := map[string]bool{norm(beforeLoc): true}
+	for e := range before.PreviousFiles() {
+		knownMeta[norm(e.MetadataFile)] = true
+	}
+	if err := add(tbl.MetadataLocation(), reach.CategoryMetadata, knownMeta[norm(tbl.MetadataLocation())]); err != nil {
+		return err
+	}
+	for e := range md.PreviousFiles() {
+		if err := add(e.MetadataFile, reach.CategoryMetadata, knownMeta[norm(e.MetadataFile)]); err != nil {
+			return err
+		}
+	}
+	// version-hint.text sits beside the metadata files (Hadoop tables). It
+	// is only referenced when it exists: a catalog table has none, and a
+	// missing one must not look like a partial listing. With
+	// write.metadata.path set, new metadata goes there while the hint that
+	// Hadoop readers open stays in <location>/metadata (and a writer may
+	// keep one in the new directory too): each is the table's.
+	seen := map[string]bool{}
+	for _, dir := range []string{
+		strings.TrimSuffix(tbl.MetadataLocation(), path.Base(tbl.MetadataLocation())),
+		strings.TrimSuffix(md.Location(), "/") + "/metadata/",
+		strings.TrimSuffix(md.Properties()["write.metadata.path"], "/") + "/",
+	} {
+		if dir == "/" {
+			continue
+		}
+		hint := dir + "version-hint.text"
+		if k := norm(hint); !seen[k] && slices.Contains(hints, k) {
+			seen[k] = true
+			if err := add(hint, reach.CategoryVersionHint, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func underRoot(key, root string) bool {
+	return key == root || strings.HasPrefix(key, root+"/")
+}
+
+func underAny(key string, roots []string) bool {
+	for _, r := range roots {
+		if underRoot(key, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isAbsoluteLocation(p string) bool {
+	return strings.HasPrefix(p, "/") || strings.Contains(p, "://") || strings.HasPrefix(p, "file:")
+}
+
+// A listed file's path as listed (usable with the table's IO) is most
+// often its key, or its key without "file://". The listing sorter stores
+// the path only when it is neither, so the common case spills one string
+// per file, not two.
+const (
+	auxSameAsKey = ""
+	auxLocalPath = "\x00"
+)
+
+func listedAux(key, p string) string {
+	switch {
+	case p == key:
+		return auxSameAsKey
+	case len(key) == len("file://")+len(p) && strings.HasPrefix(key, "file://") && key[len("file://"):] == p:
+		return auxLocalPath
+	}
+	return p
+}
+
+func listedPath(key, aux string) string {
+	switch aux {
+	case auxSameAsKey:
+		return key
+	case auxLocalPath:
+		return strings.TrimPrefix(key, "file://")
+	}
+	return aux
+}
+
+// listRoots lists every file under the roots and returns them sorted by
+// key. Local directories are walked by walkLocal, which does not follow
+// symbolic links: a link is reported in symlinks and never becomes a
+// candidate, whatever it points to. Object stores are listed through
+// iceberg-go's IO (ListableIO).
+//
+// ioFor, when set, opens the IO for a root on another bucket or store than
+// the table location (write.data.path may point elsewhere); nil uses fsys.
+//
+// The files go into an external sorter (spillLimit records in memory);
+// version-hint.text files are also returned by key, so the referenced set
+// can tell whether one exists.
+func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (iceio.IO, error), roots []string, norm func(string) string, spillLimit int) (_ *reach.Sorter, hints, symlinks []string, err error) {
+	out := reach.NewSorter(spillLimit)
+	defer func() {
+		if err != nil {
+			_ = out.Close()
+		}
+	}()
+	emit := func(p string, size, mtime int64) error {
+		k := norm(p)
+		if path.Base(k) == "version-hint.text" {
+			hints = append(hints, k)
+		}
+		return out.Add(reach.Rec{Key: k, Aux: listedAux(k, p), N1: size, N2: mtime})
+	}
+	for _, root := range roots {
+		if strings.HasPrefix(root, "file://") {
+			local, err := keyLocalPath(root)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
+			}
+			err = walkLocal(ctx, local, func(f localFile) error {
+				return emit(f.path, f.size, f.mtime)
+			}, func(p string) { symlinks = append(symlinks, p) })
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
+			}
+			continue
+		}
+		rootFS := fsys
+		if ioFor != nil {
+			f, err := ioFor(root)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
+			}
+			rootFS = f
+		}
+		lio, ok := rootFS.(iceio.ListableIO)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("list %s: storage %T cannot list", root, rootFS)
+		}
+		err := lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if d == nil && errors.Is(err, fs.ErrNotExist) {
+					// The root itself is not there: on an object store a
+					// prefix with no objects yet. Local storage lists such
+					// a root as empty (walkLocal); so does this. Should
+					// files be referenced under it, they are missing
+					// from the listing and the sweep refuses.
+					return nil
+				}
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if d.Name() == QuarantineDir {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if strings.Contains(p, "/"+QuarantineDir+"/") {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return emit(p, info.Size(), info.ModTime().UnixMilli())
+		})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
+		}
+	}
+	slices.Sort(symlinks)
+	return out, hints, symlinks, nil
+}
+
+// mergeListing walks the sorted listing and the sorted referenced keys side
+// by side (no map of every path). An error from either stream fails the
+// whole scan: a partial referenced set would make live files look orphaned.
+func mergeListing(scan *diff.OrphanScan, listing *reach.Sorter, refs reach.RefSet, roots []string, excl *excluder, mismatch []string) error {
+	next, stop := iter.Pull2(refs.Keys())
+	defer stop()
+	ref, req, ok := next()
+	missing := func(k string, required bool) {
+		if !required || !underAny(k, roots) {
+			return // committed after the listing, or outside this sweep
+		}
+		scan.MissingReferencedCount++
+		if len(scan.MissingReferenced) < maxMissingReported {
+			scan.MissingReferenced = append(scan.MissingReferenced, k)
+		}
+	}
+	lastKey, first := "", true
+	for rec, err := range listing.Sorted() {
+		if err != nil {
+			return fmt.Errorf("listing: %w", err)
+		}
+		if !first && rec.Key == lastKey {
+			continue // the same file listed twice (overlapping roots)
+		}
+		lastKey, first = rec.Key, false
+		f := listedFile{key: rec.Key, path: listedPath(rec.Key, rec.Aux), size: rec.N1, mtime: rec.N2}
+		for ok && ref < f.key {
+			missing(ref, req)
+			ref, req, ok = next()
+		}
+		if ok && ref == f.key {
+			ref, req, ok = next()
+			continue
+		}
+		info := diff.FileInfo{Path: f.path, Size: f.size, MtimeMs: f.mtime}
+		if int64(len(scan.Candidates)+len(scan.NonIceberg)) >= maxUnreferenced {
+			// Past this many unreferenced files the sweep is misconfigured
+			// or the references are broken; keep memory bounded and refuse.
+			scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("more than %d unreferenced files under the table: refusing to sweep", maxUnreferenced))
+			continue
+		}
+		switch {
+		case excl.excluded(f.key):
+			scan.Excluded++
+		case hasPathPart(mismatch, f.key):
+			scan.PrefixMismatches = append(scan.PrefixMismatches, f.path)
+		case !isIcebergFileName(path.Base(f.key)):
+			scan.NonIceberg = append(scan.NonIceberg, info)
+		default:
+			scan.Candidates = append(scan.Candidates, info)
+		}
+	}
+	for ok {
+		missing(ref, req)
+		ref, req, ok = next()
+	}
+	if err := refs.Err(); err != nil {
+		return fmt.Errorf("referenced set: %w", err)
+	}
+	return nil
+}
+
+// schemeAuthority is "s3://bucket" of "s3://bucket/t/x".
+func schemeAuthority(key string) string {
+	return strings.TrimSuffix(key, pathPart(key))
+}
+
+// pathPart drops scheme and authority: "s3://b/t/x" -> "/t/x".
+func pathPart(key string) string {
+	_, rest, ok := strings.Cut(key, "://")
+	if !ok {
+		return key
+	}
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return "/"
+	}
+	return rest[i:]
+}
+
+// mismatchIndex collects the path parts of referenced files that lie
+// outside every root but would be inside one if scheme and authority were
+// ignored: a listed file with such a path is most likely the same file
+// spelled differently (another bucket alias, s3a vs an unmapped scheme),
+// and is reported instead of becoming a candidate.
+type mismatchIndex struct {
+	roots, rootParts []string
+	parts            []string
+}
+
+func newMismatchIndex(roots []string) *mismatchIndex {
+	m := &mismatchIndex{roots: roots, rootParts: make([]string, len(roots))}
+	for i, r := range roots {
+		m.rootParts[i] = pathPart(r)
+	}
+	return m
+}
+
+// visit takes one referenced key (Seal's visitor).
+func (m *mismatchIndex) visit(k string) error {
+	if underAny(k, m.roots) {
+		return nil
+	}
+	if pp := pathPart(k); underAny(pp, m.rootParts) {
+		if len(m.parts) >= maxUnreferenced {
+			return fmt.Errorf("more than %d referenced files match the sweep only by path: check the table location and equal_schemes/equal_authorities", maxUnreferenced)
+		}
+		m.parts = append(m.parts, pp)
+	}
+	return nil
+}
+
+func (m *mismatchIndex) sorted() []string {
+	slices.Sort(m.parts)
+	return m.parts
+}
+
+func hasPathPart(sorted []string, key string) bool {
+	if len(sorted) == 0 {
+		return false
+	}
+	_, found := slices.BinarySearch(sorted, pathPart(key))
+	return found
+}
+
+// icebergFileName matches the files Iceberg writers produce: data and delete
+// files, manifests and manifest lists, metadata JSON (optionally
+// compressed), Puffin statistics and deletion vectors, and version hints.
+var icebergFileName = regexp.MustCompile(`(?i)(\.parquet|\.avro|\.orc|\.metadata\.json|\.metadata\.json\.gz|\.puffin|\.stats|^version-hint\.text)$`)
+
+// isIcebergFileName reports whether a base name looks like a file Iceberg
+// writes. Anything else (.crc side files, _SUCCESS, README) is reported as
+// non-Iceberg and is not an orphan candidate.
+func isIcebergFileName(base string) bool {
+	if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") {
+		return false // hidden and marker files (.x.parquet.crc, _SUCCESS)
+	}
+	return icebergFileName.MatchString(base)
+}
+
+// excluder decides which unreferenced files are excluded from the sweep:
+// the policy's exclude globs, matched against the path relative to the table
+// location ("*" within one level, "**" across levels), and Flink checkpoint
+// metadata of jobs named in snapshot summaries (flink.job-id), which live in
+// metadata directories and carry the job id in their name.
+type excluder struct {
+	location string
+	globs    []*regexp.Regexp
+	jobIDs   []string
+}
+
+func newExcluder(location string, globs []string, jobIDs []string) (*excluder, error) {
+	e := &excluder{location: strings.TrimSuffix(location, "/"), jobIDs: jobIDs}
+	for _, g := range globs {
+		re, err := globRegexp(g)
+		if err != nil {
+			return nil, fmt.Errorf("exclude %q: %w", g, err)
+		}
+		e.globs = append(e.globs, re)
+	}
+	return e, nil
+}
+
+func (e *excluder) excluded(key string) bool {
+	rel, ok := strings.CutPrefix(key, e.location+"/")
+	if !ok {
+		rel = key
+	}
+	for _, re := range e.globs {
+		if re.MatchString(rel) {
+			return true
+		}
+	}
+	if len(e.jobIDs) > 0 && strings.Contains(key, "/metadata/") {
+		base := path.Base(key)
+		for _, id := range e.jobIDs {
+			if strings.Contains(base, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// globRegexp compiles a glob: "**" any number of levels, "*" and "?" within
+// one level. A pattern that names a directory also covers what is below it.
+func globRegexp(g string) (*regexp.Regexp, error) {
+	var sb strings.Builder
+	sb.WriteString("^")
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		switch {
+		case c == '*' && i+1 < len(g) && g[i+1] == '*':
+			sb.WriteString(".*")
+			i++
+		case c == '*':
+			sb.WriteString("[^/]*")
+		case c == '?':
+			sb.WriteString("[^/]")
+		default:
+			sb.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	sb.WriteString("(/.*)?$")
+	return regexp.Compile(sb.String())
+}
+
+// flinkJobIDs collects the values of flink.job-id* keys in snapshot
+// summaries (as the production design in reference 001 does).
+func flinkJobIDs(md table.Metadata) []string {
+	var ids []string
+	for _, s := range md.Snapshots() {
+		if s.Summary == nil {
+			continue
+		}
+		for k, v := range s.Summary.Properties {
+			if strings.HasPrefix(k, "flink.job-id") && v != "" {
+				ids = append(ids, v)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
