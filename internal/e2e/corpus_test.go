@@ -227,6 +227,8 @@ func TestCorpusPlanApplyPlan(t *testing.T) {
 				for _, e := range errs {
 					if !pending[e.Address] {
 						t.Errorf("%s plan: %s: %s", which, e.Address, e.Message)
+					} else {
+						t.Logf("%s plan: %s (pending): %s", which, e.Address, e.Message)
 					}
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/apache/iceberg-go"
@@ -420,7 +421,7 @@ func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, cons
 				ok := true
 				for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
 					if err != nil {
-						send(j.out, entryBatch{err: fmt.Errorf("read manifest %s: %w", j.r.m.FilePath(), err)})
+						send(j.out, entryBatch{err: manifestReadError(j.r.m, err)})
 						ok = false
 						break
 					}
@@ -488,4 +489,24 @@ consume:
 		first = parent.Err()
 	}
 	return first
+}
+
+// manifestReadError is the error of reading manifest m. iceberg-go v0.7.0
+// checks a manifest's own Avro metadata ('content', 'format-version',
+// 'partition-spec-id') against its manifest list entry and refuses a
+// mismatch, where Java and Trino go by the list. Some writers (older Trino
+// versions) leave 'content' out of delete manifests, so iceberg-go reads
+// them as data manifests and can read nothing of such a table: no plan,
+// no commit. The message says so and what the user can do about it, since
+// iceberg-go's own sentence names no remedy; the table is reported and
+// nothing of it is changed.
+func manifestReadError(m iceberg.ManifestFile, err error) error {
+	if msg := err.Error(); strings.Contains(msg, "manifest file's '") && strings.Contains(msg, "metadata") {
+		return fmt.Errorf("read manifest %s: %w. The manifest's own metadata disagrees with the manifest list "+
+			"(a writer left out the 'content' key of a delete manifest, as older Trino versions do); iceberg-go, "+
+			"which iceops reads tables with, refuses such a manifest, so iceops can neither plan nor change this "+
+			"table. Rewriting its manifests with an engine that writes the key (Spark's rewrite_manifests "+
+			"procedure) makes it readable", m.FilePath(), err)
+	}
+	return fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
 }
