@@ -1,0 +1,762 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/internal/testenv"
+)
+
+// The tables of this file are written by iceberg-go, NOT by another engine.
+// Issue 14 asks for every partition transform and type on tables other
+// engines wrote, and the corpus (internal/testdata/tables) has identity,
+// bucket, year, month, day and hour; but no public repository that could be
+// fetched holds a complete table another engine wrote with a truncate or a
+// void partition field, or with v3 timestamp_ns/timestamptz_ns columns (the
+// corpus README says where the search looked), and no other writer (Spark,
+// PyIceberg, DuckDB's iceberg extension) can run here. So iceberg-go writes
+// them, and what makes them worth testing is held to the same bar as the
+// corpus: plan -> apply -> plan under binpack and sort, values read by
+// DuckDB (scripts/duckdb-fingerprint.cjs) and by iceops' reader
+// (compaction.ScanTable) unchanged, and a second plan with nothing to do.
+// On top of the corpus test, each rewritten file's partition tuple is
+// checked against its rows: the tuple of every output file is one of the
+// inputs' and equals the transform of every row it holds.
+//
+// The tables live at plain paths (no file:// scheme): iceberg-go's local IO
+// percent-decodes a file:// URI, where Java's Hadoop IO and DuckDB read the
+// path literally, so the escaped partition directories iceberg-go's own
+// appends make (s_trunc=%C5%BC...) would be unreadable by DuckDB before
+// iceops touches them. TestFileURIPartitionPathsMeanOneFile covers what
+// iceops itself writes at a file:// location.
+
+// goWrittenTable is one iceberg-go-written test table.
+type goWrittenTable struct {
+	name   string
+	format int
+	schema *iceberg.Schema
+	spec   iceberg.PartitionSpec
+	// batches are appended one after the other: each append writes one
+	// file per partition its rows fall in.
+	batches [][][]any
+	// evolve, when set, runs after the first evolveAfter batches (a
+	// partition field dropped, say) and the rest are appended after it.
+	evolve      func(ctx context.Context, t testing.TB, tbl *table.Table) *table.Table
+	evolveAfter int
+	// sorts are the sort runs' sort_order terms: the first on a partition
+	// source column, the second on another column.
+	sorts [2]string
+	// setup, when set, checks what iceberg-go wrote is the case meant.
+	setup func(t testing.TB, tbl *table.Table)
+}
+
+// row is one table row, values in schema order (nil for null): int32,
+// int64, string, []byte, decimal128.Num (unscaled), time.Time (timestamps).
+type row = []any
+
+// transformTables are the tables: truncate on every type it takes, void
+// (a v1 field dropped and an explicit v2 one), and v3 nanosecond timestamps
+// as plain columns and as identity, day and hour sources.
+func transformTables() []goWrittenTable {
+	idField := iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true}
+	field := func(id int, name string, typ iceberg.Type) iceberg.NestedField {
+		return iceberg.NestedField{ID: id, Name: name, Type: typ}
+	}
+	part := func(src, id int, name string, tr iceberg.Transform) iceberg.PartitionField {
+		return iceberg.PartitionField{SourceIDs: []int{src}, FieldID: id, Name: name, Transform: tr}
+	}
+	// Multi-byte UTF-8: truncate[2] keeps two code points ("żó", "日本"),
+	// not two bytes; "" and a value shorter than the width are their own
+	// partitions.
+	words := []any{"żółw", "żółty", "żó", "日本語", "日本", "abc", "ab", "a", "", nil, "🙂x", "🙂y"}
+	var tables []goWrittenTable
+
+	{ // truncate[2] on a string
+		var batches [][]row
+		for b := range 3 {
+			var rows []row
+			for i, w := range words {
+				id := int64(b*100 + i)
+				rows = append(rows, row{id, w, int32(i*7 - b)})
+			}
+			batches = append(batches, rows)
+		}
+		tables = append(tables, goWrittenTable{
+			name: "truncate_string", format: 2,
+			schema:  iceberg.NewSchema(0, idField, field(2, "s", iceberg.PrimitiveTypes.String), field(3, "n", iceberg.PrimitiveTypes.Int32)),
+			spec:    iceberg.NewPartitionSpec(part(2, 1000, "s_trunc", iceberg.TruncateTransform{Width: 2})),
+			batches: batches,
+			sorts:   [2]string{"s DESC NULLS LAST", "n"},
+		})
+	}
+	{ // truncate[10] on an int, truncate[1000] on a long: negatives round down
+		var batches [][]row
+		for b := range 3 {
+			var rows []row
+			for i := range 24 {
+				id := int64(b*100 + i)
+				var n, l any = int32(i*7 - 80 + b), int64(i)*937 - 11000 - int64(b)
+				if i == 5 {
+					n, l = nil, nil
+				}
+				rows = append(rows, row{id, n, l})
+			}
+			batches = append(batches, rows)
+		}
+		tables = append(tables, goWrittenTable{
+			name: "truncate_int_long", format: 2,
+			schema: iceberg.NewSchema(0, idField, field(2, "n", iceberg.PrimitiveTypes.Int32), field(3, "l", iceberg.PrimitiveTypes.Int64)),
+			spec: iceberg.NewPartitionSpec(
+				part(2, 1000, "n_trunc", iceberg.TruncateTransform{Width: 10}),
+				part(3, 1001, "l_trunc", iceberg.TruncateTransform{Width: 1000})),
+			batches: batches,
+			sorts:   [2]string{"l", "id DESC"},
+		})
+	}
+	{ // truncate on decimals, one fitting a long and one of 38 digits
+		var batches [][]row
+		for b := range 3 {
+			var rows []row
+			for i := range 20 {
+				id := int64(b*100 + i)
+				var d, w any = decimal128.FromI64(int64(i*3777 - 40000 + b)), decimal128.FromU64(uint64(i)*987654321).Mul(decimal128.FromU64(1e18)).Sub(decimal128.FromI64(int64(b)))
+				if i%2 == 1 {
+					w = w.(decimal128.Num).Negate()
+				}
+				if i == 3 {
+					d, w = nil, nil
+				}
+				rows = append(rows, row{id, d, w})
+			}
+			batches = append(batches, rows)
+		}
+		// One decimal field per spec: iceberg-go v0.7.0 cannot write the
+		// manifest of a spec with two (TestTwoDecimalPartitionFieldsRefused).
+		sc := iceberg.NewSchema(0, idField, field(2, "d", iceberg.DecimalTypeOf(10, 2)), field(3, "w", iceberg.DecimalTypeOf(38, 4)))
+		tables = append(tables, goWrittenTable{
+			name: "truncate_decimal", format: 2, schema: sc,
+			spec:    iceberg.NewPartitionSpec(part(2, 1000, "d_trunc", iceberg.TruncateTransform{Width: 5000})),
+			batches: batches,
+			sorts:   [2]string{"d", "w DESC"},
+		}, goWrittenTable{
+			name: "truncate_decimal38", format: 2, schema: sc,
+			spec:    iceberg.NewPartitionSpec(part(3, 1000, "w_trunc", iceberg.TruncateTransform{Width: 1_000_000_000})),
+			batches: batches,
+			sorts:   [2]string{"w DESC", "d"},
+		})
+	}
+	{ // truncate[2] on binary: bytes, not code points; 0x00 and 0xff, and
+		// values whose base64 partition path holds '/', '+' and '='
+		vals := []any{[]byte{0, 0, 1}, []byte{0, 0}, []byte{0}, []byte{0xff, 0xfe, 0x00}, []byte{0xfb, 0xff, 9}, []byte{0xfb, 0xef}, []byte("żółw"), []byte{}, nil}
+		var batches [][]row
+		for b := range 3 {
+			var rows []row
+			for i, v := range vals {
+				rows = append(rows, row{int64(b*100 + i), v, fmt.Sprintf("v%d", (i*5+b)%7)})
+			}
+			batches = append(batches, rows)
+		}
+		tables = append(tables, goWrittenTable{
+			name: "truncate_binary", format: 2,
+			schema:  iceberg.NewSchema(0, idField, field(2, "b", iceberg.PrimitiveTypes.Binary), field(3, "s", iceberg.PrimitiveTypes.String)),
+			spec:    iceberg.NewPartitionSpec(part(2, 1000, "b_trunc", iceberg.TruncateTransform{Width: 2})),
+			batches: batches,
+			sorts:   [2]string{"b", "s"},
+		})
+	}
+	{ // every truncate in one spec of a format v1 table: multi-field tuples
+		var batches [][]row
+		for b := range 3 {
+			var rows []row
+			for i := range 16 {
+				rows = append(rows, row{int64(b*100 + i), words[i%len(words)], int32(i%3*10 + b), int64(i % 2 * 1000), decimal128.FromI64(int64(i%4) * 150), []byte{byte(i % 2), byte(b)}})
+			}
+			batches = append(batches, rows)
+		}
+		tables = append(tables, goWrittenTable{
+			name: "truncate_all_v1", format: 1,
+			schema: iceberg.NewSchema(0, idField, field(2, "s", iceberg.PrimitiveTypes.String), field(3, "n", iceberg.PrimitiveTypes.Int32),
+				field(4, "l", iceberg.PrimitiveTypes.Int64), field(5, "d", iceberg.DecimalTypeOf(9, 2)), field(6, "b", iceberg.PrimitiveTypes.Binary)),
+			spec: iceberg.NewPartitionSpec(
+				part(2, 1000, "s_trunc", iceberg.TruncateTransform{Width: 1}),
+				part(3, 1001, "n_trunc", iceberg.TruncateTransform{Width: 20}),
+				part(4, 1002, "l_trunc", iceberg.TruncateTransform{Width: 100}),
+				part(5, 1003, "d_trunc", iceberg.TruncateTransform{Width: 200}),
+				part(6, 1004, "b_trunc", iceberg.TruncateTransform{Width: 1})),
+			batches: batches,
+			sorts:   [2]string{"s", "id"},
+		})
+	}
+	{ // v1: identity(cat), then the field dropped, which a v1 spec keeps
+		// as void (iceberg-go's UpdateSpec.RemoveField on v1). Before the
+		// drop: cat 'a' in two files, 'b' and 'c' one lone file each (no
+		// action, whatever the strategy); after it, three files in the one
+		// partition {cat: null} of the new spec.
+		batches := [][]row{
+			{{int64(1), "a", "x1"}, {int64(2), "b", "x2"}, {int64(3), "c", "x3"}, {int64(4), "a", nil}},
+			{{int64(5), "a", "x5"}, {int64(6), "a", "x6"}},
+		}
+		for b := range 3 {
+			var rows []row
+			for i := range 6 {
+				rows = append(rows, row{int64(100*(b+1) + i), []any{"a", "b", "d", nil}[i%4], fmt.Sprintf("y%d", i)})
+			}
+			batches = append(batches, rows)
+		}
+		tables = append(tables, goWrittenTable{
+			name: "void_v1_dropped", format: 1,
+			schema:  iceberg.NewSchema(0, idField, field(2, "cat", iceberg.PrimitiveTypes.String), field(3, "note", iceberg.PrimitiveTypes.String)),
+			spec:    iceberg.NewPartitionSpec(part(2, 1000, "cat", iceberg.IdentityTransform{})),
+			batches: batches, evolveAfter: 2,
+			evolve: func(ctx context.Context, t testing.TB, tbl *table.Table) *table.Table {
+				t.Helper()
+				txn := tbl.NewTransaction()
+				if err := txn.UpdateSpec(true).RemoveField("cat").Commit(); err != nil {
+					t.Fatalf("drop the partition field: %v", err)
+				}
+				next, err := txn.Commit(ctx)
+				if err != nil {
+					t.Fatalf("drop the partition field: %v", err)
+				}
+				return next
+			},
+			sorts: [2]string{"cat", "id DESC"},
+			setup: func(t testing.TB, tbl *table.Table) {
+				t.Helper()
+				specs, cur := tbl.Metadata().PartitionSpecs(), tbl.Spec()
+				if len(specs) != 2 || cur.ID() != 1 || cur.NumFields() != 1 {
+					t.Fatalf("void_v1_dropped: want specs 0 and 1 (current), got %v", specs)
+				}
+				if f := cur.Field(0); f.FieldID != 1000 || !f.Transform.Equals(iceberg.VoidTransform{}) {
+					t.Fatalf("void_v1_dropped: the dropped field is %v in spec 1, want void with its field id 1000", f)
+				}
+			},
+		})
+	}
+	{ // v2: an explicit void field beside identity(k)
+		var batches [][]row
+		for b := range 3 {
+			var rows []row
+			for i := range 12 {
+				rows = append(rows, row{int64(b*100 + i), []any{"p", "q", nil}[i%3], int32(i % 2)})
+			}
+			batches = append(batches, rows)
+		}
+		tables = append(tables, goWrittenTable{
+			name: "void_v2_explicit", format: 2,
+			schema: iceberg.NewSchema(0, idField, field(2, "cat", iceberg.PrimitiveTypes.String), field(3, "k", iceberg.PrimitiveTypes.Int32)),
+			spec: iceberg.NewPartitionSpec(
+				part(2, 1000, "cat_void", iceberg.VoidTransform{}),
+				part(3, 1001, "k", iceberg.IdentityTransform{})),
+			batches: batches,
+			sorts:   [2]string{"cat", "id"},
+		})
+	}
+	// v3 nanosecond timestamps: sub-microsecond digits on every value, so
+	// any trip through microseconds shows.
+	base := time.Date(2026, 3, 29, 0, 59, 58, 123456789, time.UTC)
+	nsBatches := func(step time.Duration) [][]row {
+		var batches [][]row
+		for b := range 3 {
+			var rows []row
+			for i := range 16 {
+				id := int64(b*100 + i)
+				var ts, tz any = base.Add(time.Duration(i%6) * step).Add(time.Duration(b*7+i) * time.Nanosecond), base.Add(time.Duration(i)*37*time.Minute + time.Duration(b*3+i))
+				if i == 4 {
+					ts, tz = nil, nil
+				}
+				rows = append(rows, row{id, ts, tz})
+			}
+			batches = append(batches, rows)
+		}
+		return batches
+	}
+	nsSchema := iceberg.NewSchema(0, idField, field(2, "ts", iceberg.PrimitiveTypes.TimestampNs), field(3, "tz", iceberg.PrimitiveTypes.TimestampTzNs))
+	tables = append(tables,
+		goWrittenTable{
+			name: "timestamp_ns_identity", format: 3, schema: nsSchema,
+			spec:    iceberg.NewPartitionSpec(part(2, 1000, "ts", iceberg.IdentityTransform{})),
+			batches: func() [][]row {
+				// identity: few distinct values, each in every batch
+				bs := nsBatches(0)
+				for _, rows := range bs {
+					for i, r := range rows {
+						if r[1] != nil {
+							r[1] = base.Add(time.Duration(i%3) * time.Nanosecond)
+						}
+					}
+				}
+				return bs
+			}(),
+			sorts: [2]string{"ts", "tz DESC"},
+		},
+		goWrittenTable{
+			name: "timestamp_ns_day", format: 3, schema: nsSchema,
+			spec:    iceberg.NewPartitionSpec(part(2, 1000, "ts_day", iceberg.DayTransform{})),
+			batches: nsBatches(11 * time.Hour),
+			sorts:   [2]string{"ts", "tz"},
+		},
+		goWrittenTable{
+			name: "timestamptz_ns_hour", format: 3, schema: nsSchema,
+			spec:    iceberg.NewPartitionSpec(part(3, 1000, "tz_hour", iceberg.HourTransform{})),
+			batches: nsBatches(time.Minute),
+			sorts:   [2]string{"tz DESC NULLS LAST", "ts"},
+		},
+	)
+	return tables
+}
+
+// build creates the table at loc (a plain path) and appends its batches.
+func (g goWrittenTable) build(ctx context.Context, t testing.TB, cat catalog.Catalog, ident table.Identifier, loc string) *table.Table {
+	t.Helper()
+	tbl, err := cat.CreateTable(ctx, ident, g.schema,
+		catalog.WithLocation(loc),
+		catalog.WithPartitionSpec(&g.spec),
+		catalog.WithProperties(iceberg.Properties{"format-version": fmt.Sprint(g.format)}))
+	if err != nil {
+		t.Fatalf("%s: create: %v", g.name, err)
+	}
+	as, err := table.SchemaToArrowSchema(g.schema, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rows := range g.batches {
+		if g.evolve != nil && i == g.evolveAfter {
+			tbl = g.evolve(ctx, t, tbl)
+		}
+		rec := buildBatch(t, as, rows)
+		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err = tbl.Append(ctx, rdr, nil)
+		rdr.Release()
+		rec.Release()
+		if err != nil {
+			t.Fatalf("%s: append batch %d: %v", g.name, i, err)
+		}
+	}
+	return tbl
+}
+
+// rowCount is the rows the batches hold.
+func (g goWrittenTable) rowCount() int64 {
+	var n int64
+	for _, b := range g.batches {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// buildBatch makes one Arrow batch of rows (see row).
+func buildBatch(t testing.TB, as *arrow.Schema, rows []row) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	for _, r := range rows {
+		for c, v := range r {
+			fb := b.Field(c)
+			if v == nil {
+				fb.AppendNull()
+				continue
+			}
+			switch x := fb.(type) {
+			case *array.Int32Builder:
+				x.Append(v.(int32))
+			case *array.Int64Builder:
+				x.Append(v.(int64))
+			case *array.StringBuilder:
+				x.Append(v.(string))
+			case *array.BinaryBuilder:
+				x.Append(v.([]byte))
+			case *array.Decimal128Builder:
+				x.Append(v.(decimal128.Num))
+			case *array.TimestampBuilder:
+				unit := as.Field(c).Type.(*arrow.TimestampType).Unit
+				ts, err := arrow.TimestampFromTime(v.(time.Time), unit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x.Append(ts)
+			default:
+				t.Fatalf("buildBatch: no case for %T", fb)
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// TestGoWrittenTransformsPlanApplyPlan runs plan -> apply -> plan on the
+// iceberg-go-written tables of transformTables (not foreign tables: see
+// the comment at the top of this file) under binpack and under sort by each
+// table's two sort terms, and requires what TestCorpusPlanApplyPlan does
+// (values unchanged as DuckDB and iceops' reader read them, every
+// referenced file present, a second plan with no action) and: the first plan
+// compacts each table with no refusal; after apply every (spec, partition)
+// holds one file, the set of partition tuples is the one before, each
+// file's tuple is the transform of each of its rows (a void field's is
+// null), and under sort each file's rows are in the order's sequence.
+func TestGoWrittenTransformsPlanApplyPlan(t *testing.T) {
+	duck := testenv.DuckDBReader(t)
+	runs := []struct {
+		name string
+		sort int // index into sorts, -1 for binpack
+	}{{"binpack", -1}, {"sort_partition_column", 0}, {"sort_other_column", 1}}
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			be := sqliteFile(ctx, t)
+			ns := "gowritten"
+			createNamespace(ctx, t, be.cat, ns)
+			now := time.Now()
+			type state struct {
+				g          goWrittenTable
+				ident      table.Identifier
+				addr       string
+				goFP, duck fingerprint
+				parts      map[string]bool   // partitionKey of the live files
+				lone       map[string]string // partitionKey -> path of a partition's only file
+			}
+			var states []*state
+			var blocks strings.Builder
+			for _, g := range transformTables() {
+				ident := table.Identifier{ns, g.name}
+				loc := strings.TrimPrefix(be.location(ns, g.name), "file://")
+				tbl := g.build(ctx, t, be.cat, ident, loc)
+				st := &state{g: g, ident: ident, addr: catalogName + "." + ns + "." + g.name}
+				var err error
+				if st.goFP, err = goFingerprint(ctx, tbl); err != nil {
+					t.Fatalf("%s: %v", g.name, err)
+				}
+				if st.duck, err = duckFingerprint(ctx, duck, tbl); err != nil {
+					t.Fatalf("%s: %v", g.name, err)
+				}
+				if st.goFP.Rows != g.rowCount() || st.duck.Rows != g.rowCount() {
+					t.Fatalf("%s: iceberg-go reads %d rows, DuckDB %d, %d were written", g.name, st.goFP.Rows, st.duck.Rows, g.rowCount())
+				}
+				if g.setup != nil {
+					g.setup(t, tbl)
+				}
+				st.parts, st.lone = partitionsOf(ctx, t, tbl)
+				if len(st.lone) == len(st.parts) {
+					t.Fatalf("%s: every partition has one file: nothing to compact", g.name)
+				}
+				if run.sort >= 0 {
+					fmt.Fprintf(&blocks, "table %q {\n  policy = policy.corpus\n  sort_order = [%q]\n}\n", st.addr, g.sorts[run.sort])
+				}
+				states = append(states, st)
+			}
+			pol := corpusPolicies[0].hcl
+			if run.sort >= 0 {
+				pol = corpusPolicies[1].hcl
+			}
+			cfg := writeCorpusConfig(t, be, ns, pol, blocks.String())
+			nowFn := func() time.Time { return now }
+			p, res := planApply(ctx, t, cfg, nowFn, nil)
+			for _, e := range p.Errors {
+				t.Errorf("first plan: %s: %s", e.Address, e.Message)
+			}
+			requireApplied(t, res)
+			for _, st := range states {
+				tp := findTable(t, p, st.addr)
+				if len(tp.Refusals) > 0 {
+					t.Errorf("%s: the plan refused %+v", st.g.name, tp.Refusals)
+				}
+				if actionOf(tp, diff.Compact) == nil {
+					t.Errorf("%s: the first plan has no compaction: %v", st.g.name, actionTypes(tp))
+				}
+				tbl, err := be.cat.LoadTable(ctx, st.ident)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err := goFingerprint(ctx, tbl); err != nil {
+					t.Errorf("%s: after apply: %v", st.g.name, err)
+				} else if !got.equal(st.goFP) {
+					t.Errorf("%s: iceops' reader reads other values after apply:\n before %v\n after  %v", st.g.name, st.goFP, got)
+				}
+				if got, err := duckFingerprint(ctx, duck, tbl); err != nil {
+					t.Errorf("%s: after apply: %v", st.g.name, err)
+				} else if !got.equal(st.duck) {
+					t.Errorf("%s: DuckDB reads other values after apply:\n before %v\n after  %v", st.g.name, st.duck, got)
+				}
+				requireReferencedPresent(ctx, t, st.g.name, tbl)
+				after, afterLone := partitionsOf(ctx, t, tbl)
+				if !maps.Equal(after, st.parts) {
+					t.Errorf("%s: partition tuples changed:\n before %v\n after  %v", st.g.name, slices.Sorted(maps.Keys(st.parts)), slices.Sorted(maps.Keys(after)))
+				}
+				// A partition's lone file (of an older spec too) is no
+				// action: the very file is still there.
+				for key, path := range st.lone {
+					if afterLone[key] != path {
+						t.Errorf("%s: the lone file %s of %s was rewritten (now %q)", st.g.name, path, key, afterLone[key])
+					}
+				}
+				var order string
+				if run.sort >= 0 {
+					order = st.g.sorts[run.sort]
+				}
+				requireFilesPartitioned(ctx, t, st.g.name, tbl, order)
+			}
+			second := planOnly(ctx, t, cfg, nowFn)
+			for _, e := range second.Errors {
+				t.Errorf("second plan: %s: %s", e.Address, e.Message)
+			}
+			for _, tp := range second.Tables {
+				if len(tp.Actions) > 0 || len(tp.Refusals) > 0 {
+					t.Errorf("%s: not converged, the second plan has %v, refusals %+v", tp.Address, actionTypes(&tp), tp.Refusals)
+				}
+			}
+		})
+	}
+}
+
+// partitionKey renders a file's spec and partition tuple, in the spec's
+// field order.
+func partitionKey(tbl *table.Table, df iceberg.DataFile) string {
+	spec := tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "spec %d:", df.SpecID())
+	for _, f := range spec.Fields() {
+		v, ok := df.Partition()[f.FieldID]
+		if !ok {
+			fmt.Fprintf(&sb, " %s absent", f.Name)
+			continue
+		}
+		fmt.Fprintf(&sb, " %s=%s", f.Name, partitionValue(v))
+	}
+	return sb.String()
+}
+
+func partitionValue(v any) string {
+	if lit, ok := v.(iceberg.Literal); ok {
+		// iceberg-go reads a decimal partition value as a literal
+		v = lit.Any()
+	}
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case []byte:
+		return fmt.Sprintf("0x%x", x)
+	}
+	return fmt.Sprintf("%T(%v)", v, v)
+}
+
+// partitionsOf is the set of partitionKey of the live data files, and the
+// path of the only file of each partition that has one.
+func partitionsOf(ctx context.Context, t testing.TB, tbl *table.Table) (map[string]bool, map[string]string) {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]string{}
+	for _, task := range tasks {
+		k := partitionKey(tbl, task.File)
+		files[k] = append(files[k], task.File.FilePath())
+	}
+	parts, lone := map[string]bool{}, map[string]string{}
+	for k, paths := range files {
+		parts[k] = true
+		if len(paths) == 1 {
+			lone[k] = paths[0]
+		}
+	}
+	return parts, lone
+}
+
+// requireFilesPartitioned reads every live data file on its own and checks
+// that the (spec, partition) has no other file, that every row's source
+// values transform to the file's tuple (iceberg-go's transforms, which
+// follow the spec: truncate counts code points of a string and bytes of a
+// binary, rounds numbers toward negative infinity; void is null), and,
+// when order is a sort term ("col [DESC] [NULLS FIRST|LAST]"), that the
+// file's rows are in that order.
+func requireFilesPartitioned(ctx context.Context, t testing.TB, name string, tbl *table.Table, order string) {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := tbl.Schema()
+	files := map[string]string{}
+	for _, task := range tasks {
+		df := task.File
+		key := partitionKey(tbl, df)
+		if other, ok := files[key]; ok {
+			t.Errorf("%s: %s and %s are both in %s after apply", name, other, df.FilePath(), key)
+		}
+		files[key] = df.FilePath()
+		spec := tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
+		_, it, err := tbl.Scan().ReadTasks(ctx, []table.FileScanTask{task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev any
+		first := true
+		for rec, err := range it {
+			if err != nil {
+				t.Fatalf("%s: read %s: %v", name, df.FilePath(), err)
+			}
+			for _, pf := range spec.Fields() {
+				src, _ := sc.FindFieldByID(pf.SourceID())
+				col := rec.Column(rec.Schema().FieldIndices(src.Name)[0])
+				want := partitionValue(df.Partition()[pf.FieldID])
+				for i := range col.Len() {
+					v := icebergValue(t, col, i, src.Type)
+					out := pf.Transform.Apply(iceberg.Optional[iceberg.Literal]{Valid: v != nil, Val: literalOf(v)})
+					got := "null"
+					if out.Valid {
+						got = partitionValue(out.Val.Any())
+					}
+					if got != want {
+						t.Errorf("%s: %s row %d: %s(%s) of %v is %s, the file's tuple says %s", name, df.FilePath(), i, pf.Transform, src.Name, v, got, want)
+						break
+					}
+				}
+			}
+			if order != "" {
+				colName, desc, nullsFirst := parseSortTerm(order)
+				src, _ := sc.FindFieldByName(colName)
+				col := rec.Column(rec.Schema().FieldIndices(colName)[0])
+				for i := range col.Len() {
+					v := icebergValue(t, col, i, src.Type)
+					if !first && !inOrder(prev, v, desc, nullsFirst) {
+						t.Errorf("%s: %s is not sorted by %q: %v before %v", name, df.FilePath(), order, prev, v)
+						break
+					}
+					prev, first = v, false
+				}
+			}
+			rec.Release()
+		}
+	}
+}
+
+// parseSortTerm reads the sort terms of transformTables: a column, DESC,
+// NULLS FIRST/LAST, with Iceberg's defaults (nulls first ascending, last
+// descending).
+func parseSortTerm(term string) (col string, desc, nullsFirst bool) {
+	f := strings.Fields(term)
+	col = f[0]
+	desc = slices.Contains(f, "DESC")
+	nullsFirst = !desc
+	if i := slices.Index(f, "NULLS"); i >= 0 {
+		nullsFirst = f[i+1] == "FIRST"
+	}
+	return col, desc, nullsFirst
+}
+
+// inOrder reports whether a may come before b.
+func inOrder(a, b any, desc, nullsFirst bool) bool {
+	switch {
+	case a == nil && b == nil:
+		return true
+	case a == nil:
+		return nullsFirst
+	case b == nil:
+		return !nullsFirst
+	}
+	c := compareValues(a, b)
+	if desc {
+		return c >= 0
+	}
+	return c <= 0
+}
+
+func compareValues(a, b any) int {
+	switch x := a.(type) {
+	case int32:
+		return cmpOrdered(x, b.(int32))
+	case int64:
+		return cmpOrdered(x, b.(int64))
+	case string:
+		// Go compares strings bytewise: UTF-8 order, which is code point
+		// order, Iceberg's order for strings.
+		return strings.Compare(x, b.(string))
+	case []byte:
+		return bytes.Compare(x, b.([]byte))
+	case iceberg.Decimal:
+		return x.Val.Cmp(b.(iceberg.Decimal).Val)
+	case iceberg.TimestampNano:
+		return cmpOrdered(x, b.(iceberg.TimestampNano))
+	}
+	panic(fmt.Sprintf("compareValues: %T", a))
+}
+
+func cmpOrdered[T int32 | int64 | iceberg.TimestampNano](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// icebergValue is row i of col as the Go value iceberg-go's transforms
+// take for typ (nil for null).
+func icebergValue(t testing.TB, col arrow.Array, i int, typ iceberg.Type) any {
+	t.Helper()
+	if col.IsNull(i) {
+		return nil
+	}
+	switch c := col.(type) {
+	case *array.Int32:
+		return c.Value(i)
+	case *array.Int64:
+		return c.Value(i)
+	case *array.String:
+		return c.Value(i)
+	case *array.LargeString:
+		return c.Value(i)
+	case *array.Binary:
+		return slices.Clone(c.Value(i))
+	case *array.LargeBinary:
+		return slices.Clone(c.Value(i))
+	case *array.Decimal128:
+		return iceberg.Decimal{Val: c.Value(i), Scale: typ.(iceberg.DecimalType).Scale()}
+	case *array.Timestamp:
+		if c.DataType().(*arrow.TimestampType).Unit != arrow.Nanosecond {
+			t.Fatalf("timestamp column of %s read in %s", typ, c.DataType())
+		}
+		return iceberg.TimestampNano(c.Value(i))
+	}
+	t.Fatalf("icebergValue: no case for %T (%s)", col, typ)
+	return nil
+}
+
+func literalOf(v any) iceberg.Literal {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case int32:
+		return iceberg.NewLiteral(x)
+	case int64:
+		return iceberg.NewLiteral(x)
+	case string:
+		return iceberg.NewLiteral(x)
+	case []byte:
+		return iceberg.NewLiteral(x)
+	case iceberg.Decimal:
+		return iceberg.NewLiteral(x)
+	case iceberg.TimestampNano:
+		return iceberg.NewLiteral(x)
+	}
+	panic(fmt.Sprintf("literalOf: %T", v))
+}
