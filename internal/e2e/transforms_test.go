@@ -134,7 +134,7 @@ func transformTables() []goWrittenTable {
 			var rows []row
 			for i := range 20 {
 				id := int64(b*100 + i)
-				var d, w any = decimal128.FromI64(int64(i*3777 - 40000 + b)), decimal128.FromU64(uint64(i)*987654321).Mul(decimal128.FromU64(1e18)).Sub(decimal128.FromI64(int64(b)))
+				var d, w any = decimal128.FromI64(int64(i*3777 - 40000 + b)), decimal128.FromU64(uint64(i) * 987654321).Mul(decimal128.FromU64(1e18)).Sub(decimal128.FromI64(int64(b)))
 				if i%2 == 1 {
 					w = w.(decimal128.Num).Negate()
 				}
@@ -290,7 +290,7 @@ func transformTables() []goWrittenTable {
 	tables = append(tables,
 		goWrittenTable{
 			name: "timestamp_ns_identity", format: 3, schema: nsSchema,
-			spec:    iceberg.NewPartitionSpec(part(2, 1000, "ts", iceberg.IdentityTransform{})),
+			spec: iceberg.NewPartitionSpec(part(2, 1000, "ts", iceberg.IdentityTransform{})),
 			batches: func() [][]row {
 				// identity: few distinct values, each in every batch
 				bs := nsBatches(0)
