@@ -411,12 +411,22 @@ func buildBatch(t testing.TB, as *arrow.Schema, rows []row) arrow.RecordBatch {
 // holds one file, the set of partition tuples is the one before, each
 // file's tuple is the transform of each of its rows (a void field's is
 // null), and under sort each file's rows are in the order's sequence.
+//
+// binpack_file_uri has iceops write its files through a file:// URI
+// (write.data.path): iceberg-go's local IO percent-decodes such a URI, while
+// DuckDB and Java's Hadoop IO read the path literally, so a file written
+// under an escaped partition directory (s_trunc=%C5%BC) sat where no other
+// reader looks for it.
 func TestGoWrittenTransformsPlanApplyPlan(t *testing.T) {
 	duck := testenv.DuckDBReader(t)
 	runs := []struct {
 		name string
 		sort int // index into sorts, -1 for binpack
-	}{{"binpack", -1}, {"sort_partition_column", 0}, {"sort_other_column", 1}}
+		// fileURI sets write.data.path to the data directory as a
+		// file:// URI, so iceops writes its files through one (see
+		// TestGoWrittenTransformsPlanApplyPlan's comment).
+		fileURI bool
+	}{{"binpack", -1, false}, {"sort_partition_column", 0, false}, {"sort_other_column", 1, false}, {"binpack_file_uri", -1, true}}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -439,6 +449,16 @@ func TestGoWrittenTransformsPlanApplyPlan(t *testing.T) {
 				ident := table.Identifier{ns, g.name}
 				loc := strings.TrimPrefix(be.location(ns, g.name), "file://")
 				tbl := g.build(ctx, t, be.cat, ident, loc)
+				if run.fileURI {
+					txn := tbl.NewTransaction()
+					if err := txn.SetProperties(iceberg.Properties{"write.data.path": "file://" + loc + "/data"}); err != nil {
+						t.Fatal(err)
+					}
+					var err error
+					if tbl, err = txn.Commit(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
 				st := &state{g: g, ident: ident, addr: catalogName + "." + ns + "." + g.name}
 				var err error
 				if st.goFP, err = goFingerprint(ctx, tbl); err != nil {
