@@ -113,6 +113,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol, now: s.now()}
+	o.State.UnwritableSpecs = compaction.UnwritableSpecs(tbl)
 	if catName, _, err := SplitAddress(pol.Address); err == nil {
 		if cc, err := s.catalogConfig(catName); err == nil {
 			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())

@@ -3,8 +3,13 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"math/big"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +22,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/avro"
+	"github.com/twmb/avro/ocf"
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/internal/testenv"
@@ -779,4 +786,301 @@ func literalOf(v any) iceberg.Literal {
 		return iceberg.NewLiteral(x)
 	}
 	panic(fmt.Sprintf("literalOf: %T", v))
+}
+
+// TestTwoDecimalPartitionFieldsRefusedInPlan: iceberg-go v0.7.0 cannot
+// write a manifest of a spec with two decimal partition fields (it names
+// every decimal's Avro type "fixed"), which Spark and Java write (naming
+// them decimal_P_S). Compacting such files or merging such manifests would
+// fail at the commit, after the rewrite; the plan refuses them, names the
+// spec, and the table's other actions still run: the files of the older
+// spec are compacted, and the second plan has nothing to do but the same
+// refusals.
+//
+// The table: iceberg-go writes it under identity(d1), the spec evolves to
+// identity(d1), identity(d2), and then the test edits the manifests the
+// way a Java writer would have written them under the new spec (what
+// iceberg-go cannot do): the partition struct gets d2 (field 1001, Avro
+// fixed "decimal_12_3") with each file's d2 value, d1's type is renamed
+// decimal_9_2, the manifests' partition-spec headers and the manifest
+// list's partition_spec_id and partition summaries follow. Every file has
+// one d1 and one d2 value, so its tuple under the new spec is exact: a
+// valid table, as if written after the evolution. One more append, under
+// identity(d1) again (the spec evolved back, spec 0), gives the plan files
+// it can compact.
+func TestTwoDecimalPartitionFieldsRefusedInPlan(t *testing.T) {
+	duck := testenv.DuckDBReader(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	be := sqliteFile(ctx, t)
+	ns := "decimals"
+	createNamespace(ctx, t, be.cat, ns)
+	ident := table.Identifier{ns, "two_decimals"}
+	loc := strings.TrimPrefix(be.location(ns, "two_decimals"), "file://")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "d1", Type: iceberg.DecimalTypeOf(9, 2)},
+		iceberg.NestedField{ID: 3, Name: "d2", Type: iceberg.DecimalTypeOf(12, 3)},
+	)
+	rows := func(first int64) []row {
+		var out []row
+		for i := range int64(6) {
+			k := i % 2 // d2 follows d1: one d2 value per file
+			out = append(out, row{first + i, decimal128.FromI64(100 + 100*k), decimal128.FromI64(10_000 + 10_000*k)})
+		}
+		return out
+	}
+	g := goWrittenTable{name: "two_decimals", format: 2, schema: sc,
+		spec:    iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "d1", Transform: iceberg.IdentityTransform{}}),
+		batches: [][]row{rows(0), rows(10)}}
+	tbl := g.build(ctx, t, be.cat, ident, loc)
+	txn := tbl.NewTransaction()
+	if err := txn.UpdateSpec(true).AddIdentity("d2").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.Metadata().DefaultPartitionSpec() != 1 {
+		t.Fatalf("setup: spec %d after adding d2", tbl.Metadata().DefaultPartitionSpec())
+	}
+	moveManifestsToTwoDecimalSpec(t, tbl)
+	// Back to identity(d1) (spec 0 again) and one more append: files the
+	// plan can compact beside those it cannot.
+	txn = tbl.NewTransaction()
+	if err := txn.UpdateSpec(true).RemoveField("d2").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, first := range []int64{20, 30} {
+		as, err := table.SchemaToArrowSchema(sc, nil, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := buildBatch(t, as, rows(first))
+		rdr, _ := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+		tbl, err = tbl.Append(ctx, rdr, nil)
+		rdr.Release()
+		rec.Release()
+		if err != nil {
+			t.Fatalf("append under spec %d: %v", tbl.Metadata().DefaultPartitionSpec(), err)
+		}
+	}
+	bySpec := map[int32]int{}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		bySpec[task.File.SpecID()]++
+		if task.File.SpecID() == 1 && len(task.File.Partition()) != 2 {
+			t.Fatalf("setup: %s has tuple %v under spec 1", task.File.FilePath(), task.File.Partition())
+		}
+	}
+	if bySpec[0] != 4 || bySpec[1] != 4 {
+		t.Fatalf("setup: files per spec %v, want 4 and 4", bySpec)
+	}
+	goFP, err := goFingerprint(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	duckFP, err := duckFingerprint(ctx, duck, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := catalogName + "." + ns + ".two_decimals"
+	cfg := writeCorpusConfig(t, be, ns, corpusPolicies[0].hcl, "")
+	now := time.Now()
+	nowFn := func() time.Time { return now }
+	p, res := planApply(ctx, t, cfg, nowFn, nil)
+	// apply reports the plan's refusals as the table's error; any other
+	// error, or an action's, is a failure.
+	for _, tr := range res.Tables {
+		if tr.Error != "" && !strings.HasPrefix(tr.Error, "the plan refused actions: ") {
+			t.Errorf("apply %s: %s", tr.Address, tr.Error)
+		}
+		for _, a := range tr.Actions {
+			if a.Error != "" {
+				t.Errorf("apply %s: %s: %s", tr.Address, a.Type, a.Error)
+			}
+		}
+	}
+	tp := findTable(t, p, addr)
+	a := actionOf(tp, diff.Compact)
+	if a == nil || a.Compact.InputFiles != 4 {
+		t.Fatalf("want spec 0's 4 files compacted: %v", actionTypes(tp))
+	}
+	for _, gr := range a.Compact.Groups {
+		if gr.SpecID != 0 {
+			t.Errorf("a group of spec %d planned", gr.SpecID)
+		}
+	}
+	wantRefused := map[string]string{
+		"compact":           "4 data files in 2 partitions of spec 1 are not compacted: partition spec 1 has 2 decimal fields (d1 decimal(9, 2), d2 decimal(12, 3))",
+		"rewrite_manifests": "data manifests of spec 1 are not rewritten: partition spec 1 has 2 decimal fields",
+	}
+	for action, want := range wantRefused {
+		if !slices.ContainsFunc(tp.Refusals, func(r diff.Refusal) bool { return r.Action == action && strings.Contains(r.Reason, want) }) {
+			t.Errorf("no %s refusal saying %q: %+v", action, want, tp.Refusals)
+		}
+	}
+	tbl, err = be.cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := goFingerprint(ctx, tbl); err != nil || !got.equal(goFP) {
+		t.Errorf("iceops' reader after apply: %v, %v, before %v", got, err, goFP)
+	}
+	if got, err := duckFingerprint(ctx, duck, tbl); err != nil || !got.equal(duckFP) {
+		t.Errorf("DuckDB after apply: %v, %v, before %v", got, err, duckFP)
+	}
+	requireReferencedPresent(ctx, t, "two_decimals", tbl)
+	second := findTable(t, planOnly(ctx, t, cfg, nowFn), addr)
+	if len(second.Actions) > 0 || len(second.Refusals) != len(tp.Refusals) {
+		t.Errorf("second plan: actions %v, refusals %+v; want none and the same refusals", actionTypes(second), second.Refusals)
+	}
+}
+
+// moveManifestsToTwoDecimalSpec rewrites the data manifests of tbl's
+// current snapshot, written under spec 0 (identity(d1)), into spec 1
+// (identity(d1), identity(d2)) as a Java writer names it; see
+// TestTwoDecimalPartitionFieldsRefusedInPlan. Each file's d2 value is
+// read from its lower bound (one value per file).
+func moveManifestsToTwoDecimalSpec(t testing.TB, tbl *table.Table) {
+	t.Helper()
+	var fields []iceberg.PartitionField
+	for _, f := range tbl.Metadata().PartitionSpecByID(1).Fields() {
+		fields = append(fields, f)
+	}
+	spec1, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := func(p string) string { return strings.TrimPrefix(p, "file://") }
+	decimal := func(name string, p, s int) map[string]any {
+		return map[string]any{"type": "fixed", "name": name, "size": internalDecimalBytes(p), "logicalType": "decimal", "precision": p, "scale": s}
+	}
+	list := local(tbl.CurrentSnapshot().ManifestList)
+	lrecs, lmeta, lschema := readAvro(t, list)
+	for _, lr := range lrecs {
+		path := local(lr["manifest_path"].(string))
+		recs, meta, schema := readAvro(t, path)
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(schema.String()), &doc); err != nil {
+			t.Fatal(err)
+		}
+		// manifest_entry.data_file.partition (record r102)
+		for _, f := range doc["fields"].([]any) {
+			fm := f.(map[string]any)
+			if fm["name"] != "data_file" {
+				continue
+			}
+			for _, df := range fm["type"].(map[string]any)["fields"].([]any) {
+				dfm := df.(map[string]any)
+				if dfm["name"] != "partition" {
+					continue
+				}
+				part := dfm["type"].(map[string]any)
+				fields := part["fields"].([]any)
+				d1 := fields[0].(map[string]any)
+				d1["type"] = []any{"null", decimal("decimal_9_2", 9, 2)}
+				part["fields"] = append(fields, map[string]any{"name": "d2", "type": []any{"null", decimal("decimal_12_3", 12, 3)}, "field-id": 1001})
+			}
+		}
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newSchema, err := avro.Parse(string(raw))
+		if err != nil {
+			t.Fatalf("edited manifest schema: %v", err)
+		}
+		for _, r := range recs {
+			df := r["data_file"].(map[string]any)
+			var lower []byte
+			for _, kv := range df["lower_bounds"].([]any) {
+				if e := kv.(map[string]any); e["key"] == int32(3) {
+					lower = e["value"].([]byte)
+				}
+			}
+			if lower == nil {
+				t.Fatalf("no lower bound of d2 in %v", df["file_path"])
+			}
+			unscaled := new(big.Int).SetBytes(lower) // positive values
+			df["partition"].(map[string]any)["d2"] = new(big.Rat).SetFrac(unscaled, big.NewInt(1000))
+		}
+		meta["partition-spec"] = spec1
+		meta["partition-spec-id"] = []byte("1")
+		size := writeAvro(t, path, newSchema, meta, recs)
+		lr["manifest_length"] = size
+		lr["partition_spec_id"] = int32(1)
+		if parts, ok := lr["partitions"].([]any); ok {
+			lr["partitions"] = append(parts, map[string]any{"contains_null": false, "contains_nan": nil, "lower_bound": nil, "upper_bound": nil})
+		}
+	}
+	writeAvro(t, list, lschema, lmeta, lrecs)
+}
+
+// internalDecimalBytes is the fixed size of a decimal of precision p (the
+// spec's minimum bytes for 10^p - 1, signed).
+func internalDecimalBytes(p int) int {
+	n := 1
+	for ; new(big.Int).Lsh(big.NewInt(1), uint(8*n-1)).Cmp(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(p)), nil)) < 0; n++ {
+	}
+	return n
+}
+
+func readAvro(t testing.TB, path string) ([]map[string]any, map[string][]byte, *avro.Schema) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ocf.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	meta := map[string][]byte{}
+	for k, v := range rd.Metadata() {
+		if k != "avro.schema" && k != "avro.codec" {
+			meta[k] = v
+		}
+	}
+	var recs []map[string]any
+	for {
+		var r map[string]any
+		if err := rd.Decode(&r); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, meta, rd.Schema()
+}
+
+func writeAvro(t testing.TB, path string, schema *avro.Schema, meta map[string][]byte, recs []map[string]any) int64 {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := ocf.NewWriter(&out, schema, ocf.WithMetadata(meta), ocf.WithCodec(ocf.DeflateCodec(-1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Encode(r); err != nil {
+			t.Fatalf("encode %s: %v", path, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return int64(out.Len())
 }

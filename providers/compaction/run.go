@@ -155,9 +155,14 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if cfg.exactDefaults, _, err = exactDefaults(ctx, tbl); err != nil {
 		return res, fmt.Errorf("column defaults: %w", err)
 	}
+	unwritable := UnwritableSpecs(tbl)
 	groups = slices.Clone(groups)
 	inGroup := map[string]int{}
 	for i, g := range groups {
+		if why, ok := unwritable[g.SpecID]; ok {
+			// Its commit would fail after the files are written.
+			return res, fmt.Errorf("group %d (%s): %w: %s", i, g.Partition, ErrRefused, why)
+		}
 		groups[i].Tasks = wholeFiles(g.Tasks)
 		for _, t := range groups[i].Tasks {
 			if j, ok := inGroup[t.File.FilePath()]; ok && j != i {
