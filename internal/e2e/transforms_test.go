@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math/big"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/internal/testenv"
+	"github.com/iceops/iceops/providers/testkit"
 )
 
 // The tables of this file are written by iceberg-go, NOT by another engine.
@@ -70,6 +72,12 @@ type goWrittenTable struct {
 	sorts [2]string
 	// setup, when set, checks what iceberg-go wrote is the case meant.
 	setup func(t testing.TB, tbl *table.Table)
+	// from, when set, is a corpus table (a directory of
+	// internal/testdata/tables and its current metadata) the table starts
+	// as, instead of an empty one of schema and spec: copied, registered,
+	// then evolved and appended to as above.
+	from, fromMetadata string
+	fromRows           int64 // the corpus table's rows
 }
 
 // row is one table row, values in schema order (nil for null): int32,
@@ -328,17 +336,26 @@ func transformTables() []goWrittenTable {
 	return tables
 }
 
-// build creates the table at loc (a plain path) and appends its batches.
-func (g goWrittenTable) build(ctx context.Context, t testing.TB, cat catalog.Catalog, ident table.Identifier, loc string) *table.Table {
+// build creates the table at loc (a plain path), or copies the corpus
+// table there, and appends its batches.
+func (g goWrittenTable) build(ctx context.Context, t testing.TB, be *backend, ident table.Identifier, loc string) *table.Table {
 	t.Helper()
-	tbl, err := cat.CreateTable(ctx, ident, g.schema,
-		catalog.WithLocation(loc),
-		catalog.WithPartitionSpec(&g.spec),
-		catalog.WithProperties(iceberg.Properties{"format-version": fmt.Sprint(g.format)}))
+	var tbl *table.Table
+	var err error
+	if g.from != "" {
+		md := testkit.CopyTable(t, filepath.Join(corpusDir(t), g.from), loc, g.fromMetadata)
+		be.register(ctx, t, ident, "file://"+md)
+		tbl, err = be.cat.LoadTable(ctx, ident)
+	} else {
+		tbl, err = be.cat.CreateTable(ctx, ident, g.schema,
+			catalog.WithLocation(loc),
+			catalog.WithPartitionSpec(&g.spec),
+			catalog.WithProperties(iceberg.Properties{"format-version": fmt.Sprint(g.format)}))
+	}
 	if err != nil {
 		t.Fatalf("%s: create: %v", g.name, err)
 	}
-	as, err := table.SchemaToArrowSchema(g.schema, nil, true, false)
+	as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +380,7 @@ func (g goWrittenTable) build(ctx context.Context, t testing.TB, cat catalog.Cat
 
 // rowCount is the rows the batches hold.
 func (g goWrittenTable) rowCount() int64 {
-	var n int64
+	n := g.fromRows
 	for _, b := range g.batches {
 		n += int64(len(b))
 	}
@@ -425,6 +442,12 @@ func buildBatch(t testing.TB, as *arrow.Schema, rows []row) arrow.RecordBatch {
 // under an escaped partition directory (s_trunc=%C5%BC) sat where no other
 // reader looks for it.
 func TestGoWrittenTransformsPlanApplyPlan(t *testing.T) {
+	runTransformTables(t, "gowritten", transformTables())
+}
+
+// runTransformTables is TestGoWrittenTransformsPlanApplyPlan on tables, each
+// run on fresh copies in namespace ns.
+func runTransformTables(t *testing.T, ns string, tables []goWrittenTable) {
 	duck := testenv.DuckDBReader(t)
 	runs := []struct {
 		name string
@@ -439,7 +462,6 @@ func TestGoWrittenTransformsPlanApplyPlan(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			be := sqliteFile(ctx, t)
-			ns := "gowritten"
 			createNamespace(ctx, t, be.cat, ns)
 			now := time.Now()
 			type state struct {
@@ -452,10 +474,10 @@ func TestGoWrittenTransformsPlanApplyPlan(t *testing.T) {
 			}
 			var states []*state
 			var blocks strings.Builder
-			for _, g := range transformTables() {
+			for _, g := range tables {
 				ident := table.Identifier{ns, g.name}
 				loc := strings.TrimPrefix(be.location(ns, g.name), "file://")
-				tbl := g.build(ctx, t, be.cat, ident, loc)
+				tbl := g.build(ctx, t, be, ident, loc)
 				if run.fileURI {
 					txn := tbl.NewTransaction()
 					if err := txn.SetProperties(iceberg.Properties{"write.data.path": "file://" + loc + "/data"}); err != nil {
@@ -722,11 +744,13 @@ func compareValues(a, b any) int {
 		return x.Val.Cmp(b.(iceberg.Decimal).Val)
 	case iceberg.TimestampNano:
 		return cmpOrdered(x, b.(iceberg.TimestampNano))
+	case iceberg.Timestamp:
+		return cmpOrdered(x, b.(iceberg.Timestamp))
 	}
 	panic(fmt.Sprintf("compareValues: %T", a))
 }
 
-func cmpOrdered[T int32 | int64 | iceberg.TimestampNano](a, b T) int {
+func cmpOrdered[T int32 | int64 | iceberg.TimestampNano | iceberg.Timestamp](a, b T) int {
 	switch {
 	case a < b:
 		return -1
@@ -759,10 +783,13 @@ func icebergValue(t testing.TB, col arrow.Array, i int, typ iceberg.Type) any {
 	case *array.Decimal128:
 		return iceberg.Decimal{Val: c.Value(i), Scale: typ.(iceberg.DecimalType).Scale()}
 	case *array.Timestamp:
-		if c.DataType().(*arrow.TimestampType).Unit != arrow.Nanosecond {
-			t.Fatalf("timestamp column of %s read in %s", typ, c.DataType())
+		switch c.DataType().(*arrow.TimestampType).Unit {
+		case arrow.Nanosecond:
+			return iceberg.TimestampNano(c.Value(i))
+		case arrow.Microsecond:
+			return iceberg.Timestamp(c.Value(i))
 		}
-		return iceberg.TimestampNano(c.Value(i))
+		t.Fatalf("timestamp column of %s read in %s", typ, c.DataType())
 	}
 	t.Fatalf("icebergValue: no case for %T (%s)", col, typ)
 	return nil
@@ -784,8 +811,62 @@ func literalOf(v any) iceberg.Literal {
 		return iceberg.NewLiteral(x)
 	case iceberg.TimestampNano:
 		return iceberg.NewLiteral(x)
+	case iceberg.Timestamp:
+		return iceberg.NewLiteral(x)
 	}
 	panic(fmt.Sprintf("literalOf: %T", v))
+}
+
+// TestSparkV1FieldDroppedToVoidPlanApplyPlan runs the checks of
+// TestGoWrittenTransformsPlanApplyPlan on a foreign table turned into a
+// void case: impala-spark-hour-identity-v1 of the corpus (Spark, format v1,
+// hour(event_time) and identity(action), 20 files of one row in 3
+// partitions), whose identity field iceberg-go then drops: a v1 spec keeps
+// it as void (spec 1: hour, void(action), same field ids). What was edited:
+// only that spec evolution (a metadata commit by iceberg-go's
+// UpdateSpec.RemoveField) and two iceberg-go appends under spec 1; Spark's
+// files stay in spec 0 with their tuples. Compaction must merge Spark's
+// files within spec 0 (its tuple kept, the rewrite never moves files to
+// the current spec) and iceberg-go's within spec 1 (action null in every
+// output's tuple), with the values DuckDB reads unchanged.
+func TestSparkV1FieldDroppedToVoidPlanApplyPlan(t *testing.T) {
+	hour := time.Date(2020, 1, 1, 8, 0, 0, 0, time.UTC)
+	var batches [][]row
+	for b := range 2 {
+		var rows []row
+		for i := range 8 {
+			rows = append(rows, row{int32(1000 + b*100 + i), fmt.Sprintf("u%d", i%3), []string{"view", "click", "buy"}[i%3],
+				hour.Add(time.Duration(i%4)*time.Hour + time.Duration(b*17+i)*time.Minute + 123456*time.Microsecond)})
+		}
+		batches = append(batches, rows)
+	}
+	runTransformTables(t, "sparkvoid", []goWrittenTable{{
+		name: "spark_v1_void", from: "impala-spark-hour-identity-v1", fromMetadata: "metadata/v2.metadata.json", fromRows: 20,
+		batches: batches, evolveAfter: 0,
+		evolve: func(ctx context.Context, t testing.TB, tbl *table.Table) *table.Table {
+			t.Helper()
+			txn := tbl.NewTransaction()
+			if err := txn.UpdateSpec(true).RemoveField("action").Commit(); err != nil {
+				t.Fatalf("drop the identity field: %v", err)
+			}
+			next, err := txn.Commit(ctx)
+			if err != nil {
+				t.Fatalf("drop the identity field: %v", err)
+			}
+			return next
+		},
+		setup: func(t testing.TB, tbl *table.Table) {
+			t.Helper()
+			cur := tbl.Spec()
+			if tbl.Metadata().Version() != 1 || cur.ID() != 1 || cur.NumFields() != 2 {
+				t.Fatalf("spark_v1_void: format %d, spec %v", tbl.Metadata().Version(), cur)
+			}
+			if f := cur.Field(1); f.FieldID != 1001 || !f.Transform.Equals(iceberg.VoidTransform{}) {
+				t.Fatalf("spark_v1_void: the dropped field is %v, want void with field id 1001", f)
+			}
+		},
+		sorts: [2]string{"action", "event_time DESC"},
+	}})
 }
 
 // TestTwoDecimalPartitionFieldsRefusedInPlan: iceberg-go v0.7.0 cannot
@@ -833,7 +914,7 @@ func TestTwoDecimalPartitionFieldsRefusedInPlan(t *testing.T) {
 	g := goWrittenTable{name: "two_decimals", format: 2, schema: sc,
 		spec:    iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "d1", Transform: iceberg.IdentityTransform{}}),
 		batches: [][]row{rows(0), rows(10)}}
-	tbl := g.build(ctx, t, be.cat, ident, loc)
+	tbl := g.build(ctx, t, be, ident, loc)
 	txn := tbl.NewTransaction()
 	if err := txn.UpdateSpec(true).AddIdentity("d2").Commit(); err != nil {
 		t.Fatal(err)
