@@ -3,6 +3,7 @@ package compaction
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -139,5 +140,27 @@ func TestPartitionFilterCoversTransforms(t *testing.T) {
 		if ok && fmt.Sprint(e) == "" {
 			t.Fatalf("%s: empty filter", c.tr)
 		}
+	}
+}
+
+// TestWithoutNoOpGroups: a group of one file is dropped unless a delete
+// file applies to it (the plan's rule for a lone file); iceberg-go's
+// planner makes such groups with min_input_files = 1.
+func TestWithoutNoOpGroups(t *testing.T) {
+	env := newEnv(t)
+	tbl := env.create(t, tableSpec{name: "lone", partitioned: true, props: iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}})
+	tbl = appendMany(t, tbl, 2, 200, []string{"eu"}) // eu: two files
+	tbl = appendMany(t, tbl, 1, 200, []string{"us"}) // us: one file
+	tbl = appendMany(t, tbl, 1, 200, []string{"ap"}) // ap: one file, then a delete
+	var err error
+	if tbl, err = tbl.Delete(context.Background(), iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference("region"), "ap"), iceberg.LessThan(iceberg.Reference("x"), int32(0))), nil); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]int{}
+	for _, g := range WithoutNoOpGroups(groupsAll(t, tbl)) {
+		kept[g.Partition] = len(g.Tasks)
+	}
+	if want := map[string]int{"region=eu": 2, "region=ap": 1}; !maps.Equal(kept, want) {
+		t.Fatalf("kept groups %v, want %v", kept, want)
 	}
 }

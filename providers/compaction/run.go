@@ -466,6 +466,26 @@ func WithoutLineageGaps(tbl *table.Table, groups []Group) (kept []Group, held in
 	return kept, held
 }
 
+// WithoutNoOpGroups drops the groups of one file with no delete file to
+// apply: rewriting a file into one file changes nothing, whatever its spec
+// (a rewrite keeps a group's spec) or order, and the plan plans no such
+// group (diff.planCompact). iceberg-go's planner makes them whenever
+// min_input_files is 1, so apply rewrote lone files, of an older spec
+// too, that the plan did not show.
+func WithoutNoOpGroups(groups []Group) []Group {
+	var kept []Group
+	for _, g := range groups {
+		if len(g.Tasks) == 1 {
+			t := g.Tasks[0]
+			if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) == 0 {
+				continue
+			}
+		}
+		kept = append(kept, g)
+	}
+	return kept
+}
+
 // stagedGroup is a rewritten group not yet committed.
 type stagedGroup struct {
 	index        int
