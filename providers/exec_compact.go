@@ -87,7 +87,9 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if err != nil {
 		return tbl, res, fmt.Errorf("plan compaction: %w", err)
 	}
-	groups = compaction.WithoutNoOpGroups(groups)
+	if groups, err = compaction.WithoutNoOpGroups(ctx, tbl, groups); err != nil {
+		return tbl, res, fmt.Errorf("plan compaction: %w", err)
+	}
 	groups, held := compaction.WithoutLineageGaps(tbl, groups)
 	if held > 0 {
 		res.Note = fmt.Sprintf("%d files without first_row_id left as they are (row lineage; the plan refuses them)", held)

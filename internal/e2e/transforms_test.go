@@ -238,19 +238,8 @@ func transformTables() []goWrittenTable {
 			schema:  iceberg.NewSchema(0, idField, field(2, "cat", iceberg.PrimitiveTypes.String), field(3, "note", iceberg.PrimitiveTypes.String)),
 			spec:    iceberg.NewPartitionSpec(part(2, 1000, "cat", iceberg.IdentityTransform{})),
 			batches: batches, evolveAfter: 2,
-			evolve: func(ctx context.Context, t testing.TB, tbl *table.Table) *table.Table {
-				t.Helper()
-				txn := tbl.NewTransaction()
-				if err := txn.UpdateSpec(true).RemoveField("cat").Commit(); err != nil {
-					t.Fatalf("drop the partition field: %v", err)
-				}
-				next, err := txn.Commit(ctx)
-				if err != nil {
-					t.Fatalf("drop the partition field: %v", err)
-				}
-				return next
-			},
-			sorts: [2]string{"cat", "id DESC"},
+			evolve: dropPartitionField("cat"),
+			sorts:  [2]string{"cat", "id DESC"},
 			setup: func(t testing.TB, tbl *table.Table) {
 				t.Helper()
 				specs, cur := tbl.Metadata().PartitionSpecs(), tbl.Spec()
@@ -376,6 +365,29 @@ func (g goWrittenTable) build(ctx context.Context, t testing.TB, be *backend, id
 		}
 	}
 	return tbl
+}
+
+// evolveSpec commits one partition spec change made with iceberg-go's
+// UpdateSpec.
+func evolveSpec(ctx context.Context, t testing.TB, tbl *table.Table, change func(*table.UpdateSpec) *table.UpdateSpec) *table.Table {
+	t.Helper()
+	txn := tbl.NewTransaction()
+	if err := change(txn.UpdateSpec(true)).Commit(); err != nil {
+		t.Fatalf("%v: evolve the partition spec: %v", tbl.Identifier(), err)
+	}
+	next, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatalf("%v: evolve the partition spec: %v", tbl.Identifier(), err)
+	}
+	return next
+}
+
+// dropPartitionField is an evolve step removing a partition field (on
+// format v1 the spec keeps it as void).
+func dropPartitionField(name string) func(context.Context, testing.TB, *table.Table) *table.Table {
+	return func(ctx context.Context, t testing.TB, tbl *table.Table) *table.Table {
+		return evolveSpec(ctx, t, tbl, func(u *table.UpdateSpec) *table.UpdateSpec { return u.RemoveField(name) })
+	}
 }
 
 // rowCount is the rows the batches hold.
@@ -843,18 +855,7 @@ func TestSparkV1FieldDroppedToVoidPlanApplyPlan(t *testing.T) {
 	runTransformTables(t, "sparkvoid", []goWrittenTable{{
 		name: "spark_v1_void", from: "impala-spark-hour-identity-v1", fromMetadata: "metadata/v2.metadata.json", fromRows: 20,
 		batches: batches, evolveAfter: 0,
-		evolve: func(ctx context.Context, t testing.TB, tbl *table.Table) *table.Table {
-			t.Helper()
-			txn := tbl.NewTransaction()
-			if err := txn.UpdateSpec(true).RemoveField("action").Commit(); err != nil {
-				t.Fatalf("drop the identity field: %v", err)
-			}
-			next, err := txn.Commit(ctx)
-			if err != nil {
-				t.Fatalf("drop the identity field: %v", err)
-			}
-			return next
-		},
+		evolve: dropPartitionField("action"),
 		setup: func(t testing.TB, tbl *table.Table) {
 			t.Helper()
 			cur := tbl.Spec()
@@ -914,28 +915,14 @@ func TestTwoDecimalPartitionFieldsRefusedInPlan(t *testing.T) {
 	g := goWrittenTable{name: "two_decimals", format: 2, schema: sc,
 		spec:    iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "d1", Transform: iceberg.IdentityTransform{}}),
 		batches: [][]row{rows(0), rows(10)}}
-	tbl := g.build(ctx, t, be, ident, loc)
-	txn := tbl.NewTransaction()
-	if err := txn.UpdateSpec(true).AddIdentity("d2").Commit(); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := txn.Commit(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := evolveSpec(ctx, t, g.build(ctx, t, be, ident, loc), func(u *table.UpdateSpec) *table.UpdateSpec { return u.AddIdentity("d2") })
 	if tbl.Metadata().DefaultPartitionSpec() != 1 {
 		t.Fatalf("setup: spec %d after adding d2", tbl.Metadata().DefaultPartitionSpec())
 	}
 	moveManifestsToTwoDecimalSpec(t, tbl)
 	// Back to identity(d1) (spec 0 again) and one more append: files the
 	// plan can compact beside those it cannot.
-	txn = tbl.NewTransaction()
-	if err := txn.UpdateSpec(true).RemoveField("d2").Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if tbl, err = txn.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tbl = dropPartitionField("d2")(ctx, t, tbl)
 	for _, first := range []int64{20, 30} {
 		as, err := table.SchemaToArrowSchema(sc, nil, true, false)
 		if err != nil {
