@@ -113,7 +113,6 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol, now: s.now()}
-	o.State.UnwritableSpecs = compaction.UnwritableSpecs(tbl)
 	if catName, _, err := SplitAddress(pol.Address); err == nil {
 		if cc, err := s.catalogConfig(catName); err == nil {
 			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())
@@ -254,6 +253,7 @@ func observeMetadata(tbl *table.Table, address string) *diff.TableState {
 		}
 		st.Specs = append(st.Specs, ps)
 	}
+	st.UnwritableSpecs = compaction.UnwritableSpecs(tbl)
 	for _, snap := range md.Snapshots() {
 		ds := diff.Snapshot{
 			ID:             snap.SnapshotID,
