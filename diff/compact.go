@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/iceops/iceops/config"
 )
@@ -185,7 +186,7 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	budget := c.MaxBytesPerRun.Value
 	partitions := 0
 	for _, p := range st.Partitions {
-		if p.NoRowIDCandidates > 0 {
+		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || p.NoRowIDCandidates > 0 {
 			continue // refused: see compactRefusals
 		}
 		groups := sel.compactGroups(p.CandidateSizes)
@@ -254,31 +255,69 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 }
 
 // compactRefusals are the partitions planCompact leaves out because the
-// rewrite would lose information: on a format v3 table, candidate files
-// with no first_row_id (their manifests were listed before the table had
-// row lineage, typically a table upgraded to v3 with no commit since).
-// They are shown in the plan so that apply does not discover them, and the
-// table's other actions still run.
+// rewrite would lose information or its commit would fail: on a format v3
+// table, candidate files with no first_row_id (their manifests were listed
+// before the table had row lineage, typically a table upgraded to v3 with
+// no commit since); files of a spec whose manifests cannot be written
+// (TableState.UnwritableSpecs). They are shown in the plan so that apply
+// does not discover them, and the table's other actions still run.
 func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 	if !pol.Compaction.Declared {
 		return nil
 	}
+	sel := SelectionFor(pol)
+	var refusals []Refusal
+	type held struct{ files, parts int }
+	bySpec := map[int]*held{}
+	var specs []int
+	for _, p := range st.Partitions {
+		if _, ok := st.UnwritableSpecs[p.SpecID]; !ok {
+			continue
+		}
+		n := 0
+		for _, g := range sel.compactGroups(p.CandidateSizes) {
+			if g.InputFiles > 1 || p.DeleteFiles > 0 { // else no action anyway
+				n += g.InputFiles
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		h := bySpec[p.SpecID]
+		if h == nil {
+			h = &held{}
+			bySpec[p.SpecID] = h
+			specs = append(specs, p.SpecID)
+		}
+		h.files += n
+		h.parts++
+	}
+	slices.Sort(specs)
+	for _, id := range specs {
+		refusals = append(refusals, Refusal{
+			Action: string(Compact),
+			Reason: fmt.Sprintf("%d data files in %d partitions of spec %d are not compacted: %s", bySpec[id].files, bySpec[id].parts, id, st.UnwritableSpecs[id]),
+		})
+	}
 	var files, parts int64
 	for _, p := range st.Partitions {
-		if p.NoRowIDCandidates > 0 && len(SelectionFor(pol).compactGroups(p.CandidateSizes)) > 0 {
+		if _, ok := st.UnwritableSpecs[p.SpecID]; ok {
+			continue
+		}
+		if p.NoRowIDCandidates > 0 && len(sel.compactGroups(p.CandidateSizes)) > 0 {
 			files += p.NoRowIDCandidates
 			parts++
 		}
 	}
 	if files == 0 {
-		return nil
+		return refusals
 	}
-	return []Refusal{{
+	return append(refusals, Refusal{
 		Action: string(Compact),
 		Reason: fmt.Sprintf("%d data files in %d partitions have no first_row_id (format v3 row lineage): rewriting them would not preserve their rows' _row_id and _last_updated_sequence_number, so they are not compacted. "+
 			"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since); the next commit by a v3 writer assigns the ids (for example a manifests policy's rewrite_manifests, or any append)",
 			files, parts),
-	}}
+	})
 }
 
 // compactBlocked is why a planned compaction cannot run at all ("" when it

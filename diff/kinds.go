@@ -113,8 +113,7 @@ var kinds = []Kind{
 	kind(RewriteManifests, func(a *Action) **ManifestsAction { return &a.Manifests }, rules[ManifestsAction]{
 		validate: validateManifests,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
-			a, ok := planManifests(in.pol, in.st, in.addedOnMain)
-			return a, nil, ok
+			return planManifests(in.pol, in.st, in.addedOnMain)
 		},
 		commits: func(*ManifestsAction) int { return 1 }}),
 	// Expiry and orphans see the properties update_properties leaves

@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -13,10 +15,14 @@ import (
 // table at max_count before the compaction is over it when the rewrite
 // runs. Counting only today's manifests made max_count = 1 take two
 // applies. The rewrite is one commit on main.
-func planManifests(pol *config.Effective, st *TableState, compactCommits int) (Action, bool) {
+//
+// Manifests of a spec the writer cannot write (TableState.UnwritableSpecs)
+// are left as they are, by the plan's estimate and by the rewrite; when
+// the rewrite would have merged them, a refusal says why they stay.
+func planManifests(pol *config.Effective, st *TableState, compactCommits int) (Action, []Refusal, bool) {
 	m := pol.Manifests
 	if !m.Declared {
-		return Action{}, false
+		return Action{}, nil, false
 	}
 	maxCount := m.MaxCount.Value
 	if maxCount <= 0 && !m.MaxCount.Set {
@@ -43,17 +49,32 @@ func planManifests(pol *config.Effective, st *TableState, compactCommits int) (A
 		bytes += avg * int64(compactCommits)
 	}
 	if count <= maxCount {
-		return Action{}, false
+		return Action{}, nil, false
+	}
+	var refusals []Refusal
+	held := map[int]int{}
+	for _, f := range files {
+		if _, ok := st.UnwritableSpecs[f.SpecID]; ok && f.Data {
+			held[f.SpecID]++
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(held)) {
+		if held[id] > 1 {
+			refusals = append(refusals, Refusal{
+				Action: string(RewriteManifests),
+				Reason: fmt.Sprintf("%d data manifests of spec %d are not rewritten: %s", held[id], id, st.UnwritableSpecs[id]),
+			})
+		}
 	}
 	after := max(1, int((bytes+target-1)/target))
 	if len(files) > 0 {
-		after = manifestsAfterRewrite(files, target)
+		after = manifestsAfterRewrite(files, target, st.UnwritableSpecs)
 	}
 	if after >= count {
 		// The manifests are already about target size: iceberg-go would
 		// report "already optimal" and commit nothing, and a plan that
 		// asks for it would never converge.
-		return Action{}, false
+		return Action{}, refusals, false
 	}
 	return Action{
 		Type:   RewriteManifests,
@@ -63,18 +84,19 @@ func planManifests(pol *config.Effective, st *TableState, compactCommits int) (A
 			EstimatedManifestsAfter: after,
 			TargetSize:              target,
 		},
-	}, true
+	}, refusals, true
 }
 
 // manifestsAfterRewrite is how many manifests iceberg-go's RewriteManifests
-// leaves: delete manifests stay; data manifests are grouped by spec and
-// packed toward target in list order (PackEnd with a lookback of one), each
-// bin becoming one manifest.
-func manifestsAfterRewrite(files []ManifestInfo, target int64) int {
+// leaves: delete manifests stay, and so do those of the specs in held (the
+// rewrite leaves them out); data manifests are grouped by spec and packed
+// toward target in list order (PackEnd with a lookback of one), each bin
+// becoming one manifest.
+func manifestsAfterRewrite(files []ManifestInfo, target int64, held map[int]string) int {
 	bySpec := map[int][]int64{}
 	after := 0
 	for _, m := range files {
-		if !m.Data {
+		if _, ok := held[m.SpecID]; !m.Data || ok {
 			after++
 			continue
 		}

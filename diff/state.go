@@ -33,6 +33,13 @@ type TableState struct {
 	// with it.
 	CompactProblem string `json:"compact_problem,omitempty"`
 
+	// UnwritableSpecs maps the id of each partition spec whose manifests
+	// the writer cannot write (providers decides it: iceberg-go v0.7.0 and
+	// two decimal partition fields) to why: files of such a spec are not
+	// compacted and its manifests not rewritten, each a refusal in the plan,
+	// since the commit would fail after the rewrite.
+	UnwritableSpecs map[int]string `json:"unwritable_specs,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`

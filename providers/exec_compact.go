@@ -88,9 +88,16 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if err != nil {
 		return tbl, res, fmt.Errorf("plan compaction: %w", err)
 	}
+	if groups, err = compaction.WithoutNoOpGroups(ctx, tbl, groups); err != nil {
+		return tbl, res, fmt.Errorf("plan compaction: %w", err)
+	}
 	groups, held := compaction.WithoutLineageGaps(tbl, groups)
 	if held > 0 {
 		res.Note = fmt.Sprintf("%d files without first_row_id left as they are (row lineage; the plan refuses them)", held)
+	}
+	groups, unwritable := compaction.WithoutUnwritableSpecs(tbl, groups)
+	if unwritable > 0 {
+		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of specs whose manifests iceberg-go cannot write left as they are (the plan refuses them)", unwritable), "; ")
 	}
 	if len(groups) == 0 {
 		res.NoOp = true

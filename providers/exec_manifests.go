@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/internal/store"
 )
@@ -40,6 +42,13 @@ func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 	var opts []table.RewriteManifestsOpt
 	if targetSize > 0 {
 		opts = append(opts, table.WithManifestTargetSize(targetSize))
+	}
+	if held := compaction.UnwritableSpecs(tbl); len(held) > 0 {
+		// Their manifests cannot be written; the plan left them out too.
+		opts = append(opts, table.WithRewriteManifestPredicate(func(m iceberg.ManifestFile) bool {
+			_, ok := held[int(m.PartitionSpecID())]
+			return !ok
+		}))
 	}
 	rr, err := txn.RewriteManifests(ctx, opts...)
 	if err != nil {

@@ -259,6 +259,7 @@ func observeMetadata(tbl *table.Table, address string) *diff.TableState {
 		}
 		st.Specs = append(st.Specs, ps)
 	}
+	st.UnwritableSpecs = compaction.UnwritableSpecs(tbl)
 	for _, snap := range md.Snapshots() {
 		ds := diff.Snapshot{
 			ID:             snap.SnapshotID,

@@ -26,7 +26,11 @@ func TestJavaEqualityDeletesApplyPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.Committed || res.RowsBefore != int64(len(rows)) || res.RowsAfter != res.RowsBefore {
+		// A partition's lone file with no delete file in the partition is
+		// no action (the plan's rule), so the rewrite may read fewer rows
+		// than the table has; ForEachJavaTable checks every row and that
+		// no delete file is left.
+		if !res.Committed || res.RowsBefore > int64(len(rows)) || res.RowsAfter != res.RowsBefore {
 			t.Fatalf("result %+v, %d live rows before", res, len(rows))
 		}
 		return l.Reload(t, strings.Join(tbl.Identifier(), "."))

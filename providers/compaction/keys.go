@@ -147,6 +147,10 @@ func valueGetter(t iceberg.Type) (func(arrow.Array, int) any, error) {
 		return rowValue[arrow.Time64, *array.Time64](func(v arrow.Time64) any { return iceberg.Time(v) }), nil
 	case iceberg.TimestampType, iceberg.TimestampTzType:
 		return rowValue[arrow.Timestamp, *array.Timestamp](func(v arrow.Timestamp) any { return iceberg.Timestamp(v) }), nil
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		// v3 nanoseconds: iceberg-go's transforms take a TimestampNano
+		// (its day/hour and bucket of one are the spec's, from nanoseconds).
+		return rowValue[arrow.Timestamp, *array.Timestamp](func(v arrow.Timestamp) any { return iceberg.TimestampNano(v) }), nil
 	case iceberg.StringType:
 		return func(a arrow.Array, i int) any {
 			if a.IsNull(i) {
@@ -267,6 +271,8 @@ func appendValue(dst []byte, v any) []byte {
 	case iceberg.Time:
 		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
 	case iceberg.Timestamp:
+		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
+	case iceberg.TimestampNano:
 		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
 	case float32:
 		b := math.Float32bits(x)

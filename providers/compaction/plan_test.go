@@ -3,6 +3,7 @@ package compaction
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -29,17 +30,22 @@ func groupSignature(tbl *table.Table, groups [][]table.FileScanTask) []string {
 }
 
 // The per-partition planner yields exactly iceberg-go's groups (Analyze
-// over every task), on identity, time and bucket partitions (the last by
-// the fallback pass), with position deletes attached.
+// over every task), on identity, time, void, bucket and truncate
+// partitions (the last two by the fallback pass), with position deletes
+// attached.
 func TestPlanPartitionsMatchesIcebergGo(t *testing.T) {
 	cases := []struct {
-		name  string
-		field iceberg.PartitionField
+		name     string
+		field    iceberg.PartitionField
+		fallback bool // no row filter selects a partition
 	}{
-		{"identity", iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}}},
-		{"day", iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}}},
-		{"month", iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_month", Transform: iceberg.MonthTransform{}}},
-		{"bucket", iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "id_bucket", Transform: iceberg.BucketTransform{NumBuckets: 3}}},
+		{"identity", iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}}, false},
+		{"day", iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}}, false},
+		{"month", iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_month", Transform: iceberg.MonthTransform{}}, false},
+		{"void", iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region_void", Transform: iceberg.VoidTransform{}}, false},
+		{"bucket", iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "id_bucket", Transform: iceberg.BucketTransform{NumBuckets: 3}}, true},
+		{"truncate_long", iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "id_trunc", Transform: iceberg.TruncateTransform{Width: 1000}}, true},
+		{"truncate_string", iceberg.PartitionField{SourceIDs: []int{6}, FieldID: 1000, Name: "name_trunc", Transform: iceberg.TruncateTransform{Width: 6}}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,8 +102,8 @@ func TestPlanPartitionsMatchesIcebergGo(t *testing.T) {
 					t.Fatalf("limit %d: delete files attached: iceops %d, iceberg-go %d", limit, deletesGot, deletesWant)
 				}
 			}
-			// Identity and time partitions are planned one by one (no
-			// full pass); bucket ones take the fallback.
+			// Identity, time and void partitions are planned one by one
+			// (no full pass); bucket and truncate ones take the fallback.
 			st, err := partitionStats(context.Background(), tbl, sel)
 			if err != nil {
 				t.Fatal(err)
@@ -107,7 +113,7 @@ func TestPlanPartitionsMatchesIcebergGo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ok != (c.name != "bucket") {
+				if ok == c.fallback {
 					t.Fatalf("partition %s: planned by filter = %v", key, ok)
 				}
 			}
@@ -130,6 +136,7 @@ func TestPartitionFilterCoversTransforms(t *testing.T) {
 		{iceberg.YearTransform{}, 3, int32(56), true},
 		{iceberg.BucketTransform{NumBuckets: 4}, 1, int32(2), false},
 		{iceberg.TruncateTransform{Width: 3}, 6, "use", false},
+		{iceberg.VoidTransform{}, 2, nil, true},
 	} {
 		spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{c.src}, FieldID: 1000, Name: "p", Transform: c.tr})
 		e, ok := partitionFilter(sc, spec, map[int]any{1000: c.v})
@@ -139,5 +146,31 @@ func TestPartitionFilterCoversTransforms(t *testing.T) {
 		if ok && fmt.Sprint(e) == "" {
 			t.Fatalf("%s: empty filter", c.tr)
 		}
+	}
+}
+
+// TestWithoutNoOpGroups: a group of one file is dropped unless its
+// partition holds a delete file (the plan's rule for a lone file);
+// iceberg-go's planner makes such groups with min_input_files = 1.
+func TestWithoutNoOpGroups(t *testing.T) {
+	env := newEnv(t)
+	tbl := env.create(t, tableSpec{name: "lone", partitioned: true, props: iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}})
+	tbl = appendMany(t, tbl, 2, 200, []string{"eu"}) // eu: two files
+	tbl = appendMany(t, tbl, 1, 200, []string{"us"}) // us: one file
+	tbl = appendMany(t, tbl, 1, 200, []string{"ap"}) // ap: one file, then a delete
+	var err error
+	if tbl, err = tbl.Delete(context.Background(), iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference("region"), "ap"), iceberg.LessThan(iceberg.Reference("x"), int32(0))), nil); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]int{}
+	groups, err := WithoutNoOpGroups(context.Background(), tbl, groupsAll(t, tbl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups {
+		kept[g.Partition] = len(g.Tasks)
+	}
+	if want := map[string]int{"region=eu": 2, "region=ap": 1}; !maps.Equal(kept, want) {
+		t.Fatalf("kept groups %v, want %v", kept, want)
 	}
 }

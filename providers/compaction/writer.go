@@ -142,6 +142,18 @@ func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, er
 			rec = append(rec, cfg.partition[f.FieldID])
 		}
 		partPath = cfg.spec.PartitionToPath(rec, sc)
+		if strings.Contains(partPath, "%") && isFileURI(loc.NewDataLocation("f")) {
+			// iceberg-go's local IO percent-decodes a file:// URI: the
+			// file recorded as s_trunc=%C5%BC/... would be created as
+			// s_trunc=żó/..., where DuckDB, Java's Hadoop IO and Spark
+			// look for the literal path (so do Java and PyIceberg write
+			// it) and find nothing. A path without escapes means the
+			// same to every reader, so such a file goes into the data
+			// directory itself; a Hive-style directory is a convenience,
+			// the partition is in the manifest. On object stores
+			// iceberg-go keeps keys raw, as the others do.
+			partPath = ""
+		}
 	}
 	bpr := cfg.bytesPerRow
 	if bpr <= 0 {
@@ -193,6 +205,13 @@ func rowGroupBytes(props iceberg.Properties, target, memCap int64) int64 {
 		rg = min(rg, memCap)
 	}
 	return rg
+}
+
+// isFileURI reports whether location is a file: URI (not a plain path,
+// which iceberg-go uses as it is).
+func isFileURI(location string) bool {
+	scheme, _, ok := strings.Cut(location, ":")
+	return ok && strings.EqualFold(scheme, "file")
 }
 
 // partitionRecord is a partition tuple in spec field order.
