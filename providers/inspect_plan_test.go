@@ -64,3 +64,52 @@ tables "lake.ns.*" {
 		t.Errorf("no word on the small files the compaction policy leaves:\n%s", all)
 	}
 }
+
+// A sort order the plan refuses (here a column named in another case) is
+// what inspect says too: the refusal, not a rewrite the next apply would
+// do (issue 14 item 3).
+func TestInspectSaysThePlansSortRefusal(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 6, 10, 1)
+	dir := t.TempDir()
+	hcl := l.HCL() + `
+policy "p" {
+  sort_order = ["Event_TS desc"]
+  compaction {
+    strategy        = "sort"
+    min_input_files = 2
+  }
+}
+tables "lake.ns.*" {
+  policy = policy.p
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(dir, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	sess := Open(cfg, Options{Now: time.Now})
+	defer sess.Close()
+	in, err := sess.Inspect(ctx, "lake.ns.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(in.Recommendations, "\n")
+	for _, want := range []string{
+		`sort order: refused: sort_order = ["Event_TS DESC NULLS LAST"] (main.iceops.hcl:`,
+		`column "Event_TS" is not in the table's schema, which has "event_ts": column names are case-sensitive`,
+		`the plan refuses the compaction: compaction.strategy = "sort" sorts by sort_order = ["Event_TS DESC NULLS LAST"]`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("recommendations lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "next apply rewrites") {
+		t.Errorf("inspect promises a rewrite the plan refuses:\n%s", all)
+	}
+	t.Log(all)
+}
