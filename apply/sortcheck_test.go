@@ -17,8 +17,7 @@ import (
 // is a failure for the refusal.
 func TestSavedPlanSortColumnRenamedMeanwhile(t *testing.T) {
 	e := newEnv(t, "")
-	e.writeConfig(e.lake.HCL() + strings.Replace(policyHCL, `target_file_size = "64MiB"`, `target_file_size = "64MiB"
-  sort_order       = ["kind"]`, 1))
+	e.writeConfig(e.lake.HCL() + sortedPolicyHCL(`["kind"]`))
 	e.debtTable(orders, nil)
 	p := e.plan()
 	tp := tablePlan(t, p, "lake."+orders)
