@@ -53,8 +53,7 @@ func (e *toyEngine) Executor(t diff.ActionType) (providers.Executor, bool) {
 // action's result.
 func TestApplyDrivesAnyExecutor(t *testing.T) {
 	e := newEnv(t, "")
-	e.writeConfig(e.lake.HCL() + strings.Replace(policyHCL, `target_file_size = "64MiB"`, `target_file_size = "64MiB"
-  sort_order       = ["event_id"]`, 1))
+	e.writeConfig(e.lake.HCL() + sortedPolicyHCL(`["event_id"]`))
 	e.debtTable(orders, nil)
 	p := e.plan()
 	tp := tablePlan(t, p, "lake."+orders)

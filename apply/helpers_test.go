@@ -60,6 +60,12 @@ tables "lake.sales.*" {
 }
 `
 
+// sortedPolicyHCL is policyHCL with sort_order = order (HCL) in the base policy.
+func sortedPolicyHCL(order string) string {
+	return strings.Replace(policyHCL, `target_file_size = "64MiB"`, `target_file_size = "64MiB"
+  sort_order       = `+order, 1)
+}
+
 func newEnv(t *testing.T, extraHCL string) *env {
 	t.Helper()
 	dir := t.TempDir()

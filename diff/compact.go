@@ -322,12 +322,23 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 
 // compactBlocked is why a planned compaction cannot run at all ("" when it
 // can): strategy sort with no order to sort by (neither the policy's
-// sort_order nor the table's), or what providers found that the rewrite
-// would get wrong (TableState.CompactProblem). The plan shows it as a
-// refusal instead of an apply that fails.
+// sort_order nor the table's), an order or zorder columns iceops cannot
+// sort this table by (sortOrderBlocked), or what providers found that the
+// rewrite would get wrong (TableState.CompactProblem). The plan shows it as
+// a refusal instead of an apply that fails.
 func compactBlocked(pol *config.Effective, st *TableState) string {
-	if pol.Compaction.Strategy.Value == "sort" && !pol.SortOrder.Set && len(st.SortOrder) == 0 {
-		return "compaction.strategy = \"sort\" needs a sort order, and the policy has no sort_order and the table none: set sort_order in the table's block or policy, or use strategy \"binpack\""
+	if pol.Compaction.Strategy.Value == "sort" {
+		switch {
+		case pol.SortOrder.Set && len(pol.SortOrder.Value) == 0:
+			// replace_sort_order installs the unsorted order first.
+			return fmt.Sprintf("compaction.strategy = \"sort\" needs a sort order, and %s leaves the table unsorted: set sort_order to the columns to sort by, or use strategy \"binpack\"",
+				policySortOrder(pol))
+		case !pol.SortOrder.Set && len(st.SortOrder) == 0:
+			return "compaction.strategy = \"sort\" needs a sort order, and the policy has no sort_order and the table none: set sort_order in the table's block or policy, or use strategy \"binpack\""
+		}
+	}
+	if why := sortOrderBlocked(pol, st); why != "" {
+		return why
 	}
 	return st.CompactProblem
 }

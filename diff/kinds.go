@@ -94,8 +94,7 @@ var kinds = []Kind{
 	kind(ReplaceSortOrder, func(a *Action) **SortOrderChange { return &a.SortOrder }, rules[SortOrderChange]{
 		batch: "metadata", validate: validateSortOrder,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
-			a, ok := planSortOrder(in.pol, in.st)
-			return a, nil, ok
+			return planSortOrder(in.pol, in.st)
 		}}),
 	kind(Compact, func(a *Action) **CompactAction { return &a.Compact }, rules[CompactAction]{
 		validate: validateCompact,

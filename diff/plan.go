@@ -58,8 +58,10 @@ type Observed struct {
 }
 
 // Refusal is an action that the safety rules stopped (a destructive one, or
-// a compaction that would lose row lineage). It makes the table an error
-// (exit 1) because someone must look; the table's other actions still run.
+// a compaction that would lose row lineage), or that iceops cannot do on
+// the table (a sort order naming a column it cannot sort by). It makes the
+// table an error (exit 1) because someone must look; the table's other
+// actions still run.
 type Refusal struct {
 	Action string `json:"action"`
 	Reason string `json:"reason"`

@@ -16,7 +16,10 @@ type TableState struct {
 	SortOrder          []SortField     `json:"sort_order"` // the default sort order; empty = unsorted
 	DefaultSpecID      int             `json:"default_spec_id"`
 	Specs              []PartitionSpec `json:"specs"`
-	Schema             []Column        `json:"schema"` // top-level columns of the current schema
+	// Schema is the top-level columns of the current schema. The plan
+	// checks sort and zorder columns against it; nil means it was not
+	// observed (a state built by hand), and then they are not checked.
+	Schema []Column `json:"schema"`
 
 	Snapshots   []Snapshot         `json:"snapshots"` // in metadata order
 	Refs        []Ref              `json:"refs"`      // including main
@@ -56,7 +59,13 @@ type TableState struct {
 type Column struct {
 	ID   int    `json:"id"`
 	Name string `json:"name"`
-	Type string `json:"type"`
+	Type string `json:"type"` // iceberg's spelling: "long", "struct<...>", "decimal(9, 2)"
+	// SortTransforms names the transforms by which iceops' sort engine
+	// orders rows by this column ("identity", "bucket", "truncate", "year",
+	// "month", "day", "hour", "void"); empty: it cannot sort by it.
+	// Providers ask the engine (providers/compaction.SortTransforms), so
+	// the plan refuses what a rewrite could not do.
+	SortTransforms []string `json:"sort_transforms,omitempty"`
 }
 
 // SortField mirrors an Iceberg sort field in the vocabulary of the config

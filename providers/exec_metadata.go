@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/internal/store"
 )
@@ -142,6 +143,12 @@ func buildSortOrder(schema *iceberg.Schema, fields []diff.SortField) (table.Sort
 	}
 	o, err := table.NewSortOrder(1, out)
 	if err != nil {
+		return table.SortOrder{}, err
+	}
+	// An order iceops' own sort compaction could not honour is refused,
+	// as the plan refuses it (diff's check of the columns' SortTransforms,
+	// which the same engine rule fills).
+	if err := compaction.CheckSortOrder(o, schema); err != nil {
 		return table.SortOrder{}, err
 	}
 	return o, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/iceops/iceops/providers/testkit"
@@ -59,6 +60,31 @@ func TestApplyMetadataOneCommitAndNoOps(t *testing.T) {
 	}
 	if l.Load().MetadataLocation() != next.MetadataLocation() {
 		t.Fatal("catalog moved on a no-op")
+	}
+}
+
+// The replace_sort_order executor refuses an order the plan refuses (the
+// engine's rule, compaction.CheckSortOrder), before any commit, and the
+// properties of the same batch with it.
+func TestApplyMetadataRefusesUnsortableOrder(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 10)
+	for _, tt := range []struct {
+		field diff.SortField
+		want  string
+	}{
+		{diff.SortField{Transform: "day", Column: "region"}, "transform day does not apply to type string"},
+		{diff.SortField{Transform: "bucket[4]", Column: "Region"}, `column "Region" is not in the table's schema`},
+	} {
+		order := []diff.SortField{tt.field}
+		_, res, err := applyMetadata(ctx, tbl, metadataChange{Set: map[string]string{"a": "b"}, SortOrder: &order})
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.want) || res.Committed {
+			t.Fatalf("%+v: err = %v (committed %v), want ErrRefused with %q", tt.field, err, res.Committed, tt.want)
+		}
+	}
+	if got := l.Load().MetadataLocation(); got != tbl.MetadataLocation() {
+		t.Fatalf("the table moved: %s", got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -215,10 +216,14 @@ func recommend(in *diff.Inspection, pol *config.Effective, sel diff.CompactionSe
 		return ""
 	}
 	compact := action(diff.Compact)
+	compactRefused := refusal(diff.Compact)
 	compactTodo := func() string {
 		if compact != nil && compact.Compact != nil {
 			c := compact.Compact
 			return fmt.Sprintf("the next apply rewrites %d files (%s) in %d partitions", c.InputFiles, config.FormatSize(c.InputBytes), c.Partitions)
+		}
+		if compactRefused != "" {
+			return "the plan refuses the compaction: " + compactRefused
 		}
 		return "the compaction policy rewrites none of them: no partition has enough candidates for a rewrite that changes something"
 	}
@@ -237,6 +242,9 @@ func recommend(in *diff.Inspection, pol *config.Effective, sel diff.CompactionSe
 		}
 		out = append(out, fmt.Sprintf("compact: %d delete files (%s) slow every read; %s",
 			in.Files.DeleteFiles, config.FormatSize(in.Files.DeleteBytes), todo))
+	}
+	if compactRefused != "" && !slices.ContainsFunc(out, func(r string) bool { return strings.HasPrefix(r, "compact: ") }) {
+		out = append(out, "compact: refused: "+compactRefused)
 	}
 	maxManifests := pol.Manifests.MaxCount.Value
 	if maxManifests <= 0 {
@@ -290,6 +298,9 @@ func recommend(in *diff.Inspection, pol *config.Effective, sel diff.CompactionSe
 			runs = fmt.Sprintf("%d runs are", n)
 		}
 		out = append(out, "quarantine: "+runs+" stuck: apply never purges a stuck run; see stuck quarantine under orphan files")
+	}
+	if why := refusal(diff.ReplaceSortOrder); why != "" {
+		out = append(out, "sort order: refused: "+why)
 	}
 	if len(in.SortOrder) == 0 && in.Files.DataFiles > 0 && !pol.SortOrder.Set {
 		out = append(out, "sort order: the table is unsorted; a sort_order on the columns queries filter by makes compaction cluster the data")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -23,21 +24,63 @@ func TestInspectAgreesWithThePlan(t *testing.T) {
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), 12, 10, 3)
 	l.Backdate(t, tbl, 9*24*time.Hour)
-	dir := t.TempDir()
-	hcl := l.HCL() + `
-policy "p" {
+	in := inspectUnder(ctx, t, l, `
   compaction {
     min_input_files = 5
   }
   snapshot_retention {
     max_age       = "2d"
     min_snapshots = 100
-  }
+  }`)
+	if !in.Managed || in.Files.SmallFiles != 12 {
+		t.Fatalf("managed %v small files %d: the case is not set up", in.Managed, in.Files.SmallFiles)
+	}
+	all := strings.Join(in.Recommendations, "\n")
+	for _, promise := range []string{"next apply rewrites", "next apply expires", "rewrites them on the next apply", "expires them on the next apply"} {
+		if strings.Contains(all, promise) {
+			t.Errorf("inspect promises %q, which the plan does not do:\n%s", promise, all)
+		}
+	}
+	if !strings.Contains(all, "rewrites none of them") {
+		t.Errorf("no word on the small files the compaction policy leaves:\n%s", all)
+	}
 }
-tables "lake.ns.*" {
-  policy = policy.p
+
+// A sort order the plan refuses (here a column named in another case) is
+// what inspect says too: the refusal, not a rewrite the next apply would
+// do (issue 14 item 3).
+func TestInspectSaysThePlansSortRefusal(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 6, 10, 1)
+	in := inspectUnder(ctx, t, l, `
+  sort_order = ["Event_TS desc"]
+  compaction {
+    strategy        = "sort"
+    min_input_files = 2
+  }`)
+	all := strings.Join(in.Recommendations, "\n")
+	for _, want := range []string{
+		`sort order: refused: sort_order = ["Event_TS DESC NULLS LAST"] (main.iceops.hcl:8) does not fit this table: `,
+		`column "Event_TS" is not in the table's schema, which has "event_ts": column names are case-sensitive`,
+		`the plan refuses the compaction: compaction.strategy = "sort" sorts by sort_order = ["Event_TS DESC NULLS LAST"]`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("recommendations lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "next apply rewrites") {
+		t.Errorf("inspect promises a rewrite the plan refuses:\n%s", all)
+	}
+	t.Log(all)
 }
-`
+
+// inspectUnder inspects lake.ns.t of l under a policy of the given body,
+// which a tables "lake.ns.*" block gives it.
+func inspectUnder(ctx context.Context, t *testing.T, l *testkit.Lakehouse, body string) *diff.Inspection {
+	t.Helper()
+	dir := t.TempDir()
+	hcl := l.HCL() + "\npolicy \"p\" {" + body + "\n}\ntables \"lake.ns.*\" {\n  policy = policy.p\n}\n"
 	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -51,16 +94,5 @@ tables "lake.ns.*" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.Managed || in.Files.SmallFiles != 12 {
-		t.Fatalf("managed %v small files %d: the case is not set up", in.Managed, in.Files.SmallFiles)
-	}
-	all := strings.Join(in.Recommendations, "\n")
-	for _, promise := range []string{"next apply rewrites", "next apply expires", "rewrites them on the next apply", "expires them on the next apply"} {
-		if strings.Contains(all, promise) {
-			t.Errorf("inspect promises %q, which the plan does not do:\n%s", promise, all)
-		}
-	}
-	if !strings.Contains(all, "rewrites none of them") {
-		t.Errorf("no word on the small files the compaction policy leaves:\n%s", all)
-	}
+	return in
 }

@@ -247,8 +247,12 @@ func observeMetadata(tbl *table.Table, address string) *diff.TableState {
 		st.Properties = map[string]string{}
 	}
 	sc := md.CurrentSchema()
+	// Non-nil even without columns: the plan checks sort columns against
+	// an observed schema (diff.TableState.Schema).
+	st.Schema = []diff.Column{}
 	for _, f := range sc.Fields() {
-		st.Schema = append(st.Schema, diff.Column{ID: f.ID, Name: f.Name, Type: f.Type.String()})
+		st.Schema = append(st.Schema, diff.Column{ID: f.ID, Name: f.Name, Type: f.Type.String(),
+			SortTransforms: compaction.SortTransforms(f.Type)})
 	}
 	st.SortOrder = sortFields(md.SortOrder(), sc)
 	for _, spec := range md.PartitionSpecs() {

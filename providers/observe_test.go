@@ -154,6 +154,17 @@ func TestObserveSortOrder(t *testing.T) {
 	if !slices.Equal(st.SortOrder, want) || st.DefaultSortOrderID != 1 {
 		t.Fatalf("sort order %d = %+v, want %+v", st.DefaultSortOrderID, st.SortOrder, want)
 	}
+	// What the engine can sort each column by, for the plan's check of
+	// sort_order (compaction.SortTransforms).
+	for _, c := range st.Schema {
+		want := []string{"identity", "bucket", "truncate", "void"}
+		if c.Name == "event_ts" {
+			want = []string{"identity", "bucket", "year", "month", "day", "hour", "void"}
+		}
+		if !slices.Equal(c.SortTransforms, want) {
+			t.Errorf("column %s (%s): sort transforms %v, want %v", c.Name, c.Type, c.SortTransforms, want)
+		}
+	}
 	if st.CurrentSnapshotID != nil || st.Files.DataFiles != 0 || len(st.Partitions) != 0 {
 		t.Errorf("empty table: %+v", st)
 	}

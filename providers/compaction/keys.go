@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,23 +47,15 @@ type keyEncoder struct {
 func newSortKeyEncoder(order table.SortOrder, sc *iceberg.Schema, as *arrow.Schema) (*keyEncoder, error) {
 	enc := &keyEncoder{}
 	for _, f := range order.Fields() {
-		if len(f.SourceIDs) > 1 {
-			return nil, fmt.Errorf("multi-argument sort transform %s is not supported", f.Transform)
+		name, src, err := sortSource(f, sc)
+		if err != nil {
+			return nil, err
 		}
-		name, ok := sc.FindColumnName(f.SourceID())
-		if !ok {
-			return nil, fmt.Errorf("sort field source id %d is not in the current schema", f.SourceID())
-		}
-		srcField, _ := sc.FindFieldByID(f.SourceID())
 		idx := as.FieldIndices(name)
 		if len(idx) != 1 {
 			return nil, fmt.Errorf("sort column %q is not a top-level column of the scanned rows", name)
 		}
-		get, err := valueGetter(srcField.Type)
-		if err != nil {
-			return nil, fmt.Errorf("sort column %q: %w", name, err)
-		}
-		tf, err := transformFunc(f.Transform, srcField.Type)
+		get, tf, err := sortKey(f.Transform, src.Type)
 		if err != nil {
 			return nil, fmt.Errorf("sort field %s(%s): %w", f.Transform, name, err)
 		}
@@ -79,6 +72,115 @@ func newSortKeyEncoder(order table.SortOrder, sc *iceberg.Schema, as *arrow.Sche
 		return nil, fmt.Errorf("sort order %d has no fields", order.OrderID())
 	}
 	return enc, nil
+}
+
+// sortKey is the one rule of what the engine can order rows by: a column
+// of type t under transform tr, read by get and transformed by transform
+// (nil: identity). Run (through newSortKeyEncoder and newZOrderKeyer, and
+// upfront through CheckSortOrder and CheckZOrderColumns) and the plan
+// (through SortTransforms, which providers hands to diff) ask it, so the
+// plan refuses exactly what a rewrite could not do.
+func sortKey(tr iceberg.Transform, t iceberg.Type) (get func(arrow.Array, int) any, transform func(any) any, err error) {
+	get, err = valueGetter(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !tr.CanTransform(t) {
+		// iceberg-go's own rule (SortOrder.CheckCompatibility); bucket's
+		// transformer would otherwise hash every value of such a type to
+		// null and order nothing.
+		return nil, nil, fmt.Errorf("transform %s does not apply to type %s", tr, t)
+	}
+	transform, err = transformFunc(tr, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return get, transform, nil
+}
+
+// sortTransforms are the transforms SortTransforms tries, one of each kind
+// transformFunc implements; bucket's and truncate's argument does not
+// change which types they apply to.
+var sortTransforms = []iceberg.Transform{
+	iceberg.IdentityTransform{}, iceberg.BucketTransform{NumBuckets: 1}, iceberg.TruncateTransform{Width: 1},
+	iceberg.YearTransform{}, iceberg.MonthTransform{}, iceberg.DayTransform{}, iceberg.HourTransform{},
+	iceberg.VoidTransform{},
+}
+
+// SortTransforms names the transforms ("identity", "bucket", "truncate",
+// "year", "month", "day", "hour", "void": Iceberg's names without their
+// argument) by which the engine orders rows by a top-level column of type
+// t; none when it cannot order by such a column at all. A zorder column
+// needs "identity". Nested fields are never sortable: the engine keys rows
+// by top-level columns of the scanned batches.
+func SortTransforms(t iceberg.Type) []string {
+	var out []string
+	for _, tr := range sortTransforms {
+		if _, _, err := sortKey(tr, t); err == nil {
+			name, _, _ := strings.Cut(tr.String(), "[")
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// sortSource is the top-level column a sort field reads.
+func sortSource(f table.SortField, sc *iceberg.Schema) (string, iceberg.NestedField, error) {
+	if len(f.SourceIDs) > 1 {
+		return "", iceberg.NestedField{}, fmt.Errorf("multi-argument sort transform %s is not supported", f.Transform)
+	}
+	name, ok := sc.FindColumnName(f.SourceID())
+	if !ok {
+		return "", iceberg.NestedField{}, fmt.Errorf("sort field source id %d is not in the current schema", f.SourceID())
+	}
+	src, ok := topLevel(sc, name)
+	if !ok {
+		return "", iceberg.NestedField{}, fmt.Errorf("sort column %q is a nested field: iceops sorts by top-level columns only", name)
+	}
+	return name, src, nil
+}
+
+// topLevel finds a top-level column by name, case-sensitively as
+// iceberg-go's FindFieldByName.
+func topLevel(sc *iceberg.Schema, name string) (iceberg.NestedField, bool) {
+	for _, f := range sc.Fields() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return iceberg.NestedField{}, false
+}
+
+// CheckSortOrder is nil when Run can sort rows of a table of schema sc by
+// order: every field a top-level column whose type and transform sortKey
+// accepts. Run checks it before reading anything (ErrRefused), and the
+// replace_sort_order executor before installing an order.
+func CheckSortOrder(order table.SortOrder, sc *iceberg.Schema) error {
+	for _, f := range order.Fields() {
+		name, src, err := sortSource(f, sc)
+		if err != nil {
+			return err
+		}
+		if _, _, err := sortKey(f.Transform, src.Type); err != nil {
+			return fmt.Errorf("sort field %s(%s): %w", f.Transform, name, err)
+		}
+	}
+	return nil
+}
+
+// CheckZOrderColumns is CheckSortOrder for zorder columns: top-level
+// columns, by name, that the engine can order by.
+func CheckZOrderColumns(names []string, sc *iceberg.Schema) error {
+	for _, n := range names {
+		f, ok := topLevel(sc, n)
+		if !ok {
+			return fmt.Errorf("zorder column %q is not a top-level column of the table schema", n)
+		}
+		if _, _, err := sortKey(iceberg.IdentityTransform{}, f.Type); err != nil {
+			return fmt.Errorf("zorder column %q: %w", n, err)
+		}
+	}
+	return nil
 }
 
 // appendKey appends row i's key to dst.

@@ -381,6 +381,11 @@ func resolve(tbl *table.Table, o Options) (runConfig, error) {
 		if order.IsUnsorted() || order.Len() == 0 {
 			return c, fmt.Errorf("%w: strategy sort needs a sort order and the table has none", ErrRefused)
 		}
+		// Before a file is read or written; the plan refuses the same
+		// (diff's check of the columns' SortTransforms).
+		if err := CheckSortOrder(order, tbl.Schema()); err != nil {
+			return c, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
 		c.order = order
 		// Record the id only when the table's metadata has this very order;
 		// an id pointing at a different order would make engines trust a
@@ -394,6 +399,9 @@ func resolve(tbl *table.Table, o Options) (runConfig, error) {
 	case ZOrder:
 		if len(o.ZOrderColumns) < 2 {
 			return c, fmt.Errorf("%w: strategy zorder needs at least 2 zorder_columns", ErrRefused)
+		}
+		if err := CheckZOrderColumns(o.ZOrderColumns, tbl.Schema()); err != nil {
+			return c, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
 	default:
 		return c, fmt.Errorf("%w: unknown strategy %q", ErrRefused, c.strategy)

@@ -47,15 +47,15 @@ func newZOrderKeyer(names []string, sc *iceberg.Schema, as *arrow.Schema) (*zord
 	}
 	k := &zorderKeyer{rng: rand.New(rand.NewPCG(0x1ce0, 0x25))}
 	for _, n := range names {
-		f, ok := sc.FindFieldByName(n)
+		f, ok := topLevel(sc, n)
 		if !ok {
-			return nil, fmt.Errorf("zorder column %q is not in the table schema", n)
+			return nil, fmt.Errorf("zorder column %q is not a top-level column of the table schema", n)
 		}
 		idx := as.FieldIndices(n)
 		if len(idx) != 1 {
 			return nil, fmt.Errorf("zorder column %q is not a top-level column", n)
 		}
-		get, err := valueGetter(f.Type)
+		get, _, err := sortKey(iceberg.IdentityTransform{}, f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("zorder column %q: %w", n, err)
 		}
