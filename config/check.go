@@ -186,7 +186,7 @@ func (l *loader) checkEffective() {
 				rng = c.DeclRange
 			}
 			report(hcl.DiagWarning, rng, "Sort strategy without a sort order",
-				fmt.Sprintf("%s compacts with strategy \"sort\" but its policy has no sort_order, so the result depends on the sort order the table happens to have (and is only bin-packed when it has none). Add sort_order = [...] to make the order part of the policy.", what))
+				fmt.Sprintf("%s compacts with strategy \"sort\" but its policy has no sort_order, so the result depends on the sort order the table happens to have, and the plan refuses the compaction of a table that has none. Add sort_order = [...] to make the order part of the policy.", what))
 		}
 		if c.Declared && c.Strategy.Value == "zorder" && len(c.ZOrderColumns.Value) < 2 {
 			report(hcl.DiagError, c.Strategy.Origin, "Z-order needs columns",
