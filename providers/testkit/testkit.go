@@ -439,9 +439,10 @@ func (l *Lakehouse) AddCorpusTable(t testing.TB, dir, current, name string, edit
 // CopyTable copies a corpus table (srcDir is its location) to dstDir,
 // rewriting every path inside it (lakehouse.CopyTable), and returns the
 // location of its current metadata file, current being relative to srcDir.
-func CopyTable(t testing.TB, srcDir, dstDir, current string) string {
+// opts choose how the paths are spelled (lakehouse.FileURIs).
+func CopyTable(t testing.TB, srcDir, dstDir, current string, opts ...lakehouse.CopyOption) string {
 	t.Helper()
-	loc, err := lakehouse.CopyTable(srcDir, dstDir, current)
+	loc, err := lakehouse.CopyTable(srcDir, dstDir, current, opts...)
 	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
