@@ -71,11 +71,11 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
 			continue
 		}
-		files, bytes, err := o.estimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
+		freed, err := o.estimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
 		if err != nil {
 			return diff.TablePlan{}, fmt.Errorf("estimate expiry: %w", err)
 		}
-		a.Expire.FilesToDelete, a.Expire.BytesToDelete = files, bytes
+		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
 	}
 	return tp, nil
 }
@@ -83,13 +83,13 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 // estimateExpiry counts the files and bytes that expiring expireIDs frees
 // (expiry.Estimate), counting the current files that the plan's
 // compaction groups replace as freed when the current snapshot is expired.
-func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
+func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (expiry.Freed, error) {
 	if o.expiry != nil && !o.expiry.Overflowed() {
-		files, bytes, err = o.expiry.Estimate(expireIDs, groups)
+		freed, err := o.expiry.Estimate(expireIDs, groups)
 		if err != nil {
-			return 0, 0, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
+			return expiry.Freed{}, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
 		}
-		return files, bytes, nil
+		return freed, nil
 	}
 	var compactIn func(string) bool
 	if len(groups) > 0 {
