@@ -186,7 +186,15 @@ type OrphanScan struct {
 	NestedTables           []string         `json:"nested_tables,omitempty"` // other tables inside the sweep
 	PrefixMismatches       []string         `json:"prefix_mismatches,omitempty"`
 	Symlinks               []string         `json:"symlinks,omitempty"` // not followed, never deleted
-	Refusal                string           `json:"refusal,omitempty"`  // provider-side reason to refuse
+	// LiteralNamed counts listed files kept because they have the literal
+	// name of a reference that is a file: URI whose path changes when
+	// decoded (LiteralKey): iceberg-go reads the reference as the decoded
+	// name, the engines that wrote it as this one, so the file is the
+	// table's under one reading and never an orphan. LiteralNamedExample is
+	// the first, as listed.
+	LiteralNamed        int64  `json:"literal_named,omitempty"`
+	LiteralNamedExample string `json:"literal_named_example,omitempty"`
+	Refusal             string `json:"refusal,omitempty"` // provider-side reason to refuse
 	// Quarantine lists the table's quarantine runs (under
 	// <location>/.iceops-quarantine/), read from their manifests. Diff puts
 	// the runs due for purging into the plan; apply purges no other.
