@@ -41,13 +41,33 @@ var (
 	escapedP2 = time.Date(2023, 8, 22, 9, 15, 20, 0, time.UTC)
 )
 
+// fileURINamespace holds the tables of this file.
+const fileURINamespace = "fileuri"
+
+// fileURIOrphans is the orphan policy of this file's tests, whose clock
+// (fileURIClock) makes every file a month old.
+const fileURIOrphans = `
+  orphan_files {
+    older_than       = "3d"
+    max_orphan_ratio = 0.95
+  }`
+
+// fileURIClock is the plans' clock: a month from now, so every file and
+// snapshot the test made is old.
+func fileURIClock() func() time.Time {
+	now := time.Now().Add(30 * 24 * time.Hour)
+	return func() time.Time { return now }
+}
+
 // stagedEscapedTable builds a history on a bare-path copy of the corpus
 // table, where every engine (iceberg-go too) reads the paths literally,
-// with grow, then copies the result to <warehouse>/<ns>/<name> with file://
-// URIs (lakehouse.FileURIs) and registers it. It returns the table and its
-// location as a local path.
-func stagedEscapedTable(ctx context.Context, t *testing.T, be *backend, ns, name string, grow func(*table.Table) *table.Table) (*table.Table, string) {
+// with grow, then copies the result to <warehouse>/fileuri/<name> with
+// file:// URIs (lakehouse.FileURIs) and registers it. It returns the table
+// and its location as a local path.
+func stagedEscapedTable(ctx context.Context, t *testing.T, be *backend, name string, grow func(*table.Table) *table.Table) (*table.Table, string) {
 	t.Helper()
+	ns := fileURINamespace
+	createNamespace(ctx, t, be.cat, ns)
 	stage := filepath.Join(t.TempDir(), "stage", name)
 	md := testkit.CopyTable(t, filepath.Join(corpusDir(t), escapedCorpusTable), stage, "metadata/v2.metadata.json")
 	stageIdent := table.Identifier{ns + "_stage", name}
@@ -139,10 +159,9 @@ func TestFileURIEscapedPathsPlanApplyPlan(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	be := sqliteFile(ctx, t)
-	ns := "fileuri"
-	createNamespace(ctx, t, be.cat, ns)
+	ns := fileURINamespace
 	var p1Files []string // P1's data files, relative to the table location
-	tbl, loc := stagedEscapedTable(ctx, t, be, ns, "ts", func(tbl *table.Table) *table.Table {
+	tbl, loc := stagedEscapedTable(ctx, t, be, "ts", func(tbl *table.Table) *table.Table {
 		tbl = appendEscapedRows(ctx, t, tbl, 100)
 		tbl = appendEscapedRows(ctx, t, tbl, 200)
 		for _, p := range liveDataFiles(ctx, t, tbl) {
@@ -212,14 +231,8 @@ func TestFileURIEscapedPathsPlanApplyPlan(t *testing.T) {
   snapshot_retention {
     max_age       = "1d"
     min_snapshots = 1
-  }
-  orphan_files {
-    older_than       = "3d"
-    max_orphan_ratio = 0.95
-  }`, "")
-	// Every file and snapshot is a month old at the plan's clock.
-	now := time.Now().Add(30 * 24 * time.Hour)
-	nowFn := func() time.Time { return now }
+  }`+fileURIOrphans, "")
+	nowFn := fileURIClock()
 	addr := catalogName + "." + ns + ".ts"
 	p, res := planApply(ctx, t, cfg, nowFn, nil)
 	for _, e := range p.Errors {
@@ -324,9 +337,8 @@ func TestFileURIEscapedPathsNoLiveOrphan(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	be := sqliteFile(ctx, t)
-	ns := "fileuri"
-	createNamespace(ctx, t, be.cat, ns)
-	tbl, loc := stagedEscapedTable(ctx, t, be, ns, "ts", nil)
+	ns := fileURINamespace
+	tbl, loc := stagedEscapedTable(ctx, t, be, "ts", nil)
 	live := liveDataFiles(ctx, t, tbl)
 	if len(live) != 2 {
 		t.Fatalf("setup: live files %v", live)
@@ -353,13 +365,8 @@ func TestFileURIEscapedPathsNoLiveOrphan(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DuckDB: %v", err)
 	}
-	cfg := writeCorpusConfig(t, be, ns, `
-  orphan_files {
-    older_than       = "3d"
-    max_orphan_ratio = 0.95
-  }`, "")
-	now := time.Now().Add(30 * 24 * time.Hour)
-	nowFn := func() time.Time { return now }
+	cfg := writeCorpusConfig(t, be, ns, fileURIOrphans, "")
+	nowFn := fileURIClock()
 	p, res := planApply(ctx, t, cfg, nowFn, nil)
 	requireApplied(t, res)
 	tp := findTable(t, p, catalogName+"."+ns+".ts")

@@ -268,25 +268,10 @@ func TestExpireKeepsLiteralFileOfLiveEscapedURI(t *testing.T) {
 	if err := os.WriteFile(lit, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	respell := func(tbl *table.Table, from iceberg.DataFile, path string) *table.Table {
-		t.Helper()
-		b, err := iceberg.NewDataFileBuilder(tbl.Metadata().PartitionSpec(), iceberg.EntryContentData, path, iceberg.ParquetFile,
-			nil, nil, nil, from.Count(), from.FileSizeBytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		txn := tbl.NewTransaction()
-		if err := txn.ReplaceDataFilesWithDataFiles(ctx, []iceberg.DataFile{from}, []iceberg.DataFile{b.Build()}, nil); err != nil {
-			t.Fatal(err)
-		}
-		next, err := txn.Commit(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return next
-	}
-	tbl = respell(tbl, first[0], lit)                            // a bare path: literal to every reader
-	tbl = respell(tbl, liveFiles(ctx, t, tbl)[0], "file://"+lit) // the escaped URI
+	// A bare path (literal to every reader), then the escaped URI.
+	tbl = testkit.CommitDataFileAt(t, tbl, first[0], lit, first[0])
+	cur := liveFiles(ctx, t, tbl)[0]
+	tbl = testkit.CommitDataFileAt(t, tbl, cur, "file://"+lit, cur)
 	ids := testkit.SnapshotIDs(tbl)
 	_, res, err := expiry.Expire(ctx, l.Cat, tbl, expiry.Spec{SnapshotIDs: ids[:len(ids)-1]})
 	if err != nil {

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go"
-
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -45,18 +43,7 @@ func TestRemoveKeepsLiteralNameOfEscapedReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Since the plan, a writer added it by its escaped file:// URI.
-	b, err := iceberg.NewDataFileBuilder(tbl.Metadata().PartitionSpec(), iceberg.EntryContentData, "file://"+lit, iceberg.ParquetFile,
-		nil, nil, nil, src.Count(), int64(len(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	txn := tbl.NewTransaction()
-	if err := txn.AddDataFiles(ctx, []iceberg.DataFile{b.Build()}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := txn.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	testkit.CommitDataFileAt(t, tbl, src, "file://"+lit, nil)
 	res, err := Remove(ctx, l.Cat, tbl, Spec{Paths: []string{lit}, OlderThan: 72 * time.Hour, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
