@@ -186,7 +186,7 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	budget := c.MaxBytesPerRun.Value
 	partitions := 0
 	for _, p := range st.Partitions {
-		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || p.NoRowIDCandidates > 0 {
+		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || p.NoRowIDCandidates > 0 || p.EscapedFileURIs > 0 {
 			continue // refused: see compactRefusals
 		}
 		groups := sel.compactGroups(p.CandidateSizes)
@@ -255,12 +255,15 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 }
 
 // compactRefusals are the partitions planCompact leaves out because the
-// rewrite would lose information or its commit would fail: on a format v3
-// table, candidate files with no first_row_id (their manifests were listed
-// before the table had row lineage, typically a table upgraded to v3 with
-// no commit since); files of a spec whose manifests cannot be written
-// (TableState.UnwritableSpecs). They are shown in the plan so that apply
-// does not discover them, and the table's other actions still run.
+// rewrite would lose information, read the wrong files or fail its commit:
+// on a format v3 table, candidate files with no first_row_id (their
+// manifests were listed before the table had row lineage, typically a
+// table upgraded to v3 with no commit since); files of a spec whose
+// manifests cannot be written (TableState.UnwritableSpecs); partitions with
+// files named by file: URIs whose path changes when decoded
+// (PartitionStats.EscapedFileURIs). They are shown in the plan so that
+// apply does not discover them, and the table's other partitions and
+// actions still run. Each partition is in one refusal at most.
 func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 	if !pol.Compaction.Declared {
 		return nil
@@ -274,12 +277,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 		if _, ok := st.UnwritableSpecs[p.SpecID]; !ok {
 			continue
 		}
-		n := 0
-		for _, g := range sel.compactGroups(p.CandidateSizes) {
-			if g.InputFiles > 1 || p.DeleteFiles > 0 { // else no action anyway
-				n += g.InputFiles
-			}
-		}
+		n := sel.plannedInputs(p)
 		if n == 0 {
 			continue
 		}
@@ -299,7 +297,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			Reason: fmt.Sprintf("%d data files in %d partitions of spec %d are not compacted: %s", bySpec[id].files, bySpec[id].parts, id, st.UnwritableSpecs[id]),
 		})
 	}
-	var files, parts int64
+	var files, parts, escFiles, escParts int64
 	for _, p := range st.Partitions {
 		if _, ok := st.UnwritableSpecs[p.SpecID]; ok {
 			continue
@@ -307,17 +305,44 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 		if p.NoRowIDCandidates > 0 && len(sel.compactGroups(p.CandidateSizes)) > 0 {
 			files += p.NoRowIDCandidates
 			parts++
+			continue
+		}
+		if n := sel.plannedInputs(p); p.EscapedFileURIs > 0 && n > 0 {
+			escFiles += int64(n)
+			escParts++
 		}
 	}
-	if files == 0 {
-		return refusals
+	if files > 0 {
+		refusals = append(refusals, Refusal{
+			Action: string(Compact),
+			Reason: fmt.Sprintf("%d data files in %d partitions have no first_row_id (format v3 row lineage): rewriting them would not preserve their rows' _row_id and _last_updated_sequence_number, so they are not compacted. "+
+				"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since); the next commit by a v3 writer assigns the ids (for example a manifests policy's rewrite_manifests, or any append)",
+				files, parts),
+		})
 	}
-	return append(refusals, Refusal{
-		Action: string(Compact),
-		Reason: fmt.Sprintf("%d data files in %d partitions have no first_row_id (format v3 row lineage): rewriting them would not preserve their rows' _row_id and _last_updated_sequence_number, so they are not compacted. "+
-			"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since); the next commit by a v3 writer assigns the ids (for example a manifests policy's rewrite_manifests, or any append)",
-			files, parts),
-	})
+	if escFiles > 0 {
+		refusals = append(refusals, Refusal{
+			Action: string(Compact),
+			Reason: fmt.Sprintf("%d data files in %d partitions are not compacted: the table names them, or files of their partitions, by file: URIs with percent-escapes (first: %s). "+
+				"iceberg-go v0.7.0's local IO opens such a URI percent-decoded, while Java, PyIceberg, Spark, Trino and DuckDB open it as written, and the engines that escape partition values (Java, PyIceberg) put the files there: "+
+				"a rewrite would read no file, or another one. Compact these partitions with an engine that reads the paths as written (Spark's rewrite_data_files); iceops compacts the table's other partitions",
+				escFiles, escParts, st.EscapedFileURI),
+		})
+	}
+	return refusals
+}
+
+// plannedInputs is how many data files the rewrite of partition p would
+// take: the files of its groups, but for a lone file with no delete to
+// apply, which is no action (planCompact).
+func (s CompactionSelection) plannedInputs(p PartitionStats) int {
+	n := 0
+	for _, g := range s.compactGroups(p.CandidateSizes) {
+		if g.InputFiles > 1 || p.DeleteFiles > 0 {
+			n += g.InputFiles
+		}
+	}
+	return n
 }
 
 // compactBlocked is why a planned compaction cannot run at all ("" when it

@@ -33,6 +33,12 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		return refuse("storage was not scanned for orphan files")
 	case scan.Refusal != "":
 		return refuse("%s", scan.Refusal)
+	case scan.MissingReferencedCount > 0 && scan.LiteralNamed > 0:
+		return refuse("%d referenced files are missing from the listing under the names iceberg-go v0.7.0 reads (first: %s), and %d listed files are the table's under the literal names of its file: URIs with percent-escapes (first: %s): "+
+			"iceberg-go's local IO opens such a URI percent-decoded, while Java, PyIceberg, Spark, Trino and DuckDB open it as written, where those writers put the files. "+
+			"iceops compares the listing with the names iceberg-go reads, so it cannot tell an orphan from a file the table reaches and does not sweep this table (no listed file is proposed); "+
+			"remove its orphans with an engine that reads the paths as written (Spark's remove_orphan_files)%s",
+			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), scan.LiteralNamed, scan.LiteralNamedExample, quarantinedLive(scan.Quarantine, st.Address))
 	case scan.MissingReferencedCount > 0:
 		return refuse("the listing is partial: %d referenced files are missing from it (first: %s)%s",
 			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), quarantinedLive(scan.Quarantine, st.Address))

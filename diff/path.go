@@ -60,6 +60,43 @@ func NormalizePath(p string, equalSchemes, equalAuthorities map[string]string) s
 	return scheme + "://" + authority + cleanAbs(p2)
 }
 
+// LiteralKey is the key of the literal name of a location that names two
+// local files: a file: URI whose path changes when decoded (percent-escapes,
+// or a '?' or '#'). iceberg-go v0.7.0's local IO opens the decoded name,
+// whose key NormalizePath returns; Java (Hadoop Path), PyIceberg, Spark,
+// Trino and DuckDB open the path as written, and Java and PyIceberg write
+// partition directories with escaped values (ts=2023-08-22T09%3A15%3A20), so
+// on a table they wrote the file is under the literal name. ok is false for
+// every other location (object keys, bare paths, URIs without escapes),
+// which names one file to every reader.
+//
+// Which of the two names is the table's cannot be told from the location
+// (docs/design.md §5.5 rule 8): iceops rewrites no such file, deletes
+// neither name on the location's word alone, and keeps both names out of an
+// orphan sweep. The key is spelled as NormalizePath spells keys, with the
+// same equal_schemes and equal_authorities, so it compares with a listing.
+func LiteralKey(p string, equalSchemes, equalAuthorities map[string]string) (key string, ok bool) {
+	scheme, rest, found := strings.Cut(p, ":")
+	if !found || !isScheme(scheme) || mapName(strings.ToLower(scheme), equalSchemes) != "file" {
+		return "", false
+	}
+	var authority, p2 string
+	if strings.HasPrefix(rest, "//") {
+		authority, p2, _ = strings.Cut(rest[2:], "/")
+		p2 = "/" + p2
+	} else {
+		p2 = rest
+	}
+	literal := cleanAbs(p2)
+	if cleanAbs(fileURIPath(p2)) == literal {
+		return "", false
+	}
+	if authority == "localhost" {
+		authority = ""
+	}
+	return "file://" + mapName(authority, equalAuthorities) + escapeLocal(literal), true
+}
+
 // fileURIPath is the local name a file: URI's path part stands for, as
 // url.Parse (and so iceberg-go's LocalFS) reads it: the fragment and query
 // are not part of it, and percent-escapes are decoded. A path that does

@@ -127,3 +127,78 @@ func FuzzNormalizeFileURI(f *testing.F) {
 		}
 	})
 }
+
+// A file: URI whose path changes when decoded names two local files: the
+// decoded one iceberg-go opens (NormalizePath) and the literal one the
+// other engines open (LiteralKey). Every other location names one.
+func TestLiteralKey(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the location names one file
+	}{
+		// Java's and PyIceberg's escaped identity timestamp directory.
+		{"file:///w/t/data/ts=2023-08-22T09%3A15%3A20/f.parquet", "file:///w/t/data/ts=2023-08-22T09%253A15%253A20/f.parquet"},
+		{"file:/w/t/data/p=a%2Fb/f.parquet", "file:///w/t/data/p=a%252Fb/f.parquet"},
+		{"FILE://localhost/w/t/p=%C5%BC/f", "file:///w/t/p=%25C5%25BC/f"},
+		{"file:///w/t/a?b.parquet", "file:///w/t/a%3Fb.parquet"},
+		{"file:///w/t/a#b.parquet", "file:///w/t/a%23b.parquet"},
+		// Nothing to decode, or nothing that decodes: one name.
+		{"file:///w/t/data/p=a+b/f.parquet", ""},
+		{"file:///w/t/data/p=50%/f.parquet", ""},
+		{"file:///w/t/data/f.parquet", ""},
+		// A bare path is literal to every reader, iceberg-go's too.
+		{"/w/t/data/ts=2023-08-22T09%3A15%3A20/f.parquet", ""},
+		// Object keys are opaque to every reader.
+		{"s3://b/t/data/ts=2023-08-22T09%3A15%3A20/f.parquet", ""},
+		{"C:/x%41", ""},
+	}
+	for _, tt := range tests {
+		got, ok := LiteralKey(tt.in, nil, nil)
+		if ok != (tt.want != "") || got != tt.want {
+			t.Errorf("LiteralKey(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if dec := NormalizePath(tt.in, nil, nil); dec == got {
+			t.Errorf("LiteralKey(%q) = %q is the decoded key too", tt.in, got)
+		}
+		if again := NormalizePath(got, nil, nil); again != got {
+			t.Errorf("LiteralKey(%q) = %q, normalised %q", tt.in, got, again)
+		}
+	}
+	// The literal key is the key of the file as a listing names it.
+	in := "file:///w/t/data/ts=2023-08-22T09%3A15%3A20/f.parquet"
+	lit, _ := LiteralKey(in, nil, nil)
+	if listed := NormalizePath("/w/t/data/ts=2023-08-22T09%3A15%3A20/f.parquet", nil, nil); listed != lit {
+		t.Errorf("literal key %q, listed file's key %q", lit, listed)
+	}
+	// A policy's maps apply as NormalizePath applies them.
+	if got, ok := LiteralKey("local://h1/w/p=%41", map[string]string{"local": "file"}, map[string]string{"h1": ""}); !ok || got != "file:///w/p=%2541" {
+		t.Errorf("mapped: %q, %v", got, ok)
+	}
+}
+
+// Wherever a file: URI names two files, the literal key names the path as
+// written and differs from the decoded key; elsewhere it names one.
+func FuzzLiteralKey(f *testing.F) {
+	for _, s := range []string{"/a/p=50%25", "/a/%2F", "/a/%zz", "/a/é", "/a/b?c", "/a/b#c", "/a/%41", "/a/b%", "/a/./%2E%2E/b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if !strings.HasPrefix(p, "/") {
+			return
+		}
+		lit, ok := LiteralKey("file://"+p, nil, nil)
+		dec := NormalizePath("file://"+p, nil, nil)
+		bare := NormalizePath(p, nil, nil)
+		switch {
+		case ok && lit == dec:
+			t.Fatalf("file://%s: literal key %q equals the decoded key", p, lit)
+		case ok && lit != bare:
+			t.Fatalf("file://%s: literal key %q, but the path as written is %q", p, lit, bare)
+		case !ok && dec != bare:
+			t.Fatalf("file://%s names one file, but decoded %q and literal %q differ", p, dec, bare)
+		}
+	})
+}

@@ -171,6 +171,11 @@ type ExpireAction struct {
 	SnapshotsAddedByPlan int   `json:"snapshots_added_by_plan"`
 	FilesToDelete        int64 `json:"files_to_delete"`
 	BytesToDelete        int64 `json:"bytes_to_delete"`
+	// EscapedFileURIs counts the files of FilesToDelete named by file: URIs
+	// whose path changes when decoded (LiteralKey): each is deleted under
+	// its literal name only while no file has its decoded name, and is
+	// otherwise left and reported (docs/design.md §5.5 rule 8).
+	EscapedFileURIs int64 `json:"escaped_file_uris,omitempty"`
 }
 
 type OrphansAction struct {

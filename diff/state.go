@@ -43,6 +43,12 @@ type TableState struct {
 	// since the commit would fail after the rewrite.
 	UnwritableSpecs map[int]string `json:"unwritable_specs,omitempty"`
 
+	// EscapedFileURI is the first live file the observation met that is
+	// named by a file: URI whose path changes when decoded (see
+	// PartitionStats.EscapedFileURIs), for the refusal's sentence; "" when
+	// there is none.
+	EscapedFileURI string `json:"escaped_file_uri,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`
@@ -126,6 +132,13 @@ type PartitionStats struct {
 	// have no first_row_id (not even inherited): a rewrite cannot carry
 	// their rows' lineage, so the partition is not compacted (a refusal).
 	NoRowIDCandidates int64 `json:"no_row_id_candidates,omitempty"`
+	// EscapedFileURIs counts the live files a rewrite of the partition
+	// would read (its data and delete files, and the equality deletes of
+	// an unpartitioned spec, which apply to every partition) that are named
+	// by a file: URI whose path changes when decoded (LiteralKey): iceberg-go
+	// would open another name than the one the engines that wrote them use,
+	// so the partition is not compacted (a refusal).
+	EscapedFileURIs int64 `json:"escaped_file_uris,omitempty"`
 }
 
 // FileStats summarises the current snapshot's files for inspect.
@@ -182,7 +195,15 @@ type OrphanScan struct {
 	NestedTables           []string         `json:"nested_tables,omitempty"` // other tables inside the sweep
 	PrefixMismatches       []string         `json:"prefix_mismatches,omitempty"`
 	Symlinks               []string         `json:"symlinks,omitempty"` // not followed, never deleted
-	Refusal                string           `json:"refusal,omitempty"`  // provider-side reason to refuse
+	// LiteralNamed counts listed files kept because they have the literal
+	// name of a reference that is a file: URI whose path changes when
+	// decoded (LiteralKey): iceberg-go reads the reference as the decoded
+	// name, the engines that wrote it as this one, so the file is the
+	// table's under one reading and never an orphan. LiteralNamedExample is
+	// the first, as listed.
+	LiteralNamed        int64  `json:"literal_named,omitempty"`
+	LiteralNamedExample string `json:"literal_named_example,omitempty"`
+	Refusal             string `json:"refusal,omitempty"` // provider-side reason to refuse
 	// Quarantine lists the table's quarantine runs (under
 	// <location>/.iceops-quarantine/), read from their manifests. Diff puts
 	// the runs due for purging into the plan; apply purges no other.

@@ -99,6 +99,13 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if unwritable > 0 {
 		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of specs whose manifests iceberg-go cannot write left as they are (the plan refuses them)", unwritable), "; ")
 	}
+	groups, escaped, err := withoutEscapedPartitions(ctx, tbl, groups, sel, spec.now())
+	if err != nil {
+		return tbl, res, fmt.Errorf("plan compaction: %w", err)
+	}
+	if escaped > 0 {
+		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of partitions with files named by file: URIs with percent-escapes left as they are (the plan refuses them)", escaped), "; ")
+	}
 	if len(groups) == 0 {
 		res.NoOp = true
 		if res.Note == "" {
@@ -194,6 +201,43 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		return next, res, fmt.Errorf("compaction: %w", cerr)
 	}
 	return next, res, nil
+}
+
+// withoutEscapedPartitions drops the groups of the partitions the plan
+// refuses for files named by file: URIs whose path changes when decoded
+// (diff.PartitionStats.EscapedFileURIs): iceberg-go would open another name
+// than the one their writer used, and read no file or another one. It
+// decides by the plan's own aggregate of the current snapshot (every live
+// file of a partition counts, not only a group's), so that apply never
+// rewrites a partition the plan refused; that costs one more read of the
+// current manifests when there are groups. held counts the files left out.
+func withoutEscapedPartitions(ctx context.Context, tbl *table.Table, groups []compaction.Group, sel diff.CompactionSelection, now time.Time) (kept []compaction.Group, held int, err error) {
+	cur := tbl.CurrentSnapshot()
+	if len(groups) == 0 || cur == nil {
+		return groups, 0, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open table storage: %w", err)
+	}
+	sel.Where = "" // which files are candidates does not matter here
+	a := newAggregator(tbl.Metadata(), sel, now)
+	a.compacts = false
+	agg, err := aggregateInto(ctx, fsys, tbl.Metadata(), cur, a, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if agg.escapedExample == "" {
+		return groups, 0, nil
+	}
+	for _, g := range groups {
+		if p := agg.parts[a.key(g.Tasks[0].File)]; p != nil && p.EscapedFileURIs > 0 {
+			held += len(g.Tasks)
+			continue
+		}
+		kept = append(kept, g)
+	}
+	return kept, held, nil
 }
 
 // classifyCompactErr: the engine removes staged files itself when a commit

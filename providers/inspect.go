@@ -97,10 +97,11 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 			old = append(old, id)
 		}
 	}
-	in.OldSnapshotFiles, in.OldSnapshotBytes, err = expiry.Estimate(ctx, fsys, md, old, nil)
+	freed, err := expiry.Estimate(ctx, fsys, md, old, nil)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
+	in.OldSnapshotFiles, in.OldSnapshotBytes = freed.Files, freed.Bytes
 
 	orphanPol := pol
 	if !pol.OrphanFiles.Declared {

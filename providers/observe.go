@@ -19,6 +19,7 @@ import (
 	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/expiry"
 	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
 	"github.com/iceops/iceops/providers/orphans"
 )
 
@@ -70,11 +71,11 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
 			continue
 		}
-		files, bytes, err := o.estimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
+		freed, err := o.estimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
 		if err != nil {
 			return diff.TablePlan{}, fmt.Errorf("estimate expiry: %w", err)
 		}
-		a.Expire.FilesToDelete, a.Expire.BytesToDelete = files, bytes
+		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
 	}
 	return tp, nil
 }
@@ -82,13 +83,13 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 // estimateExpiry counts the files and bytes that expiring expireIDs frees
 // (expiry.Estimate), counting the current files that the plan's
 // compaction groups replace as freed when the current snapshot is expired.
-func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
+func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (expiry.Freed, error) {
 	if o.expiry != nil && !o.expiry.Overflowed() {
-		files, bytes, err = o.expiry.Estimate(expireIDs, groups)
+		freed, err := o.expiry.Estimate(expireIDs, groups)
 		if err != nil {
-			return 0, 0, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
+			return expiry.Freed{}, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
 		}
-		return files, bytes, nil
+		return freed, nil
 	}
 	var compactIn func(string) bool
 	if len(groups) > 0 {
@@ -193,13 +194,14 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	}
 	if pol.Compaction.Declared {
 		// The rewrite refuses these files; the plan says so first.
-		if o.State.CompactProblem, err = compaction.EqualityDeleteProblem(ctx, tbl); err != nil {
+		if o.State.CompactProblem, err = compaction.EqualityDeleteProblem(ctx, tbl, escapedPath); err != nil {
 			return nil, fmt.Errorf("observe %s: equality deletes: %w", pol.Address, err)
 		}
 	}
 	o.State.Partitions = agg.partitions()
 	o.State.Files = agg.files
 	o.State.Manifests = agg.manifests
+	o.State.EscapedFileURI = agg.escapedExample
 	return o, nil
 }
 
@@ -224,6 +226,7 @@ func observeTable(ctx context.Context, tbl *table.Table, address string, sel dif
 	st.Partitions = agg.partitions()
 	st.Files = agg.files
 	st.Manifests = agg.manifests
+	st.EscapedFileURI = agg.escapedExample
 	return st, nil
 }
 
@@ -375,6 +378,32 @@ type snapshotAggregate struct {
 	files     diff.FileStats
 	manifests diff.ManifestStats
 	hist      sizeHistogram
+	// escapedGlobal counts the equality deletes of an unpartitioned spec
+	// named by escaped file: URIs: they apply to every partition, so each
+	// partition counts them (finish). escapedExample is the first live
+	// file named so (diff.TableState.EscapedFileURI).
+	escapedGlobal  int64
+	escapedExample string
+}
+
+// escapedPath reports a location iceberg-go opens under another name than
+// the engines that wrote it (store.LiteralKey).
+func escapedPath(p string) bool {
+	_, ok := store.LiteralKey(p)
+	return ok
+}
+
+// escapedFileURI counts a live file a rewrite of its partition would read
+// when a file: URI whose path changes when decoded names it
+// (diff.PartitionStats.EscapedFileURIs); it reports whether it did.
+func (a *snapshotAggregate) escapedFileURI(path string) bool {
+	if !escapedPath(path) {
+		return false
+	}
+	if a.escapedExample == "" {
+		a.escapedExample = path
+	}
+	return true
 }
 
 type partKey struct {
@@ -658,6 +687,13 @@ func (a *aggregator) DeleteEntry(entry iceberg.ManifestEntry) {
 	files.DeleteBytes += size
 	seq := entry.SequenceNum()
 	idx := a.idx
+	if a.agg.escapedFileURI(df.FilePath()) {
+		if df.ContentType() == iceberg.EntryContentEqDeletes && idx.unpartitions[k.spec] {
+			a.agg.escapedGlobal++
+		} else {
+			p.EscapedFileURIs++
+		}
+	}
 	switch {
 	case df.ContentType() == iceberg.EntryContentEqDeletes:
 		files.EqualityDeletes++
@@ -695,6 +731,9 @@ func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 	p.DataFiles++
 	p.DataBytes += size
 	p.Records += df.Count()
+	if a.agg.escapedFileURI(df.FilePath()) {
+		p.EscapedFileURIs++
+	}
 	files := &a.agg.files
 	if size < a.sel.Min {
 		p.SmallFiles++
@@ -726,6 +765,12 @@ func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 }
 
 func (a *aggregator) finish() *snapshotAggregate {
+	if n := a.agg.escapedGlobal; n > 0 {
+		for _, p := range a.agg.parts {
+			p.EscapedFileURIs += n
+		}
+		a.agg.escapedGlobal = 0 // finish may run twice
+	}
 	files := &a.agg.files
 	if files.MinSize < 0 {
 		files.MinSize = 0

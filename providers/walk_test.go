@@ -122,14 +122,15 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 							t.Fatal(err)
 						}
 					}
-					wantF, wantB, err := sess.estimateExpiry(ctx, "lake.ns.t", expire, compactIn)
+					want, err := sess.estimateExpiry(ctx, "lake.ns.t", expire, compactIn)
 					if err != nil {
 						t.Fatal(err)
 					}
-					gotF, gotB, err := o.estimateExpiry(ctx, expire, gs)
+					got, err := o.estimateExpiry(ctx, expire, gs)
 					if err != nil {
 						t.Fatal(err)
 					}
+					wantF, wantB, gotF, gotB := want.Files, want.Bytes, got.Files, got.Bytes
 					if gotF != wantF || gotB != wantB {
 						t.Fatalf("orphans=%v expire %d of %d snapshots, %d groups: one walk %d files/%d bytes, separate walks %d/%d",
 							orphans, len(expire), len(snaps), len(gs), gotF, gotB, wantF, wantB)

@@ -57,26 +57,38 @@ func CopyFixture(srcDir, dstDir string) (string, error) {
 // entries; and the referenced-data-file blob property of Puffin deletion
 // vectors (with their new size). Without the last step, a reader matching deletes to data files
 // by path would silently apply none of them.
-func CopyTable(srcDir, dstDir, current string) (string, error) {
+//
+// Paths become bare absolute paths under dstDir, unless an option says
+// otherwise (FileURIs).
+func CopyTable(srcDir, dstDir, current string, opts ...CopyOption) (string, error) {
 	srcDir, dstDir = filepath.Clean(srcDir), filepath.Clean(dstDir)
+	var o copyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	prefixes, err := tablePrefixes(srcDir)
 	if err != nil {
 		return "", fmt.Errorf("copy table %s: %w", srcDir, err)
 	}
+	// target is dstDir as the rewritten paths spell it.
+	target := dstDir
+	if o.fileURIs {
+		target = "file://" + filepath.ToSlash(dstDir)
+	}
 	rewrite := func(p string) (string, bool) {
 		for _, pre := range prefixes { // longest first
 			if p == pre {
-				return dstDir, true
+				return target, true
 			}
 			if rest, ok := strings.CutPrefix(p, pre+"/"); ok {
-				return dstDir + "/" + rest, true
+				return target + "/" + rest, true
 			}
 		}
 		return p, false
 	}
 	// local maps a rewritten path back to the source file it was copied from.
 	local := func(p string) (string, bool) {
-		rest, ok := strings.CutPrefix(p, dstDir+"/")
+		rest, ok := strings.CutPrefix(p, target+"/")
 		if !ok {
 			return "", false
 		}
@@ -207,7 +219,7 @@ func CopyTable(srcDir, dstDir, current string) (string, error) {
 			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
 		}
 		rel, _ := filepath.Rel(srcDir, af.src)
-		newLength[dstDir+"/"+filepath.ToSlash(rel)] = int64(len(raw))
+		newLength[target+"/"+filepath.ToSlash(rel)] = int64(len(raw))
 	}
 	for _, af := range lists {
 		for _, rec := range af.records {
@@ -245,6 +257,23 @@ func CopyTable(srcDir, dstDir, current string) (string, error) {
 		}
 	}
 	return filepath.Join(dstDir, filepath.FromSlash(current)), nil
+}
+
+// CopyOption changes how CopyTable spells the paths it rewrites.
+type CopyOption func(*copyOptions)
+
+type copyOptions struct {
+	fileURIs bool
+}
+
+// FileURIs makes CopyTable write every rewritten path as a file:// URI of
+// dstDir ("file:///dst/data/ts=2023-08-22T09%3A15%3A20/f.parquet"), the rest
+// of each path as its writer spelled it: the escapes of Java's and
+// PyIceberg's partition directories stay in the names, as they are when
+// those engines write at a file: location (and as a table copied to local
+// disk often is). dstDir is used as the URI's path as it is.
+func FileURIs() CopyOption {
+	return func(o *copyOptions) { o.fileURIs = true }
 }
 
 // writePathProperties are the table properties that hold a path prefix.

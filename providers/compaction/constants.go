@@ -184,8 +184,11 @@ func lacksEqualityColumn(tbl *table.Table, t table.FileScanTask, fileSchema *ice
 // apply an equality delete to the wrong rows ("" when none; see
 // lacksEqualityColumn). It reads the footer of every data file an equality
 // delete applies to, and nothing when the snapshot summary counts no
-// equality delete.
-func EqualityDeleteProblem(ctx context.Context, tbl *table.Table) (string, error) {
+// equality delete. A data file unreadable says iceberg-go cannot read as
+// the table means (a caller's rule: file: URIs whose path changes when
+// decoded) is not read: the plan refuses its partition anyway, and opening
+// it would fail the table's whole observation or read another file.
+func EqualityDeleteProblem(ctx context.Context, tbl *table.Table, unreadable func(path string) bool) (string, error) {
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		return "", nil
@@ -206,6 +209,9 @@ func EqualityDeleteProblem(ctx context.Context, tbl *table.Table) (string, error
 	nm := tbl.Metadata().NameMapping()
 	for _, t := range tasks {
 		if len(t.EqualityDeleteFiles) == 0 || t.File.FileFormat() != iceberg.ParquetFile {
+			continue
+		}
+		if unreadable != nil && unreadable(t.File.FilePath()) {
 			continue
 		}
 		fileSchema, err := fileSchemaOf(fsys, t.File.FilePath(), tbl, nm)

@@ -236,11 +236,11 @@ func TestCompactFillsRequiredPartitionColumns(t *testing.T) {
 func TestEqualityDeleteOnAbsentColumnRefused(t *testing.T) {
 	ctx := context.Background()
 	_, tbl := corpusTable(t, defaultsDir, defaultsMeta, func(s string) string { return strings.ReplaceAll(s, longDefault, smallerDefault) })
-	if why, err := EqualityDeleteProblem(ctx, tbl); err != nil || why != "" {
+	if why, err := EqualityDeleteProblem(ctx, tbl, nil); err != nil || why != "" {
 		t.Fatalf("no equality delete yet, got %q %v", why, err)
 	}
 	tbl = testkit.DeleteEqualityOn(t, tbl, "col_string", func(b array.Builder) { b.(*array.StringBuilder).Append("World") })
-	why, err := EqualityDeleteProblem(ctx, tbl)
+	why, err := EqualityDeleteProblem(ctx, tbl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

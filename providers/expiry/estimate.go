@@ -23,7 +23,7 @@ import (
 // What it does not see: manifests and manifest lists that the plan's own
 // commits will write and then drop, and manifests that rewrite_manifests
 // replaces (kept reachable here), so it can only under-count.
-func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs []int64, compactInputs func(path string) bool) (files, bytes int64, err error) {
+func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs []int64, compactInputs func(path string) bool) (freed Freed, err error) {
 	expire := map[int64]bool{}
 	for _, id := range expireIDs {
 		expire[id] = true
@@ -43,16 +43,16 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 	// Only files reachable from an expired snapshot can be freed, so the
 	// before side is walked from those alone.
 	err = walk(ctx, fsys, md, expireIDs, func(f reach.File) error {
-		return before.Add(reach.Rec{Key: store.NormPath(f.Path), N1: f.Size})
+		return before.Add(reach.Rec{Key: store.NormPath(f.Path), N1: f.Size, N2: escapedFlag(f.Path)})
 	})
 	if err != nil {
-		return 0, 0, err
+		return Freed{}, err
 	}
 	err = walk(ctx, fsys, md, kept, func(f reach.File) error {
 		return after.Add(reach.Rec{Key: store.NormPath(f.Path)})
 	})
 	if err != nil {
-		return 0, 0, err
+		return Freed{}, err
 	}
 	if cur := md.CurrentSnapshot(); cur != nil && expire[cur.SnapshotID] {
 		err = walk(ctx, fsys, md, []int64{cur.SnapshotID}, func(f reach.File) error {
@@ -62,18 +62,47 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 			return nil
 		})
 		if err != nil {
-			return 0, 0, err
+			return Freed{}, err
 		}
 	}
 	err = unmatched(before, after, func(r reach.Rec) error {
-		files++
-		bytes += max(r.N1, 0)
+		freed.count(r.N1, r.N2&escapedBit != 0)
 		return nil
 	})
 	if err != nil {
-		return 0, 0, err
+		return Freed{}, err
 	}
-	return files, bytes, nil
+	return freed, nil
+}
+
+// Freed is what expiring snapshots frees: files and their bytes, and how
+// many of the files are named by file: URIs whose path changes when decoded
+// (store.LiteralKey), which expiry deletes only under their literal name and
+// only while no file has the decoded one (store.DeletionName), so that the
+// plan can say so (diff.ExpireAction.EscapedFileURIs).
+type Freed struct {
+	Files, Bytes, EscapedFileURIs int64
+}
+
+func (f *Freed) count(size int64, escaped bool) {
+	f.Files++
+	f.Bytes += max(size, 0)
+	if escaped {
+		f.EscapedFileURIs++
+	}
+}
+
+// escapedBit marks, in a record's N2, a file named by a file: URI whose path
+// changes when decoded.
+const escapedBit = int64(1) << 40
+
+// escapedFlag is escapedBit for a path store.LiteralKey says names two
+// files, else 0.
+func escapedFlag(p string) int64 {
+	if _, ok := store.LiteralKey(p); ok {
+		return escapedBit
+	}
+	return 0
 }
 
 // walk hands fn every file the snapshots ids of md reach through their

@@ -136,5 +136,6 @@ func estimate(ctx context.Context, t *testing.T, tbl *table.Table, ids []int64, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return expiry.Estimate(ctx, fsys, tbl.Metadata(), ids, compactInputs)
+	freed, err := expiry.Estimate(ctx, fsys, tbl.Metadata(), ids, compactInputs)
+	return freed.Files, freed.Bytes, err
 }

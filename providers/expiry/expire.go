@@ -271,11 +271,16 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 	}
 	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
-	deleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	kept := deleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	var notes []string
 	if res.FilesLeft > 0 {
-		res.Note = fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
-			context.Cause(ctx), res.FilesLeft)
+		notes = append(notes, fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
+			context.Cause(ctx), res.FilesLeft))
 	}
+	if kept > 0 {
+		notes = append(notes, fmt.Sprintf("%d released files named by file: URIs with percent-escapes were left, under both names: a file has the decoded name too (see not applied)", kept))
+	}
+	res.Note = strings.Join(notes, "; ")
 	return fresh, res, nil
 }
 
@@ -409,7 +414,13 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 // recorded and the rest go on (docs/design.md §5.5 rule 9). A file already gone
 // counts as deleted: the goal state holds. Cancellation stops starting new
 // deletions.
-func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress store.Progress, res *store.Result) {
+//
+// Each file is removed under the name store.DeletionName allows: a file:
+// URI whose path changes when decoded only under its literal name, and
+// only while no file has the decoded one; otherwise neither name goes, the
+// file is not counted as deleted, and it is listed in res.Skipped with why
+// (at most maxKeptListed of them; kept counts them all).
+func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress store.Progress, res *store.Result) (kept int) {
 	if conc <= 0 {
 		conc = 8
 	}
@@ -434,11 +445,27 @@ func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, pr
 		go func(f fileRef) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			name, why, err := store.DeletionName(fs, f.path)
+			if err != nil || why != "" {
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: %v", f.path, err))
+				default:
+					if kept++; kept <= maxKeptListed {
+						res.Skipped = append(res.Skipped, f.path+": "+why)
+					}
+					done++
+					progress.Report(done, total, "files")
+				}
+				return
+			}
 			size := f.size
 			if size < 0 {
-				size = statSize(fs, f.path)
+				size = statSize(fs, name)
 			}
-			err := fs.Remove(f.path)
+			err = fs.Remove(name)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && !store.IsNotExist(err) {
@@ -455,7 +482,15 @@ func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, pr
 	}
 	wg.Wait()
 	slices.Sort(res.DeleteErrors)
+	if kept > maxKeptListed {
+		res.Skipped = append(res.Skipped, fmt.Sprintf("%d more released files named by file: URIs with percent-escapes, left for the same reason", kept-maxKeptListed))
+	}
+	return kept
 }
+
+// maxKeptListed bounds the released files deleteFiles names in
+// Result.Skipped (the count is exact).
+const maxKeptListed = 100
 
 func statSize(fs iceio.IO, p string) int64 {
 	f, err := fs.Open(p)
@@ -478,24 +513,41 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 	released, keep := reach.NewSorter(limit), reach.NewSorter(limit)
 	defer released.Close()
 	defer keep.Close()
+	// A file: URI whose path changes when decoded (store.LiteralKey) names
+	// two local files. Only its literal name is ever deleted
+	// (store.DeletionName), so that is its key on the released side; on
+	// the kept side both of its names are kept.
 	err := walk(ctx, fs, base, goneIDs, func(f reach.File) error {
-		return released.Add(reach.Rec{Key: store.NormPath(f.Path), Aux: f.Path, N1: f.Size})
+		key := store.NormPath(f.Path)
+		if lit, ok := store.LiteralKey(f.Path); ok {
+			key = lit
+		}
+		return released.Add(reach.Rec{Key: key, Aux: f.Path, N1: f.Size})
 	})
 	if err != nil {
 		return nil, err
+	}
+	keepPath := func(p string) error {
+		if err := keep.Add(reach.Rec{Key: store.NormPath(p)}); err != nil {
+			return err
+		}
+		if lit, ok := store.LiteralKey(p); ok {
+			return keep.Add(reach.Rec{Key: lit})
+		}
+		return nil
 	}
 	km := kept.Metadata()
 	err = walk(ctx, fs, km, reach.AllSnapshots(km), func(f reach.File) error {
-		return keep.Add(reach.Rec{Key: store.NormPath(f.Path)})
+		return keepPath(f.Path)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := keep.Add(reach.Rec{Key: store.NormPath(kept.MetadataLocation())}); err != nil {
+	if err := keepPath(kept.MetadataLocation()); err != nil {
 		return nil, err
 	}
 	for e := range km.PreviousFiles() {
-		if err := keep.Add(reach.Rec{Key: store.NormPath(e.MetadataFile)}); err != nil {
+		if err := keepPath(e.MetadataFile); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -238,4 +239,61 @@ func TestReleasedFilesSpilled(t *testing.T) {
 			t.Fatal("a spilled record lost its path")
 		}
 	}
+}
+
+// A live file named by a file: URI whose path changes when decoded keeps
+// its literal file whatever spelling an expired snapshot used: here the
+// expired snapshot names the file by its bare literal path and the live one
+// by the escaped URI (the spelling Java writes at a file: location), so the
+// two keys differ, and only the live URI's literal name (kept with its
+// decoded one) says that the file is live. The file the expired snapshots
+// alone reach is deleted.
+func TestExpireKeepsLiteralFileOfLiveEscapedURI(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 10)
+	first := liveFiles(ctx, t, tbl)
+	if len(first) != 1 {
+		t.Fatalf("setup: %d files", len(first))
+	}
+	src := testkit.LocalPath(t, first[0].FilePath())
+	lit := filepath.Join(filepath.Dir(src), "ts=2023-08-22T09%3A15%3A20", "f.parquet")
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(lit), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lit, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A bare path (literal to every reader), then the escaped URI.
+	tbl = testkit.CommitDataFileAt(t, tbl, first[0], lit, first[0])
+	cur := liveFiles(ctx, t, tbl)[0]
+	tbl = testkit.CommitDataFileAt(t, tbl, cur, "file://"+lit, cur)
+	ids := testkit.SnapshotIDs(tbl)
+	_, res, err := expiry.Expire(ctx, l.Cat, tbl, expiry.Spec{SnapshotIDs: ids[:len(ids)-1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lit); err != nil {
+		t.Fatalf("the live file under its literal name was deleted (%+v): %v", res, err)
+	}
+	if _, err := os.Stat(src); !os.IsNotExist(err) {
+		t.Errorf("the file only expired snapshots reach survived: %v", err)
+	}
+}
+
+func liveFiles(ctx context.Context, t *testing.T, tbl *table.Table) []iceberg.DataFile {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []iceberg.DataFile
+	for _, task := range tasks {
+		out = append(out, task.File)
+	}
+	return out
 }

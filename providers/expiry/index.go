@@ -66,7 +66,7 @@ func (x *Index) file(f reach.File) error {
 }
 
 func (x *Index) add(p string, size int64, kind, idx int, tag string) error {
-	return x.recs.Add(reach.Rec{Key: store.NormPath(p), Aux: tag, N1: size, N2: int64(kind)<<32 | int64(idx)})
+	return x.recs.Add(reach.Rec{Key: store.NormPath(p), Aux: tag, N1: size, N2: int64(kind)<<32 | int64(idx) | escapedFlag(p)})
 }
 
 // snapshot is the index of snapshot id, numbered on first sight.
@@ -119,10 +119,10 @@ func (x *Index) Close() error { return x.recs.Close() }
 // the compaction groups compacted reports (the compaction replaces them).
 // It is the same computation as Estimate, from the recorded walk; the
 // groups are the plan's compaction groups.
-func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (files, bytes int64, err error) {
+func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (freed Freed, err error) {
 	compacted := compactedGroups(groups)
 	if x.overflow {
-		return 0, 0, fmt.Errorf("expiry index overflowed")
+		return Freed{}, fmt.Errorf("expiry index overflowed")
 	}
 	expire := make(map[int64]bool, len(expireIDs))
 	for _, id := range expireIDs {
@@ -149,23 +149,24 @@ func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (files, 
 		started     bool
 		fromExpired bool
 		kept        bool
+		escaped     bool
 		size        int64
 		flush       = func() {
 			if started && fromExpired && !kept {
-				files++
-				bytes += max(size, 0)
+				freed.count(size, escaped)
 			}
 		}
 	)
 	for r, err := range x.recs.Sorted() {
 		if err != nil {
-			return 0, 0, err
+			return Freed{}, err
 		}
 		if !started || r.Key != cur {
 			flush()
-			cur, started, fromExpired, kept, size = r.Key, true, false, false, 0
+			cur, started, fromExpired, kept, escaped, size = r.Key, true, false, false, false, 0
 		}
-		kind, idx := int(r.N2>>32), int(r.N2&0xffffffff)
+		kind, idx := int(r.N2>>32&0xff), int(r.N2&0xffffffff)
+		escaped = escaped || r.N2&escapedBit != 0
 		var exp, keep bool
 		switch kind {
 		case kindSnapshot:
@@ -185,7 +186,7 @@ func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (files, 
 		kept = kept || keep
 	}
 	flush()
-	return files, bytes, nil
+	return freed, nil
 }
 
 // compactedGroups reports whether a group tag is one of groups.

@@ -631,7 +631,7 @@ type purgeResult struct {
 // norm is the sweep's path normaliser (the policy's equal_schemes and
 // equal_authorities): a reference spelled with an alias of an original path
 // must keep the run, exactly as it keeps the file in the sweep itself.
-func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error, norm func(string) string) purgeResult {
+func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error, norm func(string) string, literal func(string) (string, bool)) purgeResult {
 	var pr purgeResult
 	qroot := quarantineRoot(tbl.Location())
 	uuid := tbl.Metadata().TableUUID().String()
@@ -676,7 +676,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			refd[norm(f.Original)] = false
 		}
 	}
-	if err := markReferenced(ctx, fs, tbl, refd, norm); err != nil {
+	if err := markReferenced(ctx, fs, tbl, refd, norm, literal); err != nil {
 		pr.Errors = append(pr.Errors, "referenced set (nothing purged): "+err.Error())
 		return pr
 	}
@@ -757,12 +757,19 @@ func removeEmptyDirs(dir string) {
 // metadata references (all snapshots, DELETED entries included, statistics,
 // the metadata log, the current metadata and version-hint). refd's keys
 // are normalised by norm.
-func markReferenced(ctx context.Context, fs iceio.IO, tbl *table.Table, refd map[string]bool, norm func(string) string) error {
+func markReferenced(ctx context.Context, fs iceio.IO, tbl *table.Table, refd map[string]bool, norm func(string) string, literal func(string) (string, bool)) error {
 	md := tbl.Metadata()
 	mark := func(p string) {
 		k := norm(p)
 		if _, ok := refd[k]; ok {
 			refd[k] = true
+		}
+		// A file: URI that names two local files references both
+		// (orphanLiteral).
+		if lit, ok := literal(p); ok {
+			if _, ok := refd[lit]; ok {
+				refd[lit] = true
+			}
 		}
 	}
 	err := reach.Walk(ctx, reach.Spec{Meta: md, FS: fs, Snapshots: reach.AllSnapshots(md), Consumers: []reach.Consumer{{WithDeleted: true, File: func(f reach.File) error {

@@ -184,7 +184,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		refd[norm(c.path)] = false
 	}
 	if len(refd) > 0 {
-		if err := markReferenced(ctx, fs, fresh, refd, norm); err != nil {
+		if err := markReferenced(ctx, fs, fresh, refd, norm, orphanLiteral(spec.EqualSchemes, spec.EqualAuthorities)); err != nil {
 			return res, fmt.Errorf("build referenced set (nothing deleted): %w", err)
 		}
 	}
@@ -234,7 +234,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	// the plan that shows it.
 	var purged int
 	if len(spec.PurgeRuns) > 0 {
-		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, remove, orphanNorm(spec.EqualSchemes, spec.EqualAuthorities))
+		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, remove, orphanNorm(spec.EqualSchemes, spec.EqualAuthorities), orphanLiteral(spec.EqualSchemes, spec.EqualAuthorities))
 		if note := pr.note(); note != "" {
 			res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}

@@ -146,12 +146,23 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	}
 	refs := reach.NewSortedRefSet(env.spillLimit())
 	defer refs.Close()
+	// The literal names of references that name two local files
+	// (orphanLiteral): kept, never proposed, not required in the listing.
+	literal := orphanLiteral(pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
+	literals := reach.NewSorter(env.spillLimit())
+	defer literals.Close()
 	var relative string
 	add := func(p, cat string, required bool) error {
 		if !isAbsoluteLocation(p) && relative == "" {
 			relative = p
 		}
-		return refs.Add(norm(p), cat, required)
+		if err := refs.Add(norm(p), cat, required); err != nil {
+			return err
+		}
+		if lit, ok := literal(p); ok {
+			return literals.Add(reach.Rec{Key: lit})
+		}
+		return nil
 	}
 	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, env.Ride); err != nil {
 		return nil, err
@@ -182,7 +193,7 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	if err != nil {
 		return nil, err
 	}
-	if err := mergeListing(scan, listing, refs, roots, excl, mm.sorted()); err != nil {
+	if err := mergeListing(scan, listing, refs, literals, roots, excl, mm.sorted()); err != nil {
 		return nil, err
 	}
 
@@ -197,8 +208,11 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	scan.NestedTables = overlappingTables(pol.Address, locs, roots, norm)
 	// The runs of earlier quarantining applies, from their manifests, so
 	// that the plan shows every run it would purge.
+	// A quarantined file is live when its path is a missing reference, or
+	// the literal name of one (read as a file: URI, it decodes to it).
 	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String(), func(p string) bool {
-		return slices.Contains(scan.MissingReferenced, norm(p))
+		return slices.Contains(scan.MissingReferenced, norm(p)) ||
+			strings.HasPrefix(p, "/") && slices.Contains(scan.MissingReferenced, norm("file://"+p))
 	})
 	// A quarantine the store refuses is said in the plan, before any move
 	// (issue 17): one probe write when there is something to move.
@@ -427,10 +441,30 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 // mergeListing walks the sorted listing and the sorted referenced keys side
 // by side (no map of every path). An error from either stream fails the
 // whole scan: a partial referenced set would make live files look orphaned.
-func mergeListing(scan *diff.OrphanScan, listing *reach.Sorter, refs reach.RefSet, roots []string, excl *excluder, mismatch []string) error {
+//
+// literals, when set, holds the literal-name keys of references that name
+// two local files (orphanLiteral), sorted: a listed file with such a name
+// is the table's under the other reading, so it is kept, never a candidate,
+// and counted in OrphanScan.LiteralNamed.
+func mergeListing(scan *diff.OrphanScan, listing *reach.Sorter, refs reach.RefSet, literals *reach.Sorter, roots []string, excl *excluder, mismatch []string) error {
 	next, stop := iter.Pull2(refs.Keys())
 	defer stop()
 	ref, req, ok := next()
+	literalNamed := func(string) (bool, error) { return false, nil }
+	if literals != nil {
+		lnext, lstop := iter.Pull2(literals.Sorted())
+		defer lstop()
+		lit, lerr, lok := lnext()
+		literalNamed = func(key string) (bool, error) {
+			for lok && lerr == nil && lit.Key < key {
+				lit, lerr, lok = lnext()
+			}
+			if lerr != nil {
+				return false, fmt.Errorf("literal names: %w", lerr)
+			}
+			return lok && lit.Key == key, nil
+		}
+	}
 	missing := func(k string, required bool) {
 		if !required || !underAny(k, roots) {
 			return // committed after the listing, or outside this sweep
@@ -456,6 +490,16 @@ func mergeListing(scan *diff.OrphanScan, listing *reach.Sorter, refs reach.RefSe
 		}
 		if ok && ref == f.key {
 			ref, req, ok = next()
+			continue
+		}
+		switch named, err := literalNamed(f.key); {
+		case err != nil:
+			return err
+		case named:
+			scan.LiteralNamed++
+			if scan.LiteralNamedExample == "" {
+				scan.LiteralNamedExample = f.path
+			}
 			continue
 		}
 		info := diff.FileInfo{Path: f.path, Size: f.size, MtimeMs: f.mtime}

@@ -123,7 +123,7 @@ func TestOrphanMergeNormalisesSchemes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mergeListing(scan, listing, refs, roots, excl, mm.sorted()); err != nil {
+	if err := mergeListing(scan, listing, refs, nil, roots, excl, mm.sorted()); err != nil {
 		t.Fatal(err)
 	}
 	if got := testkit.CandidatePaths(scan); !slices.Equal(got, []string{"s3://bucket/warehouse/t/data/stray.parquet"}) {

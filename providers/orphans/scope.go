@@ -36,6 +36,17 @@ func orphanNorm(equalSchemes, equalAuthorities map[string]string) func(string) s
 	return func(p string) string { return diff.NormalizePath(p, equalSchemes, equalAuthorities) }
 }
 
+// orphanLiteral is the literal-name key of one policy's sweep
+// (diff.LiteralKey with the same maps as orphanNorm): for a reference that is
+// a file: URI whose path changes when decoded, the key of the name the
+// engines that wrote it use, beside orphanNorm's key of the name iceberg-go
+// opens. Both names of such a reference are the table's for the sweep: it
+// never proposes either, and only the decoded one is required in the
+// listing (rule 3, as before: a table iceberg-go wrote has its files there).
+func orphanLiteral(equalSchemes, equalAuthorities map[string]string) func(string) (string, bool) {
+	return func(p string) (string, bool) { return diff.LiteralKey(p, equalSchemes, equalAuthorities) }
+}
+
 // sweepRoots is the sweep scope of a table: its location and every write
 // path that is set (writePathProperties), normalised by norm, without a
 // trailing slash, sorted, and without roots nested in others (those are

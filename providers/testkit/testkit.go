@@ -439,11 +439,40 @@ func (l *Lakehouse) AddCorpusTable(t testing.TB, dir, current, name string, edit
 // CopyTable copies a corpus table (srcDir is its location) to dstDir,
 // rewriting every path inside it (lakehouse.CopyTable), and returns the
 // location of its current metadata file, current being relative to srcDir.
-func CopyTable(t testing.TB, srcDir, dstDir, current string) string {
+// opts choose how the paths are spelled (lakehouse.FileURIs).
+func CopyTable(t testing.TB, srcDir, dstDir, current string, opts ...lakehouse.CopyOption) string {
 	t.Helper()
-	loc, err := lakehouse.CopyTable(srcDir, dstDir, current)
+	loc, err := lakehouse.CopyTable(srcDir, dstDir, current, opts...)
 	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
 	return loc
+}
+
+// CommitDataFileAt commits one snapshot that adds a data file like like
+// (its record count and size; unpartitioned) under path, replacing
+// replace when it is set. It writes no file: what is at path is the
+// caller's. Tests use it to name one file by several spellings.
+func CommitDataFileAt(t testing.TB, tbl *table.Table, like iceberg.DataFile, path string, replace iceberg.DataFile) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	b, err := iceberg.NewDataFileBuilder(tbl.Metadata().PartitionSpec(), iceberg.EntryContentData, path, iceberg.ParquetFile,
+		nil, nil, nil, like.Count(), like.FileSizeBytes())
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	txn := tbl.NewTransaction()
+	if replace != nil {
+		err = txn.ReplaceDataFilesWithDataFiles(ctx, []iceberg.DataFile{replace}, []iceberg.DataFile{b.Build()}, nil)
+	} else {
+		err = txn.AddDataFiles(ctx, []iceberg.DataFile{b.Build()}, nil)
+	}
+	if err != nil {
+		t.Fatalf("testkit: commit %s: %v", path, err)
+	}
+	next, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatalf("testkit: commit %s: %v", path, err)
+	}
+	return next
 }

@@ -2,11 +2,14 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	iofs "io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/iceops/iceops/diff"
 )
@@ -18,6 +21,74 @@ import (
 // uses the policy's maps.
 func NormPath(p string) string {
 	return strings.TrimSuffix(diff.NormalizePath(p, nil, nil), "/")
+}
+
+// LiteralKey is diff.LiteralKey, the key of the literal name of a file:
+// URI that names two local files, without a policy's maps and without a
+// trailing slash, as NormPath spells keys; ok is false for a location
+// that names one file.
+func LiteralKey(p string) (string, bool) {
+	k, ok := diff.LiteralKey(p, nil, nil)
+	return strings.TrimSuffix(k, "/"), ok
+}
+
+// DeletionName is what a deletion of the table's file at location p, as
+// the metadata writes it, may remove (docs/design.md §5.5 rule 8): a
+// location iceberg-go's IO opens as that name, or "" with why when neither
+// name may go.
+//
+// A location that names one file is removed as it is. A file: URI that
+// names two (LiteralKey) is the decoded name to iceberg-go and the literal
+// name to Java, PyIceberg, Spark, Trino and DuckDB, and the table's writer
+// decided which one holds the file. Only the literal name is ever removed,
+// and only when no file has the decoded name: then the literal file is the
+// only file the location can mean (the writers that escape partition
+// values, Java and PyIceberg, wrote it there). When the decoded name
+// exists, iceops cannot tell which of the two files is the table's (an
+// iceberg-go writer put it under the decoded name; or it is another file),
+// so both stay and why says so. When neither exists, the literal name is
+// returned: removing it finds nothing, and the file is gone either way.
+func DeletionName(fsys iceio.IO, p string) (name, why string, err error) {
+	lit, ok := LiteralKey(p)
+	if !ok {
+		return p, "", nil
+	}
+	decoded, err := exists(fsys, p)
+	if err != nil {
+		return "", "", fmt.Errorf("look for %s under its decoded name: %w", p, err)
+	}
+	if decoded {
+		dec, _ := LocalPath(p)
+		return "", fmt.Sprintf("a file: URI with percent-escapes: iceberg-go reads it as %s, which exists, while Java, Spark, PyIceberg and DuckDB read it as %s; "+
+			"iceops cannot tell which file is the table's, so it deletes neither (an orphan sweep removes the one no table references)",
+			dec, uriPathAsWritten(p)), nil
+	}
+	return lit, "", nil
+}
+
+// uriPathAsWritten is the path of a file: URI as written, escapes and all:
+// the local name the engines that read it literally open.
+func uriPathAsWritten(p string) string {
+	_, rest, _ := strings.Cut(p, ":")
+	if after, ok := strings.CutPrefix(rest, "//"); ok {
+		if i := strings.IndexByte(after, '/'); i >= 0 {
+			return after[i:]
+		}
+		return "/"
+	}
+	return rest
+}
+
+// exists reports whether iceberg-go's IO finds a file at location p.
+func exists(fsys iceio.IO, p string) (bool, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		if IsNotExist(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, f.Close()
 }
 
 // LocalPath turns a file:// URL or a bare absolute path into an OS path.

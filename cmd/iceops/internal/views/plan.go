@@ -282,6 +282,10 @@ func expireSentence(e *diff.ExpireAction, createdAt time.Time) string {
 	if e.FilesToDelete > 0 {
 		fmt.Fprintf(&b, "; frees %s (%s)", countOf(e.FilesToDelete, "file", "files"), Bytes(e.BytesToDelete))
 	}
+	if e.EscapedFileURIs > 0 {
+		fmt.Fprintf(&b, "; %s named by file: URIs with percent-escapes, each deleted under its literal name only if no file has its decoded name, else left (reported)",
+			countOf(e.EscapedFileURIs, "file", "files"))
+	}
 	return b.String()
 }
 

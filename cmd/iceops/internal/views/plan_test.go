@@ -228,3 +228,19 @@ func TestPlanPurgeRuns(t *testing.T) {
 		})
 	}
 }
+
+// The expiry line says how many of the files it frees are named by file:
+// URIs with percent-escapes and what happens to them (docs/design.md §5.5
+// rule 8), and says nothing when there is none.
+func TestExpirySentenceEscapedFileURIs(t *testing.T) {
+	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	e := &diff.ExpireAction{SnapshotIDs: make([]int64, 4), MaxAge: "1d", FilesToDelete: 9, BytesToDelete: 2048, EscapedFileURIs: 3}
+	want := "expire 4 snapshots older than 1d; 0 kept; frees 9 files (2.0 KiB); 3 files named by file: URIs with percent-escapes, each deleted under its literal name only if no file has its decoded name, else left (reported)"
+	if got := expireSentence(e, created); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	e.EscapedFileURIs = 0
+	if got := expireSentence(e, created); strings.Contains(got, "file: URIs") {
+		t.Errorf("no escaped file: URI, but %q", got)
+	}
+}
