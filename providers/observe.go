@@ -193,9 +193,11 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 	}
 	if pol.Compaction.Declared {
-		// The rewrite refuses these files; the plan says so first.
-		if o.State.CompactProblem, err = compaction.EqualityDeleteProblem(ctx, tbl, escapedPath); err != nil {
-			return nil, fmt.Errorf("observe %s: equality deletes: %w", pol.Address, err)
+		// The rewrite refuses these tables and files; the plan says so first.
+		if o.State.CompactProblem = compaction.TypesProblem(tbl.Schema()); o.State.CompactProblem == "" {
+			if o.State.CompactProblem, err = compaction.EqualityDeleteProblem(ctx, tbl, escapedPath); err != nil {
+				return nil, fmt.Errorf("observe %s: equality deletes: %w", pol.Address, err)
+			}
 		}
 	}
 	o.State.Partitions = agg.partitions()

@@ -146,6 +146,9 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if len(groups) == 0 {
 		return res, nil
 	}
+	if why := TypesProblem(tbl.Schema()); why != "" {
+		return res, fmt.Errorf("%w: %s", ErrRefused, why)
+	}
 	cfg, err := resolve(tbl, opts)
 	if err != nil {
 		return res, err
