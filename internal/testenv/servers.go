@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
 	"net"
@@ -145,9 +146,85 @@ func freePorts(t testing.TB, n int) []int {
 			continue
 		}
 		ls = append(ls, l, l2)
+		if !reservePort(t, p) {
+			continue
+		}
 		ports = append(ports, p)
 	}
 	return ports
+}
+
+// reservePort claims p (and p+10000) for t across every test process of
+// the run, until t ends: a file named after the port, created exclusively
+// in a directory all of them share, holding the claimant's pid. A free
+// port alone is not enough: while a test has its server stopped, its port
+// is free, and a test of another package (go test runs packages in
+// parallel processes) could start its own server there, which the first
+// test's clients then reach instead of a refused connection (seen in CI:
+// "file does not exist" from another versitygw with the same bucket and
+// keys). A claim whose process is gone is stale and taken over.
+func reservePort(t testing.TB, p int) bool {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), "iceops-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatalf("port reservations: %v", err)
+	}
+	var claimed []string
+	release := func() {
+		for _, f := range claimed {
+			os.Remove(f)
+		}
+	}
+	for _, port := range []int{p, p + 10000} {
+		f := filepath.Join(dir, strconv.Itoa(port))
+		if !claimFile(f) {
+			release()
+			return false
+		}
+		claimed = append(claimed, f)
+	}
+	t.Cleanup(release)
+	return true
+}
+
+// claimFile creates f with this process's pid, or takes it over when the
+// pid it holds is no longer a running process. The pid is written to a
+// file of this process's own first and linked to f, so f never exists
+// without its pid (link fails when f exists, as O_EXCL would).
+func claimFile(f string) bool {
+	tmp := fmt.Sprintf("%s.%d.tmp", f, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return false
+	}
+	defer os.Remove(tmp)
+	for range 2 {
+		err := os.Link(tmp, f)
+		if err == nil {
+			return true
+		}
+		if !os.IsExist(err) {
+			return false
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false
+		}
+		holder, err := strconv.Atoi(string(b))
+		if err == nil && holder > 0 && running(holder) {
+			return false // held by a live process (ours included)
+		}
+		// Stale: take it over. Another process may race to do the same;
+		// the link decides.
+		os.Remove(f)
+	}
+	return false
+}
+
+// running reports whether pid is a process (signal 0 reaches it, or it
+// exists and is another user's).
+func running(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func binary(t testing.TB, env, what string) string {
