@@ -76,20 +76,18 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if err != nil {
 		return tbl, res, err
 	}
-	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: icecompaction.Config{
-		TargetFileSizeBytes:  sel.Target,
-		MinFileSizeBytes:     sel.Min,
-		MaxFileSizeBytes:     sel.Max,
-		MinInputFiles:        uint(max(sel.MinInputFiles, 1)),
-		DeleteFileThreshold:  max(sel.DeleteFileThreshold, 1),
-		DeleteRatioThreshold: sel.DeleteRatio,
-		PackingLookback:      icecompaction.DefaultPackingLookback,
-	}})
+	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel)})
 	if err != nil {
 		return tbl, res, fmt.Errorf("plan compaction: %w", err)
 	}
-	if groups, err = compaction.WithoutNoOpGroups(ctx, tbl, groups); err != nil {
-		return tbl, res, fmt.Errorf("plan compaction: %w", err)
+	// The plan's own aggregate of the current snapshot, read once: apply
+	// drops what the plan does not plan or refuses by the same counts.
+	var parts *planPartitions
+	if len(groups) > 0 {
+		if parts, err = aggregatePartitions(ctx, tbl, sel, spec.now()); err != nil {
+			return tbl, res, fmt.Errorf("plan compaction: %w", err)
+		}
+		groups = parts.withoutNoOpGroups(groups)
 	}
 	groups, held := compaction.WithoutLineageGaps(tbl, groups)
 	if held > 0 {
@@ -99,10 +97,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if unwritable > 0 {
 		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of specs whose manifests iceberg-go cannot write left as they are (the plan refuses them)", unwritable), "; ")
 	}
-	groups, escaped, err := withoutEscapedPartitions(ctx, tbl, groups, sel, spec.now())
-	if err != nil {
-		return tbl, res, fmt.Errorf("plan compaction: %w", err)
-	}
+	groups, escaped := parts.withoutEscapedPartitions(groups)
 	if escaped > 0 {
 		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of partitions with files named by file: URIs with percent-escapes left as they are (the plan refuses them)", escaped), "; ")
 	}
@@ -203,41 +198,85 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	return next, res, nil
 }
 
-// withoutEscapedPartitions drops the groups of the partitions the plan
-// refuses for files named by file: URIs whose path changes when decoded
-// (diff.PartitionStats.EscapedFileURIs): iceberg-go would open another name
-// than the one their writer used, and read no file or another one. It
-// decides by the plan's own aggregate of the current snapshot (every live
-// file of a partition counts, not only a group's), so that apply never
-// rewrites a partition the plan refused; that costs one more read of the
-// current manifests when there are groups. held counts the files left out.
-func withoutEscapedPartitions(ctx context.Context, tbl *table.Table, groups []compaction.Group, sel diff.CompactionSelection, now time.Time) (kept []compaction.Group, held int, err error) {
-	cur := tbl.CurrentSnapshot()
-	if len(groups) == 0 || cur == nil {
-		return groups, 0, nil
+// compactionConfig is iceberg-go's planner configuration for the plan's
+// selection.
+func compactionConfig(sel diff.CompactionSelection) icecompaction.Config {
+	return icecompaction.Config{
+		TargetFileSizeBytes:  sel.Target,
+		MinFileSizeBytes:     sel.Min,
+		MaxFileSizeBytes:     sel.Max,
+		MinInputFiles:        uint(max(sel.MinInputFiles, 1)),
+		DeleteFileThreshold:  max(sel.DeleteFileThreshold, 1),
+		DeleteRatioThreshold: sel.DeleteRatio,
+		PackingLookback:      icecompaction.DefaultPackingLookback,
 	}
+}
+
+// planPartitions is the plan's aggregate of a table's current snapshot
+// (every live file of a partition counts, not only a group's), which apply
+// reads once more when there are groups so that it drops exactly the
+// groups the plan does not plan or refuses.
+type planPartitions struct {
+	agg *snapshotAggregate
+	a   *aggregator
+}
+
+func aggregatePartitions(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, now time.Time) (*planPartitions, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("open table storage: %w", err)
+		return nil, fmt.Errorf("open table storage: %w", err)
 	}
 	sel.Where = "" // which files are candidates does not matter here
 	a := newAggregator(tbl.Metadata(), sel, now)
 	a.compacts = false
-	agg, err := aggregateInto(ctx, fsys, tbl.Metadata(), cur, a, nil)
+	agg, err := aggregateInto(ctx, fsys, tbl.Metadata(), tbl.CurrentSnapshot(), a, nil)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	if agg.escapedExample == "" {
-		return groups, 0, nil
+	return &planPartitions{agg: agg, a: a}, nil
+}
+
+// part is the aggregate's partition of a group (nil when it has none).
+func (pp *planPartitions) part(g compaction.Group) *diff.PartitionStats {
+	return pp.agg.parts[pp.a.key(g.Tasks[0].File)]
+}
+
+// withoutNoOpGroups drops the groups of one file in a partition with no
+// delete file: rewriting a file into one file changes nothing, whatever its
+// spec (a rewrite keeps a group's spec) or order, and the plan plans no
+// such group (diff.planCompact, whose rule this is: a delete file of the
+// partition keeps the group, since the rewrite also drops dead and
+// dangling deletes). iceberg-go's planner makes them whenever
+// min_input_files is 1, so apply rewrote lone files, of an older spec too,
+// that the plan did not show.
+func (pp *planPartitions) withoutNoOpGroups(groups []compaction.Group) []compaction.Group {
+	var kept []compaction.Group
+	for _, g := range groups {
+		if p := pp.part(g); len(g.Tasks) == 1 && (p == nil || p.DeleteFiles == 0) {
+			continue
+		}
+		kept = append(kept, g)
+	}
+	return kept
+}
+
+// withoutEscapedPartitions drops the groups of the partitions the plan
+// refuses for files named by file: URIs whose path changes when decoded
+// (diff.PartitionStats.EscapedFileURIs): iceberg-go would open another name
+// than the one their writer used, and read no file or another one. held
+// counts the files left out. pp is nil when there were no groups.
+func (pp *planPartitions) withoutEscapedPartitions(groups []compaction.Group) (kept []compaction.Group, held int) {
+	if pp == nil || pp.agg.escapedExample == "" {
+		return groups, 0
 	}
 	for _, g := range groups {
-		if p := agg.parts[a.key(g.Tasks[0].File)]; p != nil && p.EscapedFileURIs > 0 {
+		if p := pp.part(g); p != nil && p.EscapedFileURIs > 0 {
 			held += len(g.Tasks)
 			continue
 		}
 		kept = append(kept, g)
 	}
-	return kept, held, nil
+	return kept, held
 }
 
 // classifyCompactErr: the engine removes staged files itself when a commit

@@ -3,7 +3,6 @@ package compaction
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -146,31 +145,5 @@ func TestPartitionFilterCoversTransforms(t *testing.T) {
 		if ok && fmt.Sprint(e) == "" {
 			t.Fatalf("%s: empty filter", c.tr)
 		}
-	}
-}
-
-// TestWithoutNoOpGroups: a group of one file is dropped unless its
-// partition holds a delete file (the plan's rule for a lone file);
-// iceberg-go's planner makes such groups with min_input_files = 1.
-func TestWithoutNoOpGroups(t *testing.T) {
-	env := newEnv(t)
-	tbl := env.create(t, tableSpec{name: "lone", partitioned: true, props: iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}})
-	tbl = appendMany(t, tbl, 2, 200, []string{"eu"}) // eu: two files
-	tbl = appendMany(t, tbl, 1, 200, []string{"us"}) // us: one file
-	tbl = appendMany(t, tbl, 1, 200, []string{"ap"}) // ap: one file, then a delete
-	var err error
-	if tbl, err = tbl.Delete(context.Background(), iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference("region"), "ap"), iceberg.LessThan(iceberg.Reference("x"), int32(0))), nil); err != nil {
-		t.Fatal(err)
-	}
-	kept := map[string]int{}
-	groups, err := WithoutNoOpGroups(context.Background(), tbl, groupsAll(t, tbl))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range groups {
-		kept[g.Partition] = len(g.Tasks)
-	}
-	if want := map[string]int{"region=eu": 2, "region=ap": 1}; !maps.Equal(kept, want) {
-		t.Fatalf("kept groups %v, want %v", kept, want)
 	}
 }

@@ -477,65 +477,6 @@ func WithoutLineageGaps(tbl *table.Table, groups []Group) (kept []Group, held in
 	return kept, held
 }
 
-// WithoutNoOpGroups drops the groups of one file in a partition with no
-// delete file: rewriting a file into one file changes nothing, whatever
-// its spec (a rewrite keeps a group's spec) or order, and the plan plans no
-// such group (diff.planCompact, whose rule this is: a delete file of the
-// partition keeps the group, since the rewrite also drops dead and
-// dangling deletes). iceberg-go's planner makes them whenever
-// min_input_files is 1, so apply rewrote lone files, of an older spec too,
-// that the plan did not show.
-func WithoutNoOpGroups(ctx context.Context, tbl *table.Table, groups []Group) ([]Group, error) {
-	var withDeletes map[string]bool
-	var kept []Group
-	for _, g := range groups {
-		if len(g.Tasks) == 1 {
-			if withDeletes == nil {
-				var err error
-				if withDeletes, err = partitionsWithDeletes(ctx, tbl); err != nil {
-					return nil, err
-				}
-			}
-			if !withDeletes[partKey(g.SpecID, g.Tasks[0].File.Partition())] {
-				continue
-			}
-		}
-		kept = append(kept, g)
-	}
-	return kept, nil
-}
-
-// partitionsWithDeletes is the partKey of every (spec, partition) holding a
-// live delete file in the current snapshot (delete manifests only).
-func partitionsWithDeletes(ctx context.Context, tbl *table.Table) (map[string]bool, error) {
-	out := map[string]bool{}
-	snap := tbl.CurrentSnapshot()
-	if snap == nil || !mayHaveDeletes(snap) {
-		return out, nil
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open table io: %w", err)
-	}
-	manifests, err := snap.Manifests(fs)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list: %w", err)
-	}
-	for _, m := range manifests {
-		if m.ManifestContent() != iceberg.ManifestContentDeletes {
-			continue
-		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-			}
-			df := e.DataFile()
-			out[partKey(int(df.SpecID()), df.Partition())] = true
-		}
-	}
-	return out, nil
-}
-
 // stagedGroup is a rewritten group not yet committed.
 type stagedGroup struct {
 	index        int
