@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -42,28 +39,8 @@ func TestEscapedPartitionPlanAndExecutorAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := table.SchemaToArrowSchema(sc, nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for batch := range int64(2) {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-		for i, p := range []string{"a:b", "ab"} {
-			b.Field(0).(*array.Int64Builder).Append(batch*10 + int64(i))
-			b.Field(1).(*array.StringBuilder).Append(p)
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err = tbl.Append(ctx, rdr, nil)
-		rdr.Release()
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tbl = appendRows(t, tbl, []int64{batch * 10, batch*10 + 1}, []string{"a:b", "ab"})
 	}
 	files := func(tbl *table.Table) (escaped, plain []string) {
 		tasks, err := tbl.Scan().PlanFiles(ctx)

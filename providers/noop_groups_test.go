@@ -29,29 +29,9 @@ func TestWithoutNoOpGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := table.SchemaToArrowSchema(testkit.OrdersSchema, nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// eu: two files; us: one file; ap: one file of two rows, then a delete.
 	for i, region := range []string{"eu", "eu", "us", "ap"} {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-		for j := range 2 {
-			b.Field(0).(*array.Int64Builder).Append(int64(10*i + j))
-			b.Field(1).(*array.StringBuilder).Append(region)
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err = tbl.Append(ctx, rdr, nil)
-		rdr.Release()
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tbl = appendRows(t, tbl, []int64{int64(10 * i), int64(10*i + 1)}, []string{region, region})
 	}
 	tbl = testkit.DeletePositions(t, tbl, iceberg.EqualTo(iceberg.Reference("id"), int64(30)))
 
@@ -71,4 +51,32 @@ func TestWithoutNoOpGroups(t *testing.T) {
 	if want := map[string]int{"region=eu": 2, "region=ap": 1}; !maps.Equal(kept, want) {
 		t.Fatalf("kept groups %v, want %v (all: %d groups)", kept, want, len(groups))
 	}
+}
+
+// appendRows commits one append of rows to a table of a long and a string
+// column: ids[i] and strs[i] make row i.
+func appendRows(t testing.TB, tbl *table.Table, ids []int64, strs []string) *table.Table {
+	t.Helper()
+	as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	for i, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append(strs[i])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	next, err := tbl.Append(context.Background(), rdr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
 }
