@@ -94,8 +94,12 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, snap *table.Snapshot)
 	err = each(iceberg.ManifestContentData, func(df iceberg.DataFile) {
 		p := df.FilePath()
 		delete(exact, p)
+		if len(ranges) == 0 {
+			return
+		}
+		pb := []byte(p)
 		for _, r := range ranges {
-			if !r.live && bytes.Compare(r.lower, []byte(p)) <= 0 && bytes.Compare([]byte(p), r.upper) <= 0 {
+			if !r.live && bytes.Compare(r.lower, pb) <= 0 && bytes.Compare(pb, r.upper) <= 0 {
 				r.live = true
 			}
 		}
