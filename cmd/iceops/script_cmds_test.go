@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/iceops/iceops/diff"
 )
 
 type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
@@ -278,11 +280,10 @@ func cmdPlanCheck(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-var actionOrder = map[string]int{
-	"update_properties": 1, "replace_sort_order": 2, "compact": 3,
-	"rewrite_manifests": 4, "expire_snapshots": 5, "remove_orphan_files": 6,
-}
-
+// actionFields are the fields docs/plan-format.md promises for each kind
+// (a kind without a row promises none beyond the common ones); the order
+// and destructiveness of kinds are diff's (diff.ActionType.Order,
+// Destructive), so a new kind needs no row here.
 var actionFields = map[string][]string{
 	"update_properties":   {"set", "before"},
 	"replace_sort_order":  {"before", "after"},
@@ -346,7 +347,7 @@ func checkPlanDoc(v any) error {
 		for _, a := range list {
 			am, _ := a.(map[string]any)
 			typ, _ := am["type"].(string)
-			pos := actionOrder[typ]
+			pos := diff.ActionType(typ).Order()
 			if pos == 0 {
 				return fmt.Errorf("%s: unknown action type %q", addr, typ)
 			}
@@ -358,7 +359,7 @@ func checkPlanDoc(v any) error {
 			if !ok {
 				return fmt.Errorf("%s: %s.destructive missing", addr, typ)
 			}
-			if want := typ == "expire_snapshots" || typ == "remove_orphan_files"; d != want {
+			if want := diff.ActionType(typ).Destructive(); d != want {
 				return fmt.Errorf("%s: %s.destructive = %v", addr, typ, d)
 			}
 			if r, _ := am["reason"].(string); r == "" {
