@@ -29,8 +29,8 @@ import (
 //   - object stores (s3, gs, abfs, ...) take the key raw: object names are
 //     opaque strings and iceberg-go's blob IO never unescapes them.
 func NormalizePath(p string, equalSchemes, equalAuthorities map[string]string) string {
-	scheme, rest, ok := strings.Cut(p, ":")
-	if !ok || !isScheme(scheme) {
+	scheme, authority, p2, ok := splitURI(p, equalSchemes)
+	if !ok {
 		// No scheme: a local path, taken literally. Only absolute paths are
 		// file:// URIs.
 		if strings.HasPrefix(p, "/") {
@@ -38,26 +38,40 @@ func NormalizePath(p string, equalSchemes, equalAuthorities map[string]string) s
 		}
 		return path.Clean(p)
 	}
-	scheme = mapName(strings.ToLower(scheme), equalSchemes)
 	// Hadoop's S3 connectors name the same storage; callers' maps extend this.
 	if scheme == "s3a" || scheme == "s3n" {
 		scheme = "s3"
 	}
-	var authority, p2 string
-	if strings.HasPrefix(rest, "//") {
-		authority, p2, _ = strings.Cut(rest[2:], "/")
-		p2 = "/" + p2
-	} else {
-		p2 = rest // file:/x has no authority
-	}
 	if scheme == "file" {
-		if authority == "localhost" {
-			authority = ""
-		}
-		return "file://" + mapName(authority, equalAuthorities) + escapeLocal(cleanAbs(fileURIPath(p2)))
+		return "file://" + fileAuthority(authority, equalAuthorities) + escapeLocal(cleanAbs(fileURIPath(p2)))
 	}
 	authority = mapName(authority, equalAuthorities)
 	return scheme + "://" + authority + cleanAbs(p2)
+}
+
+// splitURI splits a location with a scheme into the scheme (lower case,
+// mapped through equalSchemes), the authority ("" for "scheme:/x") and
+// the path; ok is false when p has no scheme.
+func splitURI(p string, equalSchemes map[string]string) (scheme, authority, path string, ok bool) {
+	scheme, rest, ok := strings.Cut(p, ":")
+	if !ok || !isScheme(scheme) {
+		return "", "", "", false
+	}
+	scheme = mapName(strings.ToLower(scheme), equalSchemes)
+	if strings.HasPrefix(rest, "//") {
+		authority, path, _ = strings.Cut(rest[2:], "/")
+		return scheme, authority, "/" + path, true
+	}
+	return scheme, "", rest, true // file:/x has no authority
+}
+
+// fileAuthority is a file: URI's authority in a key: "localhost" is the
+// local host, as no authority is.
+func fileAuthority(authority string, equalAuthorities map[string]string) string {
+	if authority == "localhost" {
+		authority = ""
+	}
+	return mapName(authority, equalAuthorities)
 }
 
 // LiteralKey is the key of the literal name of a location that names two
@@ -81,25 +95,15 @@ func LiteralKey(p string, equalSchemes, equalAuthorities map[string]string) (key
 		// first, since every referenced file of a scan comes here.
 		return "", false
 	}
-	scheme, rest, found := strings.Cut(p, ":")
-	if !found || !isScheme(scheme) || mapName(strings.ToLower(scheme), equalSchemes) != "file" {
+	scheme, authority, p2, ok := splitURI(p, equalSchemes)
+	if !ok || scheme != "file" {
 		return "", false
-	}
-	var authority, p2 string
-	if strings.HasPrefix(rest, "//") {
-		authority, p2, _ = strings.Cut(rest[2:], "/")
-		p2 = "/" + p2
-	} else {
-		p2 = rest
 	}
 	literal := cleanAbs(p2)
 	if cleanAbs(fileURIPath(p2)) == literal {
 		return "", false
 	}
-	if authority == "localhost" {
-		authority = ""
-	}
-	return "file://" + mapName(authority, equalAuthorities) + escapeLocal(literal), true
+	return "file://" + fileAuthority(authority, equalAuthorities) + escapeLocal(literal), true
 }
 
 // decodable reports whether p holds a byte url.Parse would read as more
