@@ -292,6 +292,9 @@ type step struct {
 // recompute, commit), a bounded number of times with backoff.
 func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *providers.Table) (tr TableResult) {
 	start := time.Now()
+	// One breaker for the table's work, its lease included: once its store
+	// stops answering, the rest of it fails at once (issue 32, item 5).
+	ctx = providers.WithStorageBreaker(ctx)
 	tr = TableResult{Address: tp.Address, MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
 
 	pol, ok := r.cfg.Resolve(tp.Address)
@@ -603,6 +606,7 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 			SnapshotsExpired: er.SnapshotsExpired, RefsRemoved: er.RefsRemoved,
 			FilesDeleted: er.FilesDeleted, FilesQuarantined: er.FilesQuarantined, BytesFreed: er.BytesFreed,
 			FilesNotMoved: er.FilesNotMoved, FilesInBothPlaces: er.FilesInBothPlaces,
+			FilesPlaceUnknown: er.FilesPlaceUnknown, FilesMoved: er.Moved,
 			DeleteErrors: er.DeleteErrors, FilesLeft: er.FilesLeft,
 			StagedFilesRemoved: er.StagedRemoved, StagedFilesKept: er.StagedKept,
 			NotApplied: append(slices.Clone(s.notApplied), er.Skipped...),
@@ -650,11 +654,20 @@ func incompleteError(er providers.ExecResult) string {
 		if er.FilesInBothPlaces > 0 {
 			parts = append(parts, fmt.Sprintf("%d in both places (copied into the quarantine, original not removed)", er.FilesInBothPlaces))
 		}
-		if rest := n - er.FilesNotMoved - er.FilesInBothPlaces; rest > 0 {
+		if er.FilesPlaceUnknown > 0 {
+			parts = append(parts, fmt.Sprintf("%d in a place unknown (a request got no answer)", er.FilesPlaceUnknown))
+		}
+		if rest := n - er.FilesNotMoved - er.FilesInBothPlaces - er.FilesPlaceUnknown; rest > 0 {
 			parts = append(parts, fmt.Sprintf("%d other failures", rest))
 		}
 	} else {
 		parts = append(parts, filesCount(er.FilesDeleted)+" deleted", fmt.Sprintf("%d failed", n))
+		if er.FilesPlaceUnknown > 0 {
+			parts = append(parts, fmt.Sprintf("%d of them in a place unknown (the delete got no answer)", er.FilesPlaceUnknown))
+		}
+	}
+	if len(er.Moved) > 0 {
+		return "incomplete: " + strings.Join(parts, ", ") + "; see files_moved and delete_errors for each file"
 	}
 	return "incomplete: " + strings.Join(parts, ", ") + "; see delete_errors for each file"
 }

@@ -93,7 +93,14 @@ type ActionResult struct {
 	// the file is still only in place, or in place and in the quarantine.
 	FilesNotMoved     int64 `json:"files_not_moved,omitempty"`
 	FilesInBothPlaces int64 `json:"files_in_both_places,omitempty"`
-	BytesFreed        int64 `json:"bytes_freed"`
+	// FilesPlaceUnknown are deletes and moves whose request got no answer
+	// (a stalled store): each delete_errors line says what is known.
+	FilesPlaceUnknown int64 `json:"files_place_unknown,omitempty"`
+	// FilesMoved lists, when a quarantine did not finish, each file that
+	// did move ("ORIGINAL -> QUARANTINED"): with DeleteErrors, every file
+	// and where it is.
+	FilesMoved []string `json:"files_moved,omitempty"`
+	BytesFreed int64    `json:"bytes_freed"`
 
 	// NotApplied lists planned items (snapshots, refs, paths) left alone at
 	// apply time, each with its reason.

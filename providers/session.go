@@ -33,6 +33,10 @@ type Options struct {
 	// means defaultRequestTimeout. A catalog's iceops.request-timeout
 	// property overrides it.
 	RequestTimeout time.Duration
+	// StallLimit is how many storage attempts in a row may make no
+	// progress before a table's store is judged unresponsive
+	// (WithStorageBreaker); zero means bound.DefaultStallLimit.
+	StallLimit int
 }
 
 // Session holds the catalogs of one configuration for one command run.

@@ -99,6 +99,7 @@ func (s *Session) WithStorageLimits(ctx context.Context) context.Context {
 		return ctx
 	}
 	ctx = bound.With(ctx, s.callBound())
+	ctx = bound.WithStallLimit(ctx, s.opts.StallLimit)
 	cfg, err := s.awsConfig(ctx)
 	if err != nil || cfg == nil {
 		// iceberg-go parses the same properties when it opens the FS and
@@ -106,6 +107,18 @@ func (s *Session) WithStorageLimits(ctx context.Context) context.Context {
 		return ctx
 	}
 	return utils.WithAwsConfig(ctx, cfg)
+}
+
+// WithStorageBreaker returns ctx carrying a new breaker (bound.Breaker):
+// once StallLimit storage attempts in a row made no progress, no further
+// storage request is sent with ctx, those in flight are cut, and the
+// destructive loops stop starting files. Apply gives each table's work one
+// (its lease, its actions, the lease's release), so that a store that
+// stops answering ends that table's apply within about StallLimit request
+// timeouts instead of each request's retries, and the other tables, whose
+// prefixes may still answer, go on.
+func WithStorageBreaker(ctx context.Context) context.Context {
+	return bound.WithBreaker(ctx)
 }
 
 type awsConfigOnce struct {
@@ -210,7 +223,16 @@ type stallClient struct {
 }
 
 func (c *stallClient) Do(req *http.Request) (*http.Response, error) {
+	// The table's breaker (bound.WithBreaker), when the request's context
+	// carries one: an attempt is not sent once the store is judged
+	// unresponsive, and one in flight is cut when it is.
+	br := bound.BreakerOf(req.Context())
 	ctx, cancel := context.WithCancelCause(req.Context())
+	end, err := br.Begin(cancel)
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
 	timer := time.AfterFunc(c.timeout, func() { cancel(errStalled) })
 	if req.Body != nil && req.Body != http.NoBody {
 		req.Body = &progressBody{ReadCloser: req.Body, timer: timer, timeout: c.timeout}
@@ -218,14 +240,28 @@ func (c *stallClient) Do(req *http.Request) (*http.Response, error) {
 	resp, err := c.inner.Do(req.WithContext(ctx))
 	timer.Stop()
 	if err != nil {
-		if errors.Is(context.Cause(ctx), errStalled) {
-			err = &stallError{timeout: c.timeout, err: err}
-		}
+		err = attemptError(ctx, br, c.timeout, err)
+		end()
 		cancel(nil)
 		return nil, err
 	}
-	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, timeout: c.timeout}
+	br.Answered()
+	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, timeout: c.timeout, br: br, end: end}
 	return resp, nil
+}
+
+// attemptError says why an attempt (or a read of its answer) failed, from
+// its context's cause: a stall (counted by the breaker) or the breaker's
+// cut.
+func attemptError(ctx context.Context, br *bound.Breaker, timeout time.Duration, err error) error {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errStalled):
+		br.Stalled(timeout)
+		return &stallError{timeout: timeout, err: err}
+	case errors.Is(cause, bound.ErrUnresponsive):
+		return fmt.Errorf("%w (cut in flight: %v)", cause, err)
+	}
+	return err
 }
 
 // progressBody restarts the attempt's clock on each read of a request
@@ -247,14 +283,19 @@ type watchedBody struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	timeout time.Duration
+	br      *bound.Breaker
+	end     func()
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	t := time.AfterFunc(b.timeout, func() { b.cancel(errStalled) })
 	n, err := b.ReadCloser.Read(p)
 	t.Stop()
-	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errStalled) {
-		err = &stallError{timeout: b.timeout, err: err}
+	if n > 0 {
+		b.br.Answered()
+	}
+	if err != nil && err != io.EOF {
+		err = attemptError(b.ctx, b.br, b.timeout, err)
 	}
 	return n, err
 }
@@ -262,5 +303,6 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 func (b *watchedBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel(nil)
+	b.end()
 	return err
 }

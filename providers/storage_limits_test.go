@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,6 +77,74 @@ func TestStallClient(t *testing.T) {
 	resp.Body.Close()
 	if !errors.As(err, &te) || !te.Timeout() || time.Since(start) > 3*time.Second {
 		t.Fatalf("body stalled: %v after %s", err, time.Since(start))
+	}
+}
+
+// TestStallClientBreaker: with a breaker in the request's context, stalls
+// in a row trip it (an answer between them does not), an attempt in flight
+// is cut when it trips, and no later attempt reaches the server; a
+// request without the breaker still goes.
+func TestStallClientBreaker(t *testing.T) {
+	release := make(chan struct{})
+	var reached atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		if r.URL.Path == "/ok" {
+			return
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c := &stallClient{inner: srv.Client(), timeout: 300 * time.Millisecond}
+	ctx := bound.WithBreaker(bound.WithStallLimit(context.Background(), 2))
+	get := func(ctx context.Context, p string) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+p, nil)
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(ctx, "/stall"); bound.Stop(ctx) != nil || err == nil {
+		t.Fatalf("one stall: %v, breaker %v", err, bound.Stop(ctx))
+	}
+	if err := get(ctx, "/ok"); err != nil {
+		t.Fatal(err)
+	}
+	// Two at once: the second stall trips the breaker; a third attempt,
+	// in flight with a longer wait, is cut at that moment.
+	cut := make(chan error, 1)
+	slow := &stallClient{inner: srv.Client(), timeout: time.Hour}
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/long", nil)
+		_, err := slow.Do(req)
+		cut <- err
+	}()
+	_ = get(ctx, "/stall")
+	if err := get(ctx, "/stall"); !errors.Is(bound.Stop(ctx), bound.ErrUnresponsive) {
+		t.Fatalf("two stalls in a row: %v, breaker %v", err, bound.Stop(ctx))
+	}
+	select {
+	case err := <-cut:
+		if !errors.Is(err, bound.ErrUnresponsive) {
+			t.Errorf("the attempt in flight failed with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the attempt in flight was not cut")
+	}
+	before := reached.Load()
+	if err := get(ctx, "/ok"); !errors.Is(err, bound.ErrUnresponsive) {
+		t.Errorf("an attempt after the trip: %v", err)
+	}
+	if n := reached.Load() - before; n != 0 {
+		t.Errorf("%d requests reached the server after the trip", n)
+	}
+	if err := get(context.Background(), "/ok"); err != nil {
+		t.Errorf("a request of another scope: %v", err)
 	}
 }
 

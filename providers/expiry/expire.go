@@ -271,11 +271,11 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 	}
 	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
-	kept := deleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	kept, stopped := deleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
 	var notes []string
 	if res.FilesLeft > 0 {
 		notes = append(notes, fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
-			context.Cause(ctx), res.FilesLeft))
+			stopped, res.FilesLeft))
 	}
 	if kept > 0 {
 		notes = append(notes, fmt.Sprintf("%d released files named by file: URIs with percent-escapes were left, under both names: a file has the decoded name too (see not applied)", kept))
@@ -420,7 +420,7 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 // only while no file has the decoded one; otherwise neither name goes, the
 // file is not counted as deleted, and it is listed in res.Skipped with why
 // (at most maxKeptListed of them; kept counts them all).
-func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress store.Progress, res *store.Result) (kept int) {
+func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress store.Progress, res *store.Result) (kept int, stopped error) {
 	if conc <= 0 {
 		conc = 8
 	}
@@ -433,14 +433,18 @@ func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, pr
 		done int64
 	)
 	for i, f := range files {
-		if ctx.Err() != nil {
+		sem <- struct{}{}
+		// Stopped (a second interrupt, the finish bound) or the store
+		// judged unresponsive (bound.Breaker): no new delete starts.
+		if err := bound.Stop(ctx); err != nil {
+			<-sem
 			// Counted, not listed: the rest may be a million paths.
 			mu.Lock()
 			res.FilesLeft += int64(len(files) - i)
 			mu.Unlock()
+			stopped = err
 			break
 		}
-		sem <- struct{}{}
 		wg.Add(1)
 		go func(f fileRef) {
 			defer wg.Done()
@@ -469,6 +473,11 @@ func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, pr
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && !store.IsNotExist(err) {
+				if bound.Unanswered(err) {
+					res.FilesPlaceUnknown++
+					res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still there: %v", f.path, err))
+					return
+				}
 				res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: %v", f.path, err))
 				return
 			}
@@ -485,7 +494,7 @@ func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, pr
 	if kept > maxKeptListed {
 		res.Skipped = append(res.Skipped, fmt.Sprintf("%d more released files named by file: URIs with percent-escapes, left for the same reason", kept-maxKeptListed))
 	}
-	return kept
+	return kept, stopped
 }
 
 // maxKeptListed bounds the released files deleteFiles names in

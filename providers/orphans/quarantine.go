@@ -23,6 +23,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/internal/store"
 )
@@ -148,9 +149,9 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	moveErrs := map[string]error{}
 	var mu sync.Mutex
 	var quarantinedBytes int64
-	_ = runBatched(ctx, moving, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
+	runBatched(ctx, moving, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
 		dest, _ := quarantineTarget(runDir, loc, roots, f.path)
-		st, err := quarantineMove(fs, loc, plainRootOf(roots, f.path), f.path, dest)
+		st, err := quarantineMove(ctx, fs, loc, plainRootOf(roots, f.path), f.path, dest)
 		mu.Lock()
 		states[f.path], moveErrs[f.path] = st, err
 		mu.Unlock()
@@ -165,38 +166,53 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 		// Not BytesFreed: a quarantined file still takes its space until
 		// the purge, which counts it then.
 		quarantinedBytes += max(f.size, 0)
+	}, func(f fileRef, err error, started bool) {
+		if !started {
+			moveErrs[f.path] = err
+		}
 	})
 	for _, f := range moving {
 		st, started := states[f.path]
 		err := moveErrs[f.path]
 		switch {
 		case !started:
-			// runBatched stopped before it (interrupted).
+			// runBatched stopped before it (interrupted, or the store was
+			// judged unresponsive).
 			res.FilesNotMoved++
-			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined, still in place: not done: %v", f.path, context.Cause(ctx)))
+			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined, still in place: not started: %v", f.path, err))
 		case st == stateMoved:
 		case st == stateGone:
 			res.Skipped = append(res.Skipped, f.path+": no longer exists when its move started (another run moved or deleted it), not counted")
 		case st == stateBoth:
 			res.FilesInBothPlaces++
 			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: copied into the quarantine, original still in place: %v", f.path, err))
+		case st == stateUnknown:
+			res.FilesPlaceUnknown++
+			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: place unknown: %v", f.path, err))
 		default:
 			res.FilesNotMoved++
 			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined, still in place: %v", f.path, err))
 		}
 	}
 	kept := man.Files[:0:0]
+	var moved []string
 	for _, f := range man.Files {
 		switch states[f.Original] {
 		case stateMoved:
 			f.Moved = true
-		case stateBoth:
+			moved = append(moved, f.Original+" -> "+f.Quarantined)
+		case stateBoth, stateUnknown:
 		default:
 			continue // still only at Original, or not there at all
 		}
 		kept = append(kept, f)
 	}
 	man.Files = kept
+	if len(res.DeleteErrors) > 0 {
+		// Incomplete: the results name every file with its place (the
+		// final manifest below may not be written either).
+		res.Moved = moved
+	}
 	if len(man.Files) == 0 {
 		// Nothing of this run is in the quarantine: no run is left behind.
 		if err := removeQuarantineFile(fs, loc, manPath); err != nil && !store.IsNotExist(err) {
@@ -211,6 +227,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 		// The first manifest lists every file (Moved=false); restore checks
 		// where each file actually is, so it still works.
 		res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: final manifest not written (the first one, which lists every file, stays): %v", manPath, err))
+		res.Moved = moved
 	}
 	if res.FilesQuarantined == 0 {
 		return ""
@@ -229,14 +246,17 @@ const (
 	stateMoved                     // only at the quarantined path
 	stateBoth                      // at both (the copy was written, the original not removed)
 	stateGone                      // at neither (when the move started)
+	stateUnknown                   // a request got no answer: its error says what is known
 )
 
 // quarantineMove moves src (below srcRoot) to dst (below the table location
 // loc) and says where the file is afterwards. Locally it is one rename,
 // after every component of both paths was checked with Lstat: a symbolic
 // link is never followed, neither into nor out of the quarantine. On an
-// object store it is a copy and a delete.
-func quarantineMove(fs iceio.IO, loc, srcRoot, src, dst string) (placeState, error) {
+// object store it is a copy and a delete; neither starts once the table's
+// store is judged unresponsive (bound.Breaker), and a request without an
+// answer leaves the file's place unknown, with what is known said.
+func quarantineMove(ctx context.Context, fs iceio.IO, loc, srcRoot, src, dst string) (placeState, error) {
 	if ls, ok := store.LocalPath(src); ok {
 		ld, ok := store.LocalPath(dst)
 		if !ok {
@@ -271,14 +291,28 @@ func quarantineMove(fs iceio.IO, loc, srcRoot, src, dst string) (placeState, err
 		return stateInPlace, err
 	}
 	defer in.Close()
+	if err := bound.BreakerOf(ctx).Err(); err != nil {
+		return stateInPlace, err
+	}
 	if err := copyTo(wfs, in, dst); err != nil {
 		// A write whose answer was lost may have landed: look.
-		if there, perr := presence(fs, loc, dst); perr != nil || there {
-			return stateBoth, fmt.Errorf("copy: %w (the quarantined copy may exist)", err)
+		there, perr := presence(fs, loc, dst)
+		switch {
+		case perr != nil:
+			return stateUnknown, fmt.Errorf("the original is still in place; its copy into the quarantine failed (%w) and whether the copy was written is unknown: %v", err, perr)
+		case there:
+			return stateBoth, fmt.Errorf("copy: %w (yet the quarantined copy exists)", err)
 		}
 		return stateInPlace, fmt.Errorf("copy: %w", err)
 	}
+	if err := bound.BreakerOf(ctx).Err(); err != nil {
+		// No new destructive request once the store is judged unresponsive.
+		return stateBoth, fmt.Errorf("original not removed: %w", err)
+	}
 	if err := fs.Remove(src); err != nil && !store.IsNotExist(err) {
+		if bound.Unanswered(err) {
+			return stateUnknown, fmt.Errorf("copied into the quarantine; the delete of the original got no answer, so the original may still be in place: %w", err)
+		}
 		return stateBoth, fmt.Errorf("remove original: %w", err)
 	}
 	return stateMoved, nil
@@ -692,9 +726,13 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			continue
 		}
 		var failed bool
-		for _, f := range d.m.Files {
-			if err := ctx.Err(); err != nil {
-				pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged: %v", f.Quarantined, err))
+		for i, f := range d.m.Files {
+			// Interrupted, or the store judged unresponsive: no new delete
+			// starts, and every file left is named (still in the run).
+			if err := bound.Stop(ctx); err != nil {
+				for _, f := range d.m.Files[i:] {
+					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged, still in the quarantine: not started: %v", f.Quarantined, err))
+				}
 				failed = true
 				break
 			}
@@ -710,7 +748,12 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 				continue
 			}
 			if err := remove(f.Quarantined); err != nil {
-				if !store.IsNotExist(err) {
+				switch {
+				case store.IsNotExist(err):
+				case bound.Unanswered(err):
+					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still in the quarantine: %v", f.Quarantined, err))
+					failed = true
+				default:
 					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged: %v", f.Quarantined, err))
 					failed = true
 				}

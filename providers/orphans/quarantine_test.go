@@ -529,7 +529,7 @@ func TestRemoveOrphanFilesInterruptedStopsAtBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FilesDeleted != 2 || len(res.DeleteErrors) != 4 || !strings.Contains(res.DeleteErrors[0], "not done: context canceled") {
+	if res.FilesDeleted != 2 || len(res.DeleteErrors) != 4 || !strings.Contains(res.DeleteErrors[0], "still in place: not started: context canceled") {
 		t.Fatalf("deleted %d, errors %v", res.FilesDeleted, res.DeleteErrors)
 	}
 	left := 0

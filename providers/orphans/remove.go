@@ -18,6 +18,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/catalogs"
+	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
@@ -222,13 +223,14 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	if quarantining {
 		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res)
 	} else {
-		errs := runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
+		runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
 			return remove(f.path)
 		}, func(f fileRef) {
 			res.FilesDeleted++
 			res.BytesFreed += max(f.size, 0)
+		}, func(f fileRef, err error, started bool) {
+			deleteFailure(f, err, started, &res)
 		})
-		res.DeleteErrors = append(res.DeleteErrors, errs...)
 	}
 	// Only the runs the plan listed; a run that became due since waits for
 	// the plan that shows it.
@@ -264,10 +266,13 @@ func (pr purgeResult) note() string {
 }
 
 // runBatched runs fn over files in batches of batch (default 1,000), each
-// with at most conc (default 8) at once. A failure is collected and the
-// rest go on; after a cancelled context the remaining files are reported
-// as not done. ok runs, serialised, for each success.
-func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress store.Progress, fn func(fileRef) error, ok func(fileRef)) []string {
+// with at most conc (default 8) at once. A failure is handed to failed and
+// the rest go on. A cancelled context stops it at a batch boundary (an
+// interrupt lets the batch under way finish); a store judged unresponsive
+// (bound.Stop) before the next file, since its requests would only be
+// refused. Each file left is handed to failed with started false. ok runs
+// for each success; ok and failed are serialised.
+func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress store.Progress, fn func(fileRef) error, ok func(fileRef), failed func(f fileRef, err error, started bool)) {
 	if conc <= 0 {
 		conc = 8
 	}
@@ -278,21 +283,26 @@ func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress 
 	progress.Report(0, total, "files")
 	var (
 		mu   sync.Mutex
-		errs []string
 		done int64
 	)
 	for start := 0; start < len(files); start += batch {
 		part := files[start:min(start+batch, len(files))]
-		if err := ctx.Err(); err != nil {
-			for _, f := range files[start:] {
-				errs = append(errs, fmt.Sprintf("%s: not done: %v", f.path, err))
-			}
-			break
-		}
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, conc)
-		for _, f := range part {
+		stop := bound.Stop(ctx)
+		for i, f := range part {
 			sem <- struct{}{}
+			if i > 0 {
+				stop = bound.BreakerOf(ctx).Err()
+			}
+			if stop != nil {
+				mu.Lock()
+				for _, f := range files[start+i:] {
+					failed(f, stop, false)
+				}
+				mu.Unlock()
+				break
+			}
 			wg.Add(1)
 			go func(f fileRef) {
 				defer wg.Done()
@@ -301,7 +311,7 @@ func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress 
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil && !store.IsNotExist(err) {
-					errs = append(errs, fmt.Sprintf("%s: %v", f.path, err))
+					failed(f, err, true)
 					return
 				}
 				ok(f)
@@ -310,9 +320,23 @@ func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress 
 			}(f)
 		}
 		wg.Wait()
+		if stop != nil {
+			break
+		}
 	}
-	slices.Sort(errs)
-	return errs
+}
+
+// deleteFailure is a failed orphan delete's line: where the file is.
+func deleteFailure(f fileRef, err error, started bool, res *store.Result) {
+	switch {
+	case !started:
+		res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not deleted, still in place: not started: %v", f.path, err))
+	case bound.Unanswered(err):
+		res.FilesPlaceUnknown++
+		res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still in place: %v", f.path, err))
+	default:
+		res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not deleted, still in place: %v", f.path, err))
+	}
 }
 
 // nestedAtApply names the tables, other than tbl, that overlap one of the

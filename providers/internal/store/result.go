@@ -51,7 +51,16 @@ type Result struct {
 	// DeleteErrors.
 	FilesNotMoved     int64
 	FilesInBothPlaces int64
-	BytesFreed        int64
+	// FilesPlaceUnknown are deletes and moves whose request got no answer
+	// (a stalled or unresponsive store): the file may be in either place,
+	// or both. Each is also in DeleteErrors, saying what is known.
+	FilesPlaceUnknown int64
+	// Moved lists, when a quarantine did not move every file, each file
+	// that did move, as "ORIGINAL -> QUARANTINED": with DeleteErrors it
+	// names every file of the action and where it is, even when the run's
+	// final manifest could not be written.
+	Moved      []string
+	BytesFreed int64
 	// DeleteErrors are deletions, quarantine moves and manifest writes that
 	// failed (the rest went on), each naming its file and where it is. The
 	// files are unreferenced: a later orphan sweep can remove them. Any of
