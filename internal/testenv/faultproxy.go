@@ -55,6 +55,10 @@ type Fault struct {
 	Code   string
 	Stall  bool
 	Cut    bool
+	// Then, when set, runs when the fault matches, before the request is
+	// forwarded (without Status, Stall or Cut, it is forwarded unchanged):
+	// a test pauses the real server there, mid-run, at a known request.
+	Then func()
 }
 
 // Seen is one request the proxy received, and whether a fault answered it.
@@ -164,6 +168,9 @@ func (p *FaultProxy) pick(r *http.Request) *Fault {
 
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := p.pick(r)
+	if f != nil && f.Then != nil {
+		f.Then()
+	}
 	switch {
 	case f != nil && f.Stall:
 		// Read nothing more and answer nothing, as a stopped process whose

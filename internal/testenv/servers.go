@@ -32,9 +32,12 @@ type Server struct {
 	log   string
 	ready func(context.Context) error
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	root string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	paused bool
 }
 
 // Start starts the process and waits until it is ready.
@@ -98,8 +101,47 @@ func (s *Server) Stop() {
 	case <-time.After(30 * time.Second):
 		s.t.Errorf("%s (pid %d) did not exit after SIGKILL", s.name, s.cmd.Process.Pid)
 	}
-	s.cmd = nil
+	s.cmd, s.paused = nil, false
 }
+
+// Pause stops the process group with SIGSTOP, as a hung server or host:
+// the kernel still accepts connections on its port, and nothing answers.
+// Resume (SIGCONT) undoes it; a paused server is resumed when t ends,
+// before it is stopped.
+func (s *Server) Pause() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Errorf, not Fatalf: a fault proxy's hook calls it from its own
+	// goroutine.
+	if s.cmd == nil {
+		s.t.Errorf("%s: pause of a server that is not running", s.name)
+		return
+	}
+	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		s.t.Errorf("pause %s: %v", s.name, err)
+		return
+	}
+	if !s.paused {
+		s.paused = true
+		s.t.Cleanup(s.Resume)
+	}
+}
+
+// Resume continues a paused server (SIGCONT); it does nothing otherwise.
+func (s *Server) Resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || !s.paused {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGCONT)
+	s.paused = false
+}
+
+// Root is the directory a posix-backed server (versitygw) keeps its
+// buckets in, one directory each, or "".
+func (s *Server) Root() string { return s.root }
 
 // Log returns the server's log file.
 func (s *Server) Log() string { return s.log }
@@ -276,6 +318,7 @@ func StartS3(t testing.TB) (S3Env, *Server) {
 		args: []string{"--port", addr, "posix", root},
 		env:  []string{"ROOT_ACCESS_KEY=" + env.AccessKey, "ROOT_SECRET_KEY=" + env.SecretKey},
 		log:  filepath.Join(dir, "versitygw.log"),
+		root: root,
 		ready: func(ctx context.Context) error {
 			return portOpen(ctx, addr)
 		},
