@@ -98,9 +98,33 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 		}
 		b.WriteString(out + "\n")
 	}
+	b.WriteString(filePlaces(r, s))
 	b.WriteString("\n" + resultSummary(r, s) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// filePlaces names, for each action that did not finish its files, every
+// file and where it is (issue 32): those that moved (files_moved), then one
+// line per failure (delete_errors: still in place, in both places, or a
+// place unknown). Nothing when every action finished its files.
+func filePlaces(r *apply.Results, s *Styles) string {
+	var b strings.Builder
+	for _, t := range r.Tables {
+		for _, a := range t.Actions {
+			if len(a.DeleteErrors) == 0 && len(a.FilesMoved) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n%s %s: where each file is\n", t.Address, a.Type)
+			for _, m := range a.FilesMoved {
+				b.WriteString("  moved: " + m + "\n")
+			}
+			for _, e := range a.DeleteErrors {
+				b.WriteString("  " + s.Refuse(e) + "\n")
+			}
+		}
+	}
+	return b.String()
 }
 
 func statusStyle(status string, s *Styles) func(string) string {

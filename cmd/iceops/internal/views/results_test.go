@@ -52,6 +52,30 @@ Apply finished with errors: 1 table changed; 1 failed; 2 actions done, 1 skipped
 	}
 }
 
+// TestResultsNameEveryFile: an action that did not finish its files has
+// every file named with its place, in the text as in the JSON.
+func TestResultsNameEveryFile(t *testing.T) {
+	r := sampleResults()
+	r.Tables[0].Actions[2] = apply.ActionResult{Type: diff.RemoveOrphanFiles, Destructive: true, Status: apply.StatusFailed,
+		Error: "incomplete", FilesQuarantined: 1, FilesNotMoved: 1, FilesPlaceUnknown: 1,
+		FilesMoved: []string{"s3://b/t/data/a -> s3://b/t/.iceops-quarantine/r/data/a"},
+		DeleteErrors: []string{"s3://b/t/data/b: not quarantined, still in place: not started: storage judged unresponsive",
+			"s3://b/t/data/c: place unknown: copied into the quarantine; the delete of the original got no answer"}}
+	var buf bytes.Buffer
+	if err := Results(&buf, r, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+lake.a.events remove_orphan_files: where each file is
+  moved: s3://b/t/data/a -> s3://b/t/.iceops-quarantine/r/data/a
+  s3://b/t/data/b: not quarantined, still in place: not started: storage judged unresponsive
+  s3://b/t/data/c: place unknown: copied into the quarantine; the delete of the original got no answer
+`
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("got\n%s\nwant it to contain\n%s", buf.String(), want)
+	}
+}
+
 func TestResultsInterrupted(t *testing.T) {
 	r := sampleResults()
 	r.Interrupted = true
