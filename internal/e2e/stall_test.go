@@ -43,102 +43,20 @@ const stallStrays = 24
 // It runs at the defaults, not at a scaled timeout, since it takes well
 // under the 2.5 minutes CI allows such a test.
 func TestCLIQuarantineWithS3Paused(t *testing.T) {
-	s3, srv := testenv.StartS3(t)
-	proxy := testenv.StartFaultProxy(t, s3.Endpoint)
-	penv := s3.Through(proxy)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-
-	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "catalog.db")
-	db, err := sql.Open(sqliteshim.ShimName, "file:"+dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	props := iceberg.Properties(penv.Properties())
-	props["warehouse"] = penv.URL("warehouse")
-	cat, err := sqlcat.NewCatalog(catalogName, db, sqlcat.SQLite, props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	createNamespace(ctx, t, cat, "sweep")
-	tbl, err := cat.CreateTable(ctx, table.Identifier{"sweep", "t"}, eventsSchema,
-		catalog.WithLocation(penv.URL("warehouse", "t")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// As many data files as orphans: the sweep is a plausible one.
-	for j := int64(0); j < stallStrays; j++ {
-		tbl = appendRows(ctx, t, tbl, j*10, 10)
-	}
-	direct, err := iceio.LoadFS(ctx, s3.Properties(), s3.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-10 * 24 * time.Hour)
-	var strays []string
-	for i := range stallStrays {
-		p := s3.URL("warehouse", "t", "data", fmt.Sprintf("stray-%02d.parquet", i))
-		if err := direct.(iceio.WriteFileIO).WriteFile(p, []byte(fmt.Sprintf("stray %d", i))); err != nil {
-			t.Fatal(err)
-		}
-		// versitygw keeps objects as files: age them past the guard.
-		local := filepath.Join(srv.Root(), strings.TrimPrefix(p, "s3://"))
-		if err := os.Chtimes(local, old, old); err != nil {
-			t.Fatal(err)
-		}
-		strays = append(strays, p)
-	}
-
-	src := fmt.Sprintf(`catalog "lake" {
-  type      = "sql"
-  uri       = "sqlite:%s"
-  warehouse = %q
-  properties = {
-    "s3.endpoint"          = %q
-    "s3.region"            = "us-east-1"
-    "s3.access-key-id"     = env("E2E_S3_KEY")
-    "s3.secret-access-key" = env("E2E_S3_SECRET")
-  }
-}
-
+	l := newPausedLake(ctx, t, stallStrays, stallStrays, "", `
 policy "sweep" {
   orphan_files {
-    older_than = "3d"
-    quarantine = "7d"
+    older_than       = "3d"
+    quarantine       = "7d"
+    max_orphan_ratio = 0.9
   }
 }
-
-tables "lake.sweep.*" {
-  policy = policy.sweep
-}
-`, dbPath, penv.URL("warehouse"), penv.Endpoint)
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("E2E_S3_KEY", s3.AccessKey)
-	t.Setenv("E2E_S3_SECRET", s3.SecretKey)
-
-	planFile := filepath.Join(dir, "reviewed.plan")
-	if r := iceops(ctx, t, dir, "plan", "-out="+planFile); r.code != 0 {
-		t.Fatalf("plan -out = %d, want 0", r.code)
-	}
-
+`)
 	// Pause the server when the twelfth original is deleted (its copy is
 	// in the quarantine): the first files have moved, others are under way.
-	var atPause atomic.Int64
-	proxy.Add(testenv.Fault{Method: "DELETE", Path: "/warehouse/t/data/stray-", Nth: 12, Then: func() {
-		atPause.Store(int64(len(proxy.Requests("", ""))))
-		srv.Pause()
-	}})
-	start := time.Now()
-	r := iceops(ctx, t, dir, "apply", "-auto-approve", "-json", planFile)
-	took := time.Since(start)
-	srv.Resume()
-	if atPause.Load() == 0 {
-		t.Fatal("the server was never paused: the sweep sent fewer copies than planned")
-	}
+	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "DELETE", Path: "/warehouse/t/data/stray-", Nth: 12})
 	if r.code != 1 {
 		t.Errorf("apply with S3 paused mid-sweep: exit %d, want 1", r.code)
 	}
@@ -146,9 +64,10 @@ tables "lake.sweep.*" {
 		t.Errorf("apply with S3 paused mid-sweep took %s, want at most 2m", took)
 	}
 	t.Logf("apply with S3 paused mid-sweep took %s", took)
-	if after := int64(len(proxy.Requests("", ""))) - atPause.Load(); after > 8+3 {
+	if after > 8+3 {
 		t.Errorf("%d requests reached the paused server after the pause, want at most 11 (8 moves in flight, 3 stalls to judge it)", after)
 	}
+	strays, direct := l.strays, l.direct
 
 	var res apply.Results
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
@@ -226,4 +145,167 @@ tables "lake.sweep.*" {
 			sweep.FilesQuarantined, sweep.FilesNotMoved, sweep.FilesInBothPlaces, sweep.FilesPlaceUnknown, len(sweep.FilesMoved), counts)
 	}
 	t.Logf("places: %d moved, %v", len(sweep.FilesMoved), counts)
+}
+
+// TestCLIExpiryWithS3Paused: expiry's deletions after its commit stop on
+// the same breaker. Its clock-dependent bound is scaled
+// (iceops.request-timeout = 1s, so the breaker trips after about 1s of
+// silence): the server is paused when the fifth released manifest list
+// is deleted; the apply exits 1 within a minute, no new delete reaches
+// the server, the action fails saying the store was judged unresponsive,
+// and every released file is counted: deleted, left (unreferenced, for
+// the next sweep) or named in delete_errors.
+func TestCLIExpiryWithS3Paused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	l := newPausedLake(ctx, t, 24, 0, `    "iceops.request-timeout" = "1s"
+`, `
+policy "sweep" {
+  snapshot_retention {
+    max_age       = "1s"
+    min_snapshots = 1
+  }
+}
+`)
+	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "DELETE", Path: "/warehouse/t/metadata/snap-", Nth: 5})
+	if r.code != 1 {
+		t.Errorf("apply with S3 paused mid-expiry: exit %d, want 1", r.code)
+	}
+	if took > time.Minute {
+		t.Errorf("apply with S3 paused mid-expiry took %s, want at most 1m with a 1s timeout", took)
+	}
+	t.Logf("apply with S3 paused mid-expiry took %s", took)
+	if after > 8+3 {
+		t.Errorf("%d requests reached the paused server after the pause, want at most 11", after)
+	}
+	var res apply.Results
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("apply -json: %v", err)
+	}
+	var exp *apply.ActionResult
+	for i := range res.Tables {
+		for j := range res.Tables[i].Actions {
+			if a := &res.Tables[i].Actions[j]; a.Type == "expire_snapshots" {
+				exp = a
+			}
+		}
+	}
+	if exp == nil || exp.Status != apply.StatusFailed || !exp.Committed || !strings.Contains(exp.Error, "judged unresponsive") {
+		t.Fatalf("the expiry's result: %+v", exp)
+	}
+	// Each expired snapshot released its manifest list and nothing else
+	// (its manifests and data files are carried by the later snapshots).
+	if exp.FilesLeft == 0 || exp.FilesDeleted+exp.FilesLeft+int64(len(exp.DeleteErrors)) != int64(exp.SnapshotsExpired) {
+		t.Errorf("%d snapshots expired: %d files deleted, %d left, %d errors %v", exp.SnapshotsExpired, exp.FilesDeleted, exp.FilesLeft, len(exp.DeleteErrors), exp.DeleteErrors)
+	}
+}
+
+// pausedLake is a sqlite catalog with one table, lake.sweep.t, on a private
+// versitygw reached through a fault proxy, and an iceops configuration
+// with a reviewed plan of it.
+type pausedLake struct {
+	t        *testing.T
+	dir      string
+	planFile string
+	srv      *testenv.Server
+	proxy    *testenv.FaultProxy
+	direct   iceio.IO // the bucket without the proxy
+	strays   []string // orphans aged past any guard
+}
+
+// newPausedLake makes the table with appends appends and strays orphans,
+// writes the configuration (policy holds the policy "sweep" block;
+// props, extra catalog properties) and saves the plan.
+func newPausedLake(ctx context.Context, t *testing.T, appends, strays int, props, policy string) *pausedLake {
+	t.Helper()
+	s3, srv := testenv.StartS3(t)
+	proxy := testenv.StartFaultProxy(t, s3.Endpoint)
+	penv := s3.Through(proxy)
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "catalog.db")
+	db, err := sql.Open(sqliteshim.ShimName, "file:"+dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cprops := iceberg.Properties(penv.Properties())
+	cprops["warehouse"] = penv.URL("warehouse")
+	cat, err := sqlcat.NewCatalog(catalogName, db, sqlcat.SQLite, cprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createNamespace(ctx, t, cat, "sweep")
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sweep", "t"}, eventsSchema,
+		catalog.WithLocation(penv.URL("warehouse", "t")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range int64(appends) {
+		tbl = appendRows(ctx, t, tbl, j*10, 10)
+	}
+	direct, err := iceio.LoadFS(ctx, s3.Properties(), s3.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &pausedLake{t: t, dir: dir, planFile: filepath.Join(dir, "reviewed.plan"), srv: srv, proxy: proxy, direct: direct}
+	old := time.Now().Add(-10 * 24 * time.Hour)
+	for i := range strays {
+		p := s3.URL("warehouse", "t", "data", fmt.Sprintf("stray-%02d.parquet", i))
+		if err := direct.(iceio.WriteFileIO).WriteFile(p, []byte(fmt.Sprintf("stray %d", i))); err != nil {
+			t.Fatal(err)
+		}
+		// versitygw keeps objects as files: age them past the guard.
+		local := filepath.Join(srv.Root(), strings.TrimPrefix(p, "s3://"))
+		if err := os.Chtimes(local, old, old); err != nil {
+			t.Fatal(err)
+		}
+		l.strays = append(l.strays, p)
+	}
+	src := fmt.Sprintf(`catalog "lake" {
+  type      = "sql"
+  uri       = "sqlite:%s"
+  warehouse = %q
+  properties = {
+    "s3.endpoint"          = %q
+    "s3.region"            = "us-east-1"
+    "s3.access-key-id"     = env("E2E_S3_KEY")
+    "s3.secret-access-key" = env("E2E_S3_SECRET")
+%s  }
+}
+%s
+tables "lake.sweep.*" {
+  policy = policy.sweep
+}
+`, dbPath, penv.URL("warehouse"), penv.Endpoint, props, policy)
+	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("E2E_S3_KEY", s3.AccessKey)
+	t.Setenv("E2E_S3_SECRET", s3.SecretKey)
+	if r := iceops(ctx, t, dir, "plan", "-out="+l.planFile); r.code != 0 {
+		t.Fatalf("plan -out = %d, want 0", r.code)
+	}
+	return l
+}
+
+// applyPaused applies the saved plan with -json, pausing the server
+// (SIGSTOP) when the request f matches, and resumes it once apply has
+// ended. It returns the run, its wall time, and how many requests reached
+// the server after the pause.
+func (l *pausedLake) applyPaused(ctx context.Context, f testenv.Fault) (cliResult, time.Duration, int64) {
+	l.t.Helper()
+	var atPause atomic.Int64
+	f.Then = func() {
+		atPause.Store(int64(len(l.proxy.Requests("", ""))))
+		l.srv.Pause()
+	}
+	l.proxy.Add(f)
+	start := time.Now()
+	r := iceops(ctx, l.t, l.dir, "apply", "-auto-approve", "-json", l.planFile)
+	took := time.Since(start)
+	l.srv.Resume()
+	if atPause.Load() == 0 {
+		l.t.Fatal("the server was never paused: the apply sent fewer requests than planned")
+	}
+	return r, took, int64(len(l.proxy.Requests("", ""))) - atPause.Load()
 }

@@ -281,6 +281,10 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		notes = append(notes, fmt.Sprintf("%d released files named by file: URIs with percent-escapes were left, under both names: a file has the decoded name too (see not applied)", kept))
 	}
 	res.Note = strings.Join(notes, "; ")
+	if errors.Is(stopped, bound.ErrUnresponsive) {
+		// Not an interrupt the user asked for: the action failed (exit 1).
+		return fresh, res, fmt.Errorf("expiry committed; %d released files not deleted: %w", res.FilesLeft, stopped)
+	}
 	return fresh, res, nil
 }
 
