@@ -109,7 +109,8 @@ type ActionResult struct {
 	// failed, each naming its file; any of them fails the action.
 	DeleteErrors []string `json:"delete_errors,omitempty"`
 	// FilesLeft counts files an expiry released and did not delete because
-	// it was stopped (a second interrupt or its time bound); they are
+	// it was stopped (a second interrupt, its time bound, or its store
+	// judged unresponsive); they are
 	// unreferenced and left for an orphan sweep.
 	FilesLeft int64 `json:"files_left,omitempty"`
 	// StagedFilesRemoved counts files a definitely failed commit wrote and

@@ -67,7 +67,8 @@ type Result struct {
 	// them fails the action (apply).
 	DeleteErrors []string
 	// FilesLeft counts released files not deleted because the deletions
-	// were stopped (a second interrupt, or their time bound). They are
+	// were stopped (a second interrupt, their time bound, or the store
+	// judged unresponsive). They are
 	// unreferenced: a later orphan sweep removes them.
 	FilesLeft int64
 	// Skipped are planned paths not deleted, with the reason.
