@@ -43,7 +43,9 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 // RestoreQuarantine moves every file of one quarantine run of address back
 // to its original path (orphans.Restore).
 func (s *Session) RestoreQuarantine(ctx context.Context, address, runID string) (diff.RestoreResult, error) {
-	ctx = s.WithStorageLimits(ctx)
+	// A breaker for the run, as apply has per table: a store that stops
+	// answering ends the restore at once, each file left refused.
+	ctx = WithStorageBreaker(s.WithStorageLimits(ctx))
 	return orphans.Restore(ctx, address, runID, func(ctx context.Context) (*table.Table, error) {
 		return s.loadTable(ctx, address)
 	})

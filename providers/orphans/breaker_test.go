@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/testkit"
 )
@@ -113,6 +115,44 @@ func TestQuarantinePurgeStopsWhenStoreUnresponsive(t *testing.T) {
 		t.Errorf("purged %d, %d unknown, %d left named, want 2, 1, 3: %v", res.FilesDeleted, unknown, left, res.DeleteErrors)
 	}
 	run := newRunID(t0)
+	if _, err := os.Stat(filepath.Join(root, QuarantineDir, run, QuarantineManifestName)); err != nil {
+		t.Errorf("the run's manifest is gone: %v", err)
+	}
+}
+
+// TestRestoreStopsWhenStoreUnresponsive: a restore whose store was judged
+// unresponsive moves nothing more back: every file is refused, saying
+// why, and the run's manifest is kept for the next restore.
+func TestRestoreStopsWhenStoreUnresponsive(t *testing.T) {
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 3)
+	root := testkit.LocalPath(t, tbl.Location())
+	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	var paths []string
+	for i := range 3 {
+		paths = append(paths, writeOld(t, filepath.Join(root, "data", fmt.Sprintf("r%d.parquet", i)), "x", t0.Add(-10*24*time.Hour)))
+	}
+	spec := Spec{Paths: paths, OlderThan: 72 * time.Hour, Now: t0, Quarantine: true}
+	if res, err := Remove(context.Background(), l.Cat, tbl, spec); err != nil || res.FilesQuarantined != 3 {
+		t.Fatalf("quarantine: %+v %v", res, err)
+	}
+	ctx := bound.WithBreaker(context.Background())
+	for range bound.DefaultStallLimit {
+		bound.BreakerOf(ctx).Stalled(time.Second)
+	}
+	run := newRunID(t0)
+	rr, err := Restore(ctx, "lake.sales.orders", run, func(context.Context) (*table.Table, error) { return l.Load(), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Restored) != 0 || len(rr.Refused) != 3 || !strings.Contains(rr.Refused[0], bound.ErrUnresponsive.Error()) || rr.ManifestKept == "" {
+		t.Fatalf("restore with the store judged unresponsive: %+v", rr)
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s moved back: %v", p, err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(root, QuarantineDir, run, QuarantineManifestName)); err != nil {
 		t.Errorf("the run's manifest is gone: %v", err)
 	}

@@ -870,8 +870,9 @@ func Restore(ctx context.Context, address, runID string, load func(context.Conte
 	roots := sweepRoots(loc, tbl.Properties(), store.NormPath)
 	refuse := func(f diff.QuarantinedFile, why string) { res.Refused = append(res.Refused, f.Original+": "+why) }
 	for _, f := range m.Files {
-		if err := ctx.Err(); err != nil {
-			refuse(f, err.Error())
+		// Interrupted, or the store judged unresponsive: no new move.
+		if err := bound.Stop(ctx); err != nil {
+			refuse(f, "not started: "+err.Error())
 			continue
 		}
 		// The manifest is data on storage: never let it send a file outside
