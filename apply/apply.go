@@ -420,6 +420,7 @@ steps:
 			}
 			if err != nil {
 				failure = fmt.Sprintf("%s: %v", s.action.Type, err)
+				interrupted = errors.Is(err, errActionInterrupted)
 				break steps
 			}
 			break
