@@ -60,6 +60,9 @@ type ApplyOptions struct {
 	RunID     string
 	// LeaseTTL is how long a lease lasts unrenewed; 0 = DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// LockSkipOK makes a table locked past LockTimeout a skip with a
+	// warning instead of a failure (the reconciler's mode).
+	LockSkipOK bool
 }
 
 // Apply executes an approved plan (docs/design.md §5.3, §5.4). It returns an error
@@ -248,22 +251,25 @@ func failedTable(tp diff.TablePlan, msg string) TableResult {
 }
 
 // lockedTable is a table another run holds the lease of: skipped, with
-// the holder and the lease's expiry.
-func lockedTable(tp diff.TablePlan, locked *providers.LockedError) TableResult {
-	why := locked.Error() + "; another apply is working on this table (wait for it with -lock-timeout)"
-	tr := TableResult{Address: tp.Address, Status: StatusSkipped, Error: why,
+// the holder and the lease's expiry. It fails the apply (exit 1) unless
+// LockSkipOK: a CD job whose tables were all skipped must not read green,
+// while a reconciler, which comes back later, may say so.
+func (r *runner) lockedTable(tp diff.TablePlan, locked *providers.LockedError) TableResult {
+	why := locked.Error() + "; another apply is working on this table (wait for it with -lock-timeout; if that run is dead, its lease lapses by itself, or run iceops force-unlock " + locked.Holder.RunID + " " + tp.Address + ")"
+	tr := TableResult{Address: tp.Address, Status: StatusFailed, Error: why, Locked: true,
 		MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+	if r.opts.LockSkipOK && len(tp.Refusals) == 0 {
+		tr.Status = StatusSkipped
+		tr.Warnings = append(tr.Warnings, "skipped: "+why)
+	}
 	for _, a := range tp.Actions {
 		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "table locked by another apply"})
-	}
-	if len(tp.Refusals) > 0 {
-		tr.Status = StatusFailed
 	}
 	return tr
 }
 
 func interruptedTable(tp diff.TablePlan, err error) TableResult {
-	tr := TableResult{Address: tp.Address, Status: StatusSkipped, Error: "interrupted before start: " + err.Error(),
+	tr := TableResult{Address: tp.Address, Status: StatusInterrupted, Error: "interrupted before start: " + err.Error(),
 		MetadataBefore: tp.Observed.MetadataLocation}
 	for _, a := range tp.Actions {
 		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "interrupted before start"})
@@ -313,48 +319,39 @@ func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *provide
 	var failure string
 	tr.Attempts = 1
 
-	unchanged := tbl.MetadataLocation() == tp.Observed.MetadataLocation
+	// What is left to do is decided before any lease (issue 26): a saved
+	// plan already applied, stale or refused leaves the table untouched,
+	// and so does a table with nothing left to do.
+	steps, failure := r.plannedSteps(ctx, pol, tp, tbl, &tr)
 	var lock *tableLock
-	if r.opts.Lock {
-		l, next, same, err := r.lockTable(ctx, pol, tp.Observed.MetadataLocation, tbl)
+	if r.opts.Lock && failure == "" && anyRunnable(steps) {
+		l, err := r.lockTable(ctx, pol, tbl)
 		var locked *providers.LockedError
 		if errors.As(err, &locked) {
-			// Another apply is working on this table: it does the work, so
-			// this run skips it (not a failure).
-			return lockedTable(tp, locked)
+			// Another apply is working on this table: it does the work.
+			return r.lockedTable(tp, locked)
 		}
 		if err != nil {
-			// The lease commit may have landed although its answer is an
-			// error (Ctrl-C or a lost response): drop a lease of this run
-			// if there is one, or the next run waits an hour for nothing.
-			stray := &tableLock{r: r, pol: pol, lease: r.newLease()}
-			_ = stray.release(ctx)
 			return failedTable(tp, err.Error())
 		}
-		lock, tbl, unchanged = l, next, same
+		lock = l
 		defer func() {
 			if err := lock.release(ctx); err != nil {
-				tr.Warnings = append(tr.Warnings, err.Error())
+				tr.Warnings = append(tr.Warnings, "release lock: "+err.Error())
 			}
 		}()
-	}
-
-	var steps []step
-	if unchanged {
-		for _, a := range tp.Actions {
-			steps = append(steps, step{action: a})
-		}
-	} else {
-		tr.Replanned = true
-		fresh, err := r.replan(ctx, pol, tp.Address)
+		// While this run waited for the lease, the holder may have done
+		// the work: decide again on the table as it is now.
+		cur, err := r.b.Table(ctx, tp.Address)
 		if err != nil {
-			failure = "re-plan: " + err.Error()
-		} else {
-			steps = bound(tp.Actions, *fresh, map[diff.ActionType]bool{})
+			failure = "load: " + err.Error()
+		} else if cur.MetadataLocation() != tbl.MetadataLocation() {
+			tbl = cur
+			steps, failure = r.plannedSteps(ctx, pol, tp, tbl, &tr)
 		}
 	}
 
-	conflicts := 0
+	conflicts, interrupted := 0, false
 steps:
 	for i := 0; i < len(steps) && failure == ""; i++ {
 		s := steps[i]
@@ -378,7 +375,7 @@ steps:
 		}
 		for {
 			if err := ctx.Err(); err != nil {
-				failure = "interrupted: " + err.Error()
+				failure, interrupted = "interrupted: no new action starts after the signal", true
 				break steps
 			}
 			cur, err := r.b.Table(ctx, tp.Address)
@@ -391,8 +388,8 @@ steps:
 				break steps
 			}
 			if lock != nil {
-				if cur, err = lock.renew(ctx, cur); err != nil {
-					failure = fmt.Sprintf("%s: %v", s.action.Type, err)
+				if err := lock.lost(); err != nil {
+					failure = fmt.Sprintf("%s not started: %v", s.action.Type, err)
 					break steps
 				}
 			}
@@ -413,7 +410,7 @@ steps:
 				}
 				emit(r.opts.Progress, Event{Table: tp.Address, Action: string(s.action.Type), Phase: PhaseRetry, Done: int64(conflicts), Total: int64(r.retries), Err: err})
 				if werr := sleepCtx(ctx, r.backoff(conflicts)); werr != nil {
-					failure = "interrupted while waiting to retry: " + werr.Error()
+					failure, interrupted = "interrupted while waiting to retry", true
 					break steps
 				}
 				continue
@@ -426,6 +423,7 @@ steps:
 			}
 			if err != nil {
 				failure = fmt.Sprintf("%s: %v", s.action.Type, err)
+				interrupted = errors.Is(err, errActionInterrupted)
 				break steps
 			}
 			break
@@ -457,10 +455,14 @@ steps:
 	tr.MetadataAfter = tbl.MetadataLocation()
 	tr.DurationMs = time.Since(start).Milliseconds()
 	switch {
+	case failure != "" && interrupted && !anyStatus(tr.Actions, StatusFailed):
+		tr.Status, tr.Error = StatusInterrupted, failure
 	case failure != "":
 		tr.Status, tr.Error = StatusFailed, failure
 	case anyStatus(tr.Actions, StatusFailed):
 		tr.Status = StatusFailed
+	case anyStatus(tr.Actions, StatusInterrupted):
+		tr.Status = StatusInterrupted
 	case anyStatus(tr.Actions, StatusDone):
 		tr.Status = StatusDone
 	default:
@@ -474,6 +476,35 @@ steps:
 		}
 	}
 	return tr
+}
+
+// plannedSteps is what runs on tbl: the approved actions when the table is
+// still the version the plan was made against, else a fresh plan bounded
+// by the approved one (docs/design.md §5.3).
+func (r *runner) plannedSteps(ctx context.Context, pol *config.Effective, tp diff.TablePlan, tbl *providers.Table, tr *TableResult) ([]step, string) {
+	if tbl.MetadataLocation() == tp.Observed.MetadataLocation {
+		steps := make([]step, 0, len(tp.Actions))
+		for _, a := range tp.Actions {
+			steps = append(steps, step{action: a})
+		}
+		return steps, ""
+	}
+	tr.Replanned = true
+	fresh, err := r.replan(ctx, pol, tp.Address)
+	if err != nil {
+		return nil, "re-plan: " + err.Error()
+	}
+	return bound(tp.Actions, *fresh, map[diff.ActionType]bool{}), ""
+}
+
+// anyRunnable: some step will run (not only skips to report).
+func anyRunnable(steps []step) bool {
+	for _, s := range steps {
+		if s.skip == "" {
+			return true
+		}
+	}
+	return false
 }
 
 func anyStatus(as []ActionResult, st string) bool {
@@ -587,10 +618,15 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 		err  error
 	)
 	if exec, ok := r.b.Executor(first.Type); ok {
-		next, er, err = exec.Execute(ctx, providers.ExecRequest{
+		actx, done := r.actionContext(ctx)
+		next, er, err = exec.Execute(actx, providers.ExecRequest{
 			Table: tbl, Policy: pol, Actions: actions, Progress: progress, Now: r.now,
 			Abort: r.opts.Abort, FinishWithin: r.opts.FinishWithin, Memory: r.memory,
 		})
+		if err != nil && actx.Err() != nil {
+			err = fmt.Errorf("%w: %w", errActionInterrupted, context.Cause(actx))
+		}
+		done()
 	} else {
 		err = fmt.Errorf("unknown action %q", first.Type)
 	}
@@ -615,6 +651,10 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 		}
 		phase := PhaseDone
 		switch {
+		case errors.Is(err, errActionInterrupted):
+			ar.Status, ar.Error = StatusInterrupted, err.Error()
+			ar.FilesAfter, ar.BytesAfter, ar.RowsAfter = ar.FilesBefore, ar.BytesBefore, ar.RowsBefore
+			phase = PhaseFailed
 		case err != nil:
 			ar.Status, ar.Error = StatusFailed, err.Error()
 			// Nothing landed (or nothing is known to have landed): the
@@ -639,6 +679,52 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 		out = append(out, ar)
 	}
 	return out, next, err
+}
+
+// errActionInterrupted marks an action stopped by an interrupt.
+var errActionInterrupted = errors.New("interrupted")
+
+// defaultFinishAfterInterrupt bounds how long a running action may go on
+// after the first interrupt (ApplyOptions.FinishWithin overrides it).
+const defaultFinishAfterInterrupt = 10 * time.Minute
+
+// actionContext is the context a started action runs in (docs/design.md
+// §5.4, Ctrl-C): the first interrupt (ctx) does not stop it, so a
+// compaction half way through finishes and commits instead of throwing
+// its work away; from then on it has FinishWithin to finish, and Abort (the
+// second interrupt) stops it at once. Values (the storage limits) are
+// ctx's.
+func (r *runner) actionContext(ctx context.Context) (context.Context, func()) {
+	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	within := r.opts.FinishWithin
+	if within <= 0 {
+		within = defaultFinishAfterInterrupt
+	}
+	var (
+		mu    sync.Mutex
+		timer *time.Timer
+	)
+	stopFirst := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(within, func() {
+			cancel(fmt.Errorf("it did not finish within %s of the interrupt", within))
+		})
+	})
+	stopAbort := func() bool { return true }
+	if r.opts.Abort != nil {
+		stopAbort = context.AfterFunc(r.opts.Abort, func() { cancel(errors.New("stopped at once (second interrupt)")) })
+	}
+	return actx, func() {
+		stopFirst()
+		stopAbort()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel(nil)
+	}
 }
 
 // incompleteError says what an action that ran but failed on some files

@@ -469,7 +469,7 @@ func TestCancelMidApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := tableResult(t, res, "lake."+orders)
-	if !res.Interrupted || tr.Status != StatusFailed || !strings.Contains(tr.Error, "interrupted") {
+	if !res.Interrupted || tr.Status != StatusInterrupted || !strings.Contains(tr.Error, "interrupted") {
 		t.Fatalf("not reported as interrupted:\n%s", describe(res))
 	}
 	if tr.Actions[0].Type != diff.UpdateProperties || tr.Actions[0].Status != StatusDone {

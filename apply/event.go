@@ -2,14 +2,15 @@ package apply
 
 // Phases of an Event.
 const (
-	PhaseObserve  = "observe"  // plan: a table is being observed
-	PhasePlanned  = "planned"  // plan: a table's plan is ready (or failed: Err)
-	PhaseStart    = "start"    // apply: an action starts
-	PhaseProgress = "progress" // apply: Done of Total Unit
-	PhaseRetry    = "retry"    // apply: a commit conflicted; the table is re-planned
-	PhaseDone     = "done"     // apply: an action finished
-	PhaseSkipped  = "skipped"  // apply: an action was skipped (Err says why)
-	PhaseFailed   = "failed"   // apply: an action failed (Err)
+	PhaseObserve  = "observe"   // plan: a table is being observed
+	PhasePlanned  = "planned"   // plan: a table's plan is ready (or failed: Err)
+	PhaseStart    = "start"     // apply: an action starts
+	PhaseProgress = "progress"  // apply: Done of Total Unit
+	PhaseRetry    = "retry"     // apply: a commit conflicted; the table is re-planned
+	PhaseLockWait = "lock_wait" // apply: another run holds the table's lease (Err names it); waiting
+	PhaseDone     = "done"      // apply: an action finished
+	PhaseSkipped  = "skipped"   // apply: an action was skipped (Err says why)
+	PhaseFailed   = "failed"    // apply: an action failed (Err)
 	// PhaseFinished: apply is done with a table (Err when it failed);
 	// Total is the number of tables with actions, Unit "tables".
 	PhaseFinished = "finished"

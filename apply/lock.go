@@ -4,101 +4,134 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/providers"
 )
 
-// DefaultLeaseTTL is how long a table's lease lasts without renewal. Apply
-// renews it before each action once half of it has passed, so only a run
-// that stopped (crashed, killed) lets it expire; the next apply then takes
-// it over.
-const DefaultLeaseTTL = time.Hour
+// DefaultLeaseTTL is how long a table's lease lasts without renewal. A
+// heartbeat renews it every DefaultLeaseTTL/4 while the run works on the
+// table, so only a run that stopped (crashed, killed) lets it lapse, and
+// the next apply takes the table over within two minutes. A lease is an
+// object in the table's storage (providers.Lease), so a renewal is one
+// small write, never a metadata version.
+const DefaultLeaseTTL = 2 * time.Minute
 
 // lockPoll is how often a run waiting for a lease (-lock-timeout) looks
-// again.
-const lockPoll = 500 * time.Millisecond
+// again; lockWaitReport how often it says so.
+const (
+	lockPoll       = 500 * time.Millisecond
+	lockWaitReport = 10 * time.Second
+)
 
-// tableLock is one table's lease held by this run.
+// tableLock is one table's lease held by this run, kept alive by a
+// heartbeat until release.
 type tableLock struct {
-	r     *runner
-	pol   *config.Effective
-	lease providers.Lease
+	r    *runner
+	pol  *config.Effective
+	held *providers.HeldLease
+
+	stop    chan struct{}
+	stopped sync.WaitGroup
+	mu      sync.Mutex
+	lostErr error // the heartbeat found the lease gone (or could not renew it in time)
 }
 
-// lockTable takes the table's lease (docs/design.md §5.4, Locking), waiting up to
-// LockTimeout while another run holds it. It returns the table as the
-// catalog holds it with the lease taken, and whether the table was still
-// the version the plan was made against just before the lease was
-// committed (the lease's own commit moves the metadata location).
-// A lease held by another run past the timeout is a *providers.LockedError.
-func (r *runner) lockTable(ctx context.Context, pol *config.Effective, planned string, tbl *providers.Table) (*tableLock, *providers.Table, bool, error) {
+func (r *runner) leaseTTL() time.Duration {
+	if r.opts.LeaseTTL > 0 {
+		return r.opts.LeaseTTL
+	}
+	return DefaultLeaseTTL
+}
+
+// lockTable takes the table's lease (docs/design.md §5.4, Locking), waiting up
+// to LockTimeout while another run holds it and reporting the holder every
+// lockWaitReport. A lease held by another run past the timeout is a
+// *providers.LockedError.
+func (r *runner) lockTable(ctx context.Context, pol *config.Effective, tbl *providers.Table) (*tableLock, error) {
 	deadline := r.now().Add(r.opts.LockTimeout)
-	for conflicts := 0; ; {
-		unchanged := tbl.MetadataLocation() == planned
-		l := &tableLock{r: r, pol: pol, lease: r.newLease()}
-		next, err := r.b.TakeLease(ctx, tbl, l.lease, r.now())
+	var lastReport time.Time
+	for {
+		lease := r.newLease()
+		held, err := r.b.TakeLease(ctx, tbl, lease, r.now())
 		if err == nil {
-			return l, next, unchanged, nil
+			l := &tableLock{r: r, pol: pol, held: held, stop: make(chan struct{})}
+			l.heartbeat(ctx)
+			return l, nil
 		}
 		var locked *providers.LockedError
-		switch {
-		case errors.As(err, &locked):
-			if !r.now().Before(deadline) {
-				return nil, tbl, false, err
-			}
-			if werr := sleepCtx(ctx, min(lockPoll, deadline.Sub(r.now()))); werr != nil {
-				return nil, tbl, false, err
-			}
-		case errors.Is(err, providers.ErrConflict) && conflicts < 20:
-			// Another run's lease or a writer's commit landed between our
-			// read and our commit: read again and decide again.
-			conflicts++
-		default:
-			return nil, tbl, false, fmt.Errorf("lock: %w", err)
+		if !errors.As(err, &locked) {
+			return nil, fmt.Errorf("lock: %w", err)
 		}
-		tbl, err = r.b.Table(ctx, pol.Address)
-		if err != nil {
-			return nil, tbl, false, fmt.Errorf("lock: load: %w", err)
+		if !r.now().Before(deadline) {
+			return nil, err
+		}
+		if lastReport.IsZero() || r.now().Sub(lastReport) >= lockWaitReport {
+			lastReport = r.now()
+			emit(r.opts.Progress, Event{Table: pol.Address, Phase: PhaseLockWait,
+				Err: fmt.Errorf("waiting up to %s for the lock: %w", deadline.Sub(r.now()).Round(time.Second), locked)})
+		}
+		if werr := sleepCtx(ctx, min(lockPoll, deadline.Sub(r.now()))); werr != nil {
+			return nil, err
 		}
 	}
 }
 
 func (r *runner) newLease() providers.Lease {
-	ttl := r.opts.LeaseTTL
-	if ttl <= 0 {
-		ttl = DefaultLeaseTTL
-	}
-	return providers.Lease{Owner: r.opts.LockOwner, RunID: r.opts.RunID, ExpiresAt: r.now().Add(ttl).UTC().Truncate(time.Second)}
+	now := r.now().UTC().Truncate(time.Second)
+	return providers.Lease{Owner: r.opts.LockOwner, RunID: r.opts.RunID, Since: now, ExpiresAt: now.Add(r.leaseTTL())}
 }
 
-// renew extends the lease on cur when half of it has passed, and returns
-// the table as committed (cur itself when no renewal was due).
-func (l *tableLock) renew(ctx context.Context, cur *providers.Table) (*providers.Table, error) {
-	ttl := l.r.opts.LeaseTTL
-	if ttl <= 0 {
-		ttl = DefaultLeaseTTL
-	}
-	if l.lease.ExpiresAt.Sub(l.r.now()) > ttl/2 {
-		return cur, nil
-	}
-	held, ok := cur.Lease()
-	if !ok || held.RunID != l.lease.RunID {
-		return cur, providers.ErrLockLost
-	}
-	lease := l.r.newLease()
-	next, err := l.r.b.TakeLease(ctx, cur, lease, l.r.now())
-	if err != nil {
-		return cur, fmt.Errorf("renew lock: %w", err)
-	}
-	l.lease = lease
-	return next, nil
+// heartbeat renews the lease every TTL/4 until release. A lease found
+// taken over or removed, or not renewed before it would lapse, is lost:
+// the table's next action does not start (lost).
+func (l *tableLock) heartbeat(ctx context.Context) {
+	ttl := l.r.leaseTTL()
+	ctx = context.WithoutCancel(ctx) // Ctrl-C lets running actions finish: keep the lease meanwhile
+	l.stopped.Add(1)
+	go func() {
+		defer l.stopped.Done()
+		t := time.NewTicker(ttl / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+			}
+			until := time.Now().Add(ttl).UTC().Truncate(time.Second)
+			err := l.held.Renew(ctx, until)
+			if err == nil {
+				continue
+			}
+			if errors.Is(err, providers.ErrLockLost) || time.Now().After(l.held.Lease.ExpiresAt.Add(-ttl/4)) {
+				l.mu.Lock()
+				l.lostErr = err
+				l.mu.Unlock()
+				return
+			}
+			// A failed renewal with time left: the next tick tries again.
+		}
+	}()
 }
 
-// release removes the lease, on success and failure alike, and even after
-// Ctrl-C (the context is detached: a lease left behind blocks the next run
-// until it expires).
+// lost is the reason the lease is no longer this run's, or nil.
+func (l *tableLock) lost() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostErr
+}
+
+// release stops the heartbeat and removes the lease, on success and
+// failure alike, and even after Ctrl-C (the context is detached: a lease
+// left behind blocks the next run until it lapses).
 func (l *tableLock) release(ctx context.Context) error {
-	return l.r.b.DropLease(context.WithoutCancel(ctx), l.pol.Address, l.lease.RunID)
+	close(l.stop)
+	l.stopped.Wait()
+	if err := l.lost(); err != nil {
+		return err
+	}
+	return l.held.Release(context.WithoutCancel(ctx))
 }

@@ -65,8 +65,7 @@ type backend interface {
 	Observe(ctx context.Context, pol *config.Effective) (*diff.TableState, error)
 	ObservePlan(ctx context.Context, pol *config.Effective) (*providers.Observation, error)
 	Table(ctx context.Context, address string) (*providers.Table, error)
-	TakeLease(ctx context.Context, tbl *providers.Table, lease providers.Lease, now time.Time) (*providers.Table, error)
-	DropLease(ctx context.Context, address, runID string) error
+	TakeLease(ctx context.Context, tbl *providers.Table, lease providers.Lease, now time.Time) (*providers.HeldLease, error)
 	Executor(t diff.ActionType) (providers.Executor, bool)
 }
 

@@ -11,6 +11,10 @@ const (
 	StatusDone    = "done"
 	StatusSkipped = "skipped"
 	StatusFailed  = "failed"
+	// StatusInterrupted is an action stopped by a second interrupt (or its
+	// time bound after the first), or a table an interrupt ended; not a
+	// failure of the table, though the apply still exits 1.
+	StatusInterrupted = "interrupted"
 	// StatusInPolicy is a table whose plan had nothing to do.
 	StatusInPolicy = "in_policy"
 )
@@ -37,26 +41,31 @@ type Results struct {
 
 // ResultSummary counts Results.
 type ResultSummary struct {
-	Tables         int   `json:"tables"`
-	TablesChanged  int   `json:"tables_changed"`
-	TablesFailed   int   `json:"tables_failed"`
-	ActionsDone    int   `json:"actions_done"`
-	ActionsSkipped int   `json:"actions_skipped"`
-	ActionsFailed  int   `json:"actions_failed"`
-	FilesDeleted   int64 `json:"files_deleted"`
-	BytesFreed     int64 `json:"bytes_freed"`
-	Snapshots      int   `json:"snapshots_expired"`
+	Tables             int   `json:"tables"`
+	TablesChanged      int   `json:"tables_changed"`
+	TablesFailed       int   `json:"tables_failed"`
+	TablesInterrupted  int   `json:"tables_interrupted,omitempty"`
+	ActionsDone        int   `json:"actions_done"`
+	ActionsSkipped     int   `json:"actions_skipped"`
+	ActionsFailed      int   `json:"actions_failed"`
+	ActionsInterrupted int   `json:"actions_interrupted,omitempty"`
+	FilesDeleted       int64 `json:"files_deleted"`
+	BytesFreed         int64 `json:"bytes_freed"`
+	Snapshots          int   `json:"snapshots_expired"`
 }
 
 // TableResult is one table of the plan.
 type TableResult struct {
 	Address string `json:"address"`
-	Status  string `json:"status"` // done | skipped | failed | in_policy
+	Status  string `json:"status"` // done | skipped | failed | interrupted | in_policy
 	Error   string `json:"error,omitempty"`
 	// Replanned is true when the table had changed since the plan (or a
 	// commit conflicted) and its actions were re-planned and intersected
 	// with the approved plan.
-	Replanned        bool           `json:"replanned"`
+	Replanned bool `json:"replanned"`
+	// Locked: another run held the table's lease past -lock-timeout, and
+	// nothing was done.
+	Locked           bool           `json:"locked,omitempty"`
 	Attempts         int            `json:"attempts"`
 	MetadataBefore   string         `json:"metadata_before,omitempty"`
 	MetadataAfter    string         `json:"metadata_after,omitempty"`
@@ -73,7 +82,7 @@ type TableResult struct {
 type ActionResult struct {
 	Type        diff.ActionType `json:"type"`
 	Destructive bool            `json:"destructive"`
-	Status      string          `json:"status"`           // done | skipped | failed
+	Status      string          `json:"status"`           // done | skipped | failed | interrupted
 	Reason      string          `json:"reason,omitempty"` // why skipped, or what a done action left out
 	Error       string          `json:"error,omitempty"`
 	Committed   bool            `json:"committed"`
@@ -144,8 +153,11 @@ func (r *Results) summarize() {
 	s := ResultSummary{Tables: len(r.Tables)}
 	for _, t := range r.Tables {
 		changed := false
-		if t.Status == StatusFailed {
+		switch t.Status {
+		case StatusFailed:
 			s.TablesFailed++
+		case StatusInterrupted:
+			s.TablesInterrupted++
 		}
 		for _, a := range t.Actions {
 			switch a.Status {
@@ -155,6 +167,8 @@ func (r *Results) summarize() {
 				s.ActionsSkipped++
 			case StatusFailed:
 				s.ActionsFailed++
+			case StatusInterrupted:
+				s.ActionsInterrupted++
 			}
 			if a.Committed || a.FilesDeleted > 0 || a.FilesQuarantined > 0 {
 				changed = true

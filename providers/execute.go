@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -33,9 +34,6 @@ func (h *Table) UUID() string { return h.t.Metadata().TableUUID().String() }
 // MetadataLocation is the metadata file of the version the handle holds.
 func (h *Table) MetadataLocation() string { return h.t.MetadataLocation() }
 
-// Lease is the table's lease as loaded, if any (docs/design.md §5.4, Locking).
-func (h *Table) Lease() (Lease, bool) { return readLease(h.t) }
-
 // with is a handle on another version of the same table; nil for nil.
 func (h *Table) with(t *table.Table) *Table {
 	if t == nil {
@@ -53,32 +51,88 @@ func (s *Session) Table(ctx context.Context, address string) (*Table, error) {
 	return &Table{address: address, t: t}, nil
 }
 
-// TakeLease commits lease on the table (acquireLease) and returns the
-// table as committed; a catalog that cannot be opened is returned as is.
-func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time.Time) (*Table, error) {
-	name, _, err := splitAddress(h.address)
-	if err != nil {
-		return h, err
-	}
-	cat, err := s.Catalog(ctx, name)
-	if err != nil {
-		return h, err
-	}
-	next, err := acquireLease(ctx, cat, h.t, lease, now)
-	return h.with(next), err
+// HeldLease is a lease this run holds on a table (TakeLease).
+type HeldLease struct {
+	store *leaseStore
+	gen   int64
+	Lease Lease
 }
 
-// DropLease removes runID's lease from the table at address (releaseLease).
-func (s *Session) DropLease(ctx context.Context, address, runID string) error {
-	name, ident, err := splitAddress(address)
+// TakeLease takes the table's lease for lease.RunID (docs/design.md §5.4,
+// Locking): an object in the table's storage, not a commit. Another run's
+// lease in force is a *LockedError.
+func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time.Time) (*HeldLease, error) {
+	ls, err := newLeaseStore(ctx, h.t)
 	if err != nil {
-		return fmt.Errorf("release lock: %w", err)
+		return nil, fmt.Errorf("lock: %w", err)
 	}
-	cat, err := s.Catalog(ctx, name)
+	gen, err := ls.acquire(ctx, lease, now)
 	if err != nil {
-		return fmt.Errorf("release lock: %w", err)
+		return nil, err
 	}
-	return releaseLease(ctx, cat, ident, runID)
+	return &HeldLease{store: ls, gen: gen, Lease: lease}, nil
+}
+
+// Renew extends the lease to until; ErrLockLost when another run took it
+// over or it was force-unlocked.
+func (l *HeldLease) Renew(ctx context.Context, until time.Time) error {
+	next := l.Lease
+	next.ExpiresAt = until
+	if err := l.store.renew(ctx, l.gen, next); err != nil {
+		return err
+	}
+	l.Lease = next
+	return nil
+}
+
+// Release removes the lease; ErrLockLost when it was no longer this run's.
+func (l *HeldLease) Release(ctx context.Context) error {
+	return l.store.release(ctx, l.Lease.RunID)
+}
+
+// TableLease is the lease in force on the table, if any (expired or not).
+func (s *Session) TableLease(ctx context.Context, h *Table) (Lease, bool, error) {
+	ls, err := newLeaseStore(ctx, h.t)
+	if err != nil {
+		return Lease{}, false, err
+	}
+	return ls.current(ctx)
+}
+
+// ForceUnlock removes the lease of runID on the table at address
+// (iceops force-unlock) and returns it; ErrNoLease when that run holds
+// none there.
+func (s *Session) ForceUnlock(ctx context.Context, address, runID string) (Lease, error) {
+	h, err := s.Table(ctx, address)
+	if err != nil {
+		return Lease{}, err
+	}
+	ls, err := newLeaseStore(ctx, h.t)
+	if err != nil {
+		return Lease{}, err
+	}
+	gens, err := ls.generations(ctx)
+	if err != nil {
+		return Lease{}, fmt.Errorf("read lock: %w", err)
+	}
+	for _, g := range gens {
+		if g.ok && g.lease.RunID == runID {
+			if err := ls.release(ctx, runID); err != nil {
+				return Lease{}, err
+			}
+			return g.lease, nil
+		}
+	}
+	var held []string
+	for _, g := range gens {
+		if g.ok {
+			held = append(held, g.lease.RunID)
+		}
+	}
+	if len(held) > 0 {
+		return Lease{}, fmt.Errorf("%w (the lease there is run %s's)", ErrNoLease, strings.Join(held, ", "))
+	}
+	return Lease{}, ErrNoLease
 }
 
 // Executor runs actions on one table: one action, or adjacent actions

@@ -1,29 +1,48 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
-	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/apache/iceberg-go/table"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
-// Lease is the value of a table's diff.LockProperty while an apply works
-// on it (docs/design.md §5.4, Locking): who holds it, for which run, until when.
-// A lease past its expiry belongs to nobody (its run crashed or was killed)
-// and the next apply takes it over.
+// Lease is one apply's hold on a table while it works on it
+// (docs/design.md §5.4, Locking): who holds it, for which run, since when
+// and until when. A lease past its expiry belongs to nobody (its run
+// crashed or was killed) and the next apply takes it over.
+//
+// A lease is an object in the table's own storage, under
+// <location>/.iceops-lock/, never a property of the table: taking,
+// renewing and dropping it commits nothing, so a table apply has nothing
+// to do for, or refuses, or fails on, keeps its metadata exactly as it
+// was, and a heartbeat every few seconds costs one small write instead of
+// a metadata version (issue 26). The objects are created with the store's
+// create-if-absent write (O_EXCL-like link locally; If-None-Match on S3,
+// a generation precondition on GCS, If-None-Match on Azure, through
+// gocloud's IfNotExist), so of two runs only one creates a generation.
 type Lease struct {
 	Owner     string    `json:"owner"`
 	RunID     string    `json:"run_id"`
+	Since     time.Time `json:"since"`
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
@@ -31,126 +50,310 @@ type Lease struct {
 type LockedError struct{ Holder Lease }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("locked by %s (run %s) until %s", e.Holder.Owner, e.Holder.RunID,
-		e.Holder.ExpiresAt.UTC().Format(time.RFC3339))
+	s := fmt.Sprintf("locked by %s (run %s", e.Holder.Owner, e.Holder.RunID)
+	if !e.Holder.Since.IsZero() {
+		s += ", since " + e.Holder.Since.UTC().Format(time.RFC3339)
+	}
+	return s + ") until " + e.Holder.ExpiresAt.UTC().Format(time.RFC3339)
 }
 
 // ErrLockLost: the lease was taken over (it had expired) or removed by
-// someone else while this run held it.
+// someone else (force-unlock) while this run held it.
 var ErrLockLost = errors.New("the table's lock is no longer this run's")
 
-// acquireLease commits lease as tbl's diff.LockProperty through the
-// catalog's compare-and-swap: the commit requires that the table's
-// metadata is still exactly the version tbl was loaded at (its
-// last-updated time, its refs and the lock property as read), so of two
-// runs that read the same version only one commit lands; the other gets
-// ErrConflict, reloads, and sees the winner's lease. A lease held by
-// another run and not expired is a *LockedError; an expired one is taken
-// over. It returns the table as committed.
-func acquireLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, lease Lease, now time.Time) (*table.Table, error) {
-	cur, held := tbl.Properties()[diff.LockProperty]
-	if held {
-		var other Lease
-		if err := json.Unmarshal([]byte(cur), &other); err == nil && other.RunID != lease.RunID && now.Before(other.ExpiresAt) {
-			return tbl, &LockedError{Holder: other}
-		}
-		// Expired, unreadable (hand-edited) or ours already: take it over.
-	}
-	val, err := json.Marshal(lease)
-	if err != nil {
-		return tbl, fmt.Errorf("encode lease: %w", err)
-	}
-	return commitLease(ctx, cat, tbl, cur, held, []table.Update{
-		table.NewSetPropertiesUpdate(iceberg.Properties{diff.LockProperty: string(val)}),
-	})
+// ErrNoLease is force-unlock of a run that holds no lease on the table.
+var ErrNoLease = errors.New("no lease of that run on the table")
+
+// leaseGen is one generation of a table's lease: the object
+// <location>/.iceops-lock/lease-<gen>.json. The highest generation is the
+// lease in force; a run takes the lease by creating the next generation
+// (create-if-absent: of two runs that saw the same generation, one
+// creates the next and the other finds it there). A taker removes the
+// generations below its own: they are released or expired.
+type leaseGen struct {
+	gen   int64
+	lease Lease
+	ok    bool // the object parsed (a half-written or foreign object does not)
 }
 
-// releaseLease removes the lease of runID from the table, if it is still
-// that run's. It is called with the run's context detached from Ctrl-C
-// (a release must happen on failure and interruption too).
-func releaseLease(ctx context.Context, cat catalog.Catalog, ident table.Identifier, runID string) error {
-	for attempt := 0; ; attempt++ {
-		tbl, err := cat.LoadTable(ctx, ident)
+const leasePrefix = "lease-"
+
+func leaseName(gen int64) string { return fmt.Sprintf("%s%020d.json", leasePrefix, gen) }
+
+func parseLeaseName(name string) (int64, bool) {
+	if !strings.HasPrefix(name, leasePrefix) || !strings.HasSuffix(name, ".json") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(name, leasePrefix), ".json"), 10, 64)
+	return n, err == nil && n > 0
+}
+
+// leaseStore is the table's lock directory on its storage.
+type leaseStore struct {
+	dir string // <location>/.iceops-lock, as a location of the table's storage
+	fs  iceio.IO
+}
+
+func newLeaseStore(ctx context.Context, t *table.Table) (*leaseStore, error) {
+	fsys, err := t.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	return &leaseStore{dir: strings.TrimRight(t.Location(), "/") + "/" + store.LockDir, fs: fsys}, nil
+}
+
+// generations lists the lease objects, highest generation first.
+func (s *leaseStore) generations(ctx context.Context) ([]leaseGen, error) {
+	var names []string
+	if local, ok := store.LocalPath(s.dir); ok {
+		entries, err := os.ReadDir(local)
+		if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				names = append(names, e.Name())
+			}
+		}
+	} else {
+		lio, ok := s.fs.(iceio.ListableIO)
+		if !ok {
+			return nil, fmt.Errorf("storage %T cannot list", s.fs)
+		}
+		err := lio.WalkDir(s.dir, func(p string, d iofs.DirEntry, err error) error {
+			if err != nil {
+				if d == nil && errors.Is(err, iofs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if !d.IsDir() {
+				names = append(names, path.Base(p))
+			}
+			return ctx.Err()
+		})
 		if err != nil {
-			return fmt.Errorf("release lock: load: %w", err)
+			return nil, err
 		}
-		cur, held := tbl.Properties()[diff.LockProperty]
-		var l Lease
-		if !held || json.Unmarshal([]byte(cur), &l) != nil || l.RunID != runID {
-			return ErrLockLost
-		}
-		_, err = commitLease(ctx, cat, tbl, cur, true, []table.Update{table.NewRemovePropertiesUpdate([]string{diff.LockProperty})})
-		if errors.Is(err, ErrConflict) && attempt < 5 {
-			// A writer committed meanwhile (it keeps our property): retry
-			// on its version.
+	}
+	var gens []leaseGen
+	for _, n := range names {
+		g, ok := parseLeaseName(n)
+		if !ok {
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("release lock: %w", err)
+		lg := leaseGen{gen: g}
+		if data, err := s.read(leaseName(g)); err == nil {
+			lg.ok = json.Unmarshal(data, &lg.lease) == nil && lg.lease.RunID != ""
+		} else if !store.IsNotExist(err) {
+			return nil, err
+		} else {
+			continue // released between the listing and the read
 		}
-		return nil
+		gens = append(gens, lg)
 	}
+	slices.SortFunc(gens, func(a, b leaseGen) int { return cmp.Compare(b.gen, a.gen) })
+	return gens, nil
 }
 
-// readLease returns the table's lease, if any (for inspect and messages).
-func readLease(tbl *table.Table) (Lease, bool) {
-	var l Lease
-	v, ok := tbl.Properties()[diff.LockProperty]
-	if !ok || json.Unmarshal([]byte(v), &l) != nil {
-		return Lease{}, false
-	}
-	return l, true
-}
+func (s *leaseStore) path(name string) string { return s.dir + "/" + name }
 
-func commitLease(ctx context.Context, cat catalog.Catalog, tbl *table.Table, cur string, held bool, updates []table.Update) (*table.Table, error) {
-	meta := tbl.Metadata()
-	reqs := store.RefRequirements(meta)
-	if _, ok := cat.(*sqlcat.Catalog); ok {
-		// The SQL catalog validates requirements in this process, against
-		// the metadata it then swaps with a conditional UPDATE: a
-		// requirement of our own makes the swap conditional on the exact
-		// version read. Other catalogs validate on their server, which knows
-		// only Iceberg's requirement types; there the refs and UUID above
-		// are what is asserted (see docs/cli.md, Locking).
-		reqs = append(reqs, assertVersion{lastUpdatedMs: meta.LastUpdatedMillis(), lock: cur, held: held})
-	}
-	// Once sent, a lease commit is not cancelled halfway, but is bounded.
-	commitCtx, cancel := bound.Commit(ctx)
-	_, _, err := cat.CommitTable(commitCtx, tbl.Identifier(), reqs, updates)
-	cancel()
+func (s *leaseStore) read(name string) ([]byte, error) {
+	f, err := s.fs.Open(s.path(name))
 	if err != nil {
-		return tbl, fmt.Errorf("commit lock: %w", store.ClassifyCommit(err))
+		return nil, err
 	}
-	next, err := cat.LoadTable(ctx, tbl.Identifier())
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<16))
+}
+
+// create writes name only if no object of that name exists; an existing
+// one is iofs.ErrExist.
+func (s *leaseStore) create(ctx context.Context, name string, data []byte) error {
+	p := s.path(name)
+	if local, ok := store.LocalPath(p); ok {
+		// A lease is published whole: written to a temporary name, then
+		// linked to its own (link fails if the name exists), so a reader
+		// never sees half of one.
+		if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(local), ".tmp-lease-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		if _, err := tmp.Write(data); err != nil {
+			tmp.Close()
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		return os.Link(tmp.Name(), local)
+	}
+	bfs, ok := s.fs.(*blobfs.FileIO)
+	if !ok {
+		return fmt.Errorf("storage %T has no create-if-absent write", s.fs)
+	}
+	w, err := bfs.NewWriter(ctx, p, true, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
 	if err != nil {
-		return tbl, fmt.Errorf("lock committed; reload: %w", err)
+		return err
 	}
-	return next, nil
-}
-
-// assertVersion requires that the table's current metadata is the version
-// a lease decision was made on. It is only ever validated in-process (the
-// SQL catalog); MarshalJSON fails so it can never be sent to a server
-// that would ignore it.
-type assertVersion struct {
-	lastUpdatedMs int64
-	lock          string
-	held          bool
-}
-
-func (a assertVersion) GetType() string { return "iceops-assert-version" }
-
-func (a assertVersion) Validate(m table.Metadata) error {
-	if m == nil {
-		return fmt.Errorf("requirement failed: %s: the table does not exist", a.GetType())
+	if _, err := w.Write(data); err != nil {
+		_ = w.Close()
+		return err
 	}
-	cur, held := m.Properties()[diff.LockProperty]
-	if m.LastUpdatedMillis() != a.lastUpdatedMs || held != a.held || cur != a.lock {
-		return fmt.Errorf("requirement failed: %s: the table changed since it was read", a.GetType())
+	if err := w.Close(); err != nil {
+		if c := gcerrors.Code(err); c == gcerrors.FailedPrecondition || c == gcerrors.AlreadyExists {
+			return fmt.Errorf("%s: %w", p, iofs.ErrExist)
+		}
+		return err
 	}
 	return nil
 }
 
-func (a assertVersion) MarshalJSON() ([]byte, error) {
-	return nil, errors.New("iceops-assert-version is validated in-process only")
+// overwrite replaces name's content (the holder renewing its own
+// generation: nobody else writes that name).
+func (s *leaseStore) overwrite(name string, data []byte) error {
+	p := s.path(name)
+	if local, ok := store.LocalPath(p); ok {
+		tmp, err := os.CreateTemp(filepath.Dir(local), ".tmp-lease-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		if _, err := tmp.Write(data); err != nil {
+			tmp.Close()
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		return os.Rename(tmp.Name(), local)
+	}
+	wfs, ok := s.fs.(iceio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("storage %T cannot write", s.fs)
+	}
+	return wfs.WriteFile(p, data)
+}
+
+func (s *leaseStore) remove(name string) error {
+	if err := s.fs.Remove(s.path(name)); err != nil && !store.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// removeDirIfEmpty tidies a local lock directory after the last release
+// (object stores have no directories to leave behind).
+func (s *leaseStore) removeDirIfEmpty() {
+	if local, ok := store.LocalPath(s.dir); ok {
+		_ = os.Remove(local) // fails, harmlessly, while anything is in it
+	}
+}
+
+// leaseBeforeCreate, set only by tests, runs between reading the lease and
+// creating the next generation: the window two runs race in.
+var leaseBeforeCreate func()
+
+// acquire takes the table's lease for lease.RunID, or returns a
+// *LockedError naming the holder. A lease of the same run is renewed; an
+// expired one, or an object that does not parse (it is not a lease of any
+// live run: a half-written object never exists, see create), is taken
+// over by creating the next generation.
+func (s *leaseStore) acquire(ctx context.Context, lease Lease, now time.Time) (int64, error) {
+	data, err := json.Marshal(lease)
+	if err != nil {
+		return 0, err
+	}
+	for range 10 {
+		gens, err := s.generations(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("read lock: %w", err)
+		}
+		next := int64(1)
+		if len(gens) > 0 {
+			top := gens[0]
+			if top.ok && top.lease.RunID == lease.RunID {
+				if err := s.overwrite(leaseName(top.gen), data); err != nil {
+					return 0, fmt.Errorf("renew lock: %w", err)
+				}
+				return top.gen, nil
+			}
+			if top.ok && now.Before(top.lease.ExpiresAt) {
+				return 0, &LockedError{Holder: top.lease}
+			}
+			next = top.gen + 1
+		}
+		if leaseBeforeCreate != nil {
+			leaseBeforeCreate()
+		}
+		err = s.create(ctx, leaseName(next), data)
+		if errors.Is(err, iofs.ErrExist) || errors.Is(err, os.ErrExist) {
+			continue // another run took that generation first: look again
+		}
+		if err != nil {
+			return 0, fmt.Errorf("write lock: %w", err)
+		}
+		for _, g := range gens {
+			_ = s.remove(leaseName(g.gen)) // released or expired; a leftover is harmless
+		}
+		return next, nil
+	}
+	return 0, errors.New("write lock: the lock changed hands ten times while taking it; try again")
+}
+
+// renew extends the run's lease of generation gen. A higher generation,
+// or its own gone, is ErrLockLost.
+func (s *leaseStore) renew(ctx context.Context, gen int64, lease Lease) error {
+	gens, err := s.generations(ctx)
+	if err != nil {
+		return fmt.Errorf("renew lock: %w", err)
+	}
+	if len(gens) == 0 || gens[0].gen != gen || !gens[0].ok || gens[0].lease.RunID != lease.RunID {
+		return ErrLockLost
+	}
+	data, err := json.Marshal(lease)
+	if err != nil {
+		return err
+	}
+	if err := s.overwrite(leaseName(gen), data); err != nil {
+		return fmt.Errorf("renew lock: %w", err)
+	}
+	return nil
+}
+
+// release removes runID's leases; ErrLockLost when the run held none.
+func (s *leaseStore) release(ctx context.Context, runID string) error {
+	gens, err := s.generations(ctx)
+	if err != nil {
+		return fmt.Errorf("release lock: %w", err)
+	}
+	found := false
+	for _, g := range gens {
+		if g.ok && g.lease.RunID == runID {
+			found = true
+			if err := s.remove(leaseName(g.gen)); err != nil {
+				return fmt.Errorf("release lock: %w", err)
+			}
+		}
+	}
+	if !found {
+		return ErrLockLost
+	}
+	if len(gens) == 1 {
+		s.removeDirIfEmpty()
+	}
+	return nil
+}
+
+// current is the lease in force, if any, expired or not.
+func (s *leaseStore) current(ctx context.Context) (Lease, bool, error) {
+	gens, err := s.generations(ctx)
+	if err != nil || len(gens) == 0 || !gens[0].ok {
+		return Lease{}, false, err
+	}
+	return gens[0].lease, true, nil
 }

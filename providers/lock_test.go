@@ -3,100 +3,170 @@ package providers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	iceio "github.com/apache/iceberg-go/io"
+
+	"github.com/iceops/iceops/internal/testenv"
+	"github.com/iceops/iceops/providers/internal/store"
 	"github.com/iceops/iceops/providers/testkit"
-
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/iceops/iceops/diff"
 )
 
-// TestAcquireLeaseCompareAndSwap: two runs that read the same version of a
-// table both try to take its lease; the catalog's swap lets exactly one
-// commit land. Without the version requirement both commits succeed (the
-// SQL catalog applies updates to whatever is current), and both runs would
-// work on the table.
-func TestAcquireLeaseCompareAndSwap(t *testing.T) {
-	l := testkit.NewOrders(t)
-	tbl := l.Create(nil)
+// leaseRace has n runs take the lease of one store at the same moment and
+// returns how many got it. Exactly one must: without the store's
+// create-if-absent write (a plain overwrite), every run takes it.
+func leaseRace(t *testing.T, ls *leaseStore, n int, now time.Time) int {
+	t.Helper()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		won     int
+		unknown []error
+	)
+	// Every run reads the lease before any creates one: the race is
+	// forced, not left to the scheduler.
+	var arrived int
+	all := make(chan struct{})
+	leaseBeforeCreate = func() {
+		mu.Lock()
+		arrived++
+		first := arrived <= n
+		if arrived == n {
+			close(all)
+		}
+		mu.Unlock()
+		if first {
+			<-all
+		}
+	}
+	defer func() { leaseBeforeCreate = nil }()
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			l := Lease{Owner: fmt.Sprintf("run%d@host", i), RunID: fmt.Sprintf("run-%d", i), Since: now, ExpiresAt: now.Add(time.Minute)}
+			_, err := ls.acquire(context.Background(), l, now)
+			var locked *LockedError
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won++
+			case errors.As(err, &locked):
+			default:
+				unknown = append(unknown, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(unknown) > 0 {
+		t.Fatalf("lease race: unexpected errors %v", unknown)
+	}
+	return won
+}
+
+// checkLeaseLifecycle runs one store through what apply does with it:
+// exclusive take, renewal, takeover after expiry, a stale holder's
+// renewal and release refused, release.
+func checkLeaseLifecycle(t *testing.T, ls *leaseStore) {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	a := Lease{Owner: "a@host", RunID: "run-a", ExpiresAt: now.Add(time.Hour)}
-	b := Lease{Owner: "b@host", RunID: "run-b", ExpiresAt: now.Add(time.Hour)}
-
-	got, err := acquireLease(ctx, l.Cat, tbl, a, now)
-	if err != nil {
-		t.Fatalf("first lease: %v", err)
+	if won := leaseRace(t, ls, 6, now); won != 1 {
+		t.Fatalf("%d of 6 racing runs took the lease, want exactly 1", won)
 	}
-	if held, ok := readLease(got); !ok || held.RunID != "run-a" {
-		t.Fatalf("lease after commit: %+v %v", held, ok)
+	holder, ok, err := ls.current(ctx)
+	if err != nil || !ok {
+		t.Fatalf("current lease: %v %v", ok, err)
 	}
-	// b decided on the version before a's commit.
-	_, err = acquireLease(ctx, l.Cat, tbl, b, now)
-	if !errors.Is(err, ErrConflict) {
-		t.Fatalf("second lease from the same version: %v, want a conflict", err)
-	}
-	// Reloaded, b sees a's lease and is told who holds it.
-	_, err = acquireLease(ctx, l.Cat, l.Load(), b, now)
+	// Another run is told who holds it and since when.
+	_, err = ls.acquire(ctx, Lease{Owner: "b@host", RunID: "run-b", ExpiresAt: now.Add(time.Minute)}, now.Add(10*time.Second))
 	var locked *LockedError
-	if !errors.As(err, &locked) || locked.Holder.RunID != "run-a" {
-		t.Fatalf("lease held by a: %v", err)
+	if !errors.As(err, &locked) || locked.Holder.RunID != holder.RunID {
+		t.Fatalf("second run: %v, want locked by %s", err, holder.RunID)
 	}
-	if want := "locked by a@host (run run-a) until 2026-12-01T13:00:00Z"; err.Error() != want {
-		t.Errorf("message %q, want %q", err, want)
+	if !strings.Contains(err.Error(), "since 2026-12-01T12:00:00Z") {
+		t.Errorf("message %q does not say since when", err)
 	}
-	// Expired, it is taken over.
-	later := now.Add(2 * time.Hour)
-	b.ExpiresAt = later.Add(time.Hour)
-	if _, err := acquireLease(ctx, l.Cat, l.Load(), b, later); err != nil {
-		t.Fatalf("take over an expired lease: %v", err)
+	gens, err := ls.generations(ctx)
+	if err != nil || len(gens) != 1 {
+		t.Fatalf("generations after the race: %v %v", gens, err)
 	}
-	// a's release does not remove b's lease.
-	if err := releaseLease(ctx, l.Cat, l.Ident, "run-a"); !errors.Is(err, ErrLockLost) {
-		t.Fatalf("release of a lease taken over: %v", err)
+	holderGen := gens[0].gen
+	// Its holder renews it.
+	renewed := holder
+	renewed.ExpiresAt = now.Add(2 * time.Minute)
+	if err := ls.renew(ctx, holderGen, renewed); err != nil {
+		t.Fatalf("renew: %v", err)
 	}
-	if held, _ := readLease(l.Load()); held.RunID != "run-b" {
-		t.Fatalf("b's lease gone after a's release: %+v", held)
+	// Lapsed, another run takes it over; the old holder's renewal and
+	// release are refused and leave the new lease alone.
+	later := now.Add(5 * time.Minute)
+	b := Lease{Owner: "b@host", RunID: "run-b", Since: later, ExpiresAt: later.Add(time.Minute)}
+	if _, err := ls.acquire(ctx, b, later); err != nil {
+		t.Fatalf("take over a lapsed lease: %v", err)
 	}
-	if err := releaseLease(ctx, l.Cat, l.Ident, "run-b"); err != nil {
+	if err := ls.renew(ctx, holderGen, renewed); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("stale holder's renewal: %v, want ErrLockLost", err)
+	}
+	if err := ls.release(ctx, holder.RunID); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("stale holder's release: %v, want ErrLockLost", err)
+	}
+	if cur, ok, _ := ls.current(ctx); !ok || cur.RunID != "run-b" {
+		t.Fatalf("lease after the stale holder's calls: %+v %v", cur, ok)
+	}
+	if err := ls.release(ctx, "run-b"); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if _, ok, err := ls.current(ctx); ok || err != nil {
+		t.Fatalf("a lease is left after release: %v %v", ok, err)
+	}
+	// Free again: the next run takes it at once.
+	if _, err := ls.acquire(ctx, Lease{Owner: "c", RunID: "run-c", ExpiresAt: later.Add(time.Hour)}, later); err != nil {
+		t.Fatalf("lease after release: %v", err)
+	}
+	if err := ls.release(ctx, "run-c"); err != nil {
 		t.Fatal(err)
-	}
-	if _, ok := l.Load().Properties()[diff.LockProperty]; ok {
-		t.Fatal("lease still set after release")
 	}
 }
 
-// TestReleaseLeaseAfterWriter: a writer's commit between the lease and its
-// release keeps both (the release retries on the writer's version).
-func TestReleaseLeaseAfterWriter(t *testing.T) {
+// TestLeaseLocal: the lease on a local table, and that taking, renewing
+// and releasing it commits nothing (issue 26: a table apply has nothing to
+// do for keeps its metadata exactly as it was).
+func TestLeaseLocal(t *testing.T) {
 	l := testkit.NewOrders(t)
-	tbl := l.Create(nil)
-	ctx := context.Background()
-	now := time.Now()
-	if _, err := acquireLease(ctx, l.Cat, tbl, Lease{Owner: "a", RunID: "r", ExpiresAt: now.Add(time.Hour)}, now); err != nil {
+	tbl := testkit.AppendIDs(t, l.Create(nil), 1, 10)
+	before := tbl.MetadataLocation()
+	ls, err := newLeaseStore(context.Background(), tbl)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"writer": "yes"})}); err != nil {
-		t.Fatal(err)
+	if !strings.HasSuffix(ls.dir, "/"+store.LockDir) {
+		t.Fatalf("lock directory %s", ls.dir)
 	}
-	if err := releaseLease(ctx, l.Cat, l.Ident, "r"); err != nil {
-		t.Fatal(err)
-	}
-	props := l.Load().Properties()
-	if _, ok := props[diff.LockProperty]; ok || props["writer"] != "yes" {
-		t.Fatalf("properties after release: %v", props)
+	checkLeaseLifecycle(t, ls)
+	if got := l.Load().MetadataLocation(); got != before {
+		t.Fatalf("the lease committed to the table: metadata %s -> %s", before, got)
 	}
 }
 
-// The version requirement is never sent to a server: it would be ignored
-// or rejected there.
-func TestAssertVersionNotSerialisable(t *testing.T) {
-	_, err := assertVersion{}.MarshalJSON()
-	if err == nil || !strings.Contains(err.Error(), "in-process") {
-		t.Fatalf("MarshalJSON: %v", err)
+// TestLeaseS3: the same on a real S3 server, where exclusivity is the
+// server's If-None-Match: a store that ignored it would let several
+// racing runs in.
+func TestLeaseS3(t *testing.T) {
+	env := testenv.S3(t)
+	prefix := fmt.Sprintf("lease-test-%d", time.Now().UnixNano())
+	fsys, err := iceio.LoadFS(context.Background(), env.Properties(), env.URL(prefix))
+	if err != nil {
+		t.Fatal(err)
 	}
+	ls := &leaseStore{dir: env.URL(prefix, store.LockDir), fs: fsys}
+	checkLeaseLifecycle(t, ls)
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"runtime/debug"
 	"strings"
 
@@ -106,6 +108,7 @@ func (c *cli) apply(args []string) int {
 		Abort:          signals.abort,
 		Lock:           a.Lock,
 		LockTimeout:    a.LockTimeout,
+		LockSkipOK:     a.LockSkipOK,
 		LockOwner:      c.lockOwner(),
 		RunID:          uuid.NewString(),
 	})
@@ -131,27 +134,41 @@ func (c *cli) apply(args []string) int {
 	return exitOK
 }
 
-// lockOwner names this run in the leases it takes: user@host, as a person
-// reading "locked by ..." wants to know whom to ask.
+// lockOwner names this run in the leases it takes, for a person reading
+// "locked by ...": the CI job when one is known (its URL), else
+// user@host and the process id.
 func (c *cli) lockOwner() string {
-	user := c.env["USER"]
-	if user == "" {
-		user = c.env["USERNAME"]
+	env := c.env
+	switch {
+	case env["GITHUB_RUN_ID"] != "" && env["GITHUB_REPOSITORY"] != "":
+		server := cmp.Or(env["GITHUB_SERVER_URL"], "https://github.com")
+		return server + "/" + env["GITHUB_REPOSITORY"] + "/actions/runs/" + env["GITHUB_RUN_ID"]
+	case env["CI_JOB_URL"] != "":
+		return env["CI_JOB_URL"] // GitLab
+	case env["BUILD_URL"] != "":
+		return env["BUILD_URL"] // Jenkins
 	}
-	if user == "" {
-		user = "unknown"
+	name := cmp.Or(env["USER"], env["USERNAME"], env["LOGNAME"])
+	if name == "" {
+		if u, err := user.Current(); err == nil {
+			name = u.Username
+		}
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "unknown-host"
 	}
-	return user + "@" + host
+	return fmt.Sprintf("%s@%s pid %d", cmp.Or(name, "unknown"), host, os.Getpid())
 }
 
 // approve asks on stderr and reads one line from stdin.
-func (c *cli) approve() (bool, error) {
+func (c *cli) approve() (bool, error) { return c.confirm(approvalPrompt) }
+
+// confirm asks prompt on stderr and reads one line from stdin: only "yes"
+// is a yes.
+func (c *cli) confirm(prompt string) (bool, error) {
 	s := c.colorErr()
-	fmt.Fprint(c.stderr, "\n"+s.Bold(approvalPrompt))
+	fmt.Fprint(c.stderr, "\n"+s.Bold(prompt))
 	c.flush() // the prompt has no end of line
 	line, err := bufio.NewReader(c.stdin).ReadString('\n')
 	fmt.Fprintln(c.stderr)

@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -258,16 +259,34 @@ func TestApplyCrashSafety(t *testing.T) {
 					t.Fatalf("killed at %s: %s has %d rows, had %d", delay, n, got, rows[n])
 				}
 			}
-			// A killed apply leaves its leases until they expire (an hour):
-			// the next apply skips those tables (exit 0, naming the dead
-			// run), and the operator who knows the run is gone applies with
-			// -lock=false (as terraform force-unlock).
+			// A killed apply leaves the leases it held, lapsing within
+			// their TTL (two minutes, renewed every 30 s while it ran): the
+			// next apply right away names the dead run and exits 1 (never
+			// a silent green), and once the TTL has passed (the test moves
+			// the leases' expiry into the past) the next apply takes the
+			// tables over and finishes the work.
+			lakeDir := filepath.Join(dir, "lakehouse")
+			for _, f := range leaseFilesUnder(t, lakeDir) {
+				checkLeaseTTL(t, f)
+			}
 			code, after := runIceops(t, bin, dir, "apply", "-auto-approve")
+			if held := len(leaseFilesUnder(t, lakeDir)); held > 0 {
+				if code != 1 || !strings.Contains(after, "force-unlock") {
+					t.Fatalf("killed at %s: apply while the dead run's %d leases last: exit %d\n%s", delay, held, code, after)
+				}
+				lapseLeases(t, lakeDir)
+				code, after = runIceops(t, bin, dir, "apply", "-auto-approve")
+			}
 			if code != 0 {
 				t.Fatalf("killed at %s: apply after the kill: exit %d\n%s", delay, code, after)
 			}
-			if code, out := runIceops(t, bin, dir, "apply", "-auto-approve", "-lock=false"); code != 0 {
-				t.Fatalf("killed at %s: apply -lock=false after the kill: exit %d\n%s", delay, code, out)
+			// A lapsed lease of the dead run may stay on a table the
+			// recovery found nothing left to do on (it takes no lease
+			// there); it blocks nobody. No lease in force may stay.
+			for _, f := range leaseFilesUnder(t, lakeDir) {
+				if leaseExpiry(t, f).After(time.Now()) {
+					t.Fatalf("killed at %s: a lease in force is left after recovery: %s", delay, f)
+				}
 			}
 			if code, out := runIceops(t, bin, dir, "plan", "-detailed-exitcode"); code != 0 {
 				t.Fatalf("killed at %s: plan after recovery: exit %d (want 0: converged)\n%s", delay, code, out)
@@ -287,4 +306,59 @@ func TestApplyCrashSafety(t *testing.T) {
 		t.Fatalf("only %d of %d trials killed a running apply", killedMidway, crashTrials)
 	}
 	t.Logf("%d of %d trials killed a running apply", killedMidway, crashTrials)
+}
+
+// leaseFilesUnder lists every lease object below root.
+func leaseFilesUnder(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(p)) == ".iceops-lock" && strings.HasPrefix(d.Name(), "lease-") {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// leaseExpiry reads a lease object's expires_at.
+func leaseExpiry(t *testing.T, f string) time.Time {
+	t.Helper()
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		ExpiresAt time.Time `json:"expires_at"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		t.Fatalf("lease %s: %v", f, err)
+	}
+	return l.ExpiresAt
+}
+
+// checkLeaseTTL: a lease left by a killed run lapses within two minutes
+// and a bit (the TTL from its last renewal).
+func checkLeaseTTL(t *testing.T, f string) {
+	t.Helper()
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		Owner     string    `json:"owner"`
+		ExpiresAt time.Time `json:"expires_at"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		t.Fatalf("lease %s: %v", f, err)
+	}
+	if left := time.Until(l.ExpiresAt); left > 2*time.Minute+5*time.Second {
+		t.Errorf("lease %s lapses in %s, more than the 2 minute TTL", f, left)
+	}
+	if l.Owner == "" || strings.HasPrefix(l.Owner, "unknown@") {
+		t.Errorf("lease owner %q names nobody", l.Owner)
+	}
 }

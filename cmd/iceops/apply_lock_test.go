@@ -1,12 +1,13 @@
 package main
 
-// Locking (docs/design.md §5.4, issue 16): two applies at once on the demo
-// lakehouse share the work through the tables' leases, and a lease held by
-// another run is a clear skip naming its owner and expiry.
+// Locking (docs/design.md §5.4, issues 16 and 26): two applies at once on
+// the demo lakehouse share the work through the tables' leases (objects
+// under <location>/.iceops-lock/, never a metadata commit), and a lease held
+// by another run is a clear error naming its owner, since when and until
+// when.
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -17,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/apply"
@@ -84,7 +84,9 @@ func TestTwoAppliesAtOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cmd, stdout, stderr := startApply(t, bin, dir)
+				// The run that finds a table held waits for it, then finds
+				// the work done and does nothing more.
+				cmd, stdout, stderr := startApply(t, bin, dir, "-lock-timeout=5m")
 				codes[i], _ = testenv.ExitCode(cmd.Wait()) // -1: it could not run
 				logs[i] = stderr.String()
 				if err := json.Unmarshal(stdout.Bytes(), &results[i]); err != nil {
@@ -134,8 +136,8 @@ func TestTwoAppliesAtOnce(t *testing.T) {
 			if got := compactions(tbl); got != want {
 				t.Errorf("trial %d: %s compacted %d times, want %d", trial, tp.Address, got, want)
 			}
-			if v, ok := tbl.Properties()[diff.LockProperty]; ok {
-				t.Errorf("trial %d: %s still has its lease: %s", trial, tp.Address, v)
+			if left := leaseFiles(t, tbl.Location()); len(left) > 0 {
+				t.Errorf("trial %d: %s still has leases: %v", trial, tp.Address, left)
 			}
 			if loc, ok := inPolicy[tp.Address]; ok && tbl.MetadataLocation() != loc {
 				t.Errorf("trial %d: in-policy table %s got a new metadata version", trial, tp.Address)
@@ -148,48 +150,106 @@ func TestTwoAppliesAtOnce(t *testing.T) {
 	}
 }
 
-// setLease commits a lease on the table as another run would.
-func setLease(t *testing.T, lake *testkit.Lakehouse, name, value string) {
+// leaseFiles lists the lease objects under a local table location.
+func leaseFiles(t *testing.T, location string) []string {
 	t.Helper()
-	ctx := context.Background()
-	tbl := lake.Reload(t, name)
-	if _, _, err := lake.Catalog.CommitTable(ctx, tbl.Identifier(), nil,
-		[]table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{diff.LockProperty: value})}); err != nil {
+	dir := filepath.Join(testkit.LocalPath(t, location), ".iceops-lock")
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "lease-") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// setLease writes a lease on the table as another run would (generation 1).
+func setLease(t *testing.T, lake *testkit.Lakehouse, name, value string) {
+	t.Helper()
+	tbl := lake.Reload(t, name)
+	dir := filepath.Join(testkit.LocalPath(t, tbl.Location()), ".iceops-lock")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range leaseFiles(t, tbl.Location()) {
+		_ = os.Remove(f)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lease-00000000000000000001.json"), []byte(value), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lapseLeases moves the expiry of every lease under root into the past,
+// as if the lease TTL had gone by (the test is the clock).
+func lapseLeases(t *testing.T, root string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(filepath.Dir(p)) != ".iceops-lock" || !strings.HasPrefix(d.Name(), "lease-") {
+			return err
+		}
+		var l map[string]any
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		l["expires_at"] = time.Now().Add(-time.Second).UTC().Format(time.RFC3339)
+		b, _ = json.Marshal(l)
+		n++
+		return os.WriteFile(p, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestApplyLeaseHeldByAnotherRun(t *testing.T) {
 	bin := buildIceops(t)
 	dir := filepath.Join(t.TempDir(), "lake")
 	lake := demoLake(t, bin, dir)
-	held := `{"owner":"alice@ci-7","run_id":"run-42","expires_at":"2099-01-02T03:04:05Z"}`
+	held := `{"owner":"alice@ci-7","run_id":"run-42","since":"2026-12-01T00:00:00Z","expires_at":"2099-01-02T03:04:05Z"}`
 	setLease(t, lake, "analytics.events", held)
 	before := lake.Reload(t, "analytics.events").MetadataLocation()
 
+	// A table another run holds fails the apply (exit 1): a CD job whose
+	// tables were skipped must not read green.
 	code, out := runIceops(t, bin, dir, "apply", "-auto-approve")
-	if code != 0 {
-		t.Fatalf("apply: exit %d (a table locked by another run is skipped, not failed)\n%s", code, out)
+	if code != 1 {
+		t.Fatalf("apply: exit %d, want 1 (a table locked by another run is an error without -lock-skip-ok)\n%s", code, out)
 	}
-	if !strings.Contains(out, "locked by alice@ci-7 (run run-42) until 2099-01-02T03:04:05Z") {
-		t.Errorf("no message naming the holder and expiry:\n%s", out)
+	if !strings.Contains(out, "locked by alice@ci-7 (run run-42, since 2026-12-01T00:00:00Z) until 2099-01-02T03:04:05Z") ||
+		!strings.Contains(out, "iceops force-unlock run-42 demo.analytics.events") {
+		t.Errorf("no message naming the holder, since when, until when and the way out:\n%s", out)
 	}
-	if got := lake.Reload(t, "analytics.events"); got.MetadataLocation() != before || got.Properties()[diff.LockProperty] != held {
+	if got := lake.Reload(t, "analytics.events"); got.MetadataLocation() != before {
 		t.Errorf("the locked table was changed")
 	}
 	if compactions(lake.Reload(t, "analytics.clicks")) != 1 {
 		t.Errorf("the unlocked table was not applied:\n%s", out)
 	}
+	clicks := lake.Reload(t, "analytics.clicks").MetadataLocation()
 
-	// -lock-timeout waits; the lease is still held at the end: skipped after
-	// about the timeout.
+	// -lock-timeout waits and says so; the lease is still held at the end:
+	// skipped after about the timeout. -lock-skip-ok makes that a warning.
 	start := time.Now()
-	code, out = runIceops(t, bin, dir, "apply", "-auto-approve", "-lock-timeout=1500ms")
-	if code != 0 || !strings.Contains(out, "locked by alice@ci-7") {
-		t.Fatalf("apply -lock-timeout: exit %d\n%s", code, out)
+	code, out = runIceops(t, bin, dir, "apply", "-auto-approve", "-lock-timeout=1500ms", "-lock-skip-ok")
+	if code != 0 || !strings.Contains(out, "locked by alice@ci-7") || !strings.Contains(out, "waiting up to") {
+		t.Fatalf("apply -lock-timeout -lock-skip-ok: exit %d\n%s", code, out)
 	}
 	if d := time.Since(start); d < 1500*time.Millisecond {
 		t.Errorf("apply -lock-timeout=1500ms gave up after %s", d)
+	}
+	// The table with nothing left to do got no lease and no commit.
+	if got := lake.Reload(t, "analytics.clicks").MetadataLocation(); got != clicks {
+		t.Errorf("apply committed to a table in policy: %s -> %s", clicks, got)
 	}
 
 	// An expired lease (its run died) is taken over.
@@ -202,11 +262,29 @@ func TestApplyLeaseHeldByAnotherRun(t *testing.T) {
 	if compactions(tbl) != 1 {
 		t.Errorf("the table with an expired lease was not compacted:\n%s", out)
 	}
-	if v, ok := tbl.Properties()[diff.LockProperty]; ok {
-		t.Errorf("lease left after apply: %s", v)
+	if left := leaseFiles(t, tbl.Location()); len(left) > 0 {
+		t.Errorf("lease left after apply: %v", left)
 	}
 	if code, out := runIceops(t, bin, dir, "plan", "-detailed-exitcode"); code != 0 {
 		t.Errorf("plan after apply: exit %d\n%s", code, out)
+	}
+
+	// force-unlock removes a named run's lease, and only that run's.
+	setLease(t, lake, "analytics.users", held)
+	if code, out := runIceops(t, bin, dir, "force-unlock", "-force", "run-41", "demo.analytics.users"); code != 1 || !strings.Contains(out, "run run-42's") {
+		t.Errorf("force-unlock of another run id: exit %d\n%s", code, out)
+	}
+	if code, out := runIceops(t, bin, dir, "force-unlock", "run-42", "demo.analytics.users"); code != 1 || !strings.Contains(out, "not a terminal") {
+		t.Errorf("force-unlock without a terminal or -force: exit %d\n%s", code, out)
+	}
+	if len(leaseFiles(t, lake.Reload(t, "analytics.users").Location())) != 1 {
+		t.Fatal("a refused force-unlock removed the lease")
+	}
+	if code, out := runIceops(t, bin, dir, "force-unlock", "-force", "run-42", "demo.analytics.users"); code != 0 || !strings.Contains(out, "Removed the lease of run run-42 on demo.analytics.users (held by alice@ci-7") {
+		t.Errorf("force-unlock: exit %d\n%s", code, out)
+	}
+	if left := leaseFiles(t, lake.Reload(t, "analytics.users").Location()); len(left) > 0 {
+		t.Errorf("force-unlock left %v", left)
 	}
 
 	// -lock=false ignores leases (and leaves another run's in place).
@@ -214,7 +292,7 @@ func TestApplyLeaseHeldByAnotherRun(t *testing.T) {
 	if code, out := runIceops(t, bin, dir, "apply", "-auto-approve", "-lock=false"); code != 0 || strings.Contains(out, "locked by") {
 		t.Errorf("apply -lock=false: exit %d\n%s", code, out)
 	}
-	if lake.Reload(t, "analytics.users").Properties()[diff.LockProperty] != held {
+	if len(leaseFiles(t, lake.Reload(t, "analytics.users").Location())) != 1 {
 		t.Error("apply -lock=false touched another run's lease")
 	}
 }

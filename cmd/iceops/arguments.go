@@ -297,6 +297,7 @@ type Apply struct {
 	Input       bool // -input=false: never ask for approval
 	Lock        bool // -lock (default true): a lease per table with actions
 	LockTimeout time.Duration
+	LockSkipOK  bool // a table locked past -lock-timeout is a warning, not an error
 	Targets     []string
 	Vars        Vars
 	Parallelism int
@@ -313,6 +314,7 @@ func ParseApply(args []string) (Apply, error) {
 	addInputFlag(fs, &a.Input)
 	fs.BoolVar(&a.Lock, "lock", true, "")
 	fs.DurationVar(&a.LockTimeout, "lock-timeout", 0, "")
+	fs.BoolVar(&a.LockSkipOK, "lock-skip-ok", false, "")
 	fs.Var(&targets, "target", "")
 	addVarFlags(fs, &a.Vars)
 	fs.IntVar(&a.Parallelism, "parallelism", 0, "")

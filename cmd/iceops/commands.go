@@ -22,6 +22,7 @@ func commands() []command {
 		{name: "validate", main: true, synopsis: "Check the configuration without contacting any catalog", help: commandHelp["validate"], run: (*cli).validate},
 		{name: "demo", synopsis: "Build a local demo lakehouse and a configuration for it", help: commandHelp["demo"], run: (*cli).demo},
 		{name: "explain", synopsis: "Show every effective policy value for one table and where it was set", help: commandHelp["explain"], run: (*cli).explain},
+		{name: "force-unlock", synopsis: "Remove a dead run's lease on one table", help: commandHelp["force-unlock"], run: (*cli).forceUnlock},
 		{name: "fmt", synopsis: "Rewrite configuration files in the canonical format", help: commandHelp["fmt"], run: (*cli).fmt},
 		{name: "inspect", synopsis: "Health report of one table, with recommendations", help: commandHelp["inspect"], run: (*cli).inspect},
 		{name: "restore", synopsis: "Put back the files of one quarantine run", help: commandHelp["restore"], run: (*cli).restore},

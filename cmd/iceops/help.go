@@ -110,6 +110,7 @@ Options:
   -input=false         Never ask; without -auto-approve or PLANFILE, refuse
   -lock=false          Take no table leases and ignore other runs' leases
   -lock-timeout=D      Wait up to D for a table another run holds (default 0s)
+  -lock-skip-ok        A table still held after -lock-timeout is a warning, not an error
   -target=ADDR         Apply only matching tables (repeatable; not with PLANFILE)
   -var=NAME=VALUE      Set a variable (repeatable)
   -var-file=FILE       Read variables from an HCL file
@@ -196,6 +197,24 @@ Options:
 Examples:
   iceops restore 20261130T120000Z lake.analytics.events
   iceops restore -json 20261130T120000Z lake.analytics.events
+`,
+	"force-unlock": `Usage: iceops [global options] force-unlock [options] RUN_ID ADDR
+
+  Remove the lease that run RUN_ID holds on one table. Apply takes a lease on
+  each table it changes (an object under <table location>/.iceops-lock/,
+  renewed every 30s, lapsing 2 minutes after its run stops), so a crashed
+  run's tables are free again within minutes by themselves. Use this only
+  when a run is known to be dead and cannot be waited for. "locked by ..."
+  messages name the run id. Asks for confirmation unless -force.
+
+Options:
+  -force           Do not ask for confirmation
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops force-unlock 6f1c0d7e-1b9a-4b4e-9a57-0c8f2f6d2b11 lake.analytics.events
 `,
 	"version": `Usage: iceops version [-json]
 

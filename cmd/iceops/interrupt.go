@@ -13,11 +13,12 @@ import (
 
 // interrupts is apply's one signal listener: the two-stage Ctrl-C of
 // docs/design.md §5.4, each signal acknowledged on stderr. The first
-// SIGINT or SIGTERM cancels stop: no new table or action starts, and an
-// expiry whose commit has landed finishes its deletions (bounded); once
+// SIGINT or SIGTERM cancels stop: no new table or action starts, and the
+// actions already running finish (bounded: apply.ApplyOptions.FinishWithin),
+// a compaction committing its rewrite and an expiry its deletions; once
 // the progress view is attached, it also says which actions are being
-// finished. The second cancels abort: those deletions stop at once too,
-// and the results count what was left.
+// finished. The second cancels abort: running actions stop at once, and
+// the results report them interrupted and count what was left.
 type interrupts struct {
 	stop, abort context.Context
 	release     func()
@@ -43,7 +44,7 @@ func (c *cli) applyInterrupts() *interrupts {
 			case s := <-sigs:
 				n++
 				if n == 1 {
-					fmt.Fprintln(c.stderr, "\nInterrupt received: no new work starts; deletions of committed expiries finish. Interrupt again to stop at once.")
+					fmt.Fprintln(c.stderr, "\nInterrupt received: no new work starts; running actions finish. Interrupt again to stop at once.")
 					cancelStop()
 					if prog := in.progress(); prog != nil {
 						prog.Interrupted(signalName(s))

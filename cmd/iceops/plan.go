@@ -111,6 +111,12 @@ func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	if ctx.Err() != nil {
+		// Tables cut short read as errors in the plan; a plan that only
+		// says "N tables have errors" would hide that it was interrupted.
+		return nil, fmt.Errorf("interrupted while planning: %d of %d tables were planned before the signal; nothing was shown, saved or applied",
+			len(p.Tables), len(p.Tables)+len(p.Errors))
+	}
 	return p, nil
 }
 

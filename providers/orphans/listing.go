@@ -26,7 +26,7 @@ type localFile struct {
 // goroutines, with the guarantees filepath.WalkDir gave the scan:
 //   - symbolic links are never followed: onSymlink gets each one (file or
 //     directory), and nothing under a linked directory is listed;
-//   - directories named QuarantineDir are skipped;
+//   - iceops' own directories (ownDir: the quarantine, the leases) are skipped;
 //   - sockets, devices and pipes are ignored (never ours to delete);
 //   - a file removed between readdir and lstat is skipped, but any other
 //     error, including a directory that cannot be read, fails the whole
@@ -80,7 +80,7 @@ func walkLocal(ctx context.Context, root string, emit func(localFile) error, onS
 					onSymlink(p)
 					mu.Unlock()
 				case d.IsDir():
-					if d.Name() != QuarantineDir {
+					if !ownDir(d.Name()) {
 						mu.Lock()
 						stack = append(stack, p)
 						cond.Signal()

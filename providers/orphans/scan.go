@@ -25,6 +25,10 @@ import (
 // listing skips it so quarantined files are never counted twice.
 const QuarantineDir = ".iceops-quarantine"
 
+// ownDir is a directory of iceops' own under a table's location, never
+// listed by the sweep: the quarantine and the leases (store.LockDir).
+func ownDir(name string) bool { return name == QuarantineDir || name == store.LockDir }
+
 // maxMissingReported bounds OrphanScan.MissingReferenced (the count is exact).
 const maxMissingReported = 20
 
@@ -416,12 +420,12 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 				return err
 			}
 			if d.IsDir() {
-				if d.Name() == QuarantineDir {
+				if ownDir(d.Name()) {
 					return fs.SkipDir
 				}
 				return nil
 			}
-			if strings.Contains(p, "/"+QuarantineDir+"/") {
+			if strings.Contains(p, "/"+QuarantineDir+"/") || strings.Contains(p, "/"+store.LockDir+"/") {
 				return nil
 			}
 			info, err := d.Info()

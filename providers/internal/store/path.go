@@ -107,3 +107,8 @@ func LocalPath(p string) (string, bool) {
 func IsNotExist(err error) bool {
 	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, os.ErrNotExist)
 }
+
+// LockDir is the directory under a table's location that holds iceops'
+// leases on the table (docs/design.md §5.4, Locking). Like the quarantine,
+// it is iceops' own: the orphan sweep never lists it.
+const LockDir = ".iceops-lock"

@@ -181,6 +181,8 @@ func (p *Progress) track(e apply.Event) string {
 	case apply.PhaseDone, apply.PhaseSkipped, apply.PhaseFailed:
 		line = p.endLine(e, st)
 		st.action = ""
+	case apply.PhaseLockWait:
+		line = fmt.Sprintf("%s: %v", e.Table, e.Err)
 	case apply.PhaseRetry:
 		line = fmt.Sprintf("%s: commit conflict, re-planning", e.Table)
 		if e.Err != nil {
@@ -320,6 +322,8 @@ func (p *Progress) statusLine(e apply.Event, st *runState) string {
 		return fmt.Sprintf("%s %s: %s…", s.Change("~"), e.Table, what)
 	case apply.PhaseProgress:
 		return fmt.Sprintf("%s %s: %s %s", s.Change("~"), e.Table, what, amount(e))
+	case apply.PhaseLockWait:
+		return fmt.Sprintf("%s %s: %v", s.Warn("…"), e.Table, e.Err)
 	case apply.PhaseRetry:
 		return fmt.Sprintf("%s %s: commit conflict, re-planning…", s.Warn("↻"), e.Table)
 	case apply.PhaseDone:

@@ -135,6 +135,8 @@ func statusStyle(status string, s *Styles) func(string) string {
 		return s.Change
 	case apply.StatusFailed:
 		return s.Refuse
+	case apply.StatusInterrupted:
+		return s.Warn
 	}
 	return s.Dim
 }
