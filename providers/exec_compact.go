@@ -70,6 +70,9 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		res.NoOp, res.Note = true, "table has no snapshot"
 		return tbl, res, nil
 	}
+	if err := headIDRefusal(tbl); err != nil {
+		return tbl, res, err
+	}
 	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)
 	sel := spec.Selection
 	where, err := parseWhere(sel.Where, spec.now())
@@ -158,6 +161,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	}
 	var skipped int
 	if out != nil {
+		res.Snapshots = out.Snapshots
 		for _, g := range out.Groups {
 			if g.Committed {
 				res.Committed = true

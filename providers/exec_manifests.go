@@ -23,6 +23,9 @@ func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 		res.NoOp, res.Note = true, "table has no snapshot"
 		return tbl, res, nil
 	}
+	if err := headIDRefusal(tbl); err != nil {
+		return tbl, res, err
+	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return tbl, res, fmt.Errorf("open table storage: %w", err)
@@ -83,6 +86,7 @@ func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 	res.Committed = true
 	res.MetadataLocation = next.MetadataLocation()
 	if s := next.CurrentSnapshot(); s != nil {
+		res.Snapshots = []int64{s.SnapshotID}
 		if after, err := s.Manifests(fs); err == nil {
 			res.FilesAfter = int64(len(after))
 			for _, m := range after {
