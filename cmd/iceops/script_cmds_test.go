@@ -7,8 +7,8 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
