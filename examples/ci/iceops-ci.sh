@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# iceops-ci.sh: every shell step of github-actions.yml and gitlab-ci.yml, so
-# that examples/ci_test.go runs exactly what the pipelines run.
+# iceops-ci.sh: every shell step of github-actions.yml and gitlab-ci.yml;
+# examples/workflows_test.go runs those workflows' steps as written (and
+# examples/ci_test.go this script's cases).
 #
 #   iceops-ci.sh check     fmt -check and validate
 #   iceops-ci.sh plan      plan -out -detailed-exitcode, then the Markdown view
