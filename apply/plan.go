@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -97,8 +98,9 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 		Errors:        []diff.TableError{},
 		Warnings:      configWarnings(opts.ConfigWarnings),
 	}
-	items, errs := selectTables(ctx, cfg, b, opts.Targets)
+	items, errs, warns := selectTables(ctx, cfg, b, opts.Targets)
 	p.Errors = append(p.Errors, errs...)
+	p.Warnings = append(p.Warnings, warns...)
 
 	par := parallelism(opts.Parallelism, cfg)
 	if set := opts.SetMemoryLimit; set != nil && len(items) > 0 {
@@ -162,7 +164,7 @@ func configWarnings(diags hcl.Diagnostics) []diff.Warning {
 		}
 		w := diff.Warning{Code: "config", Message: d.Summary, Detail: d.Detail}
 		if d.Subject != nil {
-			w.Origin = fmt.Sprintf("%s:%d", d.Subject.Filename, d.Subject.Start.Line)
+			w.Origin = rangeOrigin(*d.Subject)
 		}
 		out = append(out, w)
 	}
@@ -191,8 +193,9 @@ func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.
 // selectTables lists every catalog and keeps the tables the configuration
 // manages and the targets name. An explicit table block whose table does
 // not exist is an error for its address; a catalog that cannot be listed is
-// an error for each of its table blocks and selectors.
-func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []string) ([]planItem, []diff.TableError) {
+// an error for each of its table blocks and selectors, with one message.
+// What matches nothing is a warning with a did-you-mean (listingWarnings).
+func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []string) ([]planItem, []diff.TableError, []diff.Warning) {
 	var (
 		items []planItem
 		errs  []diff.TableError
@@ -218,10 +221,14 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 			errs = append(errs, diff.TableError{Address: tb.Address, Message: fmt.Sprintf("catalog %q is not declared", cat)})
 		}
 	}
+	l := listing{unreachable: map[string]bool{}}
 	for _, c := range cfg.Catalogs {
 		addrs, err := b.ListTables(ctx, c.Name)
 		if err != nil {
-			msg := fmt.Sprintf("catalog %q unreachable: %v", c.Name, err)
+			l.unreachable[c.Name] = true
+			// The same message for every address it blocks, so that the
+			// views report it once with their count.
+			msg := fmt.Sprintf("catalog %q unreachable: %s", c.Name, catalogCause(c.Name, err))
 			for _, tb := range cfg.Tables {
 				if strings.HasPrefix(tb.Address, c.Name+".") && targeted(tb.Address) {
 					errs = append(errs, diff.TableError{Address: tb.Address, Message: msg})
@@ -234,16 +241,22 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 			}
 			continue
 		}
+		if len(addrs) == 0 {
+			l.empty = append(l.empty, c)
+		}
 		exists := map[string]bool{}
 		for _, a := range addrs {
 			if !strings.HasPrefix(a, c.Name+".") {
 				a = c.Name + "." + a
 			}
 			exists[a] = true
-			if !targeted(a) {
+			l.existing = append(l.existing, a)
+			pol, ok := cfg.Resolve(a)
+			if !ok {
 				continue
 			}
-			if pol, ok := cfg.Resolve(a); ok {
+			l.managed = append(l.managed, a)
+			if targeted(a) {
 				items = append(items, planItem{address: a, pol: pol})
 			}
 		}
@@ -254,7 +267,105 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 		}
 	}
 	slices.SortFunc(items, func(a, b planItem) int { return strings.Compare(a.address, b.address) })
-	return items, errs
+	return items, errs, l.warnings(ctx, cfg, b, targets)
+}
+
+// catalogCause is a listing error without the `catalog "NAME": ` its
+// backend put in front, so that the plan's message names the catalog once.
+func catalogCause(name string, err error) string {
+	return strings.TrimPrefix(err.Error(), fmt.Sprintf("catalog %q: ", name))
+}
+
+// listing is what selectTables learnt from the catalogs it could list.
+type listing struct {
+	existing    []string // every listed table
+	managed     []string // those the configuration manages
+	empty       []*config.Catalog
+	unreachable map[string]bool
+}
+
+// sqlCatalogNames is implemented by a backend that can read which catalog
+// names a SQL catalog's database holds tables under: a SQL catalog's label
+// is the catalog_name it reads, so a label that differs lists nothing.
+type sqlCatalogNames interface {
+	SQLCatalogNames(ctx context.Context, catalog string) ([]string, error)
+}
+
+// warnings are the plan's nothing-matched warnings: a catalog that lists
+// no table, a selector that matches no table and a -target that matches no
+// managed table, each with a did-you-mean from the names the catalogs do
+// have. What may match a catalog that could not be listed is not warned
+// about: its error says why.
+func (l *listing) warnings(ctx context.Context, cfg *config.Config, b backend, targets []string) []diff.Warning {
+	var out []diff.Warning
+	for _, c := range l.empty {
+		w := diff.Warning{Code: diff.WarnCatalogEmpty, Message: fmt.Sprintf("catalog %q lists no table", c.Name), Origin: rangeOrigin(c.DeclRange)}
+		if n, ok := b.(sqlCatalogNames); ok && c.Type == "sql" {
+			names, err := n.SQLCatalogNames(ctx, c.Name)
+			switch {
+			case err != nil:
+				w.Detail = fmt.Sprintf("Its database's catalog names could not be read: %v.", err)
+			case len(names) > 0:
+				w.Message += fmt.Sprintf("; its database has tables under catalog_name %s: did you mean catalog %q?",
+					strings.Join(quoteAll(names), ", "), closest(c.Name, names))
+				w.Detail = "A SQL catalog's label is the catalog_name it reads in the iceberg_tables table; " +
+					"label the catalog block (and the addresses under it) with the name its tables have."
+			}
+		}
+		out = append(out, w)
+	}
+	blocked := func(pattern string) bool {
+		cat, _, _ := strings.Cut(pattern, ".")
+		if strings.Contains(cat, "*") {
+			return len(l.unreachable) > 0
+		}
+		return l.unreachable[cat] || slices.ContainsFunc(l.empty, func(c *config.Catalog) bool { return c.Name == cat })
+	}
+	for _, s := range cfg.Selectors {
+		if blocked(s.Pattern) || slices.ContainsFunc(l.existing, func(a string) bool { return config.MatchPattern(s.Pattern, a) }) {
+			continue
+		}
+		w := diff.Warning{Code: diff.WarnSelectorNoMatch, Message: fmt.Sprintf("tables %q matches no table", s.Pattern), Origin: rangeOrigin(s.DeclRange)}
+		if sug := config.SuggestPattern(s.Pattern, l.existing); sug != "" {
+			w.Message += fmt.Sprintf("; did you mean %q?", sug)
+		}
+		out = append(out, w)
+	}
+	for _, t := range targets {
+		if blocked(t) || slices.ContainsFunc(l.managed, func(a string) bool { return t == a || config.MatchPattern(t, a) }) {
+			continue
+		}
+		w := diff.Warning{Code: diff.WarnTargetNoMatch, Message: fmt.Sprintf("-target %q matches no managed table", t)}
+		if sug := config.SuggestPattern(t, l.managed); sug != "" {
+			w.Message += fmt.Sprintf("; did you mean %q?", sug)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// closest is the name nearest to given: the one there is, or the one a
+// typo away, else the first.
+func closest(given string, names []string) string {
+	if s := config.Suggest(given, names); s != "" {
+		return s
+	}
+	return names[0]
+}
+
+func rangeOrigin(r hcl.Range) string {
+	if r.Filename == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", r.Filename, r.Start.Line)
+}
+
+func quoteAll(items []string) []string {
+	q := make([]string, len(items))
+	for i, it := range items {
+		q[i] = strconv.Quote(it)
+	}
+	return q
 }
 
 func parallelism(n int, cfg *config.Config) int {

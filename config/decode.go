@@ -42,8 +42,11 @@ func (l *loader) decodeCatalog(b *hcl.Block) {
 			}
 		}
 	}
+	uriFailed := false // its own error said why (an unset env())
 	if a, ok := content.Attributes["uri"]; ok {
-		if s, ok := l.evalString(a); ok {
+		s, ok := l.evalString(a)
+		uriFailed = !ok
+		if ok {
 			l.cfg.Secrets.addURI(s)
 			uri, err := resolveURI(s, l.absDir)
 			if err != nil {
@@ -71,7 +74,7 @@ func (l *loader) decodeCatalog(b *hcl.Block) {
 			}
 		}
 	}
-	if c.Type == "sql" && c.URI == "" {
+	if c.Type == "sql" && c.URI == "" && !uriFailed {
 		l.errorf(b.DefRange.Ptr(), "Missing catalog uri", "A sql catalog needs uri = \"sqlite:PATH\" or a postgres:// URI.")
 	}
 	l.cfg.Catalogs = append(l.cfg.Catalogs, c)

@@ -18,8 +18,9 @@
 //     the command line or environment is literal for untyped and primitive
 //     variables and an HCL expression for collection types, as in Terraform.
 //     -var-file paths are relative to the configuration directory.
-//   - env(NAME) of an unset variable is "" (env(NAME, DEFAULT) gives the
-//     default), so validate works without credentials. file(PATH) reads at
+//   - env(NAME) of an unset variable is a load error naming it;
+//     env(NAME, DEFAULT) gives the default, env(NAME, "") allows it unset.
+//     file(PATH) reads at
 //     most 4 MiB of a regular file relative to path.root.
 //   - Defaults are fillDefaults' (resolve.go); docs/configuration.md lists
 //     them with every attribute, generated from policyFields and the tables

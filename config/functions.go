@@ -88,8 +88,10 @@ func functions(dir string, env map[string]string) map[string]function.Function {
 }
 
 // envFunc is env(NAME) or env(NAME, DEFAULT). An unset variable without a
-// default is the empty string, so `validate` works in CI where credentials
-// are absent; the catalog then fails to connect with its own message.
+// default is an error naming it, at load time: an empty password or
+// credential would otherwise surface as the catalog's authentication error,
+// which does not say which variable is missing. A default, even
+// env("X", ""), allows it unset.
 func envFunc(env map[string]string) function.Function {
 	return function.New(&function.Spec{
 		Description: "The value of an environment variable.",
@@ -100,13 +102,14 @@ func envFunc(env map[string]string) function.Function {
 			if len(args) > 2 {
 				return cty.NilVal, fmt.Errorf("env takes a name and at most one default, got %d arguments", len(args))
 			}
-			if v, ok := env[args[0].AsString()]; ok {
+			name := args[0].AsString()
+			if v, ok := env[name]; ok {
 				return cty.StringVal(v), nil
 			}
 			if len(args) == 2 {
 				return args[1], nil
 			}
-			return cty.StringVal(""), nil
+			return cty.NilVal, fmt.Errorf("the environment variable %s is not set (env(%q, \"\") allows it unset)", name, name)
 		},
 	})
 }

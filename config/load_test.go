@@ -663,7 +663,7 @@ catalog "lake" {
   warehouse = "s3://bucket/wh"
   properties = merge({ "token" = env("TOKEN") }, jsondecode(file("props.json")), {
     "root" = path.root
-    "missing" = env("NOT_SET")
+    "missing" = env("NOT_SET", "")
   })
 }
 policy "p" {
@@ -917,6 +917,45 @@ func TestCheckStorageRoots(t *testing.T) {
 	} {
 		if got := checkStorageRoots([]string{r}) == nil; got != ok {
 			t.Errorf("%q: valid = %v, want %v", r, got, ok)
+		}
+	}
+}
+
+// TestEnvUnset: env() of an unset variable is an error naming it, at load
+// time; a default, even "", allows it unset, and a variable set to "" is
+// set.
+func TestEnvUnset(t *testing.T) {
+	for _, tc := range []struct {
+		expr, env, want, err string
+	}{
+		{expr: `env("PGPW")`, err: `the environment variable PGPW is not set (env("PGPW", "") allows it unset)`},
+		{expr: `env("PGPW", "")`, want: ""},
+		{expr: `env("PGPW", "d")`, want: "d"},
+		{expr: `env("PGPW")`, env: "PGPW=", want: ""},
+		{expr: `env("PGPW")`, env: "PGPW=s3cret", want: "s3cret"},
+	} {
+		dir := writeDir(t, map[string]string{"main.iceops.hcl": `
+catalog "pg" {
+  type = "sql"
+  uri  = "postgres://u:${` + tc.expr + `}@h/db"
+}
+`})
+		var env []string
+		if tc.env != "" {
+			env = []string{tc.env}
+		}
+		cfg, diags := Load(dir, LoadOptions{Env: env})
+		if tc.err != "" {
+			if len(diags) != 1 || !strings.Contains(diags[0].Detail, tc.err) || diags[0].Subject == nil || diags[0].Subject.Start.Line != 4 {
+				t.Errorf("%s unset: %v, want one error at line 4 with %q", tc.expr, diags, tc.err)
+			}
+			continue
+		}
+		if diags.HasErrors() {
+			t.Fatalf("%s with %q: %v", tc.expr, tc.env, diagLines(diags))
+		}
+		if got := cfg.CatalogByName("pg").URI; got != "postgres://u:"+tc.want+"@h/db" {
+			t.Errorf("%s with %q: uri %q", tc.expr, tc.env, got)
 		}
 	}
 }

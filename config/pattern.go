@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/agext/levenshtein"
 )
 
 // Address globs (docs/design.md §2): an address is dot-separated levels
@@ -416,3 +418,44 @@ func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided b
 	}
 	return "", false, true
 }
+
+// SuggestPattern is the did-you-mean for a pattern (or address) that
+// matches none of addresses: the pattern with its literal levels replaced
+// by those of the address they are closest to, keeping its globs, when
+// that differs from it by a typo's worth of edits; else "". Levels after a
+// `**` are kept as they are: they may match any depth.
+func SuggestPattern(pattern string, addresses []string) string {
+	levels := strings.Split(pattern, ".")
+	best, bestDist := "", max(3, len(pattern)/5+1)
+	for _, a := range addresses {
+		parts := strings.Split(a, ".")
+		cand := make([]string, 0, len(levels))
+		for i, l := range levels {
+			if l == "**" {
+				cand = append(cand, levels[i:]...)
+				break
+			}
+			if i >= len(parts) {
+				cand = nil
+				break
+			}
+			if strings.Contains(l, "*") {
+				cand = append(cand, l)
+			} else {
+				cand = append(cand, parts[i])
+			}
+		}
+		c := strings.Join(cand, ".")
+		if c == "" || c == pattern || !MatchPattern(c, a) {
+			continue
+		}
+		if d := levenshtein.Distance(pattern, c, nil); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// Suggest is the candidate closest to given, by the rule of the
+// configuration's own did-you-means (an edit distance below 3), or "".
+func Suggest(given string, candidates []string) string { return nameSuggestion(given, candidates) }

@@ -261,3 +261,23 @@ func TestSelectorsOverlapBounded(t *testing.T) {
 		t.Error("an undecided pair must be reported as a possible overlap")
 	}
 }
+
+// TestSuggestPattern: a typo in a literal level is corrected from the
+// addresses there are, globs kept; a pattern too far from every address,
+// or one that already fits, gets no suggestion.
+func TestSuggestPattern(t *testing.T) {
+	addrs := []string{"demo.analytics.events", "demo.analytics.clicks", "demo.sales.orders"}
+	for _, tc := range []struct{ pattern, want string }{
+		{"demo.analytcs.*", "demo.analytics.*"},
+		{"demo.analytics.event", "demo.analytics.events"},
+		{"demo.salse.**", "demo.sales.**"},
+		{"dmeo.**", "demo.**"},
+		{"demo.finance.*", ""},
+		{"other.x.y", ""},
+		{"demo.analytics.*", ""},
+	} {
+		if got := SuggestPattern(tc.pattern, addrs); got != tc.want {
+			t.Errorf("SuggestPattern(%q) = %q, want %q", tc.pattern, got, tc.want)
+		}
+	}
+}

@@ -293,8 +293,10 @@ and the ` + "`file:line`" + ` of every value.
 		}
 		fmt.Fprintf(&b, "| `%s(%s)` | %s |\n", n, strings.Join(params, ", "), strings.ReplaceAll(fn.Description(), "|", `\|`))
 	}
-	fmt.Fprintf(&b, "\n`env(NAME)` of an unset variable is `\"\"` (`env(NAME, DEFAULT)` gives the default), so `validate`\n"+
-		"works without credentials; `env()` values are not part of a saved plan's digest, so credentials rotate\n"+
+	fmt.Fprintf(&b, "\n`env(NAME)` of an unset variable is an error when the configuration is loaded, naming the variable\n"+
+		"(`validate` too: a missing password would otherwise surface as the catalog's authentication error);\n"+
+		"`env(NAME, DEFAULT)` gives the default, and `env(NAME, \"\")` allows the variable unset. A variable set\n"+
+		"to the empty string is set. `env()` values are not part of a saved plan's digest, so credentials rotate\n"+
 		"without making plans stale. `file(PATH)` reads at most %d MiB of a regular UTF-8 file, relative to the\n"+
 		"configuration directory (`path.root`).\n", maxFileFunc>>20)
 

@@ -82,6 +82,26 @@ type Warning struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// Codes of the plan-level warnings found while listing the catalogs, when
+// something the configuration or the command line names matches no table
+// (docs/plan-format.md). The configuration's lint warnings have their own.
+const (
+	WarnCatalogEmpty    = "catalog_empty"     // a catalog lists no table at all
+	WarnSelectorNoMatch = "selector_no_match" // a tables selector matches no table
+	WarnTargetNoMatch   = "target_no_match"   // a -target matches no managed table
+)
+
+// ListingWarning reports whether code is one of the warnings above, which
+// only a plan carries (a configuration's lint warnings are printed when it
+// is loaded).
+func ListingWarning(code string) bool {
+	switch code {
+	case WarnCatalogEmpty, WarnSelectorNoMatch, WarnTargetNoMatch:
+		return true
+	}
+	return false
+}
+
 type TableError struct {
 	Address string `json:"address"`
 	Message string `json:"message"`

@@ -46,21 +46,20 @@ func newCIEnv(t *testing.T) *ciEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, err := testenv.BuildIceops(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := installedIceops(t)
 	dir := t.TempDir()
 	// A job starts without any of the variables the script reads.
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "ICEOPS") || strings.HasPrefix(name, "GITHUB_") || strings.HasPrefix(name, "CI_") {
+		if name == "PATH" || strings.HasPrefix(name, "ICEOPS") || strings.HasPrefix(name, "GITHUB_") || strings.HasPrefix(name, "CI_") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "NO_COLOR=1", "ICEOPS="+bin, "ICEOPS_DIR=lake", "GITHUB_OUTPUT="+filepath.Join(dir, "github-output"))
+	// iceops is found on PATH, as the pipelines install it: no ICEOPS.
+	env = append(env, "PATH="+filepath.Dir(bin)+string(filepath.ListSeparator)+os.Getenv("PATH"),
+		"NO_COLOR=1", "ICEOPS_DIR=lake", "GITHUB_OUTPUT="+filepath.Join(dir, "github-output"))
 	demo := exec.Command(bin, "demo", filepath.Join(dir, "lake"))
 	demo.Env = env
 	if out, err := demo.CombinedOutput(); err != nil {

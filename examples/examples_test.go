@@ -84,13 +84,13 @@ func TestQuickstart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := cfg.CatalogByName("lake")
-	if c == nil || c.URI != "sqlite:"+filepath.Join(abs, "lakehouse", "catalog.db") || c.Warehouse != "file://"+filepath.Join(abs, "lakehouse", "warehouse") {
+	c := cfg.CatalogByName("demo")
+	if c == nil || c.URI != "sqlite:"+filepath.Join(abs, "demo", "lakehouse", "catalog.db") || c.Warehouse != "file://"+filepath.Join(abs, "demo", "lakehouse", "warehouse") {
 		t.Fatalf("catalog = %+v", c)
 	}
-	e, ok := cfg.Resolve("lake.analytics.events")
+	e, ok := cfg.Resolve("demo.analytics.events")
 	if !ok || e.TargetFileSize.Value != 128<<20 || e.SnapshotRetention.MinSnapshots.Value != 3 {
-		t.Fatalf("lake.analytics.events = %v %+v", ok, e)
+		t.Fatalf("demo.analytics.events = %v %+v", ok, e)
 	}
 	if _, ok := cfg.Resolve("other.analytics.events"); ok {
 		t.Error("a table of an undeclared catalog is managed")

@@ -107,6 +107,39 @@ func (s *Session) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 	return e.cat, e.err
 }
 
+// SQLCatalogNames is the catalog_name values that a SQL catalog's database
+// holds tables under, sorted. iceberg-go's SQL catalog reads only the rows
+// of its own name (the catalog's label), so this is what a label that
+// lists nothing could have been.
+func (s *Session) SQLCatalogNames(ctx context.Context, catalogName string) ([]string, error) {
+	if _, err := s.Catalog(ctx, catalogName); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	db := s.catalogs[catalogName].db
+	s.mu.Unlock()
+	if db == nil {
+		return nil, fmt.Errorf("catalog %q is not a SQL catalog", catalogName)
+	}
+	rows, err := db.QueryContext(ctx, "SELECT DISTINCT catalog_name FROM iceberg_tables ORDER BY catalog_name")
+	if err != nil {
+		return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
+	}
+	return names, nil
+}
+
 // Close closes every catalog that was opened.
 func (s *Session) Close() error {
 	s.mu.Lock()

@@ -75,6 +75,7 @@ func (c *cli) apply(args []string) int {
 				return c.fail(err)
 			}
 		}
+		c.reportPlanProblems(plan)
 		if plan.Summary.Actions == 0 && !a.JSON {
 			// Nothing to approve or do; errors still make the exit 1.
 			// (-json goes on, so the results document lists every table

@@ -38,7 +38,11 @@ func (c *cli) plan(args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if a.Out != "" {
+	code := planExitCode(p, a.DetailedExitCode)
+	// As Terraform, a plan with errors is never saved: apply would do
+	// part of what the configuration asks and say it is done.
+	save := a.Out != "" && code != exitError
+	if save {
 		if err := planfile.Save(c.path(a.Out), p); err != nil {
 			return c.fail(err)
 		}
@@ -46,13 +50,34 @@ func (c *cli) plan(args []string) int {
 	if err := c.printPlan(p, a.Format); err != nil {
 		return c.fail(err)
 	}
-	if a.Out != "" && a.Format == FormatText {
+	c.reportPlanProblems(p)
+	if a.Out != "" && !save {
+		views.Error(c.stderr, fmt.Errorf("the plan has errors, so it was not saved to %s", a.Out), c.colorErr())
+	}
+	if save && a.Format == FormatText {
 		fmt.Fprintf(c.stdout, "\nSaved the plan to: %s\n", a.Out)
 		if !c.inAutomation() {
 			fmt.Fprintf(c.stdout, "\nTo perform exactly these actions, run:\n  iceops apply %s\n", a.Out)
 		}
 	}
-	return planExitCode(p, a.DetailedExitCode)
+	return code
+}
+
+// reportPlanProblems prints a plan's errors and warnings on stderr
+// (views.PlanProblems), whatever -format put on stdout, and the error of a
+// configuration that manages no table.
+func (c *cli) reportPlanProblems(p *diff.Plan) {
+	_ = views.PlanProblems(c.stderr, p, c.colorErr()) // stderr: nowhere to report to
+	if managesNothing(p) {
+		views.Error(c.stderr, errors.New(views.NoTableManaged+` (check the catalogs' labels and the tables selectors; "iceops validate" lists what the configuration declares)`), c.colorErr())
+	}
+}
+
+// managesNothing is a plan of every table (no -target) that found none:
+// an error, not a green "no changes" (a wrong catalog label, a selector
+// typo).
+func managesNothing(p *diff.Plan) bool {
+	return len(p.Targets) == 0 && p.Summary.Tables == 0
 }
 
 // printPlan renders a plan on stdout in one of the -format views; all
@@ -84,7 +109,7 @@ func (c *cli) inAutomation() bool { return c.env["ICEOPS_IN_AUTOMATION"] != "" }
 // -detailed-exitcode 2 when there are changes and 0 when there are none.
 func planExitCode(p *diff.Plan, detailed bool) int {
 	s := p.Summary
-	if s.Errors > 0 || len(p.Errors) > 0 {
+	if s.Errors > 0 || len(p.Errors) > 0 || managesNothing(p) {
 		return exitError
 	}
 	if detailed && s.Actions > 0 {

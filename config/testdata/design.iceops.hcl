@@ -17,7 +17,7 @@ catalog "lake" {                 # the label is the catalog's name (a SQL catalo
   uri       = "sqlite:lake/catalog.db"   # sqlite:PATH (embedded default) or postgres://user:pw@host:port/db
   warehouse = "lake/warehouse"           # a path, or a file:// s3:// gs:// abfs:// URI
   properties = {                         # passed to iceberg-go: s3.*, credential, token, ...
-    "s3.endpoint" = env("S3_ENDPOINT")
+    "s3.endpoint" = env("S3_ENDPOINT", "")
   }
 }
 

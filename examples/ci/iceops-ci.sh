@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# iceops-ci.sh: every shell step of github-actions.yml and gitlab-ci.yml, so
-# that examples/ci_test.go runs exactly what the pipelines run.
+# iceops-ci.sh: every shell step of github-actions.yml and gitlab-ci.yml;
+# examples/workflows_test.go runs those workflows' steps as written (and
+# examples/ci_test.go this script's cases).
 #
 #   iceops-ci.sh check     fmt -check and validate
 #   iceops-ci.sh plan      plan -out -detailed-exitcode, then the Markdown view
@@ -15,7 +16,9 @@
 #   ICEOPS_DIR        the configuration directory (default: .)
 #   ICEOPS_PLAN       the saved plan, kept as an artifact (default: iceops.plan)
 #   ICEOPS_COMMENT    the Markdown comment body (default: iceops-plan.md)
-#                     (both relative to the job's directory, not ICEOPS_DIR)
+#   ICEOPS_APPLY_LOG  apply's output, kept as an artifact and added to the
+#                     GitHub job summary (default: iceops-apply.txt)
+#                     (all three relative to the job's directory, not ICEOPS_DIR)
 #   GITHUB_TOKEN      with GITHUB_REPOSITORY and a pull_request event (or
 #                     ICEOPS_PR): comment on GitHub
 #   ICEOPS_GITLAB_TOKEN  with CI_MERGE_REQUEST_IID: comment on GitLab (the
@@ -31,6 +34,7 @@ ICEOPS=${ICEOPS:-iceops}
 ICEOPS_DIR=${ICEOPS_DIR:-.}
 ICEOPS_PLAN=${ICEOPS_PLAN:-iceops.plan}
 ICEOPS_COMMENT=${ICEOPS_COMMENT:-iceops-plan.md}
+ICEOPS_APPLY_LOG=${ICEOPS_APPLY_LOG:-iceops-apply.txt}
 # iceops reads paths relative to -chdir; the jobs name them relative to here.
 if [[ $ICEOPS_PLAN != /* ]]; then
 	ICEOPS_PLAN=$PWD/$ICEOPS_PLAN
@@ -38,7 +42,9 @@ fi
 # No "run iceops apply next" hints in a pipeline's log.
 export ICEOPS_IN_AUTOMATION=1
 
-iceops() { "$ICEOPS" -chdir="$ICEOPS_DIR" "$@"; }
+# "command" runs the binary, never this function: with the default
+# ICEOPS=iceops a plain "$ICEOPS" would call the function itself, forever.
+iceops() { command "$ICEOPS" -chdir="$ICEOPS_DIR" "$@"; }
 
 # output NAME VALUE: a step output for later GitHub steps; a no-op elsewhere.
 output() {
@@ -157,6 +163,23 @@ cmd_comment() {
 	fi
 }
 
+# apply_logged ARGS...: iceops apply, its output also in $ICEOPS_APPLY_LOG
+# (the artifact) and in the GitHub job summary; the exit code is apply's.
+apply_logged() {
+	local rc=0
+	iceops apply "$@" 2>&1 | tee "$ICEOPS_APPLY_LOG" || rc=$?
+	if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
+		{
+			echo "### iceops apply (exit $rc)"
+			echo
+			echo '```'
+			cat "$ICEOPS_APPLY_LOG"
+			echo '```'
+		} >>"$GITHUB_STEP_SUMMARY"
+	fi
+	return "$rc"
+}
+
 cmd_apply() {
 	case ${ICEOPS_APPLY_MODE:-artifact} in
 	artifact)
@@ -166,14 +189,14 @@ cmd_apply() {
 		fi
 		# iceops refuses a plan whose tables' effective policy changed since;
 		# then run this job again with ICEOPS_APPLY_MODE=replan.
-		iceops apply -input=false -auto-approve "$ICEOPS_PLAN"
+		apply_logged -input=false -auto-approve "$ICEOPS_PLAN"
 		;;
 	replan)
 		local rc=0
 		iceops plan -input=false -detailed-exitcode -out="$ICEOPS_PLAN" || rc=$?
 		case $rc in
-		0) echo "iceops-ci: every table is in policy; nothing to apply" ;;
-		2) iceops apply -input=false -auto-approve "$ICEOPS_PLAN" ;;
+		0) echo "iceops-ci: every table is in policy; nothing to apply" | tee "$ICEOPS_APPLY_LOG" ;;
+		2) apply_logged -input=false -auto-approve "$ICEOPS_PLAN" ;;
 		*) return "$rc" ;;
 		esac
 		;;

@@ -22,11 +22,13 @@ catalog "prod" {
 
   properties = {
     # OAuth client credentials "id:secret" for the REST catalog.
-    "credential"           = env("ICEBERG_REST_CREDENTIAL")
-    "scope"                = "PRINCIPAL_ROLE:maintenance"
-    "s3.region"            = var.region
-    "s3.access-key-id"     = env("AWS_ACCESS_KEY_ID")
-    "s3.secret-access-key" = env("AWS_SECRET_ACCESS_KEY")
-    "s3.session-token"     = env("AWS_SESSION_TOKEN")
+    "credential" = env("ICEBERG_REST_CREDENTIAL")
+    "scope"      = "PRINCIPAL_ROLE:maintenance"
+    "s3.region"  = var.region
+    # Static keys when set; unset (""), the AWS SDK's own chain finds the
+    # credentials: the OIDC role of examples/ci, an instance profile.
+    "s3.access-key-id"     = env("AWS_ACCESS_KEY_ID", "")
+    "s3.secret-access-key" = env("AWS_SECRET_ACCESS_KEY", "")
+    "s3.session-token"     = env("AWS_SESSION_TOKEN", "")
   }
 }

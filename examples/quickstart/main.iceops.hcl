@@ -1,16 +1,19 @@
 # Quickstart: one local lakehouse, one policy for every table.
 #
-# The catalog is a SQLite file and the warehouse a directory, both next to
-# this file; `iceops demo` builds them with tables that need maintenance.
+# The catalog is a SQLite file and the warehouse a directory, both under
+# demo/ next to this file; `iceops demo examples/quickstart/demo` builds
+# them with tables that need maintenance.
 
 iceops {
   required_version = ">= 0.1"
 }
 
-catalog "lake" {
+# A SQL catalog's label is the catalog_name of its rows in the database:
+# the demo's tables are under "demo".
+catalog "demo" {
   type      = "sql"
-  uri       = "sqlite:lakehouse/catalog.db" # relative to this directory
-  warehouse = "lakehouse/warehouse"
+  uri       = "sqlite:demo/lakehouse/catalog.db" # relative to this directory
+  warehouse = "demo/lakehouse/warehouse"
 }
 
 policy "default" {
@@ -41,6 +44,6 @@ policy "default" {
 }
 
 # Every table of every namespace in the catalog.
-tables "lake.**" {
+tables "demo.**" {
   policy = policy.default
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,5 +250,106 @@ tables "lake.%s.*" {
 	}
 	if len(tasks) != 1 {
 		t.Errorf("%d data files after apply, want 1", len(tasks))
+	}
+}
+
+// TestCLIPostgresMistakes: a PostgreSQL SQL catalog reached with a wrong
+// password fails plan once, on stderr, with what it blocked, exit 1 and no
+// plan file; an unset password variable is a load error naming it; and a
+// catalog labelled otherwise than its tables' catalog_name warns with the
+// name they have.
+func TestCLIPostgresMistakes(t *testing.T) {
+	dsn := testenv.PostgresDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cat, err := sqlcat.NewCatalog(catalogName, db, sqlcat.Postgres, iceberg.Properties{"warehouse": "file://" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createNamespace(ctx, t, cat, "m")
+	if _, err := cat.CreateTable(ctx, table.Identifier{"m", "a"}, eventsSchema); err != nil {
+		t.Fatal(err)
+	}
+	// The credentials come from env(), as a pipeline's secret would. The
+	// test server trusts local connections whatever the password, so a role
+	// that does not exist stands in for a wrong password: both fail the
+	// connection with the server's authentication error.
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := u.User.Username()
+	password, _ := u.User.Password()
+	u.User = url.UserPassword("USER", password)
+	uri := strings.Replace(u.String(), "USER", `${env("E2E_PGUSER")}`, 1)
+	write := func(dir, label, blocks string) {
+		src := fmt.Sprintf(`catalog %q {
+  type = "sql"
+  uri  = "%s"
+}
+%s
+%s`, label, uri, policyHCL, strings.ReplaceAll(blocks, "LABEL", label))
+		if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	write(dir, catalogName, `
+table "LABEL.m.a" {
+  policy = policy.e2e
+}
+table "LABEL.m.b" {
+  policy = policy.e2e
+}
+tables "LABEL.n.*" {
+  policy = policy.e2e
+}
+`)
+
+	// Unset: an error at load time naming the variable.
+	t.Setenv("E2E_PGUSER", "")
+	os.Unsetenv("E2E_PGUSER")
+	if r := iceops(ctx, t, dir, "plan"); r.code != 1 || !strings.Contains(r.stderr, "the environment variable E2E_PGUSER is not set") || r.stdout != "" {
+		t.Errorf("plan with the credential variable unset: exit %d, want 1 and an error naming E2E_PGUSER on stderr", r.code)
+	}
+
+	// Wrong: the catalog's error once on stderr, nothing saved.
+	t.Setenv("E2E_PGUSER", "nobody_"+user)
+	planFile := filepath.Join(dir, "nightly.plan")
+	r := iceops(ctx, t, dir, "plan", "-out="+planFile)
+	if r.code != 1 {
+		t.Errorf("plan with a wrong password: exit %d, want 1", r.code)
+	}
+	const authErr = "SQLSTATE 28" // invalid authorization (28000, 28P01)
+	if n := strings.Count(r.stderr, authErr); n != 1 || strings.Contains(r.stdout, authErr) {
+		t.Errorf("the authentication error is on stderr %d times (want 1) or on stdout", n)
+	}
+	if !strings.Contains(r.stderr, "2 tables and 1 selector could not be planned") || strings.Contains(r.stderr, `unreachable: catalog "`) {
+		t.Errorf("the error does not count what it blocked once, or doubles its prefix")
+	}
+	if _, err := os.Stat(planFile); !os.IsNotExist(err) {
+		t.Errorf("a failed plan wrote %s (%v)", planFile, err)
+	}
+	if strings.Contains(r.stdout, "To perform exactly these actions") || strings.Contains(r.stdout, "No changes") {
+		t.Errorf("a failed plan offers apply or says No changes")
+	}
+
+	// Right credentials, wrong label: a warning naming the catalog_name
+	// there is.
+	t.Setenv("E2E_PGUSER", user)
+	write(dir, "warehouse", `
+tables "LABEL.**" {
+  policy = policy.e2e
+}
+`)
+	r = iceops(ctx, t, dir, "plan")
+	want := fmt.Sprintf(`catalog "warehouse" lists no table; its database has tables under catalog_name %q: did you mean catalog %[1]q?`, catalogName)
+	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "no table is managed by this configuration") {
+		t.Errorf("plan with a wrong label: exit %d, want 1, %q and the no-table error on stderr", r.code, want)
 	}
 }

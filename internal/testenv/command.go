@@ -3,6 +3,7 @@ package testenv
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 )
@@ -31,4 +32,15 @@ func ExitCode(err error) (int, error) {
 	default:
 		return -1, err
 	}
+}
+
+// InstallIceops runs `go install` of the iceops command with GOBIN=gobin,
+// as a pipeline's install step does, and returns the binary's path.
+func InstallIceops(gobin string) (string, error) {
+	cmd := exec.Command("go", "install", "github.com/iceops/iceops/cmd/iceops")
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go install iceops: %w\n%s", err, out)
+	}
+	return filepath.Join(gobin, "iceops"), nil
 }

@@ -31,7 +31,7 @@ func TestPlanMarkdown(t *testing.T) {
 	got := buf.String()
 	want := "<!-- iceops-plan -->\n" +
 		"### iceops plan\n\n" +
-		"Plan: 1 table to change (6 actions, 2 destructive), 3 tables in policy, 2 tables with errors.\n\n" +
+		"Error: 1 table could not be planned; 1 table has refused actions. Plan: 1 table to change (6 actions, 2 destructive), 3 tables in policy.\n\n" +
 		"| Table | Actions | Destructive | To rewrite | To delete |\n" +
 		"| --- | ---: | ---: | ---: | ---: |\n" +
 		"| `lake.analytics.clicks` | 6 | ⚠️ 2 | 3.1 GiB | 12 files (45.2 MiB) |\n" +

@@ -35,11 +35,8 @@ func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
 		writeTable(&b, t, p.CreatedAt, s)
 		b.WriteString("\n")
 	}
-	for _, e := range p.Errors {
-		fmt.Fprintf(&b, "  %s\n", s.Dim("# "+e.Address))
-		fmt.Fprintf(&b, "  %s %s\n\n", s.Refuse("!"), s.Refuse("could not be planned: ")+e.Message)
-	}
-	writeWarnings(&b, p, s)
+	// Errors and warnings are on stderr (PlanProblems): a pipeline's log
+	// shows them, and stdout carries only the plan.
 	b.WriteString(Summary(p, s))
 	b.WriteString("\n")
 	if len(p.Targets) > 0 {
@@ -343,6 +340,79 @@ func quoteAll(items []string) []string {
 	return q
 }
 
+// PlanProblems prints a plan's errors and the warnings only a plan finds
+// (diff.ListingWarning, and each table's) on w, stderr, whatever the
+// document on stdout: a pipeline's log shows them even with -json. An
+// error several addresses share (a catalog that cannot be listed) is
+// printed once, with the number of tables and selectors it blocked.
+// The configuration's own warnings were printed when it was loaded.
+func PlanProblems(w io.Writer, p *diff.Plan, s *Styles) error {
+	var b strings.Builder
+	for _, wn := range p.Warnings {
+		if !diff.ListingWarning(wn.Code) {
+			continue
+		}
+		line := s.Warn("Warning:") + " " + wn.Message
+		if wn.Origin != "" {
+			line += s.Dim(" (" + wn.Origin + ")")
+		}
+		b.WriteString(line + "\n")
+		if wn.Detail != "" {
+			b.WriteString("  " + wn.Detail + "\n")
+		}
+		b.WriteString("\n")
+	}
+	writeWarnings(&b, p, s)
+	var errs, refusals grouped
+	for _, e := range p.Errors {
+		errs.add(e.Message, e.Address)
+	}
+	for _, r := range refusalsOf(p) {
+		refusals.add(string(r.Action)+" refused: "+r.Reason, r.Address)
+	}
+	errs.write(&b, "could not be planned", s)
+	refusals.write(&b, "", s)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// grouped is messages with the addresses that share each, in first-seen
+// order.
+type grouped struct {
+	order []string
+	addrs map[string][]string
+}
+
+func (g *grouped) add(msg, addr string) {
+	if g.addrs == nil {
+		g.addrs = map[string][]string{}
+	}
+	if _, ok := g.addrs[msg]; !ok {
+		g.order = append(g.order, msg)
+	}
+	g.addrs[msg] = append(g.addrs[msg], addr)
+}
+
+// write prints one "Error:" per message: with its address when one has it,
+// else the message and then how many and which addresses it concerns.
+func (g *grouped) write(b *strings.Builder, verb string, s *Styles) {
+	for _, msg := range g.order {
+		addrs := g.addrs[msg]
+		if len(addrs) == 1 {
+			if verb != "" {
+				msg = verb + ": " + msg
+			}
+			fmt.Fprintf(b, "%s %s: %s\n", s.Refuse("Error:"), addrs[0], msg)
+			continue
+		}
+		what := erredCount(addrs, len(addrs))
+		if verb != "" {
+			what += " " + verb
+		}
+		fmt.Fprintf(b, "%s %s\n  %s: %s\n", s.Refuse("Error:"), msg, what, strings.Join(addrs, ", "))
+	}
+}
+
 func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles) {
 	n := 0
 	for i := range p.Tables {
@@ -365,6 +435,10 @@ func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles) {
 	b.WriteString("\n")
 }
 
+// NoTableManaged is the error of a plan of a configuration that manages
+// no table at all (its warnings say what matched nothing).
+const NoTableManaged = "no table is managed by this configuration"
+
 // Summary is the plan's last line. Its figures are the ones diff.Summarize
 // puts in the JSON summary (a table with refusals counts as an error, not
 // as changed), so `plan -json | jq .summary` always agrees with the text.
@@ -375,7 +449,7 @@ func Summary(p *diff.Plan, s *Styles) string {
 			return s.Bold(fmt.Sprintf("No changes. No managed table matches -target %s.", strings.Join(quoteAll(p.Targets), ", ")))
 		}
 		if sum.Tables == 0 {
-			return s.Bold("No changes. No tables are managed by this configuration.")
+			return s.Refuse("Error:") + " " + NoTableManaged + "."
 		}
 		if sum.Tables == 1 {
 			// "All 1 table is" reads as a slip.
@@ -383,35 +457,61 @@ func Summary(p *diff.Plan, s *Styles) string {
 		}
 		return s.Bold(fmt.Sprintf("No changes. All %s tables are in policy.", Count(sum.Tables)))
 	}
-	failed := erredCount(p, sum)
-	if sum.Actions == 0 {
-		verb := plural(sum.Errors, "has errors", "have errors")
-		if sum.TablesInPolicy == 0 {
-			return s.Bold(fmt.Sprintf("No changes; %s %s.", failed, verb))
-		}
-		return s.Bold(fmt.Sprintf("No changes for the %s in policy; %s %s.",
-			countOf(sum.TablesInPolicy, "table", "tables"), failed, verb))
+	rest := fmt.Sprintf("%s in policy", countOf(sum.TablesInPolicy, "table", "tables"))
+	if sum.Actions > 0 {
+		rest = fmt.Sprintf("%s %s to change (%s, %s destructive), %s.", s.Bold("Plan:"),
+			countOf(sum.TablesChanged, "table", "tables"), countOf(sum.Actions, "action", "actions"),
+			Count(sum.DestructiveActions), rest)
 	}
-	line := fmt.Sprintf(" %s to change (%s, %s destructive), %s in policy",
-		countOf(sum.TablesChanged, "table", "tables"), countOf(sum.Actions, "action", "actions"),
-		Count(sum.DestructiveActions), countOf(sum.TablesInPolicy, "table", "tables"))
-	if sum.Errors > 0 {
-		line += ", " + failed + " with errors"
+	if sum.Errors == 0 {
+		return rest
 	}
-	return s.Bold("Plan:") + line + "."
+	// Errors come first and the line never says "No changes": a plan with
+	// errors is not the whole picture.
+	line := s.Refuse("Error:") + " " + failureSentence(p, sum) + "."
+	if sum.Actions > 0 {
+		return line + " " + rest
+	}
+	if sum.TablesInPolicy > 0 {
+		return line + " " + rest + "."
+	}
+	return line
 }
 
-// erredCount says what had errors: "3 tables", or "1 table and 2
-// selectors" when a tables selector could not be listed (its error has the
-// pattern for an address, and a pattern is not a table).
-func erredCount(p *diff.Plan, sum diff.Summary) string {
-	selectors := 0
+// failureSentence says what has errors: "3 tables could not be planned",
+// "1 selector could not be listed" (a tables selector of a catalog that
+// could not be listed: its error has the pattern for an address, and a
+// pattern is not a table), "1 table has refused actions", joined by "; ".
+func failureSentence(p *diff.Plan, sum diff.Summary) string {
+	var addrs []string
+	failed := map[string]bool{}
 	for _, e := range p.Errors {
-		if strings.Contains(e.Address, "*") {
+		if !failed[e.Address] {
+			failed[e.Address] = true
+			addrs = append(addrs, e.Address)
+		}
+	}
+	refused := sum.Errors - len(addrs)
+	var parts []string
+	if len(addrs) > 0 {
+		parts = append(parts, erredCount(addrs, len(addrs))+" could not be planned")
+	}
+	if refused > 0 {
+		parts = append(parts, countOf(refused, "table", "tables")+plural(refused, " has", " have")+" refused actions")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// erredCount says what n addresses are: "3 tables", or "1 table and 2
+// selectors" when some are tables selectors (their pattern has a *).
+func erredCount(addrs []string, n int) string {
+	selectors := 0
+	for _, a := range addrs {
+		if strings.Contains(a, "*") {
 			selectors++
 		}
 	}
-	tables := sum.Errors - selectors
+	tables := n - selectors
 	switch {
 	case selectors == 0:
 		return countOf(tables, "table", "tables")

@@ -109,13 +109,49 @@ func TestPlanErrorsAndRefusals(t *testing.T) {
       ! refused remove_orphan_files: gc.enabled is false
     }
 
-  # a.b.x
-  ! could not be planned: read manifest: no such file
-
-Warnings:
+Error: 1 table could not be planned; 1 table has refused actions.
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// The errors and warnings are on stderr (PlanProblems), not in the plan.
+	buf.Reset()
+	if err := PlanProblems(&buf, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want = `Warnings:
   ! a.b.c: older_than is shorter than the longest commit gap (main.iceops.hcl:9)
 
-No changes; 2 tables have errors.
+Error: a.b.x: could not be planned: read manifest: no such file
+Error: a.b.c: remove_orphan_files refused: gc.enabled is false
+`
+	if got := buf.String(); got != want {
+		t.Errorf("problems: got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestPlanProblemsOnce: an error several addresses share (a catalog that
+// could not be listed) is printed once, with what it blocked; a listing
+// warning is printed with its origin and detail, a config warning is not
+// (it was printed when the configuration was loaded).
+func TestPlanProblemsOnce(t *testing.T) {
+	msg := `catalog "pg" unreachable: connect: password authentication failed`
+	p := &diff.Plan{
+		Errors: []diff.TableError{{Address: "pg.a.*", Message: msg}, {Address: "pg.a.b", Message: msg}, {Address: "pg.a.c", Message: msg}},
+		Warnings: []diff.Warning{
+			{Code: "config", Message: "Snapshot retention below Trino's 7-day floor", Origin: "main.iceops.hcl:3"},
+			{Code: diff.WarnCatalogEmpty, Message: `catalog "lake" lists no table`, Origin: "main.iceops.hcl:1", Detail: "Why."},
+		},
+	}
+	var buf bytes.Buffer
+	if err := PlanProblems(&buf, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `Warning: catalog "lake" lists no table (main.iceops.hcl:1)
+  Why.
+
+Error: catalog "pg" unreachable: connect: password authentication failed
+  2 tables and 1 selector could not be planned: pg.a.*, pg.a.b, pg.a.c
 `
 	if got := buf.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -132,14 +168,14 @@ func TestSummaryCountsWhatHadErrors(t *testing.T) {
 		want string
 	}{
 		{&diff.Plan{Errors: []diff.TableError{{Address: "a.b.c"}, {Address: "a.x.*"}, {Address: "a.**"}}},
-			"No changes; 1 table and 2 selectors have errors."},
+			"Error: 1 table and 2 selectors could not be planned."},
 		{&diff.Plan{Tables: []diff.TablePlan{{Address: "a.b.d"}}, Errors: []diff.TableError{{Address: "a.x.*"}}},
-			"No changes for the 1 table in policy; 1 selector has errors."},
+			"Error: 1 selector could not be planned. 1 table in policy."},
 		{&diff.Plan{Tables: []diff.TablePlan{{Address: "a.b.d", Actions: []diff.Action{{Type: diff.UpdateProperties}}}},
 			Errors: []diff.TableError{{Address: "a.x.*"}, {Address: "a.b.e"}}},
-			"Plan: 1 table to change (1 action, 0 destructive), 0 tables in policy, 1 table and 1 selector with errors."},
+			"Error: 1 table and 1 selector could not be planned. Plan: 1 table to change (1 action, 0 destructive), 0 tables in policy."},
 		{&diff.Plan{Targets: []string{"a.nope.x"}}, `No changes. No managed table matches -target "a.nope.x".`},
-		{&diff.Plan{}, "No changes. No tables are managed by this configuration."},
+		{&diff.Plan{}, "Error: no table is managed by this configuration."},
 	} {
 		diff.Summarize(tc.p)
 		if got := Summary(tc.p, styles); got != tc.want {
