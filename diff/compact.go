@@ -186,7 +186,7 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	budget := c.MaxBytesPerRun.Value
 	partitions := 0
 	for _, p := range st.Partitions {
-		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || p.NoRowIDCandidates > 0 || p.EscapedFileURIs > 0 {
+		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || p.NoRowIDCandidates > 0 || p.EscapedFileURIs > 0 || p.ForeignFiles > 0 {
 			continue // refused: see compactRefusals
 		}
 		groups := sel.compactGroups(p.CandidateSizes)
@@ -261,7 +261,9 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 // table upgraded to v3 with no commit since); files of a spec whose
 // manifests cannot be written (TableState.UnwritableSpecs); partitions with
 // files named by file: URIs whose path changes when decoded
-// (PartitionStats.EscapedFileURIs). They are shown in the plan so that
+// (PartitionStats.EscapedFileURIs); partitions with files on another
+// storage than the table location's, which the table's IO cannot read
+// (PartitionStats.ForeignFiles). They are shown in the plan so that
 // apply does not discover them, and the table's other partitions and
 // actions still run. Each partition is in one refusal at most.
 func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
@@ -297,7 +299,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			Reason: fmt.Sprintf("%d data files in %d partitions of spec %d are not compacted: %s", bySpec[id].files, bySpec[id].parts, id, st.UnwritableSpecs[id]),
 		})
 	}
-	var files, parts, escFiles, escParts int64
+	var files, parts, escFiles, escParts, forFiles, forParts int64
 	for _, p := range st.Partitions {
 		if _, ok := st.UnwritableSpecs[p.SpecID]; ok {
 			continue
@@ -307,7 +309,16 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			parts++
 			continue
 		}
-		if n := sel.plannedInputs(p); p.EscapedFileURIs > 0 && n > 0 {
+		n := sel.plannedInputs(p)
+		if n == 0 {
+			continue
+		}
+		if p.ForeignFiles > 0 {
+			forFiles += int64(n)
+			forParts++
+			continue
+		}
+		if p.EscapedFileURIs > 0 {
 			escFiles += int64(n)
 			escParts++
 		}
@@ -318,6 +329,15 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			Reason: fmt.Sprintf("%d data files in %d partitions have no first_row_id (format v3 row lineage): rewriting them would not preserve their rows' _row_id and _last_updated_sequence_number, so they are not compacted. "+
 				"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since); the next commit by a v3 writer assigns the ids (for example a manifests policy's rewrite_manifests, or any append)",
 				files, parts),
+		})
+	}
+	if forFiles > 0 {
+		refusals = append(refusals, Refusal{
+			Action: string(Compact),
+			Reason: fmt.Sprintf("%d data files in %d partitions are not compacted: the table names them, or delete files of their partitions, on another storage than its location %s (first: %s). "+
+				"iceberg-go reads a table's files through the one IO of its metadata location's storage (one file system, bucket or container), which cannot open them: a rewrite would fail on the first one. "+
+				"Compact these partitions with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths; iceops compacts the table's other partitions",
+				forFiles, forParts, st.Location, st.ForeignFile),
 		})
 	}
 	if escFiles > 0 {

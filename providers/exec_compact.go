@@ -101,6 +101,10 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if escaped > 0 {
 		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of partitions with files named by file: URIs with percent-escapes left as they are (the plan refuses them)", escaped), "; ")
 	}
+	groups, foreign := parts.withoutForeignPartitions(groups)
+	if foreign > 0 {
+		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of partitions with files on another storage than the table location's left as they are (the plan refuses them)", foreign), "; ")
+	}
 	if len(groups) == 0 {
 		res.NoOp = true
 		if res.Note == "" {
@@ -269,8 +273,24 @@ func (pp *planPartitions) withoutEscapedPartitions(groups []compaction.Group) (k
 	if pp == nil || pp.agg.escapedExample == "" {
 		return groups, 0
 	}
+	return pp.without(groups, func(p *diff.PartitionStats) bool { return p.EscapedFileURIs > 0 })
+}
+
+// withoutForeignPartitions drops the groups of the partitions the plan
+// refuses for files on another storage than the table location's
+// (diff.PartitionStats.ForeignFiles): the table's IO cannot open them.
+func (pp *planPartitions) withoutForeignPartitions(groups []compaction.Group) (kept []compaction.Group, held int) {
+	if pp == nil || pp.agg.foreignExample == "" {
+		return groups, 0
+	}
+	return pp.without(groups, func(p *diff.PartitionStats) bool { return p.ForeignFiles > 0 })
+}
+
+// without drops the groups whose partition drop picks; held counts their
+// files.
+func (pp *planPartitions) without(groups []compaction.Group, drop func(*diff.PartitionStats) bool) (kept []compaction.Group, held int) {
 	for _, g := range groups {
-		if p := pp.part(g); p != nil && p.EscapedFileURIs > 0 {
+		if p := pp.part(g); p != nil && drop(p) {
 			held += len(g.Tasks)
 			continue
 		}

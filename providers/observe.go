@@ -204,6 +204,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	o.State.Files = agg.files
 	o.State.Manifests = agg.manifests
 	o.State.EscapedFileURI = agg.escapedExample
+	o.State.ForeignFile = agg.foreignExample
 	return o, nil
 }
 
@@ -229,6 +230,7 @@ func observeTable(ctx context.Context, tbl *table.Table, address string, sel dif
 	st.Files = agg.files
 	st.Manifests = agg.manifests
 	st.EscapedFileURI = agg.escapedExample
+	st.ForeignFile = agg.foreignExample
 	return st, nil
 }
 
@@ -386,6 +388,13 @@ type snapshotAggregate struct {
 	// file named so (diff.TableState.EscapedFileURI).
 	escapedGlobal  int64
 	escapedExample string
+	// storage is the table location's (store.Storage): its IO serves no
+	// other. foreignGlobal and foreignExample are escapedGlobal and
+	// escapedExample for files on another storage
+	// (diff.PartitionStats.ForeignFiles).
+	storage        string
+	foreignGlobal  int64
+	foreignExample string
 }
 
 // escapedPath reports a location iceberg-go opens under another name than
@@ -404,6 +413,20 @@ func (a *snapshotAggregate) escapedFileURI(path string) bool {
 	}
 	if a.escapedExample == "" {
 		a.escapedExample = path
+	}
+	return true
+}
+
+// foreignFile counts a live file a rewrite of its partition would read
+// that is on another storage than the table location's: the table's IO
+// cannot open it (diff.PartitionStats.ForeignFiles); it reports whether it
+// did.
+func (a *snapshotAggregate) foreignFile(path string) bool {
+	if store.Storage(path) == a.storage {
+		return false
+	}
+	if a.foreignExample == "" {
+		a.foreignExample = path
 	}
 	return true
 }
@@ -596,7 +619,7 @@ func newAggregator(md table.Metadata, sel diff.CompactionSelection, now time.Tim
 	a := &aggregator{
 		md:  md,
 		sel: sel,
-		agg: &snapshotAggregate{parts: map[partKey]*diff.PartitionStats{}},
+		agg: &snapshotAggregate{parts: map[partKey]*diff.PartitionStats{}, storage: store.Storage(md.Location())},
 		idx: &deleteIndex{
 			fileScoped:   map[string]fileDeletes{},
 			posByPart:    map[partKey][]int64{},
@@ -696,6 +719,13 @@ func (a *aggregator) DeleteEntry(entry iceberg.ManifestEntry) {
 			p.EscapedFileURIs++
 		}
 	}
+	if a.agg.foreignFile(df.FilePath()) {
+		if df.ContentType() == iceberg.EntryContentEqDeletes && idx.unpartitions[k.spec] {
+			a.agg.foreignGlobal++
+		} else {
+			p.ForeignFiles++
+		}
+	}
 	switch {
 	case df.ContentType() == iceberg.EntryContentEqDeletes:
 		files.EqualityDeletes++
@@ -736,6 +766,9 @@ func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 	if a.agg.escapedFileURI(df.FilePath()) {
 		p.EscapedFileURIs++
 	}
+	if a.agg.foreignFile(df.FilePath()) {
+		p.ForeignFiles++
+	}
 	files := &a.agg.files
 	if size < a.sel.Min {
 		p.SmallFiles++
@@ -772,6 +805,12 @@ func (a *aggregator) finish() *snapshotAggregate {
 			p.EscapedFileURIs += n
 		}
 		a.agg.escapedGlobal = 0 // finish may run twice
+	}
+	if n := a.agg.foreignGlobal; n > 0 {
+		for _, p := range a.agg.parts {
+			p.ForeignFiles += n
+		}
+		a.agg.foreignGlobal = 0
 	}
 	files := &a.agg.files
 	if files.MinSize < 0 {
