@@ -61,6 +61,7 @@ func (s *Session) ObservePlan(ctx context.Context, pol *config.Effective) (*Obse
 func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, error) {
 	tp := diff.PlanTable(o.pol, o.State, now)
 	var groups []diff.CompactGroup
+	refuse := -1
 	for i := range tp.Actions {
 		a := &tp.Actions[i]
 		if a.Type == diff.Compact && a.Compact != nil {
@@ -76,6 +77,18 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 			return diff.TablePlan{}, fmt.Errorf("estimate expiry: %w", err)
 		}
 		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
+		if freed.ForeignFiles > 0 {
+			refuse = i
+			tp.Refusals = append(tp.Refusals, diff.Refusal{
+				Action: string(diff.ExpireSnapshots),
+				Reason: fmt.Sprintf("expiring %d snapshots would release %d files on another storage than the table location %s (first: %s), which the table's IO (iceberg-go reads and deletes a table's files through the one IO of its metadata location's storage) cannot delete: "+
+					"the commit would land and the deletions fail, leaving the files unreferenced. Expire with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths",
+					len(a.Expire.SnapshotIDs), freed.ForeignFiles, o.State.Location, freed.ForeignExample),
+			})
+		}
+	}
+	if refuse >= 0 {
+		tp.Actions = slices.Delete(tp.Actions, refuse, refuse+1)
 	}
 	return tp, nil
 }
@@ -149,7 +162,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		}
 		ride.Aggregate, ride.AggregateSnapshot = a, cur.SnapshotID
 		if withExpiry {
-			o.expiry = expiry.NewIndex(s.spill, cur.SnapshotID)
+			o.expiry = expiry.NewIndex(s.spill, cur.SnapshotID, md.Location())
 			ride.Consumers = []reach.Consumer{o.expiry.Consumer()}
 		}
 	}
