@@ -185,8 +185,9 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	}
 	budget := c.MaxBytesPerRun.Value
 	partitions := 0
+	assign := rowIDsAssignable(pol, st)
 	for _, p := range st.Partitions {
-		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || p.NoRowIDCandidates > 0 || p.EscapedFileURIs > 0 {
+		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || p.EscapedFileURIs > 0 || p.ForeignFiles > 0 {
 			continue // refused: see compactRefusals
 		}
 		groups := sel.compactGroups(p.CandidateSizes)
@@ -214,6 +215,7 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 				counted = true
 			}
 			g.SpecID, g.Partition = p.SpecID, p.Partition
+			act.AssignRowIDs = act.AssignRowIDs || p.NoRowIDCandidates > 0
 			act.InputFiles += g.InputFiles
 			act.InputBytes += g.InputBytes
 			act.EstimatedOutputFiles += g.EstimatedOutputFiles
@@ -242,6 +244,9 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	if c.PartialProgress.Value {
 		commits = len(act.Groups)
 	}
+	if act.AssignRowIDs {
+		commits++ // the manifest rewrite that assigns the row ids
+	}
 	act.Commits = commits
 	why := reason("compaction.min_file_size", quote(config.FormatSizeExact(sel.Min)), c.MinFileSize.Origin, c.DeclRange)
 	if act.Where != "" {
@@ -261,7 +266,9 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 // table upgraded to v3 with no commit since); files of a spec whose
 // manifests cannot be written (TableState.UnwritableSpecs); partitions with
 // files named by file: URIs whose path changes when decoded
-// (PartitionStats.EscapedFileURIs). They are shown in the plan so that
+// (PartitionStats.EscapedFileURIs); partitions with files on another
+// storage than the table location's, which the table's IO cannot read
+// (PartitionStats.ForeignFiles). They are shown in the plan so that
 // apply does not discover them, and the table's other partitions and
 // actions still run. Each partition is in one refusal at most.
 func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
@@ -297,17 +304,27 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			Reason: fmt.Sprintf("%d data files in %d partitions of spec %d are not compacted: %s", bySpec[id].files, bySpec[id].parts, id, st.UnwritableSpecs[id]),
 		})
 	}
-	var files, parts, escFiles, escParts int64
+	assign := rowIDsAssignable(pol, st)
+	var files, parts, escFiles, escParts, forFiles, forParts int64
 	for _, p := range st.Partitions {
 		if _, ok := st.UnwritableSpecs[p.SpecID]; ok {
 			continue
 		}
-		if p.NoRowIDCandidates > 0 && len(sel.compactGroups(p.CandidateSizes)) > 0 {
+		if p.NoRowIDCandidates > 0 && len(sel.compactGroups(p.CandidateSizes)) > 0 && !assign {
 			files += p.NoRowIDCandidates
 			parts++
 			continue
 		}
-		if n := sel.plannedInputs(p); p.EscapedFileURIs > 0 && n > 0 {
+		n := sel.plannedInputs(p)
+		if n == 0 {
+			continue
+		}
+		if p.ForeignFiles > 0 {
+			forFiles += int64(n)
+			forParts++
+			continue
+		}
+		if p.EscapedFileURIs > 0 {
 			escFiles += int64(n)
 			escParts++
 		}
@@ -316,8 +333,17 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 		refusals = append(refusals, Refusal{
 			Action: string(Compact),
 			Reason: fmt.Sprintf("%d data files in %d partitions have no first_row_id (format v3 row lineage): rewriting them would not preserve their rows' _row_id and _last_updated_sequence_number, so they are not compacted. "+
-				"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since); the next commit by a v3 writer assigns the ids (for example a manifests policy's rewrite_manifests, or any append)",
-				files, parts),
+				"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since), and the next v3 manifest list assigns the ids: %s",
+				files, parts, rowIDsHint(pol, st)),
+		})
+	}
+	if forFiles > 0 {
+		refusals = append(refusals, Refusal{
+			Action: string(Compact),
+			Reason: fmt.Sprintf("%d data files in %d partitions are not compacted: the table names them, or delete files of their partitions, on another storage than its location %s (first: %s). "+
+				"iceberg-go reads a table's files through the one IO of its metadata location's storage (one file system, bucket or container), which cannot open them: a rewrite would fail on the first one. "+
+				"Compact these partitions with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths; iceops compacts the table's other partitions",
+				forFiles, forParts, st.Location, st.ForeignFile),
 		})
 	}
 	if escFiles > 0 {
@@ -330,6 +356,36 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 		})
 	}
 	return refusals
+}
+
+// rowIDsAssignable reports whether the compaction may take candidates
+// without first_row_id (PartitionStats.NoRowIDCandidates) because it first
+// commits a manifest rewrite (CompactAction.AssignRowIDs): a v3 manifest
+// list assigns a first_row_id to every data manifest it lists without one,
+// rewritten or carried over (iceberg-go's ManifestListWriter, as Java's),
+// and the files inherit theirs from it, so the rewrite after it keeps
+// their rows' ids. It holds when the policy lets iceops rewrite manifests
+// (a manifests block), a commit can land, and iceberg-go's rewrite of
+// today's manifests would commit: it passes a lone manifest per bin
+// through and then commits nothing, which assigns nothing.
+func rowIDsAssignable(pol *config.Effective, st *TableState) bool {
+	if st.FormatVersion < 3 || !pol.Manifests.Declared || st.CommitProblem != "" || len(st.Manifests.Files) == 0 {
+		return false
+	}
+	return manifestsAfterRewrite(st.Manifests.Files, ManifestTarget(pol), st.UnwritableSpecs) < st.Manifests.Count
+}
+
+// rowIDsHint says, in a refusal of files without first_row_id, what would
+// assign their ids.
+func rowIDsHint(pol *config.Effective, st *TableState) string {
+	switch {
+	case !pol.Manifests.Declared:
+		return "with a manifests block in the policy, iceops rewrites the manifests first (that assigns them) and compacts in the same apply; or any commit by a v3 writer (an append) does"
+	case st.CommitProblem != "":
+		return "iceops commits nothing to this table (see the other refusals); any commit by a v3 writer (an append) assigns them"
+	default:
+		return "iceberg-go's manifest rewrite leaves these manifests as they are (one per bin: nothing to merge), so it assigns nothing; any commit by a v3 writer (an append, Spark's rewrite_manifests) does"
+	}
 }
 
 // plannedInputs is how many data files the rewrite of partition p would

@@ -28,10 +28,7 @@ func planManifests(pol *config.Effective, st *TableState, compactCommits int) (A
 	if maxCount <= 0 && !m.MaxCount.Set {
 		maxCount = config.DefaultManifestMaxCount
 	}
-	target := m.TargetSize.Value
-	if target <= 0 {
-		target = config.DefaultManifestTarget
-	}
+	target := ManifestTarget(pol)
 	count, files, bytes := st.Manifests.Count, st.Manifests.Files, st.Manifests.Bytes
 	if compactCommits > 0 && len(files) > 0 {
 		// The manifests a compaction adds: one data manifest of the
@@ -85,6 +82,14 @@ func planManifests(pol *config.Effective, st *TableState, compactCommits int) (A
 			TargetSize:              target,
 		},
 	}, refusals, true
+}
+
+// ManifestTarget is the manifests' target size under pol (the plan's and the rewrite's).
+func ManifestTarget(pol *config.Effective) int64 {
+	if t := pol.Manifests.TargetSize.Value; t > 0 {
+		return t
+	}
+	return config.DefaultManifestTarget
 }
 
 // manifestsAfterRewrite is how many manifests iceberg-go's RewriteManifests

@@ -161,6 +161,12 @@ type CompactAction struct {
 	// Where is compaction.where as written when it restricted the
 	// candidates to the partitions that may match it (format 1.x, additive).
 	Where string `json:"where,omitempty"`
+	// AssignRowIDs: some of the groups' files have no first_row_id (a
+	// table upgraded to v3 with no commit since), and before rewriting them
+	// the executor commits a rewrite of the table's manifests, whose v3
+	// manifest list assigns their ids; Commits counts that commit too
+	// (format 1.x, additive).
+	AssignRowIDs bool `json:"assign_row_ids,omitempty"`
 }
 
 type ManifestsAction struct {

@@ -49,6 +49,11 @@ type TableState struct {
 	// there is none.
 	EscapedFileURI string `json:"escaped_file_uri,omitempty"`
 
+	// ForeignFile is the first live file the observation met on another
+	// storage than the table location's (see PartitionStats.ForeignFiles),
+	// for the refusal's sentence; "" when there is none.
+	ForeignFile string `json:"foreign_file,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`
@@ -139,6 +144,12 @@ type PartitionStats struct {
 	// would open another name than the one the engines that wrote them use,
 	// so the partition is not compacted (a refusal).
 	EscapedFileURIs int64 `json:"escaped_file_uris,omitempty"`
+	// ForeignFiles counts the live files a rewrite of the partition would
+	// read (as EscapedFileURIs counts them) that are on another storage
+	// than the table location's (another scheme, bucket or container):
+	// iceberg-go reads a table's files through one IO, which cannot open
+	// them, so the partition is not compacted (a refusal).
+	ForeignFiles int64 `json:"foreign_files,omitempty"`
 }
 
 // FileStats summarises the current snapshot's files for inspect.

@@ -48,6 +48,11 @@ type CompactSpec struct {
 	// Memory, when set, keeps the process's Go soft memory limit sized for
 	// this compaction (and the others running) while it runs.
 	Memory *compaction.MemoryLimiter
+	// AssignRowIDs (diff.CompactAction.AssignRowIDs): when candidates lack
+	// first_row_id, first commit a rewrite of the manifests toward
+	// ManifestTarget, whose v3 manifest list assigns their ids.
+	AssignRowIDs   bool
+	ManifestTarget int64
 	// Now is the clock of Selection.Where's current_date and now(): apply's,
 	// so a saved plan's window moves with the apply. Nil means time.Now.
 	Now func() time.Time
@@ -83,6 +88,20 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if err != nil {
 		return tbl, res, fmt.Errorf("plan compaction: %w", err)
 	}
+	assigned := ""
+	if _, gaps := compaction.WithoutLineageGaps(tbl, groups); gaps > 0 && spec.AssignRowIDs {
+		next, mr, err := rewriteManifests(ctx, tbl, spec.ManifestTarget)
+		if err != nil {
+			return tbl, res, fmt.Errorf("assign row ids by rewriting the manifests: %w", err)
+		}
+		if mr.Committed {
+			tbl, res.Committed, res.MetadataLocation = next, true, next.MetadataLocation()
+			assigned = fmt.Sprintf("row ids assigned to %d files first (manifests rewritten, %d into %d)", gaps, mr.FilesBefore, mr.FilesAfter)
+			if groups, err = compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel)}); err != nil {
+				return tbl, res, fmt.Errorf("plan compaction: %w", err)
+			}
+		}
+	}
 	// The plan's own aggregate of the current snapshot, read once: apply
 	// drops what the plan does not plan or refuses by the same counts.
 	var parts *planPartitions
@@ -93,8 +112,9 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		groups = parts.withoutNoOpGroups(groups)
 	}
 	groups, held := compaction.WithoutLineageGaps(tbl, groups)
+	res.Note = assigned
 	if held > 0 {
-		res.Note = fmt.Sprintf("%d files without first_row_id left as they are (row lineage; the plan refuses them)", held)
+		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files without first_row_id left as they are (row lineage; the plan refuses them)", held), "; ")
 	}
 	groups, unwritable := compaction.WithoutUnwritableSpecs(tbl, groups)
 	if unwritable > 0 {
@@ -104,8 +124,12 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if escaped > 0 {
 		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of partitions with files named by file: URIs with percent-escapes left as they are (the plan refuses them)", escaped), "; ")
 	}
+	groups, foreign := parts.withoutForeignPartitions(groups)
+	if foreign > 0 {
+		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of partitions with files on another storage than the table location's left as they are (the plan refuses them)", foreign), "; ")
+	}
 	if len(groups) == 0 {
-		res.NoOp = true
+		res.NoOp = !res.Committed
 		if res.Note == "" {
 			res.Note = "no files need compaction"
 		}
@@ -273,8 +297,24 @@ func (pp *planPartitions) withoutEscapedPartitions(groups []compaction.Group) (k
 	if pp == nil || pp.agg.escapedExample == "" {
 		return groups, 0
 	}
+	return pp.without(groups, func(p *diff.PartitionStats) bool { return p.EscapedFileURIs > 0 })
+}
+
+// withoutForeignPartitions drops the groups of the partitions the plan
+// refuses for files on another storage than the table location's
+// (diff.PartitionStats.ForeignFiles): the table's IO cannot open them.
+func (pp *planPartitions) withoutForeignPartitions(groups []compaction.Group) (kept []compaction.Group, held int) {
+	if pp == nil || pp.agg.foreignExample == "" {
+		return groups, 0
+	}
+	return pp.without(groups, func(p *diff.PartitionStats) bool { return p.ForeignFiles > 0 })
+}
+
+// without drops the groups whose partition drop picks; held counts their
+// files.
+func (pp *planPartitions) without(groups []compaction.Group, drop func(*diff.PartitionStats) bool) (kept []compaction.Group, held int) {
 	for _, g := range groups {
-		if p := pp.part(g); p != nil && p.EscapedFileURIs > 0 {
+		if p := pp.part(g); p != nil && drop(p) {
 			held += len(g.Tasks)
 			continue
 		}

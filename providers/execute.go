@@ -242,6 +242,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 		Selection: diff.SelectionFor(pol), Strategy: a.Compact.Strategy,
 		ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
 		MaxConcurrent: c.MaxConcurrentGroups.Value, MaxBytes: c.MaxBytesPerRun.Value,
+		AssignRowIDs: a.Compact.AssignRowIDs, ManifestTarget: diff.ManifestTarget(pol),
 		Catalog: cat, Rebase: true, Progress: req.Progress, Memory: req.Memory, Now: req.Now})
 	return req.Table.with(next), er, err
 }

@@ -61,6 +61,7 @@ func (s *Session) ObservePlan(ctx context.Context, pol *config.Effective) (*Obse
 func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, error) {
 	tp := diff.PlanTable(o.pol, o.State, now)
 	var groups []diff.CompactGroup
+	refuse := -1
 	for i := range tp.Actions {
 		a := &tp.Actions[i]
 		if a.Type == diff.Compact && a.Compact != nil {
@@ -76,6 +77,18 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 			return diff.TablePlan{}, fmt.Errorf("estimate expiry: %w", err)
 		}
 		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
+		if freed.ForeignFiles > 0 {
+			refuse = i
+			tp.Refusals = append(tp.Refusals, diff.Refusal{
+				Action: string(diff.ExpireSnapshots),
+				Reason: fmt.Sprintf("expiring %d snapshots would release %d files on another storage than the table location %s (first: %s), which the table's IO (iceberg-go reads and deletes a table's files through the one IO of its metadata location's storage) cannot delete: "+
+					"the commit would land and the deletions fail, leaving the files unreferenced. Expire with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths",
+					len(a.Expire.SnapshotIDs), freed.ForeignFiles, o.State.Location, freed.ForeignExample),
+			})
+		}
+	}
+	if refuse >= 0 {
+		tp.Actions = slices.Delete(tp.Actions, refuse, refuse+1)
 	}
 	return tp, nil
 }
@@ -149,7 +162,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		}
 		ride.Aggregate, ride.AggregateSnapshot = a, cur.SnapshotID
 		if withExpiry {
-			o.expiry = expiry.NewIndex(s.spill, cur.SnapshotID)
+			o.expiry = expiry.NewIndex(s.spill, cur.SnapshotID, md.Location())
 			ride.Consumers = []reach.Consumer{o.expiry.Consumer()}
 		}
 	}
@@ -204,6 +217,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	o.State.Files = agg.files
 	o.State.Manifests = agg.manifests
 	o.State.EscapedFileURI = agg.escapedExample
+	o.State.ForeignFile = agg.foreignExample
 	return o, nil
 }
 
@@ -229,6 +243,7 @@ func observeTable(ctx context.Context, tbl *table.Table, address string, sel dif
 	st.Files = agg.files
 	st.Manifests = agg.manifests
 	st.EscapedFileURI = agg.escapedExample
+	st.ForeignFile = agg.foreignExample
 	return st, nil
 }
 
@@ -386,6 +401,13 @@ type snapshotAggregate struct {
 	// file named so (diff.TableState.EscapedFileURI).
 	escapedGlobal  int64
 	escapedExample string
+	// storage is the table location's (store.Storage): its IO serves no
+	// other. foreignGlobal and foreignExample are escapedGlobal and
+	// escapedExample for files on another storage
+	// (diff.PartitionStats.ForeignFiles).
+	storage        string
+	foreignGlobal  int64
+	foreignExample string
 }
 
 // escapedPath reports a location iceberg-go opens under another name than
@@ -404,6 +426,20 @@ func (a *snapshotAggregate) escapedFileURI(path string) bool {
 	}
 	if a.escapedExample == "" {
 		a.escapedExample = path
+	}
+	return true
+}
+
+// foreignFile counts a live file a rewrite of its partition would read
+// that is on another storage than the table location's: the table's IO
+// cannot open it (diff.PartitionStats.ForeignFiles); it reports whether it
+// did.
+func (a *snapshotAggregate) foreignFile(path string) bool {
+	if store.Storage(path) == a.storage {
+		return false
+	}
+	if a.foreignExample == "" {
+		a.foreignExample = path
 	}
 	return true
 }
@@ -596,7 +632,7 @@ func newAggregator(md table.Metadata, sel diff.CompactionSelection, now time.Tim
 	a := &aggregator{
 		md:  md,
 		sel: sel,
-		agg: &snapshotAggregate{parts: map[partKey]*diff.PartitionStats{}},
+		agg: &snapshotAggregate{parts: map[partKey]*diff.PartitionStats{}, storage: store.Storage(md.Location())},
 		idx: &deleteIndex{
 			fileScoped:   map[string]fileDeletes{},
 			posByPart:    map[partKey][]int64{},
@@ -696,6 +732,13 @@ func (a *aggregator) DeleteEntry(entry iceberg.ManifestEntry) {
 			p.EscapedFileURIs++
 		}
 	}
+	if a.agg.foreignFile(df.FilePath()) {
+		if df.ContentType() == iceberg.EntryContentEqDeletes && idx.unpartitions[k.spec] {
+			a.agg.foreignGlobal++
+		} else {
+			p.ForeignFiles++
+		}
+	}
 	switch {
 	case df.ContentType() == iceberg.EntryContentEqDeletes:
 		files.EqualityDeletes++
@@ -736,6 +779,9 @@ func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 	if a.agg.escapedFileURI(df.FilePath()) {
 		p.EscapedFileURIs++
 	}
+	if a.agg.foreignFile(df.FilePath()) {
+		p.ForeignFiles++
+	}
 	files := &a.agg.files
 	if size < a.sel.Min {
 		p.SmallFiles++
@@ -772,6 +818,12 @@ func (a *aggregator) finish() *snapshotAggregate {
 			p.EscapedFileURIs += n
 		}
 		a.agg.escapedGlobal = 0 // finish may run twice
+	}
+	if n := a.agg.foreignGlobal; n > 0 {
+		for _, p := range a.agg.parts {
+			p.ForeignFiles += n
+		}
+		a.agg.foreignGlobal = 0
 	}
 	files := &a.agg.files
 	if files.MinSize < 0 {

@@ -28,6 +28,7 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 	for _, id := range expireIDs {
 		expire[id] = true
 	}
+	freed.storage = store.Storage(md.Location())
 	var kept []int64
 	for _, id := range reach.AllSnapshots(md) {
 		if !expire[id] {
@@ -66,7 +67,7 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 		}
 	}
 	err = unmatched(before, after, func(r reach.Rec) error {
-		freed.count(r.N1, r.N2&escapedBit != 0)
+		freed.count(r.Key, r.N1, r.N2&escapedBit != 0)
 		return nil
 	})
 	if err != nil {
@@ -80,15 +81,29 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 // (store.LiteralKey), which expiry deletes only under their literal name and
 // only while no file has the decoded one (store.DeletionName), so that the
 // plan can say so (diff.ExpireAction.EscapedFileURIs).
+//
+// ForeignFiles counts the files on another storage than the table
+// location's (store.Storage), which the table's IO cannot delete, and
+// ForeignExample names the first: the plan refuses such an expiry rather
+// than commit it and fail its deletions.
 type Freed struct {
 	Files, Bytes, EscapedFileURIs int64
+	ForeignFiles                  int64
+	ForeignExample                string
+	storage                       string // the table location's; "": not checked
 }
 
-func (f *Freed) count(size int64, escaped bool) {
+func (f *Freed) count(key string, size int64, escaped bool) {
 	f.Files++
 	f.Bytes += max(size, 0)
 	if escaped {
 		f.EscapedFileURIs++
+	}
+	if f.storage != "" && store.Storage(key) != f.storage {
+		f.ForeignFiles++
+		if f.ForeignExample == "" {
+			f.ForeignExample = key
+		}
 	}
 }
 

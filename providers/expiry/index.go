@@ -35,17 +35,19 @@ type Index struct {
 	manifestSnaps [][]int32     // manifest ordinal -> snapshot indexes whose list names it
 	current       []bool        // manifest ordinal -> in the observed current snapshot's list
 	currentID     int64         // the observed current snapshot (the aggregate's); 0: none
+	storage       string        // the table location's (store.Storage)
 	memberships   int
 	overflow      bool // too many memberships: estimate must not be used
 }
 
-// NewIndex is an empty index of a table whose observed current snapshot
-// is currentID; spillLimit bounds its sorter (0: reach.DefaultSpillLimit).
-func NewIndex(spillLimit int, currentID int64) *Index {
+// NewIndex is an empty index of a table at location whose observed
+// current snapshot is currentID; spillLimit bounds its sorter (0:
+// reach.DefaultSpillLimit).
+func NewIndex(spillLimit int, currentID int64, location string) *Index {
 	if spillLimit <= 0 {
 		spillLimit = reach.DefaultSpillLimit
 	}
-	return &Index{recs: reach.NewSorter(spillLimit), snapIndex: map[int64]int{}, currentID: currentID}
+	return &Index{recs: reach.NewSorter(spillLimit), snapIndex: map[int64]int{}, currentID: currentID, storage: store.Storage(location)}
 }
 
 // Consumer is the index's part of a walk: live files with their sizes,
@@ -124,6 +126,7 @@ func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (freed F
 	if x.overflow {
 		return Freed{}, fmt.Errorf("expiry index overflowed")
 	}
+	freed.storage = x.storage
 	expire := make(map[int64]bool, len(expireIDs))
 	for _, id := range expireIDs {
 		expire[id] = true
@@ -153,7 +156,7 @@ func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (freed F
 		size        int64
 		flush       = func() {
 			if started && fromExpired && !kept {
-				freed.count(size, escaped)
+				freed.count(cur, size, escaped)
 			}
 		}
 	)

@@ -112,3 +112,33 @@ func IsNotExist(err error) bool {
 // leases on the table (docs/design.md §5.4, Locking). Like the quarantine,
 // it is iceops' own: the orphan sweep never lists it.
 const LockDir = ".iceops-lock"
+
+// ioFamilies are the schemes one iceberg-go IO serves together
+// (iceberg-go internal/schemes: one registration per family).
+var ioFamilies = map[string]string{
+	"s3": "s3", "s3a": "s3", "s3n": "s3", "oss": "s3",
+	"abfs": "azure", "abfss": "azure", "wasb": "azure", "wasbs": "azure",
+}
+
+// Storage names the storage location p is on as iceberg-go's IOs tell
+// them apart: "file" for a local path (no scheme, a file: URI, or a name
+// like "part:1/x" that iceberg-go's local IO reads as a path), else the
+// scheme's IO family and the authority ("s3://bucket"): its object-store
+// IOs serve one bucket or container each. A table's files are read and
+// deleted through one IO, the one for its metadata location's storage;
+// a file on another storage is one that IO cannot open.
+func Storage(p string) string {
+	scheme, rest, ok := strings.Cut(p, "://")
+	if !ok || strings.ContainsAny(scheme, `/\`) {
+		return "file"
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme == "file" {
+		return "file"
+	}
+	if f, ok := ioFamilies[scheme]; ok {
+		scheme = f
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	return scheme + "://" + authority
+}

@@ -86,3 +86,27 @@ func TestDeletionName(t *testing.T) {
 		})
 	}
 }
+
+// Storage tells apart what one iceberg-go IO serves: every local spelling
+// is one storage, an object store's is its IO family and bucket.
+func TestStorage(t *testing.T) {
+	for _, c := range []struct{ p, want string }{
+		{"/w/t/data/a.parquet", "file"},
+		{"file:///w/t/a.parquet", "file"},
+		{"file:/w/t/a.parquet", "file"},
+		{"FILE://localhost/w/t", "file"},
+		{"data/persistent/t/a.parquet", "file"},
+		{"part:2026/a.parquet", "file"},
+		{"s3://b/t/a.parquet", "s3://b"},
+		{"s3a://b/t/a.parquet", "s3://b"},
+		{"S3N://b/t", "s3://b"},
+		{"s3://other/t/a.parquet", "s3://other"},
+		{"gs://b/t", "gs://b"},
+		{"abfss://c@acct.dfs.core.windows.net/t", "azure://c@acct.dfs.core.windows.net"},
+		{"hdfs://nn:8020/t", "hdfs://nn:8020"},
+	} {
+		if got := Storage(c.p); got != c.want {
+			t.Errorf("Storage(%q) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}

@@ -142,6 +142,10 @@ var actionViews = map[diff.ActionType]actionView{
 			// Only partitions the where may match were counted.
 			line += " where " + strconv.Quote(c.Where)
 		}
+		if c.AssignRowIDs {
+			// A commit of its own before the rewrite; the reviewer sees it.
+			line += ", after a manifest rewrite that assigns row ids"
+		}
 		return []string{line}, true
 	},
 	diff.RewriteManifests: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
