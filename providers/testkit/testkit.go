@@ -476,3 +476,14 @@ func CommitDataFileAt(t testing.TB, tbl *table.Table, like iceberg.DataFile, pat
 	}
 	return next
 }
+
+// RespellSnapshotIDs gives the table's snapshots the ids ids maps them to
+// (old id -> new id; negative ids are the point: see
+// lakehouse.RespellSnapshotIDs) and returns the reloaded table.
+func (l *Lakehouse) RespellSnapshotIDs(t testing.TB, tbl *table.Table, ids map[int64]int64) *table.Table {
+	t.Helper()
+	if _, err := lakehouse.RespellSnapshotIDs(context.Background(), l.DB, l.Name, tbl, ids); err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	return l.Reload(t, strings.Join(tbl.Identifier(), "."))
+}
