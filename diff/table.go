@@ -37,6 +37,14 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	in := &planInput{pol: pol, st: st, now: now, props: propsAfter(pol, st)}
 	for _, k := range kinds {
 		a, refusals, ok := k.plan(in)
+		if ok && k.commits != nil {
+			// The kinds that add snapshots commit through iceberg-go's
+			// snapshot producers.
+			if why := HeadIDProblem(st.CurrentSnapshotID); why != "" {
+				refusals = append(refusals, Refusal{Action: string(k.Type), Reason: why})
+				ok = false
+			}
+		}
 		if ok {
 			tp.Actions = append(tp.Actions, a)
 			if k.commits != nil {
@@ -63,6 +71,25 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	tp.Warnings = lintTable(pol, st, in.props)
 	tp.Warnings = append(tp.Warnings, quarantineWarnings(tp.Address, st.Orphans)...)
 	return tp
+}
+
+// HeadIDProblem says why no snapshot may be added on a branch whose head is
+// snapshot head, or "" when one may. iceberg-go v0.7.0's snapshot producers
+// (table/snapshot_producers.go: parentSnapshot, summary, commitManifests)
+// take a parent id <= 0 for "no parent": a replace, a manifest rewrite or
+// an append built on such a head starts from an empty table and drops every
+// live file it was not told to add (issue 32). A negative id is a legal
+// long, and writers that think of ids as unsigned 64-bit values write them.
+// Commits that add no snapshot (properties, sort order, expiry) are not
+// affected. nil (no snapshot) is no problem: there is nothing to drop.
+func HeadIDProblem(head *int64) string {
+	if head == nil || *head > 0 {
+		return ""
+	}
+	return fmt.Sprintf("main's head is snapshot %d, an id <= 0, which iceberg-go v0.7.0's snapshot producers take for \"no parent\" "+
+		"(table/snapshot_producers.go, parentSnapshot): a snapshot built on it would drop every live file it does not rewrite; "+
+		"let another engine commit a snapshot on main first (Java and PyIceberg write positive ids), "+
+		"or use an iceops built on an iceberg-go release with the fix", *head)
 }
 
 // Empty reports whether the table is in policy: nothing to do and nothing

@@ -9,6 +9,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/internal/store"
 )
@@ -33,6 +34,21 @@ type ExecProgress = store.Progress
 
 // ExecResult is what one executed action did (store.Result).
 type ExecResult = store.Result
+
+// headIDRefusal refuses an executor that adds a snapshot on a main head
+// whose id iceberg-go v0.7.0 takes for "no parent" (diff.HeadIDProblem, which
+// the plan refuses too): a saved plan applied to such a table stops here.
+func headIDRefusal(tbl *table.Table) error {
+	// iceberg-go parents a commit on main on the current snapshot.
+	var head *int64
+	if cur := tbl.CurrentSnapshot(); cur != nil {
+		head = &cur.SnapshotID
+	}
+	if why := diff.HeadIDProblem(head); why != "" {
+		return fmt.Errorf("%w: %s", ErrRefused, why)
+	}
+	return nil
+}
 
 // execPinRefs asserts, on a transaction, that main has not moved since tbl was
 // loaded. With an explicit assertion iceberg-go fails the commit instead of

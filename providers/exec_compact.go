@@ -70,6 +70,9 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		res.NoOp, res.Note = true, "table has no snapshot"
 		return tbl, res, nil
 	}
+	if err := headIDRefusal(tbl); err != nil {
+		return tbl, res, err
+	}
 	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)
 	sel := spec.Selection
 	where, err := parseWhere(sel.Where, spec.now())

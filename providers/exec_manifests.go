@@ -23,6 +23,9 @@ func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 		res.NoOp, res.Note = true, "table has no snapshot"
 		return tbl, res, nil
 	}
+	if err := headIDRefusal(tbl); err != nil {
+		return tbl, res, err
+	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return tbl, res, fmt.Errorf("open table storage: %w", err)
