@@ -67,7 +67,7 @@ func TestCompactionRandom(t *testing.T) {
 			seeds = append(seeds, uint64(s+1))
 		}
 	}
-	var tally randomTally
+	tally := randomTally{seen: map[string]int{}}
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			defer func() {
@@ -78,7 +78,15 @@ func TestCompactionRandom(t *testing.T) {
 			compactionTrial(t, seed, duck, &tally)
 		})
 	}
-	t.Logf("%d rounds: %d compacted, %d refused, %d with a negative head", tally.rounds, tally.compacted, tally.refused, tally.negativeHead)
+	t.Logf("%d rounds: %d compacted, %d refused, %d with a negative head; tables and policies with: %v", tally.rounds, tally.compacted, tally.refused, tally.negativeHead, tally.seen)
+	// The default seeds must reach every dimension the test claims.
+	if !t.Failed() && *randomSeed == 0 && len(seeds) >= 10 {
+		for _, f := range randomFeatures {
+			if tally.seen[f] == 0 {
+				t.Errorf("no trial of seeds 1..%d has %s: the generator lost a dimension", len(seeds), f)
+			}
+		}
+	}
 	// Rounds that compact nothing prove nothing: at least a third of
 	// those on a positive head must compact.
 	if !t.Failed() && len(seeds) > 1 && tally.compacted*3 < tally.rounds-tally.negativeHead {
@@ -88,6 +96,46 @@ func TestCompactionRandom(t *testing.T) {
 
 type randomTally struct {
 	rounds, compacted, refused, negativeHead int
+	seen                                     map[string]int // randomFeatures
+}
+
+// randomFeatures are the dimensions of the generated tables and policies.
+var randomFeatures = []string{
+	"a manifest holding several partitions", "EXISTING entries", "position deletes", "deletion vectors",
+	"equality deletes", "two partition specs", "a negative ancestor id", "a negative head id",
+	"binpack", "sort", "zorder", "where", "a manifest rewrite",
+}
+
+// note records the features of a table about to be compacted.
+func (tally *randomTally) note(files map[string]randomFile) {
+	parts := map[string]map[string]bool{}
+	specs := map[int]bool{}
+	for _, f := range files {
+		if parts[f.manifest] == nil {
+			parts[f.manifest] = map[string]bool{}
+		}
+		parts[f.manifest][f.part] = true
+		specs[f.specID] = true
+		if f.existing {
+			tally.seen["EXISTING entries"]++
+		}
+		switch {
+		case f.ref != "":
+			tally.seen["deletion vectors"]++
+		case f.content == iceberg.EntryContentPosDeletes:
+			tally.seen["position deletes"]++
+		case f.content == iceberg.EntryContentEqDeletes:
+			tally.seen["equality deletes"]++
+		}
+	}
+	for _, ps := range parts {
+		if len(ps) > 1 {
+			tally.seen["a manifest holding several partitions"]++
+		}
+	}
+	if len(specs) > 1 {
+		tally.seen["two partition specs"]++
+	}
 }
 
 // optionalDuckDB is the DuckDB reader when it is installed: without it the
@@ -182,12 +230,24 @@ func compactionTrial(t *testing.T, seed uint64, duck *testenv.DuckDB, tally *ran
 		rt.logf("snapshot ids respelled negative: %d of %d, head %d", len(respell), len(ids), rt.tbl.CurrentSnapshot().SnapshotID)
 	}
 	negativeHead := rt.tbl.CurrentSnapshot().SnapshotID <= 0
+	for _, id := range testkit.SnapshotIDs(rt.tbl) {
+		switch {
+		case id <= 0 && id == rt.tbl.CurrentSnapshot().SnapshotID:
+			tally.seen["a negative head id"]++
+		case id <= 0:
+			tally.seen["a negative ancestor id"]++
+		}
+	}
+	tally.note(liveFiles(t, rt.tbl))
 	for round := range 1 + rng.IntN(2) {
 		tally.rounds++
 		if negativeHead {
 			tally.negativeHead++
 		}
 		pol := randomPolicy(rng, rt.days)
+		for _, f := range pol.features {
+			tally.seen[f]++
+		}
 		rt.logf("round %d policy:%s", round, pol.hcl)
 		compacted, refused := rt.applyAndCheck(ctx, t, pol, duck)
 		if compacted {
@@ -355,6 +415,7 @@ func (rt *randomTable) evolve(t *testing.T, rng *rand.Rand) {
 // randomPolicy is one policy block and what the model needs of it.
 type randomPolicyChoice struct {
 	hcl           string
+	features      []string // of randomFeatures
 	minInputFiles int
 	whereDay      int // > 0: compaction.where keeps days >= Day0 + whereDay
 }
@@ -364,6 +425,7 @@ func randomPolicy(rng *rand.Rand, days int) randomPolicyChoice {
 	var b strings.Builder
 	b.WriteString("\n  target_file_size = \"64MiB\"\n")
 	strategy := []string{"binpack", "sort", "zorder"}[rng.IntN(3)]
+	pc.features = append(pc.features, strategy)
 	if strategy == "sort" {
 		b.WriteString([]string{
 			"  sort_order = [\"user_id\"]\n",
@@ -378,11 +440,13 @@ func randomPolicy(rng *rand.Rand, days int) randomPolicyChoice {
 	}
 	if rng.IntN(3) == 0 {
 		pc.whereDay = 1 + rng.IntN(days-1)
+		pc.features = append(pc.features, "where")
 		fmt.Fprintf(&b, "    where           = \"event_ts >= '%s'\"\n", testkit.Day0.AddDate(0, 0, pc.whereDay).Format(time.RFC3339))
 	}
 	b.WriteString("  }\n")
 	if rng.IntN(3) == 0 {
 		b.WriteString("  manifests {\n    max_count = 1\n  }\n")
+		pc.features = append(pc.features, "a manifest rewrite")
 	}
 	pc.hcl = b.String()
 	return pc
@@ -397,6 +461,10 @@ type randomFile struct {
 	day     int32  // the day partition value (days since 1970)
 	records int64
 	ref     string // a deletion vector's data file
+	// Where the model's generator checks its coverage: the manifest
+	// holding the entry, and whether it is EXISTING.
+	manifest string
+	existing bool
 }
 
 // liveFiles lists the live data and delete files of tbl's current
@@ -423,7 +491,8 @@ func liveFiles(t *testing.T, tbl *table.Table) map[string]randomFile {
 		}
 		for _, e := range entries {
 			df := e.DataFile()
-			f := randomFile{path: df.FilePath(), content: df.ContentType(), specID: int(df.SpecID()), records: df.Count()}
+			f := randomFile{path: df.FilePath(), content: df.ContentType(), specID: int(df.SpecID()), records: df.Count(),
+				manifest: m.FilePath(), existing: e.Status() == iceberg.EntryStatusEXISTING}
 			if spec := tbl.Metadata().PartitionSpecByID(f.specID); spec != nil && !spec.IsUnpartitioned() {
 				var rec partitionTuple
 				for _, pf := range spec.Fields() {
