@@ -336,6 +336,11 @@ func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *provide
 		}()
 	}
 
+	// The table before any action of this apply, and the snapshots its
+	// actions commit: expiry keeps what was live then unless this apply's
+	// own commits replaced it (docs/design.md §5.4).
+	seen := &applied{began: tbl}
+
 	var steps []step
 	if unchanged {
 		for _, a := range tp.Actions {
@@ -394,7 +399,7 @@ steps:
 				}
 			}
 			tbl = cur
-			ars, next, err := r.runStep(ctx, cur, pol, batch)
+			ars, next, err := r.runStep(ctx, cur, pol, batch, seen)
 			if errors.Is(err, providers.ErrConflict) && conflicts < r.retries {
 				conflicts++
 				tr.Attempts++
@@ -560,7 +565,14 @@ func bound(approved []diff.Action, freshPlan diff.TablePlan, finished map[diff.A
 
 // runStep executes one action (or adjacent actions sharing a commit) with
 // its kind's executor and turns the result into ActionResults.
-func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.Effective, batch []step) ([]ActionResult, *providers.Table, error) {
+// applied is what one table's apply has seen and done so far: the table
+// before its first action and the snapshots its executors committed.
+type applied struct {
+	began *providers.Table
+	own   []int64
+}
+
+func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.Effective, batch []step, seen *applied) ([]ActionResult, *providers.Table, error) {
 	addr := pol.Address
 	begin := time.Now()
 	first := batch[0].action
@@ -587,7 +599,9 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 		next, er, err = exec.Execute(ctx, providers.ExecRequest{
 			Table: tbl, Policy: pol, Actions: actions, Progress: progress, Now: r.now,
 			Abort: r.opts.Abort, FinishWithin: r.opts.FinishWithin, Memory: r.memory,
+			Began: seen.began, Committed: slices.Clone(seen.own),
 		})
+		seen.own = append(seen.own, er.Snapshots...)
 	} else {
 		err = fmt.Errorf("unknown action %q", first.Type)
 	}

@@ -161,6 +161,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	}
 	var skipped int
 	if out != nil {
+		res.Snapshots = out.Snapshots
 		for _, g := range out.Groups {
 			if g.Committed {
 				res.Committed = true

@@ -86,6 +86,7 @@ func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 	res.Committed = true
 	res.MetadataLocation = next.MetadataLocation()
 	if s := next.CurrentSnapshot(); s != nil {
+		res.Snapshots = []int64{s.SnapshotID}
 		if after, err := s.Manifests(fs); err == nil {
 			res.FilesAfter = int64(len(after))
 			for _, m := range after {

@@ -121,6 +121,13 @@ type ExecRequest struct {
 	// Memory holds the Go soft memory limit to what running compactions
 	// need; nil leaves it alone.
 	Memory *MemoryLimiter
+	// Began is the table as this apply loaded it before any action, and
+	// Committed the snapshots this apply's executors have committed since
+	// (ExecResult.Snapshots): expiry keeps every file live in Began's
+	// current snapshot except what those snapshots replaced
+	// (expiry.KeepLive). A nil Began keeps nothing that way.
+	Began     *Table
+	Committed []int64
 }
 
 // Executor returns the executor of action kind t: this session's, through
@@ -198,11 +205,18 @@ func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, E
 	e, rp := req.Actions[0].Expire, req.Policy.SnapshotRetention
 	next, er, err := expiry.Expire(ctx, cat, req.Table.t, expiry.Spec{
 		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress,
-		Abort: req.Abort, FinishWithin: req.FinishWithin,
+		Abort: req.Abort, FinishWithin: req.FinishWithin, KeepLive: keepLive(req),
 		Retention: &expiry.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
 			MaxRefAge: rp.MaxRefAge.Value, Now: req.Now()},
 	})
 	return req.Table.with(next), er, err
+}
+
+func keepLive(req ExecRequest) *expiry.KeepLive {
+	if req.Began == nil {
+		return nil
+	}
+	return &expiry.KeepLive{Began: req.Began.t, Own: req.Committed}
 }
 
 func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {

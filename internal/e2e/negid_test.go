@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/internal/lakehouse"
 	"github.com/iceops/iceops/internal/testenv"
+	"github.com/iceops/iceops/providers"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -94,16 +99,7 @@ func TestNegativeHeadCorpusTable(t *testing.T) {
 			}) {
 				t.Errorf("want compaction refused with the upstream defect named: %+v", tp.Refusals)
 			}
-			for _, tr := range res.Tables {
-				for _, a := range tr.Actions {
-					if a.Error != "" {
-						t.Errorf("apply: %s: %s", a.Type, a.Error)
-					}
-				}
-				if tr.Error != "" && !strings.HasPrefix(tr.Error, "the plan refused actions: ") {
-					t.Errorf("apply: %s", tr.Error)
-				}
-			}
+			requireAppliedButRefusals(t, res)
 
 			after, err := be.cat.LoadTable(ctx, ident)
 			if err != nil {
@@ -143,4 +139,206 @@ func TestNegativeHeadCorpusTable(t *testing.T) {
 
 func part1Files(paths []string) []string {
 	return slices.DeleteFunc(paths, func(p string) bool { return !strings.Contains(p, "/part=1/") })
+}
+
+// requireAppliedButRefusals fails on any action that failed in apply and
+// on any table error other than the plan's own refusals.
+func requireAppliedButRefusals(t testing.TB, res *apply.Results) {
+	t.Helper()
+	for _, tr := range res.Tables {
+		for _, a := range tr.Actions {
+			if a.Error != "" {
+				t.Errorf("apply %s: %s: %s", tr.Address, a.Type, a.Error)
+			}
+		}
+		if tr.Error != "" && !strings.HasPrefix(tr.Error, "the plan refused actions: ") {
+			t.Errorf("apply %s: %s", tr.Address, tr.Error)
+		}
+	}
+}
+
+// snapshotRefusals fails unless the plan refuses each of kinds, naming
+// iceberg-go's defect, and plans none of them.
+func requireHeadRefusals(t testing.TB, tp *diff.TablePlan, kinds ...diff.ActionType) {
+	t.Helper()
+	for _, k := range kinds {
+		if actionOf(tp, k) != nil {
+			t.Errorf("%s planned on a head with an id <= 0: %v", k, actionTypes(tp))
+		}
+		if !slices.ContainsFunc(tp.Refusals, func(r diff.Refusal) bool {
+			return r.Action == string(k) && strings.Contains(r.Reason, "parentSnapshot")
+		}) {
+			t.Errorf("want %s refused with the upstream defect named: %+v", k, tp.Refusals)
+		}
+	}
+}
+
+// TestNegativeHeadOwnTable: a table iceberg-go wrote, copied with its head
+// snapshot (and an older one) renumbered to negative ids, goes through
+// every commit path. What adds a snapshot (compaction under binpack, sort
+// and zorder; rewrite_manifests) is refused in the plan and adds nothing;
+// properties, the sort order, expiry and the orphan sweep run. Rows, live
+// files and the head stay; every referenced file is present. The
+// executors refuse too (an old saved plan): called directly they fail with
+// ErrRefused and leave the metadata as it was.
+func TestNegativeHeadOwnTable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	be := sqliteFile(ctx, t)
+	createNamespace(ctx, t, be.cat, "ns")
+	// The source is outside the policies' namespace: they must not touch it.
+	createNamespace(ctx, t, be.cat, "src")
+	srcLoc := be.location("src", "t")
+	src, err := be.cat.CreateTable(ctx, table.Identifier{"src", "t"}, eventsSchema, catalog.WithLocation(srcLoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(0); i < 6; i++ {
+		src = appendRows(ctx, t, src, i*10, 10)
+	}
+	snaps := src.Metadata().Snapshots()
+	head, older := snaps[len(snaps)-1].SnapshotID, snaps[2].SnapshotID
+	ids := map[int64]int64{head: -head, older: -older}
+	if head <= 0 || older <= 0 {
+		t.Fatalf("iceberg-go wrote ids %d, %d", older, head)
+	}
+	current, err := filepath.Rel(strings.TrimPrefix(srcLoc, "file://"), strings.TrimPrefix(src.MetadataLocation(), "file://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(30 * 24 * time.Hour)
+	policies := []struct {
+		name, hcl, blocks string
+		refused           []diff.ActionType
+		runs              []diff.ActionType
+	}{
+		{name: "every_kind", hcl: `
+  properties = { "iceops.test" = "negative-head" }
+  compaction {
+    strategy        = "binpack"
+    min_input_files = 2
+  }
+  manifests {
+    max_count = 1
+  }
+  snapshot_retention {
+    max_age       = "1d"
+    min_snapshots = 1
+  }
+  orphan_files {
+    older_than       = "3d"
+    max_orphan_ratio = 0.95
+  }`, blocks: "table \"lake.ns.t\" {\n  policy = policy.corpus\n  sort_order = [\"id\"]\n}\n",
+			refused: []diff.ActionType{diff.Compact, diff.RewriteManifests},
+			runs:    []diff.ActionType{diff.UpdateProperties, diff.ReplaceSortOrder, diff.ExpireSnapshots, diff.RemoveOrphanFiles}},
+		{name: "sort", hcl: `
+  compaction {
+    strategy        = "sort"
+    min_input_files = 2
+  }`, blocks: "table \"lake.ns.t\" {\n  policy = policy.corpus\n  sort_order = [\"id\"]\n}\n",
+			refused: []diff.ActionType{diff.Compact}, runs: []diff.ActionType{diff.ReplaceSortOrder}},
+		{name: "zorder", hcl: `
+  compaction {
+    strategy        = "zorder"
+    zorder_columns  = ["id", "category"]
+    min_input_files = 2
+  }`, refused: []diff.ActionType{diff.Compact}},
+	}
+	for _, pol := range policies {
+		t.Run(pol.name, func(t *testing.T) {
+			ident := table.Identifier{"ns", "t"}
+			loc := strings.TrimPrefix(be.fixtureLocation("ns", "t_"+pol.name), "file://")
+			md := testkit.CopyTable(t, strings.TrimPrefix(srcLoc, "file://"), loc, current, lakehouse.SnapshotIDs(ids))
+			backdate(t, loc, later.Add(-10*24*time.Hour))
+			orphan := filepath.Join(loc, "data", "iceops-negid-orphan.parquet")
+			testkit.WriteFileAt(t, orphan, 10, later.Add(-10*24*time.Hour))
+			if err := be.cat.DropTable(ctx, ident); err != nil && !strings.Contains(err.Error(), "not") {
+				t.Fatal(err)
+			}
+			be.register(ctx, t, ident, "file://"+md)
+			before, err := be.cat.LoadTable(ctx, ident)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := before.CurrentSnapshot().SnapshotID; got != -head {
+				t.Fatalf("copied head is %d, want %d", got, -head)
+			}
+			fpBefore, err := goFingerprint(ctx, before)
+			if err != nil || fpBefore.Rows != 60 {
+				t.Fatalf("iceberg-go reads %d rows (%v), want 60", fpBefore.Rows, err)
+			}
+			filesBefore := liveDataFiles(ctx, t, before)
+
+			cfg := writeCorpusConfig(t, be, "ns", pol.hcl, pol.blocks)
+			now := func() time.Time { return later }
+			p, res := planApply(ctx, t, cfg, now, nil)
+			tp := findTable(t, p, "lake.ns.t")
+			t.Logf("plan: %v refusals %+v", actionTypes(tp), tp.Refusals)
+			requireHeadRefusals(t, tp, pol.refused...)
+			for _, k := range pol.runs {
+				if actionOf(tp, k) == nil {
+					t.Errorf("%s adds no snapshot and must still be planned: %v", k, actionTypes(tp))
+				}
+			}
+			requireAppliedButRefusals(t, res)
+
+			after, err := be.cat.LoadTable(ctx, ident)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := after.CurrentSnapshot().SnapshotID; got != -head {
+				t.Errorf("head moved from %d to %d", -head, got)
+			}
+			known := map[int64]bool{}
+			for _, s := range before.Metadata().Snapshots() {
+				known[s.SnapshotID] = true
+			}
+			for _, s := range after.Metadata().Snapshots() {
+				if !known[s.SnapshotID] {
+					t.Errorf("apply added snapshot %d", s.SnapshotID)
+				}
+			}
+			if len(pol.runs) == 0 && after.MetadataLocation() != before.MetadataLocation() {
+				t.Errorf("only refused actions, yet the metadata moved: %s -> %s", before.MetadataLocation(), after.MetadataLocation())
+			}
+			if got, err := goFingerprint(ctx, after); err != nil || !got.equal(fpBefore) {
+				t.Errorf("iceberg-go reads other rows after apply (%v):\n before %v\n after  %v", err, fpBefore, got)
+			}
+			if got := liveDataFiles(ctx, t, after); !slices.Equal(got, filesBefore) {
+				t.Errorf("live files changed:\n before %v\n after  %v", filesBefore, got)
+			}
+			requireReferencedPresent(ctx, t, pol.name, after)
+			if slices.Contains(pol.runs, diff.ExpireSnapshots) && len(after.Metadata().Snapshots()) >= len(before.Metadata().Snapshots()) {
+				t.Errorf("expiry expired nothing: %d snapshots", len(after.Metadata().Snapshots()))
+			}
+			if _, err := os.Stat(orphan); slices.Contains(pol.runs, diff.RemoveOrphanFiles) != (err != nil) {
+				t.Errorf("orphan %s: %v (orphan sweep planned: %v)", orphan, err, slices.Contains(pol.runs, diff.RemoveOrphanFiles))
+			}
+
+			// An old saved plan: the executors refuse on their own.
+			sess := openSession(cfg, now)
+			defer sess.Close()
+			ep, ok := cfg.Resolve("lake.ns.t")
+			if !ok {
+				t.Fatal("policy not resolved")
+			}
+			for _, a := range []diff.Action{
+				{Type: diff.Compact, Compact: &diff.CompactAction{Strategy: "binpack"}},
+				{Type: diff.RewriteManifests, Manifests: &diff.ManifestsAction{}},
+			} {
+				h, err := sess.Table(ctx, "lake.ns.t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				exec, _ := sess.Executor(a.Type)
+				_, _, err = exec.Execute(ctx, providers.ExecRequest{Table: h, Policy: ep, Actions: []diff.Action{a}, Now: now})
+				if !errors.Is(err, providers.ErrRefused) || !strings.Contains(err.Error(), "parentSnapshot") {
+					t.Errorf("%s executor on a head <= 0: %v, want a refusal naming the defect", a.Type, err)
+				}
+				if h2, err := sess.Table(ctx, "lake.ns.t"); err != nil || h2.MetadataLocation() != h.MetadataLocation() {
+					t.Errorf("%s executor moved the metadata (%v)", a.Type, err)
+				}
+			}
+		})
+	}
 }

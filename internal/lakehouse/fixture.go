@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -159,7 +160,11 @@ func CopyTable(srcDir, dstDir, current string, opts ...CopyOption) (string, erro
 	newLength := map[string]int64{}
 	puffinSize := map[string]int64{} // rewritten Puffin files by new path
 	for _, af := range manifests {
+		renumberMeta(af.meta, o.snapshotIDs)
 		for _, rec := range af.records {
+			if v, ok := rec["snapshot_id"]; ok {
+				rec["snapshot_id"] = renumber(v, o.snapshotIDs)
+			}
 			df, _ := rec["data_file"].(map[string]any)
 			if df == nil {
 				continue
@@ -222,7 +227,11 @@ func CopyTable(srcDir, dstDir, current string, opts ...CopyOption) (string, erro
 		newLength[target+"/"+filepath.ToSlash(rel)] = int64(len(raw))
 	}
 	for _, af := range lists {
+		renumberMeta(af.meta, o.snapshotIDs)
 		for _, rec := range af.records {
+			if v, ok := rec["added_snapshot_id"]; ok {
+				rec["added_snapshot_id"] = renumber(v, o.snapshotIDs)
+			}
 			if s, ok := rec["manifest_path"].(string); ok {
 				p, _ := rewrite(s)
 				rec["manifest_path"] = p
@@ -248,7 +257,7 @@ func CopyTable(srcDir, dstDir, current string, opts ...CopyOption) (string, erro
 			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
 		}
 		if strings.HasSuffix(p, ".metadata.json") {
-			if raw, err = rewriteJSON(raw, rewrite); err != nil {
+			if raw, err = rewriteJSON(raw, rewrite, o.snapshotIDs); err != nil {
 				return "", fmt.Errorf("copy table %s: rewrite %s: %w", srcDir, p, err)
 			}
 		}
@@ -263,7 +272,48 @@ func CopyTable(srcDir, dstDir, current string, opts ...CopyOption) (string, erro
 type CopyOption func(*copyOptions)
 
 type copyOptions struct {
-	fileURIs bool
+	fileURIs    bool
+	snapshotIDs map[int64]int64
+}
+
+// SnapshotIDs makes CopyTable renumber snapshots: each id that is a key of
+// ids becomes its value wherever the table names it (the metadata JSON's
+// snapshot, parent, current-snapshot, ref and log ids, the manifest lists'
+// added_snapshot_id and header, the manifests' entry snapshot_id). File
+// names keep the old digits, as a writer that renumbered would leave them.
+// Tests use it to give a table iceberg-go wrote the ids another writer
+// would (a negative id: issue 32).
+func SnapshotIDs(ids map[int64]int64) CopyOption {
+	return func(o *copyOptions) { o.snapshotIDs = ids }
+}
+
+// renumber maps a snapshot id as the Avro decoder or the JSON decoder holds
+// it (int64, nil, json.Number) through ids.
+func renumber(v any, ids map[int64]int64) any {
+	switch x := v.(type) {
+	case int64:
+		if n, ok := ids[x]; ok {
+			return n
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			if n, ok := ids[i]; ok {
+				return json.Number(strconv.FormatInt(n, 10))
+			}
+		}
+	}
+	return v
+}
+
+// renumberMeta maps the snapshot ids an Avro header names.
+func renumberMeta(meta map[string][]byte, ids map[int64]int64) {
+	for _, k := range []string{"snapshot-id", "parent-snapshot-id"} {
+		if i, err := strconv.ParseInt(string(meta[k]), 10, 64); err == nil {
+			if n, ok := ids[i]; ok {
+				meta[k] = []byte(strconv.FormatInt(n, 10))
+			}
+		}
+	}
 }
 
 // FileURIs makes CopyTable write every rewritten path as a file:// URI of
@@ -531,7 +581,7 @@ func setBound(df map[string]any, key string, v []byte) {
 	}
 }
 
-func rewriteJSON(raw []byte, rewrite func(string) (string, bool)) ([]byte, error) {
+func rewriteJSON(raw []byte, rewrite func(string) (string, bool), ids map[int64]int64) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -553,7 +603,12 @@ func rewriteJSON(raw []byte, rewrite func(string) (string, bool)) ([]byte, error
 			return x
 		case map[string]any:
 			for k := range x {
-				x[k] = walk(x[k])
+				switch k {
+				case "snapshot-id", "parent-snapshot-id", "current-snapshot-id":
+					x[k] = renumber(x[k], ids)
+				default:
+					x[k] = walk(x[k])
+				}
 			}
 			return x
 		}

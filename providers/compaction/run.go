@@ -113,6 +113,8 @@ type GroupResult struct {
 type Result struct {
 	Table  *table.Table // latest table after the run's commits
 	Groups []GroupResult
+	// Snapshots are the snapshots the run committed, in commit order.
+	Snapshots []int64
 }
 
 // Committed counts the groups committed.
@@ -266,6 +268,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 				res.Table = next
 				if cs := next.CurrentSnapshot(); cs != nil {
 					ours[cs.SnapshotID] = true
+					res.Snapshots = append(res.Snapshots, cs.SnapshotID)
 				}
 			}
 			mu.Unlock()
@@ -307,6 +310,9 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	next, removed, err := commitGroups(ctx, res.Table, staged, opts.SnapshotProps, opts.Catalog)
 	if next != nil {
 		res.Table = next
+		if cs := next.CurrentSnapshot(); cs != nil {
+			res.Snapshots = append(res.Snapshots, cs.SnapshotID)
+		}
 	}
 	if err != nil {
 		for i := range res.Groups {

@@ -44,6 +44,9 @@ type Spec struct {
 	// FinishWithin bounds the work after the commit (re-read, computing
 	// and deleting the released files); 0 = defaultFinishWithin.
 	FinishWithin time.Duration
+	// KeepLive, when set, keeps the files live when the apply began that
+	// another writer released meanwhile (KeepLive); nil keeps none.
+	KeepLive *KeepLive
 }
 
 // defaultFinishWithin bounds an expiry's deletions after its commit landed.
@@ -182,14 +185,29 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		refNames = append(refNames, r)
 	}
 	slices.Sort(refNames)
-	if len(ids) == 0 && len(refNames) == 0 {
-		res.NoOp, res.Note = true, "nothing left to expire"
-		return tbl, res, nil
-	}
-
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return tbl, res, fmt.Errorf("open table storage: %w", err)
+	}
+	// A file live when the apply began that another writer released since
+	// waits for the next run: the snapshots still reaching it stay.
+	others := spec.KeepLive.othersCommitted(meta)
+	if others && len(ids) > 0 {
+		withheld, err := spec.KeepLive.withhold(ctx, fs, meta, ids, reach.DefaultSpillLimit)
+		if err != nil {
+			return tbl, res, fmt.Errorf("expiry (nothing committed): %w", err)
+		}
+		ids = slices.DeleteFunc(ids, func(id int64) bool {
+			p, ok := withheld[id]
+			if ok {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: reaches %s, live when this apply began and released meanwhile by another writer's commit; kept for the next run", id, p))
+			}
+			return ok
+		})
+	}
+	if len(ids) == 0 && len(refNames) == 0 {
+		res.NoOp, res.Note = true, "nothing left to expire"
+		return tbl, res, nil
 	}
 
 	var updates []table.Update
@@ -270,6 +288,15 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		res.Note = "expiry committed; the files it released could not be computed, so no file was deleted"
 		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 	}
+	var held []fileRef
+	if others {
+		// The commit asserted every ref unchanged since meta, so withhold
+		// saw every release; this catches one it did not foresee.
+		if doomed, held, err = spec.KeepLive.hold(ctx, fs, meta, doomed, reach.DefaultSpillLimit); err != nil {
+			res.Note = "expiry committed; the files live when the apply began could not be read, so no file was deleted"
+			return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
+		}
+	}
 	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
 	kept := deleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
 	var notes []string
@@ -279,6 +306,17 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	}
 	if kept > 0 {
 		notes = append(notes, fmt.Sprintf("%d released files named by file: URIs with percent-escapes were left, under both names: a file has the decoded name too (see not applied)", kept))
+	}
+	if len(held) > 0 {
+		slices.SortFunc(held, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
+		notes = append(notes, fmt.Sprintf("%d released files were live when this apply began and another writer's commit released them meanwhile: kept for the next run (see not applied)", len(held)))
+		for i, h := range held {
+			if i == maxKeptListed {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("%d more files live when this apply began, kept for the same reason", len(held)-maxKeptListed))
+				break
+			}
+			res.Skipped = append(res.Skipped, h.path+": live when this apply began, released meanwhile by another writer's commit; kept for the next run")
+		}
 	}
 	res.Note = strings.Join(notes, "; ")
 	return fresh, res, nil

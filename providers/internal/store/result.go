@@ -32,7 +32,11 @@ func (p Progress) Report(done, total int64, unit string) {
 // Result is what one executed action did. Zero values mean "nothing".
 type Result struct {
 	// Committed is true when a new metadata version was committed.
-	Committed        bool
+	Committed bool
+	// Snapshots are the snapshots the action committed (a compaction's
+	// replace snapshots, a manifest rewrite's), for the same apply's expiry
+	// (docs/design.md §5.4: what this apply's own rewrite replaced).
+	Snapshots        []int64
 	MetadataLocation string // after the action (unchanged when not committed)
 	NoOp             bool   // nothing had to be done (already in policy)
 	Note             string // why it was a no-op, or what was skipped
