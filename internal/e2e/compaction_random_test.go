@@ -45,8 +45,8 @@ var (
 // entries beside ADDED ones with inherited sequence numbers), position
 // deletes (v2) or deletion vectors (v3) and equality deletes in some
 // partitions only, a partition evolution, and snapshot ids of either sign
-// (respelled after the history is written: iceberg-go only writes positive
-// ones). A policy: binpack, sort or zorder, a random min_input_files, maybe
+// (renumbered in a copy of the table once its history is written:
+// iceberg-go only writes positive ones). A policy: binpack, sort or zorder, a random min_input_files, maybe
 // a where and a manifest rewrite.
 //
 // The model: after each apply the live data and delete files are the old
@@ -185,7 +185,8 @@ func compactionTrial(t *testing.T, seed uint64, duck *testenv.DuckDB, tally *ran
 		props[table.ManifestMergeEnabledKey] = "true"
 		props["commit.manifest.min-count-to-merge"] = "2"
 	}
-	rt.tbl = rt.l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true, Properties: props, FormatVersion: version})
+	// Written as src.t, outside the policies' namespace, then copied.
+	rt.tbl = rt.l.CreateTable(t, "src.t", testkit.TableOptions{Partitioned: true, Properties: props, FormatVersion: version})
 	rt.logf("v%d table, %d days, properties %v", version, rt.days, props)
 	rt.appendRows(t, rng)
 	for range 3 + rng.IntN(5) {
@@ -206,7 +207,7 @@ func compactionTrial(t *testing.T, seed uint64, duck *testenv.DuckDB, tally *ran
 		}
 	}
 	// Snapshot ids of either sign: none, an ancestor's or the head's
-	// (and some others') respelled negative.
+	// (and some others') renumbered negative.
 	ids := testkit.SnapshotIDs(rt.tbl)
 	head := rt.tbl.CurrentSnapshot().SnapshotID
 	respell := map[int64]int64{}
@@ -225,9 +226,11 @@ func compactionTrial(t *testing.T, seed uint64, duck *testenv.DuckDB, tally *ran
 			}
 		}
 	}
+	// The table the policies manage is a copy (lakehouse.CopyTable), its
+	// snapshots renumbered.
+	rt.tbl = rt.l.CopyAs(t, rt.tbl, "ns.t", lakehouse.SnapshotIDs(respell))
 	if len(respell) > 0 {
-		rt.tbl = rt.l.RespellSnapshotIDs(t, rt.tbl, respell)
-		rt.logf("snapshot ids respelled negative: %d of %d, head %d", len(respell), len(ids), rt.tbl.CurrentSnapshot().SnapshotID)
+		rt.logf("snapshot ids renumbered negative: %d of %d, head %d", len(respell), len(ids), rt.tbl.CurrentSnapshot().SnapshotID)
 	}
 	negativeHead := rt.tbl.CurrentSnapshot().SnapshotID <= 0
 	for _, id := range testkit.SnapshotIDs(rt.tbl) {

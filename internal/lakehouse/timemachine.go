@@ -30,42 +30,31 @@ import (
 //
 // It returns the new metadata location. Only SQL catalogs are supported.
 func Backdate(ctx context.Context, db *sql.DB, catalogName string, tbl *table.Table, d time.Duration) (string, error) {
-	return commitMetadataEdit(ctx, db, catalogName, tbl, "backdate", func(raw []byte, oldLoc string) ([]byte, error) {
-		return shiftMetadata(raw, oldLoc, d.Milliseconds())
-	})
-}
-
-// commitMetadataEdit writes edit's version of tbl's current metadata file as
-// the next metadata version and commits it to the SQL catalog with a
-// compare-and-swap on the metadata location (the guard the SQL catalog's
-// CommitTable uses). verb names the edit in errors. It returns the new
-// metadata location.
-func commitMetadataEdit(ctx context.Context, db *sql.DB, catalogName string, tbl *table.Table, verb string, edit func(raw []byte, oldLoc string) ([]byte, error)) (string, error) {
 	ident := tbl.Identifier()
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%s %v: %w", verb, ident, err)
+		return "", fmt.Errorf("backdate %v: %w", ident, err)
 	}
 	oldLoc := tbl.MetadataLocation()
 	raw, err := readAll(fsys, oldLoc)
 	if err != nil {
-		return "", fmt.Errorf("%s %v: read metadata: %w", verb, ident, err)
+		return "", fmt.Errorf("backdate %v: read metadata: %w", ident, err)
 	}
-	doc, err := edit(raw, oldLoc)
+	doc, err := shiftMetadata(raw, oldLoc, d.Milliseconds())
 	if err != nil {
-		return "", fmt.Errorf("%s %v: %w", verb, ident, err)
+		return "", fmt.Errorf("backdate %v: %w", ident, err)
 	}
 	newLoc := nextMetadataLocation(tbl.Location(), oldLoc)
 	wfs, ok := fsys.(iceio.WriteFileIO)
 	if !ok {
-		return "", fmt.Errorf("%s %v: file IO %T cannot write", verb, ident, fsys)
+		return "", fmt.Errorf("backdate %v: file IO %T cannot write", ident, fsys)
 	}
 	if err := wfs.WriteFile(newLoc, doc); err != nil {
-		return "", fmt.Errorf("%s %v: write metadata: %w", verb, ident, err)
+		return "", fmt.Errorf("backdate %v: write metadata: %w", ident, err)
 	}
 	if err := SwapMetadata(ctx, db, catalogName, ident, oldLoc, newLoc); err != nil {
 		_ = fsys.Remove(newLoc)
-		return "", fmt.Errorf("%s: %w", verb, err)
+		return "", fmt.Errorf("backdate: %w", err)
 	}
 	return newLoc, nil
 }
@@ -137,18 +126,13 @@ func shiftMetadata(raw []byte, oldLoc string, ms int64) ([]byte, error) {
 	m["last-updated-ms"] = lu
 	// The previous file joins the metadata log, stamped with its own
 	// (shifted) last-updated time, exactly as a catalog commit records it.
-	appendMetadataLog(m, oldLoc, json.Number(strconv.FormatInt(shifted, 10)))
-	return json.MarshalIndent(m, "", "  ")
-}
-
-// appendMetadataLog records the previous metadata file in metadata m's
-// metadata log, stamped at, as a catalog commit records it.
-func appendMetadataLog(m map[string]any, oldLoc string, at json.Number) {
 	log, _ := m["metadata-log"].([]any)
-	m["metadata-log"] = append(log, map[string]any{
+	log = append(log, map[string]any{
 		"metadata-file": oldLoc,
-		"timestamp-ms":  at,
+		"timestamp-ms":  json.Number(strconv.FormatInt(shifted, 10)),
 	})
+	m["metadata-log"] = log
+	return json.MarshalIndent(m, "", "  ")
 }
 
 // nextMetadataLocation follows the NNNNN-<uuid>.metadata.json naming that

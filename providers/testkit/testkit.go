@@ -477,13 +477,17 @@ func CommitDataFileAt(t testing.TB, tbl *table.Table, like iceberg.DataFile, pat
 	return next
 }
 
-// RespellSnapshotIDs gives the table's snapshots the ids ids maps them to
-// (old id -> new id; negative ids are the point: see
-// lakehouse.RespellSnapshotIDs) and returns the reloaded table.
-func (l *Lakehouse) RespellSnapshotIDs(t testing.TB, tbl *table.Table, ids map[int64]int64) *table.Table {
+// CopyAs copies a table of the lakehouse (all its files, every path inside
+// them rewritten: lakehouse.CopyTable, with opts such as
+// lakehouse.SnapshotIDs) under the warehouse and registers the copy as name
+// ("ns.table").
+func (l *Lakehouse) CopyAs(t testing.TB, tbl *table.Table, name string, opts ...lakehouse.CopyOption) *table.Table {
 	t.Helper()
-	if _, err := lakehouse.RespellSnapshotIDs(context.Background(), l.DB, l.Name, tbl, ids); err != nil {
+	src := strings.TrimPrefix(tbl.Location(), "file://")
+	current, err := filepath.Rel(src, strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
+	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
-	return l.Reload(t, strings.Join(tbl.Identifier(), "."))
+	dst := filepath.Join(l.Warehouse, "copies", strings.ReplaceAll(name, ".", "_"))
+	return l.RegisterSQL(t, name, CopyTable(t, src, dst, current, opts...))
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/internal/lakehouse"
 )
 
 func TestAppendDeletesAndScan(t *testing.T) {
@@ -98,10 +100,10 @@ func TestStrayAndRef(t *testing.T) {
 	}
 }
 
-// Respelled ids are the table's everywhere: snapshots, parents, refs, the
-// manifest lists' added snapshot ids and each snapshot's own manifests, and
-// every snapshot still reads its rows.
-func TestRespellSnapshotIDs(t *testing.T) {
+// A copy with renumbered snapshots (lakehouse.SnapshotIDs) names the new
+// ids everywhere: snapshots, parents, main, the manifest lists' added
+// snapshot ids and their entries' ids; every snapshot still reads its rows.
+func TestCopyAsSnapshotIDs(t *testing.T) {
 	l := NewLakehouse(t, t.TempDir(), "lake")
 	tbl := Append(t, l.CreateTable(t, "ns.t", TableOptions{Partitioned: true}), 3, 10, 2)
 	tbl = DeletePositions(t, tbl, iceberg.EqualTo(iceberg.Reference("event_id"), int64(4)))
@@ -114,7 +116,7 @@ func TestRespellSnapshotIDs(t *testing.T) {
 	for _, id := range ids {
 		rows[id] = scanAt(t, tbl, id)
 	}
-	out := l.RespellSnapshotIDs(t, tbl, respell)
+	out := l.CopyAs(t, tbl, "ns.copy", lakehouse.SnapshotIDs(respell))
 	head := tbl.CurrentSnapshot().SnapshotID
 	if got := out.CurrentSnapshot().SnapshotID; got != -head {
 		t.Fatalf("head %d, want %d", got, -head)
