@@ -157,7 +157,7 @@ func requireAppliedButRefusals(t testing.TB, res *apply.Results) {
 	}
 }
 
-// snapshotRefusals fails unless the plan refuses each of kinds, naming
+// requireHeadRefusals fails unless the plan refuses each of kinds, naming
 // iceberg-go's defect, and plans none of them.
 func requireHeadRefusals(t testing.TB, tp *diff.TablePlan, kinds ...diff.ActionType) {
 	t.Helper()

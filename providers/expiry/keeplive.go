@@ -120,7 +120,13 @@ func (k *KeepLive) withhold(ctx context.Context, fs iceio.IO, meta table.Metadat
 		if f.Category != reach.CategoryData && f.Category != reach.CategoryDelete {
 			return nil
 		}
-		return kept.Add(reach.Rec{Key: store.NormPath(f.Path)})
+		if err := kept.Add(reach.Rec{Key: store.NormPath(f.Path)}); err != nil {
+			return err
+		}
+		if lit, ok := store.LiteralKey(f.Path); ok {
+			return kept.Add(reach.Rec{Key: lit}) // as protected keys it
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("files the kept snapshots reach: %w", err)

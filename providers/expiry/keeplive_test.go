@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iceops/iceops/providers"
 	"github.com/iceops/iceops/providers/expiry"
 	"github.com/iceops/iceops/providers/testkit"
 )
@@ -92,4 +93,39 @@ func TestExpireKeepsFilesLiveWhenTheApplyBegan(t *testing.T) {
 			testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 50))
 		})
 	}
+}
+
+// When another writer committed during the apply, what this apply's own
+// compaction replaced (the DELETED entries of the snapshots Compact
+// reports) still goes in the same expiry; nothing is withheld.
+func TestExpireDeletesWhatTheApplysOwnCompactionReplaced(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	began := l.History(nil, 4, 10*24*time.Hour)
+	inputs := liveFiles(ctx, t, began)
+	tbl := testkit.AppendIDs(t, began, 50, 10) // another writer
+	tbl, cres, err := providers.Compact(ctx, tbl, providers.CompactSpec{Selection: testkit.SmallFiles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cres.Snapshots) != 1 || tbl.CurrentSnapshot().SnapshotID != cres.Snapshots[0] {
+		t.Fatalf("Compact reports snapshots %v, head %d", cres.Snapshots, tbl.CurrentSnapshot().SnapshotID)
+	}
+	ids := testkit.SnapshotIDs(tbl)
+	expire := ids[:len(ids)-1]
+	_, res, err := expiry.Expire(ctx, l.Cat, tbl, expiry.Spec{SnapshotIDs: expire,
+		KeepLive: &expiry.KeepLive{Began: began, Own: cres.Snapshots}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SnapshotsExpired != len(expire) || len(res.Skipped) > 0 {
+		t.Fatalf("expired %d of %d, skipped %v", res.SnapshotsExpired, len(expire), res.Skipped)
+	}
+	for _, f := range inputs {
+		if _, err := os.Stat(testkit.LocalPath(t, f.FilePath())); !os.IsNotExist(err) {
+			t.Errorf("%s, replaced by the apply's own compaction, survived: %v", f.FilePath(), err)
+		}
+	}
+	testkit.AssertAllReferencedExist(t, l.Load())
+	testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 60))
 }
