@@ -25,10 +25,13 @@ func EventsSchema() *iceberg.Schema {
 	)
 }
 
+// DayFieldID is the partition field id of DaySpec's event_day.
+const DayFieldID = 1000
+
 // DaySpec partitions EventsSchema by day(event_ts).
 func DaySpec() *iceberg.PartitionSpec {
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{
-		SourceIDs: []int{3}, FieldID: 1000, Name: "event_day", Transform: iceberg.DayTransform{},
+		SourceIDs: []int{3}, FieldID: DayFieldID, Name: "event_day", Transform: iceberg.DayTransform{},
 	})
 	return &spec
 }

@@ -476,3 +476,18 @@ func CommitDataFileAt(t testing.TB, tbl *table.Table, like iceberg.DataFile, pat
 	}
 	return next
 }
+
+// CopyAs copies a table of the lakehouse (all its files, every path inside
+// them rewritten: lakehouse.CopyTable, with opts such as
+// lakehouse.SnapshotIDs) under the warehouse and registers the copy as name
+// ("ns.table").
+func (l *Lakehouse) CopyAs(t testing.TB, tbl *table.Table, name string, opts ...lakehouse.CopyOption) *table.Table {
+	t.Helper()
+	src := strings.TrimPrefix(tbl.Location(), "file://")
+	current, err := filepath.Rel(src, strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	dst := filepath.Join(l.Warehouse, "copies", strings.ReplaceAll(name, ".", "_"))
+	return l.RegisterSQL(t, name, CopyTable(t, src, dst, current, opts...))
+}

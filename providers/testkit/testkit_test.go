@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/internal/lakehouse"
 )
 
 func TestAppendDeletesAndScan(t *testing.T) {
@@ -95,4 +98,91 @@ func TestStrayAndRef(t *testing.T) {
 	if !found {
 		t.Fatal("tag not set")
 	}
+}
+
+// A copy with renumbered snapshots (lakehouse.SnapshotIDs) names the new
+// ids everywhere: snapshots, parents, main, the manifest lists' added
+// snapshot ids and their entries' ids; every snapshot still reads its rows.
+func TestCopyAsSnapshotIDs(t *testing.T) {
+	l := NewLakehouse(t, t.TempDir(), "lake")
+	tbl := Append(t, l.CreateTable(t, "ns.t", TableOptions{Partitioned: true}), 3, 10, 2)
+	tbl = DeletePositions(t, tbl, iceberg.EqualTo(iceberg.Reference("event_id"), int64(4)))
+	ids := SnapshotIDs(tbl)
+	respell := map[int64]int64{}
+	for _, id := range ids[1:] { // all but the first: a positive parent of a negative child
+		respell[id] = -id
+	}
+	rows := map[int64]int64{}
+	for _, id := range ids {
+		rows[id] = scanAt(t, tbl, id)
+	}
+	out := l.CopyAs(t, tbl, "ns.copy", lakehouse.SnapshotIDs(respell))
+	head := tbl.CurrentSnapshot().SnapshotID
+	if got := out.CurrentSnapshot().SnapshotID; got != -head {
+		t.Fatalf("head %d, want %d", got, -head)
+	}
+	for name, ref := range out.Metadata().Refs() {
+		if name == table.MainBranch && ref.SnapshotID != -head {
+			t.Fatalf("main at %d, want %d", ref.SnapshotID, -head)
+		}
+	}
+	fsys, err := out.FS(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, old := range ids {
+		id := old
+		if n, ok := respell[old]; ok {
+			id = n
+		}
+		s := out.SnapshotByID(id)
+		if s == nil {
+			t.Fatalf("no snapshot %d (was %d)", id, old)
+		}
+		if p := tbl.SnapshotByID(old).ParentSnapshotID; p != nil {
+			want := *p
+			if n, ok := respell[want]; ok {
+				want = n
+			}
+			if s.ParentSnapshotID == nil || *s.ParentSnapshotID != want {
+				t.Errorf("snapshot %d: parent %v, want %d", id, s.ParentSnapshotID, want)
+			}
+		}
+		mans, err := s.Manifests(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		added := false
+		for _, m := range mans {
+			if _, ok := respell[m.SnapshotID()]; ok {
+				t.Errorf("snapshot %d lists manifest %s added by the old id %d", id, m.FilePath(), m.SnapshotID())
+			}
+			added = added || m.SnapshotID() == id
+			entries, err := m.FetchEntries(fsys, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if _, ok := respell[e.SnapshotID()]; ok {
+					t.Errorf("manifest %s: an entry names the old id %d", m.FilePath(), e.SnapshotID())
+				}
+			}
+		}
+		if !added {
+			t.Errorf("snapshot %d added no manifest of its own", id)
+		}
+		if got := scanAt(t, out, id); got != rows[old] {
+			t.Errorf("snapshot %d reads %d rows, %d before", id, got, rows[old])
+		}
+	}
+}
+
+func scanAt(t *testing.T, tbl *table.Table, id int64) int64 {
+	t.Helper()
+	at, err := tbl.Scan(table.WithSnapshotID(id)).ToArrowTable(t.Context())
+	if err != nil {
+		t.Fatalf("scan snapshot %d: %v", id, err)
+	}
+	defer at.Release()
+	return at.NumRows()
 }
