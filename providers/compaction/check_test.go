@@ -1,0 +1,324 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/providers/internal/reach"
+)
+
+// checkTable is a partitioned table whose eu partition has two files, one
+// manifest each, and whose us partition has one file in a third manifest:
+// compacting eu carries the us manifest over untouched.
+func checkTable(t *testing.T, env *testEnv, name string) *table.Table {
+	t.Helper()
+	tbl := env.create(t, tableSpec{name: name, partitioned: true})
+	for i, region := range []string{"eu", "eu", "us"} {
+		rec := genRows(uint64(i+1), int64(i)*1000, 300, []string{region})
+		tbl = appendBatch(t, tbl, rec)
+		rec.Release()
+	}
+	return tbl
+}
+
+// euGroups are the groups of the eu partition only.
+func euGroups(t *testing.T, tbl *table.Table) []Group {
+	t.Helper()
+	var out []Group
+	for _, g := range groupsAll(t, tbl) {
+		if strings.Contains(g.Partition, "eu") {
+			out = append(out, g)
+		}
+	}
+	if len(out) != 1 || len(out[0].Tasks) != 2 {
+		t.Fatalf("want one eu group of 2 files, got %+v", out)
+	}
+	return out
+}
+
+// newOf is the snapshot the updates add to main on cur.
+func newOf(t *testing.T, cur table.Metadata, updates []table.Update) (table.Metadata, table.Snapshot) {
+	t.Helper()
+	staged, err := table.UpdateTableMetadata(cur, updates, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := staged.SnapshotByName(table.MainBranch)
+	if s == nil || cur.SnapshotByID(s.SnapshotID) != nil {
+		t.Fatal("the commit adds no snapshot to main")
+	}
+	return staged, *s
+}
+
+// rewriteList writes snap's manifest list again, in place, with the
+// manifests edit returns: what a producer with a bug would have written.
+func rewriteList(t *testing.T, fs icebergio.IO, meta table.Metadata, snap table.Snapshot, edit func([]iceberg.ManifestFile) []iceberg.ManifestFile) error {
+	t.Helper()
+	ms, err := snap.Manifests(fs)
+	if err != nil {
+		return err
+	}
+	ms = edit(ms)
+	w, err := fs.(icebergio.WriteFileIO).Create(snap.ManifestList)
+	if err != nil {
+		return err
+	}
+	seq := snap.SequenceNumber
+	if err := iceberg.WriteManifestList(meta.Version(), w, snap.SnapshotID, snap.ParentSnapshotID, &seq, 0, ms); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// writeManifest writes a manifest of ADDED entries for snap beside its
+// manifest list.
+func writeManifest(t *testing.T, fs icebergio.IO, meta table.Metadata, snap table.Snapshot, files ...iceberg.DataFile) (iceberg.ManifestFile, error) {
+	t.Helper()
+	path := strings.TrimSuffix(snap.ManifestList, ".avro") + "-tampered-m0.avro"
+	w, err := fs.(icebergio.WriteFileIO).Create(path)
+	if err != nil {
+		return nil, err
+	}
+	id := snap.SnapshotID
+	var entries []iceberg.ManifestEntry
+	for _, df := range files {
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &id, nil, nil, df))
+	}
+	mf, err := iceberg.WriteManifest(path, w, meta.Version(), meta.PartitionSpec(), meta.CurrentSchema(), id, entries)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return mf, err
+}
+
+// carried are the manifests snap lists that an older snapshot wrote.
+func carried(ms []iceberg.ManifestFile, snap table.Snapshot) []iceberg.ManifestFile {
+	var out []iceberg.ManifestFile
+	for _, m := range ms {
+		if m.SnapshotID() != snap.SnapshotID {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// dataFileLike is df with another path and record count.
+func dataFileLike(t *testing.T, meta table.Metadata, df iceberg.DataFile, path string, records int64) iceberg.DataFile {
+	t.Helper()
+	b, err := iceberg.NewDataFileBuilder(meta.PartitionSpec(), iceberg.EntryContentData, path, iceberg.ParquetFile,
+		df.Partition(), nil, nil, records, df.FileSizeBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Build()
+}
+
+// usFile is the one live file of the us partition in snap.
+func usFile(t *testing.T, fs icebergio.IO, snap table.Snapshot) (iceberg.ManifestFile, iceberg.DataFile) {
+	t.Helper()
+	ms, err := snap.Manifests(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range carried(ms, snap) {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(e.DataFile().Partition()) == fmt.Sprint(map[int]any{1000: "us"}) {
+				return m, e.DataFile()
+			}
+		}
+	}
+	t.Fatal("no us file carried over")
+	return nil, nil
+}
+
+// listFiles lists every file under dir.
+func listFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A commit whose new snapshot differs from its parent changed by the
+// rewrite is never sent: the check names the difference, the table's
+// metadata stays as it was, and every file the attempt wrote is removed.
+// Each case tampers with the snapshot as sent, after iceberg-go built it.
+func TestCommitCheckAbortsAWrongSnapshot(t *testing.T) {
+	cases := []struct {
+		name   string
+		tamper func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error)
+		want   string
+	}{
+		{
+			// The defect: a manifest of the parent left out of
+			// the new list, with no DELETED entry for its file.
+			name: "drop a live file",
+			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
+				staged, snap := newOf(t, cur, updates)
+				drop, df := usFile(t, fs, snap)
+				return updates, rewriteList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
+					t.Logf("dropping %s", df.FilePath())
+					return slices.DeleteFunc(ms, func(m iceberg.ManifestFile) bool { return m.FilePath() == drop.FilePath() })
+				})
+			},
+			want: "commit check: 1 live data file missing from the new snapshot: file://",
+		},
+		{
+			name: "add a foreign file",
+			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
+				staged, snap := newOf(t, cur, updates)
+				_, us := usFile(t, fs, snap)
+				m, err := writeManifest(t, fs, staged, snap, dataFileLike(t, staged, us, "file:///elsewhere/foreign.parquet", 10))
+				if err != nil {
+					return nil, err
+				}
+				return updates, rewriteList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
+					return append(ms, m)
+				})
+			},
+			want: "1 data file in the new snapshot that the change does not add: file:///elsewhere/foreign.parquet",
+		},
+		{
+			name: "wrong record count",
+			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
+				staged, snap := newOf(t, cur, updates)
+				old, us := usFile(t, fs, snap)
+				m, err := writeManifest(t, fs, staged, snap, dataFileLike(t, staged, us, us.FilePath(), us.Count()+1))
+				if err != nil {
+					return nil, err
+				}
+				return updates, rewriteList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
+					ms = slices.DeleteFunc(ms, func(x iceberg.ManifestFile) bool { return x.FilePath() == old.FilePath() })
+					return append(ms, m)
+				})
+			},
+			want: "1 live file changed: file://",
+		},
+		{
+			name: "summary totals wrong",
+			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
+				_, snap := newOf(t, cur, updates)
+				sum := *snap.Summary
+				sum.Properties = maps.Clone(sum.Properties)
+				sum.Properties["total-records"] = "1"
+				snap.Summary = &sum
+				out := slices.Clone(updates)
+				for i, u := range out {
+					if u.Action() == table.UpdateAddSnapshot {
+						out[i] = table.NewAddSnapshotUpdate(&snap)
+					}
+				}
+				return out, nil
+			},
+			want: "summary total-records is 1; the parent's 900 moved by the live change +0 makes 900",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			tbl := checkTable(t, env, "t")
+			before := listFiles(t, env.warehouse)
+			loc := tbl.MetadataLocation()
+			res, err := Run(context.Background(), tbl, euGroups(t, tbl), Options{
+				Strategy: Binpack, Catalog: env.cat,
+				tamper: func(ctx context.Context, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
+					return tc.tamper(t, fs, cur, updates)
+				},
+			})
+			if err == nil {
+				t.Fatal("a tampered snapshot was committed")
+			}
+			if !errors.Is(err, reach.ErrCommitCheck) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want the commit check naming %q, got: %v", tc.want, err)
+			}
+			t.Log(err)
+			if got := env.load(t, "t").MetadataLocation(); got != loc {
+				t.Fatalf("metadata moved from %s to %s", loc, got)
+			}
+			if res.Committed() != 0 {
+				t.Fatal("a group reports committed")
+			}
+			if after := listFiles(t, env.warehouse); !slices.Equal(before, after) {
+				t.Fatalf("files left behind or lost:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}
+
+// The check runs on every attempt as sent: a concurrent append makes the
+// first attempt conflict, iceberg-go replays the rewrite onto the append,
+// and the replayed snapshot (parent: the append) passes the check.
+func TestCommitCheckPassesTheRetry(t *testing.T) {
+	env := newEnv(t)
+	tbl := checkTable(t, env, "t")
+	before := rowStrings(t, tbl)
+	var once sync.Once
+	var appendErr error
+	progress := func(e Event) {
+		if e.Phase == "written" {
+			once.Do(func() {
+				rec := genRows(99, 1_000_000, 100, []string{"us"})
+				defer rec.Release()
+				rdr := recordReader(t, rec)
+				defer rdr.Release()
+				_, appendErr = env.load(t, "t").Append(context.Background(), rdr, nil)
+			})
+		}
+	}
+	var attempts []int64 // the parent each checked attempt was checked against
+	res, err := Run(context.Background(), tbl, euGroups(t, tbl), Options{
+		Strategy: Binpack, Catalog: env.cat, Progress: progress,
+		tamper: func(ctx context.Context, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
+			attempts = append(attempts, cur.CurrentSnapshot().SnapshotID)
+			return updates, nil
+		},
+	})
+	if appendErr != nil {
+		t.Fatal(appendErr)
+	}
+	if err != nil {
+		t.Fatalf("compaction with a concurrent append: %v", err)
+	}
+	if res.Committed() != 1 {
+		t.Fatalf("want the group committed, got %d", res.Committed())
+	}
+	// The first attempt conflicts before the check (requirements); the
+	// replay is checked against the append's snapshot.
+	final := env.load(t, "t")
+	if len(attempts) == 0 || attempts[len(attempts)-1] != *final.CurrentSnapshot().ParentSnapshotID {
+		t.Fatalf("the committed snapshot's parent %d was not the last checked one %v", *final.CurrentSnapshot().ParentSnapshotID, attempts)
+	}
+	if attempts[0] == tbl.CurrentSnapshot().SnapshotID {
+		t.Fatalf("the check saw the stale head first; the append did not race: %v", attempts)
+	}
+	extra := genRows(99, 1_000_000, 100, []string{"us"})
+	defer extra.Release()
+	want := append(slices.Clone(before), recordStrings(t, extra)...)
+	slices.Sort(want)
+	requireSameRows(t, want, rowStrings(t, final))
+}
