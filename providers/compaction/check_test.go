@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/testkit"
 )
 
 // checkTable is a partitioned table whose eu partition has two files, one
@@ -62,48 +63,6 @@ func newOf(t *testing.T, cur table.Metadata, updates []table.Update) (table.Meta
 	return staged, *s
 }
 
-// rewriteList writes snap's manifest list again, in place, with the
-// manifests edit returns: what a producer with a bug would have written.
-func rewriteList(t *testing.T, fs icebergio.IO, meta table.Metadata, snap table.Snapshot, edit func([]iceberg.ManifestFile) []iceberg.ManifestFile) error {
-	t.Helper()
-	ms, err := snap.Manifests(fs)
-	if err != nil {
-		return err
-	}
-	ms = edit(ms)
-	w, err := fs.(icebergio.WriteFileIO).Create(snap.ManifestList)
-	if err != nil {
-		return err
-	}
-	seq := snap.SequenceNumber
-	if err := iceberg.WriteManifestList(meta.Version(), w, snap.SnapshotID, snap.ParentSnapshotID, &seq, 0, ms); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
-}
-
-// writeManifest writes a manifest of ADDED entries for snap beside its
-// manifest list.
-func writeManifest(t *testing.T, fs icebergio.IO, meta table.Metadata, snap table.Snapshot, files ...iceberg.DataFile) (iceberg.ManifestFile, error) {
-	t.Helper()
-	path := strings.TrimSuffix(snap.ManifestList, ".avro") + "-tampered-m0.avro"
-	w, err := fs.(icebergio.WriteFileIO).Create(path)
-	if err != nil {
-		return nil, err
-	}
-	id := snap.SnapshotID
-	var entries []iceberg.ManifestEntry
-	for _, df := range files {
-		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &id, nil, nil, df))
-	}
-	mf, err := iceberg.WriteManifest(path, w, meta.Version(), meta.PartitionSpec(), meta.CurrentSchema(), id, entries)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return mf, err
-}
-
 // carried are the manifests snap lists that an older snapshot wrote.
 func carried(ms []iceberg.ManifestFile, snap table.Snapshot) []iceberg.ManifestFile {
 	var out []iceberg.ManifestFile
@@ -113,17 +72,6 @@ func carried(ms []iceberg.ManifestFile, snap table.Snapshot) []iceberg.ManifestF
 		}
 	}
 	return out
-}
-
-// dataFileLike is df with another path and record count.
-func dataFileLike(t *testing.T, meta table.Metadata, df iceberg.DataFile, path string, records int64) iceberg.DataFile {
-	t.Helper()
-	b, err := iceberg.NewDataFileBuilder(meta.PartitionSpec(), iceberg.EntryContentData, path, iceberg.ParquetFile,
-		df.Partition(), nil, nil, records, df.FileSizeBytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.Build()
 }
 
 // usFile is the one live file of the us partition in snap.
@@ -181,7 +129,7 @@ func TestCommitCheckAbortsAWrongSnapshot(t *testing.T) {
 			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
 				staged, snap := newOf(t, cur, updates)
 				drop, df := usFile(t, fs, snap)
-				return updates, rewriteList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
+				return updates, testkit.RewriteManifestList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
 					t.Logf("dropping %s", df.FilePath())
 					return slices.DeleteFunc(ms, func(m iceberg.ManifestFile) bool { return m.FilePath() == drop.FilePath() })
 				})
@@ -193,11 +141,11 @@ func TestCommitCheckAbortsAWrongSnapshot(t *testing.T) {
 			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
 				staged, snap := newOf(t, cur, updates)
 				_, us := usFile(t, fs, snap)
-				m, err := writeManifest(t, fs, staged, snap, dataFileLike(t, staged, us, "file:///elsewhere/foreign.parquet", 10))
+				m, err := testkit.WriteManifest(t, fs, staged, snap, "foreign", testkit.Added(snap, testkit.DataFileLike(t, staged, us, "file:///elsewhere/foreign.parquet", 10)))
 				if err != nil {
 					return nil, err
 				}
-				return updates, rewriteList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
+				return updates, testkit.RewriteManifestList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
 					return append(ms, m)
 				})
 			},
@@ -208,11 +156,11 @@ func TestCommitCheckAbortsAWrongSnapshot(t *testing.T) {
 			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
 				staged, snap := newOf(t, cur, updates)
 				old, us := usFile(t, fs, snap)
-				m, err := writeManifest(t, fs, staged, snap, dataFileLike(t, staged, us, us.FilePath(), us.Count()+1))
+				m, err := testkit.WriteManifest(t, fs, staged, snap, "recount", testkit.Added(snap, testkit.DataFileLike(t, staged, us, us.FilePath(), us.Count()+1)))
 				if err != nil {
 					return nil, err
 				}
-				return updates, rewriteList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
+				return updates, testkit.RewriteManifestList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
 					ms = slices.DeleteFunc(ms, func(x iceberg.ManifestFile) bool { return x.FilePath() == old.FilePath() })
 					return append(ms, m)
 				})
