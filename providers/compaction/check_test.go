@@ -270,3 +270,76 @@ func TestCommitCheckPassesTheRetry(t *testing.T) {
 	slices.Sort(want)
 	requireSameRows(t, want, rowStrings(t, final))
 }
+
+// CheckSnapshots is the seam another engine's executor commits through:
+// a function of the metadata holding both snapshots, the parent, the new
+// snapshot and the change meant. On a committed compaction it passes with
+// the change that was made and names what differs from any other.
+func TestCheckSnapshotsNamesEachDifference(t *testing.T) {
+	ctx := context.Background()
+	env := newEnv(t)
+	tbl := checkTable(t, env, "t")
+	groups := euGroups(t, tbl)
+	res, err := Run(ctx, tbl, groups, Options{Strategy: Binpack, Catalog: env.cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := env.load(t, "t")
+	fs, err := next.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, cur := tbl.CurrentSnapshot().SnapshotID, next.CurrentSnapshot().SnapshotID
+	g := reach.RewriteGroup{RowsRead: res.Groups[0].InputRows}
+	for _, task := range groups[0].Tasks {
+		g.Inputs = append(g.Inputs, task.File.FilePath())
+	}
+	ms, err := next.CurrentSnapshot().Manifests(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Status() == iceberg.EntryStatusADDED && e.SnapshotID() == cur {
+				g.Outputs = append(g.Outputs, e.DataFile())
+			}
+		}
+	}
+	if len(g.Outputs) == 0 {
+		t.Fatal("no outputs found")
+	}
+	change := func(edit func(*reach.RewriteGroup)) reach.Change {
+		c := g
+		c.Inputs, c.Outputs = slices.Clone(g.Inputs), slices.Clone(g.Outputs)
+		edit(&c)
+		return reach.Change{Groups: []reach.RewriteGroup{c}}
+	}
+	if err := reach.CheckSnapshots(ctx, fs, next.Metadata(), parent, cur, change(func(*reach.RewriteGroup) {})); err != nil {
+		t.Fatalf("the compaction as made fails the check: %v", err)
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new int64
+		change   reach.Change
+		want     string
+	}{
+		{"rows", parent, cur, change(func(c *reach.RewriteGroup) { c.RowsRead++ }),
+			fmt.Sprintf("group 0: its outputs hold %d records in the new snapshot, %d live rows were read", g.RowsRead, g.RowsRead+1)},
+		{"an input kept", parent, cur, change(func(c *reach.RewriteGroup) { c.Inputs = c.Inputs[1:] }),
+			"1 live data file missing from the new snapshot: " + g.Inputs[0]},
+		{"an output not declared", parent, cur, change(func(c *reach.RewriteGroup) { c.Outputs = nil }),
+			"data file in the new snapshot that the change does not add: " + g.Outputs[0].FilePath()},
+		{"not the parent", cur, parent, change(func(*reach.RewriteGroup) {}),
+			fmt.Sprintf("the new snapshot %d names parent", parent)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := reach.CheckSnapshots(ctx, fs, next.Metadata(), tc.old, tc.new, tc.change)
+			if !errors.Is(err, reach.ErrCommitCheck) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want %q, got: %v", tc.want, err)
+			}
+		})
+	}
+}
