@@ -43,6 +43,10 @@ func BenchmarkCommitCheck(b *testing.B) {
 		// it, so each is rewritten with the other partitions' files as
 		// EXISTING entries: the check reads every manifest of both sides.
 		{name: "one-200x1000x4", commits: 200, rows: 1000, parts: 4, onePartition: true},
+		// Larger files (the 2M-row table of the head-to-head runs, in 20
+		// commits): the rewrite's cost follows the bytes, the check's the
+		// manifests.
+		{name: "all-20x100000x4", commits: 20, rows: 100_000, parts: 4},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
