@@ -7,7 +7,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/iceops/iceops/internal/lakehouse"
 	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/testkit"
 )
@@ -342,4 +345,64 @@ func TestCheckSnapshotsNamesEachDifference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The defect of issue 32 item 1, made again: on a branch head with a
+// negative snapshot id iceberg-go v0.7.0's producers build the new
+// snapshot with no parent and drop every file they were not told about.
+// Whatever the plan says of such a table (refused there), the check stops
+// the commit, naming the lost file and the missing parent.
+func TestCommitCheckStopsTheNegativeIDDefect(t *testing.T) {
+	ctx := context.Background()
+	env := newEnv(t)
+	tbl := checkTable(t, env, "t")
+	// The same metadata with the head's id respelled negative, as a writer
+	// that thinks of ids as unsigned 64-bit values writes it.
+	id := tbl.CurrentSnapshot().SnapshotID
+	src := strings.TrimPrefix(tbl.MetadataLocation(), "file://")
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the JSON values: the manifest list's file name keeps the digits.
+	neg := regexp.MustCompile(`(:\s*)`+strconv.FormatInt(id, 10)+`\b`).ReplaceAllString(string(raw), "${1}"+strconv.FormatInt(-id, 10))
+	dst := filepath.Join(filepath.Dir(src), "00099-6c0e2f52-3f7a-4c9b-9d55-0c6c2a1b9e01.metadata.json")
+	if err := os.WriteFile(dst, []byte(neg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := lakehouse.RegisterSQL(ctx, env.db, "lake", []string{"ns", "neg"}, "file://"+dst); err != nil {
+		t.Fatal(err)
+	}
+	negTbl := env.load(t, "neg")
+	if negTbl.CurrentSnapshot().SnapshotID != -id {
+		t.Fatalf("head %d, want %d", negTbl.CurrentSnapshot().SnapshotID, -id)
+	}
+	_, us := usFile(t, mustFS(t, negTbl), *negTbl.CurrentSnapshot())
+	before := listFiles(t, env.warehouse)
+	_, err = Run(ctx, negTbl, euGroups(t, negTbl), Options{Strategy: Binpack, Catalog: env.cat})
+	if !errors.Is(err, reach.ErrCommitCheck) {
+		t.Fatalf("want the commit check to stop the commit, got: %v", err)
+	}
+	t.Log(err)
+	for _, want := range []string{"names parent none, the branch head is " + strconv.FormatInt(-id, 10),
+		"1 live data file missing from the new snapshot: " + us.FilePath()} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	if got := env.load(t, "neg").MetadataLocation(); got != negTbl.MetadataLocation() {
+		t.Fatalf("metadata moved to %s", got)
+	}
+	if after := listFiles(t, env.warehouse); !slices.Equal(before, after) {
+		t.Fatalf("files left behind or lost:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+func mustFS(t *testing.T, tbl *table.Table) icebergio.IO {
+	t.Helper()
+	fs, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }
