@@ -124,7 +124,7 @@ func isRequirementFailure(err error) bool {
 // withCommitCatalog rebinds tbl to a commitCatalog over cat. Without a
 // catalog the table is used as is and only errors that are certainly
 // pre-write count as "not committed".
-func withCommitCatalog(tbl *table.Table, cat table.CatalogIO, fs icebergio.IO, tamper commitTamper) (*table.Table, *commitCatalog) {
+func withCommitCatalog(tbl *table.Table, cat table.CatalogIO, fs icebergio.IO, noReplay bool, tamper commitTamper) (*table.Table, *commitCatalog) {
 	if cat == nil {
 		return tbl, nil
 	}
@@ -138,9 +138,14 @@ func withCommitCatalog(tbl *table.Table, cat table.CatalogIO, fs icebergio.IO, t
 	// commit.retry.num-retries itself, replay up to defaultCommitRetries
 	// times. The property is set on this in-memory copy only: the commit
 	// carries just the rewrite's updates, so it never reaches the catalog.
-	if _, set := meta.Properties()[table.CommitNumRetriesKey]; !set {
+	// With noReplay it is 0 whatever the table sets.
+	retries := strconv.Itoa(defaultCommitRetries)
+	if noReplay {
+		retries = "0"
+	}
+	if _, set := meta.Properties()[table.CommitNumRetriesKey]; !set || noReplay {
 		if b, err := table.MetadataBuilderFromBase(meta, tbl.MetadataLocation()); err == nil {
-			if err := b.SetProperties(iceberg.Properties{table.CommitNumRetriesKey: strconv.Itoa(defaultCommitRetries)}); err == nil {
+			if err := b.SetProperties(iceberg.Properties{table.CommitNumRetriesKey: retries}); err == nil {
 				if m, err := b.Build(); err == nil {
 					meta = m
 				}

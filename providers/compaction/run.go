@@ -74,9 +74,15 @@ type Options struct {
 	SnapshotProps iceberg.Properties
 	// Catalog is the table's catalog. With it, a commit that loses a race
 	// with a concurrent writer is replayed by iceberg-go (with the rewrite's
-	// conflict validation), and a failed commit is known to have changed
-	// nothing; without it such a commit fails cleanly instead of retrying.
+	// conflict validation), a failed commit is known to have changed
+	// nothing, and the commit check runs on each attempt as sent; without
+	// it such a commit fails cleanly instead of retrying, and the check
+	// runs on the staged snapshot.
 	Catalog table.CatalogIO
+	// NoReplay makes a commit through Catalog that loses a race fail
+	// cleanly (table.ErrCommitFailed) instead of being replayed, whatever
+	// the table's commit.retry.num-retries.
+	NoReplay bool
 	// Progress, when set, is called as groups advance. It must not block.
 	Progress func(Event)
 
@@ -267,7 +273,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 			if onlyOurSnapshotsSince(res.Table, tbl, ours) {
 				commitBase = res.Table
 			}
-			next, removed, err := commitGroups(ctxRun, commitBase, []stagedGroup{*sg}, opts.SnapshotProps, opts.Catalog, opts.tamper)
+			next, removed, err := commitGroups(ctxRun, commitBase, []stagedGroup{*sg}, opts)
 			if next != nil {
 				res.Table = next
 				if cs := next.CurrentSnapshot(); cs != nil {
@@ -310,7 +316,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if len(staged) == 0 {
 		return res, nil
 	}
-	next, removed, err := commitGroups(ctx, res.Table, staged, opts.SnapshotProps, opts.Catalog, opts.tamper)
+	next, removed, err := commitGroups(ctx, res.Table, staged, opts)
 	if next != nil {
 		res.Table = next
 	}
@@ -708,12 +714,12 @@ func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, exact 
 // are dangling ones, which match no live file (danglingDeletes).
 // A commit that definitely failed removes the staged files; one whose
 // outcome is unknown keeps them (they may now be referenced).
-func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, props iceberg.Properties, cat table.CatalogIO, tamper commitTamper) (*table.Table, int, error) {
+func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, opts Options) (*table.Table, int, error) {
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, 0, errors.Join(fmt.Errorf("open table io: %w", err), removeAll(ctx, staged))
 	}
-	tbl, cc := withCommitCatalog(tbl, cat, fs, tamper)
+	tbl, cc := withCommitCatalog(tbl, opts.Catalog, fs, opts.NoReplay, opts.tamper)
 	snap := tbl.CurrentSnapshot()
 	rewritten := map[string]struct{}{}
 	var tasks []table.FileScanTask
@@ -743,7 +749,7 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 	dvs := table.CollectSafeDeletionVectors(tasks)
 
 	txn := tbl.NewTransaction()
-	rw := txn.NewRewrite(props)
+	rw := txn.NewRewrite(opts.SnapshotProps)
 	for _, sg := range staged {
 		for _, t := range sg.group.Tasks {
 			rw.DeleteFile(t.File)
