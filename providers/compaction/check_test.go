@@ -155,6 +155,18 @@ func TestCommitCheckAbortsAWrongSnapshot(t *testing.T) {
 			want: "1 data file in the new snapshot that the change does not add: file:///elsewhere/foreign.parquet",
 		},
 		{
+			// A reader would see the file's rows twice.
+			name: "list a manifest twice",
+			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
+				staged, snap := newOf(t, cur, updates)
+				us, _ := usFile(t, fs, snap)
+				return updates, testkit.RewriteManifestList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
+					return append(ms, us)
+				})
+			},
+			want: "1 file live more often in the new snapshot than the change makes it: file://",
+		},
+		{
 			name: "wrong record count",
 			tamper: func(t *testing.T, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error) {
 				staged, snap := newOf(t, cur, updates)

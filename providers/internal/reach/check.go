@@ -298,6 +298,7 @@ func compareFiles(files map[string]*seenFile, ch Change) []string {
 	var (
 		missing, extra      = map[string][]string{}, map[string][]string{}
 		notRemoved, changed []string
+		repeated            []string
 		diffs               []string
 	)
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
@@ -336,6 +337,8 @@ func compareFiles(files map[string]*seenFile, ch Change) []string {
 				a = attrsOf(added[k])
 			}
 			missing[noun(a)] = append(missing[noun(a)], path)
+		case nw.n > want && want > 0:
+			repeated = append(repeated, fmt.Sprintf("%s (%d times, not %d)", path, nw.n, want))
 		case nw.n > want:
 			extra[noun(nw.attrs)] = append(extra[noun(nw.attrs)], path)
 		}
@@ -350,6 +353,9 @@ func compareFiles(files map[string]*seenFile, ch Change) []string {
 		if ps := extra[noun]; len(ps) > 0 {
 			diffs = append(diffs, listed(len(ps), noun+" file", "in the new snapshot that the change does not add", ps))
 		}
+	}
+	if len(repeated) > 0 {
+		diffs = append(diffs, listed(len(repeated), "file", "live more often in the new snapshot than the change makes it", repeated))
 	}
 	if len(notRemoved) > 0 {
 		diffs = append(diffs, listed(len(notRemoved), "file", "the change replaces or retires not removed from the parent snapshot's live files (not live in the parent, or still live in the new snapshot)", notRemoved))
