@@ -301,6 +301,12 @@ func compareFiles(files map[string]*seenFile, ch Change) []string {
 		repeated            []string
 		diffs               []string
 	)
+	noun := func(a fileAttrs) string {
+		if a.content == iceberg.EntryContentData {
+			return "data"
+		}
+		return "delete"
+	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		s := files[k]
 		if s == nil {
@@ -323,12 +329,6 @@ func compareFiles(files map[string]*seenFile, ch Change) []string {
 			if nw.n > 0 && nw.attrs != attrsOf(out) {
 				diffs = append(diffs, fmt.Sprintf("output %s: the new snapshot records %s, the executor wrote %s", path, nw.attrs, attrsOf(out)))
 			}
-		}
-		noun := func(a fileAttrs) string {
-			if a.content == iceberg.EntryContentData {
-				return "data"
-			}
-			return "delete"
 		}
 		switch {
 		case nw.n < want:
