@@ -62,9 +62,12 @@ func execPinRefs(txn *table.Transaction) error {
 }
 
 // execStagedFiles lists the files a staged (not yet committed) transaction wrote
-// for snapshots that base does not have: their manifest lists, the manifests
-// they added, and the data/delete files those manifests added. These are the
-// files to remove when the commit definitely failed (iceberg-go leaks them).
+// for snapshots that base does not have: their manifest lists and the
+// manifests they added. These are the files to remove when the commit
+// definitely failed (iceberg-go leaks them). A manifest rewrite, its one
+// user, writes no data or delete file; one that a staged snapshot says it
+// added is not iceops' (a producer's bug, which the commit check reports)
+// and is never listed for removal.
 func execStagedFiles(ctx context.Context, fs iceio.IO, base, staged table.Metadata) ([]string, error) {
 	known := map[int64]bool{}
 	for _, s := range base.Snapshots() {
@@ -81,17 +84,14 @@ func execStagedFiles(ctx context.Context, fs iceio.IO, base, staged table.Metada
 	err := reach.Walk(ctx, reach.Spec{Meta: staged, FS: fs, Snapshots: added, Consumers: []reach.Consumer{{File: func(f reach.File) error {
 		switch {
 		case f.Category == reach.CategoryManifestList:
-		case f.Category == reach.CategoryManifest && !isNew(f.Snapshot):
-			return reach.SkipEntries // carried over from an older snapshot
-		case f.Category == reach.CategoryData || f.Category == reach.CategoryDelete:
-			if !f.Added || !isNew(f.Snapshot) {
-				return nil
-			}
-		case f.Category != reach.CategoryManifest:
-			return nil // statistics: iceberg-go's transactions write none
+			out = append(out, f.Path)
+		case f.Category == reach.CategoryManifest:
+			if isNew(f.Snapshot) {
+				out = append(out, f.Path)
+			} // else carried over from an older snapshot
+			return reach.SkipEntries
 		}
-		out = append(out, f.Path)
-		return nil
+		return nil // statistics: iceberg-go's transactions write none
 	}}}})
 	if err != nil {
 		return out, fmt.Errorf("read staged files: %w", err)

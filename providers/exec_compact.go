@@ -153,10 +153,6 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 			return tbl, res, err
 		}
 	}
-	var engineCat table.CatalogIO
-	if spec.Rebase {
-		engineCat = verifyCat
-	}
 	opts := compaction.Options{
 		Strategy:            compaction.Strategy(strings.ToLower(spec.Strategy)),
 		ZOrderColumns:       spec.ZOrderColumns,
@@ -165,7 +161,10 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		MaxConcurrentGroups: spec.MaxConcurrent,
 		MaxBytesPerRun:      spec.MaxBytes,
 		SnapshotProps:       iceberg.Properties{"iceops.action": "compact"},
-		Catalog:             engineCat,
+		// The engine commits through the catalog in every case, so that
+		// its commit check sees each attempt as sent.
+		Catalog:  verifyCat,
+		NoReplay: !spec.Rebase,
 		Progress: func(ev compaction.Event) {
 			if ev.Phase == "written" && ev.Group >= 0 && ev.Group < len(groups) {
 				done += groups[ev.Group].Bytes()

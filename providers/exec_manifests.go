@@ -4,19 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // rewriteManifests merges the current snapshot's manifests toward
 // targetSize with iceberg-go's RewriteManifests and commits a replace
 // snapshot asserting main has not moved. iceberg-go reports "already
-// optimal" itself; then nothing is written.
+// optimal" itself; then nothing is written. Before the commit is sent, the
+// commit check (reach.CheckSnapshots with no change) requires the staged
+// snapshot to hold exactly the current snapshot's live files; a difference
+// removes the staged manifests and fails the action. The staged snapshot
+// is the one sent: the assertion on main makes iceberg-go refuse a replay
+// onto a moved head, and it rebuilds nothing while the head stays.
 func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (*table.Table, ExecResult, error) {
+	return rewriteManifestsTampered(ctx, tbl, targetSize, nil)
+}
+
+// manifestTamper changes a staged manifest rewrite before it is checked
+// (tests only: the seam that shows the check stops a wrong snapshot).
+type manifestTamper func(fs iceio.IO, staged table.Metadata) error
+
+func rewriteManifestsTampered(ctx context.Context, tbl *table.Table, targetSize int64, tamper manifestTamper) (*table.Table, ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	cur := tbl.CurrentSnapshot()
 	if cur == nil {
@@ -64,11 +80,23 @@ func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 	}
 	staged, err := txn.StagedTable()
 	var written []string
+	if err == nil && tamper != nil {
+		err = tamper(fs, staged.Metadata())
+	}
 	if err == nil {
 		written, err = execStagedFiles(ctx, fs, tbl.Metadata(), staged.Metadata())
 	}
 	if err != nil {
 		return tbl, res, fmt.Errorf("inspect staged manifests: %w", err)
+	}
+	if err := reach.CheckSnapshots(ctx, fs, staged.Metadata(), cur.SnapshotID, staged.CurrentSnapshot().SnapshotID, reach.Change{}); err != nil {
+		n, errs := execRemoveStaged(fs, written)
+		res.StagedRemoved = n
+		if len(errs) > 0 {
+			res.StagedKept = written
+			return tbl, res, fmt.Errorf("rewrite manifests (not committed; staged files not all removed: %s): %w", strings.Join(errs, "; "), err)
+		}
+		return tbl, res, fmt.Errorf("rewrite manifests (not committed, staged files removed): %w", err)
 	}
 	commitCtx, cancel := bound.Commit(ctx)
 	next, err := txn.Commit(commitCtx)

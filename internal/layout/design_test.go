@@ -208,7 +208,7 @@ func TestDesignRowsParse(t *testing.T) {
 	want := map[string]string{
 		"config":                    "none of ours",
 		"diff":                      "config",
-		"providers/compaction":      "providers/internal/bound",
+		"providers/compaction":      "providers/internal/bound, providers/internal/reach",
 		"providers/internal/reach":  "none of ours",
 		"cmd/iceops/internal/views": "diff, apply, config",
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // commitCatalog sits between a table and its catalog for the engine's
@@ -24,17 +26,31 @@ import (
 //     takes iceberg-go's refresh-and-replay path, where the rewrite's
 //     conflict validators run against the snapshots committed meanwhile
 //     (an append is fine, a delete on a rewritten file is not).
-//  2. It remembers whether the catalog was reached and what it answered,
+//  2. It checks every attempt's new snapshot against the catalog's current
+//     one before sending it (reach.CheckCommit): its live files must be the
+//     current snapshot's changed exactly by the rewrite. A difference sends
+//     nothing, removes the manifests and manifest list the attempt wrote,
+//     and fails the commit (reach.ErrCommitCheck, never retried).
+//  3. It remembers whether the catalog was reached and what it answered,
 //     so the engine knows when a failed commit definitely changed nothing
 //     (staged files may be removed) and when the outcome is unknown (they
 //     must stay: the catalog may reference them).
 type commitCatalog struct {
 	inner table.CatalogIO
+	fs    icebergio.IO
+	// change is what the commit means to do, set before it is sent.
+	change reach.Change
+	// tamper, set only by tests, changes an attempt's updates before they
+	// are checked: the seam that shows the check stops a wrong snapshot.
+	tamper commitTamper
 
 	mu      sync.Mutex
 	reached bool  // CommitTable of the inner catalog was called
 	lastErr error // its last answer
 }
+
+// commitTamper rewrites a commit's updates (tests only).
+type commitTamper func(ctx context.Context, fs icebergio.IO, cur table.Metadata, updates []table.Update) ([]table.Update, error)
 
 func (c *commitCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
 	return c.inner.LoadTable(ctx, ident)
@@ -42,12 +58,25 @@ func (c *commitCatalog) LoadTable(ctx context.Context, ident table.Identifier) (
 
 func (c *commitCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	cur, err := c.inner.LoadTable(ctx, ident)
-	if err == nil {
-		for _, r := range reqs {
-			if verr := r.Validate(cur.Metadata()); verr != nil {
-				return nil, "", fmt.Errorf("%w: %w", table.ErrCommitFailed, verr)
-			}
+	if err != nil {
+		// Without the current metadata the commit cannot be checked.
+		return nil, "", fmt.Errorf("load the table to check the commit (nothing sent): %w", err)
+	}
+	for _, r := range reqs {
+		if verr := r.Validate(cur.Metadata()); verr != nil {
+			return nil, "", fmt.Errorf("%w: %w", table.ErrCommitFailed, verr)
 		}
+	}
+	if c.tamper != nil {
+		if updates, err = c.tamper(ctx, c.fs, cur.Metadata(), updates); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := reach.CheckCommit(ctx, c.fs, cur.Metadata(), updates, c.change); err != nil {
+		if rerr := removeUnsent(c.fs, cur.Metadata(), updates); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, "", err
 	}
 	meta, loc, err := c.inner.CommitTable(ctx, ident, reqs, updates)
 	if err != nil && !errors.Is(err, table.ErrCommitFailed) && isRequirementFailure(err) {
@@ -95,23 +124,28 @@ func isRequirementFailure(err error) bool {
 // withCommitCatalog rebinds tbl to a commitCatalog over cat. Without a
 // catalog the table is used as is and only errors that are certainly
 // pre-write count as "not committed".
-func withCommitCatalog(tbl *table.Table, cat table.CatalogIO) (*table.Table, *commitCatalog) {
+func withCommitCatalog(tbl *table.Table, cat table.CatalogIO, fs icebergio.IO, noReplay bool, tamper commitTamper) (*table.Table, *commitCatalog) {
 	if cat == nil {
 		return tbl, nil
 	}
 	if cc, ok := cat.(*commitCatalog); ok {
 		cat = cc.inner
 	}
-	cc := &commitCatalog{inner: cat}
+	cc := &commitCatalog{inner: cat, fs: fs, tamper: tamper}
 	meta := tbl.Metadata()
 	// iceberg-go's default is 0 retries (Java's is 4), which makes any
 	// concurrent append fatal to a compaction. Unless the table sets
 	// commit.retry.num-retries itself, replay up to defaultCommitRetries
 	// times. The property is set on this in-memory copy only: the commit
 	// carries just the rewrite's updates, so it never reaches the catalog.
-	if _, set := meta.Properties()[table.CommitNumRetriesKey]; !set {
+	// With noReplay it is 0 whatever the table sets.
+	retries := strconv.Itoa(defaultCommitRetries)
+	if noReplay {
+		retries = "0"
+	}
+	if _, set := meta.Properties()[table.CommitNumRetriesKey]; !set || noReplay {
 		if b, err := table.MetadataBuilderFromBase(meta, tbl.MetadataLocation()); err == nil {
-			if err := b.SetProperties(iceberg.Properties{table.CommitNumRetriesKey: strconv.Itoa(defaultCommitRetries)}); err == nil {
+			if err := b.SetProperties(iceberg.Properties{table.CommitNumRetriesKey: retries}); err == nil {
 				if m, err := b.Build(); err == nil {
 					meta = m
 				}
@@ -124,3 +158,58 @@ func withCommitCatalog(tbl *table.Table, cat table.CatalogIO) (*table.Table, *co
 }
 
 const defaultCommitRetries = 4
+
+// removeUnsent removes what iceberg-go wrote for the new snapshots of a
+// commit that was never sent (staged is cur with its updates): each one's
+// manifest list and the manifests written for it. A file some snapshot of
+// cur lists, or the parent's manifest list names, is never among them, so
+// a snapshot that wrongly reuses a file of the table cannot make this
+// remove it. Data files are the engine's to remove (its outputs only).
+func removeUnsent(fs icebergio.IO, cur table.Metadata, updates []table.Update) error {
+	staged, err := table.UpdateTableMetadata(cur, updates, "")
+	if err != nil {
+		return fmt.Errorf("find the unsent snapshot's files (kept): %w", err)
+	}
+	return removeUnsentStaged(fs, cur, staged)
+}
+
+// removeUnsentStaged is removeUnsent on the staged metadata.
+func removeUnsentStaged(fs icebergio.IO, cur, staged table.Metadata) error {
+	known := map[int64]bool{}
+	lists := map[string]bool{}
+	for _, s := range cur.Snapshots() {
+		known[s.SnapshotID] = true
+		lists[s.ManifestList] = true
+	}
+	var paths []string
+	for _, s := range staged.Snapshots() {
+		if known[s.SnapshotID] {
+			continue
+		}
+		parentHas := map[string]bool{}
+		if s.ParentSnapshotID != nil {
+			if p := cur.SnapshotByID(*s.ParentSnapshotID); p != nil {
+				pm, err := p.Manifests(fs)
+				if err != nil {
+					return fmt.Errorf("read the parent's manifest list (unsent files kept): %w", err)
+				}
+				for _, m := range pm {
+					parentHas[m.FilePath()] = true
+				}
+			}
+		}
+		ms, err := s.Manifests(fs)
+		if err != nil {
+			return fmt.Errorf("read the unsent manifest list (kept): %w", err)
+		}
+		for _, m := range ms {
+			if m.SnapshotID() == s.SnapshotID && !parentHas[m.FilePath()] {
+				paths = append(paths, m.FilePath())
+			}
+		}
+		if s.ManifestList != "" && !lists[s.ManifestList] {
+			paths = append(paths, s.ManifestList)
+		}
+	}
+	return removeFiles(fs, paths)
+}

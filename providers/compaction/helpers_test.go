@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -40,6 +41,7 @@ func testSchema() *iceberg.Schema {
 
 type testEnv struct {
 	cat       *sqlcat.Catalog
+	db        *sql.DB
 	warehouse string
 }
 
@@ -59,7 +61,7 @@ func newEnv(t testing.TB) *testEnv {
 	if err := cat.CreateNamespace(context.Background(), table.Identifier{"ns"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{cat: cat, warehouse: wh}
+	return &testEnv{cat: cat, db: db, warehouse: wh}
 }
 
 type tableSpec struct {

@@ -13,9 +13,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // Strategy is the policy's compaction.strategy.
@@ -72,11 +74,21 @@ type Options struct {
 	SnapshotProps iceberg.Properties
 	// Catalog is the table's catalog. With it, a commit that loses a race
 	// with a concurrent writer is replayed by iceberg-go (with the rewrite's
-	// conflict validation), and a failed commit is known to have changed
-	// nothing; without it such a commit fails cleanly instead of retrying.
+	// conflict validation), a failed commit is known to have changed
+	// nothing, and the commit check runs on each attempt as sent; without
+	// it such a commit fails cleanly instead of retrying, and the check
+	// runs on the staged snapshot.
 	Catalog table.CatalogIO
+	// NoReplay makes a commit through Catalog that loses a race fail
+	// cleanly (table.ErrCommitFailed) instead of being replayed, whatever
+	// the table's commit.retry.num-retries.
+	NoReplay bool
 	// Progress, when set, is called as groups advance. It must not block.
 	Progress func(Event)
+
+	// tamper, set only by this package's tests, changes each commit
+	// attempt's updates before the commit check sees them.
+	tamper commitTamper
 }
 
 // Event reports progress of one group.
@@ -263,7 +275,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 			if onlyOurSnapshotsSince(res.Table, tbl, ours) {
 				commitBase = res.Table
 			}
-			next, removed, err := commitGroups(ctxRun, commitBase, []stagedGroup{*sg}, opts.SnapshotProps, opts.Catalog)
+			next, removed, err := commitGroups(ctxRun, commitBase, []stagedGroup{*sg}, opts)
 			if next != nil {
 				res.Table = next
 				if cs := next.CurrentSnapshot(); cs != nil {
@@ -307,7 +319,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if len(staged) == 0 {
 		return res, nil
 	}
-	next, removed, err := commitGroups(ctx, res.Table, staged, opts.SnapshotProps, opts.Catalog)
+	next, removed, err := commitGroups(ctx, res.Table, staged, opts)
 	if next != nil {
 		res.Table = next
 		if cs := next.CurrentSnapshot(); cs != nil {
@@ -708,12 +720,12 @@ func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, exact 
 // are dangling ones, which match no live file (danglingDeletes).
 // A commit that definitely failed removes the staged files; one whose
 // outcome is unknown keeps them (they may now be referenced).
-func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, props iceberg.Properties, cat table.CatalogIO) (*table.Table, int, error) {
-	tbl, cc := withCommitCatalog(tbl, cat)
+func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, opts Options) (*table.Table, int, error) {
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, 0, errors.Join(fmt.Errorf("open table io: %w", err), removeAll(ctx, staged))
 	}
+	tbl, cc := withCommitCatalog(tbl, opts.Catalog, fs, opts.NoReplay, opts.tamper)
 	snap := tbl.CurrentSnapshot()
 	rewritten := map[string]struct{}{}
 	var tasks []table.FileScanTask
@@ -743,7 +755,7 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 	dvs := table.CollectSafeDeletionVectors(tasks)
 
 	txn := tbl.NewTransaction()
-	rw := txn.NewRewrite(props)
+	rw := txn.NewRewrite(opts.SnapshotProps)
 	for _, sg := range staged {
 		for _, t := range sg.group.Tasks {
 			rw.DeleteFile(t.File)
@@ -752,21 +764,40 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 			rw.AddFile(f)
 		}
 	}
+	change := reach.Change{}
+	for _, sg := range staged {
+		g := reach.RewriteGroup{Outputs: sg.files, RowsRead: sg.rowsIn}
+		for _, t := range sg.group.Tasks {
+			g.Inputs = append(g.Inputs, t.File.FilePath())
+		}
+		change.Groups = append(change.Groups, g)
+	}
 	seen := map[string]struct{}{}
 	removed := 0
 	for _, list := range [][]iceberg.DataFile{deadPos, deadEq, dvs, dangling} {
 		for _, df := range list {
-			key := deleteFileKey(df)
+			// A deletion vector is told apart by the data file it
+			// references (reach.FileKey): keyed by its Puffin file alone,
+			// all but the first DV of a Puffin file would stay, dangling
+			// once their data files are rewritten.
+			key := reach.FileKey(df)
 			if _, ok := seen[key]; ok {
 				continue
 			}
 			seen[key] = struct{}{}
 			rw.DeleteFile(df)
+			change.RetiredDeletes = append(change.RetiredDeletes, df)
 			removed++
 		}
 	}
 	if err := rw.Commit(ctx); err != nil {
 		return nil, 0, errors.Join(fmt.Errorf("stage replace snapshot: %w", err), removeAll(ctx, staged))
+	}
+	if cc != nil {
+		// Checked on each attempt, as sent (commitCatalog).
+		cc.change = change
+	} else if err := checkStaged(ctx, fs, tbl, txn, change); err != nil {
+		return nil, 0, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
 	}
 	// The commit keeps ctx's cancellation (an interrupt before the catalog
 	// answers leaves the outcome to the checks below) and gets the run's
@@ -791,17 +822,26 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, p
 	return next, removed, nil
 }
 
-// deleteFileKey names one delete file entry. A position or equality delete
-// file is its path; a deletion vector is its Puffin file and the data file
-// it references, because one Puffin file holds the DVs of several data
-// files (Trino and Java write them so): keyed by path alone, all but the
-// first would stay in the table, dangling once their data files are
-// rewritten, and the next plan would compact them again.
-func deleteFileKey(df iceberg.DataFile) string {
-	if ref := df.ReferencedDataFile(); ref != nil && table.IsDeletionVector(df) {
-		return df.FilePath() + "\x00" + *ref
+// checkStaged is the commit check without a catalog to intercept the
+// commit: the staged snapshot against the table's current one. Without a
+// catalog iceberg-go sends that very snapshot (no catalog wrapper turns a
+// conflict into a replay).
+func checkStaged(ctx context.Context, fs icebergio.IO, tbl *table.Table, txn *table.Transaction, change reach.Change) error {
+	st, err := txn.StagedTable()
+	if err != nil {
+		return fmt.Errorf("%w: stage the snapshot: %w", reach.ErrCommitCheck, err)
 	}
-	return df.FilePath()
+	cur, next := tbl.CurrentSnapshot(), st.CurrentSnapshot()
+	if cur == nil || next == nil {
+		return fmt.Errorf("%w: no snapshot to check", reach.ErrCommitCheck)
+	}
+	if err := reach.CheckSnapshots(ctx, fs, st.Metadata(), cur.SnapshotID, next.SnapshotID, change); err != nil {
+		if rerr := removeUnsentStaged(fs, tbl.Metadata(), st.Metadata()); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return err
+	}
+	return nil
 }
 
 func removeAll(ctx context.Context, staged []stagedGroup) error {

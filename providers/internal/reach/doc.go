@@ -3,7 +3,11 @@
 // manifest list and distinct manifest read once, entries decoded beside
 // their consumers and handed to each of them: the plan's aggregate, the
 // orphan scan's referenced set, the expiry index, the files expiry
-// releases, the files a failed commit staged), the external sorter (Sorter,
+// releases, the files a failed commit staged, the commit check), the commit
+// check (CheckCommit, CheckSnapshots: a rewrite's new snapshot against its
+// parent and the change meant, from manifests alone; its memory follows the
+// entries of the manifests the two snapshots do not share), the external
+// sorter (Sorter,
 // Rec: records sorted by key within a record and byte budget, spilling
 // sorted runs to disk and merging them) and the referenced set (RefSet,
 // with SortedRefSet on the sorter), which the scan walks in ascending order

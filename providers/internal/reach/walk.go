@@ -102,6 +102,9 @@ type File struct {
 	// Group is, for a live data file of the aggregated snapshot that the
 	// Aggregate makes a compaction candidate, its group's GroupTag.
 	Group string
+	// Entry is, for a data or delete file, its manifest entry (record
+	// count, partition, spec id, content); nil for the other categories.
+	Entry iceberg.ManifestEntry
 }
 
 // Aggregate folds the live entries of one snapshot: Manifest for each
@@ -258,7 +261,7 @@ func Walk(ctx context.Context, w Spec) error {
 			df := entry.DataFile()
 			status := entry.Status()
 			f := File{Path: df.FilePath(), Size: df.FileSizeBytes(), Category: CategoryData, Snapshot: entry.SnapshotID(),
-				Ordinal: i, Old: ms[i].old, Deleted: status == iceberg.EntryStatusDELETED, Added: status == iceberg.EntryStatusADDED}
+				Ordinal: i, Old: ms[i].old, Deleted: status == iceberg.EntryStatusDELETED, Added: status == iceberg.EntryStatusADDED, Entry: entry}
 			if deletes || df.ContentType() != iceberg.EntryContentData {
 				f.Category = CategoryDelete
 			}
