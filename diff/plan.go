@@ -1,6 +1,10 @@
 package diff
 
-import "time"
+import (
+	"time"
+
+	"github.com/iceops/iceops/config"
+)
 
 // FormatVersion of the plan document (JSON, saved plan). Additive changes
 // keep 1.x; a breaking change bumps the major.
@@ -75,11 +79,20 @@ type AddressedRefusal struct {
 
 // Warning is a lint finding that needs the observed table (docs/design.md §3.6).
 type Warning struct {
+	// Code is the stable lint code (config.Lints: "IO107"), which
+	// ignore_warnings names; Name says what it is about.
 	Code    string `json:"code"`
+	Name    string `json:"name,omitempty"`
 	Message string `json:"message"`
 	Origin  string `json:"origin,omitempty"` // file:line
 	// Detail is the longer explanation of a configuration warning.
 	Detail string `json:"detail,omitempty"`
+}
+
+// NewWarning is a warning with its code's name filled in.
+func NewWarning(code, message, origin string) Warning {
+	l, _ := config.LookupLint(code)
+	return Warning{Code: code, Name: l.Name, Message: message, Origin: origin}
 }
 
 type TableError struct {
