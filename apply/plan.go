@@ -98,7 +98,7 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 		Errors:        []diff.TableError{},
 		Warnings:      configWarnings(opts.ConfigWarnings),
 	}
-	items, errs := selectTables(ctx, cfg, b, opts.Targets)
+	items, errs := selectTables(ctx, cfg, listingProgress{b, opts.Progress}, opts.Targets)
 	p.Errors = append(p.Errors, errs...)
 
 	par := parallelism(opts.Parallelism, cfg)
@@ -137,6 +137,7 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 		}(it)
 	}
 	wg.Wait()
+	dropIgnoredWarnings(cfg, p)
 	slices.SortFunc(p.Tables, func(a, b diff.TablePlan) int { return strings.Compare(a.Address, b.Address) })
 	slices.SortFunc(p.Errors, func(a, b diff.TableError) int {
 		if c := strings.Compare(a.Address, b.Address); c != 0 {
@@ -161,13 +162,28 @@ func configWarnings(diags hcl.Diagnostics) []diff.Warning {
 		if d.Severity != hcl.DiagWarning {
 			continue
 		}
-		w := diff.Warning{Code: "config", Message: d.Summary, Detail: d.Detail}
+		var origin string
 		if d.Subject != nil {
-			w.Origin = fmt.Sprintf("%s:%d", d.Subject.Filename, d.Subject.Start.Line)
+			origin = fmt.Sprintf("%s:%d", d.Subject.Filename, d.Subject.Start.Line)
 		}
+		w := diff.NewWarning(config.LintCode(d), d.Summary, origin)
+		w.Detail = d.Detail
 		out = append(out, w)
 	}
 	return out
+}
+
+// dropIgnoredWarnings removes from each table the warnings the
+// configuration's ignore_warnings names (config.Load already dropped the
+// configuration's own).
+func dropIgnoredWarnings(cfg *config.Config, p *diff.Plan) {
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		t.Warnings = slices.DeleteFunc(t.Warnings, func(w diff.Warning) bool { return cfg.Ignores(w.Code) })
+		if len(t.Warnings) == 0 {
+			t.Warnings = nil
+		}
+	}
 }
 
 // planOne observes one table and diffs it (providers.Observation.Plan,

@@ -87,7 +87,7 @@ func TestTwoAppliesAtOnce(t *testing.T) {
 				cmd, stdout, stderr := startApply(t, bin, dir)
 				codes[i], _ = testenv.ExitCode(cmd.Wait()) // -1: it could not run
 				logs[i] = stderr.String()
-				if err := json.Unmarshal(stdout.Bytes(), &results[i]); err != nil {
+				if err := json.Unmarshal(resultsLine(stdout.Bytes()), &results[i]); err != nil {
 					t.Errorf("apply %d: results: %v\n%s", i, err, stdout.String())
 				}
 			}()

@@ -25,6 +25,7 @@ func (c *cli) plan(args []string) int {
 		return c.usage("plan", err)
 	}
 	c.noColor = c.noColor || a.NoColor
+	c.compactWarnings = a.CompactWarnings
 	cfg, warnings, ok := c.loadConfigWarnings(a.Vars, true)
 	if !ok {
 		return exitError
@@ -66,8 +67,13 @@ func (c *cli) printPlan(p *diff.Plan, format string) error {
 	case FormatMarkdown:
 		return views.PlanMarkdown(c.stdout, p)
 	default:
-		return views.Plan(c.stdout, p, c.colorOut())
+		return views.PlanWith(c.stdout, p, c.colorOut(), c.planView())
 	}
+}
+
+// planView is how the human plan reads for this invocation.
+func (c *cli) planView() views.PlanOptions {
+	return views.PlanOptions{CompactWarnings: c.compactWarnings}
 }
 
 // liveProgress is whether progress redraws lines in place: only on a
@@ -94,16 +100,20 @@ func planExitCode(p *diff.Plan, detailed bool) int {
 }
 
 // makePlan plans every managed table, with live observation progress on
-// a terminal stderr (and none in a log: the plan is the result).
+// a terminal stderr, and in a log (no terminal) a timestamped line per
+// catalog connected and table observed, and every 10 s one per catalog or
+// table still waited on: a plan against a catalog that never answers is
+// not silent.
 func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.Session, targets []string, parallelism int, warnings hcl.Diagnostics) (*diff.Plan, error) {
-	prog := views.NewProgress(c.stderr, c.liveProgress(), true, c.colorErr(), c.now)
+	prog := c.newProgress(false)
+	prog.Heartbeat(views.PlanHeartbeatEvery)
 	defer prog.Done()
 	p, err := apply.Plan(ctx, cfg, sess, apply.PlanOptions{
 		Targets:        targets,
 		Parallelism:    parallelism,
 		Now:            c.now,
 		Version:        version,
-		Progress:       prog.Event,
+		Progress:       c.logEvents(prog.Event),
 		ConfigWarnings: warnings,
 		// A plan of a large table keeps its heap near what it holds.
 		SetMemoryLimit: memoryLimitSetter(c.env),
@@ -111,6 +121,8 @@ func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	c.logger().Info("plan made", "tables", p.Summary.Tables, "actions", p.Summary.Actions,
+		"destructive_actions", p.Summary.DestructiveActions, "errors", p.Summary.Errors)
 	return p, nil
 }
 

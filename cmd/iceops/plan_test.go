@@ -154,7 +154,7 @@ func TestPlanApplyOnRealTable(t *testing.T) {
 	res, errOut, code = runIn(t, &cli{}, chdir, "apply", "-json", "saved.plan")
 	t.Logf("apply of an outdated saved plan: exit %d\n%s", code, errOut)
 	var results map[string]any
-	if err := json.Unmarshal([]byte(res), &results); err != nil {
+	if err := json.Unmarshal(resultsLine([]byte(res)), &results); err != nil {
 		t.Fatalf("apply -json is not JSON: %v\n%s", err, res)
 	}
 }
