@@ -54,13 +54,12 @@ func newLogger(w io.Writer, env map[string]string, now func() time.Time) (*slog.
 }
 
 // logEvents returns a progress hook that logs each event at debug level
-// (errors at warn) and then passes it on to next.
+// and then passes it on to next. Failures are not logged higher: the
+// progress lines and the results already say them, and at the default
+// level a run logs nothing twice.
 func (c *cli) logEvents(next func(apply.Event)) func(apply.Event) {
 	return func(e apply.Event) {
-		level := slog.LevelDebug
-		if e.Err != nil {
-			level = slog.LevelWarn
-		}
+		const level = slog.LevelDebug
 		log := c.logger()
 		if log.Enabled(context.Background(), level) {
 			attrs := []any{slog.String("phase", e.Phase)}
