@@ -98,9 +98,9 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 		Errors:        []diff.TableError{},
 		Warnings:      configWarnings(opts.ConfigWarnings),
 	}
-	items, errs, warns := selectTables(ctx, cfg, b, opts.Targets)
+	items, errs, warns := selectTables(ctx, cfg, listingProgress{b, opts.Progress}, opts.Targets)
 	p.Errors = append(p.Errors, errs...)
-	p.Warnings = append(p.Warnings, warns...)
+	p.Warnings = append(p.Warnings, slices.DeleteFunc(warns, func(w diff.Warning) bool { return cfg.Ignores(w.Code) })...)
 
 	par := parallelism(opts.Parallelism, cfg)
 	if set := opts.SetMemoryLimit; set != nil && len(items) > 0 {
@@ -138,6 +138,7 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 		}(it)
 	}
 	wg.Wait()
+	dropIgnoredWarnings(cfg, p)
 	slices.SortFunc(p.Tables, func(a, b diff.TablePlan) int { return strings.Compare(a.Address, b.Address) })
 	slices.SortFunc(p.Errors, func(a, b diff.TableError) int {
 		if c := strings.Compare(a.Address, b.Address); c != 0 {
@@ -162,13 +163,28 @@ func configWarnings(diags hcl.Diagnostics) []diff.Warning {
 		if d.Severity != hcl.DiagWarning {
 			continue
 		}
-		w := diff.Warning{Code: "config", Message: d.Summary, Detail: d.Detail}
+		var origin string
 		if d.Subject != nil {
-			w.Origin = rangeOrigin(*d.Subject)
+			origin = rangeOrigin(*d.Subject)
 		}
+		w := diff.NewWarning(config.LintCode(d), d.Summary, origin)
+		w.Detail = d.Detail
 		out = append(out, w)
 	}
 	return out
+}
+
+// dropIgnoredWarnings removes from each table the warnings the
+// configuration's ignore_warnings names (config.Load already dropped the
+// configuration's own).
+func dropIgnoredWarnings(cfg *config.Config, p *diff.Plan) {
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		t.Warnings = slices.DeleteFunc(t.Warnings, func(w diff.Warning) bool { return cfg.Ignores(w.Code) })
+		if len(t.Warnings) == 0 {
+			t.Warnings = nil
+		}
+	}
 }
 
 // planOne observes one table and diffs it (providers.Observation.Plan,
@@ -267,6 +283,9 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 		}
 	}
 	slices.SortFunc(items, func(a, b planItem) int { return strings.Compare(a.address, b.address) })
+	if lp, ok := b.(listingProgress); ok {
+		b = lp.backend // its did-you-mean asks the session itself (sqlCatalogNames)
+	}
 	return items, errs, l.warnings(ctx, cfg, b, targets)
 }
 
@@ -299,7 +318,7 @@ type sqlCatalogNames interface {
 func (l *listing) warnings(ctx context.Context, cfg *config.Config, b backend, targets []string) []diff.Warning {
 	var out []diff.Warning
 	for _, c := range l.empty {
-		w := diff.Warning{Code: diff.WarnCatalogEmpty, Message: fmt.Sprintf("catalog %q lists no table", c.Name), Origin: rangeOrigin(c.DeclRange)}
+		w := diff.NewWarning(diff.WarnCatalogEmpty, fmt.Sprintf("catalog %q lists no table", c.Name), rangeOrigin(c.DeclRange))
 		if n, ok := b.(sqlCatalogNames); ok && c.Type == "sql" {
 			names, err := n.SQLCatalogNames(ctx, c.Name)
 			switch {
@@ -325,7 +344,7 @@ func (l *listing) warnings(ctx context.Context, cfg *config.Config, b backend, t
 		if blocked(s.Pattern) || slices.ContainsFunc(l.existing, func(a string) bool { return config.MatchPattern(s.Pattern, a) }) {
 			continue
 		}
-		w := diff.Warning{Code: diff.WarnSelectorNoMatch, Message: fmt.Sprintf("tables %q matches no table", s.Pattern), Origin: rangeOrigin(s.DeclRange)}
+		w := diff.NewWarning(diff.WarnSelectorNoMatch, fmt.Sprintf("tables %q matches no table", s.Pattern), rangeOrigin(s.DeclRange))
 		if sug := config.SuggestPattern(s.Pattern, l.existing); sug != "" {
 			w.Message += fmt.Sprintf("; did you mean %q?", sug)
 		}
@@ -335,7 +354,7 @@ func (l *listing) warnings(ctx context.Context, cfg *config.Config, b backend, t
 		if blocked(t) || slices.ContainsFunc(l.managed, func(a string) bool { return t == a || config.MatchPattern(t, a) }) {
 			continue
 		}
-		w := diff.Warning{Code: diff.WarnTargetNoMatch, Message: fmt.Sprintf("-target %q matches no managed table", t)}
+		w := diff.NewWarning(diff.WarnTargetNoMatch, fmt.Sprintf("-target %q matches no managed table", t), "")
 		if sug := config.SuggestPattern(t, l.managed); sug != "" {
 			w.Message += fmt.Sprintf("; did you mean %q?", sug)
 		}

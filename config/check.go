@@ -169,13 +169,18 @@ func (l *loader) checkEffective() {
 		return
 	}
 	seen := map[string]bool{}
-	report := func(sev hcl.DiagnosticSeverity, rng hcl.Range, summary, detail string) {
+	// code is the lint code of a warning, "" for an error.
+	report := func(code string, rng hcl.Range, summary, detail string) {
 		k := fmt.Sprintf("%s|%s|%d|%d", summary, rng.Filename, rng.Start.Line, rng.Start.Column)
 		if seen[k] {
 			return
 		}
 		seen[k] = true
-		l.diags = append(l.diags, &hcl.Diagnostic{Severity: sev, Summary: summary, Detail: detail, Subject: rng.Ptr()})
+		if code != "" {
+			l.diags = append(l.diags, lintWarning(code, rng.Ptr(), summary, detail))
+			return
+		}
+		l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()})
 	}
 	check := func(body PolicyBody, policy string, what string) {
 		pb := l.cfg.merged(body, policy)
@@ -185,33 +190,33 @@ func (l *loader) checkEffective() {
 			if !c.Strategy.Set {
 				rng = c.DeclRange
 			}
-			report(hcl.DiagWarning, rng, "Sort strategy without a sort order",
+			report(LintSortWithoutOrder, rng, "Sort strategy without a sort order",
 				fmt.Sprintf("%s compacts with strategy \"sort\" but its policy has no sort_order, so the result depends on the sort order the table happens to have, and the plan refuses the compaction of a table that has none. Add sort_order = [...] to make the order part of the policy.", what))
 		}
 		if c.Declared && c.Strategy.Value == "zorder" && len(c.ZOrderColumns.Value) < 2 {
-			report(hcl.DiagError, c.Strategy.Origin, "Z-order needs columns",
+			report("", c.Strategy.Origin, "Z-order needs columns",
 				fmt.Sprintf("%s compacts with strategy \"zorder\", which needs zorder_columns with at least two columns.", what))
 		}
 		if c.Declared && c.MinFileSize.Value >= pb.TargetFileSize.Value && c.MinFileSize.Set {
-			report(hcl.DiagError, c.MinFileSize.Origin, "min_file_size not below the target",
+			report("", c.MinFileSize.Origin, "min_file_size not below the target",
 				fmt.Sprintf("%s: min_file_size (%s) must be smaller than target_file_size (%s).", what, FormatSize(c.MinFileSize.Value), FormatSize(pb.TargetFileSize.Value)))
 		}
 		if c.Declared && c.MaxFileSize.Value <= pb.TargetFileSize.Value && c.MaxFileSize.Set {
-			report(hcl.DiagError, c.MaxFileSize.Origin, "max_file_size not above the target",
+			report("", c.MaxFileSize.Origin, "max_file_size not above the target",
 				fmt.Sprintf("%s: max_file_size (%s) must be larger than target_file_size (%s).", what, FormatSize(c.MaxFileSize.Value), FormatSize(pb.TargetFileSize.Value)))
 		}
 		if gc, ok := pb.Properties["gc.enabled"]; ok && strings.EqualFold(gc.Value, "false") && (pb.SnapshotRetention.Declared || pb.OrphanFiles.Declared) {
-			report(hcl.DiagWarning, gc.Origin, "gc.enabled=false with an expiry or orphan policy",
+			report(LintGCDisabled, gc.Origin, "gc.enabled=false with an expiry or orphan policy",
 				fmt.Sprintf("%s sets gc.enabled = \"false\", so Iceberg forbids deleting its files: snapshot expiry and orphan removal will be refused on it. Remove one or the other.", what))
 		}
 		for _, k := range pb.RemoveProperties.Value {
 			if s, ok := pb.Properties[k]; ok {
-				report(hcl.DiagError, pb.RemoveProperties.Origin, "Property both set and removed",
+				report("", pb.RemoveProperties.Origin, "Property both set and removed",
 					fmt.Sprintf("%s sets %q (at %s) and also lists it in remove_properties.", what, k, s.Origin))
 			}
 			if owner, ok := ownedProperty(k); ok {
 				if _, set := derivedProperties(&pb)[k]; set {
-					report(hcl.DiagError, pb.RemoveProperties.Origin, "Property both set and removed",
+					report("", pb.RemoveProperties.Origin, "Property both set and removed",
 						fmt.Sprintf("%s sets %q through %s and also lists it in remove_properties.", what, k, owner))
 				}
 			}

@@ -288,10 +288,20 @@ func (l *loader) decodeField(f fieldDesc, a *hcl.Attribute, pb *PolicyBody, bloc
 	}
 	if f.check != nil {
 		if p := f.check(val); p != nil {
-			l.diags = append(l.diags, &hcl.Diagnostic{Severity: p.severity, Summary: p.summary, Detail: p.detail, Subject: a.Expr.Range().Ptr(), Context: a.Range.Ptr()})
+			d := &hcl.Diagnostic{Severity: p.severity, Summary: p.summary, Detail: p.detail, Subject: a.Expr.Range().Ptr(), Context: a.Range.Ptr()}
+			if p.severity == hcl.DiagWarning {
+				d = lintWarning(p.code, d.Subject, p.summary, p.detail)
+				d.Context = a.Range.Ptr()
+			}
+			l.diags = append(l.diags, d)
 			if p.severity == hcl.DiagError {
 				return
 			}
+		}
+	}
+	if f.kind == kindSize && v.Type() == cty.String {
+		if d := decimalSizeWarning(a, v.AsString(), val.(int64)); d != nil {
+			l.diags = append(l.diags, d)
 		}
 	}
 	origin := a.Range
@@ -317,6 +327,25 @@ func (l *loader) decodeField(f fieldDesc, a *hcl.Attribute, pb *PolicyBody, bloc
 	default:
 		panic(fmt.Sprintf("config: field %s has unhandled setting type %T", f.path(), p)) // programming error in policyFields
 	}
+}
+
+// decimalSizeWarning: "128MB" is 128,000,000 bytes, which is rarely what
+// was meant (Iceberg's and the engines' defaults are powers of two, and
+// they spell them MB), so a decimal unit is accepted but said aloud.
+func decimalSizeWarning(a *hcl.Attribute, written string, n int64) *hcl.Diagnostic {
+	num, unit := splitSize(written)
+	iec, ok := decimalToIEC[strings.ToLower(unit)]
+	if !ok {
+		return nil
+	}
+	detail := fmt.Sprintf("%s = %q is %s bytes: %s is a decimal unit (powers of 1000).", a.Name, written, GroupDigits(n), unit)
+	if m, err := ParseSize(num + iec); err == nil {
+		detail += fmt.Sprintf(" If %s%s (%s bytes) was meant, write %q.", num, iec, GroupDigits(m), num+iec)
+	}
+	detail += fmt.Sprintf(" To keep %s bytes without this warning, write %d.", GroupDigits(n), n)
+	d := lintWarning(LintDecimalSize, a.Expr.Range().Ptr(), "Decimal size unit", detail)
+	d.Context = a.Range.Ptr()
+	return d
 }
 
 func typeError(a *hcl.Attribute, want string, v cty.Value) *hcl.Diagnostic {
@@ -349,7 +378,7 @@ func convertField(f fieldDesc, a *hcl.Attribute, v cty.Value) (any, *hcl.Diagnos
 		}
 		n, err := ParseSize(v.AsString())
 		if err != nil {
-			return nil, valueError(a, "Invalid size", fmt.Sprintf("%s. Write a size as a whole number of bytes or a number with a unit: \"512MiB\", \"1GB\", \"64KiB\".", err))
+			return nil, valueError(a, "Invalid size", fmt.Sprintf("%s. Write a size as a whole number of bytes or a number with a unit: \"512MiB\", \"1GiB\", \"64KiB\".", err))
 		}
 		return n, nil
 	case kindDuration:
@@ -500,7 +529,7 @@ func (l *loader) decodeProperties(a *hcl.Attribute, pb *PolicyBody, blockName st
 			rng = a.Range
 		}
 		if owner, ok := ownedProperty(k); ok {
-			l.warnf(rng.Ptr(), "Property set by a policy attribute",
+			l.warnf(LintOwnedProperty, rng.Ptr(), "Property set by a policy attribute",
 				"%q is what %s sets; write %s instead, so iceops can check the value and explain it.", k, owner, owner)
 		}
 		l.cfg.Secrets.addProperty(k, m[k])
@@ -607,7 +636,7 @@ func (l *loader) decodeTables(b *hcl.Block) {
 		l.errorf(b.LabelRanges[0].Ptr(), "Table pattern matches no table",
 			"%q can match no table address: an address has at least three levels, <catalog>.<namespace>.<table>.", pattern)
 	} else if _, ok, decided := selectorsOverlap(selectorLanguage{pattern, t.Exclude}, everything); decided && !ok {
-		l.warnf(b.LabelRanges[0].Ptr(), "Selector excludes every table it matches",
+		l.warnf(LintSelectorEmpty, b.LabelRanges[0].Ptr(), "Selector excludes every table it matches",
 			"tables %q excludes %s, which covers every table the pattern matches; the block manages nothing.", pattern, quoteList(t.Exclude))
 	}
 	l.cfg.Selectors = append(l.cfg.Selectors, t)

@@ -15,6 +15,19 @@ type ExplainLine struct {
 	Default bool      // no block set it
 	Block   string    // `table "lake.a.b"`, `policy "events"`; "" for defaults
 	Origin  hcl.Range // the attribute that set it; zero for defaults
+	// Unset, for an attribute whose absence is not a value (max_ref_age),
+	// says what unset means; Value is then "" (no value may be pasted).
+	Unset string
+}
+
+// unsetMeaning is what leaving an attribute unset means when no value
+// written in its place would mean the same: explain used to print
+// max_ref_age = "0s" for unset, and "0s" removes every ref.
+func unsetMeaning(path string) string {
+	if path == "snapshot_retention.max_ref_age" {
+		return "unset: tags and branches live forever"
+	}
+	return ""
 }
 
 // Explain lists every effective value: the top-level attributes, each
@@ -27,6 +40,11 @@ func (e *Effective) Explain() []ExplainLine {
 		sp := f.get(&e.PolicyBody).(settingPtr)
 		set, origin, block := sp.meta()
 		line := ExplainLine{Name: f.path(), Value: renderValue(f.kind, sp.value()), Default: !set}
+		if !set {
+			if u := unsetMeaning(f.path()); u != "" {
+				line.Value, line.Unset = "", u
+			}
+		}
 		if set {
 			line.Block, line.Origin = block, origin
 		}

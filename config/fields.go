@@ -45,6 +45,7 @@ type fieldProblem struct {
 	severity hcl.DiagnosticSeverity
 	summary  string
 	detail   string
+	code     string // a warning's lint code (lint.go)
 }
 
 func (f fieldDesc) path() string {
@@ -97,8 +98,8 @@ func policyFields() []fieldDesc {
 			"Snapshots older than this are expired (the current snapshot and those that tags and branches hold are kept)."},
 		{"snapshot_retention", "min_snapshots", kindInt, func(p *PolicyBody) any { return &p.SnapshotRetention.MinSnapshots }, checkMinInt(1),
 			"The number of most recent snapshots of each branch kept whatever their age."},
-		{"snapshot_retention", "max_ref_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxRefAge }, nil,
-			"Tags and branches (other than `main`) older than this are removed, and their snapshots expire with them. Unset: refs live for ever."},
+		{"snapshot_retention", "max_ref_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxRefAge }, checkMaxRefAge,
+			"Tags and branches (other than `main`) older than this are removed, and their snapshots expire with them (a destructive step the plan flags by name). Unset: refs live forever; `\"0s\"` is an error."},
 
 		{"orphan_files", "older_than", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.OlderThan }, checkOlderThan,
 			"Only files at least this old may be removed as orphans: younger ones may belong to a write still in flight. At least `\"24h\"`."},
@@ -146,18 +147,18 @@ func blockState(p *PolicyBody, block string) (*bool, *hcl.Range) {
 func checkTargetSize(v any) *fieldProblem {
 	n := v.(int64)
 	if n <= 0 {
-		return &fieldProblem{hcl.DiagError, "Invalid target file size", "target_file_size must be more than zero bytes."}
+		return &fieldProblem{hcl.DiagError, "Invalid target file size", "target_file_size must be more than zero bytes.", ""}
 	}
 	if n < minLintTargetSize || n > maxLintTargetSize {
 		return &fieldProblem{hcl.DiagWarning, "Target file size outside 64MiB–2GiB",
-			fmt.Sprintf("target_file_size is %s. Files much smaller than 64MiB make queries open too many files; files above 2GiB limit parallelism. Iceberg's default is 512MiB.", FormatSize(n))}
+			fmt.Sprintf("target_file_size is %s. Files much smaller than 64MiB make queries open too many files; files above 2GiB limit parallelism. Iceberg's default is 512MiB.", FormatSize(n)), LintTargetSize}
 	}
 	return nil
 }
 
 func checkPositiveSize(v any) *fieldProblem {
 	if v.(int64) <= 0 {
-		return &fieldProblem{hcl.DiagError, "Invalid size", "This size must be more than zero bytes."}
+		return &fieldProblem{hcl.DiagError, "Invalid size", "This size must be more than zero bytes.", ""}
 	}
 	return nil
 }
@@ -166,7 +167,18 @@ func checkMaxAge(v any) *fieldProblem {
 	d := v.(time.Duration)
 	if d < trinoRetention {
 		return &fieldProblem{hcl.DiagWarning, "Snapshot retention below Trino's 7-day floor",
-			fmt.Sprintf("max_age is %s. Trino refuses expire_snapshots below 7d by default (expire_snapshots.min-retention), and readers or time-travel queries older than %s will fail once iceops expires their snapshots.", FormatDuration(d), FormatDuration(d))}
+			fmt.Sprintf("max_age is %s. Trino refuses expire_snapshots below 7d by default (expire_snapshots.min-retention), and readers or time-travel queries older than %s will fail once iceops expires their snapshots.", FormatDuration(d), FormatDuration(d)), LintTrinoRetention}
+	}
+	return nil
+}
+
+// checkMaxRefAge: a ref's age is never zero, so "0s" would remove every
+// tag and branch but main at once; iceops once explained the unset value
+// as `"0s" # default`, and a copy of that must not delete every tag.
+func checkMaxRefAge(v any) *fieldProblem {
+	if v.(time.Duration) <= 0 {
+		return &fieldProblem{hcl.DiagError, "Invalid max_ref_age",
+			"max_ref_age is the age past which a tag or branch is removed; every ref is older than zero, so \"0s\" would remove them all. To keep refs forever, leave max_ref_age unset.", ""}
 	}
 	return nil
 }
@@ -175,7 +187,7 @@ func checkOlderThan(v any) *fieldProblem {
 	d := v.(time.Duration)
 	if d < minOlderThan {
 		return &fieldProblem{hcl.DiagError, "Orphan-file age guard below 24 hours",
-			fmt.Sprintf("older_than is %s. Files younger than a day may belong to a write that has not committed yet; deleting them corrupts the table. Use \"24h\" or more (\"3d\" is usual).", FormatDuration(d))}
+			fmt.Sprintf("older_than is %s. Files younger than a day may belong to a write that has not committed yet; deleting them corrupts the table. Use \"24h\" or more (\"3d\" is usual).", FormatDuration(d)), ""}
 	}
 	return nil
 }
@@ -184,7 +196,7 @@ func checkRatio(v any) *fieldProblem {
 	r := v.(float64)
 	if !(r > 0 && r <= 1) {
 		return &fieldProblem{hcl.DiagError, "Invalid max_orphan_ratio",
-			fmt.Sprintf("max_orphan_ratio is %s; it is a share of the table's files and must be above 0 and at most 1.", strconv.FormatFloat(r, 'g', -1, 64))}
+			fmt.Sprintf("max_orphan_ratio is %s; it is a share of the table's files and must be above 0 and at most 1.", strconv.FormatFloat(r, 'g', -1, 64)), ""}
 	}
 	return nil
 }
@@ -192,7 +204,7 @@ func checkRatio(v any) *fieldProblem {
 func checkMinInt(min int) func(any) *fieldProblem {
 	return func(v any) *fieldProblem {
 		if n := v.(int); n < min {
-			return &fieldProblem{hcl.DiagError, "Value out of range", fmt.Sprintf("The value must be at least %d, got %d.", min, n)}
+			return &fieldProblem{hcl.DiagError, "Value out of range", fmt.Sprintf("The value must be at least %d, got %d.", min, n), ""}
 		}
 		return nil
 	}
@@ -210,7 +222,7 @@ func checkEnum(what string, allowed ...string) func(any) *fieldProblem {
 		if sug := nameSuggestion(s, allowed); sug != "" {
 			detail += fmt.Sprintf(" Did you mean %q?", sug)
 		}
-		return &fieldProblem{hcl.DiagError, "Invalid " + what, detail}
+		return &fieldProblem{hcl.DiagError, "Invalid " + what, detail, ""}
 	}
 }
 
@@ -300,7 +312,7 @@ func checkStorageRoots(v any) *fieldProblem {
 		rest = strings.TrimSuffix(rest, "/")
 		if !ok || scheme == "" || strings.Contains(rest, "/") || (scheme == "file") != (rest == "") {
 			return &fieldProblem{hcl.DiagError, "Invalid storage root",
-				fmt.Sprintf("%q is not the root of a bucket, container or file system. allow_storage_roots takes locations such as \"s3://bucket\" or \"file:///\": a sweep root there lists everything stored in it.", r)}
+				fmt.Sprintf("%q is not the root of a bucket, container or file system. allow_storage_roots takes locations such as \"s3://bucket\" or \"file:///\": a sweep root there lists everything stored in it.", r), ""}
 		}
 	}
 	return nil

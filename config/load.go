@@ -40,6 +40,9 @@ type loader struct {
 	// labelRanges keeps the label of each table and tables block, where
 	// errors about the address or pattern point.
 	labelRanges map[any]hcl.Range
+	// ignoreRanges are the elements of ignore_warnings, where an unknown
+	// code is reported.
+	ignoreRanges []hcl.Range
 }
 
 // Load reads every *.iceops.hcl file in dir (not recursively), merges them
@@ -152,6 +155,7 @@ func (l *loader) load() {
 	l.checkCycles()
 	l.checkSelectors()
 	l.checkEffective()
+	l.dropIgnored()
 	l.cfg.Digest = l.digest()
 }
 
@@ -174,13 +178,9 @@ func (l *loader) errorf(subject *hcl.Range, summary, format string, args ...any)
 	})
 }
 
-func (l *loader) warnf(subject *hcl.Range, summary, format string, args ...any) {
-	l.diags = append(l.diags, &hcl.Diagnostic{
-		Severity: hcl.DiagWarning,
-		Summary:  summary,
-		Detail:   fmt.Sprintf(format, args...),
-		Subject:  subject,
-	})
+// warnf adds a lint warning with its code (lint.go).
+func (l *loader) warnf(code string, subject *hcl.Range, summary, format string, args ...any) {
+	l.diags = append(l.diags, lintWarning(code, subject, summary, fmt.Sprintf(format, args...)))
 }
 
 // sortDiagnostics orders diagnostics by position. hcl reports unknown
@@ -204,8 +204,9 @@ func sortDiagnostics(diags hcl.Diagnostics) {
 
 // settingsHCL is the fixed-schema `iceops` block.
 type settingsHCL struct {
-	RequiredVersion *string `hcl:"required_version"`
-	Parallelism     *int    `hcl:"parallelism"`
+	RequiredVersion *string   `hcl:"required_version"`
+	Parallelism     *int      `hcl:"parallelism"`
+	IgnoreWarnings  *[]string `hcl:"ignore_warnings"`
 }
 
 func (l *loader) decodeSettings(blocks []*hcl.Block) {
@@ -225,6 +226,16 @@ func (l *loader) decodeSettings(blocks []*hcl.Block) {
 				l.errorf(attrRange(attrs, "parallelism", b), "Invalid parallelism", "parallelism must be at least 1, got %d.", *s.Parallelism)
 			}
 			l.cfg.Settings.Parallelism = *s.Parallelism
+		}
+		if s.IgnoreWarnings != nil {
+			l.cfg.Settings.IgnoreWarnings = *s.IgnoreWarnings
+			if a, ok := attrs["ignore_warnings"]; ok {
+				if elems, d := hcl.ExprList(a.Expr); !d.HasErrors() {
+					for _, e := range elems {
+						l.ignoreRanges = append(l.ignoreRanges, e.Range())
+					}
+				}
+			}
 		}
 		if s.RequiredVersion != nil {
 			l.cfg.Settings.RequiredVersion = *s.RequiredVersion

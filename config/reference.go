@@ -56,6 +56,7 @@ var nestedBlocks = blockNames(nestedBlockDocs)
 var settingsAttrs = []attrDoc{
 	{"required_version", false, "string", "", "A version constraint such as `\">= 0.1, < 1.0\"`; any other iceops refuses the configuration."},
 	{"parallelism", false, "number", "`4`", "Tables worked on at a time; `-parallelism` on the command line wins."},
+	{"ignore_warnings", false, "list of strings", "", "Lint warning codes (`\"IO102\"`, ...) never reported, by validate, plan or apply; the codes are listed in docs/plan-format.md. An unknown code is an error."},
 }
 
 var variableAttrs = []attrDoc{

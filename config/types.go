@@ -46,7 +46,9 @@ type Config struct {
 type Settings struct {
 	RequiredVersion string
 	Parallelism     int // 0 when unset
-	DeclRange       hcl.Range
+	// IgnoreWarnings are lint codes (lint.go) never reported.
+	IgnoreWarnings []string
+	DeclRange      hcl.Range
 }
 
 type Variable struct {

@@ -34,17 +34,14 @@ func ParseSize(s string) (int64, error) {
 	if t == "" {
 		return 0, errors.New("empty size")
 	}
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	num, written := splitSize(t)
+	unit := strings.ToLower(written)
 	if num == "" {
 		return 0, fmt.Errorf("%q does not start with a number", s)
 	}
 	mult, ok := sizeUnits[unit]
 	if !ok {
-		return 0, fmt.Errorf("unknown size unit %q in %q (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", strings.TrimSpace(t[i:]), s)
+		return 0, fmt.Errorf("unknown size unit %q in %q (use B, KiB, MiB, GiB, TiB, or the decimal KB, MB, GB, TB)", written, s)
 	}
 	if !strings.Contains(num, ".") {
 		n, err := strconv.ParseInt(num, 10, 64)
@@ -69,6 +66,38 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q is not a whole number of bytes", s)
 	}
 	return int64(v), nil
+}
+
+// splitSize splits a size into its number and its unit as written.
+func splitSize(s string) (num, unit string) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	return t[:i], strings.TrimSpace(t[i:])
+}
+
+// decimalToIEC maps a decimal (SI) unit to the binary unit usually meant.
+var decimalToIEC = map[string]string{"kb": "KiB", "mb": "MiB", "gb": "GiB", "tb": "TiB", "pb": "PiB"}
+
+// GroupDigits writes n with thousands separators: 128,000,000 (the
+// views count with it too).
+func GroupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
 // FormatSize renders a byte count for people: "3.1 GiB", "45.2 MiB",

@@ -219,7 +219,7 @@ func (l *loader) readVarFile(path string, decls map[string]*varDecl, values map[
 		a := attrs[name]
 		d, ok := decls[name]
 		if !ok {
-			l.warnf(a.NameRange.Ptr(), "Value for undeclared variable", "The variables file assigns %q, but no such variable is declared; the value is ignored.%s", name, suggestVar(name, decls))
+			l.warnf(LintUndeclaredVar, a.NameRange.Ptr(), "Value for undeclared variable", "The variables file assigns %q, but no such variable is declared; the value is ignored.%s", name, suggestVar(name, decls))
 			continue
 		}
 		v, vdiags := a.Expr.Value(nil)

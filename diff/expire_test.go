@@ -224,7 +224,7 @@ func TestPlanExpire(t *testing.T) {
 		if len(tp.Actions) != 0 || len(tp.Refusals) != 1 || tp.Refusals[0].Action != "expire_snapshots" {
 			t.Fatalf("plan = %+v", tp)
 		}
-		if len(tp.Warnings) != 1 || tp.Warnings[0].Code != "gc_disabled" || tp.Warnings[0].Origin != "main.iceops.hcl:10" {
+		if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintGCDisabled || tp.Warnings[0].Origin != "main.iceops.hcl:10" {
 			t.Fatalf("warnings = %+v", tp.Warnings)
 		}
 	})
@@ -248,7 +248,7 @@ func TestCommitGapWarning(t *testing.T) {
 	tp := PlanTable(pol, st, testNow)
 	var w *Warning
 	for i := range tp.Warnings {
-		if tp.Warnings[i].Code == "orphan_age_below_commit_gap" {
+		if tp.Warnings[i].Code == config.LintCommitGap {
 			w = &tp.Warnings[i]
 		}
 	}
@@ -259,6 +259,33 @@ func TestCommitGapWarning(t *testing.T) {
 	st.Orphans = cleanScan(st)
 	if tp := PlanTable(pol, st, testNow); len(tp.Warnings) != 0 {
 		t.Fatalf("warnings = %+v", tp.Warnings)
+	}
+}
+
+// After an expiry, a tag keeps an old snapshot whose children are gone:
+// the time from it to the oldest surviving snapshot of main is not a gap
+// any writer left, so it must not warn (it did, and the warning stayed).
+func TestCommitGapIgnoresExpiredHistory(t *testing.T) {
+	pol := fullPolicy() // older_than 3d
+	st := linear(20*day, 19*day, 18*day, 2*day, day, 0)
+	// Expired: snapshots 2 and 3, so 4's parent (3) is gone; 1 is kept by a tag.
+	st.Snapshots = append(st.Snapshots[:1], st.Snapshots[3:]...)
+	st.Refs = append(st.Refs, Ref{Name: "q3-close", Type: "tag", SnapshotID: 1})
+	st.Orphans = cleanScan(st)
+	for _, w := range PlanTable(pol, st, testNow).Warnings {
+		if w.Code == config.LintCommitGap {
+			t.Fatalf("false commit-gap warning after expiry: %+v", w)
+		}
+	}
+	// A real gap between a snapshot and its parent still warns.
+	st = linear(20*day, 19*day, 18*day, 10*day, day)
+	st.Orphans = cleanScan(st)
+	found := false
+	for _, w := range PlanTable(pol, st, testNow).Warnings {
+		found = found || (w.Code == config.LintCommitGap && strings.Contains(w.Message, "(9d)") && w.Name == "orphan_age_below_commit_gap")
+	}
+	if !found {
+		t.Fatalf("no commit-gap warning for a 9-day gap between parent and child: %+v", PlanTable(pol, st, testNow).Warnings)
 	}
 }
 
@@ -293,7 +320,7 @@ func TestSortWithoutOrderWarning(t *testing.T) {
 	pol.Compaction.Strategy = set("sort", 8)
 	st := linear(day)
 	tp := PlanTable(pol, st, testNow)
-	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != "sort_without_order" || tp.Warnings[0].Origin != "main.iceops.hcl:8" {
+	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintSortWithoutOrder || tp.Warnings[0].Origin != "main.iceops.hcl:8" {
 		t.Fatalf("warnings = %+v", tp.Warnings)
 	}
 	st.SortOrder = []SortField{{Transform: "identity", Column: "a"}}
@@ -324,7 +351,7 @@ func TestGCDisabledWithNothingToExpire(t *testing.T) {
 	st := linear(time.Hour)
 	st.Properties["gc.enabled"] = "false"
 	tp := PlanTable(pol, st, testNow)
-	if !tp.Empty() || len(tp.Warnings) != 1 || tp.Warnings[0].Code != "gc_disabled" {
+	if !tp.Empty() || len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintGCDisabled {
 		t.Fatalf("plan = %+v", tp)
 	}
 }
@@ -336,7 +363,7 @@ func TestWhereOnUnpartitionedTableWarning(t *testing.T) {
 	st := linear(day)
 	st.Specs = []PartitionSpec{{ID: 0, Fields: []string{}}}
 	tp := PlanTable(pol, st, testNow)
-	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != "where_unpartitioned" || tp.Warnings[0].Origin != "main.iceops.hcl:12" {
+	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintWhereUnpartition || tp.Warnings[0].Origin != "main.iceops.hcl:12" {
 		t.Fatalf("warnings = %+v", tp.Warnings)
 	}
 	// Once any spec is partitioned (spec evolution) the where can restrict.

@@ -198,7 +198,7 @@ func quarantineWarnings(address string, scan *OrphanScan) []Warning {
 		if r.RunID == "" {
 			subject = "the quarantine runs are" // the listing itself failed
 		}
-		out = append(out, Warning{Code: "quarantine_run_stuck", Message: subject + " never purged: " + why})
+		out = append(out, NewWarning(config.LintQuarantineStuck, subject+" never purged: "+why, ""))
 	}
 	return out
 }

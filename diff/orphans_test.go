@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/iceops/iceops/config"
 )
 
 // cleanScan is a scan with nothing wrong and no candidates.
@@ -279,10 +281,10 @@ func TestQuarantineStuckWarnings(t *testing.T) {
 		{RunID: "held1", Files: 1, PurgeAfterMs: ago(day), ManifestDigest: "sha256:e", Referenced: []string{"s3://b/t/data/c.parquet"}},
 	}
 	want := []Warning{
-		{Code: "quarantine_run_stuck", Message: "quarantine run broken is never purged: manifest unreadable: EOF; inspect its manifest (.iceops-quarantine/broken/.iceops-manifest.json in the table location), then fix or remove the run by hand"},
-		{Code: "quarantine_run_stuck", Message: "quarantine run evil is never purged: manifest names files outside the run (x); inspect its manifest (.iceops-quarantine/evil/.iceops-manifest.json in the table location), then fix or remove the run by hand"},
-		{Code: "quarantine_run_stuck", Message: "quarantine run held is never purged: 2 files of this run are referenced by the table again; put them back with iceops restore held lake.db.t"},
-		{Code: "quarantine_run_stuck", Message: "quarantine run held1 is never purged: 1 file of this run is referenced by the table again; put it back with iceops restore held1 lake.db.t"},
+		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run broken is never purged: manifest unreadable: EOF; inspect its manifest (.iceops-quarantine/broken/.iceops-manifest.json in the table location), then fix or remove the run by hand"},
+		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run evil is never purged: manifest names files outside the run (x); inspect its manifest (.iceops-quarantine/evil/.iceops-manifest.json in the table location), then fix or remove the run by hand"},
+		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run held is never purged: 2 files of this run are referenced by the table again; put them back with iceops restore held lake.db.t"},
+		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run held1 is never purged: 1 file of this run is referenced by the table again; put it back with iceops restore held1 lake.db.t"},
 	}
 	pol := fullPolicy()
 	pol.OrphanFiles.Quarantine = set(7*day, 25)
@@ -346,7 +348,7 @@ func TestQuarantineStuckWarnings(t *testing.T) {
 		st.Orphans = cleanScan(st)
 		st.Orphans.Quarantine = []QuarantineRun{{Problem: "list .iceops-quarantine: permission denied"}}
 		tp := PlanTable(pol, st, testNow)
-		w := Warning{Code: "quarantine_run_stuck", Message: "the quarantine runs are never purged: list .iceops-quarantine: permission denied; check the table location's .iceops-quarantine/ by hand"}
+		w := Warning{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "the quarantine runs are never purged: list .iceops-quarantine: permission denied; check the table location's .iceops-quarantine/ by hand"}
 		if !reflect.DeepEqual(tp.Warnings, []Warning{w}) {
 			t.Fatalf("warnings %+v", tp.Warnings)
 		}

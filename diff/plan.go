@@ -1,6 +1,10 @@
 package diff
 
-import "time"
+import (
+	"time"
+
+	"github.com/iceops/iceops/config"
+)
 
 // FormatVersion of the plan document (JSON, saved plan). Additive changes
 // keep 1.x; a breaking change bumps the major.
@@ -75,7 +79,10 @@ type AddressedRefusal struct {
 
 // Warning is a lint finding that needs the observed table (docs/design.md §3.6).
 type Warning struct {
+	// Code is the stable lint code (config.Lints: "IO107"), which
+	// ignore_warnings names; Name says what it is about.
 	Code    string `json:"code"`
+	Name    string `json:"name,omitempty"`
 	Message string `json:"message"`
 	Origin  string `json:"origin,omitempty"` // file:line
 	// Detail is the longer explanation of a configuration warning.
@@ -86,9 +93,9 @@ type Warning struct {
 // something the configuration or the command line names matches no table
 // (docs/plan-format.md). The configuration's lint warnings have their own.
 const (
-	WarnCatalogEmpty    = "catalog_empty"     // a catalog lists no table at all
-	WarnSelectorNoMatch = "selector_no_match" // a tables selector matches no table
-	WarnTargetNoMatch   = "target_no_match"   // a -target matches no managed table
+	WarnCatalogEmpty    = config.LintCatalogEmpty    // a catalog lists no table at all
+	WarnSelectorNoMatch = config.LintSelectorNoMatch // a tables selector matches no table
+	WarnTargetNoMatch   = config.LintTargetNoMatch   // a -target matches no managed table
 )
 
 // ListingWarning reports whether code is one of the warnings above, which
@@ -100,6 +107,12 @@ func ListingWarning(code string) bool {
 		return true
 	}
 	return false
+}
+
+// NewWarning is a warning with its code's name filled in.
+func NewWarning(code, message, origin string) Warning {
+	l, _ := config.LookupLint(code)
+	return Warning{Code: code, Name: l.Name, Message: message, Origin: origin}
 }
 
 type TableError struct {

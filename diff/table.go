@@ -2,7 +2,6 @@ package diff
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,29 +185,23 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 		if !pol.SnapshotRetention.Declared {
 			block, rng = "orphan_files", pol.OrphanFiles.DeclRange
 		}
-		out = append(out, Warning{
-			Code:    "gc_disabled",
-			Message: fmt.Sprintf("table has gc.enabled=%q but the policy declares %s; iceops will not expire snapshots or remove files of this table", props[propGCEnabled], block),
-			Origin:  fileLine(rng),
-		})
+		out = append(out, NewWarning(config.LintGCDisabled,
+			fmt.Sprintf("table has gc.enabled=%q but the policy declares %s; iceops will not expire snapshots or remove files of this table", props[propGCEnabled], block),
+			fileLine(rng)))
 	}
 	if c := pol.Compaction; c.Declared && c.Strategy.Value == "sort" && len(pol.SortOrder.Value) == 0 && len(st.SortOrder) == 0 {
 		rng := c.Strategy.Origin
 		if rng.Filename == "" {
 			rng = c.DeclRange
 		}
-		out = append(out, Warning{
-			Code:    "sort_without_order",
-			Message: "compaction.strategy = \"sort\" but neither the policy nor the table has a sort order; the rewrite cannot sort",
-			Origin:  fileLine(rng),
-		})
+		out = append(out, NewWarning(config.LintSortWithoutOrder,
+			"compaction.strategy = \"sort\" but neither the policy nor the table has a sort order; the rewrite cannot sort",
+			fileLine(rng)))
 	}
 	if c := pol.Compaction; c.Declared && c.Where.Value != "" && unpartitioned(st.Specs) {
-		out = append(out, Warning{
-			Code:    "where_unpartitioned",
-			Message: fmt.Sprintf("compaction.where = %q restricts nothing on this table: it is not partitioned, and the filter is decided per partition", c.Where.Value),
-			Origin:  fileLine(c.Where.Origin),
-		})
+		out = append(out, NewWarning(config.LintWhereUnpartition,
+			fmt.Sprintf("compaction.where = %q restricts nothing on this table: it is not partitioned, and the filter is decided per partition", c.Where.Value),
+			fileLine(c.Where.Origin)))
 	}
 	if o := pol.OrphanFiles; o.Declared {
 		if gap := longestCommitGap(st.Snapshots); gap > o.OlderThan.Value.Milliseconds() {
@@ -216,12 +209,10 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 			if rng.Filename == "" {
 				rng = o.DeclRange
 			}
-			out = append(out, Warning{
-				Code: "orphan_age_below_commit_gap",
-				Message: fmt.Sprintf("orphan_files.older_than = %q is shorter than the longest gap between commits on this table (%s): a writer that takes that long to commit could lose its files",
+			out = append(out, NewWarning(config.LintCommitGap,
+				fmt.Sprintf("orphan_files.older_than = %q is shorter than the longest gap between commits on this table (%s): a writer that takes that long to commit could lose its files",
 					config.FormatDuration(o.OlderThan.Value), formatAge(gap)),
-				Origin: fileLine(rng),
-			})
+				fileLine(rng)))
 		}
 	}
 	return out
@@ -237,16 +228,25 @@ func unpartitioned(specs []PartitionSpec) bool {
 	return true
 }
 
-// longestCommitGap is the longest time between consecutive snapshots.
+// longestCommitGap is the longest time between a snapshot and its parent.
+// Only parent links count: expiry removes snapshots from the middle of the
+// history (a tag or min_snapshots keeps an old one, max_age the recent
+// ones), and the time between two snapshots that survived it is not a
+// time any writer took to commit. Sorting all timestamps made iceops' own
+// expiry raise a warning that then stayed.
 func longestCommitGap(snaps []Snapshot) int64 {
-	ts := make([]int64, len(snaps))
-	for i, s := range snaps {
-		ts[i] = s.TimestampMs
+	ts := make(map[int64]int64, len(snaps))
+	for _, s := range snaps {
+		ts[s.ID] = s.TimestampMs
 	}
-	slices.Sort(ts)
 	var gap int64
-	for i := 1; i < len(ts); i++ {
-		gap = max(gap, ts[i]-ts[i-1])
+	for _, s := range snaps {
+		if s.ParentID == nil {
+			continue
+		}
+		if parent, ok := ts[*s.ParentID]; ok {
+			gap = max(gap, s.TimestampMs-parent)
+		}
 	}
 	return gap
 }

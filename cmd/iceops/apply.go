@@ -36,6 +36,7 @@ func (c *cli) apply(args []string) int {
 		return c.usage("apply", err)
 	}
 	c.noColor = c.noColor || a.NoColor
+	c.compactWarnings = a.CompactWarnings
 	needsApproval := a.PlanFile == "" && !a.AutoApprove
 	if needsApproval && a.JSON {
 		// There is no place for the question in a JSON stream.
@@ -52,6 +53,12 @@ func (c *cli) apply(args []string) int {
 	cfg, warnings, ok := c.loadConfigWarnings(a.Vars, a.PlanFile == "")
 	if !ok {
 		return exitError
+	}
+	if a.JSON {
+		// JSON lines on stdout: a version line, an object per event, and
+		// the results document last (docs/plan-format.md, apply -json).
+		c.jsonEvents = true
+		c.newProgress(false).Version(version)
 	}
 	signals := c.applyInterrupts()
 	defer signals.release()
@@ -71,7 +78,7 @@ func (c *cli) apply(args []string) int {
 			return c.fail(err)
 		}
 		if !a.JSON {
-			if err := views.Plan(c.stdout, plan, c.colorOut()); err != nil {
+			if err := views.PlanWith(c.stdout, plan, c.colorOut(), c.planView()); err != nil {
 				return c.fail(err)
 			}
 		}
@@ -94,14 +101,14 @@ func (c *cli) apply(args []string) int {
 		}
 	}
 
-	prog := views.NewProgress(c.stderr, c.liveProgress(), false, c.colorErr(), c.now)
+	prog := c.newProgress(false)
 	prog.Heartbeat(views.HeartbeatEvery)
 	signals.attach(prog)
 	res, err := apply.Apply(ctx, cfg, sess, plan, apply.ApplyOptions{
 		Parallelism: a.Parallelism,
 		Now:         c.now,
 		Saved:       a.PlanFile != "",
-		Progress:    prog.Event,
+		Progress:    c.logEvents(prog.Event),
 		Version:     version,
 		// While compaction runs, the Go soft memory limit follows what the
 		// compactions hold (docs/benchmarks.md, Compaction).
@@ -119,7 +126,7 @@ func (c *cli) apply(args []string) int {
 		return c.fail(fmt.Errorf("apply: %w", err))
 	}
 	if a.JSON {
-		err = views.ResultsJSON(c.stdout, res)
+		err = views.ResultsJSONLine(c.stdout, res)
 	} else {
 		if a.PlanFile == "" {
 			fmt.Fprintln(c.stdout)

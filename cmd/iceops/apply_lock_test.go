@@ -59,12 +59,15 @@ func TestTwoAppliesAtOnce(t *testing.T) {
 	for trial := range 3 {
 		dir := filepath.Join(t.TempDir(), "lake")
 		lake := demoLake(t, bin, dir)
-		code, out := runIceops(t, bin, dir, "plan", "-json")
-		if code != 0 {
-			t.Fatalf("plan: exit %d\n%s", code, out)
+		// stdout alone: stderr has plan's progress lines.
+		planCmd := exec.Command(bin, "-chdir="+dir, "plan", "-json")
+		planCmd.Env = append(os.Environ(), "NO_COLOR=1")
+		out, err := planCmd.Output()
+		if err != nil {
+			t.Fatalf("plan: %v\n%s", err, out)
 		}
 		var p diff.Plan
-		if err := json.Unmarshal([]byte(out), &p); err != nil {
+		if err := json.Unmarshal(out, &p); err != nil {
 			t.Fatalf("plan -json: %v", err)
 		}
 		inPolicy := map[string]string{}
@@ -89,7 +92,7 @@ func TestTwoAppliesAtOnce(t *testing.T) {
 				cmd, stdout, stderr := startApply(t, bin, dir, "-lock-timeout=5m")
 				codes[i], _ = testenv.ExitCode(cmd.Wait()) // -1: it could not run
 				logs[i] = stderr.String()
-				if err := json.Unmarshal(stdout.Bytes(), &results[i]); err != nil {
+				if err := json.Unmarshal(resultsLine(stdout.Bytes()), &results[i]); err != nil {
 					t.Errorf("apply %d: results: %v\n%s", i, err, stdout.String())
 				}
 			}()

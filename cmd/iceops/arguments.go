@@ -112,6 +112,12 @@ func addInputFlag(fs *flag.FlagSet, input *bool) {
 	fs.BoolVar(input, "input", true, "")
 }
 
+// addCompactWarningsFlag registers -compact-warnings (as Terraform's):
+// each warning in one line, its code, summary and location.
+func addCompactWarningsFlag(fs *flag.FlagSet, compact *bool) {
+	fs.BoolVar(compact, "compact-warnings", false, "")
+}
+
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	// Errors are returned and rendered by run; the flag package's own
@@ -160,16 +166,20 @@ func oneArg(fs *flag.FlagSet, what, missing string) (string, error) {
 	return fs.Arg(0), nil
 }
 
-// Validate: `iceops validate [-var...] [-no-color]`.
+// Validate: `iceops validate [-json] [-compact-warnings] [-var...] [-no-color]`.
 type Validate struct {
-	Vars    Vars
-	NoColor bool
+	Vars            Vars
+	JSON            bool
+	CompactWarnings bool
+	NoColor         bool
 }
 
 func ParseValidate(args []string) (Validate, error) {
 	var a Validate
 	fs := newFlagSet("validate")
 	addVarFlags(fs, &a.Vars)
+	fs.BoolVar(&a.JSON, "json", false, "")
+	addCompactWarningsFlag(fs, &a.CompactWarnings)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
@@ -256,6 +266,7 @@ type Plan struct {
 	Targets          []string
 	Vars             Vars
 	Parallelism      int // 0 = the configuration's or the default
+	CompactWarnings  bool
 	NoColor          bool
 }
 
@@ -270,6 +281,7 @@ func ParsePlan(args []string) (Plan, error) {
 	fs.Var(&targets, "target", "")
 	addVarFlags(fs, &a.Vars)
 	fs.IntVar(&a.Parallelism, "parallelism", 0, "")
+	addCompactWarningsFlag(fs, &a.CompactWarnings)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
@@ -301,8 +313,10 @@ type Apply struct {
 	Targets     []string
 	Vars        Vars
 	Parallelism int
-	NoColor     bool
-	PlanFile    string
+	// CompactWarnings: -compact-warnings.
+	CompactWarnings bool
+	NoColor         bool
+	PlanFile        string
 }
 
 func ParseApply(args []string) (Apply, error) {
@@ -318,6 +332,7 @@ func ParseApply(args []string) (Apply, error) {
 	fs.Var(&targets, "target", "")
 	addVarFlags(fs, &a.Vars)
 	fs.IntVar(&a.Parallelism, "parallelism", 0, "")
+	addCompactWarningsFlag(fs, &a.CompactWarnings)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return a, err

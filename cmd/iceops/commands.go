@@ -10,6 +10,17 @@ type command struct {
 	main     bool // listed under "Main commands"
 	help     string
 	run      func(*cli, []string) int
+	// parse is the command's argument parser, for telling which flags it
+	// takes (withEnvArgs).
+	parse func([]string) error
+}
+
+// parseWith adapts a Parse function to command.parse.
+func parseWith[T any](parse func([]string) (T, error)) func([]string) error {
+	return func(args []string) error {
+		_, err := parse(args)
+		return err
+	}
 }
 
 // commands is the table, in the order the main help lists the commands. It
@@ -17,17 +28,17 @@ type command struct {
 // table (a variable would be an initialisation cycle).
 func commands() []command {
 	return []command{
-		{name: "plan", main: true, synopsis: "Observe the tables and show what must change", help: commandHelp["plan"], run: (*cli).plan},
-		{name: "apply", main: true, synopsis: "Make the changes (asks for approval unless -auto-approve)", help: commandHelp["apply"], run: (*cli).apply},
-		{name: "validate", main: true, synopsis: "Check the configuration without contacting any catalog", help: commandHelp["validate"], run: (*cli).validate},
-		{name: "demo", synopsis: "Build a local demo lakehouse and a configuration for it", help: commandHelp["demo"], run: (*cli).demo},
-		{name: "explain", synopsis: "Show every effective policy value for one table and where it was set", help: commandHelp["explain"], run: (*cli).explain},
-		{name: "force-unlock", synopsis: "Remove a dead run's lease on one table", help: commandHelp["force-unlock"], run: (*cli).forceUnlock},
-		{name: "fmt", synopsis: "Rewrite configuration files in the canonical format", help: commandHelp["fmt"], run: (*cli).fmt},
-		{name: "inspect", synopsis: "Health report of one table, with recommendations", help: commandHelp["inspect"], run: (*cli).inspect},
-		{name: "restore", synopsis: "Put back the files of one quarantine run", help: commandHelp["restore"], run: (*cli).restore},
-		{name: "show", synopsis: "Print a saved plan", help: commandHelp["show"], run: (*cli).show},
-		{name: "version", synopsis: "Print the iceops version", help: commandHelp["version"], run: (*cli).version},
+		{name: "plan", main: true, synopsis: "Observe the tables and show what must change", help: commandHelp["plan"], run: (*cli).plan, parse: parseWith(ParsePlan)},
+		{name: "apply", main: true, synopsis: "Make the changes (asks for approval unless -auto-approve)", help: commandHelp["apply"], run: (*cli).apply, parse: parseWith(ParseApply)},
+		{name: "validate", main: true, synopsis: "Check the configuration without contacting any catalog", help: commandHelp["validate"], run: (*cli).validate, parse: parseWith(ParseValidate)},
+		{name: "demo", synopsis: "Build a local demo lakehouse and a configuration for it", help: commandHelp["demo"], run: (*cli).demo, parse: parseWith(ParseDemo)},
+		{name: "explain", synopsis: "Show every effective policy value for one table and where it was set", help: commandHelp["explain"], run: (*cli).explain, parse: parseWith(ParseExplain)},
+		{name: "force-unlock", synopsis: "Remove a dead run's lease on one table", help: commandHelp["force-unlock"], run: (*cli).forceUnlock, parse: parseWith(ParseForceUnlock)},
+		{name: "fmt", synopsis: "Rewrite configuration files in the canonical format", help: commandHelp["fmt"], run: (*cli).fmt, parse: parseWith(ParseFmt)},
+		{name: "inspect", synopsis: "Health report of one table, with recommendations", help: commandHelp["inspect"], run: (*cli).inspect, parse: parseWith(ParseInspect)},
+		{name: "restore", synopsis: "Put back the files of one quarantine run", help: commandHelp["restore"], run: (*cli).restore, parse: parseWith(ParseRestore)},
+		{name: "show", synopsis: "Print a saved plan", help: commandHelp["show"], run: (*cli).show, parse: parseWith(ParseShow)},
+		{name: "version", synopsis: "Print the iceops version", help: commandHelp["version"], run: (*cli).version, parse: parseWith(ParseVersion)},
 	}
 }
 

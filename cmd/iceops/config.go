@@ -21,18 +21,33 @@ func (c *cli) loadConfig(v Vars, lint bool) (cfg *config.Config, ok bool) {
 // loadConfigWarnings is loadConfig that also returns the lint warnings it
 // printed, for plan to carry in its document.
 func (c *cli) loadConfigWarnings(v Vars, lint bool) (cfg *config.Config, warnings hcl.Diagnostics, ok bool) {
+	cfg, diags := c.readConfig(v, lint)
+	var files map[string]*hcl.File
+	if cfg != nil {
+		files = cfg.Files
+	}
+	views.DiagnosticsWith(c.stderr, files, diags, c.colorErr(), c.compactWarnings)
+	for _, d := range diags {
+		if d.Severity == hcl.DiagWarning {
+			warnings = append(warnings, d)
+		}
+	}
+	return cfg, warnings, cfg != nil && !diags.HasErrors()
+}
+
+// readConfig is loadConfig without printing: the configuration and its
+// diagnostics (warnings only with lint), for validate -json.
+func (c *cli) readConfig(v Vars, lint bool) (*config.Config, hcl.Diagnostics) {
 	cfg, diags := config.Load(c.configDir(), config.LoadOptions{
 		Vars:     v.Vars,
 		VarFiles: v.VarFiles,
 		Env:      c.environ,
 		Version:  version,
 	})
-	var files map[string]*hcl.File
 	if cfg != nil {
 		// From here on nothing printed may carry a secret of the
 		// configuration, diagnostics included.
 		c.maskSecrets(cfg.Secrets)
-		files = cfg.Files
 		diags = append(diags, providers.ConfigDiagnostics(cfg, c.now())...)
 	}
 	if !lint {
@@ -44,13 +59,7 @@ func (c *cli) loadConfigWarnings(v Vars, lint bool) (cfg *config.Config, warning
 		}
 		diags = errs
 	}
-	views.Diagnostics(c.stderr, files, diags, c.colorErr())
-	for _, d := range diags {
-		if d.Severity == hcl.DiagWarning {
-			warnings = append(warnings, d)
-		}
-	}
-	return cfg, warnings, cfg != nil && !diags.HasErrors()
+	return cfg, diags
 }
 
 // configDir is the configuration directory as the user named it, so that

@@ -36,7 +36,7 @@ func (c *cli) explain(args []string) int {
 	lines := eff.Explain()
 	rows := make([]views.ExplainRow, len(lines))
 	for i, l := range lines {
-		rows[i] = views.ExplainRow{Name: l.Name, Value: l.Value, Default: l.Default, Block: l.Block, Origin: rangeString(l.Origin)}
+		rows[i] = views.ExplainRow{Name: l.Name, Value: l.Value, Default: l.Default, Unset: l.Unset, Block: l.Block, Origin: rangeString(l.Origin)}
 	}
 	h := views.ExplainHeader{Address: a.Address, MatchedBy: eff.MatchedBy, MatchedAt: rangeString(eff.MatchRange), Policy: eff.PolicyName}
 	var props []views.ExplainProperty

@@ -30,6 +30,8 @@ Environment:
   ICEOPS_VAR_name          Set the variable "name"
   ICEOPS_CLI_ARGS          Extra flags for every command (as Terraform's TF_CLI_ARGS)
   ICEOPS_CLI_ARGS_<cmd>    Extra flags for one command, e.g. ICEOPS_CLI_ARGS_plan
+  ICEOPS_LOG               Log level on stderr: error, warn (default), info, debug
+  ICEOPS_LOG_FORMAT        Log format: text (default) or json
   NO_COLOR                 Disable colour (also off when stdout is not a terminal)
 
 Exit codes: 0 success; 1 error; plan -detailed-exitcode: 0 no changes,
@@ -45,9 +47,13 @@ var commandHelp = map[string]string{
   catalog. Warnings are shown but do not fail.
 
 Options:
-  -var=NAME=VALUE  Set a variable (repeatable)
-  -var-file=FILE   Read variables from an HCL file of name = value lines
-  -no-color        Disable colour
+  -json              Print the diagnostics as one JSON document on stdout
+                     (as terraform validate -json: valid, error_count,
+                     warning_count, diagnostics with ranges)
+  -compact-warnings  Print each warning in one line (code, summary, place)
+  -var=NAME=VALUE    Set a variable (repeatable)
+  -var-file=FILE     Read variables from an HCL file of name = value lines
+  -no-color          Disable colour
 
 Examples:
   iceops validate
@@ -89,6 +95,8 @@ Options:
   -var=NAME=VALUE      Set a variable (repeatable)
   -var-file=FILE       Read variables from an HCL file
   -parallelism=N       Observe N tables at a time (default 4)
+  -compact-warnings    Print each warning in one line; a table warning once
+                       per code with the tables it applies to
   -no-color            Disable colour
 
 Examples:
@@ -106,7 +114,8 @@ Examples:
 
 Options:
   -auto-approve        Do not ask for approval
-  -json                Print the results as one JSON document
+  -json                Print JSON lines: one object per event, then the
+                       results document as the last line
   -input=false         Never ask; without -auto-approve or PLANFILE, refuse
   -lock=false          Take no table leases and ignore other runs' leases
   -lock-timeout=D      Wait up to D for a table another run holds (default 0s)
@@ -115,6 +124,7 @@ Options:
   -var=NAME=VALUE      Set a variable (repeatable)
   -var-file=FILE       Read variables from an HCL file
   -parallelism=N       Work on N tables at a time (default 4)
+  -compact-warnings    Print each warning in one line
   -no-color            Disable colour
 
 Examples:

@@ -25,6 +25,7 @@ func (c *cli) plan(args []string) int {
 		return c.usage("plan", err)
 	}
 	c.noColor = c.noColor || a.NoColor
+	c.compactWarnings = a.CompactWarnings
 	cfg, warnings, ok := c.loadConfigWarnings(a.Vars, true)
 	if !ok {
 		return exitError
@@ -67,7 +68,7 @@ func (c *cli) plan(args []string) int {
 // (views.PlanProblems), whatever -format put on stdout, and the error of a
 // configuration that manages no table.
 func (c *cli) reportPlanProblems(p *diff.Plan) {
-	_ = views.PlanProblems(c.stderr, p, c.colorErr()) // stderr: nowhere to report to
+	_ = views.PlanProblems(c.stderr, p, c.colorErr(), c.compactWarnings) // stderr: nowhere to report to
 	if managesNothing(p) {
 		views.Error(c.stderr, errors.New(views.NoTableManaged+` (check the catalogs' labels and the tables selectors; "iceops validate" lists what the configuration declares)`), c.colorErr())
 	}
@@ -91,8 +92,13 @@ func (c *cli) printPlan(p *diff.Plan, format string) error {
 	case FormatMarkdown:
 		return views.PlanMarkdown(c.stdout, p)
 	default:
-		return views.Plan(c.stdout, p, c.colorOut())
+		return views.PlanWith(c.stdout, p, c.colorOut(), c.planView())
 	}
+}
+
+// planView is how the human plan reads for this invocation.
+func (c *cli) planView() views.PlanOptions {
+	return views.PlanOptions{CompactWarnings: c.compactWarnings}
 }
 
 // liveProgress is whether progress redraws lines in place: only on a
@@ -119,16 +125,20 @@ func planExitCode(p *diff.Plan, detailed bool) int {
 }
 
 // makePlan plans every managed table, with live observation progress on
-// a terminal stderr (and none in a log: the plan is the result).
+// a terminal stderr, and in a log (no terminal) a timestamped line per
+// catalog connected and table observed, and every 10 s one per catalog or
+// table still waited on: a plan against a catalog that never answers is
+// not silent.
 func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.Session, targets []string, parallelism int, warnings hcl.Diagnostics) (*diff.Plan, error) {
-	prog := views.NewProgress(c.stderr, c.liveProgress(), true, c.colorErr(), c.now)
+	prog := c.newProgress(false)
+	prog.Heartbeat(views.PlanHeartbeatEvery)
 	defer prog.Done()
 	p, err := apply.Plan(ctx, cfg, sess, apply.PlanOptions{
 		Targets:        targets,
 		Parallelism:    parallelism,
 		Now:            c.now,
 		Version:        version,
-		Progress:       prog.Event,
+		Progress:       c.logEvents(prog.Event),
 		ConfigWarnings: warnings,
 		// A plan of a large table keeps its heap near what it holds.
 		SetMemoryLimit: memoryLimitSetter(c.env),
@@ -142,6 +152,8 @@ func (c *cli) makePlan(ctx context.Context, cfg *config.Config, sess *providers.
 		return nil, fmt.Errorf("interrupted while planning: %d of %d tables were planned before the signal; nothing was shown, saved or applied",
 			len(p.Tables), len(p.Tables)+len(p.Errors))
 	}
+	c.logger().Info("plan made", "tables", p.Summary.Tables, "actions", p.Summary.Actions,
+		"destructive_actions", p.Summary.DestructiveActions, "errors", p.Summary.Errors)
 	return p, nil
 }
 

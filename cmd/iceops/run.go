@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -43,7 +44,14 @@ type cli struct {
 	now            func() time.Time
 	dir            string // absolute working directory, after -chdir
 	noColor        bool   // -no-color on the command line
-	self           string // how the user ran iceops, for "run this next" hints
+	// compactWarnings is -compact-warnings: a warning is one line.
+	compactWarnings bool
+	// jsonEvents is apply -json: progress is a stream of JSON lines on
+	// stdout, ended by the results document.
+	jsonEvents bool
+	// log is ICEOPS_LOG's logger, on stderr.
+	log  *slog.Logger
+	self string // how the user ran iceops, for "run this next" hints
 }
 
 // run is the whole CLI; it returns the exit code.
@@ -126,6 +134,11 @@ func envMap(environ []string) map[string]string {
 
 func (c *cli) run(args []string) int {
 	defer c.flush()
+	log, err := newLogger(c.stderr, c.env, c.now)
+	if err != nil {
+		return c.fail(err)
+	}
+	c.log = log
 	g, err := ParseGlobal(args)
 	if err != nil {
 		return c.fail(err)
@@ -181,12 +194,18 @@ func (c *cli) run(args []string) int {
 		}
 		return c.fail(errors.New(msg + ` (run "iceops -help" for the list)`))
 	}
+	c.logger().Debug("command", "name", g.Command, "args", cmdArgs, "dir", c.dir)
 	return cmd.run(c, cmdArgs)
 }
 
 // withEnvArgs adds ICEOPS_CLI_ARGS and ICEOPS_CLI_ARGS_<cmd> before the
 // command line's own arguments, as Terraform does with TF_CLI_ARGS: the
 // explicit flags come last and so win, and positional arguments stay last.
+//
+// ICEOPS_CLI_ARGS is for every command, so a flag in it that this command
+// does not take but another does (-no-color for version, -parallelism for
+// validate) is left out instead of failing the command; a flag no command
+// takes is still an error, as is anything in ICEOPS_CLI_ARGS_<cmd>.
 func (c *cli) withEnvArgs(cmd string, args []string) ([]string, error) {
 	var out []string
 	for _, name := range []string{"ICEOPS_CLI_ARGS", "ICEOPS_CLI_ARGS_" + cmd} {
@@ -198,9 +217,46 @@ func (c *cli) withEnvArgs(cmd string, args []string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		if name == "ICEOPS_CLI_ARGS" {
+			words = c.flagsFor(cmd, words)
+		}
 		out = append(out, words...)
 	}
 	return append(out, args...), nil
+}
+
+// flagsFor keeps the words of ICEOPS_CLI_ARGS that cmd takes: a flag
+// (-name or -name=value) that cmd's parser does not define but another
+// command's does is dropped, with a debug log line.
+func (c *cli) flagsFor(cmd string, words []string) []string {
+	own, ok := lookupCommand(cmd)
+	if !ok || own.parse == nil {
+		return words
+	}
+	undefined := func(parse func([]string) error, w string) bool {
+		err := parse([]string{w})
+		return err != nil && strings.Contains(err.Error(), "flag provided but not defined")
+	}
+	var out []string
+	for _, w := range words {
+		if !strings.HasPrefix(w, "-") || !undefined(own.parse, w) {
+			out = append(out, w)
+			continue
+		}
+		takenElsewhere := false
+		for _, other := range commands() {
+			if other.parse != nil && other.name != cmd && !undefined(other.parse, w) {
+				takenElsewhere = true
+				break
+			}
+		}
+		if !takenElsewhere {
+			out = append(out, w) // reported by the parser as unknown
+			continue
+		}
+		c.logger().Debug("ICEOPS_CLI_ARGS flag left out: the command does not take it", "command", cmd, "flag", w)
+	}
+	return out
 }
 
 // path resolves a user-given path against the working directory.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -31,6 +32,7 @@ func scriptCmds() map[string]scriptCmd {
 		"clocknorm": cmdClockNorm,
 		"plancheck": cmdPlanCheck,
 		"summaryeq": cmdSummaryEq,
+		"jsonlines": cmdJSONLines,
 	}
 }
 
@@ -68,6 +70,45 @@ func cmdSummaryEq(ts *testscript.TestScript, neg bool, args []string) {
 
 // readArg reads a script file, or the last command's output for the
 // names stdout/stderr.
+// jsonlines FILE: apply -json's stream. Every line is one JSON object; the
+// first is the version line; every line but the last is an event with
+// type, timestamp (RFC 3339), level and message; the last is the results
+// document (format_version, tables, summary).
+func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: jsonlines FILE")
+	}
+	lines := strings.Split(strings.TrimSuffix(string(readArg(ts, args[0])), "\n"), "\n")
+	if len(lines) < 2 {
+		ts.Fatalf("%s has %d lines; want a version line, events and the results", args[0], len(lines))
+	}
+	for i, line := range lines {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			ts.Fatalf("%s line %d is not a JSON object: %v\n%s", args[0], i+1, err, line)
+		}
+		if i == len(lines)-1 {
+			for _, k := range []string{"format_version", "tables", "summary"} {
+				if _, ok := obj[k]; !ok {
+					ts.Fatalf("%s: the last line is not the results document (no %q):\n%s", args[0], k, line)
+				}
+			}
+			continue
+		}
+		for _, k := range []string{"type", "timestamp", "level", "message"} {
+			if v, _ := obj[k].(string); v == "" {
+				ts.Fatalf("%s line %d has no %q:\n%s", args[0], i+1, k, line)
+			}
+		}
+		if _, err := time.Parse(time.RFC3339Nano, obj["timestamp"].(string)); err != nil {
+			ts.Fatalf("%s line %d: timestamp: %v", args[0], i+1, err)
+		}
+		if i == 0 && obj["type"] != "version" {
+			ts.Fatalf("%s: the first line is %q, not the version line", args[0], obj["type"])
+		}
+	}
+}
+
 func readArg(ts *testscript.TestScript, name string) []byte {
 	return []byte(ts.ReadFile(name))
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/iceops/iceops/cmd/iceops/internal/views"
 )
 
 // checkPlanDoc holds a plan's actions to diff's order and destructiveness
@@ -34,6 +37,27 @@ func TestCheckPlanDocKinds(t *testing.T) {
 	} {
 		if err := checkPlanDoc(doc(c.actions)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+// TestPlanFormatListsEventTypes: docs/plan-format.md's apply -json section
+// names every type of the event stream and every field of an event line.
+func TestPlanFormatListsEventTypes(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/plan-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(raw), "\n## apply -json\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, typ := range views.EventTypes() {
+		if !strings.Contains(section, "`"+typ+"`") {
+			t.Errorf("the apply -json section does not name the event type %s", typ)
+		}
+	}
+	for _, f := range views.EventFields() {
+		if !strings.Contains(section, "`"+f+"`") {
+			t.Errorf("the apply -json section does not document the event field %s", f)
 		}
 	}
 }

@@ -13,6 +13,19 @@ func (c *cli) validate(args []string) int {
 		return c.usage("validate", err)
 	}
 	c.noColor = c.noColor || a.NoColor
+	c.compactWarnings = a.CompactWarnings
+	if a.JSON {
+		// As terraform validate -json: the document is the whole output,
+		// and the exit code says whether it is valid.
+		cfg, diags := c.readConfig(a.Vars, true)
+		if err := views.WriteValidateJSON(c.stdout, diags); err != nil {
+			return c.fail(err)
+		}
+		if cfg == nil || diags.HasErrors() {
+			return exitError
+		}
+		return exitOK
+	}
 	cfg, ok := c.loadConfig(a.Vars, true)
 	if !ok {
 		return exitError

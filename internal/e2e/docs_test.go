@@ -209,3 +209,19 @@ func TestPlanFormatCoversEveryField(t *testing.T) {
 		t.Error("the apply -json section does not say interrupted is always present")
 	}
 }
+
+// TestPlanFormatListsEveryWarningCode: each lint code (config.Lints) has
+// its row in docs/plan-format.md with its name, so a code users can put
+// in ignore_warnings is never undocumented.
+func TestPlanFormatListsEveryWarningCode(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "plan-format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := docSection(t, string(raw), "JSON")
+	for _, l := range config.Lints() {
+		if !strings.Contains(section, "| `"+l.Code+"` | `"+l.Name+"` |") {
+			t.Errorf("the warning codes table has no row for %s (%s)", l.Code, l.Name)
+		}
+	}
+}

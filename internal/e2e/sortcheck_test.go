@@ -148,7 +148,9 @@ tables "%s.%s.*" {
 		t.Fatalf("apply = %d, want 1 (the plan's refusals)", r.code)
 	}
 	var res apply.Results
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+	// apply -json is JSON lines; the results document is the last.
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		t.Fatalf("apply -json: %v", err)
 	}
 	for _, c := range cases {

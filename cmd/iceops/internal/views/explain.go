@@ -14,8 +14,11 @@ type ExplainRow struct {
 	Name    string // "snapshot_retention.max_age"
 	Value   string // as HCL would write it: "\"2d\"", "3", "[\"a\"]"
 	Default bool   // nobody set it
-	Block   string // `table "lake.analytics.clicks"`, `policy "events"`
-	Origin  string // "main.iceops.hcl:61:26"
+	// Unset, when not "", replaces the value: what leaving the attribute
+	// unset means (no value spells it).
+	Unset  string
+	Block  string // `table "lake.analytics.clicks"`, `policy "events"`
+	Origin string // "main.iceops.hcl:61:26"
 }
 
 // ExplainProperty is one table property the policy owns (docs/design.md §3.4).
@@ -55,6 +58,11 @@ func Explain(w io.Writer, h ExplainHeader, rows []ExplainRow, props []ExplainPro
 		}
 	}
 	for _, r := range rows {
+		if r.Unset != "" {
+			// A comment line: nothing here may be pasted back as a value.
+			b.WriteString(s.Dim(fmt.Sprintf("# %s %s (default)", r.Name, r.Unset)) + "\n")
+			continue
+		}
 		from := "default"
 		if !r.Default {
 			from = r.Block

@@ -6,26 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iceops/iceops/config"
 )
 
 // Count renders an integer with thousands separators: 1203 → "1,203".
 func Count[T ~int | ~int64](n T) string {
-	s := strconv.FormatInt(int64(n), 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return config.GroupDigits(int64(n))
 }
 
 // Bytes renders a size for people, in binary units with one decimal:

@@ -158,6 +158,9 @@ func refusalsOf(p *diff.Plan) []diff.AddressedRefusal {
 
 func warningItem(address string, w diff.Warning) string {
 	var b strings.Builder
+	if w.Code != "" {
+		b.WriteString(mdCode(w.Code) + " ")
+	}
 	if w.Origin != "" {
 		b.WriteString(mdCode(w.Origin) + ": ")
 	}

@@ -15,10 +15,10 @@ func markdownPlan() *diff.Plan {
 	p.Tables = append(p.Tables, diff.TablePlan{
 		Address:  "lake.odd.a|b`c<script>",
 		Refusals: []diff.Refusal{{Action: "remove_orphan_files", Reason: "orphan ratio 40% above max_orphan_ratio 25% <check the listing>"}},
-		Warnings: []diff.Warning{{Code: "gc_disabled", Message: "gc.enabled=false with an expiry policy", Origin: "main.iceops.hcl:7"}},
+		Warnings: []diff.Warning{{Code: "IO105", Message: "gc.enabled=false with an expiry policy", Origin: "main.iceops.hcl:7"}},
 	})
 	p.Errors = []diff.TableError{{Address: "lake.x.gone", Message: "observe lake.x.gone: no such table"}}
-	p.Warnings = []diff.Warning{{Code: "config", Message: "Snapshot retention below Trino's 7-day floor", Detail: "max_age is 2d.", Origin: "main.iceops.hcl:12"}}
+	p.Warnings = []diff.Warning{{Code: "IO102", Message: "Snapshot retention below Trino's 7-day floor", Detail: "max_age is 2d.", Origin: "main.iceops.hcl:12"}}
 	diff.Summarize(p)
 	return p
 }
@@ -43,8 +43,8 @@ func TestPlanMarkdown(t *testing.T) {
 		"- ``lake.odd.a|b`c<script>``: `remove_orphan_files` refused: orphan ratio 40% above max\\_orphan\\_ratio 25% \\<check the listing\\>\n" +
 		"- `lake.x.gone`: could not be planned: observe lake.x.gone: no such table\n\n" +
 		"#### Warnings\n\n" +
-		"- `main.iceops.hcl:12`: Snapshot retention below Trino's 7-day floor: max\\_age is 2d.\n" +
-		"- `main.iceops.hcl:7`: ``lake.odd.a|b`c<script>``: gc.enabled=false with an expiry policy\n\n" +
+		"- `IO102` `main.iceops.hcl:12`: Snapshot retention below Trino's 7-day floor: max\\_age is 2d.\n" +
+		"- `IO105` `main.iceops.hcl:7`: ``lake.odd.a|b`c<script>``: gc.enabled=false with an expiry policy\n\n" +
 		"<details><summary><code>lake.analytics.clicks</code>: 6 actions</summary>\n\n```text\n"
 	if !strings.HasPrefix(got, want) {
 		t.Errorf("markdown head mismatch\n--- got\n%s\n--- want prefix\n%s", got, want)

@@ -15,8 +15,21 @@ import (
 // Masked is what a secret value is printed as.
 const Masked = config.Masked
 
+// PlanOptions change how the human plan reads.
+type PlanOptions struct {
+	// CompactWarnings (-compact-warnings, as Terraform's) prints each
+	// warning code once, with the tables it applies to, instead of a line
+	// per table.
+	CompactWarnings bool
+}
+
 // Plan renders the human plan of docs/design.md §5.2.
 func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
+	return PlanWith(w, p, s, PlanOptions{})
+}
+
+// PlanWith is Plan with options.
+func PlanWith(w io.Writer, p *diff.Plan, s *Styles, o PlanOptions) error {
 	var b strings.Builder
 	changed := 0
 	for i := range p.Tables {
@@ -160,7 +173,16 @@ var actionViews = map[diff.ActionType]actionView{
 		if a.Expire == nil {
 			return nil, false
 		}
-		return []string{s.Remove("-") + " " + expireSentence(a.Expire, createdAt)}, true
+		lines := []string{s.Remove("-") + " " + expireSentence(a.Expire, createdAt)}
+		// Removing a named ref is destructive in its own right (people
+		// name tags to keep a state; a copy of "0s" once removed them all),
+		// so each one is its own line with a caution, and the Markdown
+		// view's caution block lists it.
+		for _, ref := range a.Expire.RefsToRemove {
+			lines = append(lines, fmt.Sprintf("%s remove ref %s %s", s.Remove("-"), strconv.Quote(ref),
+				s.Warn("(caution: a named tag or branch past max_ref_age; iceops cannot restore it)")))
+		}
+		return lines, true
 	},
 	diff.RemoveOrphanFiles: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
 		o := a.Orphans
@@ -277,9 +299,6 @@ func expireSentence(e *diff.ExpireAction, createdAt time.Time) string {
 		}
 		fmt.Fprintf(&b, " (%s)", strings.Join(by, ", "))
 	}
-	if len(e.RefsToRemove) > 0 {
-		fmt.Fprintf(&b, "; remove %s %s", plural(len(e.RefsToRemove), "ref", "refs"), strings.Join(quoteAll(e.RefsToRemove), ", "))
-	}
 	if e.FilesToDelete > 0 {
 		fmt.Fprintf(&b, "; frees %s (%s)", countOf(e.FilesToDelete, "file", "files"), Bytes(e.BytesToDelete))
 	}
@@ -350,13 +369,13 @@ func quoteAll(items []string) []string {
 // error several addresses share (a catalog that cannot be listed) is
 // printed once, with the number of tables and selectors it blocked.
 // The configuration's own warnings were printed when it was loaded.
-func PlanProblems(w io.Writer, p *diff.Plan, s *Styles) error {
+func PlanProblems(w io.Writer, p *diff.Plan, s *Styles, compact bool) error {
 	var b strings.Builder
 	for _, wn := range p.Warnings {
 		if !diff.ListingWarning(wn.Code) {
 			continue
 		}
-		line := s.Warn("Warning:") + " " + wn.Message
+		line := s.Warn("Warning:") + " " + wn.Code + ": " + wn.Message
 		if wn.Origin != "" {
 			line += s.Dim(" (" + wn.Origin + ")")
 		}
@@ -366,7 +385,7 @@ func PlanProblems(w io.Writer, p *diff.Plan, s *Styles) error {
 		}
 		b.WriteString("\n")
 	}
-	writeWarnings(&b, p, s)
+	writeWarnings(&b, p, s, compact)
 	var errs, refusals grouped
 	for _, e := range p.Errors {
 		errs.add(e.Message, e.Address)
@@ -417,7 +436,7 @@ func (g *grouped) write(b *strings.Builder, verb string, s *Styles) {
 	}
 }
 
-func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles) {
+func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles, compact bool) {
 	n := 0
 	for i := range p.Tables {
 		n += len(p.Tables[i].Warnings)
@@ -426,10 +445,31 @@ func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles) {
 		return
 	}
 	b.WriteString(s.Warn("Warnings:") + "\n")
+	if compact {
+		// One line per code, naming the tables: the same warning on 40
+		// tables is one fact.
+		var codes []string
+		tables := map[string][]string{}
+		for i := range p.Tables {
+			for _, w := range p.Tables[i].Warnings {
+				if _, ok := tables[w.Code]; !ok {
+					codes = append(codes, w.Code)
+				}
+				if ts := tables[w.Code]; len(ts) == 0 || ts[len(ts)-1] != p.Tables[i].Address {
+					tables[w.Code] = append(ts, p.Tables[i].Address)
+				}
+			}
+		}
+		for _, code := range codes {
+			fmt.Fprintf(b, "  %s %s: %s\n", s.Warn("!"), warningLabel(code), strings.Join(tables[code], ", "))
+		}
+		b.WriteString("\n")
+		return
+	}
 	for i := range p.Tables {
 		t := &p.Tables[i]
 		for _, w := range t.Warnings {
-			line := fmt.Sprintf("  %s %s: %s", s.Warn("!"), t.Address, w.Message)
+			line := fmt.Sprintf("  %s %s %s: %s", s.Warn("!"), w.Code, t.Address, w.Message)
 			if w.Origin != "" {
 				line += s.Dim(" (" + w.Origin + ")")
 			}
@@ -442,6 +482,15 @@ func writeWarnings(b *strings.Builder, p *diff.Plan, s *Styles) {
 // NoTableManaged is the error of a plan of a configuration that manages
 // no table at all (its warnings say what matched nothing).
 const NoTableManaged = "no table is managed by this configuration"
+
+// warningLabel is a code with the name of its warning: "IO107
+// orphan_age_below_commit_gap".
+func warningLabel(code string) string {
+	if l, ok := config.LookupLint(code); ok {
+		return code + " " + l.Name
+	}
+	return code
+}
 
 // Summary is the plan's last line. Its figures are the ones diff.Summarize
 // puts in the JSON summary (a table with refusals counts as an error, not

@@ -94,7 +94,7 @@ func TestPlanErrorsAndRefusals(t *testing.T) {
 		Tables: []diff.TablePlan{{
 			Address:  "a.b.c",
 			Refusals: []diff.Refusal{{Action: "remove_orphan_files", Reason: "gc.enabled is false"}},
-			Warnings: []diff.Warning{{Code: "short_older_than", Message: "older_than is shorter than the longest commit gap", Origin: "main.iceops.hcl:9"}},
+			Warnings: []diff.Warning{{Code: "IO107", Message: "older_than is shorter than the longest commit gap", Origin: "main.iceops.hcl:9"}},
 		}},
 		Errors: []diff.TableError{{Address: "a.b.x", Message: "read manifest: no such file"}},
 	}
@@ -116,11 +116,11 @@ Error: 1 table could not be planned; 1 table has refused actions.
 	}
 	// The errors and warnings are on stderr (PlanProblems), not in the plan.
 	buf.Reset()
-	if err := PlanProblems(&buf, p, NewStyles(false)); err != nil {
+	if err := PlanProblems(&buf, p, NewStyles(false), false); err != nil {
 		t.Fatal(err)
 	}
 	want = `Warnings:
-  ! a.b.c: older_than is shorter than the longest commit gap (main.iceops.hcl:9)
+  ! IO107 a.b.c: older_than is shorter than the longest commit gap (main.iceops.hcl:9)
 
 Error: a.b.x: could not be planned: read manifest: no such file
 Error: a.b.c: remove_orphan_files refused: gc.enabled is false
@@ -144,10 +144,10 @@ func TestPlanProblemsOnce(t *testing.T) {
 		},
 	}
 	var buf bytes.Buffer
-	if err := PlanProblems(&buf, p, NewStyles(false)); err != nil {
+	if err := PlanProblems(&buf, p, NewStyles(false), false); err != nil {
 		t.Fatal(err)
 	}
-	want := `Warning: catalog "lake" lists no table (main.iceops.hcl:1)
+	want := `Warning: IO112: catalog "lake" lists no table (main.iceops.hcl:1)
   Why.
 
 Error: catalog "pg" unreachable: connect: password authentication failed
@@ -278,5 +278,62 @@ func TestExpirySentenceEscapedFileURIs(t *testing.T) {
 	e.EscapedFileURIs = 0
 	if got := expireSentence(e, created); strings.Contains(got, "file: URIs") {
 		t.Errorf("no escaped file: URI, but %q", got)
+	}
+}
+
+// Removing a named ref is its own line with a caution, in text and in the
+// Markdown caution block, not a clause at the end of the expiry sentence.
+func TestPlanRefRemovalCaution(t *testing.T) {
+	p := &diff.Plan{CreatedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Tables: []diff.TablePlan{{
+		Address: "lake.a.t",
+		Actions: []diff.Action{{Type: diff.ExpireSnapshots, Destructive: true, Expire: &diff.ExpireAction{
+			SnapshotIDs: []int64{1}, MaxAge: "5d", Kept: 1, RefsToRemove: []string{"q3-close"},
+		}}},
+	}}}
+	diff.Summarize(p)
+	var text bytes.Buffer
+	if err := Plan(&text, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := "      - expire 1 snapshot older than 5d; 1 kept\n" +
+		"      - remove ref \"q3-close\" (caution: a named tag or branch past max_ref_age; iceops cannot restore it)\n"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("text plan:\n%s\nwant lines:\n%s", text.String(), want)
+	}
+	var md bytes.Buffer
+	if err := PlanMarkdown(&md, p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "> - `lake.a.t`: remove ref \"q3-close\" (caution: a named tag or branch past max\\_ref\\_age; iceops cannot restore it)\n") {
+		t.Errorf("markdown plan:\n%s", md.String())
+	}
+}
+
+// -compact-warnings: a table warning is one line per code, naming every
+// table it concerns; the full form has a line per table with the code.
+func TestPlanCompactWarnings(t *testing.T) {
+	w := func(code string) diff.Warning { return diff.NewWarning(code, "message of "+code, "main.iceops.hcl:3") }
+	p := &diff.Plan{Tables: []diff.TablePlan{
+		{Address: "lake.a.one", Warnings: []diff.Warning{w("IO107"), w("IO105")}},
+		{Address: "lake.a.two", Warnings: []diff.Warning{w("IO107")}},
+	}}
+	diff.Summarize(p)
+	var full, compact bytes.Buffer
+	if err := Plan(&full, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlanWith(&compact, p, NewStyles(false), PlanOptions{CompactWarnings: true}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Warnings:\n" +
+		"  ! IO107 lake.a.one: message of IO107 (main.iceops.hcl:3)\n" +
+		"  ! IO105 lake.a.one: message of IO105 (main.iceops.hcl:3)\n" +
+		"  ! IO107 lake.a.two: message of IO107 (main.iceops.hcl:3)\n"; !strings.Contains(full.String(), want) {
+		t.Errorf("full:\n%s\nwant:\n%s", full.String(), want)
+	}
+	if want := "Warnings:\n" +
+		"  ! IO107 orphan_age_below_commit_gap: lake.a.one, lake.a.two\n" +
+		"  ! IO105 gc_disabled: lake.a.one\n\n"; !strings.Contains(compact.String(), want) {
+		t.Errorf("compact:\n%s\nwant:\n%s", compact.String(), want)
 	}
 }

@@ -36,6 +36,9 @@ type Progress struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// json writes one JSON object per event (JSON lines) instead of text.
+	json bool
 }
 
 // runState is what a running table is doing, for its live line, the
@@ -43,10 +46,15 @@ type Progress struct {
 type runState struct {
 	line    string
 	action  string
-	started time.Time // of the current action
+	started time.Time // of the current action, observation or listing
 	done    int64
 	total   int64
 	unit    string
+	// waiting is what a table or catalog with no action is doing, for
+	// the heartbeat: "observing", "waiting for the catalog to answer".
+	waiting string
+	// emitted is when a JSON progress event was last written.
+	emitted time.Time
 }
 
 // redrawEvery bounds how often live lines are repainted: byte counters
@@ -56,6 +64,14 @@ const redrawEvery = 100 * time.Millisecond
 // HeartbeatEvery is the log mode's heartbeat interval.
 const HeartbeatEvery = 30 * time.Second
 
+// PlanHeartbeatEvery is plan's: observing a table takes seconds, so a
+// catalog or table still busy after 10 s is worth a line.
+const PlanHeartbeatEvery = 10 * time.Second
+
+// jsonProgressEvery bounds JSON progress events per table: a counter of
+// bytes fires thousands of times a second.
+const jsonProgressEvery = time.Second
+
 // NewProgress returns a renderer. live selects the terminal mode; quiet
 // suppresses log lines when not live (plan's observation events are
 // noise in a CI log, and its result is the plan itself).
@@ -63,12 +79,20 @@ func NewProgress(w io.Writer, live, quiet bool, s *Styles, now func() time.Time)
 	return &Progress{w: w, live: live, quiet: quiet, s: s, now: now, running: map[string]*runState{}}
 }
 
+// NewJSONProgress returns a renderer that writes each event as one JSON
+// object on its own line (apply -json's stream, as Terraform's
+// machine-readable UI): type, timestamp, message, and the table, action
+// and counters the event has.
+func NewJSONProgress(w io.Writer, now func() time.Time) *Progress {
+	return &Progress{w: w, json: true, s: NewStyles(false), now: now, running: map[string]*runState{}}
+}
+
 // Heartbeat starts the log mode's heartbeat: every interval, a line per
 // running action with how far it is and for how long it has run. Done
 // stops it. It does nothing on a terminal (the live lines show the same)
 // or in quiet mode.
 func (p *Progress) Heartbeat(every time.Duration) {
-	if p.live || p.quiet || every <= 0 {
+	if p.live || p.quiet || p.json || every <= 0 {
 		return
 	}
 	p.mu.Lock()
@@ -100,6 +124,9 @@ func (p *Progress) beat() {
 	for _, t := range p.runningTables() {
 		st := p.running[t]
 		if st.action == "" {
+			if st.waiting != "" {
+				p.log(fmt.Sprintf("%s: %s (%s so far)", t, st.waiting, elapsed(p.now().Sub(st.started))))
+			}
 			continue
 		}
 		line := fmt.Sprintf("%s: %s running", t, st.action)
@@ -127,6 +154,10 @@ func (p *Progress) Interrupted(signal string) {
 		msg += "; finishing " + strings.Join(busy, ", ")
 	}
 	msg += ". Results follow."
+	if p.json {
+		p.writeJSON(jsonEvent{Type: "interrupted", Level: "warn", Message: msg})
+		return
+	}
 	if p.live {
 		p.clear()
 		fmt.Fprintln(p.w, msg)
@@ -141,6 +172,10 @@ func (p *Progress) Interrupted(signal string) {
 func (p *Progress) Event(e apply.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.json {
+		p.jsonEvent(e)
+		return
+	}
 	line := p.track(e)
 	if p.live {
 		// Redraw on every state change, but throttle pure counter updates.
@@ -161,6 +196,9 @@ func (p *Progress) track(e apply.Event) string {
 	if e.Unit == "tables" && e.Total > 0 {
 		p.total = e.Total
 	}
+	if e.Catalog != "" {
+		return p.trackCatalog(e)
+	}
 	st := p.running[e.Table]
 	if st == nil && e.Table != "" && e.Phase != apply.PhaseFinished && e.Phase != apply.PhasePlanned {
 		st = &runState{}
@@ -170,6 +208,7 @@ func (p *Progress) track(e apply.Event) string {
 	switch e.Phase {
 	case apply.PhaseObserve:
 		p.verb = "planned"
+		st.started, st.waiting = p.now(), "observing"
 	case apply.PhaseStart:
 		p.verb = "finished"
 		st.action, st.started, st.done, st.total, st.unit = e.Action, p.now(), 0, 0, ""
@@ -189,6 +228,9 @@ func (p *Progress) track(e apply.Event) string {
 			line += ": " + e.Err.Error()
 		}
 	case apply.PhasePlanned, apply.PhaseFinished:
+		if st := p.running[e.Table]; st != nil && e.Phase == apply.PhasePlanned && !st.started.IsZero() {
+			line = fmt.Sprintf("%s: observed in %s", e.Table, elapsed(p.now().Sub(st.started)))
+		}
 		delete(p.running, e.Table)
 		p.finished++
 		if e.Err != nil {
@@ -203,6 +245,29 @@ func (p *Progress) track(e apply.Event) string {
 		st.line = p.statusLine(e, st)
 	}
 	return line
+}
+
+// trackCatalog follows a catalog's listing: while it waits, the
+// heartbeat names it; its end says how long the first answer took.
+func (p *Progress) trackCatalog(e apply.Event) string {
+	key := "catalog " + e.Catalog
+	switch e.Phase {
+	case apply.PhaseConnect:
+		p.running[key] = &runState{started: p.now(), waiting: "waiting for the catalog to answer",
+			line: fmt.Sprintf("%s %s: connecting…", p.s.Dim("·"), key)}
+		return ""
+	case apply.PhaseConnected:
+		var took string
+		if st := p.running[key]; st != nil {
+			took = elapsed(p.now().Sub(st.started))
+		}
+		delete(p.running, key)
+		if e.Err != nil {
+			return fmt.Sprintf("%s: not reachable after %s: %v", key, took, e.Err)
+		}
+		return fmt.Sprintf("%s connected: %s listed in %s", key, countOf(e.Done, "table", "tables"), took)
+	}
+	return ""
 }
 
 // endLine is the log line of an action's end: its last counter and how
