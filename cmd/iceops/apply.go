@@ -78,7 +78,7 @@ func (c *cli) apply(args []string) int {
 			return c.fail(err)
 		}
 		if !a.JSON {
-			if err := views.PlanWith(c.stdout, plan, c.colorOut(), c.planView()); err != nil {
+			if err := views.Plan(c.stdout, plan, c.colorOut()); err != nil {
 				return c.fail(err)
 			}
 		}

@@ -92,13 +92,8 @@ func (c *cli) printPlan(p *diff.Plan, format string) error {
 	case FormatMarkdown:
 		return views.PlanMarkdown(c.stdout, p)
 	default:
-		return views.PlanWith(c.stdout, p, c.colorOut(), c.planView())
+		return views.Plan(c.stdout, p, c.colorOut())
 	}
-}
-
-// planView is how the human plan reads for this invocation.
-func (c *cli) planView() views.PlanOptions {
-	return views.PlanOptions{CompactWarnings: c.compactWarnings}
 }
 
 // liveProgress is whether progress redraws lines in place: only on a

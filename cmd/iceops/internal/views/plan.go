@@ -15,21 +15,9 @@ import (
 // Masked is what a secret value is printed as.
 const Masked = config.Masked
 
-// PlanOptions change how the human plan reads.
-type PlanOptions struct {
-	// CompactWarnings (-compact-warnings, as Terraform's) prints each
-	// warning code once, with the tables it applies to, instead of a line
-	// per table.
-	CompactWarnings bool
-}
-
-// Plan renders the human plan of docs/design.md §5.2.
+// Plan renders the human plan of docs/design.md §5.2. Its warnings and
+// errors are PlanProblems', on stderr.
 func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
-	return PlanWith(w, p, s, PlanOptions{})
-}
-
-// PlanWith is Plan with options.
-func PlanWith(w io.Writer, p *diff.Plan, s *Styles, o PlanOptions) error {
 	var b strings.Builder
 	changed := 0
 	for i := range p.Tables {

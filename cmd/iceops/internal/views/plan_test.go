@@ -311,6 +311,7 @@ func TestPlanRefRemovalCaution(t *testing.T) {
 
 // -compact-warnings: a table warning is one line per code, naming every
 // table it concerns; the full form has a line per table with the code.
+// Both go to stderr (PlanProblems).
 func TestPlanCompactWarnings(t *testing.T) {
 	w := func(code string) diff.Warning { return diff.NewWarning(code, "message of "+code, "main.iceops.hcl:3") }
 	p := &diff.Plan{Tables: []diff.TablePlan{
@@ -319,10 +320,10 @@ func TestPlanCompactWarnings(t *testing.T) {
 	}}
 	diff.Summarize(p)
 	var full, compact bytes.Buffer
-	if err := Plan(&full, p, NewStyles(false)); err != nil {
+	if err := PlanProblems(&full, p, NewStyles(false), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := PlanWith(&compact, p, NewStyles(false), PlanOptions{CompactWarnings: true}); err != nil {
+	if err := PlanProblems(&compact, p, NewStyles(false), true); err != nil {
 		t.Fatal(err)
 	}
 	if want := "Warnings:\n" +
