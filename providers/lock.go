@@ -178,19 +178,7 @@ func (s *leaseStore) create(ctx context.Context, name string, data []byte) error
 		if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
 			return err
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(local), ".tmp-lease-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		if _, err := tmp.Write(data); err != nil {
-			tmp.Close()
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		return os.Link(tmp.Name(), local)
+		return publishLocal(local, data, os.Link)
 	}
 	bfs, ok := s.fs.(*blobfs.FileIO)
 	if !ok {
@@ -218,25 +206,32 @@ func (s *leaseStore) create(ctx context.Context, name string, data []byte) error
 func (s *leaseStore) overwrite(name string, data []byte) error {
 	p := s.path(name)
 	if local, ok := store.LocalPath(p); ok {
-		tmp, err := os.CreateTemp(filepath.Dir(local), ".tmp-lease-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		if _, err := tmp.Write(data); err != nil {
-			tmp.Close()
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		return os.Rename(tmp.Name(), local)
+		return publishLocal(local, data, os.Rename)
 	}
 	wfs, ok := s.fs.(iceio.WriteFileIO)
 	if !ok {
 		return fmt.Errorf("storage %T cannot write", s.fs)
 	}
 	return wfs.WriteFile(p, data)
+}
+
+// publishLocal writes data to a temporary file beside local and publishes
+// it under local with publish (os.Link: only if local does not exist;
+// os.Rename: replacing it), so a reader never sees half of a lease.
+func publishLocal(local string, data []byte, publish func(oldname, newname string) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(local), ".tmp-lease-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return publish(tmp.Name(), local)
 }
 
 func (s *leaseStore) remove(name string) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -31,14 +32,21 @@ func ParseRestore(args []string) (Restore, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
 	}
+	var err error
+	a.RunID, a.Address, err = runAndAddress(fs, "restore needs a quarantine run id and a table address: iceops restore RUN_ID CATALOG.NAMESPACE.TABLE")
+	return a, err
+}
+
+// runAndAddress takes the two arguments RUN_ID ADDR of restore and
+// force-unlock; need says what is missing.
+func runAndAddress(fs *flag.FlagSet, need string) (string, string, error) {
 	if err := maxArgs(fs, 2, "RUN_ID ADDR"); err != nil {
-		return a, err
+		return "", "", err
 	}
 	if fs.NArg() != 2 {
-		return a, errors.New("restore needs a quarantine run id and a table address: iceops restore RUN_ID CATALOG.NAMESPACE.TABLE")
+		return "", "", errors.New(need)
 	}
-	a.RunID, a.Address = fs.Arg(0), fs.Arg(1)
-	return a, nil
+	return fs.Arg(0), fs.Arg(1), nil
 }
 
 // restore moves the files of one quarantine run back into the table.

@@ -31,14 +31,9 @@ func ParseForceUnlock(args []string) (ForceUnlock, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
 	}
-	if err := maxArgs(fs, 2, "RUN_ID ADDR"); err != nil {
-		return a, err
-	}
-	if fs.NArg() != 2 {
-		return a, errors.New("force-unlock needs the run id of the lease and a table address: iceops force-unlock RUN_ID CATALOG.NAMESPACE.TABLE")
-	}
-	a.RunID, a.Address = fs.Arg(0), fs.Arg(1)
-	return a, nil
+	var err error
+	a.RunID, a.Address, err = runAndAddress(fs, "force-unlock needs the run id of the lease and a table address: iceops force-unlock RUN_ID CATALOG.NAMESPACE.TABLE")
+	return a, err
 }
 
 const unlockPrompt = "Do you really want to remove this lease? Only 'yes' will be accepted: "
