@@ -84,6 +84,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		OlderThanMs: o.OlderThan.Value.Milliseconds(),
 		Excluded:    scan.Excluded,
 		MaxRatio:    o.MaxOrphanRatio.Value,
+		Staging:     scan.Staging,
 	}
 	if o.Quarantine.Value > 0 {
 		act.Quarantine = config.FormatDuration(o.Quarantine.Value)

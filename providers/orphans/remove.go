@@ -124,6 +124,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		ios[r] = f
 	}
 
+	rule := newStagingRule(tbl.Metadata(), norm)
 	// Rule 1: the listing (here: a fresh stat of every planned path) comes
 	// before the referenced set.
 	type cand struct {
@@ -140,6 +141,12 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		root := rootOf(roots, p, norm)
 		if root == "" {
 			res.Skipped = append(res.Skipped, p+": outside the table's locations")
+			continue
+		}
+		if d := rule.stagingDir(norm(p)); d != "" {
+			// A plan of an older iceops may list it; the listing's rule
+			// holds here too.
+			res.Skipped = append(res.Skipped, p+": inside "+d+", another engine's staging directory, never swept")
 			continue
 		}
 		size, mtime, why := statCandidate(ios[root], root, p)
