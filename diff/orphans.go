@@ -149,6 +149,29 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 	}, nil, true
 }
 
+// RecheckOrphans holds the plan's rules again at apply time (docs/design.md
+// §5.5): st is the table as it is now, with a scan of its storage made now
+// (st.Orphans), and the rules are planOrphans', the plan's own, so apply
+// cannot drift from them: the listing complete, every referenced file
+// present, the reference categories, the unreferenced ratio, the age
+// guard at now, gc.enabled, the scope. It returns what the rules allow
+// deleting now (an action with no paths when nothing), or the refusal.
+// Apply deletes only what the approved plan listed and this allows.
+func RecheckOrphans(pol *config.Effective, st *TableState, now time.Time) (*OrphansAction, string) {
+	act, refusals, ok := planOrphans(pol, st, propsAfter(pol, st), now)
+	if len(refusals) > 0 {
+		reasons := make([]string, len(refusals))
+		for i, r := range refusals {
+			reasons[i] = r.Reason
+		}
+		return nil, strings.Join(reasons, "; ")
+	}
+	if !ok {
+		return &OrphansAction{Paths: []string{}}, ""
+	}
+	return act.Orphans, ""
+}
+
 // PurgeRun is a quarantine run the plan deletes: every file its manifest
 // lists, then the manifest. ManifestDigest pins the manifest that was
 // planned; apply purges nothing of a run whose manifest changed since.
