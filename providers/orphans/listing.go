@@ -56,7 +56,8 @@ type stagingWalk struct {
 //     listing: a partial listing must never be compared with references;
 //   - a root that does not exist is an empty listing.
 //
-// emit, onSymlink and stage.file are called from one goroutine at a time.
+// emit, onSymlink, stage.dir and stage.file are called from one goroutine
+// at a time.
 func walkLocal(ctx context.Context, root string, emit func(localFile) error, onSymlink func(p string), stage *stagingWalk) error {
 	info, err := os.Lstat(root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -110,10 +111,10 @@ func walkLocal(ctx context.Context, root string, emit func(localFile) error, onS
 						continue // ours, reported from its manifests
 					}
 					sub := walkDir{path: p, staging: wd.staging}
+					mu.Lock()
 					if sub.staging == "" && stage != nil && stage.dir(p) {
 						sub.staging = p
 					}
-					mu.Lock()
 					stack = append(stack, sub)
 					cond.Signal()
 					mu.Unlock()
