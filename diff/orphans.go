@@ -84,6 +84,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		OlderThanMs: o.OlderThan.Value.Milliseconds(),
 		Excluded:    scan.Excluded,
 		MaxRatio:    o.MaxOrphanRatio.Value,
+		Staging:     scan.Staging,
 	}
 	if o.Quarantine.Value > 0 {
 		act.Quarantine = config.FormatDuration(o.Quarantine.Value)
@@ -146,6 +147,29 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		Reason:      why,
 		Orphans:     &act,
 	}, nil, true
+}
+
+// RecheckOrphans holds the plan's rules again at apply time (docs/design.md
+// §5.5): st is the table as it is now, with a scan of its storage made now
+// (st.Orphans), and the rules are planOrphans', the plan's own, so apply
+// cannot drift from them: the listing complete, every referenced file
+// present, the reference categories, the unreferenced ratio, the age
+// guard at now, gc.enabled, the scope. It returns what the rules allow
+// deleting now (an action with no paths when nothing), or the refusal.
+// Apply deletes only what the approved plan listed and this allows.
+func RecheckOrphans(pol *config.Effective, st *TableState, now time.Time) (*OrphansAction, string) {
+	act, refusals, ok := planOrphans(pol, st, propsAfter(pol, st), now)
+	if len(refusals) > 0 {
+		reasons := make([]string, len(refusals))
+		for i, r := range refusals {
+			reasons[i] = r.Reason
+		}
+		return nil, strings.Join(reasons, "; ")
+	}
+	if !ok {
+		return &OrphansAction{Paths: []string{}}, ""
+	}
+	return act.Orphans, ""
 }
 
 // PurgeRun is a quarantine run the plan deletes: every file its manifest

@@ -237,4 +237,7 @@ type OrphansAction struct {
 	// PurgeRuns are the quarantine runs due for purging (additive in 1.x):
 	// apply deletes the files of these runs and of no other.
 	PurgeRuns []PurgeRun `json:"purge_runs,omitempty"`
+	// Staging is what the sweep did not enter (additive in 1.x): other
+	// engines' staging directories, kept whatever their age.
+	Staging *StagingSkip `json:"staging,omitempty"`
 }

@@ -219,6 +219,21 @@ type OrphanScan struct {
 	// <location>/.iceops-quarantine/), read from their manifests. Diff puts
 	// the runs due for purging into the plan; apply purges no other.
 	Quarantine []QuarantineRun `json:"quarantine,omitempty"`
+	// Staging is what the listing did not enter: other engines' staging
+	// directories (docs/orphans.md); nil when there were none.
+	Staging *StagingSkip `json:"staging,omitempty"`
+}
+
+// StagingSkip is what an orphan sweep left alone because it lies in other
+// engines' staging directories (a directory below a sweep root whose name
+// starts with "_" or "." and is no partition directory: Hadoop's
+// _temporary/, Hive's .hive-staging_*/). Their files are counted, never
+// compared with the table's references, never deleted.
+type StagingSkip struct {
+	Dirs     int64    `json:"dirs"`     // outermost such directories
+	Files    int64    `json:"files"`    // regular files found below them
+	Bytes    int64    `json:"bytes"`    // their sizes
+	Examples []string `json:"examples"` // the first directories by name (at most 5)
 }
 
 // QuarantineRun is one quarantine run as its manifest describes it. The

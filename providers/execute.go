@@ -301,6 +301,9 @@ func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, 
 		EqualSchemes: o.EqualSchemes.Value, EqualAuthorities: o.EqualAuthorities.Value,
 		AllowStorageRoots: o.AllowStorageRoots.Value,
 		StorageProps:      storage,
+		Recheck: func(ctx context.Context, tbl *table.Table) (*diff.OrphansAction, error) {
+			return s.recheckOrphans(ctx, pol, tbl, req.Now())
+		},
 	})
 	return req.Table, er, err
 }

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/store"
 	"github.com/iceops/iceops/providers/orphans"
 )
 
@@ -38,6 +40,22 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		SpillLimit:  s.spill,
 		Ride:        ride,
 	}, pol, tbl)
+}
+
+// recheckOrphans is apply's re-check of a sweep (orphans.Spec.Recheck):
+// the plan's scan and the plan's rules, again, on the table as it is now.
+func (s *Session) recheckOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, now time.Time) (*diff.OrphansAction, error) {
+	scan, err := s.scanOrphans(ctx, pol, tbl, nil)
+	if err != nil {
+		return nil, fmt.Errorf("orphan scan: %w", err)
+	}
+	st := observeMetadata(tbl, pol.Address)
+	st.Orphans = scan
+	act, refusal := diff.RecheckOrphans(pol, st, now)
+	if refusal != "" {
+		return nil, fmt.Errorf("%w: %s", store.ErrRefused, refusal)
+	}
+	return act, nil
 }
 
 // RestoreQuarantine moves every file of one quarantine run of address back

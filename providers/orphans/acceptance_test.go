@@ -375,6 +375,11 @@ func TestOrphanAcceptanceS3a(t *testing.T) {
 	must(t, fsys.(iceio.WriteFileIO).WriteFile(stray, []byte("stray")))
 	side := s3.URL("warehouse", "orders", "data", "_SUCCESS")
 	must(t, fsys.(iceio.WriteFileIO).WriteFile(side, nil))
+	// Other engines' staging keys (issue 32): an object store has no
+	// directories to leave, each key is asked; never proposed, reported.
+	for _, k := range []string{"data/_temporary/0/_temporary/attempt_1/part-00000.parquet", "data/_temporary/0/task_1/part-00001.parquet", "data/.hive-staging_hive_1/-ext-10000/000000_0.parquet"} {
+		must(t, fsys.(iceio.WriteFileIO).WriteFile(s3.URL(append([]string{"warehouse", "orders"}, strings.Split(k, "/")...)...), []byte("staged")))
+	}
 
 	hcl := "catalog \"lake\" {\n  type = \"sql\"\n  uri = \"sqlite:" + dbPath + "\"\n  warehouse = \"" + s3.URL("warehouse") + "\"\n  properties = {\n"
 	for k, v := range s3.Properties() {
@@ -430,6 +435,10 @@ tables "lake.sales.*" {
 	}
 	if len(o.Paths) != 1 || diff.NormalizePath(o.Paths[0], nil, nil) != diff.NormalizePath(stray, nil, nil) || o.NonIceberg != 1 {
 		t.Fatalf("plan paths %v (non-iceberg %d): want only %s", o.Paths, o.NonIceberg, stray)
+	}
+	if st := o.Staging; st == nil || st.Dirs != 2 || st.Files != 3 || st.Bytes != 18 || len(st.Examples) != 2 ||
+		!strings.HasSuffix(st.Examples[0], "/orders/data/.hive-staging_hive_1") || !strings.HasSuffix(st.Examples[1], "/orders/data/_temporary") {
+		t.Fatalf("staging report %+v: want 2 directories, 3 files, 18 bytes", st)
 	}
 	res, err := apply.Apply(ctx, cfg, sess, plan, apply.ApplyOptions{Version: "test", Now: later})
 	must(t, err)

@@ -6,8 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
 )
 
 // listWorkers is how many directories a local listing reads at once.
@@ -22,19 +29,36 @@ type localFile struct {
 	mtime int64 // ms
 }
 
+// walkDir is one directory on walkLocal's stack; staging is the engine's
+// staging directory it lies in (itself included), or "".
+type walkDir struct{ path, staging string }
+
+// stagingWalk is what walkLocal does with engine staging directories: dir
+// says whether a directory is one (stagingRule.skips, on its local path),
+// file gets each regular file below one, with the outermost such
+// directory.
+type stagingWalk struct {
+	dir  func(p string) bool
+	file func(top string, f localFile)
+}
+
 // walkLocal lists every regular file under root with listWorkers
 // goroutines, with the guarantees filepath.WalkDir gave the scan:
 //   - symbolic links are never followed: onSymlink gets each one (file or
 //     directory), and nothing under a linked directory is listed;
 //   - iceops' own directories (ownDir: the quarantine, the leases) are skipped;
+//   - with stage set, a directory stage.dir names is an engine's staging
+//     directory (stagingRule): its files go to stage.file, never to emit,
+//     and what cannot be read below it is passed over;
 //   - sockets, devices and pipes are ignored (never ours to delete);
 //   - a file removed between readdir and lstat is skipped, but any other
 //     error, including a directory that cannot be read, fails the whole
 //     listing: a partial listing must never be compared with references;
 //   - a root that does not exist is an empty listing.
 //
-// emit and onSymlink are called from one goroutine at a time.
-func walkLocal(ctx context.Context, root string, emit func(localFile) error, onSymlink func(p string)) error {
+// emit, onSymlink, stage.dir and stage.file are called from one goroutine
+// at a time.
+func walkLocal(ctx context.Context, root string, emit func(localFile) error, onSymlink func(p string), stage *stagingWalk) error {
 	info, err := os.Lstat(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a configured path with nothing written yet
@@ -59,12 +83,13 @@ func walkLocal(ctx context.Context, root string, emit func(localFile) error, onS
 	var (
 		mu      sync.Mutex // guards stack, active, failed; serialises emit and onSymlink
 		cond    = sync.NewCond(&mu)
-		stack   = []string{root}
+		stack   = []walkDir{{path: root}}
 		active  int
 		failed  error
 		workers sync.WaitGroup
 	)
-	readDir := func(dir string) error {
+	readDir := func(wd walkDir) error {
+		dir := wd.path
 		f, err := os.Open(dir)
 		if err != nil {
 			return err
@@ -76,16 +101,23 @@ func walkLocal(ctx context.Context, root string, emit func(localFile) error, onS
 				p := filepath.Join(dir, d.Name())
 				switch t := d.Type(); {
 				case t&fs.ModeSymlink != 0:
-					mu.Lock()
-					onSymlink(p)
-					mu.Unlock()
-				case d.IsDir():
-					if !ownDir(d.Name()) {
+					if wd.staging == "" { // an engine's links are its own
 						mu.Lock()
-						stack = append(stack, p)
-						cond.Signal()
+						onSymlink(p)
 						mu.Unlock()
 					}
+				case d.IsDir():
+					if ownDir(d.Name()) && wd.staging == "" {
+						continue // ours: the quarantine is reported from its manifests
+					}
+					sub := walkDir{path: p, staging: wd.staging}
+					mu.Lock()
+					if sub.staging == "" && stage != nil && stage.dir(p) {
+						sub.staging = p
+					}
+					stack = append(stack, sub)
+					cond.Signal()
+					mu.Unlock()
 				case t.IsRegular():
 					info, err := d.Info()
 					if errors.Is(err, fs.ErrNotExist) {
@@ -94,8 +126,13 @@ func walkLocal(ctx context.Context, root string, emit func(localFile) error, onS
 					if err != nil {
 						return err
 					}
+					lf := localFile{p, info.Size(), info.ModTime().UnixMilli()}
 					mu.Lock()
-					err = emit(localFile{p, info.Size(), info.ModTime().UnixMilli()})
+					if wd.staging != "" {
+						stage.file(wd.staging, lf)
+					} else {
+						err = emit(lf)
+					}
 					mu.Unlock()
 					if err != nil {
 						return err
@@ -131,6 +168,12 @@ func walkLocal(ctx context.Context, root string, emit func(localFile) error, onS
 				active++
 				mu.Unlock()
 				err := readDir(dir)
+				if dir.staging != "" && ctx.Err() == nil {
+					// Not the table's: an engine's commit renames or
+					// removes its staging directories while we list, and
+					// a listing of the table must not fail for that.
+					err = nil
+				}
 				mu.Lock()
 				active--
 				if err != nil && failed == nil {
@@ -144,4 +187,123 @@ func walkLocal(ctx context.Context, root string, emit func(localFile) error, onS
 	}
 	workers.Wait()
 	return failed
+}
+
+// stagingRule is which directories below a sweep root the sweep never
+// enters: other engines' staging directories. Hadoop's output committer
+// writes a job's files under _temporary/, Hive under .hive-staging_*/,
+// and each moves them into place when its job commits; a failed job
+// leaves them, old enough to pass the age guard, yet they are that
+// engine's, not the table's. Java Iceberg's DeleteOrphanFiles enters no
+// directory whose name starts with "_" or "." unless it is the directory
+// of a partition field so named ("_col=1/"), of any of the table's specs;
+// the sweep keeps the same rule, and keeps it in one place: the listing
+// (plan), apply's re-check of each planned path, and the quarantine purge
+// all ask this type. A directory that is, or holds, the table's location
+// or a write path is always entered: it is the table's by configuration.
+type stagingRule struct {
+	roots    []string // sweepRoots
+	paths    []string // the location and every write path, as keys
+	prefixes []string // "<name>=" of each partition field named "_..." or "..."
+}
+
+func newStagingRule(md table.Metadata, norm func(string) string) stagingRule {
+	r := stagingRule{roots: sweepRoots(md.Location(), md.Properties(), norm)}
+	for _, p := range tablePaths(md.Location(), md.Properties()) {
+		r.paths = append(r.paths, rootKey(p, norm))
+	}
+	for _, spec := range md.PartitionSpecs() {
+		for _, f := range spec.Fields() {
+			if hidden(f.Name) {
+				r.prefixes = append(r.prefixes, f.Name+"=")
+			}
+		}
+	}
+	slices.Sort(r.prefixes)
+	r.prefixes = slices.Compact(r.prefixes)
+	return r
+}
+
+func hidden(name string) bool {
+	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".")
+}
+
+// skips reports whether the sweep leaves dir (a directory's key below a
+// root) unentered.
+func (r stagingRule) skips(dir string) bool {
+	name := path.Base(dir)
+	if !hidden(name) {
+		return false
+	}
+	for _, p := range r.prefixes {
+		if strings.HasPrefix(name, p) {
+			return false // a partition directory of a field named "_x"
+		}
+	}
+	for _, p := range r.paths {
+		if underRoot(p, dir) {
+			return false
+		}
+	}
+	return true
+}
+
+// stagingDir is the outermost directory of key (a file's key) that the
+// sweep does not enter, or "" when the sweep lists the file or key lies
+// outside every root.
+func (r stagingRule) stagingDir(key string) string {
+	for _, root := range r.roots {
+		rel, ok := strings.CutPrefix(key, root+"/")
+		if !ok {
+			continue
+		}
+		start := 0
+		for i := range len(rel) {
+			if rel[i] != '/' {
+				continue
+			}
+			// Only a hidden name can be skipped: the common path builds
+			// no string.
+			if hidden(rel[start:i]) {
+				if d := root + "/" + rel[:i]; r.skips(d) {
+					return d
+				}
+			}
+			start = i + 1
+		}
+		return ""
+	}
+	return ""
+}
+
+// maxStagingExamples bounds StagingSkip.Examples.
+const maxStagingExamples = 5
+
+// stagingReport counts what the listing left in staging directories.
+type stagingReport struct {
+	diff.StagingSkip
+	last string // the last directory an object store's listing counted
+}
+
+func (s *stagingReport) dir(p string) {
+	s.Dirs++
+	i, found := slices.BinarySearch(s.Examples, p)
+	if !found && i < maxStagingExamples {
+		s.Examples = slices.Insert(s.Examples, i, p)
+		s.Examples = s.Examples[:min(len(s.Examples), maxStagingExamples)]
+	}
+}
+
+func (s *stagingReport) file(size int64) {
+	s.Files++
+	s.Bytes += max(size, 0)
+}
+
+// result is the report for the plan, nil when nothing was left.
+func (s *stagingReport) result() *diff.StagingSkip {
+	if s.Dirs == 0 && s.Files == 0 {
+		return nil
+	}
+	out := s.StagingSkip
+	return &out
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/apache/iceberg-go/table"
 )
 
 // walkLocal must list exactly what filepath.WalkDir (which the scan used
@@ -75,7 +77,7 @@ func TestWalkLocalMatchesWalkDir(t *testing.T) {
 		}
 		got = append(got, f.path)
 		return nil
-	}, func(p string) { gotLinks = append(gotLinks, p) })
+	}, func(p string) { gotLinks = append(gotLinks, p) }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +97,11 @@ func TestWalkLocalMatchesWalkDir(t *testing.T) {
 
 	// A missing root is empty; a root that is a symlink is reported, not followed.
 	n := 0
-	if err := walkLocal(context.Background(), filepath.Join(root, "nope"), func(localFile) error { n++; return nil }, func(string) { n++ }); err != nil || n != 0 {
+	if err := walkLocal(context.Background(), filepath.Join(root, "nope"), func(localFile) error { n++; return nil }, func(string) { n++ }, nil); err != nil || n != 0 {
 		t.Fatalf("missing root: %d entries, %v", n, err)
 	}
 	var links []string
-	if err := walkLocal(context.Background(), filepath.Join(root, "data", "linkdir"), func(localFile) error { n++; return nil }, func(p string) { links = append(links, p) }); err != nil || n != 0 || len(links) != 1 {
+	if err := walkLocal(context.Background(), filepath.Join(root, "data", "linkdir"), func(localFile) error { n++; return nil }, func(p string) { links = append(links, p) }, nil); err != nil || n != 0 || len(links) != 1 {
 		t.Fatalf("symlinked root: %d files, links %v, %v", n, links, err)
 	}
 }
@@ -126,7 +128,7 @@ func TestWalkLocalFailsWhole(t *testing.T) {
 			return boom
 		}
 		return nil
-	}, func(string) {})
+	}, func(string) {}, nil)
 	if !errors.Is(err, boom) {
 		t.Fatalf("emit error: got %v", err)
 	}
@@ -137,9 +139,65 @@ func TestWalkLocalFailsWhole(t *testing.T) {
 			cancel()
 		}
 		return nil
-	}, func(string) {})
+	}, func(string) {}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: got %v after %d files", err, n)
 	}
 
+}
+
+// The staging rule on its own: hidden directories are left, except the
+// partition directories of a field of any spec named "_..." or "...", and
+// a directory that is, or holds, a write path; the rule asks only about
+// directories, never the file's own name.
+func TestStagingRule(t *testing.T) {
+	md, err := table.ParseMetadataString(`{
+  "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+  "location": "s3://b/t", "last-sequence-number": 0, "last-updated-ms": 1, "last-column-id": 2,
+  "current-schema-id": 0,
+  "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+    {"id": 1, "name": "a", "required": false, "type": "int"},
+    {"id": 2, "name": "b", "required": false, "type": "string"}]}],
+  "default-spec-id": 1,
+  "partition-specs": [
+    {"spec-id": 0, "fields": [{"name": "_a", "transform": "identity", "source-id": 1, "field-id": 1000}]},
+    {"spec-id": 1, "fields": [{"name": ".b_bucket", "transform": "bucket[4]", "source-id": 2, "field-id": 1001}, {"name": "a", "transform": "identity", "source-id": 1, "field-id": 1002}]}],
+  "last-partition-id": 1002,
+  "properties": {"write.data.path": "s3://b/t/_data"},
+  "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}]
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := newStagingRule(md, orphanNorm(nil, map[string]string{}))
+	for key, want := range map[string]string{
+		"s3://b/t/data/_a=1/x.parquet":                          "", // spec 0's field
+		"s3://b/t/data/.b_bucket=3/a=1/x.parquet":               "", // spec 1's field
+		"s3://b/t/data/_a=1/_temporary/0/x.parquet":             "s3://b/t/data/_a=1/_temporary",
+		"s3://b/t/data/_temporary/0/_temporary/a/x.parquet":     "s3://b/t/data/_temporary",
+		"s3://b/t/data/.hive-staging_hive_1/-ext-1/000000_0":    "s3://b/t/data/.hive-staging_hive_1",
+		"s3://b/t/data/_ab=1/x.parquet":                         "s3://b/t/data/_ab=1", // not "_a="
+		"s3://b/t/_data/x.parquet":                              "",                    // the write path
+		"s3://b/t/.iceops-quarantine/r/data/x.parquet":          "s3://b/t/.iceops-quarantine",
+		"s3://b/t/data/_SUCCESS":                                "", // a file, not a directory
+		"s3://b/t/data/.x.parquet.crc":                          "",
+		"s3://b/other/_temporary/x.parquet":                     "", // outside every root
+		"s3://b/t/metadata/snap-1.avro":                         "",
+		"s3://b/t/data/a=1/_temporary/0/x.parquet":              "s3://b/t/data/a=1/_temporary",
+		"s3://b/t/data/a=1/.spark-staging-7c/part-0.parquet":    "s3://b/t/data/a=1/.spark-staging-7c",
+		"s3://b/t/data/_a=1/.b_bucket=2/_c=1/x.parquet":         "s3://b/t/data/_a=1/.b_bucket=2/_c=1",
+		"s3://b/t/data/_temporary/0/_a=1/part-00000.parquet":    "s3://b/t/data/_temporary",
+		"s3://b/t/_data/_temporary/0/part-00000.parquet":        "s3://b/t/_data/_temporary",
+		"s3://b/t/data/sub/.hidden/deeper/part-00000.parquet":   "s3://b/t/data/sub/.hidden",
+		"s3://b/t/data/_a=1/.b_bucket=2/part-00000.parquet":     "",
+		"s3://b/t/data/_a=1/.b_bucket=2/_c=1/part-0.parquet":    "s3://b/t/data/_a=1/.b_bucket=2/_c=1",
+		"s3://b/t/data/_a=/x.parquet":                           "",
+		"s3://b/t/data/_a/x.parquet":                            "s3://b/t/data/_a",
+		"s3://b/t/data/%2E/x.parquet":                           "",
+		"s3://b/t/data/_a=1/.b_bucket=2/a=1/part-00000.parquet": "",
+	} {
+		if got := rule.stagingDir(key); got != want {
+			t.Errorf("stagingDir(%s) = %q, want %q", key, got, want)
+		}
+	}
 }

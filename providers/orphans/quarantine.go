@@ -508,19 +508,28 @@ func manifestDigest(b []byte) string {
 
 // runProblem says why a run must never be purged, or "": the manifest is
 // another table's, or names a file outside its own run directory (the
-// manifest is data on storage; a run may only delete inside itself).
-func runProblem(dir string, m QuarantineManifest, tableUUID string) string {
+// manifest is data on storage; a run may only delete inside itself), or a
+// file that came from another engine's staging directory (moved by an
+// iceops without that rule; staged gives the directory, stagingRule): the
+// sweep never deletes such a file, so neither does the purge.
+func runProblem(dir string, m QuarantineManifest, tableUUID string, staged func(original string) string) string {
 	if m.TableUUID != tableUUID {
 		return "written for another table (uuid " + m.TableUUID + ")"
 	}
-	var stray []string
+	var stray, foreign []string
 	for _, f := range m.Files {
 		if !insideRun(dir, f.Quarantined) {
 			stray = append(stray, f.Quarantined)
 		}
+		if staged != nil && staged(f.Original) != "" {
+			foreign = append(foreign, f.Original)
+		}
 	}
 	if len(stray) > 0 {
 		return "manifest names files outside the run (" + strings.Join(stray, ", ") + ")"
+	}
+	if len(foreign) > 0 {
+		return "it holds files moved out of other engines' staging directories (" + strings.Join(foreign, ", ") + "), which are not the table's; put them back with iceops restore"
 	}
 	return ""
 }
@@ -535,7 +544,7 @@ func runProblem(dir string, m QuarantineManifest, tableUUID string) string {
 // missing, when set, tells the referenced files the listing lacked
 // (OrphanScan.MissingReferenced): a run holding one of them holds live
 // data, and says so.
-func scanQuarantine(fs iceio.IO, location, tableUUID string, missing func(original string) bool) []diff.QuarantineRun {
+func scanQuarantine(fs iceio.IO, location, tableUUID string, missing func(original string) bool, staged func(original string) string) []diff.QuarantineRun {
 	runs, err := quarantineRuns(fs, location)
 	if err != nil {
 		return []diff.QuarantineRun{{Problem: "list " + QuarantineDir + ": " + err.Error()}}
@@ -574,7 +583,7 @@ func scanQuarantine(fs iceio.IO, location, tableUUID string, missing func(origin
 				live = append(live, f.Original)
 			}
 		}
-		qr.Problem = runProblem(dir, m, tableUUID)
+		qr.Problem = runProblem(dir, m, tableUUID, staged)
 		qr.Referenced = live
 		out = append(out, qr)
 	}
@@ -669,6 +678,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 	var pr purgeResult
 	qroot := quarantineRoot(tbl.Location())
 	uuid := tbl.Metadata().TableUUID().String()
+	rule := newStagingRule(tbl.Metadata(), norm)
 	type due struct {
 		dir string
 		m   QuarantineManifest
@@ -692,7 +702,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 		case m.PurgeAfter.IsZero() || now.Before(m.PurgeAfter):
 			pr.Kept = append(pr.Kept, r.RunID+": not due, kept")
 		default:
-			if why := runProblem(dir, m, uuid); why != "" {
+			if why := runProblem(dir, m, uuid, func(p string) string { return rule.stagingDir(norm(p)) }); why != "" {
 				pr.Kept = append(pr.Kept, r.RunID+": "+why+", kept")
 				continue
 			}

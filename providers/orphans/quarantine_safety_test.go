@@ -93,7 +93,7 @@ func TestQuarantineSymlinksNeverFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var problems []string
-	for _, r := range scanQuarantine(fs, tbl.Location(), uuid, nil) {
+	for _, r := range scanQuarantine(fs, tbl.Location(), uuid, nil, nil) {
 		problems = append(problems, r.RunID+": "+r.Problem)
 	}
 	if j := strings.Join(problems, "\n"); !strings.Contains(j, "r-dirlink: a symbolic link") {

@@ -417,7 +417,7 @@ func TestQuarantinePurgeKeepsReferenced(t *testing.T) {
 	now := t0.Add(30 * 24 * time.Hour)
 	// The scan reports all three; only r-live can be due: r-forever has no
 	// purge time and r-evil's manifest is refused.
-	runs := scanQuarantine(nil, tbl.Location(), tbl.Metadata().TableUUID().String(), nil)
+	runs := scanQuarantine(nil, tbl.Location(), tbl.Metadata().TableUUID().String(), nil, nil)
 	byID := map[string]diff.QuarantineRun{}
 	for _, r := range runs {
 		byID[r.RunID] = r
@@ -551,7 +551,7 @@ func plannedRuns(t *testing.T, tbl *table.Table, now time.Time) []diff.PurgeRun 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return diff.DuePurgeRuns(scanQuarantine(fs, tbl.Location(), tbl.Metadata().TableUUID().String(), nil), now)
+	return diff.DuePurgeRuns(scanQuarantine(fs, tbl.Location(), tbl.Metadata().TableUUID().String(), nil, nil), now)
 }
 
 // TestOrphanScanReadsQuarantineRuns: the plan's scan reports each

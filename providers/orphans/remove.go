@@ -69,6 +69,15 @@ type Spec struct {
 	// (rootStorage). Nil refuses such roots unless they need none.
 	StorageProps map[string]string
 
+	// Recheck scans the table's storage again and holds the plan's rules
+	// on that scan (diff.RecheckOrphans), right before anything is
+	// deleted: a saved plan's listing may no longer be true (a referenced
+	// file vanished, the ratio grew, a planned file was rewritten). It
+	// returns what the rules allow now, or refuses (store.ErrRefused). The
+	// session always sets it (providers.executeOrphans); tests of the rules
+	// below it may leave it nil.
+	Recheck func(ctx context.Context, tbl *table.Table) (*diff.OrphansAction, error)
+
 	// remove replaces the storage's Remove (tests inject failures);
 	// beforeMove runs after the quarantine manifest is written and before
 	// the first move (tests run a concurrent apply there).
@@ -125,6 +134,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		ios[r] = f
 	}
 
+	rule := newStagingRule(tbl.Metadata(), norm)
 	// Rule 1: the listing (here: a fresh stat of every planned path) comes
 	// before the referenced set.
 	type cand struct {
@@ -141,6 +151,12 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		root := rootOf(roots, p, norm)
 		if root == "" {
 			res.Skipped = append(res.Skipped, p+": outside the table's locations")
+			continue
+		}
+		if d := rule.stagingDir(norm(p)); d != "" {
+			// A plan of an older iceops may list it; the listing's rule
+			// holds here too.
+			res.Skipped = append(res.Skipped, p+": inside "+d+", another engine's staging directory, never swept")
 			continue
 		}
 		size, mtime, why := statCandidate(ios[root], root, p)
@@ -163,6 +179,33 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
 		res.NoOp, res.Note = true, "no planned orphan is still deletable"
 		return res, nil
+	}
+	if spec.Recheck != nil {
+		// Every rule of the plan, on a listing and referenced set made
+		// now (§5.5 rules 1-8): a refusal refuses it all, purges included.
+		now, err := spec.Recheck(ctx, tbl)
+		if err != nil {
+			return res, fmt.Errorf("apply-time re-check of the sweep (nothing deleted): %w", err)
+		}
+		allowed := map[string]bool{}
+		for _, p := range now.Paths {
+			allowed[norm(p)] = true
+		}
+		cands = slices.DeleteFunc(cands, func(c cand) bool {
+			if allowed[norm(c.path)] {
+				return false
+			}
+			res.Skipped = append(res.Skipped, c.path+": not an orphan by the plan's rules at apply time (the scan made now does not propose it)")
+			return true
+		})
+		// A planned quarantine run is held to the plan's rules by the
+		// purge itself (its manifest as planned, due, no problem, no
+		// original referenced), with the reason for each run kept.
+		if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
+			slices.Sort(res.Skipped)
+			res.NoOp, res.Note = true, "no planned orphan is still deletable"
+			return res, nil
+		}
 	}
 
 	fresh, err := cat.LoadTable(ctx, tbl.Identifier())

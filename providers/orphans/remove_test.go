@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/store"
 	"github.com/iceops/iceops/providers/testkit"
 )
@@ -196,5 +198,50 @@ func TestNestedAtApplySeesNewTables(t *testing.T) {
 	nested, err = nestedAtApply(ctx, a.Catalog, tbl, roots, store.NormPath, spec)
 	if err != nil || len(nested) != 1 || nested[0] != "b.q.inner" {
 		t.Fatalf("nested %v %v", nested, err)
+	}
+}
+
+// Apply's re-check keeps the listing's staging rule: a planned path inside
+// another engine's staging directory (a plan of an iceops without the
+// rule) is skipped, never deleted, while a real orphan beside it goes; and
+// a quarantine run holding a file moved out of one is never purged.
+func TestRemoveKeepsStagingDirectories(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 10)
+	root := testkit.LocalPath(t, tbl.Location())
+	old := time.Now().Add(-10 * 24 * time.Hour)
+	var staged []string
+	for _, rel := range []string{"data/_temporary/0/_temporary/attempt_1/part-0.parquet", "data/.hive-staging_hive_1/-ext-1/000000_0.parquet"} {
+		p := filepath.Join(root, rel)
+		testkit.WriteFileAt(t, p, 5, old)
+		staged = append(staged, p)
+	}
+	stray := filepath.Join(root, "data", "stray.parquet")
+	testkit.WriteFileAt(t, stray, 5, old)
+	res, err := Remove(ctx, l.Cat, tbl, Spec{Paths: append([]string{stray}, staged...), OlderThan: 72 * time.Hour, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesDeleted != 1 || len(res.Skipped) != 2 {
+		t.Fatalf("deleted %d, skipped %v: want the stray deleted and both staged files skipped", res.FilesDeleted, res.Skipped)
+	}
+	for _, p := range staged {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s deleted: %v", p, err)
+		}
+	}
+
+	m := QuarantineManifest{TableUUID: "u", Files: []diff.QuarantinedFile{
+		{Original: filepath.Join(root, "data", "x.parquet"), Quarantined: "/q/run/data/x.parquet"},
+		{Original: staged[0], Quarantined: "/q/run/data/_temporary/0/_temporary/attempt_1/part-0.parquet"},
+	}}
+	rule := newStagingRule(tbl.Metadata(), store.NormPath)
+	why := runProblem("/q/run", m, "u", func(p string) string { return rule.stagingDir(store.NormPath(p)) })
+	if !strings.Contains(why, "other engines' staging directories ("+staged[0]+")") {
+		t.Fatalf("run problem %q: want the staged original named", why)
+	}
+	if why := runProblem("/q/run", QuarantineManifest{TableUUID: "u", Files: m.Files[:1]}, "u", func(p string) string { return rule.stagingDir(store.NormPath(p)) }); why != "" {
+		t.Fatalf("a run of the table's own files has a problem: %q", why)
 	}
 }

@@ -128,12 +128,15 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 
 	// Rule 1: the listing comes first.
 	ioFor := func(root string) (iceio.IO, error) { return ios[root], nil }
-	listing, hints, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm, env.spillLimit())
+	rule := newStagingRule(tbl.Metadata(), norm)
+	var staged stagingReport
+	listing, hints, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm, rule, &staged, env.spillLimit())
 	if err != nil {
 		return nil, err
 	}
 	defer listing.Close()
 	scan.Symlinks = symlinks
+	scan.Staging = staged.result()
 	scan.ListedFiles = listing.Len()
 	if env.afterListing != nil {
 		env.afterListing()
@@ -160,7 +163,11 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 		if !isAbsoluteLocation(p) && relative == "" {
 			relative = p
 		}
-		if err := refs.Add(norm(p), cat, required); err != nil {
+		k := norm(p)
+		// A reference inside a staging directory is kept like every
+		// reference, but cannot be required in a listing that does not
+		// enter the directory.
+		if err := refs.Add(k, cat, required && rule.stagingDir(k) == ""); err != nil {
 			return err
 		}
 		if lit, ok := literal(p); ok {
@@ -217,7 +224,7 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String(), func(p string) bool {
 		return slices.Contains(scan.MissingReferenced, norm(p)) ||
 			strings.HasPrefix(p, "/") && slices.Contains(scan.MissingReferenced, norm("file://"+p))
-	})
+	}, func(p string) string { return rule.stagingDir(norm(p)) })
 	// A quarantine the store refuses is said in the plan, before any move
 	// (issue 17): one probe write when there is something to move.
 	if pol.OrphanFiles.Quarantine.Value > 0 && len(scan.Candidates)+len(scan.NonIceberg) > 0 {
@@ -364,7 +371,7 @@ func listedPath(key, aux string) string {
 // The files go into an external sorter (spillLimit records in memory);
 // version-hint.text files are also returned by key, so the referenced set
 // can tell whether one exists.
-func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (iceio.IO, error), roots []string, norm func(string) string, spillLimit int) (_ *reach.Sorter, hints, symlinks []string, err error) {
+func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (iceio.IO, error), roots []string, norm func(string) string, rule stagingRule, staged *stagingReport, spillLimit int) (_ *reach.Sorter, hints, symlinks []string, err error) {
 	out := reach.NewSorter(spillLimit)
 	defer func() {
 		if err != nil {
@@ -386,7 +393,16 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 			}
 			err = walkLocal(ctx, local, func(f localFile) error {
 				return emit(f.path, f.size, f.mtime)
-			}, func(p string) { symlinks = append(symlinks, p) })
+			}, func(p string) { symlinks = append(symlinks, p) }, &stagingWalk{
+				dir: func(p string) bool {
+					if !rule.skips(norm(p)) {
+						return false
+					}
+					staged.dir(p)
+					return true
+				},
+				file: func(_ string, f localFile) { staged.file(f.size) },
+			})
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
 			}
@@ -431,6 +447,16 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 			info, err := d.Info()
 			if err != nil {
 				return err
+			}
+			// An object store has no directories to leave unentered: each
+			// key is asked whether it lies in one (the same rule).
+			if top := rule.stagingDir(norm(p)); top != "" {
+				if top != staged.last {
+					staged.last = top
+					staged.dir(top)
+				}
+				staged.file(info.Size())
+				return nil
 			}
 			return emit(p, info.Size(), info.ModTime().UnixMilli())
 		})

@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -80,5 +81,35 @@ func TestPlanMarkdownNoChanges(t *testing.T) {
 	want := PlanMarker + "\n### iceops plan\n\nNo changes. 1 table is in policy.\n"
 	if buf.String() != want {
 		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+}
+
+// What a sweep did not enter (other engines' staging directories) is in
+// the text plan, the Markdown plan's destructive actions and the JSON.
+func TestPlanOrphanStaging(t *testing.T) {
+	p := designPlan()
+	o := p.Tables[0].Actions[len(p.Tables[0].Actions)-1].Orphans
+	o.Staging = &diff.StagingSkip{Dirs: 2, Files: 7, Bytes: 3 << 20,
+		Examples: []string{"s3://b/t/data/.hive-staging_hive_1", "s3://b/t/data/_temporary"}}
+	diff.Summarize(p)
+	want := "; 2 staging directories of other engines not entered (7 files, 3.0 MiB; first: s3://b/t/data/.hive-staging_hive_1, s3://b/t/data/_temporary)"
+	var text, md, js bytes.Buffer
+	if err := Plan(&text, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlanMarkdown(&md, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewEncoder(&js).Encode(p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "kept by the age guard; 2 excluded; 1 non-Iceberg file reported only"+want) {
+		t.Errorf("text plan lacks the staging report:\n%s", text.String())
+	}
+	if !strings.Contains(md.String(), "reported only"+strings.ReplaceAll(want, "_", "\\_")) {
+		t.Errorf("markdown plan lacks the staging report:\n%s", md.String())
+	}
+	if !strings.Contains(js.String(), `"staging":{"dirs":2,"files":7,"bytes":3145728,"examples":["s3://b/t/data/.hive-staging_hive_1","s3://b/t/data/_temporary"]}`) {
+		t.Errorf("JSON plan lacks the staging report:\n%s", js.String())
 	}
 }

@@ -316,6 +316,10 @@ func orphanSentence(o *diff.OrphansAction) string {
 		}
 		fmt.Fprintf(&b, "; %s %s", countOf(o.NonIceberg, "non-Iceberg file", "non-Iceberg files"), how)
 	}
+	if st := o.Staging; st != nil {
+		fmt.Fprintf(&b, "; %s of other engines not entered (%s, %s; first: %s)",
+			countOf(st.Dirs, "staging directory", "staging directories"), countOf(st.Files, "file", "files"), Bytes(st.Bytes), strings.Join(st.Examples, ", "))
+	}
 	if o.MaxRatio > 0 {
 		fmt.Fprintf(&b, "; %.1f%% unreferenced (max %g%%)", o.Ratio*100, o.MaxRatio*100)
 	}
