@@ -101,6 +101,14 @@ func (l *tableLock) heartbeat(ctx context.Context) {
 				return
 			case <-t.C:
 			}
+			if err := providers.StorageUnresponsive(ctx); err != nil {
+				// Its store stopped answering: a renewal would only wait;
+				// the lease lapses within the TTL.
+				l.mu.Lock()
+				l.lostErr = err
+				l.mu.Unlock()
+				return
+			}
 			until := time.Now().Add(ttl).UTC().Truncate(time.Second)
 			err := l.held.Renew(ctx, until)
 			if err == nil {
@@ -129,6 +137,12 @@ func (l *tableLock) lost() error {
 // left behind blocks the next run until it lapses).
 func (l *tableLock) release(ctx context.Context) error {
 	close(l.stop)
+	if err := providers.StorageUnresponsive(ctx); err != nil {
+		// A release is a write to a store judged unresponsive: it is not
+		// sent, nor is a renewal in flight waited for; the lease lapses
+		// within its TTL (docs/cli.md).
+		return fmt.Errorf("lease not released (%w); it lapses within %s", err, l.r.leaseTTL())
+	}
 	l.stopped.Wait()
 	if err := l.lost(); err != nil {
 		return err

@@ -38,7 +38,7 @@ func (c *countingLeases) Executor(t diff.ActionType) (providers.Executor, bool) 
 
 func noLeaseLeft(t *testing.T, location string) {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(testkit.LocalPath(t, location), ".iceops-lock"))
+	entries, err := os.ReadDir(filepath.Join(testkit.LocalPath(t, location), "_iceops_lock"))
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}

@@ -121,6 +121,10 @@ func WithStorageBreaker(ctx context.Context) context.Context {
 	return bound.WithBreaker(ctx)
 }
 
+// StorageUnresponsive is the error of ctx's storage breaker once it has
+// tripped (the store was judged unresponsive), else nil.
+func StorageUnresponsive(ctx context.Context) error { return bound.BreakerOf(ctx).Err() }
+
 type awsConfigOnce struct {
 	once sync.Once
 	cfg  *aws.Config

@@ -313,7 +313,7 @@ func leaseFilesUnder(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(p)) == ".iceops-lock" && strings.HasPrefix(d.Name(), "lease-") {
+		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(p)) == "_iceops_lock" && strings.HasPrefix(d.Name(), "lease-") {
 			out = append(out, p)
 		}
 		return err

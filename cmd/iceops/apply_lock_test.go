@@ -2,7 +2,7 @@ package main
 
 // Locking (docs/design.md §5.4, issues 16 and 26): two applies at once on
 // the demo lakehouse share the work through the tables' leases (objects
-// under <location>/.iceops-lock/, never a metadata commit), and a lease held
+// under <location>/_iceops_lock/, never a metadata commit), and a lease held
 // by another run is a clear error naming its owner, since when and until
 // when.
 
@@ -156,7 +156,7 @@ func TestTwoAppliesAtOnce(t *testing.T) {
 // leaseFiles lists the lease objects under a local table location.
 func leaseFiles(t *testing.T, location string) []string {
 	t.Helper()
-	dir := filepath.Join(testkit.LocalPath(t, location), ".iceops-lock")
+	dir := filepath.Join(testkit.LocalPath(t, location), "_iceops_lock")
 	entries, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func leaseFiles(t *testing.T, location string) []string {
 func setLease(t *testing.T, lake *testkit.Lakehouse, name, value string) {
 	t.Helper()
 	tbl := lake.Reload(t, name)
-	dir := filepath.Join(testkit.LocalPath(t, tbl.Location()), ".iceops-lock")
+	dir := filepath.Join(testkit.LocalPath(t, tbl.Location()), "_iceops_lock")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func lapseLeases(t *testing.T, root string) int {
 	t.Helper()
 	n := 0
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Base(filepath.Dir(p)) != ".iceops-lock" || !strings.HasPrefix(d.Name(), "lease-") {
+		if err != nil || d.IsDir() || filepath.Base(filepath.Dir(p)) != "_iceops_lock" || !strings.HasPrefix(d.Name(), "lease-") {
 			return err
 		}
 		var l map[string]any

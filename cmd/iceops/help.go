@@ -211,7 +211,7 @@ Examples:
 	"force-unlock": `Usage: iceops [global options] force-unlock [options] RUN_ID ADDR
 
   Remove the lease that run RUN_ID holds on one table. Apply takes a lease on
-  each table it changes (an object under <table location>/.iceops-lock/,
+  each table it changes (an object under <table location>/_iceops_lock/,
   renewed every 30s, lapsing 2 minutes after its run stops), so a crashed
   run's tables are free again within minutes by themselves. Use this only
   when a run is known to be dead and cannot be waited for. "locked by ..."

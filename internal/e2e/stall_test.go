@@ -70,7 +70,7 @@ policy "sweep" {
 	strays, direct := l.strays, l.direct
 
 	var res apply.Results
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+	if err := json.Unmarshal([]byte(lastLine(r.stdout)), &res); err != nil {
 		t.Fatalf("apply -json: %v", err)
 	}
 	var sweep *apply.ActionResult
@@ -179,7 +179,7 @@ policy "sweep" {
 		t.Errorf("%d requests reached the paused server after the pause, want at most 11", after)
 	}
 	var res apply.Results
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+	if err := json.Unmarshal([]byte(lastLine(r.stdout)), &res); err != nil {
 		t.Fatalf("apply -json: %v", err)
 	}
 	var exp *apply.ActionResult
@@ -190,12 +190,17 @@ policy "sweep" {
 			}
 		}
 	}
-	if exp == nil || exp.Status != apply.StatusFailed || !exp.Committed || !strings.Contains(exp.Error, "judged unresponsive") {
+	// The breaker's judgement is in the error, or, when every released
+	// file's delete was already under way (as many snapshots expired as
+	// deletes run at once: how many are past max_age = 1s depends on the
+	// machine's speed), in each file's delete error.
+	if exp == nil || exp.Status != apply.StatusFailed || !exp.Committed ||
+		!(strings.Contains(exp.Error, "judged unresponsive") || len(exp.DeleteErrors) > 0 && strings.Contains(exp.DeleteErrors[0], "judged unresponsive")) {
 		t.Fatalf("the expiry's result: %+v", exp)
 	}
 	// Each expired snapshot released its manifest list and nothing else
 	// (its manifests and data files are carried by the later snapshots).
-	if exp.FilesLeft == 0 || exp.FilesDeleted+exp.FilesLeft+int64(len(exp.DeleteErrors)) != int64(exp.SnapshotsExpired) {
+	if exp.FilesDeleted+exp.FilesLeft+int64(len(exp.DeleteErrors)) != int64(exp.SnapshotsExpired) {
 		t.Errorf("%d snapshots expired: %d files deleted, %d left, %d errors %v", exp.SnapshotsExpired, exp.FilesDeleted, exp.FilesLeft, len(exp.DeleteErrors), exp.DeleteErrors)
 	}
 }
@@ -308,4 +313,11 @@ func (l *pausedLake) applyPaused(ctx context.Context, f testenv.Fault) (cliResul
 		l.t.Fatal("the server was never paused: the apply sent fewer requests than planned")
 	}
 	return r, took, int64(len(l.proxy.Requests("", ""))) - atPause.Load()
+}
+
+// lastLine is the results document of apply -json: the last line of its
+// JSON-lines stream.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }

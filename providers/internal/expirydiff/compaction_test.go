@@ -64,7 +64,9 @@ func TestCompactionMatchesIcebergGo(t *testing.T) {
 			nFiles = 400 // enough bins to make the packer evict (lookback 128)
 		}
 		var tasks []table.FileScanTask
-		st := &diff.TableState{CurrentSnapshotID: new(int64)}
+		// A positive head id: one <= 0 refuses compaction (diff.HeadIDProblem).
+		head := int64(1)
+		st := &diff.TableState{CurrentSnapshotID: &head}
 		partIndex := map[string]int{}
 		for i := range nFiles {
 			region := fmt.Sprintf("r%d", r.IntN(nParts))

@@ -110,8 +110,12 @@ func IsNotExist(err error) bool {
 
 // LockDir is the directory under a table's location that holds iceops'
 // leases on the table (docs/design.md §5.4, Locking). Like the quarantine,
-// it is iceops' own: the orphan sweep never lists it.
-const LockDir = ".iceops-lock"
+// it is iceops' own: the orphan sweep never lists it. Its name is a
+// "format-owned" one (`_` and lower case, no dot or dash): an S3 table
+// bucket (SeaweedFS's, as AWS's) accepts keys only under data/, metadata/
+// (Iceberg file names only, no subdirectories) and such directories, and
+// Java's orphan removal never enters a `_` directory.
+const LockDir = "_iceops_lock"
 
 // ioFamilies are the schemes one iceberg-go IO serves together
 // (iceberg-go internal/schemes: one registration per family).

@@ -236,7 +236,7 @@ func (p *Progress) track(e apply.Event) string {
 		if e.Err != nil {
 			p.failed++
 			if e.Phase == apply.PhasePlanned {
-				line = fmt.Sprintf("%s: could not be planned: %v", e.Table, e.Err)
+				line = fmt.Sprintf("%s: could not be planned", e.Table) // the error follows the plan, once
 			}
 		}
 		return line
@@ -263,7 +263,8 @@ func (p *Progress) trackCatalog(e apply.Event) string {
 		}
 		delete(p.running, key)
 		if e.Err != nil {
-			return fmt.Sprintf("%s: not reachable after %s: %v", key, took, e.Err)
+			// The error itself is PlanProblems' to print, once.
+			return fmt.Sprintf("%s: not reachable after %s", key, took)
 		}
 		return fmt.Sprintf("%s connected: %s listed in %s", key, countOf(e.Done, "table", "tables"), took)
 	}
