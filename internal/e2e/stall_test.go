@@ -168,9 +168,12 @@ policy "sweep" {
 }
 `)
 	// Every snapshot but the current one past max_age = 1s, however fast
-	// the 24 appends were made: the plan expires 23, so the fifth delete
-	// that pauses the server always comes.
+	// the 24 appends were made: planned again now, the plan expires 23, so
+	// the fifth delete that pauses the server always comes.
 	time.Sleep(1500 * time.Millisecond)
+	if r := iceops(ctx, t, l.dir, "plan", "-out="+l.planFile); r.code != 0 || !strings.Contains(r.stdout, "- expire 23 snapshots") {
+		t.Fatalf("plan after the snapshots aged: exit %d, want the expiry of 23 snapshots", r.code)
+	}
 	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "DELETE", Path: "/warehouse/t/metadata/snap-", Nth: 5})
 	if r.code != 1 {
 		t.Errorf("apply with S3 paused mid-expiry: exit %d, want 1", r.code)
