@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -156,4 +157,68 @@ func TestRestoreStopsWhenStoreUnresponsive(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, QuarantineDir, run, QuarantineManifestName)); err != nil {
 		t.Errorf("the run's manifest is gone: %v", err)
 	}
+}
+
+// TestQuarantineStopsWhenStoreUnresponsiveMidBatch: the store is judged
+// unresponsive while other moves are still under way. The files not
+// started are named while those moves finish (CI once died here of a
+// concurrent map write: run it with -race); every file is counted once,
+// in its place, and the table's rows are untouched.
+func TestQuarantineStopsWhenStoreUnresponsiveMidBatch(t *testing.T) {
+	ctx := bound.WithBreaker(context.Background())
+	l := testkit.NewOrders(t)
+	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 3)
+	root := testkit.LocalPath(t, tbl.Location())
+	now := time.Now()
+	var paths []string
+	for i := range 12 {
+		paths = append(paths, writeOld(t, filepath.Join(root, "data", fmt.Sprintf("q%02d.parquet", i)), "x", now.Add(-10*24*time.Hour)))
+	}
+	var (
+		mu    sync.Mutex
+		calls int
+	)
+	tripped := make(chan struct{})
+	spec := Spec{Paths: paths, OlderThan: 72 * time.Hour, Now: now, Quarantine: true, QuarantineFor: time.Hour, DeleteConcurrency: 3}
+	spec.move = func(src string, do func() (placeState, error)) (placeState, error) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		switch {
+		case n == 2:
+			b := bound.BreakerOf(ctx)
+			for range bound.DefaultStallLimit {
+				b.Stalled(time.Second)
+			}
+			close(tripped)
+			return stateUnknown, fmt.Errorf("move %s: %w", src, b.Err())
+		case n > 2:
+			// Still moving while the rest are named as not started.
+			<-tripped
+			time.Sleep(50 * time.Millisecond)
+		}
+		return do()
+	}
+	res, err := Remove(ctx, l.Cat, tbl, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls > 2+spec.DeleteConcurrency {
+		t.Errorf("%d moves started, want at most %d (none after the store was judged unresponsive)", calls, 2+spec.DeleteConcurrency)
+	}
+	left := int64(len(paths) - calls)
+	if res.FilesQuarantined != int64(calls-1) || res.FilesPlaceUnknown != 1 || res.FilesNotMoved != left || int64(len(res.DeleteErrors)) != 1+left {
+		t.Fatalf("%d moves: quarantined %d, unknown %d, not moved %d, errors %v", calls, res.FilesQuarantined, res.FilesPlaceUnknown, res.FilesNotMoved, res.DeleteErrors)
+	}
+	var inPlace int64
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err == nil {
+			inPlace++
+		}
+	}
+	if inPlace != left+1 {
+		t.Errorf("%d files still in place, want %d", inPlace, left+1)
+	}
+	testkit.MustEqualIDs(t, testkit.OrderIDs(t, l.Load()), testkit.Seq(0, 3))
 }

@@ -151,7 +151,16 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	var quarantinedBytes int64
 	runBatched(ctx, moving, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
 		dest, _ := quarantineTarget(runDir, loc, roots, f.path)
-		st, err := quarantineMove(ctx, fs, loc, plainRootOf(roots, f.path), f.path, dest)
+		do := func() (placeState, error) {
+			return quarantineMove(ctx, fs, loc, plainRootOf(roots, f.path), f.path, dest)
+		}
+		var st placeState
+		var err error
+		if spec.move != nil {
+			st, err = spec.move(f.path, do)
+		} else {
+			st, err = do()
+		}
 		mu.Lock()
 		states[f.path], moveErrs[f.path] = st, err
 		mu.Unlock()
@@ -167,8 +176,12 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 		// the purge, which counts it then.
 		quarantinedBytes += max(f.size, 0)
 	}, func(f fileRef, err error, started bool) {
+		// runBatched serialises ok and failed with its own lock, not with
+		// mu: a file not started is named while moves are still under way.
 		if !started {
+			mu.Lock()
 			moveErrs[f.path] = err
+			mu.Unlock()
 		}
 	})
 	for _, f := range moving {

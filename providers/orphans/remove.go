@@ -80,9 +80,11 @@ type Spec struct {
 
 	// remove replaces the storage's Remove (tests inject failures);
 	// beforeMove runs after the quarantine manifest is written and before
-	// the first move (tests run a concurrent apply there).
+	// the first move (tests run a concurrent apply there); move wraps each
+	// quarantine move (tests stall the store while moves are under way).
 	remove     func(path string) error
 	beforeMove func()
+	move       func(src string, do func() (placeState, error)) (placeState, error)
 }
 
 // Remove deletes the planned orphan paths that are, at apply time, still
