@@ -6,10 +6,16 @@
 #   s3         versitygw, posix backend           127.0.0.1:7070   (S3 warehouse)
 #   rest       SeaweedFS `weed mini`              127.0.0.1:8181   (Iceberg REST catalog)
 #                                                 127.0.0.1:8333   (its S3)
+#   spark      Spark Connect server, local mode   127.0.0.1:15002  (Spark with Iceberg)
+#
+# Spark's catalogs are the tests' own: `local` (a JDBC catalog in a SQLite file
+# with a warehouse directory, both under $ICEOPS_SERVICES_DIR/spark), `pg` (a
+# JDBC catalog in the PostgreSQL above, warehouse on versitygw) and `rest` (the
+# REST catalog above). An iceops catalog labelled the same reads the same rows.
 #
 # Usage:
-#   scripts/services.sh start [postgres|s3|rest]...   start (all by default); waits until ready
-#   scripts/services.sh stop  [postgres|s3|rest]...   stop (all by default)
+#   scripts/services.sh start [postgres|s3|rest|spark]...   start (all by default); waits until ready
+#   scripts/services.sh stop  [postgres|s3|rest|spark]...   stop (all by default)
 #   scripts/services.sh env                           print `export ICEOPS_TEST_...` lines
 #   scripts/services.sh status
 #
@@ -34,6 +40,7 @@ PG_PORT=55432
 S3_PORT=7070
 REST_PORT=8181
 REST_S3_PORT=8333
+SPARK_PORT=15002
 
 # Fixed, test-only credentials: these servers listen on loopback only.
 S3_ACCESS_KEY=iceopstest
@@ -200,9 +207,84 @@ start_rest() {
 
 stop_rest() { stop_pid "$STATE/rest/pid"; }
 
+# --- Spark Connect ---------------------------------------------------------
+
+start_spark() {
+	# The versions and paths are pinned in scripts/tools.sh, and only there.
+	eval "$(bash "$(dirname "$0")/tools.sh" env)"
+	[ -n "$ICEOPS_SPARK_HOME" ] && [ -x "$ICEOPS_SPARK_HOME/bin/spark-submit" ] ||
+		die "Spark missing ($ICEOPS_PY_VENV): run scripts/tools.sh spark"
+	[ -n "$ICEOPS_JAVA_HOME" ] || die "no JDK 17+: run scripts/tools.sh spark"
+	if port_open $SPARK_PORT; then
+		die "127.0.0.1:$SPARK_PORT is already in use (scripts/services.sh stop spark)"
+	fi
+	local d="$STATE/spark"
+	rm -rf "$d"
+	mkdir -p "$d/warehouse" "$d/tmp"
+	local conf=(
+		--conf spark.connect.grpc.binding.address=127.0.0.1
+		--conf spark.connect.grpc.binding.port=$SPARK_PORT
+		--conf spark.ui.enabled=false
+		--conf spark.sql.shuffle.partitions=2
+		--conf spark.local.dir="$d/tmp"
+		--conf spark.driver.extraJavaOptions=-Djava.io.tmpdir="$d/tmp"
+		--conf spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions
+		# Timestamps without an offset are read in UTC, whatever the machine's zone.
+		--conf spark.sql.session.timeZone=UTC
+	)
+	# local: the JDBC catalog in a SQLite file, warehouse a directory.
+	conf+=(
+		--conf spark.sql.catalog.local=org.apache.iceberg.spark.SparkCatalog
+		--conf spark.sql.catalog.local.type=jdbc
+		--conf spark.sql.catalog.local.uri="jdbc:sqlite:$d/catalog.db"
+		--conf spark.sql.catalog.local.warehouse="file://$d/warehouse"
+	)
+	# pg: the JDBC catalog in PostgreSQL, warehouse on versitygw.
+	local s3=(
+		io-impl=org.apache.iceberg.aws.s3.S3FileIO
+		s3.path-style-access=true
+		client.region=$REGION
+	)
+	conf+=(
+		--conf spark.sql.catalog.pg=org.apache.iceberg.spark.SparkCatalog
+		--conf spark.sql.catalog.pg.type=jdbc
+		--conf spark.sql.catalog.pg.uri="jdbc:postgresql://127.0.0.1:$PG_PORT/postgres"
+		--conf spark.sql.catalog.pg.jdbc.user=postgres
+		--conf spark.sql.catalog.pg.warehouse="s3://$S3_BUCKET/spark-pg"
+		--conf spark.sql.catalog.pg.s3.endpoint="http://127.0.0.1:$S3_PORT"
+		--conf spark.sql.catalog.pg.s3.access-key-id=$S3_ACCESS_KEY
+		--conf spark.sql.catalog.pg.s3.secret-access-key=$S3_SECRET_KEY
+		--conf spark.sql.catalog.rest=org.apache.iceberg.spark.SparkCatalog
+		--conf spark.sql.catalog.rest.type=rest
+		--conf spark.sql.catalog.rest.uri="http://127.0.0.1:$REST_PORT"
+		--conf spark.sql.catalog.rest.warehouse="s3://$REST_TABLE_BUCKET"
+		--conf spark.sql.catalog.rest.s3.endpoint="http://127.0.0.1:$REST_S3_PORT"
+		--conf spark.sql.catalog.rest.s3.access-key-id=$REST_ACCESS_KEY
+		--conf spark.sql.catalog.rest.s3.secret-access-key=$REST_SECRET_KEY
+	)
+	local kv
+	for kv in "${s3[@]}"; do
+		conf+=(--conf "spark.sql.catalog.pg.$kv" --conf "spark.sql.catalog.rest.$kv")
+	done
+	JAVA_HOME="$ICEOPS_JAVA_HOME" SPARK_HOME="$ICEOPS_SPARK_HOME" SPARK_LOCAL_IP=127.0.0.1 \
+		AWS_REGION=$REGION SPARK_LOG_DIR="$d" SPARK_PID_DIR="$d" \
+		setsid "$ICEOPS_SPARK_HOME/bin/spark-submit" \
+		--class org.apache.spark.sql.connect.service.SparkConnectServer --name iceops-spark-connect \
+		--master 'local[2]' --driver-memory "${ICEOPS_SPARK_MEMORY:-2g}" \
+		--jars "$ICEOPS_SPARK_JARS" "${conf[@]}" >"$d/server.log" 2>&1 </dev/null &
+	echo $! >"$d/pid"
+	wait_for "spark connect" 180 port_open $SPARK_PORT || {
+		tail -30 "$d/server.log" >&2
+		die "Spark Connect not ready on :$SPARK_PORT; see $d/server.log"
+	}
+}
+
+stop_spark() { stop_pid "$STATE/spark/pid"; }
+
 # --- commands ---------------------------------------------------------------
 
 print_env() {
+	eval "$(bash "$(dirname "$0")/tools.sh" env)"
 	cat <<EOF
 export ICEOPS_TEST_PG_DSN='postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable'
 export ICEOPS_TEST_S3_ENDPOINT='http://127.0.0.1:$S3_PORT'
@@ -219,6 +301,10 @@ export ICEOPS_TEST_REST_REGION='$REGION'
 export ICEOPS_TEST_VERSITYGW_BIN='$BIN/versitygw'
 export ICEOPS_TEST_WEED_BIN='$BIN/weed'
 export ICEOPS_DUCKDB_PREFIX='$CACHE/duckdb'
+export ICEOPS_TEST_SPARK_REMOTE='sc://127.0.0.1:$SPARK_PORT'
+export ICEOPS_TEST_SPARK_LOCAL_DB='$STATE/spark/catalog.db'
+export ICEOPS_TEST_SPARK_LOCAL_WAREHOUSE='$STATE/spark/warehouse'
+export ICEOPS_TEST_PYTHON='$ICEOPS_PY_VENV/bin/python'
 EOF
 }
 
@@ -236,15 +322,19 @@ status() {
 		echo "rest     down"
 		rc=1
 	fi
+	if port_open $SPARK_PORT; then echo "spark    up   127.0.0.1:$SPARK_PORT (Spark Connect)"; else
+		echo "spark    down"
+		rc=1
+	fi
 	return $rc
 }
 
 services() {
 	if [ $# -eq 0 ]; then
-		echo postgres s3 rest
+		echo postgres s3 rest spark
 	else
 		for s in "$@"; do
-			case "$s" in postgres | s3 | rest) echo "$s" ;; *) die "unknown service $s (postgres|s3|rest)" ;; esac
+			case "$s" in postgres | s3 | rest | spark) echo "$s" ;; *) die "unknown service $s (postgres|s3|rest|spark)" ;; esac
 		done
 	fi
 }

@@ -5,9 +5,16 @@
 #   $ICEOPS_CACHE/bin/weed       SeaweedFS: Iceberg REST catalog + S3
 #   $ICEOPS_CACHE/duckdb         npm prefix with @duckdb/node-api, the non-Go
 #                                reader of the corpus test (scripts/duckdb-fingerprint.cjs)
-# and installs PostgreSQL 15, and node and npm, from Debian when they are missing.
+#   $ICEOPS_CACHE/py-<pins>      Python venv: pyspark (Spark itself, with its Spark
+#                                Connect server), PyIceberg and Zamboni (iceberg-zamboni)
+#   $ICEOPS_CACHE/jars           the Iceberg Spark runtime and what its catalogs need
+# and installs PostgreSQL 15, node and npm, a JDK and python3-venv from Debian
+# when they are missing.
 #
-# Usage: scripts/tools.sh [all|postgres|versitygw|weed|duckdb]
+# Every version the suite runs is pinned here, and only here (scripts/services.sh
+# and the tests read them through `scripts/tools.sh env`).
+#
+# Usage: scripts/tools.sh [all|postgres|versitygw|weed|duckdb|spark|env]
 # Idempotent: a binary already built at the pinned version is kept.
 set -euo pipefail
 
@@ -17,6 +24,25 @@ VERSITYGW_VERSION="v1.8.0"
 SEAWEEDFS_VERSION="v0.0.0-20261109003541-7506e5f91cd6"
 # The npm package ships DuckDB itself (its platform package holds the binary).
 DUCKDB_NODE_VERSION="1.5.6-r.1"
+# Spark 4.1 (Scala 2.13) is the newest Spark with an Iceberg runtime; the
+# pyspark wheel carries Spark itself, its Spark Connect server included.
+PYSPARK_VERSION="4.1.4"
+ICEBERG_JAVA_VERSION="1.12.0"
+PYICEBERG_VERSION="0.12.0"
+ZAMBONI_VERSION="0.7.0"
+SQLITE_JDBC_VERSION="3.54.1.0"
+PG_JDBC_VERSION="42.7.14"
+MAVEN_CENTRAL="${ICEOPS_MAVEN_URL:-https://repo1.maven.org/maven2}"
+PY_PINS="pyspark[connect]==$PYSPARK_VERSION pyiceberg[pyarrow,sql-sqlite,sql-postgres]==$PYICEBERG_VERSION iceberg-zamboni==$ZAMBONI_VERSION"
+# The venv's directory names its pins: a changed pin is a new venv.
+PY_VENV="$CACHE/py-$(printf '%s' "$PY_PINS" | sha256sum | cut -c1-12)"
+JARS="$CACHE/jars"
+SPARK_JARS=(
+	"org/apache/iceberg/iceberg-spark-runtime-4.1_2.13/$ICEBERG_JAVA_VERSION/iceberg-spark-runtime-4.1_2.13-$ICEBERG_JAVA_VERSION.jar"
+	"org/apache/iceberg/iceberg-aws-bundle/$ICEBERG_JAVA_VERSION/iceberg-aws-bundle-$ICEBERG_JAVA_VERSION.jar"
+	"org/xerial/sqlite-jdbc/$SQLITE_JDBC_VERSION/sqlite-jdbc-$SQLITE_JDBC_VERSION.jar"
+	"org/postgresql/postgresql/$PG_JDBC_VERSION/postgresql-$PG_JDBC_VERSION.jar"
+)
 mkdir -p "$BIN"
 
 log() { printf '[tools %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -112,6 +138,73 @@ install_duckdb() {
 	log "@duckdb/node-api installed"
 }
 
+# java_home prints a JDK 17 or newer (Spark 4.1 needs 17): $JAVA_HOME, else
+# the machine's java.
+java_home() {
+	local j
+	for j in "${JAVA_HOME:-}" /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/java-17-openjdk-*; do
+		if [ -n "$j" ] && [ -x "$j/bin/java" ]; then
+			echo "$j"
+			return 0
+		fi
+	done
+	if command -v java >/dev/null; then
+		dirname "$(dirname "$(readlink -f "$(command -v java)")")"
+		return 0
+	fi
+	return 1
+}
+
+install_spark() {
+	if ! java_home >/dev/null || ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+		log "installing a JDK and python3-venv (apt-get)"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -q
+		apt-get install -y -q openjdk-17-jre-headless python3 python3-venv
+	fi
+	mkdir -p "$JARS"
+	local j f
+	for j in "${SPARK_JARS[@]}"; do
+		f="$JARS/$(basename "$j")"
+		if [ -s "$f" ]; then
+			continue
+		fi
+		log "downloading $(basename "$j") (Maven Central)"
+		curl -sfSL --retry 3 -o "$f.tmp" "$MAVEN_CENTRAL/$j"
+		mv "$f.tmp" "$f"
+	done
+	if [ -f "$PY_VENV/.installed" ]; then
+		log "python venv cached: $PY_PINS"
+		return
+	fi
+	log "installing into $PY_VENV (pip): $PY_PINS"
+	rm -rf "$PY_VENV"
+	python3 -m venv "$PY_VENV"
+	# shellcheck disable=SC2086 # the pins are words
+	"$PY_VENV/bin/pip" install -q --disable-pip-version-check $PY_PINS >&2
+	touch "$PY_VENV/.installed"
+	log "python venv installed"
+}
+
+# print_env: where the Spark and Python tools are, for scripts/services.sh.
+print_env() {
+	local jars=() j
+	for j in "${SPARK_JARS[@]}"; do
+		jars+=("$JARS/$(basename "$j")")
+	done
+	local IFS=,
+	echo "ICEOPS_PY_VENV='$PY_VENV'"
+	local home
+	home="$(ls -d "$PY_VENV"/lib/python3*/site-packages/pyspark 2>/dev/null | head -1)"
+	echo "ICEOPS_SPARK_HOME='$home'"
+	echo "ICEOPS_SPARK_JARS='${jars[*]}'"
+	echo "ICEOPS_JAVA_HOME='$(java_home || true)'"
+	echo "ICEOPS_PYSPARK_VERSION='$PYSPARK_VERSION'"
+	echo "ICEOPS_ICEBERG_JAVA_VERSION='$ICEBERG_JAVA_VERSION'"
+	echo "ICEOPS_PYICEBERG_VERSION='$PYICEBERG_VERSION'"
+	echo "ICEOPS_ZAMBONI_VERSION='$ZAMBONI_VERSION'"
+}
+
 what="${1:-all}"
 case "$what" in
 all)
@@ -119,13 +212,16 @@ all)
 	install_versitygw
 	install_weed
 	install_duckdb
+	install_spark
 	;;
 postgres) install_postgres ;;
 duckdb) install_duckdb ;;
 versitygw) install_versitygw ;;
 weed) install_weed ;;
+spark) install_spark ;;
+env) print_env ;;
 *)
-	echo "usage: $0 [all|postgres|versitygw|weed|duckdb]" >&2
+	echo "usage: $0 [all|postgres|versitygw|weed|duckdb|spark|env]" >&2
 	exit 2
 	;;
 esac
