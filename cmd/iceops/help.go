@@ -226,6 +226,43 @@ Options:
 Examples:
   iceops force-unlock 6f1c0d7e-1b9a-4b4e-9a57-0c8f2f6d2b11 lake.analytics.events
 `,
+	"reconcile": `Usage: iceops [global options] reconcile [options]
+
+  Keep every managed table in policy, forever: maintenance that never stops.
+  Each table is planned again when it is due (every -interval, with jitter so
+  a fleet does not start at once), and what its plan shows is applied, under
+  the table's lease: several reconcilers on one lakehouse share the tables,
+  and a killed one's tables are taken over when its leases lapse (2 minutes).
+  A table another run holds is skipped and tried again later. The catalogs
+  are listed again every -interval (new tables are found then).
+
+  SIGHUP reads the configuration again (a configuration with errors is
+  refused; the one in force stays). SIGTERM or Ctrl-C starts no new
+  reconcile and lets the running ones finish their commits, then exits 0; a
+  second one stops them at once.
+
+  Endpoints on -listen: /metrics (Prometheus), /healthz, /readyz (after the
+  first listing), /status (every table's last result and next due time, JSON)
+  and POST /trigger?table=ADDR (a writer's hint: the table is reconciled
+  within 5s; the table is the truth, the hint only brings it forward).
+
+Options:
+  -interval=DURATION  Time between two reconciles of a table (default 1h)
+  -listen=ADDR        Serve the endpoints on ADDR (default 127.0.0.1:9464;
+                      "" serves none)
+  -once               Reconcile every table once, then exit (1 when a table
+                      failed or could not be planned)
+  -shadow             Plan and report; never apply
+  -parallelism=N      Tables reconciled at once
+  -table-metrics      Add per-table series (one label per table)
+  -var=NAME=VALUE     Set a variable (repeatable)
+  -var-file=FILE      Read variables from an HCL file
+  -no-color           Disable colour
+
+Examples:
+  iceops reconcile -interval=30m
+  iceops reconcile -shadow -once
+`,
 	"version": `Usage: iceops version [-json]
 
   Print the iceops version, the commit it was built from and the commit's

@@ -1,0 +1,90 @@
+package reconcile
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/iceops/iceops/diff"
+)
+
+// metrics are the reconciler's Prometheus series, on a registry of its own
+// (no process-global state; Handler serves it with the Go and process
+// collectors). Labels are bounded: action kinds, outcomes and reason classes
+// are fixed sets; a table label only with TableMetrics.
+type metrics struct {
+	reg *prometheus.Registry
+
+	tables     *prometheus.GaugeVec // state: in_policy | out_of_policy | error
+	queueDepth prometheus.Gauge
+	running    prometheus.Gauge
+
+	actions          *prometheus.CounterVec // action, outcome, reason
+	bytesRewritten   prometheus.Counter
+	filesDeleted     prometheus.Counter
+	bytesFreed       prometheus.Counter
+	snapshotsExpired prometheus.Counter
+	planErrors       prometheus.Counter
+	configLoads      *prometheus.CounterVec // outcome: ok | failed
+
+	planDuration  *prometheus.HistogramVec // scope: listing | table
+	applyDuration *prometheus.HistogramVec // action
+
+	perTable       bool
+	tableFiles     *prometheus.GaugeVec
+	tableBytes     *prometheus.GaugeVec
+	tableSnapshots *prometheus.GaugeVec
+	tablePending   *prometheus.GaugeVec
+}
+
+func newMetrics(perTable bool) *metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	m := &metrics{reg: reg, perTable: perTable}
+	m.tables = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_tables", Help: "Managed tables by state at their last reconcile."}, []string{"state"})
+	m.queueDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "iceops_queue_depth", Help: "Tables due and not started."})
+	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "iceops_reconciles_running", Help: "Tables being reconciled now."})
+	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "iceops_actions_total", Help: "Actions by kind and outcome (done, failed, skipped, interrupted, refused, planned in shadow mode), with a reason class for skips."}, []string{"action", "outcome", "reason"})
+	m.bytesRewritten = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_bytes_rewritten_total", Help: "Bytes of data files compaction rewrote."})
+	m.filesDeleted = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_files_deleted_total", Help: "Files deleted by expiry and the orphan sweep."})
+	m.bytesFreed = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_bytes_freed_total", Help: "Bytes freed by deletions."})
+	m.snapshotsExpired = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_snapshots_expired_total", Help: "Snapshots expired."})
+	m.planErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_plan_errors_total", Help: "Tables or listings that could not be planned."})
+	m.configLoads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "iceops_config_loads_total", Help: "Configuration loads and reloads by outcome."}, []string{"outcome"})
+	m.planDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "iceops_plan_duration_seconds", Help: "Plan durations: a listing of every table, or one table.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"scope"})
+	m.applyDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "iceops_apply_duration_seconds", Help: "Action durations by kind.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, []string{"action"})
+	for _, c := range []prometheus.Collector{m.tables, m.queueDepth, m.running, m.actions, m.bytesRewritten, m.filesDeleted, m.bytesFreed, m.snapshotsExpired, m.planErrors, m.configLoads, m.planDuration, m.applyDuration} {
+		f(c)
+	}
+	if perTable {
+		m.tableFiles = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_data_files", Help: "Live data files of a table."}, []string{"table"})
+		m.tableBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_data_bytes", Help: "Bytes of a table's live data files."}, []string{"table"})
+		m.tableSnapshots = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_snapshots", Help: "Snapshots of a table."}, []string{"table"})
+		m.tablePending = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_pending_actions", Help: "Actions a table's last plan had left to do (0: in policy)."}, []string{"table"})
+		for _, c := range []prometheus.Collector{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending} {
+			f(c)
+		}
+	}
+	return m
+}
+
+// observe sets a table's series from its plan.
+func (m *metrics) observe(tp diff.TablePlan, pending int) {
+	if !m.perTable {
+		return
+	}
+	o := tp.Observed
+	m.tableFiles.WithLabelValues(tp.Address).Set(float64(o.DataFiles))
+	m.tableBytes.WithLabelValues(tp.Address).Set(float64(o.DataBytes))
+	m.tableSnapshots.WithLabelValues(tp.Address).Set(float64(o.Snapshots))
+	m.tablePending.WithLabelValues(tp.Address).Set(float64(pending))
+}
+
+// forget drops a table's series (no longer managed).
+func (m *metrics) forget(addr string) {
+	if !m.perTable {
+		return
+	}
+	for _, g := range []*prometheus.GaugeVec{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending} {
+		g.DeleteLabelValues(addr)
+	}
+}

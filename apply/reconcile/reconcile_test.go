@@ -1,0 +1,357 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/iceops/iceops/apply"
+	"github.com/iceops/iceops/apply/reconcile"
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// policyHCL: compaction once two small files are in a partition; nothing
+// else (so that each action the tests count is a compaction).
+const policyHCL = `
+policy "base" {
+  target_file_size = "64MiB"
+  compaction {
+    min_input_files = 2
+  }
+}
+
+tables "lake.sales.*" {
+  policy = policy.base
+}
+`
+
+type lake struct {
+	t    *testing.T
+	dir  string
+	lake *testkit.Lakehouse
+}
+
+func newLake(t *testing.T) *lake {
+	t.Helper()
+	dir := t.TempDir()
+	l := &lake{t: t, dir: dir, lake: testkit.NewLakehouse(t, filepath.Join(dir, "lake"), "lake")}
+	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(l.lake.HCL()+policyHCL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func (l *lake) load() (*config.Config, hcl.Diagnostics, error) {
+	cfg, diags := config.Load(l.dir, config.LoadOptions{})
+	if diags.HasErrors() {
+		return nil, nil, diags
+	}
+	return cfg, nil, nil
+}
+
+func open(cfg *config.Config) *providers.Session { return providers.Open(cfg, providers.Options{}) }
+
+// table creates sales.NAME with files commits small files (a compaction is
+// due when commits >= 2).
+func (l *lake) table(name string, commits int) *table.Table {
+	l.t.Helper()
+	// The property the policy derives from target_file_size is set, so
+	// that compaction is the only action the tests see.
+	tbl := l.lake.CreateTable(l.t, "sales."+name, testkit.TableOptions{Properties: map[string]string{
+		"write.target-file-size-bytes": fmt.Sprint(64 << 20),
+	}})
+	return testkit.Append(l.t, tbl, commits, 20, 1)
+}
+
+// plan is a plan of every table, as `iceops plan` makes it.
+func (l *lake) actions() map[string]int {
+	l.t.Helper()
+	cfg, _, err := l.load()
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	sess := open(cfg)
+	defer sess.Close()
+	p, err := apply.Plan(context.Background(), cfg, sess, apply.PlanOptions{})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	if len(p.Errors) > 0 {
+		l.t.Fatalf("plan errors: %v", p.Errors)
+	}
+	out := map[string]int{}
+	for _, tp := range p.Tables {
+		out[tp.Address] = len(tp.Actions)
+	}
+	return out
+}
+
+func statusOf(t *testing.T, r *reconcile.Reconciler) map[string]reconcile.TableStatus {
+	t.Helper()
+	out := map[string]reconcile.TableStatus{}
+	for _, s := range r.Status() {
+		out[s.Address] = s
+	}
+	return out
+}
+
+func scrape(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	body, _ := io.ReadAll(rec.Body)
+	return rec.Code, string(body)
+}
+
+// metric returns the value of the series line that starts with name{labels}.
+func metric(t *testing.T, body, series string) string {
+	t.Helper()
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestReconcileOnceConverges: one pass applies what each table's plan
+// shows, keeps every row, and the next plan is empty; the metrics and the
+// status say so.
+func TestReconcileOnceConverges(t *testing.T) {
+	l := newLake(t)
+	debt := l.table("debt", 4)
+	l.table("fine", 1)
+	ids := testkit.ScanIDs(t, debt)
+	if got := l.actions(); got["lake.sales.debt"] == 0 || got["lake.sales.fine"] != 0 {
+		t.Fatalf("setup: actions %v", got)
+	}
+
+	r := reconcile.New(l.load, open, reconcile.Options{Once: true, TableMetrics: true})
+	if code, _ := scrape(t, r.Handler(), "/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("readyz before the first listing: %d, want 503", code)
+	}
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := statusOf(t, r)
+	if st["lake.sales.debt"].Result != reconcile.ResultApplied || st["lake.sales.fine"].Result != reconcile.ResultInPolicy {
+		t.Fatalf("status %+v", st)
+	}
+	if got := l.actions(); got["lake.sales.debt"] != 0 || got["lake.sales.fine"] != 0 {
+		t.Fatalf("after one pass the plan still has actions: %v", got)
+	}
+	if !maps.Equal(testkit.ScanIDs(t, l.lake.Reload(t, "sales.debt")), ids) {
+		t.Fatal("rows changed")
+	}
+	h := r.Handler()
+	if code, _ := scrape(t, h, "/readyz"); code != http.StatusOK {
+		t.Errorf("readyz after the listing: %d", code)
+	}
+	_, body := scrape(t, h, "/metrics")
+	for series, want := range map[string]string{
+		`iceops_actions_total{action="compact",outcome="done",reason=""}`: "1",
+		`iceops_tables{state="in_policy"}`:                                "2",
+		`iceops_tables{state="out_of_policy"}`:                            "0",
+		`iceops_table_pending_actions{table="lake.sales.debt"}`:           "0",
+	} {
+		if got := metric(t, body, series); got != want {
+			t.Errorf("%s = %q, want %q", series, got, want)
+		}
+	}
+	if metric(t, body, "iceops_bytes_rewritten_total") == "0" {
+		t.Error("no bytes counted as rewritten")
+	}
+}
+
+// TestReconcileShadowChangesNothing: -shadow plans and reports, and leaves
+// every table's metadata as it was.
+func TestReconcileShadowChangesNothing(t *testing.T) {
+	l := newLake(t)
+	before := l.table("debt", 3).MetadataLocation()
+	r := reconcile.New(l.load, open, reconcile.Options{Once: true, Shadow: true})
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.lake.Reload(t, "sales.debt").MetadataLocation(); got != before {
+		t.Fatalf("shadow changed the table: %s -> %s", before, got)
+	}
+	st := statusOf(t, r)["lake.sales.debt"]
+	if st.Result != reconcile.ResultPlanned || len(st.PendingActions) == 0 {
+		t.Fatalf("status %+v", st)
+	}
+	_, body := scrape(t, r.Handler(), "/metrics")
+	if got := metric(t, body, `iceops_actions_total{action="compact",outcome="planned",reason="shadow"}`); got != "1" {
+		t.Errorf("planned compactions %q, want 1", got)
+	}
+}
+
+// TestReconcileTriggerThenStop: a running reconciler finds a table in
+// policy; a writer's commits put it out of policy and a trigger brings its
+// reconcile forward (long before the interval); cancelling stops Run.
+func TestReconcileTriggerThenStop(t *testing.T) {
+	l := newLake(t)
+	tbl := l.table("events", 1)
+	r := reconcile.New(l.load, open, reconcile.Options{Interval: time.Hour, Debounce: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	waitFor(t, "the first listing", func() bool { return r.Ready() })
+	if st := statusOf(t, r)["lake.sales.events"]; st.Result != reconcile.ResultInPolicy {
+		t.Fatalf("before the writer: %+v", st)
+	}
+
+	testkit.Append(t, tbl, 3, 20, 1)
+	srv := httptest.NewServer(r.Handler())
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/trigger?table=lake.sales.events", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("trigger: %s", resp.Status)
+	}
+	resp, err = http.Post(srv.URL+"/trigger?table=lake.sales.nope", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("trigger of an unknown table: %s, want 404", resp.Status)
+	}
+	waitFor(t, "the triggered reconcile", func() bool {
+		return statusOf(t, r)["lake.sales.events"].Result == reconcile.ResultApplied
+	})
+	if got := l.actions()["lake.sales.events"]; got != 0 {
+		t.Fatalf("after the triggered reconcile the plan has %d actions", got)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context was cancelled")
+	}
+}
+
+// TestReconcilersShareTables: three reconcilers on one lakehouse at once
+// compact each table exactly once (the leases): one replace snapshot per
+// table, and every table back in policy.
+func TestReconcilersShareTables(t *testing.T) {
+	l := newLake(t)
+	const n = 6
+	rows := map[string]map[int64]int{}
+	for i := range n {
+		name := fmt.Sprintf("t%d", i)
+		rows[name] = testkit.ScanIDs(t, l.table(name, 3))
+	}
+	var wg sync.WaitGroup
+	rs := make([]*reconcile.Reconciler, 3)
+	for i := range rs {
+		rs[i] = reconcile.New(l.load, open, reconcile.Options{Once: true, Parallelism: 2,
+			Apply: apply.ApplyOptions{RunID: fmt.Sprintf("reconciler-%d", i), LockOwner: fmt.Sprintf("reconciler %d", i)}})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := rs[i].Run(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for name, ids := range rows {
+		tbl := l.lake.Reload(t, "sales."+name)
+		replaces := 0
+		for _, s := range tbl.Metadata().Snapshots() {
+			if s.Summary != nil && s.Summary.Operation == table.OpReplace {
+				replaces++
+			}
+		}
+		if replaces != 1 {
+			t.Errorf("%s: %d replace snapshots, want exactly 1", name, replaces)
+		}
+		if !maps.Equal(testkit.ScanIDs(t, tbl), ids) {
+			t.Errorf("%s: rows changed", name)
+		}
+	}
+	for addr, a := range l.actions() {
+		if a != 0 {
+			t.Errorf("%s still has %d actions", addr, a)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestReconcileTakesOverDeadRunsTable: a table whose lease a killed run
+// still holds is skipped (not failed, not touched) while the lease lasts,
+// and reconciled once it has lapsed.
+func TestReconcileTakesOverDeadRunsTable(t *testing.T) {
+	l := newLake(t)
+	before := l.table("held", 3).MetadataLocation()
+	cfg, _, err := l.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := open(cfg)
+	defer sess.Close()
+	ctx := context.Background()
+	h, err := sess.Table(ctx, "lake.sales.held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	// A lease whose run died: never renewed, never released.
+	if _, err := sess.TakeLease(ctx, h, providers.Lease{Owner: "killed reconciler", RunID: "dead", Since: now, ExpiresAt: now.Add(2 * time.Second)}, now); err != nil {
+		t.Fatal(err)
+	}
+
+	r := reconcile.New(l.load, open, reconcile.Options{Once: true})
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := statusOf(t, r)["lake.sales.held"]
+	if st.Result != reconcile.ResultSkipped || !strings.Contains(st.Error, "killed reconciler") {
+		t.Fatalf("while the dead run's lease lasts: %+v", st)
+	}
+	if got := l.lake.Reload(t, "sales.held").MetadataLocation(); got != before {
+		t.Fatal("a table under another run's lease was changed")
+	}
+
+	time.Sleep(time.Until(now.Add(2500 * time.Millisecond)))
+	r = reconcile.New(l.load, open, reconcile.Options{Once: true})
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(t, r)["lake.sales.held"]; st.Result != reconcile.ResultApplied {
+		t.Fatalf("after the lease lapsed: %+v", st)
+	}
+	if got := l.actions()["lake.sales.held"]; got != 0 {
+		t.Fatalf("still %d actions", got)
+	}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// TestReconcileProcess: `iceops reconcile -interval=5s` on the demo, as a
+// process: /status shows every table back in policy, /metrics counts the
+// actions done, a writer's commits put a table out of policy and the
+// reconciler brings it back on its own (no trigger), and SIGTERM exits 0.
+func TestReconcileProcess(t *testing.T) {
+	bin := buildIceops(t)
+	dir := filepath.Join(t.TempDir(), "lake")
+	lake := demoLake(t, bin, dir)
+
+	cmd := exec.Command(bin, "-chdir="+dir, "reconcile", "-interval=5s", "-listen=127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	var base string
+	serving := regexp.MustCompile(`serving .* on (http://\S+)$`)
+	for base == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("reconcile exited before serving")
+			}
+			if m := serving.FindStringSubmatch(l); m != nil {
+				base = m[1]
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("reconcile did not start serving")
+		}
+	}
+	go func() {
+		for range lines { // keep the pipe drained
+		}
+	}()
+
+	inPolicy := func() bool {
+		var st struct {
+			Ready  bool
+			Tables []struct{ Address, Result string }
+		}
+		if err := json.Unmarshal([]byte(get(t, base+"/status")), &st); err != nil {
+			t.Fatal(err)
+		}
+		if !st.Ready || len(st.Tables) != 3 {
+			return false
+		}
+		for _, tb := range st.Tables {
+			if tb.Result != "in_policy" && tb.Result != "applied" {
+				return false
+			}
+		}
+		return true
+	}
+	waitUntil(t, "every table back in policy", inPolicy)
+	compactions := func() int {
+		m := get(t, base+"/metrics")
+		v := regexp.MustCompile(`(?m)^iceops_actions_total\{action="compact",outcome="done",reason=""\} (\d+)$`).FindStringSubmatch(m)
+		if v == nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(v[1])
+		return n
+	}
+	done := compactions()
+	if done == 0 {
+		t.Fatalf("no compaction counted in /metrics:\n%s", grepLines(get(t, base+"/metrics"), "iceops_"))
+	}
+
+	// A writer adds small files to one table: the reconciler finds it out
+	// of policy at its next due time and applies again.
+	for i := range int64(6) { // the demo policy compacts from 5 files
+		if err := writerAppend(context.Background(), lake.Reload(t, concurrentTable), 1_000_000+i*10, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := testkit.ScanIDs(t, lake.Reload(t, concurrentTable))
+	waitUntil(t, "the writer's files compacted", func() bool { return compactions() > done && planIsEmpty(t, bin, dir) })
+	if got := testkit.ScanIDs(t, lake.Reload(t, concurrentTable)); !maps.Equal(got, rows) {
+		t.Fatal("rows changed")
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("after SIGTERM: %v (want exit 0)", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("reconcile did not exit after SIGTERM")
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func planIsEmpty(t *testing.T, bin, dir string) bool {
+	code, _ := runIceops(t, bin, dir, "plan", "-detailed-exitcode")
+	return code == 0
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
