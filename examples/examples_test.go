@@ -13,6 +13,8 @@ import (
 // so stand-ins are passed the way the CLI passes os.Environ().
 var env = []string{
 	"ICEBERG_REST_CREDENTIAL=client:secret",
+	"ICEBERG_REST_URI=https://catalog.example.com/api/catalog",
+	"ICEBERG_WAREHOUSE=s3://lakehouse",
 	"AWS_ACCESS_KEY_ID=AKIAEXAMPLE",
 	"AWS_SECRET_ACCESS_KEY=example-secret",
 	"AWS_SESSION_TOKEN=example-token",
@@ -46,7 +48,13 @@ func TestEveryExampleLoads(t *testing.T) {
 		if !e.IsDir() || e.Name() == "ci" {
 			continue
 		}
-		matches, _ := filepath.Glob(filepath.Join(e.Name(), "*.iceops.hcl"))
+		// kubernetes keeps its configuration in policies/ (the ConfigMap's
+		// files), beside the manifests.
+		cfgDir := e.Name()
+		if e.Name() == "kubernetes" {
+			cfgDir = filepath.Join(e.Name(), "policies")
+		}
+		matches, _ := filepath.Glob(filepath.Join(cfgDir, "*.iceops.hcl"))
 		if len(matches) == 0 {
 			t.Errorf("%s has no *.iceops.hcl file", e.Name())
 			continue
@@ -55,7 +63,7 @@ func TestEveryExampleLoads(t *testing.T) {
 			t.Errorf("%s has no README.md", e.Name())
 		}
 		t.Run(e.Name(), func(t *testing.T) {
-			load(t, e.Name())
+			load(t, cfgDir)
 			// `iceops fmt -check` must pass on what users copy.
 			for _, m := range matches {
 				src, err := os.ReadFile(m)
