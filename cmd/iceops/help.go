@@ -232,7 +232,7 @@ Examples:
   Each table is planned again when it is due (every -interval, with jitter so
   a fleet does not start at once), and what its plan shows is applied, under
   the table's lease: several reconcilers on one lakehouse share the tables,
-  and a killed one's tables are taken over when its leases lapse (2 minutes).
+  and a killed one's tables are taken over when its leases lapse (-lease-ttl).
   A table another run holds is skipped and tried again later. The catalogs
   are listed again every -interval (new tables are found then).
 
@@ -255,6 +255,8 @@ Options:
   -shadow             Plan and report; never apply
   -parallelism=N      Tables reconciled at once
   -table-metrics      Add per-table series (one label per table)
+  -lease-ttl=DURATION How long a table's lease outlives a killed reconciler
+                      (default 2m; renewed every quarter of it)
   -var=NAME=VALUE     Set a variable (repeatable)
   -var-file=FILE      Read variables from an HCL file
   -no-color           Disable colour

@@ -20,7 +20,7 @@ import (
 )
 
 // Reconcile: `iceops reconcile [-interval=1h] [-listen=ADDR] [-once]
-// [-shadow] [-parallelism=N] [-table-metrics] [-var...]`.
+// [-shadow] [-parallelism=N] [-table-metrics] [-lease-ttl=D] [-var...]`.
 type Reconcile struct {
 	Interval     time.Duration
 	Listen       string
@@ -28,6 +28,7 @@ type Reconcile struct {
 	Shadow       bool
 	Parallelism  int
 	TableMetrics bool
+	LeaseTTL     time.Duration
 	Vars         Vars
 	NoColor      bool
 }
@@ -41,6 +42,7 @@ func ParseReconcile(args []string) (Reconcile, error) {
 	fs.BoolVar(&a.Shadow, "shadow", false, "")
 	fs.IntVar(&a.Parallelism, "parallelism", 0, "")
 	fs.BoolVar(&a.TableMetrics, "table-metrics", false, "")
+	fs.DurationVar(&a.LeaseTTL, "lease-ttl", apply.DefaultLeaseTTL, "")
 	addVarFlags(fs, &a.Vars)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
@@ -54,6 +56,11 @@ func ParseReconcile(args []string) (Reconcile, error) {
 	}
 	if a.Parallelism < 0 {
 		return a, fmt.Errorf("reconcile: -parallelism must be at least 1, got %d", a.Parallelism)
+	}
+	if a.LeaseTTL < 4*time.Second {
+		// Renewed every TTL/4: below a second the heartbeat would be a
+		// storm of writes on the table's location.
+		return a, fmt.Errorf("reconcile: -lease-ttl must be at least 4s, got %s", a.LeaseTTL)
 	}
 	return a, nil
 }
@@ -107,7 +114,7 @@ func (c *cli) reconcile(args []string) int {
 	r := reconcile.New(load, open, reconcile.Options{
 		Interval: a.Interval, Shadow: a.Shadow, Once: a.Once, Parallelism: a.Parallelism,
 		TableMetrics: a.TableMetrics, Now: c.now, Log: c.logger(), Version: version,
-		Apply: applyTemplate(c, abort),
+		Apply: applyTemplate(c, abort, a.LeaseTTL),
 	})
 	go func() {
 		stops := 0
@@ -157,7 +164,8 @@ func (c *cli) reconcile(args []string) int {
 
 // applyTemplate is what every apply of the reconciler shares: leases named
 // after this process, the memory limit, the abort.
-func applyTemplate(c *cli, abort context.Context) (o apply.ApplyOptions) {
+func applyTemplate(c *cli, abort context.Context, leaseTTL time.Duration) (o apply.ApplyOptions) {
+	o.LeaseTTL = leaseTTL
 	o.SetMemoryLimit = memoryLimitSetter(c.env)
 	o.Abort = abort
 	o.LockOwner = c.lockOwner() + " (reconcile)"
