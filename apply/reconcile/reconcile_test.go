@@ -355,3 +355,51 @@ func TestReconcileTakesOverDeadRunsTable(t *testing.T) {
 		t.Fatalf("still %d actions", got)
 	}
 }
+
+// TestReconcileReload: a reloaded configuration with errors is refused and
+// the one in force stays; a valid one takes effect (the tables are listed
+// again under it).
+func TestReconcileReload(t *testing.T) {
+	l := newLake(t)
+	l.table("events", 3)
+	write := func(src string) {
+		if err := os.WriteFile(filepath.Join(l.dir, "main.iceops.hcl"), []byte(l.lake.HCL()+src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// At first the table's 3 files are below the policy's threshold.
+	write(strings.Replace(policyHCL, "min_input_files = 2", "min_input_files = 10", 1))
+	r := reconcile.New(l.load, open, reconcile.Options{Interval: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	waitFor(t, "the first listing", r.Ready)
+	if st := statusOf(t, r)["lake.sales.events"]; st.Result != reconcile.ResultInPolicy {
+		t.Fatalf("before the reload: %+v", st)
+	}
+	before := statusOf(t, r)["lake.sales.events"].PolicyDigest
+
+	write(policyHCL + "\npolicy \"broken\" {\n  target_file_size = \"lots\"\n}\n")
+	r.Reload()
+	waitFor(t, "the refused reload", func() bool {
+		_, body := scrape(t, r.Handler(), "/metrics")
+		return metric(t, body, `iceops_config_loads_total{outcome="failed"}`) == "1"
+	})
+	if st := statusOf(t, r)["lake.sales.events"]; st.Result != reconcile.ResultInPolicy || st.PolicyDigest != before {
+		t.Fatalf("after a refused reload: %+v", st)
+	}
+
+	write(policyHCL)
+	r.Reload()
+	waitFor(t, "the reloaded policy applied", func() bool {
+		return statusOf(t, r)["lake.sales.events"].Result == reconcile.ResultApplied
+	})
+	if st := statusOf(t, r)["lake.sales.events"]; st.PolicyDigest == before {
+		t.Errorf("the policy digest did not change with the policy: %+v", st)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
