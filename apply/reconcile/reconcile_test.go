@@ -369,7 +369,8 @@ func TestReconcileReload(t *testing.T) {
 	}
 	// At first the table's 3 files are below the policy's threshold.
 	write(strings.Replace(policyHCL, "min_input_files = 2", "min_input_files = 10", 1))
-	r := reconcile.New(l.load, open, reconcile.Options{Interval: time.Hour})
+	// No jitter: a table out of policy after the reload is due at once.
+	r := reconcile.New(l.load, open, reconcile.Options{Interval: time.Hour, Jitter: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
