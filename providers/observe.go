@@ -129,7 +129,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	if err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
-	o := &Observation{State: observeMetadata(tbl, pol.Address), sess: s, pol: pol, now: s.now()}
+	o := &Observation{State: observeMetadata(tbl, pol.Address, &s.specs), sess: s, pol: pol, now: s.now()}
 	if catName, _, err := splitAddress(pol.Address); err == nil {
 		if cc, err := s.catalogConfig(catName); err == nil {
 			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())
@@ -225,7 +225,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 // files are compaction candidates (diff.SelectionFor of the policy); now is
 // the clock of sel.Where's current_date and now().
 func observeTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection, now time.Time) (*diff.TableState, error) {
-	st := observeMetadata(tbl, address)
+	st := observeMetadata(tbl, address, new(compaction.SpecCheck))
 	md := tbl.Metadata()
 	cur := md.CurrentSnapshot()
 	if cur == nil {
@@ -249,7 +249,7 @@ func observeTable(ctx context.Context, tbl *table.Table, address string, sel dif
 
 // observeMetadata is the part of the state that the table metadata alone
 // gives: everything but the current snapshot's file aggregate and orphans.
-func observeMetadata(tbl *table.Table, address string) *diff.TableState {
+func observeMetadata(tbl *table.Table, address string, specs *compaction.SpecCheck) *diff.TableState {
 	md := tbl.Metadata()
 	st := &diff.TableState{
 		Address:            address,
@@ -283,7 +283,7 @@ func observeMetadata(tbl *table.Table, address string) *diff.TableState {
 		}
 		st.Specs = append(st.Specs, ps)
 	}
-	st.UnwritableSpecs = compaction.UnwritableSpecs(tbl)
+	st.UnwritableSpecs = specs.Unwritable(tbl)
 	for _, snap := range md.Snapshots() {
 		ds := diff.Snapshot{
 			ID:             snap.SnapshotID,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/providers/catalogs"
+	"github.com/iceops/iceops/providers/compaction"
 	"github.com/iceops/iceops/providers/internal/bound"
 )
 
@@ -57,6 +58,9 @@ type Session struct {
 	spill int
 	// aws is the S3 configuration with deadlines and retries, built once.
 	aws *awsConfigOnce
+	// specs remembers which partition types iceberg-go can write manifests
+	// of, across the tables observed.
+	specs compaction.SpecCheck
 }
 
 type catalogEntry struct {

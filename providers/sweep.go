@@ -49,7 +49,7 @@ func (s *Session) recheckOrphans(ctx context.Context, pol *config.Effective, tbl
 	if err != nil {
 		return nil, fmt.Errorf("orphan scan: %w", err)
 	}
-	st := observeMetadata(tbl, pol.Address)
+	st := observeMetadata(tbl, pol.Address, &s.specs)
 	st.Orphans = scan
 	act, refusal := diff.RecheckOrphans(pol, st, now)
 	if refusal != "" {

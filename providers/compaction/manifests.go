@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -51,6 +52,37 @@ func UnwritableSpecs(tbl *table.Table) map[int]string {
 		out[spec.ID()] = fmt.Sprintf("iceberg-go v0.7.0 cannot write a manifest of partition spec %d (%v). Its files and manifests are left as they are; compact them with another engine (Spark's rewrite_data_files)", spec.ID(), err)
 	}
 	return out
+}
+
+// SpecCheck memoizes UnwritableSpecs across the tables of a plan: a fleet's
+// tables share a few partition types, and building a manifest writer (an
+// Avro schema compiled) per table was a tenth of a fleet plan's CPU
+// (docs/benchmarks.md, Fleet). The writer's construction depends only on the
+// format version and the partition type (names, field ids, types,
+// optionality), which is the key. The zero value is ready; safe for
+// concurrent use.
+type SpecCheck struct {
+	m sync.Map // key -> error (nil: writable)
+}
+
+// Unwritable is UnwritableSpecs(tbl), with each (version, partition type)
+// checked once.
+func (c *SpecCheck) Unwritable(tbl *table.Table) map[int]string {
+	md := tbl.Metadata()
+	sc := tbl.Schema()
+	for _, spec := range md.PartitionSpecs() {
+		key := fmt.Sprintf("%d|%s", md.Version(), spec.PartitionType(sc))
+		v, ok := c.m.Load(key)
+		if !ok {
+			_, err := iceberg.NewManifestWriter(md.Version(), io.Discard, spec, sc, 0)
+			v, _ = c.m.LoadOrStore(key, err)
+		}
+		if v != nil {
+			// Some spec cannot be written: the full check words why.
+			return UnwritableSpecs(tbl)
+		}
+	}
+	return nil
 }
 
 // WithoutUnwritableSpecs drops the groups of specs in UnwritableSpecs,

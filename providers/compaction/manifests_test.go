@@ -35,6 +35,9 @@ func TestUnwritableSpecsAgreeWithIcebergGo(t *testing.T) {
 		{name: "two decimals", a: dec(10, 2), b: dec(38, 4), ta: iceberg.TruncateTransform{Width: 50}, tb: iceberg.IdentityTransform{}, unwritable: true},
 		{name: "a void decimal", a: dec(10, 2), b: dec(9, 0), ta: iceberg.VoidTransform{}, tb: iceberg.TruncateTransform{Width: 10}, unwritable: true},
 	}
+	// One memo across every case, as a plan shares one across its tables:
+	// its answer must be the unmemoized one, case after case.
+	var memo SpecCheck
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -52,6 +55,11 @@ func TestUnwritableSpecsAgreeWithIcebergGo(t *testing.T) {
 				t.Fatal(err)
 			}
 			why := UnwritableSpecs(tbl)[tbl.Metadata().DefaultPartitionSpec()]
+			for range 2 {
+				if got := memo.Unwritable(tbl)[tbl.Metadata().DefaultPartitionSpec()]; got != why {
+					t.Fatalf("SpecCheck says %q, UnwritableSpecs %q", got, why)
+				}
+			}
 			as, err := table.SchemaToArrowSchema(sc, nil, true, false)
 			if err != nil {
 				t.Fatal(err)

@@ -1,0 +1,204 @@
+// Command fleetbench builds and reads the fleet of the fleet benchmark
+// (bench/fleet/run.sh):
+//
+//	fleetbench setup -dir D -tables N [-appends 8] [-partitions 3] [-per-namespace 1000]
+//	fleetbench floor -dir D [-parallelism P]
+//
+// setup makes one table by real appends (`appends` commits of 100 rows over
+// `partitions` day partitions, the first half of its history 10 days old),
+// then copies it N-1 times with its paths rewritten (internal/lakehouse
+// CopyTable) and registers every copy in the sqlite catalog D/catalog.db
+// ("default"), `per-namespace` tables to a namespace. Copies are byte for
+// byte the same table at other paths, so every table costs a plan the same.
+//
+// floor is the baseline a plan is measured against: it lists every
+// namespace's tables once, loads every table through the catalog, reads
+// every snapshot's manifest list and every distinct manifest's entries,
+// P tables at once, and nothing else. It prints what it read.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/bench/plan/benchlake"
+	"github.com/iceops/iceops/internal/lakehouse"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "fleetbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: fleetbench setup|floor -dir D ...")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	dir := fs.String("dir", "", "lakehouse directory")
+	tables := fs.Int("tables", 100, "tables (setup)")
+	appends := fs.Int("appends", 8, "appends per table (setup)")
+	parts := fs.Int("partitions", 3, "day partitions (setup)")
+	perNS := fs.Int("per-namespace", 1000, "tables per namespace (setup)")
+	par := fs.Int("parallelism", 4, "tables read at once (floor)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return fmt.Errorf("-dir is required")
+	}
+	ctx := context.Background()
+	switch args[0] {
+	case "setup":
+		return setup(ctx, *dir, *tables, *appends, *parts, *perNS)
+	case "floor":
+		return floor(ctx, *dir, *par)
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func setup(ctx context.Context, dir string, n, appends, parts, perNS int) error {
+	lake, err := benchlake.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer lake.Close()
+	tbl, err := lake.CreateTable(ctx, "ns0000", "t000000", iceberg.Properties{
+		// The policy's derived property is already set: the plan of a
+		// table is compaction, expiry and orphans, as in a fleet in use.
+		"write.target-file-size-bytes": fmt.Sprint(128 << 20),
+	})
+	if err != nil {
+		return err
+	}
+	for i := range appends {
+		if tbl, err = benchlake.Append(ctx, tbl, int64(i*100), 100, parts); err != nil {
+			return err
+		}
+		if i == appends/2-1 {
+			if tbl, err = lake.Backdate(ctx, tbl, 10*24*time.Hour); err != nil {
+				return err
+			}
+		}
+	}
+	src := strings.TrimPrefix(tbl.Location(), "file://")
+	current, err := filepath.Rel(src, strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	for i := 1; i < n; i++ {
+		ns := fmt.Sprintf("ns%04d", i/perNS)
+		name := fmt.Sprintf("t%06d", i)
+		dst := filepath.Join(filepath.Dir(src), "..", ns+".db", name)
+		loc, err := lakehouse.CopyTable(src, filepath.Clean(dst), current, lakehouse.FileURIs())
+		if err != nil {
+			return err
+		}
+		if err := lakehouse.RegisterSQL(ctx, lake.DB, benchlake.CatalogName, []string{ns, name}, loc); err != nil {
+			return err
+		}
+		if i%500 == 0 {
+			fmt.Fprintf(os.Stderr, "%d tables (%s)\n", i+1, time.Since(t0).Round(time.Second))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%d tables of %d snapshots each\n", n, len(tbl.Metadata().Snapshots()))
+	return nil
+}
+
+func floor(ctx context.Context, dir string, par int) error {
+	lake, err := benchlake.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer lake.Close()
+	var idents []table.Identifier
+	nss, err := lake.Catalog.ListNamespaces(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, ns := range nss {
+		for id, err := range lake.Catalog.ListTables(ctx, ns) {
+			if err != nil {
+				return err
+			}
+			idents = append(idents, id)
+		}
+	}
+	var lists, manifests, entries atomic.Int64
+	work := make(chan table.Identifier)
+	errs := make(chan error, par)
+	var wg sync.WaitGroup
+	for range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range work {
+				if err := readTable(ctx, lake, id, &lists, &manifests, &entries); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for _, id := range idents {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	fmt.Printf("%d tables, %d manifest lists, %d manifests, %d entries\n", len(idents), lists.Load(), manifests.Load(), entries.Load())
+	return nil
+}
+
+// readTable loads the table and reads every snapshot's manifest list and
+// every distinct manifest once.
+func readTable(ctx context.Context, lake *benchlake.Lake, id table.Identifier, lists, manifests, entries *atomic.Int64) error {
+	tbl, err := lake.Catalog.LoadTable(ctx, id)
+	if err != nil {
+		return err
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, s := range tbl.Metadata().Snapshots() {
+		mfs, err := s.Manifests(fsys)
+		if err != nil {
+			return err
+		}
+		lists.Add(1)
+		for _, m := range mfs {
+			if seen[m.FilePath()] {
+				continue
+			}
+			seen[m.FilePath()] = true
+			es, err := m.FetchEntries(fsys, false)
+			if err != nil {
+				return err
+			}
+			manifests.Add(1)
+			entries.Add(int64(len(es)))
+		}
+	}
+	return nil
+}
