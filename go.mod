@@ -20,6 +20,8 @@ require (
 	golang.org/x/mod v0.38.0
 )
 
+require github.com/apache/spark-connect-go v0.1.1-0.20250826122459-0e3d565b63e6 // indirect
+
 require (
 	cel.dev/expr v0.25.2 // indirect
 	cloud.google.com/go v0.123.0 // indirect
