@@ -20,7 +20,10 @@ require (
 	golang.org/x/mod v0.38.0
 )
 
-require github.com/apache/spark-connect-go v0.1.1-0.20250826122459-0e3d565b63e6 // indirect
+require (
+	github.com/apache/spark-connect-go v0.1.1-0.20250826122459-0e3d565b63e6 // indirect
+	github.com/go-errors/errors v1.5.1 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect

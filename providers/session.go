@@ -15,6 +15,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/providers/catalogs"
+	"github.com/iceops/iceops/providers/engine"
 	"github.com/iceops/iceops/providers/internal/bound"
 )
 
@@ -57,6 +58,8 @@ type Session struct {
 	spill int
 	// aws is the S3 configuration with deadlines and retries, built once.
 	aws *awsConfigOnce
+	// engines are the engine blocks' engines, opened on first use.
+	engines map[string]engine.Engine
 }
 
 type catalogEntry struct {
@@ -160,6 +163,12 @@ func (s *Session) Close() error {
 		}
 	}
 	s.catalogs = map[string]*catalogEntry{}
+	for name, e := range s.engines {
+		if err := e.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close engine %q: %w", name, err))
+		}
+	}
+	s.engines = nil
 	return errors.Join(errs...)
 }
 
