@@ -212,7 +212,10 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 	partitions := 0
 	assign := rowIDsAssignable(pol, st)
 	for _, p := range st.Partitions {
-		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || p.EscapedFileURIs > 0 || p.ForeignFiles > 0 {
+		// Files iceberg-go cannot open (escaped file: URIs, another
+		// storage) are no obstacle to an engine that opens them as written.
+		toEngine := delegates(pol, sel.plannedBytes(p))
+		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || (!toEngine && (p.EscapedFileURIs > 0 || p.ForeignFiles > 0)) {
 			continue // refused: see compactRefusals
 		}
 		var kept []CompactGroup
@@ -242,7 +245,7 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 		if len(kept) == 0 {
 			continue
 		}
-		if delegates(pol, keptBytes) {
+		if toEngine {
 			call, refusal := delegate(pol, st, &act, p, kept, order)
 			if refusal != nil {
 				refusals = append(refusals, *refusal)
@@ -357,7 +360,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			continue
 		}
 		n := sel.plannedInputs(p)
-		if n == 0 {
+		if n == 0 || delegates(pol, sel.plannedBytes(p)) {
 			continue
 		}
 		if p.ForeignFiles > 0 {
@@ -437,6 +440,19 @@ func (s CompactionSelection) plannedInputs(p PartitionStats) int {
 	for _, g := range s.compactGroups(p.CandidateSizes) {
 		if g.InputFiles > 1 || p.DeleteFiles > 0 {
 			n += g.InputFiles
+		}
+	}
+	return n
+}
+
+// plannedBytes is the input bytes of partition p's planned groups (as
+// plannedInputs counts them), before max_bytes_per_run: what decides
+// whether the partition goes to compaction.engine.
+func (s CompactionSelection) plannedBytes(p PartitionStats) int64 {
+	var n int64
+	for _, g := range s.compactGroups(p.CandidateSizes) {
+		if g.InputFiles > 1 || p.DeleteFiles > 0 {
+			n += g.InputBytes
 		}
 	}
 	return n
