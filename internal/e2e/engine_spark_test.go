@@ -58,7 +58,7 @@ type sparkTable struct {
 
 // newSparkTable creates local.<ns>.t partitioned by identity of a column
 // named `order` (a reserved word: the statement must quote it) and the day
-// of a timestamp: six files in partition ('it''s', day 1), whose value
+// of a timestamp: six files in partition ('it”s', day 1), whose value
 // needs escaping in the statement, and three one-row files in ('b', day 2).
 func newSparkTable(ctx context.Context, t *testing.T) *sparkTable {
 	env := testenv.Spark(t)
