@@ -53,12 +53,11 @@ type sparkTable struct {
 	dir     string // the iceops configuration's directory
 	cat     *sqlcat.Catalog
 	ident   table.Identifier
-	sessCtx context.Context
 }
 
 // newSparkTable creates local.<ns>.t partitioned by identity of a column
 // named `order` (a reserved word: the statement must quote it) and the day
-// of a timestamp: six files in partition ('it”s', day 1), whose value
+// of a timestamp: six files in partition (it's, day 1), whose value
 // needs escaping in the statement, and three one-row files in ('b', day 2).
 func newSparkTable(ctx context.Context, t *testing.T) *sparkTable {
 	env := testenv.Spark(t)
@@ -66,7 +65,7 @@ func newSparkTable(ctx context.Context, t *testing.T) *sparkTable {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &sparkTable{env: env, spark: s, ns: testenv.UniqueName(t, "engine"), sessCtx: ctx}
+	st := &sparkTable{env: env, spark: s, ns: testenv.UniqueName(t, "engine")}
 	st.name = "local." + st.ns + ".t"
 	sparkSQL(ctx, t, s,
 		"CREATE NAMESPACE local."+st.ns,
