@@ -46,13 +46,13 @@ func sparkSQL(ctx context.Context, t testing.TB, s sparksql.SparkSession, stmts 
 // sparkTable is a table Spark writes in its `local` catalog, in a
 // namespace of its own, with the iceops configuration that manages it.
 type sparkTable struct {
-	env     testenv.SparkEnv
-	spark   sparksql.SparkSession
-	ns      string
-	name    string // local.<ns>.t
-	dir     string // the iceops configuration's directory
-	cat     *sqlcat.Catalog
-	ident   table.Identifier
+	env   testenv.SparkEnv
+	spark sparksql.SparkSession
+	ns    string
+	name  string // local.<ns>.t
+	dir   string // the iceops configuration's directory
+	cat   *sqlcat.Catalog
+	ident table.Identifier
 }
 
 // newSparkTable creates local.<ns>.t partitioned by identity of a column
