@@ -56,10 +56,10 @@ func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call di
 	if err != nil {
 		return cur, res, fail("its files now: %v", err)
 	}
-	if len(planned) < 2 {
-		// Nothing to merge any more (another writer compacted it): the
-		// engine would commit nothing or a no-op.
-		res.NoOp, res.Note = true, fmt.Sprintf("partition %s: %d candidate files now, nothing for %s to do", where, len(planned), call.Engine)
+	if len(planned) == 0 {
+		// Nothing left to rewrite (another writer compacted it): the
+		// engine would commit nothing.
+		res.NoOp, res.Note = true, fmt.Sprintf("partition %s: no candidate files now, nothing for %s to do", where, call.Engine)
 		return cur, res, nil
 	}
 	said, err := r.engine.Run(ctx, call)
@@ -94,7 +94,9 @@ func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call di
 		return next, res, fail("%s committed %d replace snapshots (%s) where one was planned; iceops cannot undo an engine's commit: check them", call.Engine, len(replaces), strings.Join(ids, ", "))
 	}
 	snap := replaces[0]
-	res.Committed, res.Snapshots = true, []int64{snap.SnapshotID}
+	// Committed, but not among the apply's verified snapshots until the
+	// check passes: expiry may delete what those replaced (expiry.KeepLive).
+	res.Committed = true
 	undo := fmt.Sprintf("%s committed snapshot %d, which iceops cannot undo (roll back to its parent with the engine if the table is wrong)", call.Engine, snap.SnapshotID)
 	if err := checkDelegated(ctx, next, snap, planned); err != nil {
 		return next, res, fail("%s; its check failed: %v", undo, err)
@@ -111,6 +113,7 @@ func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call di
 	if before != after {
 		return next, res, fail("%s; the partition's rows differ: %d rows (digest %s) before, %d (digest %s) after", undo, before.Rows, before.Digest, after.Rows, after.Digest)
 	}
+	res.Snapshots = []int64{snap.SnapshotID}
 	res.Note = fmt.Sprintf("partition %s by %s (%s): snapshot %d checked, %d rows unchanged", where, call.Engine, said, snap.SnapshotID, after.Rows)
 	return next, res, nil
 }
