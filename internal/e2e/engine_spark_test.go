@@ -99,7 +99,7 @@ func newSparkTable(ctx context.Context, t *testing.T) *sparkTable {
 	return st
 }
 
-func (st *sparkTable) configure(t *testing.T, engineBlock, compaction string) {
+func (st *sparkTable) configure(t *testing.T, engineBlock, top, compaction string) {
 	t.Helper()
 	src := fmt.Sprintf(`catalog "local" {
   type      = "sql"
@@ -110,11 +110,12 @@ func (st *sparkTable) configure(t *testing.T, engineBlock, compaction string) {
 %s
 
 table "local.%s.t" {
+  %s
   compaction {
     %s
   }
 }
-`, st.env.LocalDB, st.env.LocalWarehouse, engineBlock, st.ns, compaction)
+`, st.env.LocalDB, st.env.LocalWarehouse, engineBlock, st.ns, top, compaction)
 	if err := os.WriteFile(filepath.Join(st.dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -141,19 +142,36 @@ func (st *sparkTable) rows(ctx context.Context, t *testing.T) []string {
 
 // TestSparkEngineCompaction: a Spark-written table whose policy sends its
 // large partition to Spark (engine_above) and leaves the small one to
-// iceops. The plan shows the CALL, with the reserved column quoted and the
-// partition value escaped; apply compacts through Spark and checks its
-// snapshot; Spark and DuckDB read the same rows and values afterwards; the
-// next plan is empty.
+// iceops, under each strategy. The plan shows the CALL, with the reserved
+// column quoted and the partition value escaped; apply compacts through
+// Spark and checks its snapshot; Spark and DuckDB read the same rows and
+// values afterwards; the next plan is empty.
 func TestSparkEngineCompaction(t *testing.T) {
+	for _, tc := range []struct {
+		strategy, top, extra string
+		args                 string // the statement's arguments between table and where
+	}{
+		{"binpack", "", "", "strategy => 'binpack'"},
+		{"sort", `sort_order = ["id desc"]`, "", "strategy => 'sort', sort_order => 'id DESC NULLS LAST'"},
+		{"zorder", "", `zorder_columns = ["id", "note"]`, "strategy => 'sort', sort_order => 'zorder(id,note)'"},
+	} {
+		t.Run(tc.strategy, func(t *testing.T) {
+			sparkEngineCompaction(t, tc.strategy, tc.top, tc.extra, tc.args)
+		})
+	}
+}
+
+func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	st := newSparkTable(ctx, t)
 	duck := testenv.DuckDBReader(t)
 	t.Setenv("E2E_SPARK_REMOTE", st.env.Remote)
-	st.configure(t, `engine "spark" { remote = env("E2E_SPARK_REMOTE") }`, `min_input_files = 2
+	st.configure(t, `engine "spark" { remote = env("E2E_SPARK_REMOTE") }`, top, fmt.Sprintf(`strategy        = %q
+    %s
+    min_input_files = 2
     engine          = "spark"
-    engine_above    = "16KiB"`)
+    engine_above    = "16KiB"`, strategy, extra))
 
 	before := st.load(ctx, t)
 	rowsBefore := st.rows(ctx, t)
@@ -166,30 +184,35 @@ func TestSparkEngineCompaction(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("plan -json: exit %d", r.code)
 	}
+	// A compact action's payload is inlined in the action.
+	type planAction struct {
+		Type        string `json:"type"`
+		Commits     int    `json:"commits"`
+		EngineCalls []struct {
+			Partition string `json:"partition"`
+			Statement string `json:"statement"`
+		} `json:"engine_calls"`
+	}
 	var doc struct {
 		Tables []struct {
-			// A compact action's payload is inlined in the action.
-			Actions []struct {
-				Type        string `json:"type"`
-				Commits     int    `json:"commits"`
-				EngineCalls []struct {
-					Partition string `json:"partition"`
-					Statement string `json:"statement"`
-				} `json:"engine_calls"`
-			} `json:"actions"`
+			Actions []planAction `json:"actions"`
 		} `json:"tables"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Tables) != 1 || len(doc.Tables[0].Actions) != 1 || doc.Tables[0].Actions[0].Type != "compact" {
-		t.Fatalf("want one compact action, got %+v", doc)
+	if len(doc.Tables) != 1 {
+		t.Fatalf("want one table, got %+v", doc)
 	}
-	c := doc.Tables[0].Actions[0]
+	i := slices.IndexFunc(doc.Tables[0].Actions, func(a planAction) bool { return a.Type == "compact" })
+	if i < 0 {
+		t.Fatalf("no compact action: %+v", doc)
+	}
+	c := doc.Tables[0].Actions[i]
 	if len(c.EngineCalls) != 1 || c.Commits != 2 {
 		t.Fatalf("want one engine call and 2 commits (Spark's and iceops'), got %+v", c)
 	}
-	want := fmt.Sprintf("CALL local.system.rewrite_data_files(table => '%s.t', strategy => 'binpack', where => '`order` = \\'it\\\\\\'s\\' AND ts >= TIMESTAMP \\'2026-11-01 00:00:00.000000+00:00\\' AND ts < TIMESTAMP \\'2026-11-02 00:00:00.000000+00:00\\'', options => map(", st.ns)
+	want := fmt.Sprintf("CALL local.system.rewrite_data_files(table => '%s.t', %s, where => '`order` = \\'it\\\\\\'s\\' AND ts >= TIMESTAMP \\'2026-11-01 00:00:00.000000+00:00\\' AND ts < TIMESTAMP \\'2026-11-02 00:00:00.000000+00:00\\'', options => map(", st.ns, args)
 	if !strings.HasPrefix(c.EngineCalls[0].Statement, want) {
 		t.Fatalf("statement\n%s\nwant prefix\n%s", c.EngineCalls[0].Statement, want)
 	}
@@ -212,7 +235,7 @@ func TestSparkEngineCompaction(t *testing.T) {
 	if !slices.Equal(replaces, []string{"replace", "replace"}) {
 		t.Errorf("new snapshots on main: %v, want two replaces (iceops' and Spark's)", replaces)
 	}
-	if got, _ := after.CurrentSnapshot().Summary.Properties["total-data-files"]; got != "2" {
+	if got := after.CurrentSnapshot().Summary.Properties["total-data-files"]; got != "2" {
 		t.Errorf("total-data-files = %s, want 2 (one per partition)", got)
 	}
 	if rowsAfter := st.rows(ctx, t); !slices.Equal(rowsAfter, rowsBefore) {
@@ -241,7 +264,7 @@ func TestSparkEngineFailure(t *testing.T) {
 	st.configure(t, `engine "spark" {
   remote  = env("E2E_SPARK_REMOTE")
   catalog = "no_such_catalog"
-}`, `min_input_files = 2
+}`, "", `min_input_files = 2
     engine          = "spark"`)
 	before := st.load(ctx, t)
 	r := iceops(ctx, t, st.dir, "apply", "-auto-approve")
