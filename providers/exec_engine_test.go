@@ -69,6 +69,12 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 				return err
 			}
 		}, func(int64) func(int64) diff.RowFingerprint { return same }, "2 of the 4 planned files are still live", true},
+		{"a writer's append before the engine's commit is kept", func(l *testkit.Orders) func(context.Context) error {
+			return func(ctx context.Context) error {
+				testkit.AppendIDs(t, l.Load(), 100, 5)
+				return compactWith(sel)(l)(ctx)
+			}
+		}, func(int64) func(int64) diff.RowFingerprint { return same }, "", true},
 		{"no commit", func(*testkit.Orders) func(context.Context) error {
 			return func(context.Context) error { return nil }
 		}, func(int64) func(int64) diff.RowFingerprint { return same }, "committed no replace snapshot", false},
@@ -98,6 +104,13 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 				t.Errorf("committed = %v, want %v", res.Committed, tc.commits)
 			}
 			if tc.want == "" {
+				want := 40
+				if strings.Contains(tc.name, "append") {
+					want = 45 // the writer's rows are kept
+				}
+				if ids := testkit.OrderIDs(t, l.Load()); len(ids) != want {
+					t.Errorf("%d rows after the engine's commit, want %d", len(ids), want)
+				}
 				if len(res.Snapshots) != 1 || res.Snapshots[0] != next.CurrentSnapshot().SnapshotID || !strings.Contains(res.Note, "checked, 40 rows unchanged") {
 					t.Errorf("result = %+v", res)
 				}
