@@ -153,6 +153,11 @@ func checkDelegated(ctx context.Context, tbl *table.Table, snap *table.Snapshot,
 	err = reach.Walk(ctx, reach.Spec{Meta: tbl.Metadata(), FS: fsys, Snapshots: []int64{snap.SnapshotID}, Consumers: []reach.Consumer{{
 		WithDeleted: true,
 		File: func(f reach.File) error {
+			if f.Category == reach.CategoryManifest && f.Snapshot != snap.SnapshotID {
+				// Only the manifests the snapshot wrote hold its entries:
+				// the cost follows the commit, not the table.
+				return reach.SkipEntries
+			}
 			if f.Entry == nil || f.Snapshot != snap.SnapshotID {
 				return nil
 			}
