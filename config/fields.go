@@ -93,6 +93,10 @@ func policyFields() []fieldDesc {
 			"Stop selecting file groups once this many bytes are planned in one run (`0`: no limit); the rest waits for the next run."},
 		{"compaction", "where", kindString, func(p *PolicyBody) any { return &p.Compaction.Where }, nil,
 			"A SQL filter on the table's columns (such as `\"event_ts >= current_date - interval '7' day\"`) limiting compaction to the partitions whose rows can match; one relative to the clock is evaluated again at apply."},
+		{"compaction", "engine", kindString, func(p *PolicyBody) any { return &p.Compaction.Engine }, nil,
+			"The engine that rewrites the partitions whose planned input is above `engine_above`: `\"local\"` (iceops itself) or the name of an `engine` block such as `\"spark\"` (docs/engines.md). The plan shows each delegated partition's statement."},
+		{"compaction", "engine_above", kindSize, func(p *PolicyBody) any { return &p.Compaction.EngineAbove }, nil,
+			"With an `engine` other than `\"local\"`: partitions whose planned input bytes are above this go to the engine, the others are rewritten by iceops (`0`: every partition goes to the engine)."},
 
 		{"snapshot_retention", "max_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxAge }, checkMaxAge,
 			"Snapshots older than this are expired (the current snapshot and those that tags and branches hold are kept)."},

@@ -34,6 +34,7 @@ const (
 	LintCatalogEmpty     = "IO112"
 	LintSelectorNoMatch  = "IO113"
 	LintTargetNoMatch    = "IO114"
+	LintEngineUnused     = "IO115"
 )
 
 // Lints is every lint warning, by code; the one list docs, validation of
@@ -54,6 +55,7 @@ func Lints() []Lint {
 		{LintCatalogEmpty, "catalog_empty", "A catalog lists no table at all (for a SQL catalog: its label is the `catalog_name` of the rows iceops reads; the warning names the ones present)."},
 		{LintSelectorNoMatch, "selector_no_match", "A `tables` selector matches no table of its catalog (with a did-you-mean from the names the catalog has)."},
 		{LintTargetNoMatch, "target_no_match", "A `-target` matches no managed table (with a did-you-mean)."},
+		{LintEngineUnused, "engine_unused", "An `engine` block that no policy, `table` or `tables` block names in `compaction.engine`."},
 	}
 }
 

@@ -142,6 +142,9 @@ func (l *loader) load() {
 	for _, b := range byType["catalog"] {
 		l.decodeCatalog(b)
 	}
+	for _, b := range byType["engine"] {
+		l.decodeEngine(b)
+	}
 	for _, b := range byType["policy"] {
 		l.decodePolicy(b)
 	}
@@ -152,6 +155,7 @@ func (l *loader) load() {
 		l.decodeTables(b)
 	}
 	l.checkReferences()
+	l.checkEngines()
 	l.checkCycles()
 	l.checkSelectors()
 	l.checkEffective()

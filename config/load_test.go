@@ -806,6 +806,7 @@ catalog "lake" {
   uri       = "sqlite:////abs/catalog.db?mode=rwc"
   warehouse = "/abs/wh"
 }
+engine "spark" { remote = "sc://spark:15002" }
 policy "p" {
   target_file_size  = 536870912
   sort_order        = ["truncate(4, name) desc nulls first", "hour(ts)"]
@@ -822,6 +823,8 @@ policy "p" {
     max_concurrent_groups = 4
     max_bytes_per_run     = "1TB"
     where                 = "ts > 0"
+    engine                = "spark"
+    engine_above          = "64GiB"
   }
   snapshot_retention {
     max_age       = "2w"
@@ -879,6 +882,8 @@ table "lake.a.b" { policy = policy.p }
 		"compaction.max_concurrent_groups":       `4`,
 		"compaction.max_bytes_per_run":           `"1TB"`,
 		"compaction.where":                       `"ts > 0"`,
+		"compaction.engine":                      `"spark"`,
+		"compaction.engine_above":                `"64GiB"`,
 		"snapshot_retention.max_age":             `"14d"`,
 		"snapshot_retention.min_snapshots":       `2`,
 		"snapshot_retention.max_ref_age":         `"9d"`,

@@ -34,6 +34,7 @@ var topBlocks = []blockDoc{
 	{"variable", []string{"name"}, "An input variable, used as `var.NAME`. Values come from the sources in [Variable values](#variable-values)."},
 	{"locals", nil, "Named values computed once, used as `local.NAME`. Any attribute; a local may use variables, functions and other locals (in any order, across files; a cycle is an error)."},
 	{"catalog", []string{"name"}, "An Iceberg catalog. Its name is the first level of table addresses (`NAME.namespace.table`)."},
+	{"engine", []string{"name"}, "A compute engine that compaction may delegate partitions to (`compaction.engine`): `\"spark\"`, a Spark Connect endpoint (docs/engines.md). At most one per name."},
 	{"policy", []string{"name"}, "A named, reusable policy body; `table` and `tables` blocks use it with `policy = policy.NAME`."},
 	{"table", []string{"address"}, "The policy of one table, `catalog.namespace.table` (namespaces may have several levels). Wins over every `tables` selector."},
 	{"tables", []string{"pattern"}, "The policy of every table matching a glob: `*` within one level, `**` as a whole level for any number of levels. Two selectors that can match the same table (after their excludes) are an error."},
@@ -76,6 +77,16 @@ var catalogAttrs = []attrDoc{
 }
 
 var catalogSchema = schemaOf(nil, catalogAttrs)
+
+// engineNames are the engines an engine block may declare (its label).
+var engineNames = []string{"spark"}
+
+var engineAttrs = []attrDoc{
+	{"remote", true, "string", "", "The Spark Connect endpoint, `sc://host:15002` (a `;token=...` parameter in it is a secret, never printed); usually `env(\"SPARK_REMOTE\")`."},
+	{"catalog", false, "string", "the iceops catalog's label", "Spark's name for the catalog the tables are in, used to qualify every statement (`CALL <catalog>.system.rewrite_data_files(...)`)."},
+}
+
+var engineSchema = schemaOf(nil, engineAttrs)
 
 // bodyAttrs are the attributes a policy body has besides policyFields; in
 // lists the block kinds that accept each.
@@ -234,9 +245,10 @@ and the ` + "`file:line`" + ` of every value.
 	writeAttrs("variable", &topBlocks[1], variableAttrs)
 	fmt.Fprintf(&b, "\n## locals\n\n%s\n", topBlocks[2].doc)
 	writeAttrs("catalog", &topBlocks[3], catalogAttrs)
+	writeAttrs("engine", &topBlocks[4], engineAttrs)
 
 	b.WriteString("\n## policy, table, tables\n\n")
-	for _, blk := range topBlocks[4:] {
+	for _, blk := range topBlocks[5:] {
 		fmt.Fprintf(&b, "- `%s`: %s\n", blockHeader(blk), blk.doc)
 	}
 	b.WriteString("\nThe three share one body: the attributes and nested blocks below. Besides them:\n\n")

@@ -154,6 +154,7 @@ func fillDefaults(p *PolicyBody) {
 	def(&c.MaxFileSize, target*DefaultMaxFileSizePercent/100)
 	def(&c.DeleteFileThreshold, DefaultDeleteFileThreshold)
 	def(&c.MaxConcurrentGroups, DefaultMaxConcurrentGroups)
+	def(&c.Engine, LocalEngine)
 	r := &p.SnapshotRetention
 	def(&r.MaxAge, DefaultMaxSnapshotAge)
 	def(&r.MinSnapshots, DefaultMinSnapshots)

@@ -29,6 +29,7 @@ type Config struct {
 	Settings  Settings
 	Variables map[string]*Variable
 	Catalogs  []*Catalog // in declaration order
+	Engines   []*Engine  // in declaration order
 	Policies  map[string]*Policy
 	Tables    []*TableBlock  // `table "addr"` blocks
 	Selectors []*TablesBlock // `tables "pattern"` blocks
@@ -72,6 +73,33 @@ type Catalog struct {
 	DeclRange  hcl.Range
 }
 
+// LocalEngine is the engine name of iceops' in-process rewrite, the
+// default of compaction.engine; it needs no block.
+const LocalEngine = "local"
+
+// Engine is an `engine "NAME"` block: a compute engine compaction groups
+// may be delegated to (docs/engines.md).
+type Engine struct {
+	Name string // the block label: "spark"
+	// Remote is the endpoint (a Spark Connect URL, sc://host:port/;token=...).
+	// A token in it is a secret: Load adds it to Secrets.
+	Remote string
+	// Catalog is the engine's name for the iceops catalog a table is in;
+	// "" means the iceops catalog's label.
+	Catalog   string
+	DeclRange hcl.Range
+}
+
+// Engine finds a declared engine by name (nil when none).
+func (c *Config) Engine(name string) *Engine {
+	for _, e := range c.Engines {
+		if e.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
 // SortField is one term of a sort order, e.g. "bucket(16, user_id) desc nulls last".
 type SortField struct {
 	Transform  string // "identity", "bucket[16]", "truncate[4]", "year", "month", "day", "hour", "void"
@@ -109,6 +137,10 @@ type CompactionPolicy struct {
 	MaxConcurrentGroups Setting[int]
 	MaxBytesPerRun      Setting[int64]
 	Where               Setting[string]
+	// Engine names the engine block that rewrites the groups above
+	// EngineAbove; "local" (the default) is iceops' own rewrite.
+	Engine      Setting[string]
+	EngineAbove Setting[int64]
 }
 
 type RetentionPolicy struct {

@@ -169,9 +169,19 @@ func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
 // It also returns how many snapshots the rewrite will commit on main, which
 // expiry must count in.
 func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
+	a, commits, _, ok := planCompactDelegating(pol, st)
+	return a, commits, ok
+}
+
+// planCompactDelegating is planCompact, also returning the refusals of the
+// partitions the policy's engine cannot be bounded to (docs/engines.md).
+// A partition whose planned input is above compaction.engine_above goes to
+// the engine whole (one call, one commit), so its groups carry the engine's
+// name and the action one EngineCall for it.
+func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, []Refusal, bool) {
 	c := pol.Compaction
 	if !c.Declared {
-		return Action{}, 0, false
+		return Action{}, 0, nil, false
 	}
 	sel := SelectionFor(pol)
 	act := CompactAction{
@@ -183,16 +193,34 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	if act.Strategy == "" {
 		act.Strategy = "binpack"
 	}
+	var order []SortField
+	switch act.Strategy {
+	case "sort":
+		// The rewrite sorts by the order the table will have after
+		// replace_sort_order, which runs first.
+		if pol.SortOrder.Set {
+			order = sortFieldsFromConfig(pol.SortOrder.Value)
+		} else {
+			order = st.SortOrder
+		}
+		act.SortOrder = sortStrings(order)
+	case "zorder":
+		act.ZOrderColumns = c.ZOrderColumns.Value
+	}
+	var refusals []Refusal
 	budget := c.MaxBytesPerRun.Value
 	partitions := 0
 	assign := rowIDsAssignable(pol, st)
 	for _, p := range st.Partitions {
-		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || p.EscapedFileURIs > 0 || p.ForeignFiles > 0 {
+		// Files iceberg-go cannot open (escaped file: URIs, another
+		// storage) are no obstacle to an engine that opens them as written.
+		toEngine := delegates(pol, sel.plannedBytes(p))
+		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || (!toEngine && (p.EscapedFileURIs > 0 || p.ForeignFiles > 0)) {
 			continue // refused: see compactRefusals
 		}
-		groups := sel.compactGroups(p.CandidateSizes)
-		counted := false
-		for _, g := range groups {
+		var kept []CompactGroup
+		var keptBytes int64
+		for _, g := range sel.compactGroups(p.CandidateSizes) {
 			if g.InputFiles == 1 && p.DeleteFiles == 0 {
 				// One file in, one file out: no deletes to apply and no
 				// other file to grow it. Rewriting it changes nothing,
@@ -205,16 +233,31 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 			}
 			// max_bytes_per_run as the rewrite applies it: groups in
 			// order, the first always, later ones only while they fit.
-			if budget > 0 && len(act.Groups) > 0 && act.InputBytes+g.InputBytes > budget {
+			if budget > 0 && (len(act.Groups) > 0 || len(kept) > 0) && act.InputBytes+keptBytes+g.InputBytes > budget {
 				act.SkippedGroups++
 				act.SkippedBytes += g.InputBytes
 				continue
 			}
-			if !counted {
-				partitions++
-				counted = true
-			}
 			g.SpecID, g.Partition = p.SpecID, p.Partition
+			kept = append(kept, g)
+			keptBytes += g.InputBytes
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		if toEngine {
+			call, refusal := delegate(pol, st, &act, p, kept, order)
+			if refusal != nil {
+				refusals = append(refusals, *refusal)
+				continue
+			}
+			act.EngineCalls = append(act.EngineCalls, call)
+			for i := range kept {
+				kept[i].Engine = call.Engine
+			}
+		}
+		partitions++
+		for _, g := range kept {
 			act.AssignRowIDs = act.AssignRowIDs || p.NoRowIDCandidates > 0
 			act.InputFiles += g.InputFiles
 			act.InputBytes += g.InputBytes
@@ -223,26 +266,24 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 		}
 	}
 	if len(act.Groups) == 0 {
-		return Action{}, 0, false
+		return Action{}, 0, refusals, false
 	}
 	act.Partitions = partitions
-	switch act.Strategy {
-	case "sort":
-		// The rewrite sorts by the order the table will have after
-		// replace_sort_order, which runs first.
-		if pol.SortOrder.Set {
-			act.SortOrder = sortStrings(sortFieldsFromConfig(pol.SortOrder.Value))
-		} else {
-			act.SortOrder = sortStrings(st.SortOrder)
+	// iceops' rewrite (providers/compaction) commits all its groups in one
+	// snapshot, or with partial_progress one snapshot per group; an
+	// engine commits once per call.
+	local := len(act.Groups)
+	for _, g := range act.Groups {
+		if g.Engine != "" {
+			local--
 		}
-	case "zorder":
-		act.ZOrderColumns = c.ZOrderColumns.Value
 	}
-	// iceops' rewrite (providers/compaction) commits all groups in one
-	// snapshot, or with partial_progress one snapshot per group.
-	commits := 1
-	if c.PartialProgress.Value {
-		commits = len(act.Groups)
+	commits := len(act.EngineCalls)
+	switch {
+	case local > 0 && c.PartialProgress.Value:
+		commits += local
+	case local > 0:
+		commits++
 	}
 	if act.AssignRowIDs {
 		commits++ // the manifest rewrite that assigns the row ids
@@ -252,11 +293,14 @@ func planCompact(pol *config.Effective, st *TableState) (Action, int, bool) {
 	if act.Where != "" {
 		why += "; " + reason("compaction.where", quote(act.Where), c.Where.Origin, c.DeclRange)
 	}
+	if len(act.EngineCalls) > 0 {
+		why += "; " + reason("compaction.engine", quote(c.Engine.Value), c.Engine.Origin, c.DeclRange)
+	}
 	return Action{
 		Type:    Compact,
 		Reason:  why,
 		Compact: &act,
-	}, commits, true
+	}, commits, refusals, true
 }
 
 // compactRefusals are the partitions planCompact leaves out because the
@@ -316,7 +360,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			continue
 		}
 		n := sel.plannedInputs(p)
-		if n == 0 {
+		if n == 0 || delegates(pol, sel.plannedBytes(p)) {
 			continue
 		}
 		if p.ForeignFiles > 0 {
@@ -396,6 +440,19 @@ func (s CompactionSelection) plannedInputs(p PartitionStats) int {
 	for _, g := range s.compactGroups(p.CandidateSizes) {
 		if g.InputFiles > 1 || p.DeleteFiles > 0 {
 			n += g.InputFiles
+		}
+	}
+	return n
+}
+
+// plannedBytes is the input bytes of partition p's planned groups (as
+// plannedInputs counts them), before max_bytes_per_run: what decides
+// whether the partition goes to compaction.engine.
+func (s CompactionSelection) plannedBytes(p PartitionStats) int64 {
+	var n int64
+	for _, g := range s.compactGroups(p.CandidateSizes) {
+		if g.InputFiles > 1 || p.DeleteFiles > 0 {
+			n += g.InputBytes
 		}
 	}
 	return n

@@ -99,8 +99,8 @@ var kinds = []Kind{
 	kind(Compact, func(a *Action) **CompactAction { return &a.Compact }, rules[CompactAction]{
 		validate: validateCompact,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
-			a, _, ok := planCompact(in.pol, in.st)
-			refusals := compactRefusals(in.pol, in.st)
+			a, _, delegated, ok := planCompactDelegating(in.pol, in.st)
+			refusals := append(compactRefusals(in.pol, in.st), delegated...)
 			if ok {
 				if why := compactBlocked(in.pol, in.st); why != "" {
 					return Action{}, append(refusals, Refusal{Action: string(Compact), Reason: why}), false

@@ -150,6 +150,10 @@ type CompactGroup struct {
 	InputFiles           int    `json:"input_files"`
 	InputBytes           int64  `json:"input_bytes"`
 	EstimatedOutputFiles int    `json:"estimated_output_files"`
+	// Engine names the engine that rewrites the group ("" for iceops'
+	// own): its partition is one of the action's EngineCalls (format 1.x,
+	// additive).
+	Engine string `json:"engine,omitempty"`
 }
 
 type CompactAction struct {
@@ -180,6 +184,9 @@ type CompactAction struct {
 	// manifest list assigns their ids; Commits counts that commit too
 	// (format 1.x, additive).
 	AssignRowIDs bool `json:"assign_row_ids,omitempty"`
+	// EngineCalls are the partitions delegated to compaction.engine, one
+	// statement each (format 1.x, additive).
+	EngineCalls []EngineCall `json:"engine_calls,omitempty"`
 }
 
 type ManifestsAction struct {

@@ -62,6 +62,11 @@ type TableState struct {
 	// Orphans is set only when the policy has orphan_files.
 	Orphans *OrphanScan `json:"orphans,omitempty"`
 
+	// Engine is the policy's compaction.engine when it is not iceops'
+	// own (providers open it from the engine block): the plan asks it for
+	// each delegated partition's statement.
+	Engine Engine `json:"-"`
+
 	// Expiry is filled by providers after diff selected snapshots to expire:
 	// files reachable now and not after the plan's commits.
 	// (See providers/expiry: Estimate and Index; diff leaves the counts to the provider.)
@@ -150,6 +155,10 @@ type PartitionStats struct {
 	// iceberg-go reads a table's files through one IO, which cannot open
 	// them, so the partition is not compacted (a refusal).
 	ForeignFiles int64 `json:"foreign_files,omitempty"`
+	// Values is the partition's tuple for an engine's predicate
+	// (Delegation.Partition); providers fill it, the plan reads it only
+	// for a partition it delegates.
+	Values []PartitionValue `json:"-"`
 }
 
 // FileStats summarises the current snapshot's files for inspect.

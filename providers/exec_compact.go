@@ -56,6 +56,9 @@ type CompactSpec struct {
 	// Now is the clock of Selection.Where's current_date and now(): apply's,
 	// so a saved plan's window moves with the apply. Nil means time.Now.
 	Now func() time.Time
+	// Delegated are the partitions the plan gave to another engine
+	// (diff.CompactAction.EngineCalls): this rewrite leaves them alone.
+	Delegated []diff.EngineCall
 }
 
 func (s CompactSpec) now() time.Time {
@@ -110,6 +113,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 			return tbl, res, fmt.Errorf("plan compaction: %w", err)
 		}
 		groups = parts.withoutNoOpGroups(groups)
+		groups, _ = parts.withoutDelegated(groups, spec.Delegated)
 	}
 	groups, held := compaction.WithoutLineageGaps(tbl, groups)
 	res.Note = assigned
@@ -309,6 +313,17 @@ func (pp *planPartitions) withoutForeignPartitions(groups []compaction.Group) (k
 	return pp.without(groups, func(p *diff.PartitionStats) bool { return p.ForeignFiles > 0 })
 }
 
+// withoutDelegated drops the groups of the partitions delegated to another
+// engine (diff.EngineCall), which that engine rewrites.
+func (pp *planPartitions) withoutDelegated(groups []compaction.Group, calls []diff.EngineCall) (kept []compaction.Group, held int) {
+	if len(calls) == 0 {
+		return groups, 0
+	}
+	return pp.without(groups, func(p *diff.PartitionStats) bool {
+		return slices.ContainsFunc(calls, func(c diff.EngineCall) bool { return c.SpecID == p.SpecID && c.Partition == p.Partition })
+	})
+}
+
 // without drops the groups whose partition drop picks; held counts their
 // files.
 func (pp *planPartitions) without(groups []compaction.Group, drop func(*diff.PartitionStats) bool) (kept []compaction.Group, held int) {
@@ -481,9 +496,23 @@ func minusPaths(a, b []string) []string {
 // (bins below min_input_files) are counted too, so the figure is an
 // estimate, as the plan says.
 func compactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) (func(path string) bool, error) {
+	in, err := candidatePaths(ctx, tbl, sel, groups, now)
+	if err != nil {
+		return nil, fmt.Errorf("compaction inputs: %w", err)
+	}
+	return func(p string) bool {
+		_, found := slices.BinarySearch(in, store.NormPath(p))
+		return found
+	}, nil
+}
+
+// candidatePaths are the candidate data files of the groups' partitions in
+// tbl's current snapshot (store.NormPath, sorted): one streaming pass over
+// the current manifests with the selection Observe applies.
+func candidatePaths(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) ([]string, error) {
 	cur := tbl.CurrentSnapshot()
 	if cur == nil || len(groups) == 0 {
-		return func(string) bool { return false }, nil
+		return nil, nil
 	}
 	type partKey struct {
 		spec int
@@ -495,7 +524,7 @@ func compactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("compaction inputs: open storage: %w", err)
+		return nil, fmt.Errorf("open storage: %w", err)
 	}
 	var in []string
 	_, err = aggregateSnapshot(ctx, fsys, tbl.Metadata(), cur, sel, now, func(path string, spec int, part string) {
@@ -504,13 +533,10 @@ func compactionInputs(ctx context.Context, tbl *table.Table, sel diff.Compaction
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("compaction inputs: %w", err)
+		return nil, err
 	}
 	slices.Sort(in)
-	return func(p string) bool {
-		_, found := slices.BinarySearch(in, store.NormPath(p))
-		return found
-	}, nil
+	return in, nil
 }
 
 // parseWhere parses compaction.where at now; nil when unset.

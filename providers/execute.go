@@ -12,6 +12,7 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/engine"
 	"github.com/iceops/iceops/providers/expiry"
 	"github.com/iceops/iceops/providers/orphans"
 )
@@ -234,17 +235,66 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 	}
 	pol, a := req.Policy, req.Actions[0]
 	c := pol.Compaction
+	calls := a.Compact.EngineCalls
+	var eng engine.Engine
+	if len(calls) > 0 {
+		// Opened before anything runs: a configuration that lost its
+		// engine fails the action before iceops' own groups commit.
+		if eng, _, err = s.policyEngine(pol); err != nil {
+			return nil, ExecResult{}, err
+		}
+		if eng == nil || eng.Name() != calls[0].Engine {
+			return nil, ExecResult{}, fmt.Errorf("%w: the plan delegates %d partitions to engine %q, which compaction.engine no longer names", ErrRefused, len(calls), calls[0].Engine)
+		}
+	}
 	// Rebase: iceops' compaction engine lets iceberg-go rebase its replace
 	// commit onto concurrent appends, with the rewrite's conflict
 	// validation (a concurrent delete on a replaced file fails it). Without
 	// it a table with frequent appends never gets compacted.
+	sel := diff.SelectionFor(pol)
 	next, er, err := Compact(ctx, req.Table.t, CompactSpec{
-		Selection: diff.SelectionFor(pol), Strategy: a.Compact.Strategy,
+		Selection: sel, Strategy: a.Compact.Strategy,
 		ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
 		MaxConcurrent: c.MaxConcurrentGroups.Value, MaxBytes: c.MaxBytesPerRun.Value,
 		AssignRowIDs: a.Compact.AssignRowIDs, ManifestTarget: diff.ManifestTarget(pol),
-		Catalog: cat, Rebase: true, Progress: req.Progress, Memory: req.Memory, Now: req.Now})
-	return req.Table.with(next), er, err
+		Catalog: cat, Rebase: true, Progress: req.Progress, Memory: req.Memory, Now: req.Now,
+		Delegated: calls})
+	if err != nil || len(calls) == 0 {
+		return req.Table.with(next), er, err
+	}
+	if er.NoOp {
+		// Every planned group was delegated: iceops' rewrite had nothing.
+		er.NoOp, er.Note = true, ""
+	}
+	now := time.Now
+	if req.Now != nil {
+		now = req.Now
+	}
+	run := delegatedRun{engine: eng, cat: cat, sel: sel, now: now()}
+	for _, call := range calls {
+		n, dr, err := runDelegated(ctx, next, run, call)
+		next = n
+		er = mergeDelegated(er, dr)
+		if err != nil {
+			return req.Table.with(next), er, err
+		}
+	}
+	er.FilesAfter, er.BytesAfter = summaryTotals(next)
+	return req.Table.with(next), er, nil
+}
+
+// mergeDelegated adds a delegated partition's result to the action's.
+func mergeDelegated(er, dr ExecResult) ExecResult {
+	er.NoOp = er.NoOp && dr.NoOp
+	er.Committed = er.Committed || dr.Committed
+	er.Snapshots = append(er.Snapshots, dr.Snapshots...)
+	er.RowsBefore += dr.RowsBefore
+	er.RowsAfter += dr.RowsAfter
+	er.MetadataLocation = dr.MetadataLocation
+	if dr.Note != "" {
+		er.Note = strings.TrimPrefix(er.Note+"; "+dr.Note, "; ")
+	}
+	return er
 }
 
 func (s *Session) executeManifests(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {

@@ -130,6 +130,9 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: observeMetadata(tbl, pol.Address, &s.specs), sess: s, pol: pol, now: s.now()}
+	if err := s.withEngine(pol, o.State); err != nil {
+		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+	}
 	if catName, _, err := splitAddress(pol.Address); err == nil {
 		if cc, err := s.catalogConfig(catName); err == nil {
 			o.State.CommitProblem = commitProblem(cc.Type, tbl.MetadataLocation())
@@ -339,12 +342,17 @@ func sortFields(so table.SortOrder, sc *iceberg.Schema) []diff.SortField {
 }
 
 // partitionRenderer turns a file's partition tuple into "name=value/..." for
-// one spec, using the transforms' human form (as Hive-style paths do).
+// one spec, using the transforms' human form (as Hive-style paths do), and
+// into the values an engine's predicate is written from (values).
 type partitionRenderer struct {
 	names  []string
 	ids    []int
 	trans  []iceberg.Transform
 	result []iceberg.Type
+	// columns and types are the source columns' names and types ("" and
+	// nil when the schema lacks the source).
+	columns []string
+	types   []iceberg.Type
 }
 
 func newPartitionRenderer(spec *iceberg.PartitionSpec, sc *iceberg.Schema) *partitionRenderer {
@@ -356,11 +364,15 @@ func newPartitionRenderer(spec *iceberg.PartitionSpec, sc *iceberg.Schema) *part
 		r.names = append(r.names, f.Name)
 		r.ids = append(r.ids, f.FieldID)
 		r.trans = append(r.trans, f.Transform)
-		var rt iceberg.Type
+		var rt, st iceberg.Type
+		col := ""
 		if src, ok := sc.FindFieldByID(f.SourceID()); ok {
-			rt = f.Transform.ResultType(src.Type)
+			rt, st = f.Transform.ResultType(src.Type), src.Type
+			col, _ = sc.FindColumnName(f.SourceID())
 		}
 		r.result = append(r.result, rt)
+		r.columns = append(r.columns, col)
+		r.types = append(r.types, st)
 	}
 	return r
 }
@@ -387,6 +399,55 @@ func (r *partitionRenderer) render(p map[int]any) string {
 		}
 	}
 	return sb.String()
+}
+
+// values is a partition tuple as diff.PartitionValue, from the same tuple
+// render reads: the exact value behind each field's human form.
+func (r *partitionRenderer) values(p map[int]any) []diff.PartitionValue {
+	if len(r.names) == 0 {
+		return nil
+	}
+	out := make([]diff.PartitionValue, len(r.names))
+	for i, name := range r.names {
+		pv := diff.PartitionValue{Field: name, Column: r.columns[i], Transform: r.trans[i].String()}
+		if r.types[i] != nil {
+			pv.Type = r.types[i].String()
+		}
+		v, ok := p[r.ids[i]]
+		switch {
+		case !ok || v == nil:
+			pv.Null = true
+		default:
+			if r.result[i] != nil {
+				pv.Value = r.trans[i].ToHumanStrType(r.result[i], v)
+			} else {
+				pv.Value = fmt.Sprint(v)
+			}
+			pv.Ordinal = partitionOrdinal(v)
+		}
+		out[i] = pv
+	}
+	return out
+}
+
+// partitionOrdinal is the integer behind a partition value that has one:
+// a time transform's result, a date's days, a timestamp's microseconds.
+func partitionOrdinal(v any) int64 {
+	switch x := v.(type) {
+	case int32:
+		return int64(x)
+	case int64:
+		return x
+	case int:
+		return int64(x)
+	case iceberg.Date:
+		return int64(x)
+	case iceberg.Timestamp:
+		return int64(x)
+	case iceberg.TimestampNano:
+		return int64(x)
+	}
+	return 0
 }
 
 // snapshotAggregate is the streamed summary of one snapshot's live files.
@@ -773,6 +834,9 @@ func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 	size := df.FileSizeBytes()
 	k := a.key(df)
 	p := a.agg.part(k)
+	if p.DataFiles == 0 && a.compacts {
+		p.Values = a.renderers[k.spec].values(df.Partition())
+	}
 	p.DataFiles++
 	p.DataBytes += size
 	p.Records += df.Count()

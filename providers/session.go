@@ -16,6 +16,7 @@ import (
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/providers/catalogs"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/engine"
 	"github.com/iceops/iceops/providers/internal/bound"
 )
 
@@ -61,6 +62,8 @@ type Session struct {
 	// specs remembers which partition types iceberg-go can write manifests
 	// of, across the tables observed.
 	specs compaction.SpecCheck
+	// engines are the engine blocks' engines, opened on first use.
+	engines map[string]engine.Engine
 }
 
 type catalogEntry struct {
@@ -164,6 +167,12 @@ func (s *Session) Close() error {
 		}
 	}
 	s.catalogs = map[string]*catalogEntry{}
+	for name, e := range s.engines {
+		if err := e.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close engine %q: %w", name, err))
+		}
+	}
+	s.engines = nil
 	return errors.Join(errs...)
 }
 

@@ -234,6 +234,33 @@ func TestOnlyViewsColour(t *testing.T) {
 	}
 }
 
+// TestOnlySparkPackageSpeaksSpark: the Spark Connect client is imported by
+// providers/engine/spark alone (docs/design.md §5.4: the engine seam), so no
+// other package can come to depend on Spark.
+func TestOnlySparkPackageSpeaksSpark(t *testing.T) {
+	const client = "github.com/apache/spark-connect-go"
+	root := repoRoot(t)
+	var importers []string
+	for _, dir := range packageDirs(t, root, ".", true) {
+		for _, f := range goFiles(t, dir) {
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(path, client) {
+					rel, _ := filepath.Rel(root, dir)
+					importers = append(importers, filepath.ToSlash(rel))
+				}
+			}
+		}
+	}
+	for _, p := range importers {
+		if p != "providers/engine/spark" {
+			t.Errorf("%s imports %s; only providers/engine/spark may", p, client)
+		}
+	}
+	if len(importers) == 0 {
+		t.Error("no package imports the Spark Connect client: is the walk looking at the repository?")
+	}
+}
+
 // TestNothingBelowCmdPrintsOrExits: no os.Exit, log.Fatal/Print, fmt.Print*
 // or os.Stdout/os.Stderr in the packages below cmd.
 func TestNothingBelowCmdPrintsOrExits(t *testing.T) {

@@ -147,7 +147,19 @@ var actionViews = map[diff.ActionType]actionView{
 			// A commit of its own before the rewrite; the reviewer sees it.
 			line += ", after a manifest rewrite that assigns row ids"
 		}
-		return []string{line}, true
+		lines := []string{line}
+		// A delegated partition shows the exact statement apply sends,
+		// so the reviewer approves what the engine will run.
+		for _, call := range c.EngineCalls {
+			part := call.Partition
+			if part == "" {
+				part = "(unpartitioned)"
+			}
+			lines = append(lines,
+				fmt.Sprintf("    partition %s (%s, %s) by engine %q: %s", part, countOf(call.InputFiles, "file", "files"), Bytes(call.InputBytes), call.Engine, call.Bound),
+				"      "+call.Statement)
+		}
+		return lines, true
 	},
 	diff.RewriteManifests: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
 		m := a.Manifests

@@ -1,0 +1,199 @@
+package providers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/engine"
+	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/iceops/iceops/providers/internal/store"
+)
+
+// delegatedRun is what runDelegated needs besides the call.
+type delegatedRun struct {
+	engine engine.Engine
+	cat    table.CatalogIO
+	sel    diff.CompactionSelection
+	now    time.Time
+}
+
+// runDelegated has another engine compact one partition and checks the
+// table before calling it done (docs/design.md §5.4, docs/engines.md):
+// exactly one new replace snapshot on main since the head it started
+// from (a concurrent writer's snapshots in between are kept and fine),
+// its change passing the commit check every rewrite passes
+// (reach.CheckSnapshots), the partition's planned files gone from the live
+// set, and the partition's rows, counted and fingerprinted by the engine,
+// the same in that snapshot as in its parent. The engine commits on its
+// own, so a check that fails comes after the commit: the action fails
+// loudly, naming the snapshot, which iceops cannot undo.
+func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call diff.EngineCall) (*table.Table, ExecResult, error) {
+	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
+	where := call.Partition
+	if where == "" {
+		where = "(unpartitioned)"
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("compaction of partition %s by %s: %s", where, call.Engine, fmt.Sprintf(format, args...))
+	}
+	cur, err := r.cat.LoadTable(ctx, tbl.Identifier())
+	if err != nil {
+		return tbl, res, fail("reload the table: %v", err)
+	}
+	head := cur.CurrentSnapshot()
+	if head == nil {
+		res.NoOp, res.Note = true, "table has no snapshot"
+		return cur, res, nil
+	}
+	planned, err := candidatePaths(ctx, cur, r.sel, []diff.CompactGroup{{SpecID: call.SpecID, Partition: call.Partition}}, r.now)
+	if err != nil {
+		return cur, res, fail("its files now: %v", err)
+	}
+	if len(planned) == 0 {
+		// Nothing left to rewrite (another writer compacted it): the
+		// engine would commit nothing.
+		res.NoOp, res.Note = true, fmt.Sprintf("partition %s: no candidate files now, nothing for %s to do", where, call.Engine)
+		return cur, res, nil
+	}
+	said, err := r.engine.Run(ctx, call)
+	if err != nil {
+		after, lerr := r.cat.LoadTable(ctx, tbl.Identifier())
+		if lerr == nil && after.MetadataLocation() != cur.MetadataLocation() {
+			if s, _ := newReplaces(after, head.SnapshotID); len(s) > 0 {
+				return after, res, fail("%v; and the table has new replace snapshot %d: check it before the next apply", err, s[0].SnapshotID)
+			}
+		}
+		return cur, res, fail("%v", err)
+	}
+	next, err := r.cat.LoadTable(ctx, tbl.Identifier())
+	if err != nil {
+		return cur, res, fail("%s reported %s, and reloading the table failed: %v (check the table before the next apply)", call.Engine, said, err)
+	}
+	res.MetadataLocation = next.MetadataLocation()
+	replaces, err := newReplaces(next, head.SnapshotID)
+	if err != nil {
+		return next, res, fail("%s reported %s: %v", call.Engine, said, err)
+	}
+	switch len(replaces) {
+	case 0:
+		return next, res, fail("%s reported %s but committed no replace snapshot on main: the %d planned files are still live", call.Engine, said, len(planned))
+	case 1:
+	default:
+		ids := make([]string, len(replaces))
+		for i, s := range replaces {
+			ids[i] = fmt.Sprint(s.SnapshotID)
+		}
+		res.Committed = true
+		return next, res, fail("%s committed %d replace snapshots (%s) where one was planned; iceops cannot undo an engine's commit: check them", call.Engine, len(replaces), strings.Join(ids, ", "))
+	}
+	snap := replaces[0]
+	// Committed, but not among the apply's verified snapshots until the
+	// check passes: expiry may delete what those replaced (expiry.KeepLive).
+	res.Committed = true
+	undo := fmt.Sprintf("%s committed snapshot %d, which iceops cannot undo (roll back to its parent with the engine if the table is wrong)", call.Engine, snap.SnapshotID)
+	if err := checkDelegated(ctx, next, snap, planned); err != nil {
+		return next, res, fail("%s; its check failed: %v", undo, err)
+	}
+	before, err := r.engine.Fingerprint(ctx, call, *snap.ParentSnapshotID)
+	if err != nil {
+		return next, res, fail("%s; the rows could not be compared: %v", undo, err)
+	}
+	after, err := r.engine.Fingerprint(ctx, call, snap.SnapshotID)
+	if err != nil {
+		return next, res, fail("%s; the rows could not be compared: %v", undo, err)
+	}
+	res.RowsBefore, res.RowsAfter = before.Rows, after.Rows
+	if before != after {
+		return next, res, fail("%s; the partition's rows differ: %d rows (digest %s) before, %d (digest %s) after", undo, before.Rows, before.Digest, after.Rows, after.Digest)
+	}
+	res.Snapshots = []int64{snap.SnapshotID}
+	res.Note = fmt.Sprintf("partition %s by %s (%s): snapshot %d checked, %d rows unchanged", where, call.Engine, said, snap.SnapshotID, after.Rows)
+	return next, res, nil
+}
+
+// newReplaces are the replace snapshots on main's ancestry after head, in
+// commit order; an error when head is no longer an ancestor of main.
+func newReplaces(tbl *table.Table, head int64) ([]*table.Snapshot, error) {
+	md := tbl.Metadata()
+	var out []*table.Snapshot
+	for s := md.CurrentSnapshot(); s != nil && s.SnapshotID != head; {
+		if s.Summary != nil && s.Summary.Operation == table.OpReplace {
+			out = append(out, s)
+		}
+		if s.ParentSnapshotID == nil {
+			return nil, fmt.Errorf("snapshot %d, the head the rewrite started from, is no longer an ancestor of main", head)
+		}
+		s = md.SnapshotByID(*s.ParentSnapshotID)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// checkDelegated holds an engine's replace snapshot to the commit check
+// iceops' own rewrites pass (reach.CheckSnapshots), with the change the
+// snapshot's own manifests claim: every other live file and the summary
+// totals must be untouched, each file it replaced gone, each output in the
+// partition and spec of what it replaced, no more records out than in. The
+// planned files must be among those it replaced. The rows themselves are
+// compared by the engine's fingerprints (runDelegated).
+func checkDelegated(ctx context.Context, tbl *table.Table, snap *table.Snapshot, planned []string) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("open table storage: %w", err)
+	}
+	var g reach.RewriteGroup
+	var retired []iceberg.DataFile
+	err = reach.Walk(ctx, reach.Spec{Meta: tbl.Metadata(), FS: fsys, Snapshots: []int64{snap.SnapshotID}, Consumers: []reach.Consumer{{
+		WithDeleted: true,
+		File: func(f reach.File) error {
+			if f.Category == reach.CategoryManifest && f.Snapshot != snap.SnapshotID {
+				// Only the manifests the snapshot wrote hold its entries:
+				// the cost follows the commit, not the table.
+				return reach.SkipEntries
+			}
+			if f.Entry == nil || f.Snapshot != snap.SnapshotID {
+				return nil
+			}
+			df := f.Entry.DataFile()
+			switch {
+			case f.Category == reach.CategoryData && f.Added:
+				g.Outputs = append(g.Outputs, df)
+				g.RowsRead += df.Count()
+			case f.Category == reach.CategoryData && f.Deleted:
+				g.Inputs = append(g.Inputs, df.FilePath())
+			case f.Category == reach.CategoryDelete && f.Deleted:
+				retired = append(retired, df)
+			case f.Category == reach.CategoryDelete && f.Added:
+				return fmt.Errorf("snapshot %d adds delete file %s: a rewrite adds none", snap.SnapshotID, df.FilePath())
+			}
+			return nil
+		},
+	}}})
+	if err != nil {
+		return err
+	}
+	replaced := map[string]bool{}
+	for _, p := range g.Inputs {
+		replaced[store.NormPath(p)] = true
+	}
+	var missing []string
+	for _, p := range planned {
+		if !replaced[p] {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%d of the %d planned files are still live (first: %s)", len(missing), len(planned), missing[0])
+	}
+	// The rows read are the outputs' records here: the engine's rows are
+	// compared by fingerprint, and the check still holds them to no more
+	// than the inputs' records.
+	return reach.CheckSnapshots(ctx, fsys, tbl.Metadata(), *snap.ParentSnapshotID, snap.SnapshotID, reach.Change{Groups: []reach.RewriteGroup{g}, RetiredDeletes: retired})
+}

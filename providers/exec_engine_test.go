@@ -1,0 +1,141 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// toyEngine stands for Spark in the delegated run: its Run is whatever the
+// test makes it do to the table (iceops' own rewrite, for a real replace
+// snapshot), its Fingerprint what the test says each snapshot holds.
+type toyEngine struct {
+	run func(ctx context.Context) error
+	fp  func(snapshotID int64) diff.RowFingerprint
+}
+
+func (toyEngine) Name() string { return "toy" }
+func (toyEngine) Plan(diff.Delegation) (diff.EnginePlan, string) {
+	return diff.EnginePlan{Statement: "TOY"}, ""
+}
+func (e toyEngine) Run(ctx context.Context, _ diff.EngineCall) (string, error) {
+	return "toy did it", e.run(ctx)
+}
+func (e toyEngine) Fingerprint(_ context.Context, _ diff.EngineCall, id int64) (diff.RowFingerprint, error) {
+	return e.fp(id), nil
+}
+func (toyEngine) Close() error { return nil }
+
+// TestDelegatedRunChecksTheEngineCommit drives runDelegated with an engine
+// that commits through iceops' own rewrite: a good replace is checked and
+// counted as the apply's; rows that differ after the engine committed fail
+// the action loudly, naming the snapshot, which is not handed to expiry as
+// verified; an engine that commits nothing, or fails, fails the action and
+// leaves the metadata as it was.
+func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
+	ctx := context.Background()
+	sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 5}
+	call := diff.EngineCall{Engine: "toy"}
+	same := func(int64) diff.RowFingerprint { return diff.RowFingerprint{Rows: 40, Digest: "d"} }
+	for _, tc := range []struct {
+		name    string
+		run     func(l *testkit.Orders) func(context.Context) error
+		fp      func(head int64) func(int64) diff.RowFingerprint
+		want    string // "" for success
+		commits bool
+	}{
+		{"a checked replace", compactWith(sel), func(int64) func(int64) diff.RowFingerprint { return same }, "", true},
+		{"rows differ after the commit", compactWith(sel), func(head int64) func(int64) diff.RowFingerprint {
+			return func(id int64) diff.RowFingerprint {
+				if id == head {
+					return diff.RowFingerprint{Rows: 40, Digest: "d"}
+				}
+				return diff.RowFingerprint{Rows: 39, Digest: "e"}
+			}
+		}, "which iceops cannot undo", true},
+		{"a replace that leaves planned files live", func(l *testkit.Orders) func(context.Context) error {
+			return func(ctx context.Context) error {
+				// Half the table per group, and only the first group.
+				tbl := l.Load()
+				_, bytes := summaryTotals(tbl)
+				half := sel
+				half.Target, half.Min, half.Max = bytes/2+1, bytes/2, bytes
+				_, _, err := Compact(ctx, tbl, CompactSpec{Selection: half, Strategy: "binpack", Catalog: l.Cat, MaxBytes: 1})
+				return err
+			}
+		}, func(int64) func(int64) diff.RowFingerprint { return same }, "2 of the 4 planned files are still live", true},
+		{"a writer's append before the engine's commit is kept", func(l *testkit.Orders) func(context.Context) error {
+			return func(ctx context.Context) error {
+				testkit.AppendIDs(t, l.Load(), 100, 5)
+				return compactWith(sel)(l)(ctx)
+			}
+		}, func(int64) func(int64) diff.RowFingerprint { return same }, "", true},
+		{"no commit", func(*testkit.Orders) func(context.Context) error {
+			return func(context.Context) error { return nil }
+		}, func(int64) func(int64) diff.RowFingerprint { return same }, "committed no replace snapshot", false},
+		{"an append is no rewrite", func(l *testkit.Orders) func(context.Context) error {
+			return func(context.Context) error { testkit.AppendIDs(t, l.Load(), 100, 5); return nil }
+		}, func(int64) func(int64) diff.RowFingerprint { return same }, "committed no replace snapshot", false},
+		{"the engine fails", func(*testkit.Orders) func(context.Context) error {
+			return func(context.Context) error { return errors.New("spark: [TABLE_OR_VIEW_NOT_FOUND] boom") }
+		}, func(int64) func(int64) diff.RowFingerprint { return same }, "TABLE_OR_VIEW_NOT_FOUND", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := testkit.NewOrders(t)
+			tbl := l.Create(nil)
+			for i := range int64(4) {
+				tbl = testkit.AppendIDs(t, tbl, i*10, 10)
+			}
+			head := tbl.CurrentSnapshot().SnapshotID
+			eng := toyEngine{run: tc.run(l), fp: tc.fp(head)}
+			next, res, err := runDelegated(ctx, tbl, delegatedRun{engine: eng, cat: l.Cat, sel: sel, now: time.Now()}, call)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("err = %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if res.Committed != tc.commits {
+				t.Errorf("committed = %v, want %v", res.Committed, tc.commits)
+			}
+			if tc.want == "" {
+				want := 40
+				if strings.Contains(tc.name, "append") {
+					want = 45 // the writer's rows are kept
+				}
+				if ids := testkit.OrderIDs(t, l.Load()); len(ids) != want {
+					t.Errorf("%d rows after the engine's commit, want %d", len(ids), want)
+				}
+				if len(res.Snapshots) != 1 || res.Snapshots[0] != next.CurrentSnapshot().SnapshotID || !strings.Contains(res.Note, "checked, 40 rows unchanged") {
+					t.Errorf("result = %+v", res)
+				}
+				return
+			}
+			if len(res.Snapshots) != 0 {
+				t.Errorf("an unverified engine snapshot is handed on as verified: %v", res.Snapshots)
+			}
+			if tc.commits && !strings.Contains(err.Error(), "snapshot ") {
+				t.Errorf("the error does not name the snapshot: %v", err)
+			}
+			if !tc.commits && tc.name == "the engine fails" && l.Load().MetadataLocation() != tbl.MetadataLocation() {
+				t.Errorf("metadata moved")
+			}
+		})
+	}
+}
+
+// compactWith is an engine run that rewrites the table with iceops' own
+// rewrite: a real replace snapshot.
+func compactWith(sel diff.CompactionSelection) func(l *testkit.Orders) func(context.Context) error {
+	return func(l *testkit.Orders) func(context.Context) error {
+		return func(ctx context.Context) error {
+			_, _, err := Compact(ctx, l.Load(), CompactSpec{Selection: sel, Strategy: "binpack", Catalog: l.Cat})
+			return err
+		}
+	}
+}
