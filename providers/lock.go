@@ -95,7 +95,13 @@ type leaseStore struct {
 }
 
 func newLeaseStore(ctx context.Context, t *table.Table) (*leaseStore, error) {
-	fsys, err := t.FS(ctx)
+	// iceberg-go's blob FS sends every request with the context it was
+	// opened with. A lease outlives its run's context: after the first
+	// Ctrl-C apply keeps renewing it while the running action finishes,
+	// and releases it at the end. Opened with ctx, an interrupted run
+	// could do neither on an object store. The values stay (the storage
+	// limits, the table's breaker), so each request is still bounded.
+	fsys, err := t.FS(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
