@@ -96,6 +96,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		}
 		if mr.Committed {
 			tbl, res.Committed, res.MetadataLocation = next, true, next.MetadataLocation()
+			res.Snapshots = mr.Snapshots // the rewrite's follow (own snapshots: expiry.KeepLive)
 			assigned = fmt.Sprintf("row ids assigned to %d files first (manifests rewritten, %d into %d)", gaps, mr.FilesBefore, mr.FilesAfter)
 			if groups, err = compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel)}); err != nil {
 				return tbl, res, fmt.Errorf("plan compaction: %w", err)
@@ -184,7 +185,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	}
 	var skipped int
 	if out != nil {
-		res.Snapshots = out.Snapshots
+		res.Snapshots = append(res.Snapshots, out.Snapshots...)
 		for _, g := range out.Groups {
 			if g.Committed {
 				res.Committed = true
