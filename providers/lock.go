@@ -94,14 +94,11 @@ type leaseStore struct {
 	fs  iceio.IO
 }
 
+// iceberg-go's blob FS sends every request with the context it was opened
+// with (ctx here): a store that must outlive ctx is opened with a detached
+// one (TakeLease).
 func newLeaseStore(ctx context.Context, t *table.Table) (*leaseStore, error) {
-	// iceberg-go's blob FS sends every request with the context it was
-	// opened with. A lease outlives its run's context: after the first
-	// Ctrl-C apply keeps renewing it while the running action finishes,
-	// and releases it at the end. Opened with ctx, an interrupted run
-	// could do neither on an object store. The values stay (the storage
-	// limits, the table's breaker), so each request is still bounded.
-	fsys, err := t.FS(context.WithoutCancel(ctx))
+	fsys, err := t.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
