@@ -141,7 +141,13 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	for _, g := range groups {
 		total += g.Bytes()
 	}
-	var done int64
+	// The groups are rewritten concurrently, each reporting from its own
+	// goroutine: the count and its report go under one lock, so that the
+	// reports never go back.
+	var (
+		doneMu sync.Mutex
+		done   int64
+	)
 	spec.Progress.Report(0, total, "bytes")
 	// The commit goes through the table's own catalog unless spec.Catalog
 	// enables rebasing; the recording IO sees every file the run writes, so
@@ -168,6 +174,8 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		NoReplay: !spec.Rebase,
 		Progress: func(ev compaction.Event) {
 			if ev.Phase == "written" && ev.Group >= 0 && ev.Group < len(groups) {
+				doneMu.Lock()
+				defer doneMu.Unlock()
 				done += groups[ev.Group].Bytes()
 				spec.Progress.Report(min(done, total), total, "bytes")
 			}
