@@ -2,7 +2,9 @@ package apply
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers"
 	"github.com/iceops/iceops/providers/testkit"
 )
 
@@ -176,4 +179,66 @@ func rowLineage(t *testing.T, tbl *table.Table, snapshot *int64) map[int64]strin
 		rec.Release()
 	}
 	return out
+}
+
+// recordingEngine runs the session's own executors and keeps what each
+// compaction said it committed (ExecResult.Snapshots): what the same
+// apply's expiry is told are its own snapshots (expiry.KeepLive).
+type recordingEngine struct {
+	*providers.Session
+	mu        sync.Mutex
+	snapshots []int64
+}
+
+func (e *recordingEngine) Executor(t diff.ActionType) (providers.Executor, bool) {
+	inner, ok := e.Session.Executor(t)
+	if !ok || t != diff.Compact {
+		return inner, ok
+	}
+	return providers.ExecutorFunc(func(ctx context.Context, req providers.ExecRequest) (*providers.Table, providers.ExecResult, error) {
+		next, er, err := inner.Execute(ctx, req)
+		e.mu.Lock()
+		e.snapshots = append(e.snapshots, er.Snapshots...)
+		e.mu.Unlock()
+		return next, er, err
+	}), true
+}
+
+// TestAssignRowIDsReportsBothCommits: a compaction that first commits a
+// manifest rewrite (to assign row ids) reports both snapshots it committed,
+// so the same apply's expiry knows every snapshot since the table it began
+// with is its own (one missing makes it take another writer's commit for
+// granted and re-read the whole table's live files).
+func TestAssignRowIDsReportsBothCommits(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "")
+	tbl := upgradedToV3(ctx, t, e)
+	upgraded := tbl.CurrentSnapshot().SnapshotID
+	p := e.plan()
+	if c := actionOf(tablePlan(t, p, "lake."+orders), diff.Compact); c == nil || !c.Compact.AssignRowIDs {
+		t.Fatalf("want a compaction that assigns row ids first: %+v", tablePlan(t, p, "lake."+orders).Actions)
+	}
+	rec := &recordingEngine{Session: e.sess}
+	res, err := run(ctx, e.cfg, rec, p, ApplyOptions{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := tableResult(t, res, "lake."+orders); tr.Status != StatusDone {
+		t.Fatalf("apply:\n%s", describe(res))
+	}
+	// Every snapshot on main after the upgraded one, up to the
+	// compaction's rewrite, is one the compaction committed (a manifests
+	// action of the same apply may add one after it).
+	after := e.lake.Reload(t, orders).Metadata()
+	var want []int64
+	for s := after.SnapshotByName(table.MainBranch); s != nil && s.SnapshotID != upgraded && s.ParentSnapshotID != nil; s = after.SnapshotByID(*s.ParentSnapshotID) {
+		if len(want) > 0 || s.Summary != nil && s.Summary.Properties["iceops.action"] == "compact" {
+			want = append(want, s.SnapshotID)
+		}
+	}
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(rec.snapshots))
+	if len(want) < 2 || !slices.Equal(got, want) {
+		t.Fatalf("compaction reported snapshots %v, committed %v (the manifest rewrite and the rewrite)", got, want)
+	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -49,11 +50,37 @@ type Secrets struct {
 }
 
 func (s *Secrets) add(v string) {
-	if len(v) < minMaskLen || slices.Contains(s.values, v) {
+	if len(v) < minMaskLen {
 		return
 	}
-	s.values = append(s.values, v)
+	for _, f := range secretForms(v) {
+		if !slices.Contains(s.values, f) {
+			s.values = append(s.values, f)
+		}
+	}
 	slices.SortFunc(s.values, func(a, b string) int { return len(b) - len(a) })
+}
+
+// secretForms are the spellings of v that output can carry: as it is, and
+// as it is written inside a JSON string (every -json output: encoding/json
+// escapes ", \, control characters and, unless told not to, <, > and &),
+// so that a secret with such a character is masked there too.
+func secretForms(v string) []string {
+	forms := []string{v}
+	for _, html := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(v) != nil {
+			continue
+		}
+		f := strings.TrimSuffix(b.String(), "\n")
+		f = f[1 : len(f)-1] // the quotes
+		if !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	return forms
 }
 
 // addValue adds every string inside a cty value (a sensitive variable may

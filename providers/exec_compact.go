@@ -99,6 +99,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		}
 		if mr.Committed {
 			tbl, res.Committed, res.MetadataLocation = next, true, next.MetadataLocation()
+			res.Snapshots = mr.Snapshots // the rewrite's follow (own snapshots: expiry.KeepLive)
 			assigned = fmt.Sprintf("row ids assigned to %d files first (manifests rewritten, %d into %d)", gaps, mr.FilesBefore, mr.FilesAfter)
 			if groups, err = compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel)}); err != nil {
 				return tbl, res, fmt.Errorf("plan compaction: %w", err)
@@ -144,7 +145,13 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	for _, g := range groups {
 		total += g.Bytes()
 	}
-	var done int64
+	// The groups are rewritten concurrently, each reporting from its own
+	// goroutine: the count and its report go under one lock, so that the
+	// reports never go back.
+	var (
+		doneMu sync.Mutex
+		done   int64
+	)
 	spec.Progress.Report(0, total, "bytes")
 	// The commit goes through the table's own catalog unless spec.Catalog
 	// enables rebasing; the recording IO sees every file the run writes, so
@@ -171,6 +178,8 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		NoReplay: !spec.Rebase,
 		Progress: func(ev compaction.Event) {
 			if ev.Phase == "written" && ev.Group >= 0 && ev.Group < len(groups) {
+				doneMu.Lock()
+				defer doneMu.Unlock()
 				done += groups[ev.Group].Bytes()
 				spec.Progress.Report(min(done, total), total, "bytes")
 			}
@@ -188,7 +197,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	}
 	var skipped int
 	if out != nil {
-		res.Snapshots = out.Snapshots
+		res.Snapshots = append(res.Snapshots, out.Snapshots...)
 		for _, g := range out.Groups {
 			if g.Committed {
 				res.Committed = true

@@ -63,7 +63,13 @@ type HeldLease struct {
 // Locking): an object in the table's storage, not a commit. Another run's
 // lease in force is a *LockedError.
 func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time.Time) (*HeldLease, error) {
-	ls, err := newLeaseStore(ctx, h.t)
+	// A lease outlives its run's context: after the first Ctrl-C apply
+	// keeps renewing it while the running action finishes, and releases it
+	// at the end. Its storage opened with ctx, an interrupted run could do
+	// neither on an object store (newLeaseStore). The values stay (apply's
+	// storage limits, the table's breaker), so each request is still
+	// bounded.
+	ls, err := newLeaseStore(context.WithoutCancel(ctx), h.t)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}

@@ -94,6 +94,9 @@ type leaseStore struct {
 	fs  iceio.IO
 }
 
+// iceberg-go's blob FS sends every request with the context it was opened
+// with (ctx here): a store that must outlive ctx is opened with a detached
+// one (TakeLease).
 func newLeaseStore(ctx context.Context, t *table.Table) (*leaseStore, error) {
 	fsys, err := t.FS(ctx)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,54 @@ func newLogger(w io.Writer, env map[string]string, now func() time.Time) (*slog.
 	default:
 		return nil, fmt.Errorf("ICEOPS_LOG_FORMAT=%s: use text or json", env["ICEOPS_LOG_FORMAT"])
 	}
+}
+
+// startLog sets the logger ICEOPS_LOG asks for. It writes to c.stderr as
+// it is at each record (stderrNow), not as it is now: the logger is made
+// before the configuration is read, and once it is, its records must pass
+// the secret masking put in front of stderr (maskSecrets) like every other
+// line there.
+func (c *cli) startLog() error {
+	log, err := newLogger(stderrNow{c}, c.env, c.now)
+	if err != nil {
+		return err
+	}
+	c.log = log
+	return nil
+}
+
+// stderrNow writes to the cli's stderr of the moment.
+type stderrNow struct{ c *cli }
+
+func (w stderrNow) Write(p []byte) (int, error) { return w.c.stderr.Write(p) }
+
+// loggedArgs is a command line for the log with the value of every -var
+// left out: the line is logged before the configuration says which
+// variables are sensitive (and so before masking knows their values).
+func loggedArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		name := strings.TrimLeft(out[i], "-")
+		dashes := out[i][:len(out[i])-len(name)]
+		if dashes != "-" && dashes != "--" {
+			continue
+		}
+		switch flag, kv, hasValue := strings.Cut(name, "="); {
+		case flag != "var":
+		case hasValue:
+			out[i] = dashes + "var=" + withoutValue(kv)
+		case i+1 < len(out):
+			i++
+			out[i] = withoutValue(out[i])
+		}
+	}
+	return out
+}
+
+// withoutValue is NAME=VALUE with the value left out.
+func withoutValue(kv string) string {
+	name, _, _ := strings.Cut(kv, "=")
+	return name + "=(not logged)"
 }
 
 // logEvents returns a progress hook that logs each event at debug level

@@ -134,11 +134,9 @@ func envMap(environ []string) map[string]string {
 
 func (c *cli) run(args []string) int {
 	defer c.flush()
-	log, err := newLogger(c.stderr, c.env, c.now)
-	if err != nil {
+	if err := c.startLog(); err != nil {
 		return c.fail(err)
 	}
-	c.log = log
 	g, err := ParseGlobal(args)
 	if err != nil {
 		return c.fail(err)
@@ -194,7 +192,7 @@ func (c *cli) run(args []string) int {
 		}
 		return c.fail(errors.New(msg + ` (run "iceops -help" for the list)`))
 	}
-	c.logger().Debug("command", "name", g.Command, "args", cmdArgs, "dir", c.dir)
+	c.logger().Debug("command", "name", g.Command, "args", loggedArgs(cmdArgs), "dir", c.dir)
 	return cmd.run(c, cmdArgs)
 }
 

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iceops/iceops/providers/testkit"
 )
@@ -15,7 +19,7 @@ var testSecrets = map[string]string{
 	"catalog credential (secret half)":  "CredS3cretW7e2",
 	"sensitive variable from the env":   "VarEnvS3cretX4r8",
 	"sensitive variable default":        "VarDefT0kenQ5m3",
-	"sensitive variable -var":           "VarCliH1dd3nP6k7",
+	"sensitive variable -var":           "VarCli<H1dd3n>&P6k7", // JSON escapes <, > and &
 	"keyword DSN password":              "DsnKwS3cretJ2b9",
 	"URL DSN password":                  "DsnUrlS3cretL8v4",
 	"REST credential":                   "RestCredS3cretN3c6",
@@ -83,7 +87,9 @@ tables "lake.analytics.*" {
 	good := filepath.Join(dir, "good")
 	write(good, cfg)
 
-	env := []string{"ICEOPS_VAR_pw=" + testSecrets["sensitive variable from the env"]}
+	// ICEOPS_LOG=debug: the log records (the command line, every event
+	// with its error) go to stderr too, and are held to the same rule.
+	env := []string{"ICEOPS_VAR_pw=" + testSecrets["sensitive variable from the env"], "ICEOPS_LOG=debug"}
 	hidden := "-var=hidden=" + testSecrets["sensitive variable -var"]
 	planFile := filepath.Join(dir, "saved.plan")
 	type output struct{ cmd, text string }
@@ -145,11 +151,11 @@ tables "lake.analytics.*" {
 	saved := readFile(t, planFile)
 	for what, secret := range testSecrets {
 		for _, o := range outputs {
-			if strings.Contains(o.text, secret) {
+			if containsAnyForm(o.text, secret) {
 				t.Errorf("the %s appears in the output of %s:\n%s", what, o.cmd, o.text)
 			}
 		}
-		if strings.Contains(saved, secret) {
+		if containsAnyForm(saved, secret) {
 			t.Errorf("the %s appears in the saved plan", what)
 		}
 	}
@@ -168,6 +174,14 @@ tables "lake.analytics.*" {
 	}
 }
 
+// containsAnyForm reports whether text holds secret as it is or as it
+// appears inside a JSON string (the -json outputs escape ", \, control
+// characters and <, > and &).
+func containsAnyForm(text, secret string) bool {
+	esc, _ := json.Marshal(secret)
+	return strings.Contains(text, secret) || strings.Contains(text, strings.Trim(string(esc), `"`))
+}
+
 func readFile(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -175,4 +189,47 @@ func readFile(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestLogMaskedOnceConfigLoaded: a log record written once the
+// configuration is loaded goes through the same secret masking as every
+// other line on stderr. The logger is made before the configuration is
+// read, so it must not hold on to the unmasked stream.
+func TestLogMaskedOnceConfigLoaded(t *testing.T) {
+	const secret = "LogS3cretK5z1"
+	dir := writeConfig(t, `
+variable "pw" {
+  sensitive = true
+  default   = "`+secret+`"
+}
+`)
+	var errb bytes.Buffer
+	c := &cli{stdout: io.Discard, stderr: &errb, dir: dir,
+		env: map[string]string{"ICEOPS_LOG": "debug"},
+		now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }}
+	if err := c.startLog(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.loadConfig(Vars{}, false); !ok {
+		t.Fatalf("configuration: %s", errb.String())
+	}
+	// An event's error that quotes the value (a DSN in a failed connect).
+	c.logger().Debug("event", "error", "connect postgres://u:"+secret+"@db/x: refused")
+	c.flush()
+	if !strings.Contains(errb.String(), "connect postgres://u:") {
+		t.Fatalf("the record was not logged:\n%s", errb.String())
+	}
+	if strings.Contains(errb.String(), secret) {
+		t.Fatalf("the log carries the secret:\n%s", errb.String())
+	}
+}
+
+// TestLoggedArgs: the logged command line keeps every -var's name and
+// leaves out its value, in each spelling the flag package accepts.
+func TestLoggedArgs(t *testing.T) {
+	got := strings.Join(loggedArgs([]string{"-var=a=1x", "--var", "b=2y", "-var", "c", "-target=x.y", "--var=d=e=3z", "-variable=v", "plan.out"}), " ")
+	want := "-var=a=(not logged) --var b=(not logged) -var c=(not logged) -target=x.y --var=d=(not logged) -variable=v plan.out"
+	if got != want {
+		t.Fatalf("loggedArgs:\n got %s\nwant %s", got, want)
+	}
 }

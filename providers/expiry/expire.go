@@ -243,6 +243,14 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	// within a bound, unless Abort says stop at once.
 	ctx, cancel := finishContext(ctx, spec.Abort, spec.FinishWithin)
 	defer cancel()
+	// iceberg-go's blob FS sends every request with the context it was
+	// opened with: the storage of what follows is opened with this one,
+	// or an interrupted ctx would fail every read and delete on an object
+	// store.
+	if fs, err = tbl.FS(ctx); err != nil {
+		res.Note = "expiry committed; the table's storage could not be opened again, so no file was deleted"
+		return tbl, res, fmt.Errorf("open table storage after expiry (nothing deleted): %w", err)
+	}
 
 	if err := checkRefsKept(ctx, ident, fs, cat, tbl, committed, refNames); err != nil {
 		res.Note = "expiry committed; no file was deleted"
