@@ -110,6 +110,9 @@ func (s *Session) TableLease(ctx context.Context, h *Table) (Lease, bool, error)
 // (iceops force-unlock) and returns it; ErrNoLease when that run holds
 // none there.
 func (s *Session) ForceUnlock(ctx context.Context, address, runID string) (Lease, error) {
+	// The storage's deadlines and retries, as every session entry point
+	// has: on a stalled store it fails instead of hanging.
+	ctx = s.WithStorageLimits(ctx)
 	h, err := s.Table(ctx, address)
 	if err != nil {
 		return Lease{}, err
