@@ -190,8 +190,8 @@ type orphanDifference struct {
 	spark, iceops bool
 }
 
-// loadOrphanDifferences reads that table: the file, whether Spark lists it,
-// whether iceops's plan deletes it.
+// loadOrphanDifferences reads that table: by "table/file", whether Spark
+// lists the file and whether iceops's plan deletes it.
 func loadOrphanDifferences(t testing.TB) map[string]orphanDifference {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "orphans.md"))
@@ -210,18 +210,18 @@ func loadOrphanDifferences(t testing.TB) map[string]orphanDifference {
 			break
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
-		if !strings.HasPrefix(line, "|") || len(cells) < 4 {
+		if !strings.HasPrefix(line, "|") || len(cells) < 5 {
 			continue
 		}
 		for i := range cells {
 			cells[i] = strings.Trim(strings.TrimSpace(cells[i]), "`")
 		}
-		s, sok := yes[cells[1]]
-		i, iok := yes[cells[2]]
+		s, sok := yes[cells[2]]
+		i, iok := yes[cells[3]]
 		if !sok || !iok {
 			continue // the header and its rule
 		}
-		out[cells[0]] = orphanDifference{spark: s, iceops: i}
+		out[cells[0]+"/"+cells[1]] = orphanDifference{spark: s, iceops: i}
 	}
 	if len(out) == 0 {
 		t.Fatal("docs/orphans.md: the table \"iceops vs Spark's remove_orphan_files\" has no rows")
@@ -229,89 +229,102 @@ func loadOrphanDifferences(t testing.TB) map[string]orphanDifference {
 	return out
 }
 
-// TestForeignDifferentialRemoveOrphanFiles lays the files of orphanStrays
-// in a Spark-written table, then asks Spark's remove_orphan_files (dry run)
-// and iceops's plan, with the same cutoff, which files are orphans. Where
-// they disagree, docs/orphans.md's table must say so (the file and each
-// tool's answer), and every row of that table must be a disagreement seen
-// here: the table is exactly the differences.
+// TestForeignDifferentialRemoveOrphanFiles lays stray files in two
+// Spark-written tables, then asks Spark's remove_orphan_files (dry run) and
+// iceops's plan, with the same cutoff, which files are orphans. `strays`
+// gets every file of orphanStrays; `escaped` is partitioned by a string
+// whose values Java writes escaped into directory names ("s=a%3Ab") and
+// gets one old orphan. Where the tools disagree, docs/orphans.md's table
+// must say so (table, file, each tool's answer), and every row of that
+// table must be a disagreement seen here: the table is exactly the
+// differences.
 func TestForeignDifferentialRemoveOrphanFiles(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	documented := loadOrphanDifferences(t)
 	l := newForeignLake(ctx, t)
 	l.sparkHistory(ctx, t, "strays")
-	dir := localPath(l.load(ctx, t, "strays").Location())
+	esc := l.name("escaped")
+	l.sql(ctx, t,
+		"CREATE TABLE "+esc+" (id BIGINT, s STRING) USING iceberg PARTITIONED BY (s) TBLPROPERTIES ('format-version'='2')",
+		"INSERT INTO "+esc+" SELECT id, CASE WHEN id % 2 = 0 THEN 'a:b' ELSE 'c d' END FROM range(0, 20)",
+		"INSERT INTO "+esc+" SELECT id, CASE WHEN id % 2 = 0 THEN 'a:b' ELSE 'c d' END FROM range(20, 40)")
+	strays := map[string][]orphanStray{"strays": orphanStrays, "escaped": {{"data/orphan-old.parquet", true}}}
 	now := time.Now()
 	old, young := now.Add(-foreignSkew), now.Add(-time.Hour)
-	for _, s := range orphanStrays {
-		p := filepath.Join(dir, filepath.FromSlash(s.rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("not referenced by any snapshot"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		at := young
-		if s.old {
-			at = old
-		}
-		if err := os.Chtimes(p, at, at); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cutoff := now.Add(-72 * time.Hour)
-	rel := func(p string) string {
-		r, err := filepath.Rel(dir, localPath(p))
-		if err != nil || strings.HasPrefix(r, "..") {
-			t.Fatalf("%s is outside the table %s", p, dir)
-		}
-		return filepath.ToSlash(r)
-	}
-	sparkSays := map[string]bool{}
-	res := l.sql(ctx, t, fmt.Sprintf("CALL %s.system.remove_orphan_files(table => '%s.strays', older_than => %s, dry_run => true)",
-		foreignCatalog, l.ns, sparkTimestamp(cutoff)))
-	for _, row := range res[0].table(t) {
-		sparkSays[rel(*row[0])] = true
-	}
-	cfg := l.configFor(t, "strays", `
+	cfg := l.config(t, `
   orphan_files {
     older_than       = "3d"
     max_orphan_ratio = 0.95
   }`)
-	p := planOnly(ctx, t, cfg, func() time.Time { return now })
-	iceopsSays := map[string]bool{}
-	if act := actionOf(findTable(t, p, l.name("strays")), diff.RemoveOrphanFiles); act != nil {
-		for _, path := range act.Orphans.Paths {
-			iceopsSays[rel(path)] = true
-		}
-	}
-	t.Logf("Spark lists %v; iceops plans %v", slices.Sorted(maps.Keys(sparkSays)), slices.Sorted(maps.Keys(iceopsSays)))
-	if !sparkSays["data/orphan-old.parquet"] || !iceopsSays["data/orphan-old.parquet"] {
-		t.Errorf("the plain old orphan: Spark lists it %v, iceops %v; both must", sparkSays["data/orphan-old.parquet"], iceopsSays["data/orphan-old.parquet"])
-	}
 	seen := map[string]bool{}
-	for _, f := range slices.Sorted(maps.Keys(tableFiles(t, dir))) {
-		got := orphanDifference{spark: sparkSays[f], iceops: iceopsSays[f]}
-		want, ok := documented[f]
-		switch {
-		case got.spark == got.iceops && ok:
-			t.Errorf("%s: docs/orphans.md lists a difference (Spark %v, iceops %v), both tools answer %v", f, want.spark, want.iceops, got.spark)
-		case got.spark != got.iceops && !ok:
-			t.Errorf("%s: Spark lists it %v, iceops %v: a difference docs/orphans.md does not explain", f, got.spark, got.iceops)
-		case got.spark != got.iceops && got != want:
-			t.Errorf("%s: Spark lists it %v, iceops %v; docs/orphans.md says Spark %v, iceops %v", f, got.spark, got.iceops, want.spark, want.iceops)
+	for _, name := range slices.Sorted(maps.Keys(strays)) {
+		dir := localPath(l.load(ctx, t, name).Location())
+		for _, s := range strays[name] {
+			p := filepath.Join(dir, filepath.FromSlash(s.rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("not referenced by any snapshot"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			at := young
+			if s.old {
+				at = old
+			}
+			if err := os.Chtimes(p, at, at); err != nil {
+				t.Fatal(err)
+			}
 		}
-		seen[f] = true
-	}
-	for f := range documented {
-		if !seen[f] {
-			t.Errorf("docs/orphans.md lists %s, which the test does not lay down", f)
+		rel := func(p string) string {
+			r, err := filepath.Rel(dir, localPath(p))
+			if err != nil || strings.HasPrefix(r, "..") {
+				t.Fatalf("%s is outside the table %s", p, dir)
+			}
+			return filepath.ToSlash(r)
+		}
+		sparkSays := map[string]bool{}
+		res := l.sql(ctx, t, fmt.Sprintf("CALL %s.system.remove_orphan_files(table => '%s.%s', older_than => %s, dry_run => true)",
+			foreignCatalog, l.ns, name, sparkTimestamp(cutoff)))
+		for _, row := range res[0].table(t) {
+			sparkSays[rel(*row[0])] = true
+		}
+		p := planOnly(ctx, t, cfg, func() time.Time { return now })
+		tp := findTable(t, p, l.name(name))
+		iceopsSays := map[string]bool{}
+		if act := actionOf(tp, diff.RemoveOrphanFiles); act != nil {
+			for _, path := range act.Orphans.Paths {
+				iceopsSays[rel(path)] = true
+			}
+		}
+		t.Logf("%s: Spark lists %v; iceops plans %v, refuses %+v", name, slices.Sorted(maps.Keys(sparkSays)), slices.Sorted(maps.Keys(iceopsSays)), tp.Refusals)
+		if !sparkSays["data/orphan-old.parquet"] {
+			t.Errorf("%s: Spark does not list the plain old orphan", name)
+		}
+		for _, f := range slices.Sorted(maps.Keys(tableFiles(t, dir))) {
+			key := name + "/" + f
+			got := orphanDifference{spark: sparkSays[f], iceops: iceopsSays[f]}
+			want, ok := documented[key]
+			switch {
+			case got.spark == got.iceops && ok:
+				t.Errorf("%s: docs/orphans.md lists a difference (Spark %v, iceops %v), both tools answer %v", key, want.spark, want.iceops, got.spark)
+			case got.spark != got.iceops && !ok:
+				t.Errorf("%s: Spark lists it %v, iceops %v: a difference docs/orphans.md does not explain", key, got.spark, got.iceops)
+			case got.spark != got.iceops && got != want:
+				t.Errorf("%s: Spark lists it %v, iceops %v; docs/orphans.md says Spark %v, iceops %v", key, got.spark, got.iceops, want.spark, want.iceops)
+			}
+			seen[key] = true
+		}
+		for f := range sparkSays {
+			if !seen[name+"/"+f] {
+				t.Errorf("%s: Spark lists %s, which is not in the table's directory", name, f)
+			}
 		}
 	}
-	for f := range sparkSays {
-		if !seen[f] {
-			t.Errorf("Spark lists %s, which is not in the table's directory", f)
+	for key := range documented {
+		if !seen[key] {
+			t.Errorf("docs/orphans.md lists %s, which the test does not lay down", key)
 		}
 	}
 }

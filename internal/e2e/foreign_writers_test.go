@@ -238,7 +238,6 @@ func TestForeignWritersPlanApplyPlan(t *testing.T) {
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
 }
 
-
 // TestForeignWriterDuringApply appends with Spark while iceops plans and
 // applies, again and again, compaction, expiry and the orphan sweep at the
 // wall clock on a Spark table: every row Spark committed is there once, the
