@@ -89,7 +89,7 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 
 	const retain = 2
 	res := l.sql(ctx, t, fmt.Sprintf("CALL %s.system.expire_snapshots(table => '%s.history_spark', older_than => %s, retain_last => %d)",
-		foreignCatalog, l.ns, sparkTimestamp(cutoff), retain))
+		l.label, l.ns, sparkTimestamp(cutoff), retain))
 	t.Logf("Spark expire_snapshots: %s", strings.Join(derefRow(res[0].table(t)[0]), " "))
 
 	now := cutoff.Add(24 * time.Hour)
@@ -286,7 +286,7 @@ func TestForeignDifferentialRemoveOrphanFiles(t *testing.T) {
 		}
 		sparkSays := map[string]bool{}
 		res := l.sql(ctx, t, fmt.Sprintf("CALL %s.system.remove_orphan_files(table => '%s.%s', older_than => %s, dry_run => true)",
-			foreignCatalog, l.ns, name, sparkTimestamp(cutoff)))
+			l.label, l.ns, name, sparkTimestamp(cutoff)))
 		for _, row := range res[0].table(t) {
 			sparkSays[rel(*row[0])] = true
 		}

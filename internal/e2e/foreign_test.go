@@ -37,16 +37,20 @@ const foreignCatalog = "local"
 // judge as the plan did.
 const foreignSkew = 30 * 24 * time.Hour
 
-// foreignLake is Spark's `local` catalog (JDBC in a SQLite file, warehouse a
-// directory) as the writers, iceops, iceberg-go and DuckDB see it, with a
-// namespace of the test's own (the server is shared).
+// foreignLake is one of Spark's catalogs as the writers, iceops,
+// iceberg-go and (on local files) DuckDB see it, with a namespace of the
+// test's own (the server is shared).
 type foreignLake struct {
 	spark testenv.SparkEnv
-	db    *sql.DB
 	cat   catalog.Catalog
 	ns    string
+	label string            // Spark's name of the catalog, and iceops's label
+	hcl   string            // the iceops catalog block's body
+	conf  map[string]string // Spark session settings (a catalog of the test's own)
 }
 
+// newForeignLake is Spark's `local` catalog: JDBC in a SQLite file, its
+// warehouse a directory.
 func newForeignLake(ctx context.Context, t *testing.T) *foreignLake {
 	t.Helper()
 	env := testenv.Spark(t)
@@ -59,13 +63,69 @@ func newForeignLake(ctx context.Context, t *testing.T) *foreignLake {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &foreignLake{spark: env, db: db, cat: cat, ns: testenv.UniqueName(t, "foreign")}
-	l.sql(ctx, t, "CREATE NAMESPACE IF NOT EXISTS "+foreignCatalog+"."+l.ns)
+	l := &foreignLake{spark: env, cat: cat, ns: testenv.UniqueName(t, "foreign"), label: foreignCatalog,
+		hcl: fmt.Sprintf("type = \"sql\"\n  uri = \"sqlite:%s\"\n  warehouse = \"file://%s\"\n", env.LocalDB, env.LocalWarehouse)}
+	l.sql(ctx, t, "CREATE NAMESPACE IF NOT EXISTS "+l.label+"."+l.ns)
+	return l
+}
+
+// newForeignPG is Spark's `pg` catalog: JDBC in PostgreSQL's "postgres"
+// database, its warehouse s3://<bucket>/spark-pg on the S3 server
+// (scripts/services.sh names both).
+func newForeignPG(ctx context.Context, t *testing.T) *foreignLake {
+	t.Helper()
+	env := testenv.Spark(t)
+	dsn := testenv.Postgres(t)
+	s3 := testenv.S3(t)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	warehouse := "s3://" + s3.Bucket + "/spark-pg"
+	props := iceberg.Properties(s3.Properties())
+	props["warehouse"] = warehouse
+	cat, err := lakehouse.NewSQLCatalog("pg", db, sqlcat.Postgres, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &foreignLake{spark: env, cat: cat, ns: testenv.UniqueName(t, "foreign"), label: "pg",
+		hcl: fmt.Sprintf("type = \"sql\"\n  uri = %q\n  warehouse = %q\n  properties = {\n%s  }\n", dsn, warehouse, hclMap(s3.Properties()))}
+	l.sql(ctx, t, "CREATE NAMESPACE IF NOT EXISTS "+l.label+"."+l.ns)
+	return l
+}
+
+// newForeignREST is the REST catalog (SeaweedFS's, on its S3) as a Spark
+// catalog of the test's own session, `iceops_rest`, configured from the
+// same settings iceops and iceberg-go use (the catalog authenticates with
+// an OAuth client credential, which Spark's `rest` catalog is not given).
+func newForeignREST(ctx context.Context, t *testing.T) *foreignLake {
+	t.Helper()
+	env := testenv.Spark(t)
+	rest := testenv.REST(t)
+	be := restBackend(ctx, t, rest)
+	const label = "iceops_rest"
+	pre := "spark.sql.catalog." + label
+	conf := map[string]string{
+		pre:                           "org.apache.iceberg.spark.SparkCatalog",
+		pre + ".type":                 "rest",
+		pre + ".uri":                  rest.URI,
+		pre + ".warehouse":            rest.Warehouse,
+		pre + ".credential":           rest.Credential(),
+		pre + ".io-impl":              "org.apache.iceberg.aws.s3.S3FileIO",
+		pre + ".s3.endpoint":          rest.S3.Endpoint,
+		pre + ".s3.access-key-id":     rest.S3.AccessKey,
+		pre + ".s3.secret-access-key": rest.S3.SecretKey,
+		pre + ".s3.path-style-access": "true",
+		pre + ".client.region":        rest.S3.Region,
+	}
+	l := &foreignLake{spark: env, cat: be.cat, ns: testenv.UniqueName(t, "foreign"), label: label, hcl: be.hcl(label), conf: conf}
+	l.sql(ctx, t, "CREATE NAMESPACE IF NOT EXISTS "+l.label+"."+l.ns)
 	return l
 }
 
 // name is the table's name as Spark and the iceops configuration spell it.
-func (l *foreignLake) name(table string) string { return foreignCatalog + "." + l.ns + "." + table }
+func (l *foreignLake) name(table string) string { return l.label + "." + l.ns + "." + table }
 
 func (l *foreignLake) ident(name string) table.Identifier { return table.Identifier{l.ns, name} }
 
@@ -130,7 +190,7 @@ func writerScript(t testing.TB, name string) string {
 // sparkCommand is spark_sql.py running ops, not yet started.
 func (l *foreignLake) sparkCommand(ctx context.Context, t testing.TB, ops []sparkOp) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	in, err := json.Marshal(map[string]any{"remote": l.spark.Remote, "ops": ops})
+	in, err := json.Marshal(map[string]any{"remote": l.spark.Remote, "conf": l.conf, "ops": ops})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +252,7 @@ func sparkError(stderr string) string {
 func (l *foreignLake) pyiceberg(ctx context.Context, t testing.TB) map[string]int64 {
 	t.Helper()
 	in, err := json.Marshal(map[string]string{"uri": "sqlite:///" + l.spark.LocalDB, "warehouse": "file://" + l.spark.LocalWarehouse,
-		"catalog": foreignCatalog, "namespace": l.ns})
+		"catalog": l.label, "namespace": l.ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +284,8 @@ func (l *foreignLake) config(t testing.TB, policy string) *config.Config {
 func (l *foreignLake) configFor(t testing.TB, pattern, policy string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
-	src := fmt.Sprintf("catalog %q {\n  type = \"sql\"\n  uri = \"sqlite:%s\"\n  warehouse = \"file://%s\"\n}\npolicy \"foreign\" {%s\n}\ntables \"%s.%s.%s\" {\n  policy = policy.foreign\n}\n",
-		foreignCatalog, l.spark.LocalDB, l.spark.LocalWarehouse, policy, foreignCatalog, l.ns, pattern)
+	src := fmt.Sprintf("catalog %q {\n  %s}\npolicy \"foreign\" {%s\n}\ntables \"%s.%s.%s\" {\n  policy = policy.foreign\n}\n",
+		l.label, l.hcl, policy, l.label, l.ns, pattern)
 	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +331,7 @@ func (l *foreignLake) copyTable(ctx context.Context, t *testing.T, name, copyNam
 			}
 		}
 	}
-	l.sql(ctx, t, fmt.Sprintf("CALL %s.system.register_table(table => '%s.%s', metadata_file => '%s')", foreignCatalog, l.ns, copyName, md))
+	l.sql(ctx, t, fmt.Sprintf("CALL %s.system.register_table(table => '%s.%s', metadata_file => '%s')", l.label, l.ns, copyName, md))
 }
 
 // tableFiles is every file under a table's directory, by path relative to

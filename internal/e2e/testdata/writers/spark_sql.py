@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 def main():
     job = json.load(sys.stdin)
     spark = SparkSession.builder.remote(job["remote"]).getOrCreate()
-    for k, v in job.get("conf", {}).items():
+    for k, v in (job.get("conf") or {}).items():
         spark.conf.set(k, v)
     out = []
     for op in job["ops"]:
