@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers"
@@ -95,21 +96,54 @@ var sparkTables = []foreignTable{
 }
 
 // foreignPolicy is what every foreign table goes through: compaction,
-// snapshot retention and the orphan sweep.
-const foreignPolicy = `
+// snapshot retention (snapshots older than maxAge, keeping one) and the
+// orphan sweep.
+func foreignPolicy(maxAge string) string {
+	return fmt.Sprintf(`
   target_file_size = "64MiB"
   compaction {
     strategy        = "binpack"
     min_input_files = 2
   }
   snapshot_retention {
-    max_age       = "1d"
+    max_age       = %q
     min_snapshots = 1
   }
   orphan_files {
     older_than       = "3d"
     max_orphan_ratio = 0.95
-  }`
+  }`, maxAge)
+}
+
+// requireMaintained plans and applies cfg at now and requires, for each
+// table, a plan without refusals that compacts, expires snapshots and
+// sweeps orphans, an apply without failure, and one snapshot left (the
+// compaction's).
+func (l *foreignLake) requireMaintained(ctx context.Context, t *testing.T, cfg *config.Config, now func() time.Time, tables []foreignTable) {
+	t.Helper()
+	p, res := planApply(ctx, t, cfg, now, nil)
+	if len(p.Errors) > 0 {
+		t.Errorf("plan errors: %+v", p.Errors)
+	}
+	for _, ft := range tables {
+		tp := findTable(t, p, l.name(ft.name))
+		t.Logf("%s: %v refusals %+v", ft.name, actionTypes(tp), tp.Refusals)
+		if len(tp.Refusals) > 0 {
+			t.Errorf("%s: the plan refuses %+v", ft.name, tp.Refusals)
+		}
+		for _, typ := range []diff.ActionType{diff.Compact, diff.ExpireSnapshots, diff.RemoveOrphanFiles} {
+			if actionOf(tp, typ) == nil {
+				t.Errorf("%s: the plan has no %s: %v", ft.name, typ, actionTypes(tp))
+			}
+		}
+	}
+	requireApplied(t, res)
+	for _, ft := range tables {
+		if n := len(l.load(ctx, t, ft.name).Metadata().Snapshots()); n != 1 {
+			t.Errorf("%s: %d snapshots after apply, want 1 (the compaction's)", ft.name, n)
+		}
+	}
+}
 
 // reads reads every table with Spark (in one session), iceberg-go and,
 // unless duck is nil, DuckDB, checks each reader's row count against the
@@ -206,34 +240,15 @@ func TestForeignWritersPlanApplyPlan(t *testing.T) {
 		strays[ft.name] = [2]string{old, young}
 	}
 
-	cfg := l.config(t, foreignPolicy)
+	cfg := l.config(t, foreignPolicy("1d"))
 	t0 := time.Now()
-	p, res := planApply(ctx, t, cfg, nowFn, nil)
+	l.requireMaintained(ctx, t, cfg, nowFn, tables)
 	t.Logf("plan + apply of %d tables: %v", len(tables), time.Since(t0).Round(time.Millisecond))
-	if len(p.Errors) > 0 {
-		t.Errorf("plan errors: %+v", p.Errors)
-	}
-	for _, ft := range tables {
-		tp := findTable(t, p, l.name(ft.name))
-		t.Logf("%s: %v refusals %+v", ft.name, actionTypes(tp), tp.Refusals)
-		if len(tp.Refusals) > 0 {
-			t.Errorf("%s: the plan refuses %+v", ft.name, tp.Refusals)
-		}
-		for _, typ := range []diff.ActionType{diff.Compact, diff.ExpireSnapshots, diff.RemoveOrphanFiles} {
-			if actionOf(tp, typ) == nil {
-				t.Errorf("%s: the plan has no %s: %v", ft.name, typ, actionTypes(tp))
-			}
-		}
-	}
-	requireApplied(t, res)
 
 	requireSameReads(t, before, l.reads(ctx, t, &duck, tables))
 	for _, ft := range tables {
 		tbl := l.load(ctx, t, ft.name)
 		requireReferencedPresent(ctx, t, ft.name, tbl)
-		if n := len(tbl.Metadata().Snapshots()); n != 1 {
-			t.Errorf("%s: %d snapshots after apply, want 1 (the compaction's)", ft.name, n)
-		}
 		if _, err := os.Stat(strays[ft.name][0]); err == nil {
 			t.Errorf("%s: the old orphan %s survived", ft.name, strays[ft.name][0])
 		}
@@ -291,20 +306,7 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- writer.Wait() }()
 
-	cfg := l.config(t, `
-  target_file_size = "64MiB"
-  compaction {
-    strategy        = "binpack"
-    min_input_files = 2
-  }
-  snapshot_retention {
-    max_age       = "1s"
-    min_snapshots = 1
-  }
-  orphan_files {
-    older_than       = "3d"
-    max_orphan_ratio = 0.95
-  }`)
+	cfg := l.config(t, foreignPolicy("1s"))
 	var (
 		runs, committed, conflicts int
 		werr                       error
@@ -426,27 +428,11 @@ func TestForeignWritersObjectStores(t *testing.T) {
 			}
 			now := time.Now().Add(foreignSkew)
 			nowFn := func() time.Time { return now }
-			cfg := l.config(t, foreignPolicy)
-			p, res := planApply(ctx, t, cfg, nowFn, nil)
-			for _, ft := range tables {
-				tp := findTable(t, p, l.name(ft.name))
-				t.Logf("%s: %v refusals %+v", ft.name, actionTypes(tp), tp.Refusals)
-				if len(tp.Refusals) > 0 {
-					t.Errorf("%s: the plan refuses %+v", ft.name, tp.Refusals)
-				}
-				for _, typ := range []diff.ActionType{diff.Compact, diff.ExpireSnapshots, diff.RemoveOrphanFiles} {
-					if actionOf(tp, typ) == nil {
-						t.Errorf("%s: the plan has no %s: %v", ft.name, typ, actionTypes(tp))
-					}
-				}
-			}
-			requireApplied(t, res)
+			cfg := l.config(t, foreignPolicy("1d"))
+			l.requireMaintained(ctx, t, cfg, nowFn, tables)
 			requireSameReads(t, before, l.reads(ctx, t, nil, tables))
 			for _, ft := range tables {
 				tbl := l.load(ctx, t, ft.name)
-				if n := len(tbl.Metadata().Snapshots()); n != 1 {
-					t.Errorf("%s: %d snapshots after apply, want 1 (the compaction's)", ft.name, n)
-				}
 				fsys, err := tbl.FS(ctx)
 				if err != nil {
 					t.Fatal(err)
