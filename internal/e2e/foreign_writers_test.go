@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/internal/testenv"
@@ -293,8 +295,65 @@ func TestForeignWriterDuringApply(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The writer: appends of 20 rows each, ids from 10,000, one commit each.
 	const appends, per = 8, 20
+	cfg := l.config(t, foreignPolicy("1s"))
+	// First, races made certain: when each action of an apply starts
+	// working (compaction: its first progress report, in the middle of the
+	// rewrite), the progress hook has Spark append 20 rows (ids from 5,000)
+	// and waits for the commit, so that Spark commits between iceops's
+	// reading of the table and its own commit.
+	var (
+		mu      sync.Mutex
+		forced  []string
+		retries int
+		hookErr error
+	)
+	hook := func(e apply.Event) {
+		if e.Phase == apply.PhaseRetry {
+			mu.Lock()
+			retries++
+			mu.Unlock()
+		}
+		if e.Action == "" || !(e.Phase == apply.PhaseProgress || e.Phase == apply.PhaseStart && e.Action != string(diff.Compact)) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if slices.Contains(forced, e.Action) {
+			return
+		}
+		from := 5000 + len(forced)*per
+		forced = append(forced, e.Action)
+		cmd, out, errb := l.sparkCommand(ctx, t, []sparkOp{{SQL: "INSERT INTO " + n + " " + sparkRows(from, from+per)}})
+		if err := cmd.Run(); err != nil {
+			hookErr = fmt.Errorf("%s: %v: %s%s", e.Action, err, out, sparkError(errb.String()))
+		}
+	}
+	forcedNow := time.Now()
+	p, res := planApply(ctx, t, cfg, func() time.Time { return forcedNow }, hook)
+	if hookErr != nil {
+		t.Fatalf("the writer's append during apply: %v", hookErr)
+	}
+	t.Logf("forced races: Spark appended during %v; %d retries", forced, retries)
+	for _, typ := range []diff.ActionType{diff.Compact, diff.ExpireSnapshots, diff.RemoveOrphanFiles} {
+		if actionOf(findTable(t, p, n), typ) == nil || !slices.Contains(forced, string(typ)) {
+			t.Errorf("no forced race during %s (plan %v, raced %v)", typ, actionTypes(findTable(t, p, n)), forced)
+		}
+	}
+	if retries == 0 {
+		t.Errorf("a Spark commit in the middle of the compaction caused no retry")
+	}
+	for _, tr := range res.Tables {
+		for _, a := range tr.Actions {
+			if a.Error != "" && !strings.Contains(a.Error, providers.ErrConflict.Error()) {
+				t.Errorf("forced races: %s failed: %s", a.Type, a.Error)
+			}
+		}
+	}
+	forcedRows := len(forced) * per
+
+	// Then a free-running writer: appends of 20 rows each, ids from 10,000,
+	// one commit each, while iceops plans and applies again and again.
 	var ops []sparkOp
 	for k := 0; k < appends; k++ {
 		ops = append(ops, sparkOp{SQL: "INSERT INTO " + n + " " + sparkRows(10000+k*per, 10000+k*per+per)})
@@ -306,7 +365,6 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- writer.Wait() }()
 
-	cfg := l.config(t, foreignPolicy("1s"))
 	var (
 		runs, committed, conflicts int
 		werr                       error
@@ -351,10 +409,10 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	last := time.Now()
 	lastFn := func() time.Time { return last }
 	run(lastFn)
-	res := decodeSpark(t, werr, out, errb, appends)
+	appended := decodeSpark(t, werr, out, errb, appends)
 	t.Logf("%d plan+apply runs during %d Spark appends: %d commits by iceops, %d conflicts (retried or left to the next run)", runs, appends, committed, conflicts)
 	var took []string
-	for _, r := range res {
+	for _, r := range appended {
 		took = append(took, fmt.Sprintf("%.1fs", r.Seconds))
 	}
 	t.Logf("Spark appends took %s", strings.Join(took, " "))
@@ -362,7 +420,8 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	// Every appended row once, the old rows as they were.
 	got := l.run(ctx, t,
 		sparkOp{SQL: fmt.Sprintf("SELECT count(*), count(DISTINCT id), CAST(sum(id) AS STRING) FROM %s WHERE id >= 10000", n)},
-		sparkOp{SQL: "SELECT count(*), CAST(sum(id) AS STRING) FROM " + n + " WHERE id < 10000"})
+		sparkOp{SQL: "SELECT count(*), CAST(sum(id) AS STRING) FROM " + n + " WHERE id < 5000"},
+		sparkOp{SQL: fmt.Sprintf("SELECT count(*), count(DISTINCT id) FROM %s WHERE id >= 5000 AND id < 10000", n)})
 	var wantSum int
 	for id := 10000; id < 10000+appends*per; id++ {
 		wantSum += id
@@ -372,6 +431,9 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	}
 	if row := got[1].table(t)[0]; *row[0] != *old[0][0] || *row[1] != *old[0][1] {
 		t.Errorf("the first rows after apply: count %s sum %s, before %s %s", *row[0], *row[1], *old[0][0], *old[0][1])
+	}
+	if row := got[2].table(t)[0]; *row[0] != fmt.Sprint(forcedRows) || *row[1] != fmt.Sprint(forcedRows) {
+		t.Errorf("the rows appended in the forced races: count %s distinct %s, want %d", *row[0], *row[1], forcedRows)
 	}
 	tbl = l.load(ctx, t, name)
 	requireReferencedPresent(ctx, t, name, tbl)
@@ -383,8 +445,8 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if duckAfter.Rows != duckBefore.Rows+appends*per {
-		t.Errorf("DuckDB reads %d rows, want %d", duckAfter.Rows, duckBefore.Rows+appends*per)
+	if want := duckBefore.Rows + int64(forcedRows+appends*per); duckAfter.Rows != want {
+		t.Errorf("DuckDB reads %d rows, want %d", duckAfter.Rows, want)
 	}
 	requireConverged(t, planOnly(ctx, t, cfg, lastFn))
 }
