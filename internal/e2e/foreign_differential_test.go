@@ -137,6 +137,19 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 	if !slices.Equal(gone["history_spark"], gone["history_iceops"]) {
 		t.Errorf("files gone differ:\n Spark  %v\n iceops %v", gone["history_spark"], gone["history_iceops"])
 	}
+	// Spark's counts (data, position delete, equality delete files,
+	// manifests, manifest lists, statistics) add up to what left its copy.
+	var counted int
+	for _, v := range derefRow(res[0].table(t)[0]) {
+		var n int
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			t.Fatalf("expire_snapshots count %q: %v", v, err)
+		}
+		counted += n
+	}
+	if counted != len(gone["history_spark"]) {
+		t.Errorf("Spark's expire_snapshots counts %d deleted files, %d left its copy", counted, len(gone["history_spark"]))
+	}
 	if int64(len(gone["history_iceops"])) != exp.Expire.FilesToDelete {
 		t.Errorf("iceops deleted %d files, its plan said %d", len(gone["history_iceops"]), exp.Expire.FilesToDelete)
 	}
