@@ -245,7 +245,9 @@ func loadOrphanDifferences(t testing.TB) map[string]orphanDifference {
 // TestForeignDifferentialRemoveOrphanFiles lays stray files in two
 // Spark-written tables, then asks Spark's remove_orphan_files (dry run) and
 // iceops's plan, with the same cutoff, which files are orphans. `strays`
-// gets every file of orphanStrays; `escaped` is partitioned by a string
+// gets every file of orphanStrays, and its metadata log is cut to two
+// entries (Spark's older metadata.json files are unreferenced; every file
+// Spark wrote is made as old as the old strays); `escaped` is partitioned by a string
 // whose values Java writes escaped into directory names ("s=a%3Ab") and
 // gets one old orphan. Where the tools disagree, docs/orphans.md's table
 // must say so (table, file, each tool's answer), and every row of that
@@ -257,6 +259,10 @@ func TestForeignDifferentialRemoveOrphanFiles(t *testing.T) {
 	documented := loadOrphanDifferences(t)
 	l := newForeignLake(ctx, t)
 	l.sparkHistory(ctx, t, "strays")
+	// The metadata log keeps two entries from here on: the older
+	// metadata.json files Spark wrote are no longer referenced.
+	l.sql(ctx, t, "ALTER TABLE "+l.name("strays")+" SET TBLPROPERTIES ('write.metadata.previous-versions-max'='2')",
+		"INSERT INTO "+l.name("strays")+" "+sparkRows(1000, 1010))
 	esc := l.name("escaped")
 	l.sql(ctx, t,
 		"CREATE TABLE "+esc+" (id BIGINT, s STRING) USING iceberg PARTITIONED BY (s) TBLPROPERTIES ('format-version'='2')",
@@ -274,6 +280,13 @@ func TestForeignDifferentialRemoveOrphanFiles(t *testing.T) {
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(strays)) {
 		dir := localPath(l.load(ctx, t, name).Location())
+		// Everything Spark wrote is as old as the old strays, so that
+		// what it left unreferenced is judged by both tools too.
+		for f := range tableFiles(t, dir) {
+			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(f)), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for _, s := range strays[name] {
 			p := filepath.Join(dir, filepath.FromSlash(s.rel))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
