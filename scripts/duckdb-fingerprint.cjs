@@ -27,6 +27,7 @@
 //    (a struct column also has "fields": [{"id", "name", "type", "fields"?}, ...])
 //    "name_mapping": {"1": ["a"]},  (top-level names, for files without field ids)
 //    "files": [{"path": "/abs/data.parquet", "defaults": {"1": "42"},
+//               "name": "file:/abs/data.parquet",  (the path as position deletes spell it, if not "path")
 //               "position_deletes": ["/abs/del.parquet"], "deleted_positions": [3, 7],
 //               "equality_deletes": [{"path": "/abs/eq.parquet", "ids": [1]}]}]}
 // Output (stdout, JSON): {"rows": "N", "columns": {"a": "<sum of hashes>", ...}}
@@ -112,7 +113,7 @@ async function fileQuery(con, job, f) {
   let q = `SELECT ${select.join(', ')} FROM read_parquet(${quote(f.path)}, schema = ${schemaMap(cols)}, file_row_number = true) AS d WHERE true`;
   if (f.position_deletes && f.position_deletes.length > 0) {
     const list = '[' + f.position_deletes.map(quote).join(', ') + ']';
-    q += ` AND NOT EXISTS (SELECT 1 FROM read_parquet(${list}) AS p WHERE p.file_path = ${quote(f.path)} AND p.pos = d.file_row_number)`;
+    q += ` AND NOT EXISTS (SELECT 1 FROM read_parquet(${list}) AS p WHERE p.file_path = ${quote(f.name ?? f.path)} AND p.pos = d.file_row_number)`;
   }
   if (f.deleted_positions && f.deleted_positions.length > 0) {
     q += ` AND d.file_row_number NOT IN (${f.deleted_positions.join(', ')})`;

@@ -259,6 +259,8 @@ start_spark() {
 		--conf spark.sql.catalog.rest.uri="http://127.0.0.1:$REST_PORT"
 		--conf spark.sql.catalog.rest.credential="$REST_ACCESS_KEY:$REST_SECRET_KEY"
 		--conf spark.sql.catalog.rest.warehouse="s3://$REST_TABLE_BUCKET"
+		# The REST catalog answers 403 without its OAuth client credential.
+		--conf spark.sql.catalog.rest.credential="$REST_ACCESS_KEY:$REST_SECRET_KEY"
 		--conf spark.sql.catalog.rest.s3.endpoint="http://127.0.0.1:$REST_S3_PORT"
 		--conf spark.sql.catalog.rest.s3.access-key-id=$REST_ACCESS_KEY
 		--conf spark.sql.catalog.rest.s3.secret-access-key=$REST_SECRET_KEY

@@ -417,7 +417,7 @@ func requireReferencedPresent(ctx context.Context, t testing.TB, name string, tb
 		if scheme, _, ok := strings.Cut(p, "://"); ok && scheme != "file" {
 			return // another storage (a corpus table's foreign paths): nothing here to stat
 		}
-		if _, err := os.Stat(strings.TrimPrefix(p, "file://")); err != nil {
+		if _, err := os.Stat(localPath(p)); err != nil {
 			t.Errorf("%s: referenced file missing: %s", name, p)
 		}
 	}
@@ -537,7 +537,10 @@ func duckColumnOf(f iceberg.NestedField) duckColumn {
 }
 
 type duckFile struct {
-	Path             string            `json:"path"`
+	Path string `json:"path"`
+	// Name is the data file's path as the table's metadata and its
+	// position deletes spell it (Java writes "file:/x"), when it is not Path.
+	Name             string            `json:"name,omitempty"`
 	Defaults         map[string]string `json:"defaults,omitempty"`
 	PositionDeletes  []string          `json:"position_deletes,omitempty"`
 	DeletedPositions []uint64          `json:"deleted_positions,omitempty"`
@@ -580,10 +583,13 @@ func duckFingerprint(ctx context.Context, duck testenv.DuckDB, tbl *table.Table)
 	if err != nil {
 		return fingerprint{}, err
 	}
-	local := func(p string) string { return strings.TrimPrefix(p, "file://") }
+	local := localPath
 	for _, task := range tasks {
 		df := task.File
 		f := duckFile{Path: local(df.FilePath()), Defaults: map[string]string{}}
+		if f.Path != df.FilePath() && len(task.DeleteFiles) > 0 {
+			f.Name = df.FilePath()
+		}
 		// Every initial default, at any depth (a field added inside a
 		// struct too).
 		for _, col := range allFields(sc.Fields()) {
