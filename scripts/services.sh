@@ -257,7 +257,6 @@ start_spark() {
 		--conf spark.sql.catalog.rest=org.apache.iceberg.spark.SparkCatalog
 		--conf spark.sql.catalog.rest.type=rest
 		--conf spark.sql.catalog.rest.uri="http://127.0.0.1:$REST_PORT"
-		--conf spark.sql.catalog.rest.credential="$REST_ACCESS_KEY:$REST_SECRET_KEY"
 		--conf spark.sql.catalog.rest.warehouse="s3://$REST_TABLE_BUCKET"
 		# The REST catalog answers 403 without its OAuth client credential.
 		--conf spark.sql.catalog.rest.credential="$REST_ACCESS_KEY:$REST_SECRET_KEY"
