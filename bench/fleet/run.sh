@@ -15,11 +15,12 @@
 # also lists each table's directory, which the floor does not).
 #
 # Fleets are cached under $CACHE (default ~/.cache/iceops-bench/fleet).
-# Env: RUNS (default 5), PAR (parallelism of both, default 4), CACHE, WORK.
+# Env: RUNS (default 5), WARMUP (default 1), PAR (parallelism of both, default 4), CACHE, WORK.
 set -euo pipefail
 
 SIZES=${1:-${SIZES:-100 1000 10000}}
 RUNS=${RUNS:-5}
+WARMUP=${WARMUP:-1}
 PAR=${PAR:-4}
 CACHE=${CACHE:-$HOME/.cache/iceops-bench/fleet}
 WORK=${WORK:-/tmp/iceops-fleet-bench}
@@ -78,7 +79,7 @@ HCL
 	FLOOR="$WORK/fleetbench floor -dir $dir -parallelism $PAR"
 	echo "== $n tables: $($FLOOR)"
 	echo "   iceops plan: $($PLAN 2>/dev/null | tail -1)"
-	hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$WORK/fleet-$n.json" \
+	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$WORK/fleet-$n.json" \
 		-n "iceops plan" "$PLAN" -n "floor" "$FLOOR" >"$WORK/hyperfine.txt" 2>&1 || { cat "$WORK/hyperfine.txt"; exit 1; }
 	jq -r --argjson n "$n" '.results as $r |
 		($r[] | "   \(.command): median \(.median*1000|round) ms (min \(.min*1000|round), max \(.max*1000|round)), \(.median*1e6/$n|round) µs per table"),
