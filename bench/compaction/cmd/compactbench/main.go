@@ -3,7 +3,7 @@
 // it against `iceberg compact run` on identical copies of the same table.
 //
 //	compactbench setup -dir D [-commits 200] [-rows 1000] [-partitions 4] [-sorted]
-//	compactbench run   -dir D [-strategy binpack|sort] [-target 8388608] [-budget 0]
+//	compactbench run   -dir D [-strategy binpack|sort|zorder] [-zorder x,y] [-target 8388608] [-budget 0]
 //	compactbench check -dir D [-sorted]
 //
 // The table is `bench.events` in a sqlite SQL catalog named "default" at
@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,7 +55,8 @@ func run(args []string) error {
 	rows := fs.Int("rows", 1000, "rows per append")
 	parts := fs.Int("partitions", 4, "partitions (identity(region))")
 	sorted := fs.Bool("sorted", false, "give the table a sort order (x, y)")
-	strategy := fs.String("strategy", "binpack", "binpack|sort")
+	strategy := fs.String("strategy", "binpack", "binpack|sort|zorder")
+	zorder := fs.String("zorder", "x,y", "the columns -strategy zorder interleaves")
 	target := fs.Int64("target", 8<<20, "target file size")
 	budget := fs.Int64("budget", 0, "memory budget (0 = engine default)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile")
@@ -100,7 +102,11 @@ func run(args []string) error {
 	case "setup":
 		return benchtable.Setup(ctx, cat, *commits, *rows, *parts, *sorted)
 	case "run":
-		return runEngine(ctx, cat, compaction.Strategy(*strategy), *target, *budget, *concurrent, *memlimit, *perPartition)
+		opts := compaction.Options{Strategy: compaction.Strategy(*strategy), TargetFileSize: *target, MemoryBudget: *budget, MaxConcurrentGroups: *concurrent, Catalog: cat}
+		if opts.Strategy == compaction.ZOrder {
+			opts.ZOrderColumns = strings.Split(*zorder, ",")
+		}
+		return runEngine(ctx, cat, opts, *memlimit, *perPartition)
 	case "check":
 		return check(ctx, cat, *sorted)
 	}
@@ -122,9 +128,9 @@ type runReport struct {
 	RunnerOutput string  `json:"-"`
 }
 
-func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Strategy, target, budget int64, concurrent int, memlimit, perPartition bool) error {
+func runEngine(ctx context.Context, cat *sqlcat.Catalog, opts compaction.Options, memlimit, perPartition bool) error {
 	start := time.Now()
-	opts := compaction.Options{Strategy: strategy, TargetFileSize: target, MemoryBudget: budget, MaxConcurrentGroups: concurrent, Catalog: cat}
+	target := opts.TargetFileSize
 
 	tbl, err := cat.LoadTable(ctx, benchtable.Ident)
 	if err != nil {
@@ -150,7 +156,7 @@ func runEngine(ctx context.Context, cat *sqlcat.Catalog, strategy compaction.Str
 	if err != nil {
 		return err
 	}
-	rep := runReport{Strategy: string(strategy), Groups: len(groups)}
+	rep := runReport{Strategy: string(opts.Strategy), Groups: len(groups)}
 	for _, g := range res.Groups {
 		rep.InputFiles += g.InputFiles
 		rep.InputBytes += g.InputBytes
