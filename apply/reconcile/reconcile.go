@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -73,6 +74,15 @@ type Options struct {
 	Version      string
 	// Rand draws the jitter (nil: a random source); tests fix it.
 	Rand *rand.Rand
+	// BytesPerInterval bounds the compaction input of the whole fleet per
+	// interval (0: none): a table whose compaction would pass it keeps its
+	// other actions and compacts in a later interval. Each policy's
+	// compaction.max_bytes_per_run still bounds one table's run.
+	BytesPerInterval int64
+	// MaxDeletes holds an expiry or orphan sweep that would delete more
+	// files than this in one run (0: none) for a person to review: it is
+	// skipped, named in /status, and `iceops apply` runs it.
+	MaxDeletes int64
 }
 
 // TableStatus is one table's state, as /status shows it.
@@ -125,6 +135,9 @@ type Reconciler struct {
 	// lastListing is when the catalogs were last listed; zero = never.
 	lastListing time.Time
 	reload      bool
+	// budgetUsed is compaction input reserved or rewritten since the last
+	// listing (BytesPerInterval).
+	budgetUsed int64
 
 	wake  chan struct{}
 	ready atomic.Bool
@@ -364,6 +377,7 @@ func (r *Reconciler) list(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lastListing = r.opts.Now()
+	r.budgetUsed = 0 // a new interval
 	if err != nil {
 		r.metrics.planErrors.Inc()
 		r.opts.Log.Error("listing the tables failed", "error", err)
@@ -586,6 +600,56 @@ func (r *Reconciler) reconcile(ctx context.Context, addr string) {
 
 // apply runs the table's plan and counts what it did.
 func (r *Reconciler) apply(ctx context.Context, cfg *config.Config, sess *providers.Session, p *diff.Plan, tp *diff.TablePlan, log *slog.Logger) (string, string) {
+	held := r.limit(tp)
+	if len(tp.Actions) == 0 {
+		return ResultSkipped, strings.Join(held, "; ")
+	}
+	if len(held) > 0 {
+		diff.Summarize(p) // apply checks the summary against the tables
+	}
+	result, msg := r.applyPlan(ctx, cfg, sess, p, tp, log)
+	if len(held) > 0 {
+		msg = strings.TrimPrefix(msg+"; "+strings.Join(held, "; "), "; ")
+	}
+	return result, msg
+}
+
+// limit takes out of the table's plan what the reconciler's own limits
+// hold back (BytesPerInterval, MaxDeletes), saying why, and reserves the
+// compaction's input against the interval's budget (planned input counts,
+// whatever the apply then rewrites: the budget is a bound). Apply runs only
+// what its plan has, so an action taken out is not run.
+func (r *Reconciler) limit(tp *diff.TablePlan) (held []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := tp.Actions[:0:0]
+	for _, a := range tp.Actions {
+		switch {
+		case a.Compact != nil && r.opts.BytesPerInterval > 0 && r.budgetUsed+a.Compact.InputBytes > r.opts.BytesPerInterval:
+			held = append(held, fmt.Sprintf("compact of %d bytes waits for the next interval (-budget %d bytes per interval, %d used)", a.Compact.InputBytes, r.opts.BytesPerInterval, r.budgetUsed))
+			r.metrics.actions.WithLabelValues(string(a.Type), "skipped", "budget").Inc()
+			continue
+		case a.Expire != nil && r.opts.MaxDeletes > 0 && a.Expire.FilesToDelete > r.opts.MaxDeletes,
+			a.Orphans != nil && r.opts.MaxDeletes > 0 && int64(a.Orphans.Count) > r.opts.MaxDeletes:
+			n := int64(0)
+			if a.Expire != nil {
+				n = a.Expire.FilesToDelete
+			} else {
+				n = int64(a.Orphans.Count)
+			}
+			held = append(held, fmt.Sprintf("%s would delete %d files, more than -max-deletes %d: held for review (iceops plan shows it; iceops apply runs it)", a.Type, n, r.opts.MaxDeletes))
+			r.metrics.actions.WithLabelValues(string(a.Type), "skipped", "max_deletes").Inc()
+			continue
+		case a.Compact != nil:
+			r.budgetUsed += a.Compact.InputBytes
+		}
+		kept = append(kept, a)
+	}
+	tp.Actions = kept
+	return held
+}
+
+func (r *Reconciler) applyPlan(ctx context.Context, cfg *config.Config, sess *providers.Session, p *diff.Plan, tp *diff.TablePlan, log *slog.Logger) (string, string) {
 	opts := r.opts.Apply
 	opts.Now, opts.Version = r.opts.Now, r.opts.Version
 	opts.RunID = cmp.Or(opts.RunID, "reconcile")

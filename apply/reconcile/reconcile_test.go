@@ -20,6 +20,7 @@ import (
 	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/apply/reconcile"
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers"
 	"github.com/iceops/iceops/providers/testkit"
 )
@@ -402,5 +403,119 @@ func TestReconcileReload(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// retentionHCL is policyHCL with snapshot retention.
+var retentionHCL = strings.Replace(policyHCL, "min_input_files = 2\n  }", `min_input_files = 2
+  }
+  snapshot_retention {
+    max_age       = "2d"
+    min_snapshots = 1
+  }`, 1)
+
+// planned is the plan of every table under the lake's configuration now.
+func (l *lake) planned() map[string]diff.TablePlan {
+	l.t.Helper()
+	cfg, _, err := l.load()
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	sess := open(cfg)
+	defer sess.Close()
+	p, err := apply.Plan(context.Background(), cfg, sess, apply.PlanOptions{})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	out := map[string]diff.TablePlan{}
+	for _, tp := range p.Tables {
+		out[tp.Address] = tp
+	}
+	return out
+}
+
+func compactOf(tp diff.TablePlan) *diff.CompactAction {
+	for _, a := range tp.Actions {
+		if a.Compact != nil {
+			return a.Compact
+		}
+	}
+	return nil
+}
+
+// TestReconcileBudget: the fleet's byte budget per interval lets one of
+// two equal compactions run and defers the other (its table keeps its
+// other actions), said in /status and counted.
+func TestReconcileBudget(t *testing.T) {
+	l := newLake(t)
+	l.table("a", 3)
+	l.table("b", 3)
+	c := compactOf(l.planned()["lake.sales.a"])
+	if c == nil || compactOf(l.planned()["lake.sales.b"]).InputBytes != c.InputBytes {
+		t.Fatal("setup: want two equal compactions")
+	}
+	r := reconcile.New(l.load, open, reconcile.Options{Once: true, Parallelism: 1, BytesPerInterval: c.InputBytes + c.InputBytes/2})
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := statusOf(t, r)
+	compacted := 0
+	for _, name := range []string{"lake.sales.a", "lake.sales.b"} {
+		switch s := st[name]; {
+		case s.Result == reconcile.ResultApplied:
+			compacted++
+		case s.Result == reconcile.ResultSkipped && strings.Contains(s.Error, "waits for the next interval"):
+		default:
+			t.Errorf("%s: %+v", name, s)
+		}
+	}
+	if compacted != 1 {
+		t.Errorf("%d tables compacted within a budget of one and a half, want 1", compacted)
+	}
+	if got := l.actions(); got["lake.sales.a"]+got["lake.sales.b"] != 1 {
+		t.Errorf("after the pass: %v, want one compaction left for the next interval", got)
+	}
+	_, body := scrape(t, r.Handler(), "/metrics")
+	if got := metric(t, body, `iceops_actions_total{action="compact",outcome="skipped",reason="budget"}`); got != "1" {
+		t.Errorf("budget skips %q, want 1", got)
+	}
+}
+
+// TestReconcileMaxDeletes: an expiry that would delete more files than
+// -max-deletes is held for review (the table's snapshots stay), said in
+// /status and counted; the table's other actions run.
+func TestReconcileMaxDeletes(t *testing.T) {
+	l := newLake(t)
+	old := l.table("old", 4)
+	old = l.lake.Backdate(t, old, 10*24*time.Hour)
+	testkit.Append(t, old, 1, 20, 1)
+	if err := os.WriteFile(filepath.Join(l.dir, "main.iceops.hcl"), []byte(l.lake.HCL()+retentionHCL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, a := range l.planned()["lake.sales.old"].Actions {
+		if a.Expire != nil {
+			n = a.Expire.FilesToDelete
+		}
+	}
+	if n < 2 {
+		t.Fatalf("setup: the expiry deletes %d files, want at least 2", n)
+	}
+	snaps := len(l.lake.Reload(t, "sales.old").Metadata().Snapshots())
+	r := reconcile.New(l.load, open, reconcile.Options{Once: true, MaxDeletes: n - 1})
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := statusOf(t, r)["lake.sales.old"]
+	if s.Result != reconcile.ResultApplied || !strings.Contains(s.Error, "expire_snapshots would delete") || !strings.Contains(s.Error, "held for review") {
+		t.Errorf("status %+v: want the compaction applied and the expiry held", s)
+	}
+	after := l.lake.Reload(t, "sales.old").Metadata().Snapshots()
+	if len(after) < snaps {
+		t.Errorf("the held expiry ran: %d snapshots, was %d", len(after), snaps)
+	}
+	_, body := scrape(t, r.Handler(), "/metrics")
+	if got := metric(t, body, `iceops_actions_total{action="expire_snapshots",outcome="skipped",reason="max_deletes"}`); got != "1" {
+		t.Errorf("max_deletes skips %q, want 1", got)
 	}
 }

@@ -257,6 +257,10 @@ Options:
   -table-metrics      Add per-table series (one label per table)
   -lease-ttl=DURATION How long a table's lease outlives a killed reconciler
                       (default 2m; renewed every quarter of it)
+  -budget=SIZE        Compaction input of the whole fleet per interval
+                      ("500GiB"); a table past it compacts in a later one
+  -max-deletes=N      Hold an expiry or orphan sweep that would delete more
+                      than N files for review (iceops apply runs it)
   -var=NAME=VALUE     Set a variable (repeatable)
   -var-file=FILE      Read variables from an HCL file
   -no-color           Disable colour

@@ -20,7 +20,8 @@ import (
 )
 
 // Reconcile: `iceops reconcile [-interval=1h] [-listen=ADDR] [-once]
-// [-shadow] [-parallelism=N] [-table-metrics] [-lease-ttl=D] [-var...]`.
+// [-shadow] [-parallelism=N] [-table-metrics] [-lease-ttl=D] [-budget=SIZE]
+// [-max-deletes=N] [-var...]`.
 type Reconcile struct {
 	Interval     time.Duration
 	Listen       string
@@ -29,6 +30,8 @@ type Reconcile struct {
 	Parallelism  int
 	TableMetrics bool
 	LeaseTTL     time.Duration
+	Budget       string // -budget=SIZE: compaction input per interval, whole fleet
+	MaxDeletes   int64
 	Vars         Vars
 	NoColor      bool
 }
@@ -43,6 +46,8 @@ func ParseReconcile(args []string) (Reconcile, error) {
 	fs.IntVar(&a.Parallelism, "parallelism", 0, "")
 	fs.BoolVar(&a.TableMetrics, "table-metrics", false, "")
 	fs.DurationVar(&a.LeaseTTL, "lease-ttl", apply.DefaultLeaseTTL, "")
+	fs.StringVar(&a.Budget, "budget", "", "")
+	fs.Int64Var(&a.MaxDeletes, "max-deletes", 0, "")
 	addVarFlags(fs, &a.Vars)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
@@ -56,6 +61,14 @@ func ParseReconcile(args []string) (Reconcile, error) {
 	}
 	if a.Parallelism < 0 {
 		return a, fmt.Errorf("reconcile: -parallelism must be at least 1, got %d", a.Parallelism)
+	}
+	if a.Budget != "" {
+		if _, err := config.ParseSize(a.Budget); err != nil {
+			return a, fmt.Errorf("reconcile: -budget: %w", err)
+		}
+	}
+	if a.MaxDeletes < 0 {
+		return a, fmt.Errorf("reconcile: -max-deletes must be 0 (no cap) or more, got %d", a.MaxDeletes)
 	}
 	if a.LeaseTTL < 4*time.Second {
 		// Renewed every TTL/4: below a second the heartbeat would be a
@@ -111,7 +124,12 @@ func (c *cli) reconcile(args []string) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
+	var budget int64
+	if a.Budget != "" {
+		budget, _ = config.ParseSize(a.Budget) // checked by ParseReconcile
+	}
 	r := reconcile.New(load, open, reconcile.Options{
+		BytesPerInterval: budget, MaxDeletes: a.MaxDeletes,
 		Interval: a.Interval, Shadow: a.Shadow, Once: a.Once, Parallelism: a.Parallelism,
 		TableMetrics: a.TableMetrics, Now: c.now, Log: c.logger(), Version: version,
 		Apply: applyTemplate(c, abort, a.LeaseTTL),
