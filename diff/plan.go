@@ -59,6 +59,10 @@ type Observed struct {
 	DataFiles         int64  `json:"data_files"`
 	DataBytes         int64  `json:"data_bytes"`
 	Snapshots         int    `json:"snapshots"`
+	// OldestSnapshotMs is the commit time of the table's oldest snapshot
+	// (0: none), for the reconciler's oldest-snapshot-age metric (format
+	// 1.x, additive).
+	OldestSnapshotMs int64 `json:"oldest_snapshot_timestamp_ms,omitempty"`
 }
 
 // Refusal is an action that the safety rules stopped (a destructive one, or

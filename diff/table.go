@@ -30,6 +30,11 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 		},
 		Actions: []Action{},
 	}
+	for _, sn := range st.Snapshots {
+		if tp.Observed.OldestSnapshotMs == 0 || sn.TimestampMs < tp.Observed.OldestSnapshotMs {
+			tp.Observed.OldestSnapshotMs = sn.TimestampMs
+		}
+	}
 	if tp.Address == "" {
 		tp.Address = pol.Address
 	}

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/iceops/iceops/diff"
@@ -33,6 +35,9 @@ type metrics struct {
 	tableBytes     *prometheus.GaugeVec
 	tableSnapshots *prometheus.GaugeVec
 	tablePending   *prometheus.GaugeVec
+	tableSmall     *prometheus.GaugeVec
+	tableOldest    *prometheus.GaugeVec
+	tableOrphans   *prometheus.GaugeVec
 }
 
 func newMetrics(perTable bool) *metrics {
@@ -60,15 +65,18 @@ func newMetrics(perTable bool) *metrics {
 		m.tableBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_data_bytes", Help: "Bytes of a table's live data files."}, []string{"table"})
 		m.tableSnapshots = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_snapshots", Help: "Snapshots of a table."}, []string{"table"})
 		m.tablePending = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_pending_actions", Help: "Actions a table's last plan had left to do (0: in policy)."}, []string{"table"})
-		for _, c := range []prometheus.Collector{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending} {
+		m.tableSmall = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_small_file_ratio", Help: "Share of a table's live data files its last plan would compact (0: none)."}, []string{"table"})
+		m.tableOldest = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_oldest_snapshot_age_seconds", Help: "Age of a table's oldest snapshot at its last plan."}, []string{"table"})
+		m.tableOrphans = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_orphan_bytes", Help: "Bytes of orphan files a table's last plan would remove (0: none, or no orphan_files policy)."}, []string{"table"})
+		for _, c := range []prometheus.Collector{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans} {
 			f(c)
 		}
 	}
 	return m
 }
 
-// observe sets a table's series from its plan.
-func (m *metrics) observe(tp diff.TablePlan, pending int) {
+// observe sets a table's series from its plan, made at now.
+func (m *metrics) observe(tp diff.TablePlan, pending int, now time.Time) {
 	if !m.perTable {
 		return
 	}
@@ -77,6 +85,20 @@ func (m *metrics) observe(tp diff.TablePlan, pending int) {
 	m.tableBytes.WithLabelValues(tp.Address).Set(float64(o.DataBytes))
 	m.tableSnapshots.WithLabelValues(tp.Address).Set(float64(o.Snapshots))
 	m.tablePending.WithLabelValues(tp.Address).Set(float64(pending))
+	small, orphans := 0.0, 0.0
+	for _, a := range tp.Actions {
+		if a.Compact != nil && o.DataFiles > 0 {
+			small = float64(a.Compact.InputFiles) / float64(o.DataFiles)
+		}
+		if a.Orphans != nil {
+			orphans = float64(a.Orphans.Bytes)
+		}
+	}
+	m.tableSmall.WithLabelValues(tp.Address).Set(small)
+	m.tableOrphans.WithLabelValues(tp.Address).Set(orphans)
+	if o.OldestSnapshotMs > 0 {
+		m.tableOldest.WithLabelValues(tp.Address).Set(now.Sub(time.UnixMilli(o.OldestSnapshotMs)).Seconds())
+	}
 }
 
 // forget drops a table's series (no longer managed).
@@ -84,7 +106,7 @@ func (m *metrics) forget(addr string) {
 	if !m.perTable {
 		return
 	}
-	for _, g := range []*prometheus.GaugeVec{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending} {
+	for _, g := range []*prometheus.GaugeVec{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans} {
 		g.DeleteLabelValues(addr)
 	}
 }

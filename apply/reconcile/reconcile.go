@@ -708,7 +708,7 @@ func (r *Reconciler) record(e *entry, tp diff.TablePlan, result, msg string) {
 	if result != ResultInPolicy && result != ResultApplied {
 		e.status.PendingActions = actionNames(tp)
 	}
-	r.metrics.observe(tp, len(e.status.PendingActions))
+	r.metrics.observe(tp, len(e.status.PendingActions), r.opts.Now())
 }
 
 func actionNames(tp diff.TablePlan) []string {

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -183,7 +184,7 @@ func TestReconcileOnceConverges(t *testing.T) {
 func TestReconcileShadowChangesNothing(t *testing.T) {
 	l := newLake(t)
 	before := l.table("debt", 3).MetadataLocation()
-	r := reconcile.New(l.load, open, reconcile.Options{Once: true, Shadow: true})
+	r := reconcile.New(l.load, open, reconcile.Options{Once: true, Shadow: true, TableMetrics: true})
 	if err := r.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +198,14 @@ func TestReconcileShadowChangesNothing(t *testing.T) {
 	_, body := scrape(t, r.Handler(), "/metrics")
 	if got := metric(t, body, `iceops_actions_total{action="compact",outcome="planned",reason="shadow"}`); got != "1" {
 		t.Errorf("planned compactions %q, want 1", got)
+	}
+	// Every one of its 3 files is a compaction candidate; its snapshots
+	// were made seconds ago.
+	if got := metric(t, body, `iceops_table_small_file_ratio{table="lake.sales.debt"}`); got != "1" {
+		t.Errorf("small file ratio %q, want 1", got)
+	}
+	if got, err := strconv.ParseFloat(metric(t, body, `iceops_table_oldest_snapshot_age_seconds{table="lake.sales.debt"}`), 64); err != nil || got <= 0 || got > 600 {
+		t.Errorf("oldest snapshot age %v (%v), want a few seconds", got, err)
 	}
 }
 
