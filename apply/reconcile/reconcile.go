@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -79,6 +80,11 @@ type Options struct {
 	// other actions and compacts in a later interval. Each policy's
 	// compaction.max_bytes_per_run still bounds one table's run.
 	BytesPerInterval int64
+	// MinIntervals is the least time between two runs of an action kind on
+	// one table (an orphan sweep daily while compaction runs every
+	// interval); a kind run more recently than that is left out of the
+	// table's apply. Kinds not named have none.
+	MinIntervals map[diff.ActionType]time.Duration
 	// MaxDeletes holds an expiry or orphan sweep that would delete more
 	// files than this in one run (0: none) for a person to review: it is
 	// skipped, named in /status, and `iceops apply` runs it.
@@ -103,6 +109,9 @@ type TableStatus struct {
 	LastRun        time.Time `json:"last_run,omitzero"`
 	NextDue        time.Time `json:"next_due"`
 	Runs           int       `json:"runs"`
+	// LastDone is when each action kind last ran to completion on the
+	// table (by this reconciler), for MinIntervals.
+	LastDone map[diff.ActionType]time.Time `json:"last_done,omitempty"`
 }
 
 // Results of a reconcile, in TableStatus.Result.
@@ -214,7 +223,9 @@ func (r *Reconciler) Status() []TableStatus {
 	defer r.mu.Unlock()
 	out := make([]TableStatus, 0, len(r.tables))
 	for _, e := range r.tables {
-		out = append(out, e.status)
+		st := e.status
+		st.LastDone = maps.Clone(st.LastDone) // read after the lock is released
+		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b TableStatus) int { return cmp.Compare(a.Address, b.Address) })
 	return out
@@ -615,16 +626,26 @@ func (r *Reconciler) apply(ctx context.Context, cfg *config.Config, sess *provid
 }
 
 // limit takes out of the table's plan what the reconciler's own limits
-// hold back (BytesPerInterval, MaxDeletes), saying why, and reserves the
+// hold back (MinIntervals, BytesPerInterval, MaxDeletes), saying why, and reserves the
 // compaction's input against the interval's budget (planned input counts,
 // whatever the apply then rewrites: the budget is a bound). Apply runs only
 // what its plan has, so an action taken out is not run.
 func (r *Reconciler) limit(tp *diff.TablePlan) (held []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var lastDone map[diff.ActionType]time.Time
+	if e, ok := r.tables[tp.Address]; ok {
+		lastDone = e.status.LastDone
+	}
+	now := r.opts.Now()
 	kept := tp.Actions[:0:0]
 	for _, a := range tp.Actions {
+		least, last := r.opts.MinIntervals[a.Type], lastDone[a.Type]
 		switch {
+		case least > 0 && !last.IsZero() && now.Sub(last) < least:
+			held = append(held, fmt.Sprintf("%s ran %s ago, waits for its minimum interval of %s", a.Type, now.Sub(last).Round(time.Second), least))
+			r.metrics.actions.WithLabelValues(string(a.Type), "skipped", "min_interval").Inc()
+			continue
 		case a.Compact != nil && r.opts.BytesPerInterval > 0 && r.budgetUsed+a.Compact.InputBytes > r.opts.BytesPerInterval:
 			held = append(held, fmt.Sprintf("compact of %d bytes waits for the next interval (-budget %d bytes per interval, %d used)", a.Compact.InputBytes, r.opts.BytesPerInterval, r.budgetUsed))
 			r.metrics.actions.WithLabelValues(string(a.Type), "skipped", "budget").Inc()
@@ -662,6 +683,18 @@ func (r *Reconciler) applyPlan(ctx context.Context, cfg *config.Config, sess *pr
 		return ResultSkipped, ""
 	}
 	tr := res.Tables[0]
+	r.mu.Lock()
+	if e, ok := r.tables[tp.Address]; ok {
+		for _, a := range tr.Actions {
+			if a.Status == "done" {
+				if e.status.LastDone == nil {
+					e.status.LastDone = map[diff.ActionType]time.Time{}
+				}
+				e.status.LastDone[a.Type] = r.opts.Now()
+			}
+		}
+	}
+	r.mu.Unlock()
 	for _, a := range tr.Actions {
 		reason := ""
 		if a.Status == "skipped" {

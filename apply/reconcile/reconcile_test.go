@@ -528,3 +528,41 @@ func TestReconcileMaxDeletes(t *testing.T) {
 		t.Errorf("max_deletes skips %q, want 1", got)
 	}
 }
+
+// TestReconcileMinInterval: a kind that ran on a table less than its
+// minimum interval ago is left out of the table's next apply, however soon
+// that comes (here a writer's trigger), and said in /status.
+func TestReconcileMinInterval(t *testing.T) {
+	l := newLake(t)
+	l.table("events", 3)
+	r := reconcile.New(l.load, open, reconcile.Options{Interval: time.Hour, Jitter: -1, Debounce: 10 * time.Millisecond,
+		MinIntervals: map[diff.ActionType]time.Duration{diff.Compact: time.Hour}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	waitFor(t, "the first compaction", func() bool {
+		return statusOf(t, r)["lake.sales.events"].Result == reconcile.ResultApplied
+	})
+	if st := statusOf(t, r)["lake.sales.events"]; st.LastDone[diff.Compact].IsZero() {
+		t.Fatalf("no last run recorded: %+v", st)
+	}
+	testkit.Append(t, l.lake.Reload(t, "sales.events"), 3, 20, 1)
+	after := l.lake.Reload(t, "sales.events").MetadataLocation()
+	if !r.Trigger("lake.sales.events") {
+		t.Fatal("trigger refused")
+	}
+	waitFor(t, "the held compaction", func() bool {
+		return strings.Contains(statusOf(t, r)["lake.sales.events"].Error, "waits for its minimum interval of 1h0m0s")
+	})
+	if got := l.lake.Reload(t, "sales.events").MetadataLocation(); got != after {
+		t.Errorf("the table was changed within the minimum interval")
+	}
+	_, body := scrape(t, r.Handler(), "/metrics")
+	if got := metric(t, body, `iceops_actions_total{action="compact",outcome="skipped",reason="min_interval"}`); got != "1" {
+		t.Errorf("min_interval skips %q, want 1", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -261,6 +261,9 @@ Options:
                       ("500GiB"); a table past it compacts in a later one
   -max-deletes=N      Hold an expiry or orphan sweep that would delete more
                       than N files for review (iceops apply runs it)
+  -min-interval=KIND=DURATION
+                      Run an action kind on a table at most this often
+                      (repeatable; remove_orphan_files=24h)
   -var=NAME=VALUE     Set a variable (repeatable)
   -var-file=FILE      Read variables from an HCL file
   -no-color           Disable colour

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,12 +17,13 @@ import (
 	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/apply/reconcile"
 	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers"
 )
 
 // Reconcile: `iceops reconcile [-interval=1h] [-listen=ADDR] [-once]
 // [-shadow] [-parallelism=N] [-table-metrics] [-lease-ttl=D] [-budget=SIZE]
-// [-max-deletes=N] [-var...]`.
+// [-max-deletes=N] [-min-interval=KIND=D]... [-var...]`.
 type Reconcile struct {
 	Interval     time.Duration
 	Listen       string
@@ -32,6 +34,8 @@ type Reconcile struct {
 	LeaseTTL     time.Duration
 	Budget       string // -budget=SIZE: compaction input per interval, whole fleet
 	MaxDeletes   int64
+	// MinIntervals: -min-interval=KIND=DURATION, repeatable.
+	MinIntervals map[diff.ActionType]time.Duration
 	Vars         Vars
 	NoColor      bool
 }
@@ -48,6 +52,8 @@ func ParseReconcile(args []string) (Reconcile, error) {
 	fs.DurationVar(&a.LeaseTTL, "lease-ttl", apply.DefaultLeaseTTL, "")
 	fs.StringVar(&a.Budget, "budget", "", "")
 	fs.Int64Var(&a.MaxDeletes, "max-deletes", 0, "")
+	var mins stringList
+	fs.Var(&mins, "min-interval", "")
 	addVarFlags(fs, &a.Vars)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
@@ -66,6 +72,24 @@ func ParseReconcile(args []string) (Reconcile, error) {
 		if _, err := config.ParseSize(a.Budget); err != nil {
 			return a, fmt.Errorf("reconcile: -budget: %w", err)
 		}
+	}
+	for _, m := range mins {
+		kind, d, ok := strings.Cut(m, "=")
+		dur, err := time.ParseDuration(d)
+		if !ok || err != nil || dur <= 0 {
+			return a, fmt.Errorf("reconcile: -min-interval=%s: want KIND=DURATION, such as remove_orphan_files=24h", m)
+		}
+		if _, known := diff.KindOf(diff.ActionType(kind)); !known {
+			var names []string
+			for _, k := range diff.Kinds() {
+				names = append(names, string(k))
+			}
+			return a, fmt.Errorf("reconcile: -min-interval=%s: unknown action kind %q (one of %s)", m, kind, strings.Join(names, ", "))
+		}
+		if a.MinIntervals == nil {
+			a.MinIntervals = map[diff.ActionType]time.Duration{}
+		}
+		a.MinIntervals[diff.ActionType(kind)] = dur
 	}
 	if a.MaxDeletes < 0 {
 		return a, fmt.Errorf("reconcile: -max-deletes must be 0 (no cap) or more, got %d", a.MaxDeletes)
@@ -129,7 +153,7 @@ func (c *cli) reconcile(args []string) int {
 		budget, _ = config.ParseSize(a.Budget) // checked by ParseReconcile
 	}
 	r := reconcile.New(load, open, reconcile.Options{
-		BytesPerInterval: budget, MaxDeletes: a.MaxDeletes,
+		BytesPerInterval: budget, MaxDeletes: a.MaxDeletes, MinIntervals: a.MinIntervals,
 		Interval: a.Interval, Shadow: a.Shadow, Once: a.Once, Parallelism: a.Parallelism,
 		TableMetrics: a.TableMetrics, Now: c.now, Log: c.logger(), Version: version,
 		Apply: applyTemplate(c, abort, a.LeaseTTL),
