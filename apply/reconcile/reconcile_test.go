@@ -79,25 +79,12 @@ func (l *lake) table(name string, commits int) *table.Table {
 	return testkit.Append(l.t, tbl, commits, 20, 1)
 }
 
-// plan is a plan of every table, as `iceops plan` makes it.
+// actions is the number of actions each table's plan has now.
 func (l *lake) actions() map[string]int {
 	l.t.Helper()
-	cfg, _, err := l.load()
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	sess := open(cfg)
-	defer sess.Close()
-	p, err := apply.Plan(context.Background(), cfg, sess, apply.PlanOptions{})
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	if len(p.Errors) > 0 {
-		l.t.Fatalf("plan errors: %v", p.Errors)
-	}
 	out := map[string]int{}
-	for _, tp := range p.Tables {
-		out[tp.Address] = len(tp.Actions)
+	for addr, tp := range l.planned() {
+		out[addr] = len(tp.Actions)
 	}
 	return out
 }
@@ -436,6 +423,9 @@ func (l *lake) planned() map[string]diff.TablePlan {
 	if err != nil {
 		l.t.Fatal(err)
 	}
+	if len(p.Errors) > 0 {
+		l.t.Fatalf("plan errors: %v", p.Errors)
+	}
 	out := map[string]diff.TablePlan{}
 	for _, tp := range p.Tables {
 		out[tp.Address] = tp
@@ -459,8 +449,9 @@ func TestReconcileBudget(t *testing.T) {
 	l := newLake(t)
 	l.table("a", 3)
 	l.table("b", 3)
-	c := compactOf(l.planned()["lake.sales.a"])
-	if c == nil || compactOf(l.planned()["lake.sales.b"]).InputBytes != c.InputBytes {
+	plans := l.planned()
+	c, other := compactOf(plans["lake.sales.a"]), compactOf(plans["lake.sales.b"])
+	if c == nil || other == nil || other.InputBytes != c.InputBytes {
 		t.Fatal("setup: want two equal compactions")
 	}
 	r := reconcile.New(l.load, open, reconcile.Options{Once: true, Parallelism: 1, BytesPerInterval: c.InputBytes + c.InputBytes/2})
