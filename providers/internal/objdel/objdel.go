@@ -1,0 +1,58 @@
+// Package objdel is the one path by which iceops deletes objects from
+// storage in batches (issue #30): expiry, the orphan sweep, the quarantine
+// purge and the cleanup of a failed rewrite's staged files all hand it the
+// locations to delete, and each store deletes them with its own bulk API
+// (S3 DeleteObjects, the GCS and Azure batch APIs, bounded concurrency on a
+// local disk).
+//
+// It decides nothing: which files may be deleted is decided above it
+// (§5.5 of docs/design.md). It reports one outcome per location so that a
+// partial batch failure names every file left.
+package objdel
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+)
+
+// Store deletes objects of one bucket (container, local root) in batches.
+type Store interface {
+	// MaxBatch is the most locations one Delete call takes.
+	MaxBatch() int
+	// Delete removes the objects at locs, full locations of the store's
+	// bucket as the table names them (s3://b/k, gs://b/k, abfs://..., or
+	// file:///p), at most MaxBatch of them. It returns one error per
+	// location, in order: nil when the object is gone (deleted now, or
+	// already absent).
+	Delete(ctx context.Context, locs []string) []error
+}
+
+// Opener opens the Store for the bucket of loc, with the IO properties
+// (endpoint, region, credentials) the table's iceberg-go IO was opened with.
+type Opener func(ctx context.Context, props map[string]string, loc string) (Store, error)
+
+// ErrNoBatchAPI is what an Opener returns for a store whose batch API is not
+// available; the caller then deletes one object at a time through the
+// table's IO.
+var ErrNoBatchAPI = errors.New("no batch delete for this store")
+
+// Open returns the Store for loc's scheme.
+func Open(ctx context.Context, props map[string]string, loc string) (Store, error) {
+	switch scheme(loc) {
+	case "gs":
+		return openGCS(ctx, props, loc)
+	case "abfs", "abfss", "wasb", "wasbs":
+		return openAzure(ctx, props, loc)
+	}
+	return nil, ErrNoBatchAPI
+}
+
+func scheme(loc string) string {
+	u, err := url.Parse(loc)
+	if err != nil || u.Scheme == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme)
+}
