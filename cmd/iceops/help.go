@@ -236,8 +236,9 @@ Examples:
   A table another run holds is skipped and tried again later. The catalogs
   are listed again every -interval (new tables are found then).
 
-  SIGHUP reads the configuration again (a configuration with errors is
-  refused; the one in force stays). SIGTERM or Ctrl-C starts no new
+  SIGHUP, or a change in the configuration's files (checked every -watch),
+  reads the configuration again (a configuration with errors is refused; the
+  one in force stays). SIGTERM or Ctrl-C starts no new
   reconcile and lets the running ones finish their commits, then exits 0; a
   second one stops them at once.
 
@@ -264,6 +265,8 @@ Options:
   -min-interval=KIND=DURATION
                       Run an action kind on a table at most this often
                       (repeatable; remove_orphan_files=24h)
+  -watch=DURATION     How often the configuration's files are checked for a
+                      change that reloads them (default 10s; 0: SIGHUP only)
   -var=NAME=VALUE     Set a variable (repeatable)
   -var-file=FILE      Read variables from an HCL file
   -no-color           Disable colour
