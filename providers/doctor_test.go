@@ -1,0 +1,158 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/iceops/iceops/internal/testenv"
+	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/iceops/iceops/providers/testkit"
+)
+
+// doctorS3 runs doctor on a sqlite catalog whose warehouse is env's part
+// of the real S3 server, and returns the report's findings by check.
+func doctorS3(t *testing.T, env testenv.S3Env) (*diff.Doctor, map[string]diff.DoctorFinding) {
+	t.Helper()
+	dir := t.TempDir()
+	// One table on the warehouse, so the table checks run on S3 too.
+	db, err := lakehouse.OpenSQLiteDB(filepath.Join(dir, "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	props := iceberg.Properties(env.Properties())
+	props["warehouse"] = env.URL("warehouse")
+	cat, err := lakehouse.NewSQLCatalog("lake", db, sqlcat.SQLite, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "orders"}, lakehouse.EventsSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Append(t, tbl, 2, 10, 1)
+	cfg := &config.Config{Dir: dir, Catalogs: []*config.Catalog{{
+		Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(dir, "catalog.db"),
+		Warehouse: env.URL("warehouse"), Properties: env.Properties(),
+	}}}
+	sess := Open(cfg, Options{RequestTimeout: 2 * time.Second})
+	defer sess.Close()
+	rep, err := sess.Doctor(ctx, DoctorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]diff.DoctorFinding{}
+	for _, f := range rep.Findings {
+		by[f.Check] = f
+	}
+	return rep, by
+}
+
+// probeObjects lists what is left under the warehouse's lease directory,
+// read directly from the server.
+func probeObjects(t *testing.T, env testenv.S3Env) []string {
+	t.Helper()
+	direct, err := iceio.LoadFS(context.Background(), env.Properties(), env.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := env.URL("warehouse", store.LockDir)
+	names, err := listNames(direct, dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, n := range names {
+		left = append(left, dir+"/"+n)
+	}
+	return left
+}
+
+// TestDoctorS3Probe: against the real S3 server the warehouse allows
+// write, list, read and delete, the clocks agree, the static keys are
+// named (never shown), and the probe object is gone afterwards.
+func TestDoctorS3Probe(t *testing.T) {
+	env := testenv.S3(t)
+	rep, by := doctorS3(t, env)
+	for _, c := range []string{"reachable", "credentials", "write", "list", "read", "clock", "delete", "format"} {
+		if f, ok := by[c]; !ok || f.Status != diff.DoctorOK {
+			t.Errorf("%s: %+v, want ok", c, f)
+		}
+	}
+	if rep.Failures != 0 {
+		t.Errorf("failures = %d, want 0: %+v", rep.Failures, rep.Findings)
+	}
+	if m := by["credentials"].Message; !strings.Contains(m, "static keys in the catalog's properties") || strings.Contains(m, env.SecretKey) || strings.Contains(m, env.AccessKey) {
+		t.Errorf("credentials: %q", m)
+	}
+	if left := probeObjects(t, env); len(left) != 0 {
+		t.Errorf("probe objects left behind: %v", left)
+	}
+}
+
+// TestDoctorS3DeleteRefused: a store that refuses DELETE (a bucket
+// policy without s3:DeleteObject) is a failure of the delete check that
+// says what to grant; the probe it could not remove is named.
+func TestDoctorS3DeleteRefused(t *testing.T) {
+	env := testenv.S3(t)
+	proxy := testenv.StartFaultProxy(t, env.Endpoint)
+	proxy.Add(testenv.Fault{Method: "DELETE", Status: 403, Code: "AccessDenied"})
+	rep, by := doctorS3(t, env.Through(proxy))
+	for _, c := range []string{"reachable", "write", "list", "read"} {
+		if by[c].Status != diff.DoctorOK {
+			t.Errorf("%s: %+v, want ok", c, by[c])
+		}
+	}
+	del := by["delete"]
+	if del.Status != diff.DoctorFail || !strings.Contains(del.Message, "cannot delete the probe object") || !strings.Contains(del.Fix, "s3:DeleteObject") {
+		t.Errorf("delete: %+v, want a failure saying what to grant", del)
+	}
+	if rep.Failures != 1 {
+		t.Errorf("failures = %d, want 1: %+v", rep.Failures, rep.Findings)
+	}
+	left := probeObjects(t, env)
+	if len(left) != 1 || !strings.Contains(del.Message, strings.TrimPrefix(left[0], "s3://")) {
+		t.Errorf("left behind %v; the finding says %q", left, del.Message)
+	}
+	proxy.Clear()
+	direct, _ := iceio.LoadFS(context.Background(), env.Properties(), env.URL())
+	for _, p := range left {
+		_ = direct.Remove(p)
+	}
+}
+
+func TestClockFinding(t *testing.T) {
+	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		mtime  time.Time
+		status string
+		says   string
+	}{
+		{at.Add(-900 * time.Millisecond), diff.DoctorOK, "agrees"}, // the store's second resolution
+		{at.Add(2 * time.Minute), diff.DoctorWarn, "2m0s ahead of"},
+		{at.Add(-3 * time.Hour), diff.DoctorFail, "3h0m0s behind"},
+		{at.Add(-100 * 24 * time.Hour), diff.DoctorFail, "about 100 days behind"},
+	} {
+		f := clockFinding(c.mtime, at, at)
+		if f.Status != c.status || !strings.Contains(f.Message, c.says) {
+			t.Errorf("mtime %s: %s %q, want %s with %q", c.mtime, f.Status, f.Message, c.status, c.says)
+		}
+	}
+}
