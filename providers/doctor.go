@@ -91,14 +91,25 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	add(credentialSource(ctx, s, cc, base))
 
 	// The probe goes where iceops writes: the warehouse when it is a
-	// storage location, else (a REST catalog's warehouse is a name) the
-	// first table's location, through that table's IO (vended
-	// credentials included).
+	// storage location, else the first (selected) table's location, through that
+	// table's IO (vended credentials included). A REST catalog's warehouse
+	// is a name, or a location the server owns (an S3 table bucket refuses
+	// any key outside a table's), so there it is always a table's.
+	var selected []string
+	for _, addr := range tables {
+		if len(selectors) == 0 || slices.ContainsFunc(selectors, func(p string) bool { return config.MatchPattern(p, addr) }) {
+			selected = append(selected, addr)
+		}
+	}
 	var fsys iceio.IO
-	if !isLocation(base) {
+	if !isLocation(base) || cc.Type == "rest" {
 		base = ""
-		if len(tables) > 0 {
-			if tbl, err := s.loadTable(ctx, tables[0]); err == nil {
+		probeAt := tables
+		if len(selected) > 0 {
+			probeAt = selected
+		}
+		if len(probeAt) > 0 {
+			if tbl, err := s.loadTable(ctx, probeAt[0]); err == nil {
 				base = tbl.Location()
 				fsys, err = tbl.FS(ctx)
 				if err != nil {
@@ -108,8 +119,12 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 		}
 	}
 	if base == "" {
+		why := "the warehouse is not a storage location"
+		if cc.Type == "rest" {
+			why = "a REST catalog's warehouse belongs to its server"
+		}
 		add(diff.DoctorFinding{Check: "storage", Status: diff.DoctorWarn,
-			Message: "storage not probed: the warehouse is not a storage location and no table could be loaded to find one"})
+			Message: "not probed: no table could be loaded to probe under its location (" + why + ")"})
 	} else {
 		if fsys == nil {
 			props := maps.Clone(cc.Properties)
@@ -128,10 +143,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 		}
 	}
 
-	for _, addr := range tables {
-		if len(selectors) > 0 && !slices.ContainsFunc(selectors, func(p string) bool { return config.MatchPattern(p, addr) }) {
-			continue
-		}
+	for _, addr := range selected {
 		for _, f := range s.doctorTable(ctx, addr) {
 			add(f)
 		}

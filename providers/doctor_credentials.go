@@ -75,8 +75,8 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 		}
 	case "gs":
 		switch {
-		case len(has("gcs.keypath", "gcs.jsonkey", "gcs.oauth2.token")) > 0:
-			f.Message = "GCS: credentials in the catalog's properties (" + strings.Join(has("gcs.keypath", "gcs.jsonkey", "gcs.oauth2.token"), ", ") + ")"
+		case len(has("gcs.keypath", "gcs.jsonkey", "gcs.oauth2.token", "gcs.no-auth")) > 0:
+			f.Message = "GCS: credentials in the catalog's properties (" + strings.Join(has("gcs.keypath", "gcs.jsonkey", "gcs.oauth2.token", "gcs.no-auth"), ", ") + ")"
 		case len(env("GOOGLE_APPLICATION_CREDENTIALS")) > 0:
 			f.Message = "GCS: Application Default Credentials from GOOGLE_APPLICATION_CREDENTIALS"
 		default:
