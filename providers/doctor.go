@@ -64,13 +64,32 @@ func (s *Session) Doctor(ctx context.Context, opts DoctorOptions) (*diff.Doctor,
 		return nil, fmt.Errorf("doctor: catalog %q is not configured", opts.Catalog)
 	}
 	rep := &diff.Doctor{Findings: []diff.DoctorFinding{}}
+	var listed []string
+	unreachable := map[string]bool{}
 	for _, cc := range cats {
-		s.doctorCatalog(ctx, cc, opts.Selectors, rep)
+		tables, ok := s.doctorCatalog(ctx, cc, opts.Selectors, rep)
+		listed = append(listed, tables...)
+		unreachable[cc.Name] = !ok
+	}
+	// A selector that matches nothing is a mistake to show, as plan shows
+	// a -target that matches nothing, unless its catalog did not answer.
+	for _, sel := range opts.Selectors {
+		cat, _, _ := strings.Cut(sel, ".")
+		if unreachable[cat] || slices.ContainsFunc(listed, func(a string) bool { return config.MatchPattern(sel, a) }) {
+			continue
+		}
+		f := diff.DoctorFinding{Catalog: cat, Check: "selector", Status: diff.DoctorWarn, Message: fmt.Sprintf("%q matches no table of the checked catalogs", sel)}
+		if sug := config.SuggestPattern(sel, listed); sug != "" {
+			f.Fix = fmt.Sprintf("did you mean %q?", sug)
+		}
+		rep.Add(f)
 	}
 	return rep, nil
 }
 
-func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selectors []string, rep *diff.Doctor) {
+// doctorCatalog adds the findings of one catalog and returns its tables
+// and whether it answered.
+func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selectors []string, rep *diff.Doctor) ([]string, bool) {
 	add := func(f diff.DoctorFinding) {
 		f.Catalog = cc.Name
 		rep.Add(f)
@@ -79,7 +98,8 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	cctx, cancel := context.WithTimeout(bound.With(ctx, limit), limit)
 	tables, err := s.ListTables(cctx, cc.Name)
 	cancel()
-	if err != nil {
+	reachable := err == nil
+	if !reachable {
 		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
 			Message: fmt.Sprintf("the %s catalog cannot be reached (deadline %s): %v", cc.Type, config.FormatDuration(limit), err),
 			Fix:     "check the catalog's uri, that the server runs and that this machine can reach it (iceops.request-timeout sets the deadline)"})
@@ -148,6 +168,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 			add(f)
 		}
 	}
+	return tables, reachable
 }
 
 // doctorTable observes one table as a plan that compacts it would, and

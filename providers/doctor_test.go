@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	iceio "github.com/apache/iceberg-go/io"
@@ -154,5 +155,53 @@ func TestClockFinding(t *testing.T) {
 		if f.Status != c.status || !strings.Contains(f.Message, c.says) {
 			t.Errorf("mtime %s: %s %q, want %s with %q", c.mtime, f.Status, f.Message, c.status, c.says)
 		}
+	}
+}
+
+// TestDoctorTableLimits: doctor reports, for tables it was not told to
+// compact, what the plan's observation refuses: every commit on a table
+// whose long default iceberg-go would round (a failure), compaction on a
+// table with an equality delete on a column a file lacks (a warning),
+// each with the observation's own reason.
+func TestDoctorTableLimits(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	const dir, current = "duckdb-add-columns-with-defaults", "metadata/00003-3f1801a5-7dfb-4072-b14a-39cd12f9279b.metadata.json"
+	l.AddCorpusTable(t, dir, current, "corpus.defaults", nil)
+	tbl := l.AddCorpusTable(t, dir, current, "corpus.eq", func(s string) string {
+		return strings.ReplaceAll(s, "-9223372036854775808", "-9007199254740991")
+	})
+	testkit.DeleteEqualityOn(t, tbl, "col_string", func(b array.Builder) { b.(*array.StringBuilder).Append("World") })
+	sess := sessionFor(t, l)
+	rep, err := sess.Doctor(ctx, DoctorOptions{Selectors: []string{"lake.corpus.*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]diff.DoctorFinding{}
+	for _, f := range rep.Findings {
+		if f.Table != "" {
+			got[f.Table+" "+f.Check] = f
+		}
+	}
+	if f := got["lake.corpus.defaults commit"]; f.Status != diff.DoctorFail || !strings.Contains(f.Message, "col_long (field id 4) = -9223372036854775808") {
+		t.Errorf("defaults: commit finding %+v, want the failure naming the default", f)
+	}
+	if f, ok := got["lake.corpus.eq commit"]; ok {
+		t.Errorf("eq: commit finding %+v, want none", f)
+	}
+	if f := got["lake.corpus.eq compaction"]; f.Status != diff.DoctorWarn || !strings.Contains(f.Message, "matches on column col_string") {
+		t.Errorf("eq: compaction finding %+v, want the warning naming the column", f)
+	}
+	if f := got["lake.corpus.eq format"]; f.Status != diff.DoctorOK || !strings.Contains(f.Message, "1 equality") {
+		t.Errorf("eq: format finding %+v, want the equality delete counted", f)
+	}
+	fails := 0
+	for _, f := range got {
+		if f.Status == diff.DoctorFail {
+			fails++
+		}
+	}
+	if fails != 1 {
+		t.Errorf("%d table failures, want 1 (the defaults table's commits): %+v", fails, got)
 	}
 }
