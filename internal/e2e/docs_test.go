@@ -169,6 +169,11 @@ tables "` + name + `.` + ns + `.*" {
 				if f.Status == diff.DoctorFail {
 					t.Errorf("doctor: %s %s: %s", f.Check, f.Status, f.Message)
 				}
+				// The page says what doctor names for keys from the chain.
+				if f.Check == "credentials" && strings.Contains(snippet, "s3://") && !strings.Contains(snippet, "s3.access-key-id") &&
+					!strings.Contains(string(doc), "`"+f.Message+"`") {
+					t.Errorf("doctor's credential line %q is not the one docs/catalogs.md quotes", f.Message)
+				}
 			}
 			for _, c := range []string{"reachable", "credentials", "write", "list", "read", "delete", "clock", "format"} {
 				if !checked[c] {
