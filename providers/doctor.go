@@ -100,9 +100,16 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	cancel()
 	reachable := err == nil
 	if !reachable {
+		fix := "check the catalog's uri, that the server runs and that this machine can reach it (iceops.request-timeout sets the deadline)"
+		switch {
+		case cc.Type == "hadoop":
+			fix = "check that the warehouse directory exists and that this user can read it"
+		case strings.HasPrefix(cc.URI, "sqlite:"):
+			fix = "check the sqlite file's path (relative to the configuration directory) and that this user can read it"
+		}
 		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
 			Message: fmt.Sprintf("the %s catalog cannot be reached (deadline %s): %v", cc.Type, config.FormatDuration(limit), err),
-			Fix:     "check the catalog's uri, that the server runs and that this machine can reach it (iceops.request-timeout sets the deadline)"})
+			Fix:     fix})
 	} else {
 		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
 			Message: fmt.Sprintf("the %s catalog answered: %d tables", cc.Type, len(tables))})
@@ -114,7 +121,9 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	// storage location, else the first (selected) table's location, through that
 	// table's IO (vended credentials included). A REST catalog's warehouse
 	// is a name, or a location the server owns (an S3 table bucket refuses
-	// any key outside a table's), so there it is always a table's.
+	// any key outside a table's), and a Hadoop catalog takes every
+	// directory of its warehouse for a namespace, so for those it is always
+	// a table's (whose _iceops_lock holds the leases anyway).
 	var selected []string
 	for _, addr := range tables {
 		if len(selectors) == 0 || slices.ContainsFunc(selectors, func(p string) bool { return config.MatchPattern(p, addr) }) {
@@ -122,7 +131,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 		}
 	}
 	var fsys iceio.IO
-	if !isLocation(base) || cc.Type == "rest" {
+	if !isLocation(base) || cc.Type == "rest" || cc.Type == "hadoop" {
 		base = ""
 		probeAt := tables
 		if len(selected) > 0 {
@@ -140,8 +149,11 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	}
 	if base == "" {
 		why := "the warehouse is not a storage location"
-		if cc.Type == "rest" {
+		switch cc.Type {
+		case "rest":
 			why = "a REST catalog's warehouse belongs to its server"
+		case "hadoop":
+			why = "a Hadoop catalog's warehouse directories are its namespaces"
 		}
 		add(diff.DoctorFinding{Check: "storage", Status: diff.DoctorWarn,
 			Message: "not probed: no table could be loaded to probe under its location (" + why + ")"})
