@@ -116,62 +116,27 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	}
 	base := config.ResolveWarehouse(cc.Warehouse, s.cfg.Dir)
 	add(credentialSource(ctx, s, cc, base))
+	var fsys iceio.IO
 
-	// The probe goes where iceops writes: the warehouse when it is a
-	// storage location, else the first (selected) table's location, through that
-	// table's IO (vended credentials included). A REST catalog's warehouse
-	// is a name, or a location the server owns (an S3 table bucket refuses
-	// any key outside a table's), and a Hadoop catalog takes every
-	// directory of its warehouse for a namespace, so for those it is always
-	// a table's (whose _iceops_lock holds the leases anyway).
 	var selected []string
 	for _, addr := range tables {
 		if len(selectors) == 0 || slices.ContainsFunc(selectors, func(p string) bool { return config.MatchPattern(p, addr) }) {
 			selected = append(selected, addr)
 		}
 	}
-	var fsys iceio.IO
-	if !isLocation(base) || cc.Type == "rest" || cc.Type == "hadoop" {
-		base = ""
-		probeAt := tables
-		if len(selected) > 0 {
-			probeAt = selected
-		}
-		if len(probeAt) > 0 {
-			if tbl, err := s.loadTable(ctx, probeAt[0]); err == nil {
-				base = tbl.Location()
-				fsys, err = tbl.FS(ctx)
-				if err != nil {
-					fsys, base = nil, ""
-				}
-			}
-		}
+	probeAt := tables
+	if len(selected) > 0 {
+		probeAt = selected
 	}
-	if base == "" {
-		why := "the warehouse is not a storage location"
-		switch cc.Type {
-		case "rest":
-			why = "a REST catalog's warehouse belongs to its server"
-		case "hadoop":
-			why = "a Hadoop catalog's warehouse directories are its namespaces"
-		}
-		add(diff.DoctorFinding{Check: "storage", Status: diff.DoctorWarn,
-			Message: "not probed: no table could be loaded to probe under its location (" + why + ")"})
-	} else {
-		if fsys == nil {
-			props := maps.Clone(cc.Properties)
-			if props == nil {
-				props = map[string]string{}
-			}
-			fsys, err = iceio.LoadFS(ctx, props, base)
-		}
-		if err != nil {
-			add(diff.DoctorFinding{Check: "storage", Status: diff.DoctorFail,
-				Message: fmt.Sprintf("cannot open the storage of %s: %v", base, err)})
-		} else {
-			for _, f := range probeStorage(fsys, base, s.now) {
-				add(f)
-			}
+	base, fsys, err = s.probeTarget(ctx, cc, base, probeAt)
+	switch {
+	case err != nil:
+		add(diff.DoctorFinding{Check: "storage", Status: diff.DoctorFail, Message: err.Error()})
+	case fsys == nil:
+		add(diff.DoctorFinding{Check: "storage", Status: diff.DoctorWarn, Message: "not probed: " + base})
+	default:
+		for _, f := range probeStorage(fsys, base, s.now) {
+			add(f)
 		}
 	}
 
@@ -181,6 +146,48 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 		}
 	}
 	return tables, reachable
+}
+
+// probeTarget is where the storage probe goes and the IO it goes through:
+// where iceops writes, the warehouse (base, resolved) when it is a storage
+// location, else the first of tables' location, through that table's IO
+// (vended credentials included). A REST catalog's warehouse is a name, or
+// a location the server owns (an S3 table bucket refuses any key outside
+// a table's), and a Hadoop catalog takes every directory of its warehouse
+// for a namespace, so for those it is always a table's (whose
+// _iceops_lock holds the leases anyway). With no IO and no error, the
+// location is why there is nothing to probe.
+func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base string, tables []string) (string, iceio.IO, error) {
+	if isLocation(base) && cc.Type != "rest" && cc.Type != "hadoop" {
+		props := maps.Clone(cc.Properties)
+		if props == nil {
+			props = map[string]string{}
+		}
+		fsys, err := iceio.LoadFS(ctx, props, base)
+		if err != nil {
+			return "", nil, fmt.Errorf("cannot open the storage of %s: %w", base, err)
+		}
+		return base, fsys, nil
+	}
+	why := "the warehouse is not a storage location"
+	switch cc.Type {
+	case "rest":
+		why = "a REST catalog's warehouse belongs to its server"
+	case "hadoop":
+		why = "a Hadoop catalog's warehouse directories are its namespaces"
+	}
+	if len(tables) == 0 {
+		return "the catalog lists no table to probe under (" + why + ")", nil, nil
+	}
+	tbl, err := s.loadTable(ctx, tables[0])
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot load %s to probe under its location (%s): %w", tables[0], why, err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot open the storage of %s: %w", tbl.Location(), err)
+	}
+	return tbl.Location(), fsys, nil
 }
 
 // doctorTable observes one table as a plan that compacts it would, and
