@@ -115,6 +115,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 			Message: fmt.Sprintf("the %s catalog answered: %d tables", cc.Type, len(tables))})
 	}
 	base := config.ResolveWarehouse(cc.Warehouse, s.cfg.Dir)
+	add(catalogAuth(s, cc))
 	add(credentialSource(ctx, s, cc, base))
 	var fsys iceio.IO
 

@@ -152,3 +152,44 @@ func envValue(env []string, key string) string {
 	}
 	return ""
 }
+
+// catalogAuth says how iceops authenticates to catalog cc itself, by the
+// name of the setting only (a password in the URI is found with config's
+// masking rule, never read out).
+func catalogAuth(s *Session, cc *config.Catalog) diff.DoctorFinding {
+	f := diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorOK}
+	p := cc.Properties
+	switch {
+	case cc.Type == "rest":
+		switch {
+		case p["credential"] != "":
+			f.Message = "REST: an OAuth2 client credential in the properties (credential)"
+		case p["token"] != "":
+			f.Message = "REST: a bearer token in the properties (token)"
+		case p["rest.sigv4-enabled"] == "true":
+			f.Message = "REST: SigV4 signing with the AWS default credential chain (rest.sigv4-enabled)"
+		default:
+			f.Message = "REST: no credential, token or SigV4 in the properties: the server must accept anonymous requests"
+		}
+	case cc.Type == "glue":
+		if p["glue.access-key-id"] != "" {
+			f.Message = "Glue: static keys in the properties (glue.access-key-id)"
+		} else {
+			f.Message = "Glue: the AWS default credential chain (environment, profile, IRSA, instance role)"
+		}
+	case cc.Type == "sql" && strings.HasPrefix(cc.URI, "sqlite:"):
+		f.Message = "sqlite: a local file, no credentials"
+	case cc.Type == "sql":
+		switch {
+		case config.RedactURI(cc.URI) != cc.URI:
+			f.Message = "PostgreSQL: a password in the uri"
+		case envValue(s.opts.Env, "PGPASSWORD") != "":
+			f.Message = "PostgreSQL: PGPASSWORD from the environment"
+		default:
+			f.Message = "PostgreSQL: no password in the uri or PGPASSWORD (pgx still reads ~/.pgpass, or the server trusts the user)"
+		}
+	default:
+		f.Message = cc.Type + ": no credentials of its own"
+	}
+	return f
+}
