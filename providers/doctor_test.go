@@ -205,3 +205,56 @@ func TestDoctorTableLimits(t *testing.T) {
 		t.Errorf("%d table failures, want 1 (the defaults table's commits): %+v", fails, got)
 	}
 }
+
+// TestDoctorCredentialNames: the credential checks name where a secret
+// comes from and never carry its value.
+func TestDoctorCredentialNames(t *testing.T) {
+	const secret = "s3cr3t-value-0042"
+	for _, c := range []struct {
+		cc     config.Catalog
+		env    []string
+		status string
+		says   string
+	}{
+		{config.Catalog{Type: "sql", URI: "sqlite:c.db", Warehouse: "s3://b/w", Properties: map[string]string{"s3.access-key-id": "AKIA" + secret, "s3.secret-access-key": secret}},
+			nil, diff.DoctorOK, "S3: static keys in the catalog's properties (s3.access-key-id, s3.secret-access-key)"},
+		{config.Catalog{Type: "sql", URI: "sqlite:c.db", Warehouse: "gs://b/w"},
+			[]string{"GOOGLE_APPLICATION_CREDENTIALS=/keys/" + secret + ".json"}, diff.DoctorOK, "GCS: Application Default Credentials from GOOGLE_APPLICATION_CREDENTIALS"},
+		{config.Catalog{Type: "sql", URI: "sqlite:c.db", Warehouse: "gs://b/w", Properties: map[string]string{"gcs.jsonkey": secret}},
+			nil, diff.DoctorOK, "GCS: credentials in the catalog's properties (gcs.jsonkey)"},
+		{config.Catalog{Type: "sql", URI: "sqlite:c.db", Warehouse: "gs://b/w"},
+			nil, diff.DoctorWarn, "GCS: nothing in the properties or GOOGLE_APPLICATION_CREDENTIALS"},
+		{config.Catalog{Type: "sql", URI: "sqlite:c.db", Warehouse: "abfss://c@acct.dfs.core.windows.net/w", Properties: map[string]string{"adls.auth.shared-key.account.name": "acct", "adls.auth.shared-key.account.key": secret}},
+			nil, diff.DoctorOK, "Azure: credentials in the catalog's properties (adls.auth.shared-key.account.key)"},
+		{config.Catalog{Type: "sql", URI: "sqlite:c.db", Warehouse: "abfss://c@acct.dfs.core.windows.net/w"},
+			[]string{"AZURE_CLIENT_ID=" + secret, "AZURE_FEDERATED_TOKEN_FILE=/var/run/" + secret}, diff.DoctorOK, "Azure: the default credential chain from the environment (AZURE_CLIENT_ID, AZURE_FEDERATED_TOKEN_FILE)"},
+		{config.Catalog{Type: "sql", URI: "sqlite:c.db", Warehouse: "abfss://c@acct.dfs.core.windows.net/w"},
+			nil, diff.DoctorWarn, "Azure: nothing in the properties or AZURE_* variables"},
+	} {
+		cc := c.cc
+		cc.Name = "c"
+		s := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{&cc}}, Options{Env: c.env})
+		f := credentialSource(context.Background(), s, &cc, config.ResolveWarehouse(cc.Warehouse, ""))
+		if f.Status != c.status || !strings.HasPrefix(f.Message, c.says) || strings.Contains(f.Message+f.Fix, secret) {
+			t.Errorf("%s: %s %q, want %s %q and no secret", cc.Warehouse, f.Status, f.Message, c.status, c.says)
+		}
+	}
+	for _, c := range []struct {
+		cc   config.Catalog
+		env  []string
+		says string
+	}{
+		{config.Catalog{Type: "sql", URI: "postgres://u:" + secret + "@h/db"}, nil, "PostgreSQL: a password in the uri"},
+		{config.Catalog{Type: "sql", URI: "host=h user=u password=" + secret}, nil, "PostgreSQL: a password in the uri"},
+		{config.Catalog{Type: "sql", URI: "postgres://u@h/db"}, []string{"PGPASSWORD=" + secret}, "PostgreSQL: PGPASSWORD from the environment"},
+		{config.Catalog{Type: "rest", URI: "http://h", Properties: map[string]string{"credential": "id:" + secret}}, nil, "REST: an OAuth2 client credential in the properties (credential)"},
+		{config.Catalog{Type: "glue"}, nil, "Glue: the AWS default credential chain"},
+	} {
+		cc := c.cc
+		s := Open(&config.Config{Catalogs: []*config.Catalog{&cc}}, Options{Env: c.env})
+		f := catalogAuth(s, &cc)
+		if !strings.HasPrefix(f.Message, c.says) || strings.Contains(f.Message, secret) {
+			t.Errorf("%s: %q, want %q and no secret", cc.URI, f.Message, c.says)
+		}
+	}
+}
