@@ -17,7 +17,7 @@ func TestTableLimits(t *testing.T) {
 		want  map[string]string // check -> status
 		quote string            // a sentence the findings must carry
 	}{
-		{"clean", TableState{FormatVersion: 2, CurrentSnapshotID: &pos}, map[string]string{"format": DoctorOK}, "format v2"},
+		{"clean", TableState{FormatVersion: 2, CurrentSnapshotID: &pos}, map[string]string{"format": DoctorOK}, "format v2, 0 data files; nothing in the table stops compaction"},
 		{"metadata name", TableState{FormatVersion: 2, CommitProblem: "the current metadata file x.json is not named"},
 			map[string]string{"format": DoctorOK, "commit": DoctorFail}, "x.json is not named"},
 		{"v3 types", TableState{FormatVersion: 3, CompactProblem: "columns of type variant"},
@@ -55,6 +55,9 @@ func TestTableLimits(t *testing.T) {
 			}
 			if !strings.Contains(strings.Join(all, "\n"), c.quote) {
 				t.Errorf("findings %q do not say %q", all, c.quote)
+			}
+			if clear := strings.Contains(all[0], "nothing in the table stops"); clear != (len(got) == 1) {
+				t.Errorf("format line %q says the table is clear with %d findings", all[0], len(got))
 			}
 		})
 	}
