@@ -188,6 +188,28 @@ Examples:
   iceops demo
   iceops demo /tmp/lakehouse && iceops -chdir=/tmp/lakehouse plan
 `,
+	"doctor": `Usage: iceops [global options] doctor [options] [SELECTOR...]
+
+  Check what iceops needs, one line a finding with what to do: per catalog,
+  that it answers (within its request deadline), where the storage
+  credentials come from (never their values), that the warehouse allows
+  write, list, read and delete of a probe object under _iceops_lock/
+  (removed afterwards), and the clock skew against the store, which the
+  orphan age guard depends on; per table (all of the catalog's, or those
+  the SELECTOR globs match), what iceops cannot do there and why. Any
+  failure exits 1; warnings exit 0.
+
+Options:
+  -catalog=NAME    Check only this catalog
+  -json            Print the report as JSON
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops doctor
+  iceops doctor -catalog=lake 'lake.analytics.*'
+`,
 	"restore": `Usage: iceops [global options] restore [options] RUN_ID ADDR
 
   Put back the orphan files that one apply moved to the table's quarantine
