@@ -102,7 +102,11 @@ func TableLimits(st *TableState) []DoctorFinding {
 // formatSummary is the table's format and the kinds of delete files it
 // has, which decide what a rewrite must carry.
 func formatSummary(st *TableState) string {
-	s := fmt.Sprintf("format v%d, %d data files", st.FormatVersion, st.Files.DataFiles)
+	noun := "data files"
+	if st.Files.DataFiles == 1 {
+		noun = "data file"
+	}
+	s := fmt.Sprintf("format v%d, %d %s", st.FormatVersion, st.Files.DataFiles, noun)
 	if st.Files.DeleteFiles > 0 {
 		s += fmt.Sprintf(", %d delete files (%d position, %d equality, %d deletion vectors)",
 			st.Files.DeleteFiles, st.Files.PositionDeletes, st.Files.EqualityDeletes, st.Files.DeletionVectors)
