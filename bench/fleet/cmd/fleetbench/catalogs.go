@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -182,11 +183,24 @@ func delayProxy(listen, upstream string, d time.Duration) error {
 		return err
 	}
 	fmt.Println(ln.Addr())
+	// The connections and client chunks (requests, queries) passed, on
+	// stderr every second they change: what a side costs in round trips.
+	var conns, chunks atomic.Int64
+	go func() {
+		var last int64 = -1
+		for range time.Tick(time.Second) {
+			if n := chunks.Load(); n != last {
+				last = n
+				fmt.Fprintf(os.Stderr, "%d connections, %d requests\n", conns.Load(), n)
+			}
+		}
+	}()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return err
 		}
+		conns.Add(1)
 		go func() {
 			defer c.Close()
 			u, err := net.Dial("tcp", upstream)
@@ -202,6 +216,7 @@ func delayProxy(listen, upstream string, d time.Duration) error {
 				for {
 					n, err := c.Read(buf)
 					if n > 0 {
+						chunks.Add(1)
 						time.Sleep(d)
 						if _, werr := u.Write(buf[:n]); werr != nil {
 							break
