@@ -411,12 +411,7 @@ func resolve(tbl *table.Table, o Options) (runConfig, error) {
 		// Record the id only when the table's metadata has this very order;
 		// an id pointing at a different order would make engines trust a
 		// sortedness that does not hold.
-		for _, so := range tbl.Metadata().SortOrders() {
-			if so.Equals(order) || (so.Len() == order.Len() && sameFields(so, order)) {
-				c.sortOrderID = so.OrderID()
-				break
-			}
-		}
+		c.sortOrderID, _ = orderIDIn(tbl.Metadata(), order)
 	case ZOrder:
 		if len(o.ZOrderColumns) < 2 {
 			return c, fmt.Errorf("%w: strategy zorder needs at least 2 zorder_columns", ErrRefused)
