@@ -742,10 +742,11 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 		if err != nil {
 			return nil, 0, errors.Join(fmt.Errorf("collect dead equality deletes: %w", err), removeAll(ctx, staged))
 		}
-		dangling, err = danglingDeletes(ctx, fs, snap)
+		d, err := danglingDeletes(ctx, fs, tbl.Metadata(), snap)
 		if err != nil {
 			return nil, 0, errors.Join(fmt.Errorf("collect dangling deletes: %w", err), removeAll(ctx, staged))
 		}
+		dangling = d.Files
 	}
 	dvs := table.CollectSafeDeletionVectors(tasks)
 
