@@ -54,6 +54,11 @@ type TableState struct {
 	// for the refusal's sentence; "" when there is none.
 	ForeignFile string `json:"foreign_file,omitempty"`
 
+	// DanglingDeletes are the delete files of the current snapshot that
+	// apply to no live data file; providers look only when the policy has a
+	// dangling_deletes block (nil otherwise).
+	DanglingDeletes *DanglingDeletes `json:"dangling_deletes,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`

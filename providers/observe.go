@@ -216,6 +216,13 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 			}
 		}
 	}
+	if pol.DanglingDeletes.Declared && agg.files.DeleteFiles > 0 {
+		d, err := compaction.FindDangling(ctx, tbl)
+		if err != nil {
+			return nil, fmt.Errorf("observe %s: dangling deletes: %w", pol.Address, err)
+		}
+		o.State.DanglingDeletes = danglingState(d)
+	}
 	o.State.Partitions = agg.partitions()
 	o.State.Files = agg.files
 	o.State.Manifests = agg.manifests

@@ -90,31 +90,10 @@ func requireRemovesDangling(t *testing.T, tbl *table.Table, want int, ok func(*D
 	if got := len(liveDeleteEntries(t, next)); got != entries-want {
 		t.Errorf("%d delete entries left, want %d", got, entries-want)
 	}
-	requireManifestsAgree(t, next)
+	testkit.RequireManifestsAgree(t, next)
 	again, d2, err := RemoveDangling(context.Background(), next, Options{})
 	if err != nil || len(d2.Files) != 0 || again != next {
 		t.Fatalf("second run: %v, %d dangling, committed %v", err, len(d2.Files), again != next)
-	}
-}
-
-// requireManifestsAgree: every live entry of the current snapshot is in a
-// manifest of its own spec and content (a data manifest holds data files,
-// a delete manifest delete files).
-func requireManifestsAgree(t *testing.T, tbl *table.Table) {
-	t.Helper()
-	fs, mans := testkit.CurrentManifests(t, tbl)
-	for _, m := range mans {
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			df := e.DataFile()
-			data := df.ContentType() == iceberg.EntryContentData
-			if df.SpecID() != m.PartitionSpecID() || data != (m.ManifestContent() == iceberg.ManifestContentData) {
-				t.Errorf("manifest %s (spec %d, content %v) holds %s (spec %d, content %v)",
-					m.FilePath(), m.PartitionSpecID(), m.ManifestContent(), df.FilePath(), df.SpecID(), df.ContentType())
-			}
-		}
 	}
 }
 
