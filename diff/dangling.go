@@ -22,8 +22,10 @@ type DanglingDeletes struct {
 	EqualityDeletes int   `json:"equality_deletes"`
 	DeletionVectors int   `json:"deletion_vectors"`
 	// ManifestsDropped hold only dangling delete files and leave the
-	// snapshot; ManifestsRewritten also hold live ones and are rewritten
-	// without them, as delete manifests of their spec.
+	// snapshot (which lists instead one manifest of the removal's DELETED
+	// entries, as every commit that removes files); ManifestsRewritten
+	// also hold live ones and are rewritten without them, as delete
+	// manifests of their spec.
 	ManifestsDropped   int `json:"manifests_dropped"`
 	ManifestsRewritten int `json:"manifests_rewritten"`
 	// SpecIDs are the partition specs of the removed files, ascending.

@@ -239,7 +239,9 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, sn
 // Java's RemoveDanglingDeleteFiles action commits it (RewriteFiles): no
 // row changes, so incremental readers have nothing to read. iceberg-go's
 // rewrite drops a delete manifest whose every live entry goes and rewrites
-// one that keeps some, as a delete manifest of its spec. When nothing is
+// one that keeps some, as a delete manifest of its spec; the removed
+// entries are listed as DELETED in one new manifest, as in every commit
+// that removes files. When nothing is
 // dangling nothing is committed (the returned Dangling is empty and the
 // table is tbl).
 func RemoveDangling(ctx context.Context, tbl *table.Table, opts Options) (*table.Table, *Dangling, error) {

@@ -71,9 +71,33 @@ func requireRemovesDangling(t *testing.T, tbl *table.Table, want int, ok func(*D
 			}
 		}
 	}
+	// deleteManifests counts the delete manifests holding a live entry:
+	// the snapshot of a removal also lists one of its DELETED entries, as
+	// every Iceberg commit that removes files does.
+	deleteManifests := func(tbl *table.Table) int {
+		fs, mans := testkit.CurrentManifests(t, tbl)
+		n := 0
+		for _, m := range mans {
+			if m.ManifestContent() != iceberg.ManifestContentDeletes {
+				continue
+			}
+			for _, err := range m.Entries(fs, true) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				n++
+				break
+			}
+		}
+		return n
+	}
+	manifestsBefore := deleteManifests(tbl)
 	next, d, err := RemoveDangling(context.Background(), tbl, Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := deleteManifests(next); got != manifestsBefore-d.ManifestsDropped {
+		t.Errorf("%d delete manifests with live entries after, want %d (%d before, %d dropped)", got, manifestsBefore-d.ManifestsDropped, manifestsBefore, d.ManifestsDropped)
 	}
 	if len(d.Files) != want || !ok(d) {
 		t.Fatalf("found %+v, want %d dangling", d, want)
