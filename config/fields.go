@@ -144,6 +144,8 @@ func blockState(p *PolicyBody, block string) (*bool, *hcl.Range) {
 		return &p.OrphanFiles.Declared, &p.OrphanFiles.DeclRange
 	case "manifests":
 		return &p.Manifests.Declared, &p.Manifests.DeclRange
+	case "dangling_deletes":
+		return &p.DanglingDeletes.Declared, &p.DanglingDeletes.DeclRange
 	}
 	panic("config: unknown nested block " + block) // programming error: nestedBlocks and this switch disagree
 }

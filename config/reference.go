@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,6 +51,7 @@ var nestedBlockDocs = []blockDoc{
 	{"snapshot_retention", nil, "Expire old snapshots and refs, deleting the files only they reference (`expire_snapshots`)."},
 	{"orphan_files", nil, "Remove files under the table location that no snapshot references (`remove_orphan_files`); see docs/orphans.md for what is listed and the safety rules."},
 	{"manifests", nil, "Rewrite the current snapshot's manifests when there are too many (`rewrite_manifests`)."},
+	{"dangling_deletes", nil, "Remove from the metadata the delete files that no live data file can apply to any more (`remove_dangling_deletes`): position deletes and deletion vectors naming only data files gone from the snapshot, equality deletes that no live data file of their partition is older than. No attributes: `dangling_deletes {}` turns it on."},
 }
 
 var nestedBlocks = blockNames(nestedBlockDocs)
@@ -281,8 +283,11 @@ and the ` + "`file:line`" + ` of every value.
 	b.WriteString("\n### Top-level attributes\n\n")
 	writeFields("")
 	for _, blk := range nestedBlockDocs {
-		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", blk.name, blk.doc)
-		writeFields(blk.name)
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n", blk.name, blk.doc)
+		if slices.ContainsFunc(policyFields(), func(f fieldDesc) bool { return f.block == blk.name }) {
+			b.WriteString("\n")
+			writeFields(blk.name)
+		}
 	}
 	b.WriteString("\nAn Iceberg property is set on the table only when some block in the chain sets its attribute:\n" +
 		"a default is not a decision, so iceops never takes over a property nobody named.\n")

@@ -122,6 +122,7 @@ type PolicyBody struct {
 	SnapshotRetention RetentionPolicy
 	OrphanFiles       OrphanPolicy
 	Manifests         ManifestPolicy
+	DanglingDeletes   DanglingDeletesPolicy
 }
 
 type CompactionPolicy struct {
@@ -173,6 +174,14 @@ type ManifestPolicy struct {
 	DeclRange  hcl.Range
 	MaxCount   Setting[int]
 	TargetSize Setting[int64]
+}
+
+// DanglingDeletesPolicy is the `dangling_deletes` block: declared, it turns
+// remove_dangling_deletes on. It has no attributes: which delete files are
+// dangling is the scan's rule, not a setting.
+type DanglingDeletesPolicy struct {
+	Declared  bool
+	DeclRange hcl.Range
 }
 
 // Policy is a declared `policy "name"` block.

@@ -34,6 +34,14 @@ type CompactionSelection struct {
 	// partitions that may hold matching rows are candidates. Providers parse
 	// and evaluate it (providers/compaction.WhereFilter); diff only carries it.
 	Where string
+	// Strategy is compaction.strategy ("" for binpack). Under "sort" and
+	// "zorder", files that record another sort order than the rewrite's
+	// are candidates whatever their size (providers/compaction.StaleSort
+	// decides which; PartitionStats.StaleSortFiles counts them).
+	Strategy string
+	// SortOrder is the policy's sort_order, the order a sort rewrite
+	// writes (nil: the table's own).
+	SortOrder []SortField
 }
 
 // SelectionFor derives the selection rules from an effective policy, filling
@@ -53,6 +61,10 @@ func SelectionFor(pol *config.Effective) CompactionSelection {
 		DeleteFileThreshold: c.DeleteFileThreshold.Value,
 		DeleteRatio:         deleteRatio,
 		Where:               c.Where.Value,
+		Strategy:            c.Strategy.Value,
+	}
+	if pol.SortOrder.Set {
+		s.SortOrder = sortFieldsFromConfig(pol.SortOrder.Value)
 	}
 	// An unset min of zero means "no default was resolved", not "nothing is
 	// small": fall back to the default share of the target.
@@ -165,6 +177,33 @@ func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
 	return groups
 }
 
+// partitionGroups are the groups the rewrite makes of partition p, before
+// max_bytes_per_run. A partition with files written under another sort
+// order (StaleSortFiles) is one group of all its candidates, whatever
+// min_input_files (providers/compaction.StaleSort); the others are packed
+// as iceberg-go packs them, but for a lone file with no delete to apply:
+// one file in, one file out, no deletes to apply and no other file to grow
+// it. Rewriting it changes nothing, and would be planned again after every
+// apply (min_input_files = 1). That holds for a file of an older spec too:
+// a rewrite keeps a group's spec (the partition tuple is the file's), it
+// never moves files to the current one. A stale file alone is rewritten:
+// its order changes.
+func (s CompactionSelection) partitionGroups(p PartitionStats) []CompactGroup {
+	if p.StaleSortFiles > 0 && len(p.CandidateSizes) > 0 {
+		g := CompactGroup{InputFiles: len(p.CandidateSizes), StaleSortFiles: int(p.StaleSortFiles)}
+		for _, n := range p.CandidateSizes {
+			g.InputBytes += n
+		}
+		g.EstimatedOutputFiles = max(1, int((g.InputBytes+s.Target-1)/s.Target))
+		return []CompactGroup{g}
+	}
+	groups := s.compactGroups(p.CandidateSizes)
+	if p.DeleteFiles > 0 {
+		return groups
+	}
+	return slices.DeleteFunc(groups, func(g CompactGroup) bool { return g.InputFiles == 1 })
+}
+
 // planCompact packs each partition's candidates as iceberg-go's planner does.
 // It also returns how many snapshots the rewrite will commit on main, which
 // expiry must count in.
@@ -214,23 +253,16 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 	for _, p := range st.Partitions {
 		// Files iceberg-go cannot open (escaped file: URIs, another
 		// storage) are no obstacle to an engine that opens them as written.
-		toEngine := delegates(pol, sel.plannedBytes(p))
+		// A partition rewritten for its files' order stays with iceops:
+		// an engine's rewrite selects by size alone, and the stale files
+		// would be planned again after every apply.
+		toEngine := delegates(pol, sel.plannedBytes(p)) && p.StaleSortFiles == 0
 		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || (!toEngine && (p.EscapedFileURIs > 0 || p.ForeignFiles > 0)) {
 			continue // refused: see compactRefusals
 		}
 		var kept []CompactGroup
 		var keptBytes int64
-		for _, g := range sel.compactGroups(p.CandidateSizes) {
-			if g.InputFiles == 1 && p.DeleteFiles == 0 {
-				// One file in, one file out: no deletes to apply and no
-				// other file to grow it. Rewriting it changes nothing,
-				// and would be planned again after every apply
-				// (min_input_files = 1). That holds for a file of an
-				// older spec too: a rewrite keeps a group's spec (the
-				// partition tuple is the file's), it never moves files
-				// to the current one.
-				continue
-			}
+		for _, g := range sel.partitionGroups(p) {
 			// max_bytes_per_run as the rewrite applies it: groups in
 			// order, the first always, later ones only while they fit.
 			if budget > 0 && (len(act.Groups) > 0 || len(kept) > 0) && act.InputBytes+keptBytes+g.InputBytes > budget {
@@ -293,6 +325,14 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 	if act.Where != "" {
 		why += "; " + reason("compaction.where", quote(act.Where), c.Where.Origin, c.DeclRange)
 	}
+	stale := 0
+	for _, g := range act.Groups {
+		stale += g.StaleSortFiles
+	}
+	if stale > 0 {
+		why += fmt.Sprintf("; %d files written under another sort order than the rewrite's, taken whatever their size: ", stale) +
+			reason("compaction.strategy", quote(act.Strategy), c.Strategy.Origin, c.DeclRange)
+	}
 	if len(act.EngineCalls) > 0 {
 		why += "; " + reason("compaction.engine", quote(c.Engine.Value), c.Engine.Origin, c.DeclRange)
 	}
@@ -354,7 +394,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 		if _, ok := st.UnwritableSpecs[p.SpecID]; ok {
 			continue
 		}
-		if p.NoRowIDCandidates > 0 && len(sel.compactGroups(p.CandidateSizes)) > 0 && !assign {
+		if p.NoRowIDCandidates > 0 && len(sel.partitionGroups(p)) > 0 && !assign {
 			files += p.NoRowIDCandidates
 			parts++
 			continue
@@ -437,10 +477,8 @@ func rowIDsHint(pol *config.Effective, st *TableState) string {
 // apply, which is no action (planCompact).
 func (s CompactionSelection) plannedInputs(p PartitionStats) int {
 	n := 0
-	for _, g := range s.compactGroups(p.CandidateSizes) {
-		if g.InputFiles > 1 || p.DeleteFiles > 0 {
-			n += g.InputFiles
-		}
+	for _, g := range s.partitionGroups(p) {
+		n += g.InputFiles
 	}
 	return n
 }
@@ -450,10 +488,8 @@ func (s CompactionSelection) plannedInputs(p PartitionStats) int {
 // whether the partition goes to compaction.engine.
 func (s CompactionSelection) plannedBytes(p PartitionStats) int64 {
 	var n int64
-	for _, g := range s.compactGroups(p.CandidateSizes) {
-		if g.InputFiles > 1 || p.DeleteFiles > 0 {
-			n += g.InputBytes
-		}
+	for _, g := range s.partitionGroups(p) {
+		n += g.InputBytes
 	}
 	return n
 }

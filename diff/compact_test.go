@@ -2,6 +2,7 @@ package diff
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/iceops/iceops/config"
@@ -71,7 +72,7 @@ func TestSelectionForDefaults(t *testing.T) {
 	pol := &config.Effective{}
 	got := SelectionFor(pol)
 	want := CompactionSelection{Target: 512 << 20, Min: 384 << 20, Max: (512 << 20) * 9 / 5, MinInputFiles: 5, DeleteFileThreshold: 5, DeleteRatio: 0.3}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("SelectionFor(empty) = %+v, want %+v", got, want)
 	}
 	pol.TargetFileSize = config.Setting[int64]{Value: 1000, Set: true}
@@ -81,7 +82,7 @@ func TestSelectionForDefaults(t *testing.T) {
 	pol.Compaction.DeleteFileThreshold = config.Setting[int]{Value: 1, Set: true}
 	got = SelectionFor(pol)
 	want = CompactionSelection{Target: 1000, Min: 100, Max: 2000, MinInputFiles: 2, DeleteFileThreshold: 1, DeleteRatio: 0.3}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("SelectionFor(set) = %+v, want %+v", got, want)
 	}
 }
@@ -113,5 +114,43 @@ func TestCompactMaxBytesPerRun(t *testing.T) {
 	a, _, _ = planCompact(pol, st)
 	if len(a.Compact.Groups) != 1 || a.Compact.InputBytes != 80 || a.Compact.SkippedGroups != 2 {
 		t.Fatalf("compact = %+v", a.Compact)
+	}
+}
+
+// TestStaleSortPartitionOneGroup: a partition with files written under
+// another sort order is one group of all its candidates, a lone
+// well-sized file included and whatever min_input_files, and the reason
+// says why; without stale files the same sizes plan nothing.
+func TestStaleSortPartitionOneGroup(t *testing.T) {
+	pol := &config.Effective{}
+	pol.Compaction.Declared = true
+	pol.Compaction.Strategy = config.Setting[string]{Value: "sort", Set: true}
+	pol.SortOrder = config.Setting[[]config.SortField]{Value: []config.SortField{{Column: "v", Transform: "identity"}}, Set: true}
+	sel := SelectionFor(pol)
+	st := &TableState{SortOrder: []SortField{{Transform: "identity", Column: "v"}}, Partitions: []PartitionStats{
+		{Partition: "r=eu", DataFiles: 1, CandidateSizes: []int64{sel.Min + 1}, StaleSortFiles: 1},
+		{Partition: "r=us", DataFiles: 3, CandidateSizes: []int64{sel.Min + 1, 10, sel.Max + 1}, StaleSortFiles: 2},
+		{Partition: "r=ap", DataFiles: 1, CandidateSizes: []int64{10}},
+	}}
+	a, _, ok := planCompact(pol, st)
+	if !ok || len(a.Compact.Groups) != 2 {
+		t.Fatalf("planned %v: %+v", ok, a.Compact)
+	}
+	for i, want := range []CompactGroup{
+		{Partition: "r=eu", InputFiles: 1, InputBytes: sel.Min + 1, EstimatedOutputFiles: 1, StaleSortFiles: 1},
+		{Partition: "r=us", InputFiles: 3, InputBytes: sel.Min + sel.Max + 12, EstimatedOutputFiles: int((sel.Min + sel.Max + 12 + sel.Target - 1) / sel.Target), StaleSortFiles: 2},
+	} {
+		if a.Compact.Groups[i] != want {
+			t.Errorf("group %d = %+v, want %+v", i, a.Compact.Groups[i], want)
+		}
+	}
+	if !strings.Contains(a.Reason, "; 3 files written under another sort order than the rewrite's, taken whatever their size: compaction.strategy = \"sort\"") {
+		t.Errorf("reason %q", a.Reason)
+	}
+	for i := range st.Partitions {
+		st.Partitions[i].StaleSortFiles = 0
+	}
+	if a, _, ok := planCompact(pol, st); ok {
+		t.Errorf("without stale files: planned %+v", a.Compact)
 	}
 }

@@ -54,12 +54,15 @@ type Kind struct {
 type ActionType string
 
 const (
-	UpdateProperties  ActionType = "update_properties"
-	ReplaceSortOrder  ActionType = "replace_sort_order"
-	Compact           ActionType = "compact"
-	RewriteManifests  ActionType = "rewrite_manifests"
-	ExpireSnapshots   ActionType = "expire_snapshots"
-	RemoveOrphanFiles ActionType = "remove_orphan_files"
+	UpdateProperties ActionType = "update_properties"
+	ReplaceSortOrder ActionType = "replace_sort_order"
+	// RemoveDanglingDeletes runs before compact: the rewrite's plan then
+	// counts no delete file that applies to nothing.
+	RemoveDanglingDeletes ActionType = "remove_dangling_deletes"
+	Compact               ActionType = "compact"
+	RewriteManifests      ActionType = "rewrite_manifests"
+	ExpireSnapshots       ActionType = "expire_snapshots"
+	RemoveOrphanFiles     ActionType = "remove_orphan_files"
 )
 
 // Action is one step. Exactly one payload pointer is set, matching Type;
@@ -69,12 +72,13 @@ type Action struct {
 	Destructive bool       `json:"destructive"`
 	Reason      string     `json:"reason"` // "snapshot_retention.max_age = \"2d\" (main.iceops.hcl:12)"
 
-	Properties *PropertiesChange `json:"-"`
-	SortOrder  *SortOrderChange  `json:"-"`
-	Compact    *CompactAction    `json:"-"`
-	Manifests  *ManifestsAction  `json:"-"`
-	Expire     *ExpireAction     `json:"-"`
-	Orphans    *OrphansAction    `json:"-"`
+	Properties      *PropertiesChange `json:"-"`
+	SortOrder       *SortOrderChange  `json:"-"`
+	DanglingDeletes *DanglingDeletes  `json:"-"`
+	Compact         *CompactAction    `json:"-"`
+	Manifests       *ManifestsAction  `json:"-"`
+	Expire          *ExpireAction     `json:"-"`
+	Orphans         *OrphansAction    `json:"-"`
 }
 
 // kinds is every action kind, in the order actions run and are planned
@@ -96,6 +100,12 @@ var kinds = []Kind{
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			return planSortOrder(in.pol, in.st)
 		}}),
+	kind(RemoveDanglingDeletes, func(a *Action) **DanglingDeletes { return &a.DanglingDeletes }, rules[DanglingDeletes]{
+		validate: validateDangling,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			return planDangling(in.pol, in.st)
+		},
+		commits: func(*DanglingDeletes) int { return 1 }}),
 	kind(Compact, func(a *Action) **CompactAction { return &a.Compact }, rules[CompactAction]{
 		validate: validateCompact,
 		plan: func(in *planInput) (Action, []Refusal, bool) {

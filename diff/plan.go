@@ -158,6 +158,10 @@ type CompactGroup struct {
 	// own): its partition is one of the action's EngineCalls (format 1.x,
 	// additive).
 	Engine string `json:"engine,omitempty"`
+	// StaleSortFiles counts the inputs taken because they record another
+	// sort order than the rewrite writes, whatever their size
+	// (CompactionSelection.Strategy; format 1.x, additive).
+	StaleSortFiles int `json:"stale_sort_files,omitempty"`
 }
 
 type CompactAction struct {

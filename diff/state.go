@@ -54,6 +54,11 @@ type TableState struct {
 	// for the refusal's sentence; "" when there is none.
 	ForeignFile string `json:"foreign_file,omitempty"`
 
+	// DanglingDeletes are the delete files of the current snapshot that
+	// apply to no live data file; providers look only when the policy has a
+	// dangling_deletes block (nil otherwise).
+	DanglingDeletes *DanglingDeletes `json:"dangling_deletes,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`
@@ -138,6 +143,11 @@ type PartitionStats struct {
 	DeleteBytes    int64   `json:"delete_bytes"`
 	CandidateSizes []int64 `json:"-"`
 	CandidateBytes int64   `json:"candidate_bytes"`
+	// StaleSortFiles counts the candidates that record another sort order
+	// than a sort or zorder rewrite writes (CompactionSelection.Strategy):
+	// such a partition is one group of all its candidates, whatever
+	// min_input_files.
+	StaleSortFiles int64 `json:"stale_sort_files,omitempty"`
 	// NoRowIDCandidates counts the candidates of a format v3 table that
 	// have no first_row_id (not even inherited): a rewrite cannot carry
 	// their rows' lineage, so the partition is not compacted (a refusal).

@@ -87,7 +87,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if err != nil {
 		return tbl, res, err
 	}
-	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel)})
+	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel), Stale: staleSortRule(tbl.Metadata(), sel)})
 	if err != nil {
 		return tbl, res, fmt.Errorf("plan compaction: %w", err)
 	}
@@ -101,7 +101,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 			tbl, res.Committed, res.MetadataLocation = next, true, next.MetadataLocation()
 			res.Snapshots = mr.Snapshots // the rewrite's follow (own snapshots: expiry.KeepLive)
 			assigned = fmt.Sprintf("row ids assigned to %d files first (manifests rewritten, %d into %d)", gaps, mr.FilesBefore, mr.FilesAfter)
-			if groups, err = compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel)}); err != nil {
+			if groups, err = compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel), Stale: staleSortRule(tbl.Metadata(), sel)}); err != nil {
 				return tbl, res, fmt.Errorf("plan compaction: %w", err)
 			}
 		}
@@ -292,7 +292,7 @@ func (pp *planPartitions) part(g compaction.Group) *diff.PartitionStats {
 func (pp *planPartitions) withoutNoOpGroups(groups []compaction.Group) []compaction.Group {
 	var kept []compaction.Group
 	for _, g := range groups {
-		if p := pp.part(g); len(g.Tasks) == 1 && (p == nil || p.DeleteFiles == 0) {
+		if p := pp.part(g); len(g.Tasks) == 1 && (p == nil || p.DeleteFiles == 0) && !pp.a.stale.Stale(g.Tasks[0].File) {
 			continue
 		}
 		kept = append(kept, g)

@@ -209,12 +209,13 @@ func (s *Session) Executor(t diff.ActionType) (Executor, bool) {
 // share one, which commits them together.
 func (s *Session) executors() map[diff.ActionType]ExecutorFunc {
 	return map[diff.ActionType]ExecutorFunc{
-		diff.UpdateProperties:  s.executeMetadata,
-		diff.ReplaceSortOrder:  s.executeMetadata,
-		diff.Compact:           s.executeCompact,
-		diff.RewriteManifests:  s.executeManifests,
-		diff.ExpireSnapshots:   s.executeExpire,
-		diff.RemoveOrphanFiles: s.executeOrphans,
+		diff.UpdateProperties:      s.executeMetadata,
+		diff.ReplaceSortOrder:      s.executeMetadata,
+		diff.RemoveDanglingDeletes: s.executeDangling,
+		diff.Compact:               s.executeCompact,
+		diff.RewriteManifests:      s.executeManifests,
+		diff.ExpireSnapshots:       s.executeExpire,
+		diff.RemoveOrphanFiles:     s.executeOrphans,
 	}
 }
 
@@ -304,6 +305,15 @@ func mergeDelegated(er, dr ExecResult) ExecResult {
 		er.Note = strings.TrimPrefix(er.Note+"; "+dr.Note, "; ")
 	}
 	return er
+}
+
+func (s *Session) executeDangling(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
+	cat, err := s.Catalog(ctx, req.Policy.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
+	next, er, err := removeDanglingDeletes(ctx, req.Table.t, cat)
+	return req.Table.with(next), er, err
 }
 
 func (s *Session) executeManifests(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {

@@ -216,6 +216,13 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 			}
 		}
 	}
+	if pol.DanglingDeletes.Declared && agg.files.DeleteFiles > 0 {
+		d, err := compaction.FindDangling(ctx, tbl)
+		if err != nil {
+			return nil, fmt.Errorf("observe %s: dangling deletes: %w", pol.Address, err)
+		}
+		o.State.DanglingDeletes = danglingState(d)
+	}
 	o.State.Partitions = agg.partitions()
 	o.State.Files = agg.files
 	o.State.Manifests = agg.manifests
@@ -686,6 +693,9 @@ type aggregator struct {
 	where   *compaction.WhereFilter
 	inWhere map[partKey]bool
 	err     error
+	// stale picks the files a sort or zorder rewrite takes for their
+	// order (staleSortRule); nil for binpack.
+	stale *compaction.StaleSort
 }
 
 // now is the clock of sel.Where (current_date, now()).
@@ -702,6 +712,7 @@ func newAggregator(md table.Metadata, sel diff.CompactionSelection, now time.Tim
 		},
 		renderers: map[int]*partitionRenderer{},
 		compacts:  true,
+		stale:     staleSortRule(md, sel),
 	}
 	for _, spec := range md.PartitionSpecs() {
 		if spec.IsUnpartitioned() {
@@ -852,8 +863,12 @@ func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 		files.SmallFiles++
 	}
 	nDel, delRows := a.idx.countFor(k, df.FilePath(), entry.SequenceNum())
-	candidate := a.sel.IsCandidate(size, nDel, df.Count(), delRows) && a.mayMatch(k, df)
+	stale := a.stale.Stale(df)
+	candidate := (stale || a.sel.IsCandidate(size, nDel, df.Count(), delRows)) && a.mayMatch(k, df)
 	if candidate {
+		if stale {
+			p.StaleSortFiles++
+		}
 		if a.compacts {
 			p.CandidateSizes = append(p.CandidateSizes, size)
 		}
@@ -895,4 +910,20 @@ func (a *aggregator) finish() *snapshotAggregate {
 	}
 	files.MedianSize = a.agg.hist.median(files.MinSize, files.MaxSize)
 	return a.agg
+}
+
+// staleSortRule is the rule by which a rewrite with sel's strategy and sort
+// order takes files for their order on a table of md
+// (compaction.StaleSort); nil for binpack, or when the policy's order does
+// not fit the table's schema (the plan refuses it).
+func staleSortRule(md table.Metadata, sel diff.CompactionSelection) *compaction.StaleSort {
+	var order *table.SortOrder
+	if sel.Strategy == string(compaction.Sort) && len(sel.SortOrder) > 0 {
+		o, err := buildSortOrder(md.CurrentSchema(), sel.SortOrder)
+		if err != nil {
+			return nil
+		}
+		order = &o
+	}
+	return compaction.NewStaleSort(md, compaction.Strategy(sel.Strategy), order)
 }

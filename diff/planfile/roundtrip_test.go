@@ -26,6 +26,8 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 		tp.Actions[0],
 		{Type: diff.ReplaceSortOrder, Reason: "sort_order (main.iceops.hcl:4)", SortOrder: &diff.SortOrderChange{Before: []string{}, After: []string{"ts DESC NULLS LAST"},
 			Fields: []diff.SortField{{Transform: "identity", Column: "ts", Descending: true}}}},
+		{Type: diff.RemoveDanglingDeletes, Reason: "dangling_deletes (main.iceops.hcl:9): 2 position delete files apply to no live data file",
+			DanglingDeletes: &diff.DanglingDeletes{DeleteFiles: 2, DeleteBytes: 2048, PositionDeletes: 2, ManifestsDropped: 1, SpecIDs: []int{0}}},
 		{Type: diff.Compact, Reason: "r", Compact: &diff.CompactAction{Strategy: "binpack", InputFiles: 3, InputBytes: 300, Partitions: 1, EstimatedOutputFiles: 1, TargetFileSize: 1 << 29,
 			Groups: []diff.CompactGroup{{Partition: "day=1", InputFiles: 3, InputBytes: 300, EstimatedOutputFiles: 1}}, Commits: 1, Where: "day > 0"}},
 		{Type: diff.RewriteManifests, Reason: "r", Manifests: &diff.ManifestsAction{ManifestsBefore: 9, EstimatedManifestsAfter: 1, TargetSize: 8 << 20}},

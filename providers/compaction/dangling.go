@@ -8,6 +8,9 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	icecompaction "github.com/apache/iceberg-go/table/compaction"
+
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // posDeleteFilePathID is the reserved field id of a position delete file's
@@ -24,19 +27,67 @@ const truncatedBoundLength = 16
 // file (a linear scan each); past it they are kept, as if live.
 const maxRangeDeletes = 1024
 
-// danglingDeletes is the position delete files and deletion vectors of snap
-// that can match no live data file: every path their file_path bounds (or
-// a DV's referenced data file) allow is gone from the snapshot, removed by
-// an earlier rewrite that left them behind (Trino's optimize does). They
-// delete nothing, so a rewrite drops them in its snapshot, as Java's
-// RewriteDataFiles does with remove-dangling-deletes. Otherwise they stay
-// in the table and the next plan counts them as deletes its files still
-// carry, compacting the same files again on every run. Only the data file
-// paths the deletes can name are held, not every live path; a delete file
-// without file_path bounds is never dangling (it may name any file).
-func danglingDeletes(ctx context.Context, fs icebergio.IO, snap *table.Snapshot) ([]iceberg.DataFile, error) {
+// Dangling is what Dangling found in a snapshot: the delete files that can
+// apply to no live data file, and the delete manifests that hold them.
+type Dangling struct {
+	Files []iceberg.DataFile
+	// Bytes is their size; a deletion vector counts its blob (several
+	// share one Puffin file), not the whole file.
+	Bytes                                 int64
+	PositionDeletes, EqualityDeletes, DVs int
+	// ManifestsDropped are the delete manifests whose every live entry is
+	// dangling; ManifestsRewritten those that also hold live deletes, which
+	// a removal rewrites as delete manifests of their spec.
+	ManifestsDropped, ManifestsRewritten int
+}
+
+// FindDangling is the dangling delete files of tbl's current snapshot
+// (danglingDeletes): what remove_dangling_deletes removes.
+func FindDangling(ctx context.Context, tbl *table.Table) (*Dangling, error) {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil || !mayHaveDeletes(snap) {
+		return &Dangling{}, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open table io: %w", err)
+	}
+	return danglingDeletes(ctx, fs, tbl.Metadata(), snap)
+}
+
+// danglingDeletes is the delete files of snap that can apply to no live
+// data file, by the rules a scan matches deletes to data files with (the
+// Iceberg spec's, as Java's DeleteFileIndex and iceberg-go's planner apply
+// them):
+//
+//   - a position delete or deletion vector whose file_path bounds (or a
+//     DV's referenced data file) allow only paths gone from the snapshot,
+//     removed by an earlier rewrite that left them behind (Trino's optimize,
+//     Spark's rewrite_data_files without remove-dangling-deletes do). A
+//     position delete without file_path bounds, or with bounds that may be
+//     truncated, is never dangling by this rule (it may name any file);
+//   - an equality delete that no live data file it could apply to (its own
+//     spec and partition, or every file when its spec is unpartitioned) is
+//     older than: it applies to a data file only when its sequence number
+//     is above the file's, and a file added later gets a higher one. This
+//     is iceberg-go's own rule (compaction.DecideDeadEqualityDeletesWithSpecs)
+//     over the snapshot's every live data file.
+//
+// Position deletes are not also decided by sequence number (one older
+// than every data file of its partition): an engine's rewrite keeps its
+// inputs' sequence numbers, so such files are rare, and their paths decide
+// them anyway once their data files are gone.
+//
+// They delete nothing, so a rewrite drops them in its snapshot, as Java's
+// RewriteDataFiles does with remove-dangling-deletes, and
+// remove_dangling_deletes drops them on their own. Otherwise they stay in
+// the table and the next plan counts them as deletes its files still carry,
+// compacting the same files again on every run. Only the data file paths
+// the position deletes can name are held, not every live path.
+func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, snap *table.Snapshot) (*Dangling, error) {
+	out := &Dangling{}
 	if snap == nil {
-		return nil, nil
+		return out, nil
 	}
 	mans, err := snap.Manifests(fs)
 	if err != nil {
@@ -45,12 +96,16 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, snap *table.Snapshot)
 	type rangeDelete struct {
 		lower, upper []byte
 		df           iceberg.DataFile
+		manifest     int
 		live         bool
 	}
-	// each calls fn with every live entry's file of the manifests of one
-	// content.
-	each := func(content iceberg.ManifestContent, fn func(iceberg.DataFile)) error {
-		for _, m := range mans {
+	type candidate struct {
+		df       iceberg.DataFile
+		manifest int
+	}
+	// each calls fn with every live entry of the manifests of one content.
+	each := func(content iceberg.ManifestContent, fn func(int, iceberg.ManifestEntry)) error {
+		for i, m := range mans {
 			if m.ManifestContent() != content {
 				continue
 			}
@@ -58,7 +113,7 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, snap *table.Snapshot)
 				if err != nil {
 					return fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
 				}
-				fn(e.DataFile())
+				fn(i, e)
 			}
 			if err := ctx.Err(); err != nil {
 				return err
@@ -66,14 +121,24 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, snap *table.Snapshot)
 		}
 		return nil
 	}
-	exact := map[string][]iceberg.DataFile{} // a single path they can name
+	exact := map[string][]candidate{} // a single path they can name
 	var ranges []*rangeDelete
-	err = each(iceberg.ManifestContentDeletes, func(df iceberg.DataFile) {
+	var eq []iceberg.ManifestEntry
+	eqManifest := map[string]int{}
+	liveDeletes := map[int]int{} // manifest ordinal -> live delete entries
+	err = each(iceberg.ManifestContentDeletes, func(i int, e iceberg.ManifestEntry) {
+		df := e.DataFile()
+		liveDeletes[i]++
+		if df.ContentType() == iceberg.EntryContentEqDeletes {
+			eq = append(eq, e)
+			eqManifest[df.FilePath()] = i
+			return
+		}
 		if df.ContentType() != iceberg.EntryContentPosDeletes {
 			return
 		}
 		if ref := df.ReferencedDataFile(); ref != nil && *ref != "" {
-			exact[*ref] = append(exact[*ref], df)
+			exact[*ref] = append(exact[*ref], candidate{df, i})
 			return
 		}
 		lo, hi := df.LowerBoundValues()[posDeleteFilePathID], df.UpperBoundValues()[posDeleteFilePathID]
@@ -83,15 +148,20 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, snap *table.Snapshot)
 			// string bounds to 16 characters by default): it may name
 			// any file.
 		case bytes.Equal(lo, hi):
-			exact[string(lo)] = append(exact[string(lo)], df)
+			exact[string(lo)] = append(exact[string(lo)], candidate{df, i})
 		case len(ranges) < maxRangeDeletes:
-			ranges = append(ranges, &rangeDelete{lower: lo, upper: hi, df: df})
+			ranges = append(ranges, &rangeDelete{lower: lo, upper: hi, df: df, manifest: i})
 		}
 	})
-	if err != nil || (len(exact) == 0 && len(ranges) == 0) {
-		return nil, err
+	if err != nil || (len(exact) == 0 && len(ranges) == 0 && len(eq) == 0) {
+		return out, err
 	}
-	err = each(iceberg.ManifestContentData, func(df iceberg.DataFile) {
+	survey := icecompaction.NewSurvivorSurvey()
+	err = each(iceberg.ManifestContentData, func(_ int, e iceberg.ManifestEntry) {
+		df := e.DataFile()
+		if len(eq) > 0 {
+			survey.AddSurvivorWithSpec(df.SpecID(), df.Partition(), e.SequenceNum())
+		}
 		p := df.FilePath()
 		delete(exact, p)
 		if len(ranges) == 0 {
@@ -107,14 +177,83 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, snap *table.Snapshot)
 	if err != nil {
 		return nil, err
 	}
-	var out []iceberg.DataFile
-	for _, dfs := range exact {
-		out = append(out, dfs...)
+	dangling := map[int]int{} // manifest ordinal -> dangling entries
+	seen := map[string]bool{}
+	add := func(df iceberg.DataFile, manifest int) {
+		dangling[manifest]++
+		// An entry listed twice (manifests merged by a writer) is one
+		// file; a DV is told apart by its data file (reach.FileKey).
+		key := reach.FileKey(df)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		out.Files = append(out.Files, df)
+		size := df.FileSizeBytes()
+		switch {
+		case df.ContentType() == iceberg.EntryContentEqDeletes:
+			out.EqualityDeletes++
+		case df.FileFormat() == iceberg.PuffinFile:
+			out.DVs++
+			if cs := df.ContentSizeInBytes(); cs != nil {
+				size = *cs
+			}
+		default:
+			out.PositionDeletes++
+		}
+		out.Bytes += size
+	}
+	for _, cs := range exact {
+		for _, c := range cs {
+			add(c.df, c.manifest)
+		}
 	}
 	for _, r := range ranges {
 		if !r.live {
-			out = append(out, r.df)
+			add(r.df, r.manifest)
+		}
+	}
+	if len(eq) > 0 {
+		dead, err := icecompaction.DecideDeadEqualityDeletesWithSpecs(survey, eq, md)
+		if err != nil {
+			return nil, fmt.Errorf("decide dangling equality deletes: %w", err)
+		}
+		for _, df := range dead {
+			add(df, eqManifest[df.FilePath()])
+		}
+	}
+	for i, n := range dangling {
+		if n >= liveDeletes[i] {
+			out.ManifestsDropped++
+		} else {
+			out.ManifestsRewritten++
 		}
 	}
 	return out, nil
+}
+
+// RemoveDangling commits one replace snapshot that removes the dangling
+// delete files of tbl's current snapshot (danglingDeletes) and changes
+// nothing else, through the commit check (reach.CheckSnapshots: the live
+// files are exactly the parent's minus those delete files). "replace", as
+// Java's RemoveDanglingDeleteFiles action commits it (RewriteFiles): no
+// row changes, so incremental readers have nothing to read. iceberg-go's
+// rewrite drops a delete manifest whose every live entry goes and rewrites
+// one that keeps some, as a delete manifest of its spec; the removed
+// entries are listed as DELETED in one new manifest, as in every commit
+// that removes files. When nothing is
+// dangling nothing is committed (the returned Dangling is empty and the
+// table is tbl).
+func RemoveDangling(ctx context.Context, tbl *table.Table, opts Options) (*table.Table, *Dangling, error) {
+	d, err := FindDangling(ctx, tbl)
+	if err != nil || len(d.Files) == 0 {
+		return tbl, d, err
+	}
+	// A commit of no rewritten group retires exactly the dangling deletes
+	// (no file is rewritten, so no other delete file is dead).
+	next, _, err := commitGroups(ctx, tbl, nil, opts)
+	if err != nil {
+		return nil, d, err
+	}
+	return next, d, nil
 }

@@ -90,11 +90,11 @@ func TestDanglingDeletesKeepLiveOnes(t *testing.T) {
 			if len(liveDeleteEntries(t, tbl)) == 0 {
 				t.Fatal("setup: no delete files")
 			}
-			got, err := danglingDeletes(context.Background(), fs, tbl.CurrentSnapshot())
+			got, err := danglingDeletes(context.Background(), fs, tbl.Metadata(), tbl.CurrentSnapshot())
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, df := range got {
+			for _, df := range got.Files {
 				t.Errorf("a delete file naming live files is called dangling: %s", df.FilePath())
 			}
 		})

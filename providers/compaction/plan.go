@@ -34,6 +34,10 @@ type PlanConfig struct {
 	// partition's planning reads the manifests that may hold it). 0 means
 	// DefaultSinglePassMaxFiles; negative always plans per partition.
 	SinglePassMaxFiles int
+	// Stale, when set, makes files written under another sort order
+	// candidates whatever their size; their partitions are one group each
+	// (StaleSort).
+	Stale *StaleSort
 }
 
 // DefaultSinglePassMaxFiles keeps single-pass planning to a few tens of
@@ -110,7 +114,7 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 			}
 			return
 		}
-		stats, err := partitionStats(ctx, tbl, cfg.Selection)
+		stats, err := partitionStats(ctx, tbl, cfg.Selection, cfg.Stale)
 		if err != nil {
 			yield(Group{}, err)
 			return
@@ -126,7 +130,7 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 				}
 				continue // outside the policy's where
 			}
-			if p.sizeCandidates < int(cfg.Selection.MinInputFiles) && p.deletes == 0 && !stats.globalDeletes {
+			if p.sizeCandidates < int(cfg.Selection.MinInputFiles) && p.deletes == 0 && p.stale == 0 && !stats.globalDeletes {
 				continue // iceberg-go's planner would skip it too
 			}
 			if singlePass {
@@ -178,6 +182,11 @@ func groupTasks(tbl *table.Table, cfg PlanConfig, tasks []table.FileScanTask) ([
 	// row-group ranges; a rewrite reads and replaces whole files, and
 	// iceberg-go's packer would weigh and bin each split on its own.
 	tasks = wholeFiles(tasks)
+	if cfg.Stale != nil {
+		if out, ok, err := staleGroups(tbl, cfg, tasks); ok || err != nil {
+			return out, err
+		}
+	}
 	plan, err := cfg.Selection.PlanCompaction(tasks)
 	if err != nil {
 		return nil, fmt.Errorf("plan compaction: %w", err)
@@ -207,6 +216,7 @@ type partStat struct {
 	files          int
 	sizeCandidates int
 	deletes        int
+	stale          int // files StaleSort picks
 }
 
 type planStats struct {
@@ -217,8 +227,9 @@ type planStats struct {
 }
 
 // partitionStats streams the current snapshot's manifests and counts, per
-// (spec, partition), live data files, size candidates and delete files.
-func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Config) (*planStats, error) {
+// (spec, partition), live data files, size candidates, stale files and
+// delete files.
+func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Config, stale *StaleSort) (*planStats, error) {
 	st := &planStats{parts: map[string]*partStat{}}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
@@ -260,6 +271,9 @@ func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Con
 			}
 			p.files++
 			st.files++
+			if stale.Stale(df) {
+				p.stale++
+			}
 			if size := df.FileSizeBytes(); size < sel.MinFileSizeBytes && size <= sel.MaxFileSizeBytes {
 				p.sizeCandidates++
 			}
@@ -490,4 +504,63 @@ func wholeFiles(tasks []table.FileScanTask) []table.FileScanTask {
 		out = append(out, t)
 	}
 	return out
+}
+
+// staleGroups plans tasks when some are files StaleSort picks (ok false
+// otherwise): partition by partition in the order the tasks list them, a
+// partition with a stale file is one group of its candidates and stale
+// files, whatever min_input_files; the others are planned by iceberg-go
+// as groupTasks plans them.
+func staleGroups(tbl *table.Table, cfg PlanConfig, tasks []table.FileScanTask) ([]Group, bool, error) {
+	var order []string
+	byPart := map[string][]table.FileScanTask{}
+	stale := map[string]bool{}
+	for _, t := range tasks {
+		k := partKey(int(t.File.SpecID()), t.File.Partition())
+		if _, ok := byPart[k]; !ok {
+			order = append(order, k)
+		}
+		byPart[k] = append(byPart[k], t)
+		stale[k] = stale[k] || cfg.Stale.Stale(t.File)
+	}
+	if len(stale) == 0 || !slices.ContainsFunc(order, func(k string) bool { return stale[k] }) {
+		return nil, false, nil
+	}
+	plain := cfg
+	plain.Stale = nil
+	var out []Group
+	for _, k := range order {
+		part := byPart[k]
+		if !stale[k] {
+			groups, err := groupTasks(tbl, plain, part)
+			if err != nil {
+				return nil, true, err
+			}
+			out = append(out, groups...)
+			continue
+		}
+		// iceberg-go's own candidates: with min_input_files 1 no bin is
+		// dropped, so its groups hold every file its rule selects.
+		sel := cfg.Selection
+		sel.MinInputFiles = 1
+		plan, err := sel.PlanCompaction(part)
+		if err != nil {
+			return nil, true, fmt.Errorf("plan compaction: %w", err)
+		}
+		picked := map[string]bool{}
+		for _, g := range plan.Groups {
+			for _, t := range g.Tasks {
+				picked[t.File.FilePath()] = true
+			}
+		}
+		var group []table.FileScanTask
+		for _, t := range part {
+			if picked[t.File.FilePath()] || cfg.Stale.Stale(t.File) {
+				group = append(group, t)
+			}
+		}
+		f := group[0].File
+		out = append(out, Group{SpecID: int(f.SpecID()), Partition: partitionName(tbl, f), Tasks: group})
+	}
+	return out, true, nil
 }

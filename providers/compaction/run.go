@@ -411,12 +411,7 @@ func resolve(tbl *table.Table, o Options) (runConfig, error) {
 		// Record the id only when the table's metadata has this very order;
 		// an id pointing at a different order would make engines trust a
 		// sortedness that does not hold.
-		for _, so := range tbl.Metadata().SortOrders() {
-			if so.Equals(order) || (so.Len() == order.Len() && sameFields(so, order)) {
-				c.sortOrderID = so.OrderID()
-				break
-			}
-		}
+		c.sortOrderID, _ = orderIDIn(tbl.Metadata(), order)
 	case ZOrder:
 		if len(o.ZOrderColumns) < 2 {
 			return c, fmt.Errorf("%w: strategy zorder needs at least 2 zorder_columns", ErrRefused)
@@ -747,10 +742,11 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 		if err != nil {
 			return nil, 0, errors.Join(fmt.Errorf("collect dead equality deletes: %w", err), removeAll(ctx, staged))
 		}
-		dangling, err = danglingDeletes(ctx, fs, snap)
+		d, err := danglingDeletes(ctx, fs, tbl.Metadata(), snap)
 		if err != nil {
 			return nil, 0, errors.Join(fmt.Errorf("collect dangling deletes: %w", err), removeAll(ctx, staged))
 		}
+		dangling = d.Files
 	}
 	dvs := table.CollectSafeDeletionVectors(tasks)
 

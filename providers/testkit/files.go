@@ -27,6 +27,28 @@ func CurrentManifests(t testing.TB, tbl *table.Table) (iceio.IO, []iceberg.Manif
 	return fsys, ms
 }
 
+// RequireManifestsAgree fails for each live entry of tbl's current
+// snapshot that is not in a manifest of its own spec and content (a data
+// manifest holds data files, a delete manifest delete files), as Zamboni's
+// spec-agreement check requires of a rewritten table.
+func RequireManifestsAgree(t testing.TB, tbl *table.Table) {
+	t.Helper()
+	fsys, mans := CurrentManifests(t, tbl)
+	for _, m := range mans {
+		for e, err := range m.Entries(fsys, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			df := e.DataFile()
+			data := df.ContentType() == iceberg.EntryContentData
+			if df.SpecID() != m.PartitionSpecID() || data != (m.ManifestContent() == iceberg.ManifestContentData) {
+				t.Errorf("%s: manifest %s (spec %d, content %v) holds %s (spec %d, content %v)", tbl.Identifier(),
+					m.FilePath(), m.PartitionSpecID(), m.ManifestContent(), df.FilePath(), df.SpecID(), df.ContentType())
+			}
+		}
+	}
+}
+
 // Reachable lists the files the snapshots ids of tbl reach through their
 // live entries (reach.Walk), by category, each sorted and without
 // repeats.

@@ -130,6 +130,17 @@ var actionViews = map[diff.ActionType]actionView{
 		}
 		return []string{fmt.Sprintf("%s sort_order = %s -> %s", s.Change("~"), quoteList(c.Before), quoteList(c.After))}, true
 	},
+	diff.RemoveDanglingDeletes: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
+		d := a.DanglingDeletes
+		if d == nil {
+			return nil, false
+		}
+		// "~": the metadata changes, no file is deleted from storage and
+		// no row changes.
+		return []string{fmt.Sprintf("%s remove %s (%s) from the metadata: %s dropped, %s rewritten",
+			s.Change("~"), countOf(d.DeleteFiles, "dangling delete file", "dangling delete files"), Bytes(d.DeleteBytes),
+			countOf(d.ManifestsDropped, "delete manifest", "delete manifests"), Count(d.ManifestsRewritten))}, true
+	},
 	diff.Compact: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
 		c := a.Compact
 		if c == nil {

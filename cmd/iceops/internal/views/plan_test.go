@@ -338,3 +338,29 @@ func TestPlanCompactWarnings(t *testing.T) {
 		t.Errorf("compact:\n%s\nwant:\n%s", compact.String(), want)
 	}
 }
+
+// TestPlanDanglingDeletesAndStaleSort: remove_dangling_deletes says how many delete
+// files leave the metadata and what happens to their manifests, and the
+// stale-sort reason of a compaction shows as a reason line of its own.
+func TestPlanDanglingDeletesAndStaleSort(t *testing.T) {
+	p := &diff.Plan{Tables: []diff.TablePlan{{Address: "a.b.c", Actions: []diff.Action{
+		{Type: diff.RemoveDanglingDeletes, Reason: "dangling_deletes (main.iceops.hcl:7): 2 position delete files apply to no live data file",
+			DanglingDeletes: &diff.DanglingDeletes{DeleteFiles: 2, DeleteBytes: 3850, PositionDeletes: 2, ManifestsRewritten: 1, SpecIDs: []int{0}}},
+		{Type: diff.Compact, Reason: `compaction.min_file_size = "48MiB" (default; block at main.iceops.hcl:3); 2 files written under another sort order than the rewrite's, taken whatever their size: compaction.strategy = "sort" (main.iceops.hcl:4)`,
+			Compact: &diff.CompactAction{Strategy: "sort", InputFiles: 2, InputBytes: 2048, Partitions: 2, EstimatedOutputFiles: 2,
+				Groups: []diff.CompactGroup{{Partition: "r=eu", InputFiles: 1, InputBytes: 1024, EstimatedOutputFiles: 1, StaleSortFiles: 1}}}},
+	}}}}
+	diff.Summarize(p)
+	var buf bytes.Buffer
+	if err := Plan(&buf, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"      ~ remove 2 dangling delete files (3.8 KiB) from the metadata: 0 delete manifests dropped, 1 rewritten\n      # dangling_deletes (main.iceops.hcl:7): 2 position delete files apply to no live data file\n",
+		"      # 2 files written under another sort order than the rewrite's, taken whatever their size: compaction.strategy = \"sort\" (main.iceops.hcl:4)\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("got\n%s\nwant it to contain\n%s", buf.String(), want)
+		}
+	}
+}
