@@ -69,33 +69,26 @@ install_postgres() {
 	fi
 }
 
-install_versitygw() {
-	local stamp="$BIN/.versitygw-$VERSITYGW_VERSION"
-	if [ -x "$BIN/versitygw" ] && [ -f "$stamp" ]; then
-		log "versitygw $VERSITYGW_VERSION cached"
+# go_install NAME PACKAGE VERSION: builds $BIN/NAME from PACKAGE@VERSION
+# unless the stamp $BIN/.NAME-VERSION says it is there.
+go_install() {
+	local name=$1 pkg=$2 version=$3
+	local stamp="$BIN/.$name-$version"
+	if [ -x "$BIN/$name" ] && [ -f "$stamp" ]; then
+		log "$name $version cached"
 		return
 	fi
-	log "building versitygw $VERSITYGW_VERSION"
+	log "building $name $version"
 	# A module-less go install does not touch any go.mod.
-	(cd "$CACHE" && GOFLAGS=-buildvcs=false GOBIN="$BIN" nice go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION")
-	rm -f "$BIN"/.versitygw-*
+	(cd "$CACHE" && GOFLAGS=-buildvcs=false GOBIN="$BIN" nice go install "$pkg@$version")
+	rm -f "$BIN/.$name"-*
 	touch "$stamp"
-	log "versitygw built"
+	log "$name built"
 }
 
-install_fakegcs() {
-	local stamp="$BIN/.fake-gcs-server-$FAKE_GCS_VERSION"
-	if [ -x "$BIN/fake-gcs-server" ] && [ -f "$stamp" ]; then
-		log "fake-gcs-server $FAKE_GCS_VERSION cached"
-		return
-	fi
-	log "building fake-gcs-server $FAKE_GCS_VERSION"
-	# A module-less go install does not touch any go.mod.
-	(cd "$CACHE" && GOFLAGS=-buildvcs=false GOBIN="$BIN" nice go install "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION")
-	rm -f "$BIN"/.fake-gcs-server-*
-	touch "$stamp"
-	log "fake-gcs-server built"
-}
+install_versitygw() { go_install versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"; }
+
+install_fakegcs() { go_install fake-gcs-server github.com/fsouza/fake-gcs-server "$FAKE_GCS_VERSION"; }
 
 install_weed() {
 	local stamp="$BIN/.weed-$SEAWEEDFS_VERSION"
