@@ -33,8 +33,8 @@ func TestDocsCatalogSnippets(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := hclBlock.FindAllStringSubmatch(string(doc), -1)
-	if len(blocks) != 3 {
-		t.Fatalf("docs/catalogs.md has %d hcl blocks, want 3 (sqlite, postgres, rest)", len(blocks))
+	if len(blocks) != 5 {
+		t.Fatalf("docs/catalogs.md has %d hcl blocks, want 5 (sqlite, postgres, rest, gcs, azure)", len(blocks))
 	}
 	for _, blk := range blocks {
 		snippet := blk[1]
@@ -50,6 +50,10 @@ func TestDocsCatalogSnippets(t *testing.T) {
 			case strings.Contains(snippet, "postgres://"):
 				testenv.Postgres(t)
 				testenv.S3(t)
+			case strings.Contains(snippet, "gs://"):
+				testenv.GCS(t) // creates the bucket
+			case strings.Contains(snippet, "abfs://"):
+				testenv.Azure(t) // creates the container
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
