@@ -23,6 +23,7 @@ const azureBatch = 256
 type azureStore struct {
 	authority string // container@host, as locations name it
 	c         *container.Client
+	io        *viaIO // for keys gocloud escapes
 }
 
 // openAzure opens the batched deleter of loc's container with a client
@@ -34,13 +35,9 @@ type azureStore struct {
 // default Azure credential), so it reaches the container the table's IO
 // reaches.
 func openAzure(ctx context.Context, props map[string]string, loc string) (Store, error) {
-	u, err := url.Parse(loc)
-	if err != nil {
-		return nil, fmt.Errorf("azure location %q: %w", loc, err)
-	}
-	ctr := u.User.Username()
-	host := u.Hostname()
-	if ctr == "" || host == "" {
+	auth := authority(loc)
+	ctr, host, ok := strings.Cut(auth, "@")
+	if !ok || ctr == "" || host == "" {
 		return nil, fmt.Errorf("azure location %q: want container@account.host", loc)
 	}
 	account, _, _ := strings.Cut(host, ".")
@@ -63,7 +60,7 @@ func openAzure(ctx context.Context, props map[string]string, loc string) (Store,
 	if err != nil {
 		return nil, err
 	}
-	return &azureStore{authority: ctr + "@" + host, c: c}, nil
+	return &azureStore{authority: auth, c: c, io: &viaIO{props: props, root: loc}}, nil
 }
 
 func azureContainer(props map[string]string, host, account string, containerURL func(sas string) (string, error), ctr string) (*container.Client, error) {
@@ -135,9 +132,13 @@ func (s *azureStore) Delete(ctx context.Context, locs []string) []error {
 	// sub maps a sub-request (its Content-ID) to its location.
 	var sub []int
 	for i, loc := range locs {
-		key, err := azureKey(loc, s.authority)
+		key, err := objectKey(loc, s.authority, "abfs", "abfss", "wasb", "wasbs")
 		if err != nil {
 			errs[i] = err
+			continue
+		}
+		if gocloudEscapes(key, true) {
+			errs[i] = s.io.remove(ctx, loc)
 			continue
 		}
 		if err := bb.Delete(key, nil); err != nil {
@@ -174,23 +175,6 @@ func (s *azureStore) Delete(ctx context.Context, locs []string) []error {
 		}
 	}
 	return errs
-}
-
-// azureKey returns the blob name of loc, an abfs[s]/wasb[s] location of the
-// container authority (container@host).
-func azureKey(loc, authority string) (string, error) {
-	u, err := url.Parse(loc)
-	if err != nil {
-		return "", fmt.Errorf("location %q: %w", loc, err)
-	}
-	if scheme(loc) != "abfs" && scheme(loc) != "abfss" && scheme(loc) != "wasb" && scheme(loc) != "wasbs" || u.User.Username()+"@"+u.Hostname() != authority {
-		return "", fmt.Errorf("location %q is not in container %s", loc, authority)
-	}
-	key := strings.TrimPrefix(u.Path, "/")
-	if key == "" {
-		return "", fmt.Errorf("location %q names no blob", loc)
-	}
-	return key, nil
 }
 
 // fill sets every outcome to err: a batch that fails as a whole.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"cloud.google.com/go/storage"
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	icegcs "github.com/apache/iceberg-go/io/gocloud/gcs"
 	"gocloud.dev/gcp"
 	"golang.org/x/oauth2"
@@ -32,12 +32,13 @@ const gcsBatch = 100
 // cover. So a GCS batch is 100 single DELETE requests, this many at a time:
 // fewer round trips in flight than a real batch, the same per-object
 // outcomes.
-const gcsConcurrency = 16
+const gcsConcurrency = 8
 
 // gcsStore deletes objects of one GCS bucket.
 type gcsStore struct {
 	bucket string
 	h      *storage.BucketHandle
+	io     *viaIO // for keys gocloud escapes
 }
 
 // openGCS opens the deleter of loc's GCS bucket with a client built as
@@ -45,11 +46,8 @@ type gcsStore struct {
 // gcs.service.host or gcs.endpoint, and the same credential properties), so
 // it reaches the bucket the table's IO reaches.
 func openGCS(ctx context.Context, props map[string]string, loc string) (Store, error) {
-	u, err := url.Parse(loc)
-	if err != nil {
-		return nil, fmt.Errorf("gcs location %q: %w", loc, err)
-	}
-	if u.Host == "" {
+	bucket := authority(loc)
+	if bucket == "" {
 		return nil, fmt.Errorf("gcs location %q: no bucket", loc)
 	}
 	creds, err := gcsCredentials(ctx, props)
@@ -67,7 +65,7 @@ func openGCS(ctx context.Context, props map[string]string, loc string) (Store, e
 	if err != nil {
 		return nil, fmt.Errorf("gcs client: %w", err)
 	}
-	return &gcsStore{bucket: u.Host, h: c.Bucket(u.Host)}, nil
+	return &gcsStore{bucket: bucket, h: c.Bucket(bucket), io: &viaIO{props: props, root: loc}}, nil
 }
 
 func (s *gcsStore) MaxBatch() int { return gcsBatch }
@@ -80,7 +78,7 @@ func (s *gcsStore) Delete(ctx context.Context, locs []string) []error {
 	sem := make(chan struct{}, gcsConcurrency)
 	var wg sync.WaitGroup
 	for i, loc := range locs {
-		key, err := objectKey(loc, "gs", s.bucket)
+		key, err := objectKey(loc, s.bucket, "gs")
 		if err != nil {
 			errs[i] = err
 			continue
@@ -89,6 +87,10 @@ func (s *gcsStore) Delete(ctx context.Context, locs []string) []error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			if gocloudEscapes(key, false) {
+				errs[i] = s.io.remove(ctx, loc)
+				return
+			}
 			err := s.h.Object(key).Delete(ctx)
 			if err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
 				errs[i] = fmt.Errorf("delete %s: %w", loc, err)
@@ -99,21 +101,34 @@ func (s *gcsStore) Delete(ctx context.Context, locs []string) []error {
 	return errs
 }
 
-// objectKey returns the key of loc in bucket, or an error when loc is not
-// an object of that bucket (a Store deletes in its own bucket only).
-func objectKey(loc, scheme, bucket string) (string, error) {
-	u, err := url.Parse(loc)
+// objectKey returns the key of loc in bucket (a bucket name, or an Azure
+// container@host), or an error when loc is not an object of that bucket: a
+// Store deletes in its own bucket only. The key is the location's text
+// after bucket/, never unescaped (a%20b is the key "a%20b", c?x the key
+// "c?x"), by iceberg-go's own parser, so that it names the object the
+// table's IO wrote and reads, never another one.
+func objectKey(loc, bucket string, schemes ...string) (string, error) {
+	ol, err := blobfs.DefaultObjectLocationExtractor(bucket, schemes...)(loc)
 	if err != nil {
 		return "", fmt.Errorf("location %q: %w", loc, err)
 	}
-	if !strings.EqualFold(u.Scheme, scheme) || u.Host != bucket {
-		return "", fmt.Errorf("location %q is not in %s://%s", loc, scheme, bucket)
+	if ol.Authority() == "" {
+		return "", fmt.Errorf("location %q is not a full location in %s", loc, bucket)
 	}
-	key := strings.TrimPrefix(u.Path, "/")
-	if key == "" {
-		return "", fmt.Errorf("location %q names no object", loc)
+	return ol.Key(), nil
+}
+
+// authority is the text between loc's "scheme://" and the first of "/?#"
+// after it, as iceberg-go reads it; "" when there is none.
+func authority(loc string) string {
+	_, rest, ok := strings.Cut(loc, "://")
+	if !ok {
+		return ""
 	}
-	return key, nil
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
 }
 
 // gcsCredentials resolves the credentials from the IO properties in the

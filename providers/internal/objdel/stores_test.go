@@ -104,6 +104,30 @@ func TestRemoteStores(t *testing.T) {
 				}
 			})
 
+			// Keys are the location's text after bucket/, as iceberg-go's IO
+			// takes them: never unescaped. Deleting a%20b must not delete
+			// "a b" (a live file, say), nor a?x the key "a".
+			t.Run("literal keys", func(t *testing.T) {
+				lit := []string{rs.url("lit", "a%20b.parquet"), rs.url("lit", "c?x=1.parquet"), rs.url("lit", "d#e.parquet")}
+				twins := []string{rs.url("lit", "a b.parquet"), rs.url("lit", "c")}
+				write(t, fsys, append(lit, twins...)...)
+				for i, err := range st.Delete(ctx, lit) {
+					if err != nil {
+						t.Errorf("%s: %v", lit[i], err)
+					}
+				}
+				for _, l := range lit {
+					if exists(t, fsys, l) {
+						t.Errorf("%s still exists", l)
+					}
+				}
+				for _, l := range twins {
+					if !exists(t, fsys, l) {
+						t.Errorf("%s, another object than the ones deleted, is gone", l)
+					}
+				}
+			})
+
 			t.Run("over the limit", func(t *testing.T) {
 				n := st.MaxBatch() + 3
 				locs := make([]string, n)
