@@ -22,7 +22,7 @@
 #   scripts/services.sh status
 #
 # A developer runs:
-#   scripts/tools.sh                    # once: installs PostgreSQL, builds versitygw and weed
+#   scripts/tools.sh                    # once: installs PostgreSQL, builds versitygw, weed and fake-gcs-server, Azurite, Spark
 #   scripts/services.sh start
 #   eval "$(scripts/services.sh env)"
 #   ICEOPS_REQUIRE_SERVICES=1 bash scripts/test.sh

@@ -87,6 +87,19 @@ func TestObjectStoresConverge(t *testing.T) {
 	}
 }
 
+// TestObjectStoresFixtures is TestFixturesPlanApply on GCS and Azure: the
+// Spark-written tables copied there (paths rewritten) and registered, the
+// e2e policy applied, their exact rows and their .crc side files kept, the
+// next plan empty.
+func TestObjectStoresFixtures(t *testing.T) {
+	for _, b := range objectStoreBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			fixturesPlanApplyOn(t, b.open)
+		})
+	}
+}
+
 // TestObjectStoresQuarantine: on GCS and Azure, an orphan sweep with
 // quarantine moves the old orphans under .iceops-quarantine/ (the young one
 // stays), the next plan is empty, and once the quarantine is due a plan
