@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,25 @@ func (e GCSEnv) Properties() map[string]string {
 // URL returns gs://bucket/prefix/elem..., the test's own part of the bucket.
 func (e GCSEnv) URL(elem ...string) string {
 	return "gs://" + strings.Join(nonEmpty(append([]string{e.Bucket, e.Prefix}, elem...)), "/")
+}
+
+// Server is the endpoint's scheme://host:port, for a FaultProxy's upstream.
+func (e GCSEnv) Server() string {
+	u, err := url.Parse(e.Endpoint)
+	if err != nil {
+		return e.Endpoint
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// Through returns e with its endpoint on the proxy (same API path).
+func (e GCSEnv) Through(p *FaultProxy) GCSEnv {
+	u, err := url.Parse(e.Endpoint)
+	if err != nil {
+		return e
+	}
+	e.Endpoint = p.URL + u.Path
+	return e
 }
 
 // GCS returns the GCS server for warehouses, with its bucket created and a
@@ -105,6 +125,15 @@ func (e AzureEnv) Properties() map[string]string {
 func (e AzureEnv) URL(elem ...string) string {
 	return "abfs://" + e.Container + "@" + e.Account + ".dfs.core.windows.net/" +
 		strings.Join(nonEmpty(append([]string{e.Prefix}, elem...)), "/")
+}
+
+// Server is the endpoint as a URL, for a FaultProxy's upstream.
+func (e AzureEnv) Server() string { return "http://" + e.Endpoint }
+
+// Through returns e with its endpoint on the proxy.
+func (e AzureEnv) Through(p *FaultProxy) AzureEnv {
+	e.Endpoint = strings.TrimPrefix(p.URL, "http://")
+	return e
 }
 
 // ContainerClient returns a client of the test container, to look at blobs
