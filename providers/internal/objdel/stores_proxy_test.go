@@ -30,6 +30,16 @@ func proxiedStores(t *testing.T) []proxied {
 	}
 }
 
+// direct is the store's iceberg-go IO, not through the proxy.
+func (ps proxied) direct(t *testing.T) iceio.IO {
+	t.Helper()
+	fsys, err := iceio.LoadFS(context.Background(), ps.props, ps.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fsys
+}
+
 // TestRemoteStoresRequests counts, at the server's door, what one Delete
 // of 20 objects costs: on Azure one batch request and no single delete; on
 // GCS (no batch API in the Go SDK) 20 single deletes.
@@ -37,10 +47,7 @@ func TestRemoteStoresRequests(t *testing.T) {
 	for _, ps := range proxiedStores(t) {
 		t.Run(ps.name, func(t *testing.T) {
 			ctx := context.Background()
-			fsys, err := iceio.LoadFS(ctx, ps.props, ps.url())
-			if err != nil {
-				t.Fatal(err)
-			}
+			fsys := ps.direct(t)
 			locs := make([]string, 20)
 			for i := range locs {
 				locs[i] = ps.url("n", fmt.Sprintf("f%02d.parquet", i))
@@ -81,10 +88,7 @@ func TestRemoteStoresFaults(t *testing.T) {
 	for _, ps := range proxiedStores(t) {
 		t.Run(ps.name, func(t *testing.T) {
 			ctx := context.Background()
-			fsys, err := iceio.LoadFS(ctx, ps.props, ps.url())
-			if err != nil {
-				t.Fatal(err)
-			}
+			fsys := ps.direct(t)
 			locs := []string{ps.url("f", "a.parquet"), ps.url("f", "victim.parquet"), ps.url("f", "c.parquet")}
 			write(t, fsys, locs...)
 			wantErr := []bool{true, true, true}
