@@ -169,9 +169,15 @@ func gcsCredentials(ctx context.Context, props map[string]string) (*google.Crede
 		}
 		return creds, nil
 	}
+	// Without credentials of its own the Store steps aside (ErrNoBatchAPI):
+	// the table's IO may hold credentials the catalog vended with the
+	// table, which these properties lack, and it deletes one at a time.
 	creds, err := gcp.DefaultCredentials(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("gcs: no credentials found; set %s=true for anonymous access: %w", iceio.GCSNoAuth, err)
+		return nil, fmt.Errorf("%w: gcs: no credentials in the properties and no Application Default Credentials: %w", ErrNoBatchAPI, err)
+	}
+	if creds == nil {
+		return nil, fmt.Errorf("%w: gcs: no credentials in the properties and no Application Default Credentials", ErrNoBatchAPI)
 	}
 	return creds, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -196,5 +197,17 @@ func TestAzureBatchPerItemError(t *testing.T) {
 	}
 	if !exists(t, fsys, locs[1]) || exists(t, fsys, locs[0]) || exists(t, fsys, locs[2]) {
 		t.Error("the batch deleted other than the unleased blobs")
+	}
+}
+
+// TestGCSWithoutCredentials: with no credential property and no
+// Application Default Credentials, Open steps aside with ErrNoBatchAPI
+// (the caller then deletes through the table's IO, which may hold vended
+// credentials) instead of failing the deletion.
+func TestGCSWithoutCredentials(t *testing.T) {
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "none.json"))
+	_, err := Open(context.Background(), map[string]string{"gcs.service.host": "http://127.0.0.1:1/storage/v1/"}, "gs://b/k")
+	if !errors.Is(err, ErrNoBatchAPI) {
+		t.Errorf("Open = %v, want ErrNoBatchAPI", err)
 	}
 }
