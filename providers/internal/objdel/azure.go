@@ -2,9 +2,12 @@ package objdel
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -23,7 +26,11 @@ const azureBatch = 256
 type azureStore struct {
 	authority string // container@host, as locations name it
 	c         *container.Client
-	io        *viaIO // for keys gocloud escapes
+	io        *viaIO // for keys gocloud escapes, and when batches are refused
+	// refused is set once the account refused a batch request as such (a
+	// 4xx other than throttling: an account or emulator without Blob
+	// Batch); from then on every location goes through the table's IO.
+	refused atomic.Bool
 }
 
 // openAzure opens the batched deleter of loc's container with a client
@@ -150,7 +157,16 @@ func (s *azureStore) Delete(ctx context.Context, locs []string) []error {
 	if len(sub) == 0 {
 		return errs
 	}
+	if s.refused.Load() {
+		return s.each(ctx, locs, sub, errs)
+	}
 	resp, err := s.c.SubmitBatch(ctx, bb, nil)
+	if batchRefused(err) {
+		// Nothing of a refused batch was deleted: the sub-requests are
+		// sent again, one by one, through the table's IO.
+		s.refused.Store(true)
+		return s.each(ctx, locs, sub, errs)
+	}
 	if err != nil {
 		for _, i := range sub {
 			errs[i] = fmt.Errorf("delete %s: batch request: %w", locs[i], err)
@@ -175,6 +191,30 @@ func (s *azureStore) Delete(ctx context.Context, locs []string) []error {
 		}
 	}
 	return errs
+}
+
+// each deletes locs[sub...] one at a time through the table's IO.
+func (s *azureStore) each(ctx context.Context, locs []string, sub []int, errs []error) []error {
+	for _, i := range sub {
+		errs[i] = s.io.remove(ctx, locs[i])
+	}
+	return errs
+}
+
+// batchRefused reports whether the batch request as a whole was refused by
+// a client error that says the account does not take it (400, 405, 409,
+// 501), as opposed to throttling, a server error, a network failure or an
+// authorisation failure, which single deletes would meet as well.
+func batchRefused(err error) bool {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return false
+	}
+	switch re.StatusCode {
+	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusConflict, http.StatusNotImplemented:
+		return true
+	}
+	return false
 }
 
 // fill sets every outcome to err: a batch that fails as a whole.

@@ -117,3 +117,41 @@ func TestRemoteStoresFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestAzureBatchRefused: an account that refuses the batch request as such
+// (400: one without Blob Batch) has its files deleted one by one through
+// the table's IO, each with its outcome, and is not sent another batch.
+func TestAzureBatchRefused(t *testing.T) {
+	var ps proxied
+	for _, p := range proxiedStores(t) {
+		if p.name == "azure" {
+			ps = p
+		}
+	}
+	ctx := context.Background()
+	fsys := ps.direct(t)
+	first := []string{ps.url("r", "a.parquet"), ps.url("r", "b.parquet")}
+	second := []string{ps.url("r", "c.parquet")}
+	write(t, fsys, append(first, second...)...)
+	ps.proxy.Add(testenv.Fault{Method: "POST", Query: "comp=batch", Status: 400, Code: "FeatureNotSupportedForAccount"})
+	st, err := Open(ctx, ps.viaPxy, ps.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, locs := range [][]string{first, second} {
+		for i, err := range st.Delete(ctx, locs) {
+			if err != nil {
+				t.Errorf("%s: %v", locs[i], err)
+			}
+			if exists(t, fsys, locs[i]) {
+				t.Errorf("%s still exists", locs[i])
+			}
+		}
+	}
+	if n := len(ps.proxy.Requests("POST", "")); n != 1 {
+		t.Errorf("%d batch requests, want the one refused", n)
+	}
+	if n := len(ps.proxy.Requests("DELETE", "")); n != 3 {
+		t.Errorf("%d single deletes, want 3", n)
+	}
+}
