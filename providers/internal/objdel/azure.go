@@ -42,6 +42,9 @@ type azureStore struct {
 // default Azure credential), so it reaches the container the table's IO
 // reaches.
 func openAzure(ctx context.Context, props map[string]string, loc string) (Store, error) {
+	if !anyProperty(props, "adls.") {
+		return nil, fmt.Errorf("%w: no adls.* properties to open the container with", ErrNoBatchAPI)
+	}
 	auth := authority(loc)
 	ctr, host, ok := strings.Cut(auth, "@")
 	if !ok || ctr == "" || host == "" {

@@ -46,6 +46,9 @@ type gcsStore struct {
 // gcs.service.host or gcs.endpoint, and the same credential properties), so
 // it reaches the bucket the table's IO reaches.
 func openGCS(ctx context.Context, props map[string]string, loc string) (Store, error) {
+	if !anyProperty(props, "gcs.") {
+		return nil, fmt.Errorf("%w: no gcs.* properties to open the bucket with", ErrNoBatchAPI)
+	}
 	bucket := authority(loc)
 	if bucket == "" {
 		return nil, fmt.Errorf("gcs location %q: no bucket", loc)
@@ -116,6 +119,20 @@ func objectKey(loc, bucket string, schemes ...string) (string, error) {
 		return "", fmt.Errorf("location %q is not a full location in %s", loc, bucket)
 	}
 	return ol.Key(), nil
+}
+
+// anyProperty reports whether props has a key starting with prefix. A
+// Store opened without any of its store's properties could reach another
+// endpoint, or use other credentials, than the IO the table was opened
+// with (whose properties the caller did not pass); it steps aside
+// (ErrNoBatchAPI) and the table's IO deletes.
+func anyProperty(props map[string]string, prefix string) bool {
+	for k := range props {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // authority is the text between loc's "scheme://" and the first of "/?#"

@@ -211,3 +211,18 @@ func TestGCSWithoutCredentials(t *testing.T) {
 		t.Errorf("Open = %v, want ErrNoBatchAPI", err)
 	}
 }
+
+// TestOpenWithoutStoreProperties: a caller that passes no gcs.* or adls.*
+// properties gets ErrNoBatchAPI, not a Store that would reach the public
+// endpoint with default credentials while the table's IO reaches another
+// one (seen: an Azure Store opened with nil properties sent its batches to
+// devstoreaccount1.blob.core.windows.net).
+func TestOpenWithoutStoreProperties(t *testing.T) {
+	for _, loc := range []string{"gs://b/k", "abfs://c@acct.dfs.core.windows.net/k"} {
+		for _, props := range []map[string]string{nil, {"s3.region": "x"}} {
+			if _, err := Open(context.Background(), props, loc); !errors.Is(err, ErrNoBatchAPI) {
+				t.Errorf("Open(%v, %s) = %v, want ErrNoBatchAPI", props, loc, err)
+			}
+		}
+	}
+}
