@@ -29,7 +29,9 @@ type viaIO struct {
 }
 
 func (v *viaIO) remove(ctx context.Context, loc string) error {
-	v.once.Do(func() { v.fsys, v.err = iceio.LoadFS(ctx, v.props, v.root) })
+	// The IO keeps the context it is opened with for all its requests: not
+	// the first caller's, which may end before later callers are done.
+	v.once.Do(func() { v.fsys, v.err = iceio.LoadFS(context.WithoutCancel(ctx), v.props, v.root) })
 	if v.err != nil {
 		return fmt.Errorf("delete %s: open the table's IO: %w", loc, v.err)
 	}
