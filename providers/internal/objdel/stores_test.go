@@ -226,3 +226,39 @@ func TestOpenWithoutStoreProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedKeysAfterFirstCallerEnds: the table's IO that deletes the keys
+// gocloud escapes is opened by the first Delete that needs it, and still
+// works for a later Delete once that first caller's context is over.
+func TestEscapedKeysAfterFirstCallerEnds(t *testing.T) {
+	for _, mk := range []func(*testing.T) remoteStore{gcsStoreEnv, azureStoreEnv} {
+		rs := mk(t)
+		t.Run(rs.name, func(t *testing.T) {
+			fsys, err := iceio.LoadFS(context.Background(), rs.props, rs.url())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Keys gocloud escapes: a newline on GCS, "?" on Azure.
+			esc := map[string]string{"gcs": "\n", "azure": "?"}[rs.name]
+			first, second := rs.url("e", "a"+esc+"1.parquet"), rs.url("e", "b"+esc+"2.parquet")
+			write(t, fsys, first, second)
+			st, err := Open(context.Background(), rs.props, rs.url())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			if err := st.Delete(ctx, []string{first})[0]; err != nil {
+				t.Fatalf("%s: %v", first, err)
+			}
+			cancel()
+			if err := st.Delete(context.Background(), []string{second})[0]; err != nil {
+				t.Errorf("%s after the first caller ended: %v", second, err)
+			}
+			for _, l := range []string{first, second} {
+				if exists(t, fsys, l) {
+					t.Errorf("%s still exists", l)
+				}
+			}
+		})
+	}
+}
