@@ -7,6 +7,8 @@
 #   rest       SeaweedFS `weed mini`              127.0.0.1:8181   (Iceberg REST catalog)
 #                                                 127.0.0.1:8333   (its S3)
 #   spark      Spark Connect server, local mode   127.0.0.1:15002  (Spark with Iceberg)
+#   gcs        fake-gcs-server, filesystem backend 127.0.0.1:4443  (GCS JSON API, gs:// warehouse)
+#   azure      Azurite, blob service only         127.0.0.1:10000  (Azure Blob, abfs:// warehouse)
 #
 # Spark's catalogs are the tests' own: `local` (a JDBC catalog in a SQLite file
 # with a warehouse directory, both under $ICEOPS_SERVICES_DIR/spark), `pg` (a
@@ -14,13 +16,13 @@
 # REST catalog above). An iceops catalog labelled the same reads the same rows.
 #
 # Usage:
-#   scripts/services.sh start [postgres|s3|rest|spark]...   start (all by default); waits until ready
-#   scripts/services.sh stop  [postgres|s3|rest|spark]...   stop (all by default)
+#   scripts/services.sh start [postgres|s3|rest|spark|gcs|azure]...   start (all by default); waits until ready
+#   scripts/services.sh stop  [postgres|s3|rest|spark|gcs|azure]...   stop (all by default)
 #   scripts/services.sh env                           print `export ICEOPS_TEST_...` lines
 #   scripts/services.sh status
 #
 # A developer runs:
-#   scripts/tools.sh                    # once: installs PostgreSQL, builds versitygw and weed
+#   scripts/tools.sh                    # once: installs PostgreSQL, builds versitygw, weed and fake-gcs-server, Azurite, Spark
 #   scripts/services.sh start
 #   eval "$(scripts/services.sh env)"
 #   ICEOPS_REQUIRE_SERVICES=1 bash scripts/test.sh
@@ -41,6 +43,8 @@ S3_PORT=7070
 REST_PORT=8181
 REST_S3_PORT=8333
 SPARK_PORT=15002
+GCS_PORT=4443
+AZURE_PORT=10000
 
 # Fixed, test-only credentials: these servers listen on loopback only.
 S3_ACCESS_KEY=iceopstest
@@ -50,6 +54,13 @@ REST_ACCESS_KEY=iceopsrest
 REST_SECRET_KEY=iceopsrest-secret
 REST_TABLE_BUCKET=iceops
 REGION=us-east-1
+# The tests create the bucket and the container (internal/testenv): creating
+# an Azure container takes a SharedKey-signed request.
+GCS_BUCKET=iceops
+AZURE_CONTAINER=iceops
+# Azurite's well-known development account (public, in Azure's docs).
+AZURE_ACCOUNT=devstoreaccount1
+AZURE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 EMPTY_SHA256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 
 log() { printf '[services %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -283,6 +294,55 @@ start_spark() {
 
 stop_spark() { stop_pid "$STATE/spark/pid"; }
 
+# --- fake-gcs-server (GCS) -------------------------------------------------
+
+start_gcs() {
+	[ -x "$BIN/fake-gcs-server" ] || die "$BIN/fake-gcs-server missing: run scripts/tools.sh fakegcs"
+	if port_open $GCS_PORT; then
+		die "127.0.0.1:$GCS_PORT is already in use (scripts/services.sh stop gcs)"
+	fi
+	local d="$STATE/gcs"
+	rm -rf "$d"
+	mkdir -p "$d/root"
+	setsid "$BIN/fake-gcs-server" -scheme http -host 127.0.0.1 -port $GCS_PORT \
+		-public-host "127.0.0.1:$GCS_PORT" -external-url "http://127.0.0.1:$GCS_PORT" \
+		-backend filesystem -filesystem-root "$d/root" -log-level warn \
+		>"$d/server.log" 2>&1 </dev/null &
+	echo $! >"$d/pid"
+	wait_for "gcs (fake-gcs-server)" 60 curl -sf "http://127.0.0.1:$GCS_PORT/storage/v1/b" || {
+		tail -20 "$d/server.log" >&2
+		die "fake-gcs-server did not start; see $d/server.log"
+	}
+}
+
+stop_gcs() { stop_pid "$STATE/gcs/pid"; }
+
+# --- Azurite (Azure Blob) ---------------------------------------------------
+
+start_azure() {
+	local azurite="$CACHE/azurite/node_modules/.bin/azurite-blob"
+	[ -x "$azurite" ] || die "$azurite missing: run scripts/tools.sh azurite"
+	if port_open $AZURE_PORT; then
+		die "127.0.0.1:$AZURE_PORT is already in use (scripts/services.sh stop azure)"
+	fi
+	local d="$STATE/azure"
+	rm -rf "$d"
+	mkdir -p "$d/data"
+	# --skipApiVersionCheck: the Go SDK may speak a newer service version
+	# than the emulator knows; --loose: ignore headers Azurite does not
+	# implement instead of failing the request.
+	setsid "$azurite" --blobHost 127.0.0.1 --blobPort $AZURE_PORT --location "$d/data" \
+		--skipApiVersionCheck --loose --disableTelemetry \
+		>"$d/server.log" 2>&1 </dev/null &
+	echo $! >"$d/pid"
+	wait_for "azure (azurite)" 60 port_open $AZURE_PORT || {
+		tail -20 "$d/server.log" >&2
+		die "Azurite did not start; see $d/server.log"
+	}
+}
+
+stop_azure() { stop_pid "$STATE/azure/pid"; }
+
 # --- commands ---------------------------------------------------------------
 
 print_env() {
@@ -307,6 +367,12 @@ export ICEOPS_TEST_SPARK_REMOTE='sc://127.0.0.1:$SPARK_PORT'
 export ICEOPS_TEST_SPARK_LOCAL_DB='$STATE/spark/catalog.db'
 export ICEOPS_TEST_SPARK_LOCAL_WAREHOUSE='$STATE/spark/warehouse'
 export ICEOPS_TEST_PYTHON='$ICEOPS_PY_VENV/bin/python'
+export ICEOPS_TEST_GCS_ENDPOINT='http://127.0.0.1:$GCS_PORT/storage/v1/'
+export ICEOPS_TEST_GCS_BUCKET='$GCS_BUCKET'
+export ICEOPS_TEST_AZURE_ENDPOINT='127.0.0.1:$AZURE_PORT'
+export ICEOPS_TEST_AZURE_ACCOUNT='$AZURE_ACCOUNT'
+export ICEOPS_TEST_AZURE_KEY='$AZURE_KEY'
+export ICEOPS_TEST_AZURE_CONTAINER='$AZURE_CONTAINER'
 EOF
 }
 
@@ -328,15 +394,23 @@ status() {
 		echo "spark    down"
 		rc=1
 	fi
+	if port_open $GCS_PORT; then echo "gcs      up   127.0.0.1:$GCS_PORT (fake-gcs-server)"; else
+		echo "gcs      down"
+		rc=1
+	fi
+	if port_open $AZURE_PORT; then echo "azure    up   127.0.0.1:$AZURE_PORT (Azurite blob)"; else
+		echo "azure    down"
+		rc=1
+	fi
 	return $rc
 }
 
 services() {
 	if [ $# -eq 0 ]; then
-		echo postgres s3 rest spark
+		echo postgres s3 rest spark gcs azure
 	else
 		for s in "$@"; do
-			case "$s" in postgres | s3 | rest | spark) echo "$s" ;; *) die "unknown service $s (postgres|s3|rest|spark)" ;; esac
+			case "$s" in postgres | s3 | rest | spark | gcs | azure) echo "$s" ;; *) die "unknown service $s (postgres|s3|rest|spark|gcs|azure)" ;; esac
 		done
 	fi
 }
@@ -362,7 +436,7 @@ stop)
 env) print_env ;;
 status) status ;;
 *)
-	sed -n '2,25p' "$0" >&2
+	sed -n '2,27p' "$0" >&2
 	exit 2
 	;;
 esac

@@ -3,8 +3,10 @@
 # checkout (a CI clone is fresh every time):
 #   $ICEOPS_CACHE/bin/versitygw  S3 server (real SigV4), for the SQL catalog's warehouse
 #   $ICEOPS_CACHE/bin/weed       SeaweedFS: Iceberg REST catalog + S3
+#   $ICEOPS_CACHE/bin/fake-gcs-server  GCS emulator (JSON API and its batch endpoint)
 #   $ICEOPS_CACHE/duckdb         npm prefix with @duckdb/node-api, the non-Go
 #                                reader of the corpus test (scripts/duckdb-fingerprint.cjs)
+#   $ICEOPS_CACHE/azurite        npm prefix with azurite, the Azure Blob emulator
 #   $ICEOPS_CACHE/py-<pins>      Python venv: pyspark (Spark itself, with its Spark
 #                                Connect server), PyIceberg and Zamboni (iceberg-zamboni)
 #   $ICEOPS_CACHE/jars           the Iceberg Spark runtime and what its catalogs need
@@ -14,7 +16,7 @@
 # Every version the suite runs is pinned here, and only here (scripts/services.sh
 # and the tests read them through `scripts/tools.sh env`).
 #
-# Usage: scripts/tools.sh [all|postgres|versitygw|weed|duckdb|spark|env]
+# Usage: scripts/tools.sh [all|postgres|versitygw|weed|fakegcs|azurite|duckdb|spark|env]
 # Idempotent: a binary already built at the pinned version is kept.
 set -euo pipefail
 
@@ -22,6 +24,8 @@ CACHE="${ICEOPS_CACHE:-$HOME/.cache/iceops-ci}"
 BIN="$CACHE/bin"
 VERSITYGW_VERSION="v1.8.0"
 SEAWEEDFS_VERSION="v0.0.0-20261109003541-7506e5f91cd6"
+FAKE_GCS_VERSION="v1.56.1"
+AZURITE_VERSION="3.37.0"
 # The npm package ships DuckDB itself (its platform package holds the binary).
 DUCKDB_NODE_VERSION="1.5.6-r.1"
 # Spark 4.1 (Scala 2.13) is the newest Spark with an Iceberg runtime; the
@@ -65,19 +69,26 @@ install_postgres() {
 	fi
 }
 
-install_versitygw() {
-	local stamp="$BIN/.versitygw-$VERSITYGW_VERSION"
-	if [ -x "$BIN/versitygw" ] && [ -f "$stamp" ]; then
-		log "versitygw $VERSITYGW_VERSION cached"
+# go_install NAME PACKAGE VERSION: builds $BIN/NAME from PACKAGE@VERSION
+# unless the stamp $BIN/.NAME-VERSION says it is there.
+go_install() {
+	local name=$1 pkg=$2 version=$3
+	local stamp="$BIN/.$name-$version"
+	if [ -x "$BIN/$name" ] && [ -f "$stamp" ]; then
+		log "$name $version cached"
 		return
 	fi
-	log "building versitygw $VERSITYGW_VERSION"
+	log "building $name $version"
 	# A module-less go install does not touch any go.mod.
-	(cd "$CACHE" && GOFLAGS=-buildvcs=false GOBIN="$BIN" nice go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION")
-	rm -f "$BIN"/.versitygw-*
+	(cd "$CACHE" && GOFLAGS=-buildvcs=false GOBIN="$BIN" nice go install "$pkg@$version")
+	rm -f "$BIN/.$name"-*
 	touch "$stamp"
-	log "versitygw built"
+	log "$name built"
 }
+
+install_versitygw() { go_install versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"; }
+
+install_fakegcs() { go_install fake-gcs-server github.com/fsouza/fake-gcs-server "$FAKE_GCS_VERSION"; }
 
 install_weed() {
 	local stamp="$BIN/.weed-$SEAWEEDFS_VERSION"
@@ -115,27 +126,43 @@ GOSRC
 	log "weed built"
 }
 
-install_duckdb() {
-	local prefix="$CACHE/duckdb"
-	local stamp="$prefix/.node-api-$DUCKDB_NODE_VERSION"
+need_node() {
 	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 		log "installing nodejs and npm (apt-get)"
 		export DEBIAN_FRONTEND=noninteractive
 		apt-get update -q
 		apt-get install -y -q nodejs npm
 	fi
-	if [ -f "$stamp" ] && [ -d "$prefix/node_modules/@duckdb/node-api" ]; then
-		log "@duckdb/node-api $DUCKDB_NODE_VERSION cached"
+}
+
+# npm_install PREFIX STAMP PACKAGE VERSION PATH: installs PACKAGE@VERSION
+# into the npm prefix PREFIX unless the stamp file PREFIX/.STAMP-VERSION and
+# PREFIX/PATH (what the tests use) are there.
+npm_install() {
+	local prefix=$1 stamp=$2 pkg=$3 version=$4 path=$5
+	need_node
+	if [ -f "$prefix/.$stamp-$version" ] && [ -e "$prefix/$path" ]; then
+		log "$pkg $version cached"
 		return
 	fi
-	log "installing @duckdb/node-api $DUCKDB_NODE_VERSION into $prefix (npm)"
+	log "installing $pkg $version into $prefix (npm)"
 	mkdir -p "$prefix"
 	# A package.json of its own: the prefix never touches the checkout.
 	[ -f "$prefix/package.json" ] || echo '{"private": true}' >"$prefix/package.json"
-	npm install --prefix "$prefix" --no-audit --no-fund --save-exact "@duckdb/node-api@$DUCKDB_NODE_VERSION" >&2
-	rm -f "$prefix"/.node-api-*
-	touch "$stamp"
-	log "@duckdb/node-api installed"
+	npm install --prefix "$prefix" --no-audit --no-fund --save-exact "$pkg@$version" >&2
+	rm -f "$prefix/.$stamp"-*
+	touch "$prefix/.$stamp-$version"
+	log "$pkg installed"
+}
+
+install_duckdb() {
+	npm_install "$CACHE/duckdb" node-api @duckdb/node-api "$DUCKDB_NODE_VERSION" node_modules/@duckdb/node-api
+}
+
+# Azurite 3.37 declares node >= 22 but runs its blob service on Debian's
+# node 20 (npm warns, EBADENGINE; the suite's Azure tests pass on it).
+install_azurite() {
+	npm_install "$CACHE/azurite" azurite azurite "$AZURITE_VERSION" node_modules/.bin/azurite-blob
 }
 
 # java_home prints a JDK 17 or newer (Spark 4.1 needs 17): $JAVA_HOME, else
@@ -213,15 +240,19 @@ all)
 	install_weed
 	install_duckdb
 	install_spark
+	install_fakegcs
+	install_azurite
 	;;
 postgres) install_postgres ;;
 duckdb) install_duckdb ;;
 versitygw) install_versitygw ;;
 weed) install_weed ;;
+fakegcs) install_fakegcs ;;
+azurite) install_azurite ;;
 spark) install_spark ;;
 env) print_env ;;
 *)
-	echo "usage: $0 [all|postgres|versitygw|weed|duckdb|spark|env]" >&2
+	echo "usage: $0 [all|postgres|versitygw|weed|fakegcs|azurite|duckdb|spark|env]" >&2
 	exit 2
 	;;
 esac

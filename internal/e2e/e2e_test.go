@@ -48,9 +48,15 @@ policy "e2e" {
 // loads it.
 func writeConfig(t testing.TB, be *backend, ns string) *config.Config {
 	t.Helper()
+	return writeConfigWith(t, be, ns, policyHCL)
+}
+
+// writeConfigWith is writeConfig with another policy "e2e".
+func writeConfigWith(t testing.TB, be *backend, ns, policy string) *config.Config {
+	t.Helper()
 	dir := t.TempDir()
 	src := fmt.Sprintf("catalog %q {\n  %s}\n%s\ntables \"%s.%s.*\" {\n  policy = policy.e2e\n}\n",
-		catalogName, be.hcl(catalogName), policyHCL, catalogName, ns)
+		catalogName, be.hcl(catalogName), policy, catalogName, ns)
 	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -206,153 +212,158 @@ func TestPlanApplyConverges(t *testing.T) {
 	for _, b := range allBackends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			be := b.open(ctx, t)
-			ns := testenv.UniqueName(t, "e2e")
-			createNamespace(ctx, t, be.cat, ns)
-			ident := table.Identifier{ns, "events"}
-			addr := catalogName + "." + ns + ".events"
-			var opts []catalog.CreateTableOpt
-			if loc := be.location(ns, "events"); loc != "" {
-				opts = append(opts, catalog.WithLocation(loc))
-			}
-			tbl, err := be.cat.CreateTable(ctx, ident, eventsSchema, opts...)
-			if err != nil {
-				t.Fatalf("create %v: %v", ident, err)
-			}
-			// Old history: six small appends, a tag on the second.
-			for i := int64(0); i < 6; i++ {
-				tbl = appendRows(ctx, t, tbl, i*50, 50)
-			}
-			tagged := tbl.Metadata().Snapshots()[1].SnapshotID
-			tagSnapshot(ctx, t, be, ident, "audit", tagged)
-			fsys, err := tbl.FS(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dataDir := strings.TrimSuffix(tbl.Location(), "/") + "/data/"
-			oldOrphans := []string{dataDir + "orphan-old-1.parquet", dataDir + "orphan-old-2.parquet"}
-			for _, p := range oldOrphans {
-				writeOrphan(t, fsys, p)
-			}
-			gap()
-			boundary := time.Now()
-			gap()
-			// Young history: two more appends and a young orphan.
-			tbl, err = be.cat.LoadTable(ctx, ident)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := int64(6); i < 8; i++ {
-				tbl = appendRows(ctx, t, tbl, i*50, 50)
-			}
-			youngOrphan := dataDir + "orphan-young.parquet"
-			writeOrphan(t, fsys, youngOrphan)
-
-			rowsBefore, sumBefore := sumIDs(ctx, t, tbl)
-			if rowsBefore != 400 {
-				t.Fatalf("setup: %d rows, want 400", rowsBefore)
-			}
-			beforeFiles := normalizeAll(listFiles(t, fsys, tbl.Location()))
-			youngSnaps := map[int64]bool{}
-			var oldManifestLists []string
-			for _, s := range tbl.Metadata().Snapshots() {
-				switch {
-				case time.UnixMilli(s.TimestampMs).After(boundary):
-					youngSnaps[s.SnapshotID] = true
-				case s.SnapshotID != tagged:
-					oldManifestLists = append(oldManifestLists, s.ManifestList)
-				}
-			}
-			if len(oldManifestLists) != 5 {
-				t.Fatalf("setup: %d old untagged snapshots, want 5", len(oldManifestLists))
-			}
-
-			now := func() time.Time { return boundary.Add(48 * time.Hour) }
-			cfg := writeConfig(t, be, ns)
-			p, res := planApply(ctx, t, cfg, now, nil)
-			tp := findTable(t, p, addr)
-			if len(p.Errors) > 0 || len(tp.Refusals) > 0 {
-				t.Fatalf("plan errors %+v refusals %+v", p.Errors, tp.Refusals)
-			}
-			for _, typ := range []diff.ActionType{diff.Compact, diff.ExpireSnapshots, diff.RemoveOrphanFiles} {
-				if actionOf(tp, typ) == nil {
-					t.Fatalf("plan for %s lacks %s: %v", addr, typ, actionTypes(tp))
-				}
-			}
-			if c := actionOf(tp, diff.Compact).Compact; c.InputFiles != 8 {
-				t.Errorf("compact input files = %d, want 8", c.InputFiles)
-			}
-			orph := actionOf(tp, diff.RemoveOrphanFiles).Orphans
-			if orph.Count != 2 || orph.KeptByAgeGuard < 1 {
-				t.Errorf("orphans: count %d (want 2) kept by age guard %d (want >= 1); paths %v", orph.Count, orph.KeptByAgeGuard, orph.Paths)
-			}
-			exp := actionOf(tp, diff.ExpireSnapshots).Expire
-			if slices.Contains(exp.SnapshotIDs, tagged) {
-				t.Errorf("expiry lists snapshot %d, which tag audit protects", tagged)
-			}
-			requireApplied(t, res)
-
-			// Rows preserved, small files compacted.
-			tbl, err = be.cat.LoadTable(ctx, ident)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rowsAfter, sumAfter := sumIDs(ctx, t, tbl)
-			if rowsAfter != rowsBefore || sumAfter != sumBefore {
-				t.Errorf("rows after apply: %d (sum %d), want %d (sum %d)", rowsAfter, sumAfter, rowsBefore, sumBefore)
-			}
-			tasks, err := tbl.Scan().PlanFiles(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(tasks) != 1 {
-				t.Errorf("data files after compaction = %d, want 1", len(tasks))
-			}
-			// Old snapshots expired; the tag, its snapshot and the young ones kept.
-			var kept []int64
-			for _, s := range tbl.Metadata().Snapshots() {
-				kept = append(kept, s.SnapshotID)
-				if s.SnapshotID != tagged && !time.UnixMilli(s.TimestampMs).After(boundary) {
-					t.Errorf("old snapshot %d survived the expiry", s.SnapshotID)
-				}
-			}
-			if ref, ok := refOf(tbl, "audit"); !ok || ref != tagged {
-				t.Errorf("tag audit = %d (present %v), want %d", ref, ok, tagged)
-			}
-			if !slices.Contains(kept, tagged) {
-				t.Errorf("tagged snapshot %d expired", tagged)
-			}
-			for id := range youngSnaps {
-				if !slices.Contains(kept, id) {
-					t.Errorf("young snapshot %d expired", id)
-				}
-			}
-			// Orphans: old ones deleted (through the IO's listing), young kept.
-			afterFiles := normalizeAll(listFiles(t, fsys, tbl.Location()))
-			if !slices.Contains(afterFiles, normalize(youngOrphan)) {
-				t.Errorf("young orphan %s deleted; listing %v", youngOrphan, afterFiles)
-			}
-			for _, p := range oldOrphans {
-				if !slices.Contains(beforeFiles, normalize(p)) {
-					t.Fatalf("old orphan %s was never listed; listing %v", p, beforeFiles)
-				}
-				if slices.Contains(afterFiles, normalize(p)) {
-					t.Errorf("old orphan %s still there", p)
-				}
-			}
-			// Expired snapshots' files are gone: their manifest lists.
-			for _, ml := range oldManifestLists {
-				if slices.Contains(afterFiles, normalize(ml)) {
-					t.Errorf("manifest list %s of an expired snapshot still there", ml)
-				}
-			}
-
-			// Converged.
-			requireConverged(t, planOnly(ctx, t, cfg, now))
+			convergeOn(t, b.open)
 		})
 	}
+}
+
+// convergeOn is TestPlanApplyConverges on one backend.
+func convergeOn(t *testing.T, open backendFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	be := open(ctx, t)
+	ns := testenv.UniqueName(t, "e2e")
+	createNamespace(ctx, t, be.cat, ns)
+	ident := table.Identifier{ns, "events"}
+	addr := catalogName + "." + ns + ".events"
+	var opts []catalog.CreateTableOpt
+	if loc := be.location(ns, "events"); loc != "" {
+		opts = append(opts, catalog.WithLocation(loc))
+	}
+	tbl, err := be.cat.CreateTable(ctx, ident, eventsSchema, opts...)
+	if err != nil {
+		t.Fatalf("create %v: %v", ident, err)
+	}
+	// Old history: six small appends, a tag on the second.
+	for i := int64(0); i < 6; i++ {
+		tbl = appendRows(ctx, t, tbl, i*50, 50)
+	}
+	tagged := tbl.Metadata().Snapshots()[1].SnapshotID
+	tagSnapshot(ctx, t, be, ident, "audit", tagged)
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := strings.TrimSuffix(tbl.Location(), "/") + "/data/"
+	oldOrphans := []string{dataDir + "orphan-old-1.parquet", dataDir + "orphan-old-2.parquet"}
+	for _, p := range oldOrphans {
+		writeOrphan(t, fsys, p)
+	}
+	gap()
+	boundary := time.Now()
+	gap()
+	// Young history: two more appends and a young orphan.
+	tbl, err = be.cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(6); i < 8; i++ {
+		tbl = appendRows(ctx, t, tbl, i*50, 50)
+	}
+	youngOrphan := dataDir + "orphan-young.parquet"
+	writeOrphan(t, fsys, youngOrphan)
+
+	rowsBefore, sumBefore := sumIDs(ctx, t, tbl)
+	if rowsBefore != 400 {
+		t.Fatalf("setup: %d rows, want 400", rowsBefore)
+	}
+	beforeFiles := normalizeAll(listFiles(t, fsys, tbl.Location()))
+	youngSnaps := map[int64]bool{}
+	var oldManifestLists []string
+	for _, s := range tbl.Metadata().Snapshots() {
+		switch {
+		case time.UnixMilli(s.TimestampMs).After(boundary):
+			youngSnaps[s.SnapshotID] = true
+		case s.SnapshotID != tagged:
+			oldManifestLists = append(oldManifestLists, s.ManifestList)
+		}
+	}
+	if len(oldManifestLists) != 5 {
+		t.Fatalf("setup: %d old untagged snapshots, want 5", len(oldManifestLists))
+	}
+
+	now := func() time.Time { return boundary.Add(48 * time.Hour) }
+	cfg := writeConfig(t, be, ns)
+	p, res := planApply(ctx, t, cfg, now, nil)
+	tp := findTable(t, p, addr)
+	if len(p.Errors) > 0 || len(tp.Refusals) > 0 {
+		t.Fatalf("plan errors %+v refusals %+v", p.Errors, tp.Refusals)
+	}
+	for _, typ := range []diff.ActionType{diff.Compact, diff.ExpireSnapshots, diff.RemoveOrphanFiles} {
+		if actionOf(tp, typ) == nil {
+			t.Fatalf("plan for %s lacks %s: %v", addr, typ, actionTypes(tp))
+		}
+	}
+	if c := actionOf(tp, diff.Compact).Compact; c.InputFiles != 8 {
+		t.Errorf("compact input files = %d, want 8", c.InputFiles)
+	}
+	orph := actionOf(tp, diff.RemoveOrphanFiles).Orphans
+	if orph.Count != 2 || orph.KeptByAgeGuard < 1 {
+		t.Errorf("orphans: count %d (want 2) kept by age guard %d (want >= 1); paths %v", orph.Count, orph.KeptByAgeGuard, orph.Paths)
+	}
+	exp := actionOf(tp, diff.ExpireSnapshots).Expire
+	if slices.Contains(exp.SnapshotIDs, tagged) {
+		t.Errorf("expiry lists snapshot %d, which tag audit protects", tagged)
+	}
+	requireApplied(t, res)
+
+	// Rows preserved, small files compacted.
+	tbl, err = be.cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowsAfter, sumAfter := sumIDs(ctx, t, tbl)
+	if rowsAfter != rowsBefore || sumAfter != sumBefore {
+		t.Errorf("rows after apply: %d (sum %d), want %d (sum %d)", rowsAfter, sumAfter, rowsBefore, sumBefore)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 1 {
+		t.Errorf("data files after compaction = %d, want 1", len(tasks))
+	}
+	// Old snapshots expired; the tag, its snapshot and the young ones kept.
+	var kept []int64
+	for _, s := range tbl.Metadata().Snapshots() {
+		kept = append(kept, s.SnapshotID)
+		if s.SnapshotID != tagged && !time.UnixMilli(s.TimestampMs).After(boundary) {
+			t.Errorf("old snapshot %d survived the expiry", s.SnapshotID)
+		}
+	}
+	if ref, ok := refOf(tbl, "audit"); !ok || ref != tagged {
+		t.Errorf("tag audit = %d (present %v), want %d", ref, ok, tagged)
+	}
+	if !slices.Contains(kept, tagged) {
+		t.Errorf("tagged snapshot %d expired", tagged)
+	}
+	for id := range youngSnaps {
+		if !slices.Contains(kept, id) {
+			t.Errorf("young snapshot %d expired", id)
+		}
+	}
+	// Orphans: old ones deleted (through the IO's listing), young kept.
+	afterFiles := normalizeAll(listFiles(t, fsys, tbl.Location()))
+	if !slices.Contains(afterFiles, normalize(youngOrphan)) {
+		t.Errorf("young orphan %s deleted; listing %v", youngOrphan, afterFiles)
+	}
+	for _, p := range oldOrphans {
+		if !slices.Contains(beforeFiles, normalize(p)) {
+			t.Fatalf("old orphan %s was never listed; listing %v", p, beforeFiles)
+		}
+		if slices.Contains(afterFiles, normalize(p)) {
+			t.Errorf("old orphan %s still there", p)
+		}
+	}
+	// Expired snapshots' files are gone: their manifest lists.
+	for _, ml := range oldManifestLists {
+		if slices.Contains(afterFiles, normalize(ml)) {
+			t.Errorf("manifest list %s of an expired snapshot still there", ml)
+		}
+	}
+
+	// Converged.
+	requireConverged(t, planOnly(ctx, t, cfg, now))
 }
 
 // normalize drops the file:// scheme, which local listings omit.

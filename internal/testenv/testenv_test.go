@@ -129,3 +129,23 @@ func TestExitCode(t *testing.T) {
 		t.Errorf("a command that cannot start: %d, %v", code, err)
 	}
 }
+
+// TestObjectStoreServicesMissing: without their variables the GCS and
+// Azure helpers skip, naming the service, and fail under
+// ICEOPS_REQUIRE_SERVICES=1, naming the variable.
+func TestObjectStoreServicesMissing(t *testing.T) {
+	for name, f := range map[string]func(testing.TB){
+		"ICEOPS_TEST_GCS_ENDPOINT":   func(tb testing.TB) { GCS(tb) },
+		"ICEOPS_TEST_AZURE_ENDPOINT": func(tb testing.TB) { Azure(tb) },
+	} {
+		t.Setenv(name, "")
+		t.Setenv(RequireServicesEnv, "")
+		if r := run(t, f); !strings.Contains(r.skipped, "needs a") || r.failed != "" {
+			t.Errorf("%s unset: skipped=%q failed=%q, want a skip", name, r.skipped, r.failed)
+		}
+		t.Setenv(RequireServicesEnv, "1")
+		if r := run(t, f); r.skipped != "" || !strings.Contains(r.failed, name) {
+			t.Errorf("%s unset, services required: skipped=%q failed=%q, want a failure naming it", name, r.skipped, r.failed)
+		}
+	}
+}
