@@ -36,6 +36,7 @@ func commands() []command {
 		{name: "force-unlock", synopsis: "Remove a dead run's lease on one table", help: commandHelp["force-unlock"], run: (*cli).forceUnlock, parse: parseWith(ParseForceUnlock)},
 		{name: "fmt", synopsis: "Rewrite configuration files in the canonical format", help: commandHelp["fmt"], run: (*cli).fmt, parse: parseWith(ParseFmt)},
 		{name: "inspect", synopsis: "Health report of one table, with recommendations", help: commandHelp["inspect"], run: (*cli).inspect, parse: parseWith(ParseInspect)},
+		{name: "list", synopsis: "List every table of the configured catalogs and the block that manages it", help: commandHelp["list"], run: (*cli).list, parse: parseWith(ParseList)},
 		{name: "reconcile", synopsis: "Keep every table in policy: plan and apply each when due, with metrics", help: commandHelp["reconcile"], run: (*cli).reconcile, parse: parseWith(ParseReconcile)},
 		{name: "restore", synopsis: "Put back the files of one quarantine run", help: commandHelp["restore"], run: (*cli).restore, parse: parseWith(ParseRestore)},
 		{name: "show", synopsis: "Print a saved plan", help: commandHelp["show"], run: (*cli).show, parse: parseWith(ParseShow)},

@@ -162,6 +162,23 @@ Examples:
   iceops inspect lake.analytics.events
   iceops inspect -json lake.analytics.events | jq .files
 `,
+	"list": `Usage: iceops [global options] list [options]
+
+  List every table of every configured catalog with the policy that manages
+  it and the block that chose it (file:line), or "unmanaged". The rule is
+  the one plan uses: a table block beats any tables selector.
+
+Options:
+  -json            Print the list as one JSON document
+  -managed         List only the tables a block manages
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops list
+  iceops list -managed -json | jq -r '.tables[].address'
+`,
 	"explain": `Usage: iceops [global options] explain [options] ADDR
 
   Show every effective policy value for one table, and the block and
