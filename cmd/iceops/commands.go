@@ -35,6 +35,7 @@ func commands() []command {
 		{name: "explain", synopsis: "Show every effective policy value for one table and where it was set", help: commandHelp["explain"], run: (*cli).explain, parse: parseWith(ParseExplain)},
 		{name: "force-unlock", synopsis: "Remove a dead run's lease on one table", help: commandHelp["force-unlock"], run: (*cli).forceUnlock, parse: parseWith(ParseForceUnlock)},
 		{name: "fmt", synopsis: "Rewrite configuration files in the canonical format", help: commandHelp["fmt"], run: (*cli).fmt, parse: parseWith(ParseFmt)},
+		{name: "import", synopsis: "Write policies that keep existing tables as they are", help: commandHelp["import"], run: (*cli).importTables, parse: parseWith(ParseImport)},
 		{name: "inspect", synopsis: "Health report of one table, with recommendations", help: commandHelp["inspect"], run: (*cli).inspect, parse: parseWith(ParseInspect)},
 		{name: "list", synopsis: "List every table of the configured catalogs and the block that manages it", help: commandHelp["list"], run: (*cli).list, parse: parseWith(ParseList)},
 		{name: "reconcile", synopsis: "Keep every table in policy: plan and apply each when due, with metrics", help: commandHelp["reconcile"], run: (*cli).reconcile, parse: parseWith(ParseReconcile)},

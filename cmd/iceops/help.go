@@ -162,6 +162,31 @@ Examples:
   iceops inspect lake.analytics.events
   iceops inspect -json lake.analytics.events | jq .files
 `,
+	"import": `Usage: iceops [global options] import [options]
+
+  Read the tables of the configured catalogs that no block manages yet and
+  write the configuration that keeps them exactly as they are: one policy
+  per set of settings (target file size, sort order, other properties), a
+  tables selector where a whole namespace agrees and a table block for each
+  outlier. No maintenance block is written, so the next plan shows no
+  change; add compaction, snapshot_retention, orphan_files or manifests to
+  a policy to have iceops maintain its tables. The table's retention
+  properties are written as a commented snapshot_retention block. Secret
+  property values are never written.
+
+Options:
+  -catalog=NAME    Import only this catalog's tables
+  -target=GLOB     Import only matching tables (repeatable)
+  -out=FILE        Write the configuration to FILE (refused if it exists)
+                   instead of stdout
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops import -out=imported.iceops.hcl
+  iceops import -catalog=lake -target='lake.sales.*'
+`,
 	"list": `Usage: iceops [global options] list [options]
 
   List every table of every configured catalog with the policy that manages

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
 	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers"
 )
 
 // inspect prints the health report of one table of a configured catalog,
@@ -27,10 +22,8 @@ func (c *cli) inspect(args []string) int {
 	if !ok {
 		return exitError
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
-	defer sess.Close()
+	ctx, sess, done := c.session(cfg)
+	defer done()
 	in, err := sess.Inspect(ctx, a.Address)
 	if err != nil {
 		return c.fail(err)

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/iceops/iceops/cmd/iceops/internal/views"
-	"github.com/iceops/iceops/providers"
 )
 
 // List: `iceops list [-json] [-managed] [-var...] [-no-color]`.
@@ -49,10 +44,8 @@ func (c *cli) list(args []string) int {
 	if !ok {
 		return exitError
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
-	defer sess.Close()
+	ctx, sess, done := c.session(cfg)
+	defer done()
 	doc := views.TableList{Tables: []views.ListedTable{}, Errors: []views.ListError{}}
 	for _, cat := range cfg.Catalogs {
 		addrs, err := sess.ListTables(ctx, cat.Name)
