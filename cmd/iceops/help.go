@@ -146,21 +146,28 @@ Examples:
   iceops show -json tonight.plan | jq .summary
   iceops show -format=markdown tonight.plan > comment.md
 `,
-	"inspect": `Usage: iceops [global options] inspect [options] ADDR
+	"inspect": `Usage: iceops [global options] inspect [options] ADDR|SELECTOR...
 
-  Health report of one table of a configured catalog, managed or not: data
-  files and their size distribution, partitions, delete files, manifests,
-  snapshots, refs, an orphan estimate, and recommendations.
+  Health report of tables of the configured catalogs, managed or not: each
+  address given and every table each selector matches ('lake.sales.*';
+  the globs of tables blocks). Shows the schema (field ids, names, types,
+  required, nested fields), partition specs, sort orders, data files and a
+  histogram of their sizes (one bucket per power of two, the target's
+  bucket marked), partitions, delete files, manifests, snapshots, refs, an
+  orphan estimate, the quarantine runs, and recommendations.
 
 Options:
-  -json            Print the report as JSON
+  -json            Print the report as JSON: one document for one address,
+                   an array of them for a selector or several addresses
+  -partitions      Add each partition's file-size histogram
   -var=NAME=VALUE  Set a variable (repeatable)
   -var-file=FILE   Read variables from an HCL file
   -no-color        Disable colour
 
 Examples:
   iceops inspect lake.analytics.events
-  iceops inspect -json lake.analytics.events | jq .files
+  iceops inspect 'lake.analytics.*'
+  iceops inspect -json lake.analytics.events | jq .size_histogram
 `,
 	"import": `Usage: iceops [global options] import [options]
 
