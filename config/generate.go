@@ -175,8 +175,9 @@ type policyText struct {
 	sortOrder      []string
 	properties     map[string]string
 	// notes are comment lines: retention to uncomment, keys not written.
-	retention []string
-	skipped   []string
+	retention  []string
+	skipped    []string
+	unsortable string // the first sort term sort_order cannot write
 }
 
 var ownedRetention = []struct {
@@ -190,8 +191,18 @@ var ownedRetention = []struct {
 
 func importedPolicy(t ImportedTable, secrets Secrets) *policyText {
 	p := &policyText{properties: map[string]string{}}
+	// A term the language cannot spell (a column named "event-ts", a
+	// transform it has no word for) would not load, or would load as
+	// another order that plan then installs: the whole order stays out,
+	// and the table keeps it (a policy without sort_order leaves it).
 	for _, f := range t.SortOrder {
-		p.sortOrder = append(p.sortOrder, f.String())
+		text := f.String()
+		if back, err := ParseSortField(text); err != nil || back.String() != text {
+			p.sortOrder = nil
+			p.unsortable = text
+			break
+		}
+		p.sortOrder = append(p.sortOrder, text)
 	}
 	for k, v := range t.Properties {
 		if IsSecretKey(k) || secrets.Contains(v) {
@@ -258,8 +269,11 @@ func (p *policyText) write(b *hclwrite.Body) {
 		lines = append(lines, p.retention...)
 		b.AppendUnstructuredTokens(comment(append(lines, "}")...))
 	}
-	if p.targetFileSize == 0 && len(p.sortOrder) == 0 && len(p.properties) == 0 && len(p.retention) == 0 {
+	if p.targetFileSize == 0 && len(p.sortOrder) == 0 && len(p.properties) == 0 && len(p.retention) == 0 && p.unsortable == "" {
 		b.AppendUnstructuredTokens(comment("The tables set nothing a policy writes: Iceberg's defaults."))
+	}
+	if p.unsortable != "" {
+		b.AppendUnstructuredTokens(comment(fmt.Sprintf("The table's sort order is not written: sort_order cannot express %q; the table keeps it.", p.unsortable)))
 	}
 	for _, k := range p.skipped {
 		b.AppendUnstructuredTokens(comment(fmt.Sprintf("property %q is secret and not written; the table keeps it.", k)))
