@@ -51,6 +51,17 @@ func TestInspectEmptyTable(t *testing.T) {
 	if in.Properties["s3.secret-access-key"] != "hunter2" {
 		t.Error("masking changed the caller's inspection")
 	}
+	buf.Reset()
+	if err := InspectJSONList(&buf, []*diff.Inspection{in, in}); err != nil {
+		t.Fatal(err)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &list); err != nil || len(list) != 2 {
+		t.Fatalf("list: %v, %d documents", err, len(list))
+	}
+	if strings.Contains(buf.String(), "hunter2") || in.Properties["s3.secret-access-key"] != "hunter2" {
+		t.Error("secret in the JSON list, or the caller's inspection changed")
+	}
 }
 
 func TestInspectOrphanError(t *testing.T) {

@@ -59,7 +59,10 @@ func List(w io.Writer, l *TableList, s *Styles) error {
 		managed++
 		fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, t.Address, pwidth, policies[i], s.Dim(fmt.Sprintf("by %s at %s", t.MatchedBy, t.Origin)))
 	}
-	fmt.Fprintf(&b, "\n%s, %d managed.\n", countOf(len(l.Tables), "table", "tables"), managed)
+	if len(l.Tables) > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s, %d managed.\n", countOf(len(l.Tables), "table", "tables"), managed)
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("write table list: %w", err)
