@@ -75,7 +75,7 @@ func Generate(tables []ImportedTable, opts GenerateOptions) []byte {
 	var spaces []*namespace
 	byName := map[string]*namespace{}
 	for _, e := range entries {
-		ns := e.t.Address[:strings.LastIndexByte(e.t.Address, '.')]
+		ns, _ := SplitNamespace(e.t.Address)
 		n := byName[ns]
 		if n == nil {
 			n = &namespace{name: ns}
@@ -145,7 +145,8 @@ func Generate(tables []ImportedTable, opts GenerateOptions) []byte {
 			if n.hasSel && e.body.key() == n.selector {
 				continue
 			}
-			blocks = append(blocks, block{"table", e.t.Address, name(e.body, e.t.Address[strings.LastIndexByte(e.t.Address, '.')+1:])})
+			_, tbl := SplitNamespace(e.t.Address)
+			blocks = append(blocks, block{"table", e.t.Address, name(e.body, tbl)})
 		}
 	}
 

@@ -127,7 +127,7 @@ func (c *cli) importTables(args []string) int {
 				return false
 			}
 			for _, addr := range all {
-				if addr[:strings.LastIndexByte(addr, '.')] == ns && !imported[addr] {
+				if in, _ := config.SplitNamespace(addr); in == ns && !imported[addr] {
 					return false
 				}
 			}
