@@ -62,6 +62,8 @@ func (c *cli) list(args []string) int {
 				row.Origin = rangeString(eff.MatchRange)
 			} else if a.Managed {
 				continue
+			} else {
+				row.ExcludedBy = excludedBy(cfg, addr)
 			}
 			doc.Tables = append(doc.Tables, row)
 		}

@@ -25,6 +25,9 @@ type ListedTable struct {
 	// `tables "a.b.*"`; Origin is its file:line:col.
 	MatchedBy string `json:"matched_by,omitempty"`
 	Origin    string `json:"origin,omitempty"`
+	// ExcludedBy says, for an unmanaged table, which selectors match it
+	// but exclude it.
+	ExcludedBy []string `json:"excluded_by,omitempty"`
 }
 
 type ListError struct {
@@ -53,7 +56,11 @@ func List(w io.Writer, l *TableList, s *Styles) error {
 	managed := 0
 	for i, t := range l.Tables {
 		if !t.Managed {
-			fmt.Fprintf(&b, "%-*s  %s\n", width, t.Address, s.Dim("unmanaged"))
+			why := ""
+			if len(t.ExcludedBy) > 0 {
+				why = " (" + strings.Join(t.ExcludedBy, "; ") + ")"
+			}
+			fmt.Fprintf(&b, "%-*s  %s\n", width, t.Address, s.Dim("unmanaged"+why))
 			continue
 		}
 		managed++
