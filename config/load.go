@@ -77,6 +77,24 @@ func Load(dir string, opts LoadOptions) (*Config, hcl.Diagnostics) {
 	return l.finish()
 }
 
+// configFileNames is the configuration files of dir, sorted: the *.iceops.hcl
+// entries directly in it that are not directories.
+func configFileNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), FileSuffix) {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 func (l *loader) finish() (*Config, hcl.Diagnostics) {
 	for name, f := range l.parser.Files() {
 		l.cfg.Files[name] = f
@@ -86,20 +104,12 @@ func (l *loader) finish() (*Config, hcl.Diagnostics) {
 }
 
 func (l *loader) load() {
-	entries, err := os.ReadDir(l.dir)
+	names, err := configFileNames(l.dir)
 	if err != nil {
 		l.errorf(nil, "Cannot read configuration directory", "%s.", err)
 		return
 	}
 	var bodies []hcl.Body
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), FileSuffix) {
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
 	if len(names) == 0 {
 		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.", l.dir, FileSuffix)
 		return

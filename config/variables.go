@@ -189,10 +189,7 @@ func (l *loader) parseVarText(d *varDecl, raw, source string) (cty.Value, bool) 
 // against the configuration directory, which is where -chdir puts the
 // command. Values must be literals, as in Terraform's .tfvars.
 func (l *loader) readVarFile(path string, decls map[string]*varDecl, values map[string]cty.Value) {
-	full := path
-	if !filepath.IsAbs(full) {
-		full = filepath.Join(l.dir, path)
-	}
+	full := varFilePath(l.dir, path)
 	src, err := ReadRegularFile(full, MaxConfigFileBytes)
 	if err != nil {
 		l.errorf(nil, "Cannot read variables file", "%s.", err)
@@ -320,4 +317,13 @@ func goValue(v cty.Value) any {
 		return out
 	}
 	return nil
+}
+
+// varFilePath is where a -var-file path is read: relative ones against the
+// configuration directory.
+func varFilePath(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }

@@ -89,6 +89,11 @@ type Options struct {
 	// files than this in one run (0: none) for a person to review: it is
 	// skipped, named in /status, and `iceops apply` runs it.
 	MaxDeletes int64
+	// Sources is a digest of the configuration's files
+	// (config.SourceDigest); with Watch set, the reconciler asks for it
+	// every Watch and reloads when it changes, as on SIGHUP.
+	Sources func() (string, error)
+	Watch   time.Duration
 }
 
 // TableStatus is one table's state, as /status shows it.
@@ -246,6 +251,16 @@ func (r *Reconciler) poke() {
 // them), or, with Once, until every table has been reconciled once. It
 // returns an error only when no configuration could be loaded at start.
 func (r *Reconciler) Run(ctx context.Context) error {
+	// The digest is read before the configuration, so that an edit in
+	// between is a change the watch sees.
+	var digest string
+	watching := r.opts.Watch > 0 && r.opts.Sources != nil && !r.opts.Once
+	if watching {
+		var err error
+		if digest, err = r.opts.Sources(); err != nil {
+			r.opts.Log.Warn("configuration files cannot be read to watch them; trying again", "error", err)
+		}
+	}
 	if err := r.loadConfig(); err != nil {
 		return err
 	}
@@ -258,6 +273,17 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	if watching {
+		// Stopped when Run returns, before wg.Wait (defers run last
+		// first).
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.watch(wctx, digest)
+		}()
+	}
 	slots := make(chan struct{}, r.parallelism())
 	for {
 		if ctx.Err() != nil {
@@ -310,6 +336,56 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			defer func() { <-slots; r.poke() }()
 			r.reconcile(ctx, addr)
 		}()
+	}
+}
+
+// watch polls the configuration's files every Watch and reloads when
+// their digest changes. Polling the content rather than watching for file
+// events: a Kubernetes ConfigMap volume is updated by swapping a symbolic
+// link to a new directory, which event watchers see as a removal they must
+// re-arm after (fsnotify documents it), and network file systems send no
+// events at all; a digest of a few small files every few seconds sees every
+// one of these, and a touch or a rewrite with the same content is no change.
+// A digest that cannot be read (the swap in progress) is tried again at the
+// next tick; the change is seen once the files are back. A new digest is
+// reloaded when the next tick reads it again, so a configuration is never
+// loaded from files caught in the middle of a write. last is the
+// digest read before the configuration in force was loaded ("" when it
+// could not be read: the first digest read then reloads, in case).
+func (r *Reconciler) watch(ctx context.Context, last string) {
+	failing := last == ""
+	pending := "" // a changed digest not yet seen twice
+	tick := time.NewTicker(r.opts.Watch)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		d, err := r.opts.Sources()
+		if err != nil {
+			if !failing {
+				r.opts.Log.Warn("configuration files cannot be read to watch them; trying again", "error", err)
+			}
+			failing = true
+			continue
+		}
+		failing = false
+		if d == last {
+			pending = ""
+			continue
+		}
+		if d != pending {
+			// A change is loaded once it has held for a tick: a file
+			// caught half written by an editor or a copy may parse
+			// as a smaller, valid configuration.
+			pending = d
+			continue
+		}
+		r.opts.Log.Info("configuration files changed: reloading")
+		r.Reload()
+		last, pending = d, ""
 	}
 }
 

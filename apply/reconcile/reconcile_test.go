@@ -129,7 +129,10 @@ func TestReconcileOnceConverges(t *testing.T) {
 		t.Fatalf("setup: actions %v", got)
 	}
 
-	r := reconcile.New(l.load, open, reconcile.Options{Once: true, TableMetrics: true})
+	// A watch (as the command sets by default) must not keep a -once
+	// run from returning.
+	r := reconcile.New(l.load, open, reconcile.Options{Once: true, TableMetrics: true, Watch: 10 * time.Millisecond,
+		Sources: func() (string, error) { return config.SourceDigest(l.dir, nil) }})
 	if code, _ := scrape(t, r.Handler(), "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("readyz before the first listing: %d, want 503", code)
 	}
@@ -395,6 +398,72 @@ func TestReconcileReload(t *testing.T) {
 	})
 	if st := statusOf(t, r)["lake.sales.events"]; st.PolicyDigest == before {
 		t.Errorf("the policy digest did not change with the policy: %+v", st)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReconcileWatchesConfiguration: with -watch, an edit of the
+// configuration's files reloads it without a signal: a broken edit is
+// refused (the policy in force stays), a valid one takes effect, and a
+// rewrite with the same content or a touch reloads nothing.
+func TestReconcileWatchesConfiguration(t *testing.T) {
+	l := newLake(t)
+	l.table("events", 3)
+	file := filepath.Join(l.dir, "main.iceops.hcl")
+	write := func(src string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(l.lake.HCL()+src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(strings.Replace(policyHCL, "min_input_files = 2", "min_input_files = 10", 1))
+	r := reconcile.New(l.load, open, reconcile.Options{
+		Interval: time.Hour, Jitter: -1, Watch: 20 * time.Millisecond,
+		Sources: func() (string, error) { return config.SourceDigest(l.dir, nil) },
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	waitFor(t, "the first listing", r.Ready)
+	loads := func(outcome string) string {
+		_, body := scrape(t, r.Handler(), "/metrics")
+		return metric(t, body, `iceops_config_loads_total{outcome="`+outcome+`"}`)
+	}
+	before := statusOf(t, r)["lake.sales.events"]
+	if before.Result != reconcile.ResultInPolicy || loads("ok") != "1" {
+		t.Fatalf("before any edit: %+v, %s loads", before, loads("ok"))
+	}
+
+	// The same content written again, and a touch: no reload.
+	write(strings.Replace(policyHCL, "min_input_files = 2", "min_input_files = 10", 1))
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(file, later, later); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // ten ticks
+	if got := loads("ok"); got != "1" {
+		t.Fatalf("an unchanged file reloaded the configuration: %s loads", got)
+	}
+
+	write(policyHCL + "\npolicy \"broken\" {\n  target_file_size = \"lots\"\n}\n")
+	waitFor(t, "the refused reload", func() bool { return loads("failed") == "1" })
+	if st := statusOf(t, r)["lake.sales.events"]; st.Result != reconcile.ResultInPolicy || st.PolicyDigest != before.PolicyDigest {
+		t.Fatalf("after a refused reload: %+v", st)
+	}
+
+	write(policyHCL)
+	waitFor(t, "the edited policy applied", func() bool {
+		return statusOf(t, r)["lake.sales.events"].Result == reconcile.ResultApplied
+	})
+	if st := statusOf(t, r)["lake.sales.events"]; st.PolicyDigest == before.PolicyDigest {
+		t.Errorf("the policy digest did not change with the policy: %+v", st)
+	}
+	if got := loads("ok"); got != "2" {
+		t.Errorf("%s successful loads, want 2 (start, the valid edit)", got)
 	}
 	cancel()
 	if err := <-done; err != nil {

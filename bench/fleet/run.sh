@@ -14,8 +14,22 @@
 # RSS of both. ORPHANS=1 adds `orphan_files` to the policy (the plan then
 # also lists each table's directory, which the floor does not).
 #
+# CATALOG picks the catalog both sides reach the fleet through:
+#   sqlite  (default) the fleet's own sqlite SQL catalog;
+#   pg      the same tables registered in a PostgreSQL SQL catalog named
+#           fleetN (`fleetbench register`; ICEOPS_TEST_PG_DSN, as
+#           `scripts/services.sh env` exports it);
+#   rest    a fleet built in the REST catalog by real appends
+#           (`fleetbench setup-catalog`, namespaces fN_ns0000...;
+#           ICEOPS_TEST_REST_*), its files on the REST catalog's object
+#           store; no backdated history (retention then expires nothing;
+#           the reading is the same).
+# DELAY=D (pg, rest) puts `fleetbench delay` between both sides and the
+# catalog: every request or query waits D more, as across a network.
+#
 # Fleets are cached under $CACHE (default ~/.cache/iceops-bench/fleet).
-# Env: RUNS (default 5), WARMUP (default 1), PAR (parallelism of both, default 4), CACHE, WORK.
+# Env: RUNS (default 5), WARMUP (default 1), PAR (parallelism of both,
+# default 4), CACHE, WORK, CATALOG, DELAY.
 set -euo pipefail
 
 SIZES=${1:-${SIZES:-100 1000 10000}}
@@ -34,28 +48,40 @@ source "$ROOT/bench/lib.sh"
 same_page_cache "$WORK/iceops" "$WORK/fleetbench"
 echo "== iceops $(git -C "$ROOT" rev-parse --short HEAD); machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-for n in $SIZES; do
-	dir=$CACHE/fleet-$n
-	if [[ ! -f $dir/.done ]]; then
-		rm -rf "$dir"
-		echo "building $n tables in $dir ..." >&2
-		"$WORK/fleetbench" setup -dir "$dir" -tables "$n" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
-		touch "$dir/.done"
-	fi
-	mkdir -p "$dir/cfg"
-	orphans=""
+CATALOG=${CATALOG:-sqlite}
+case $CATALOG in
+sqlite) ;;
+pg) : "${ICEOPS_TEST_PG_DSN:?CATALOG=pg needs ICEOPS_TEST_PG_DSN: eval \"\$(scripts/services.sh env)\"}" ;;
+rest) : "${ICEOPS_TEST_REST_URI:?CATALOG=rest needs ICEOPS_TEST_REST_*: eval \"\$(scripts/services.sh env)\"}" ;;
+*) echo "CATALOG must be sqlite, pg or rest" >&2; exit 2 ;;
+esac
+proxy_pid=""
+trap '[[ -n $proxy_pid ]] && kill $proxy_pid 2>/dev/null; true' EXIT
+# through HOSTPORT sets $addr to HOSTPORT, or with DELAY to the address of a
+# delay proxy in front of it (not in a command substitution: the proxy must
+# be this shell's child, for the trap to stop it).
+through() {
+	addr=$1
+	[[ -z ${DELAY:-} ]] && return
+	[[ -n $proxy_pid ]] && kill "$proxy_pid" 2>/dev/null
+	rm -f "$WORK/proxy.addr"
+	"$WORK/fleetbench" delay -upstream "$1" -delay "$DELAY" >"$WORK/proxy.addr" 2>"$WORK/proxy.log" &
+	proxy_pid=$!
+	for _ in $(seq 100); do [[ -s $WORK/proxy.addr ]] && break; sleep 0.1; done
+	addr=$(cat "$WORK/proxy.addr")
+}
+# hostport URL prints the host:port of an http:// or postgres:// URL.
+hostport() { sed -E 's|^[a-z]+://([^@/]*@)?([^/?]+).*|\2|' <<<"$1"; }
+# The policy every case plans (its catalog block and selector vary).
+policy_hcl() {
+	local orphans=""
 	if [[ -n ${ORPHANS:-} ]]; then
 		orphans=$'\n  orphan_files {\n    older_than = "3d"\n  }'
 	fi
-	cat >"$dir/cfg/fleet.iceops.hcl" <<HCL
-catalog "default" {
-  type      = "sql"
-  uri       = "sqlite:$dir/catalog.db"
-  warehouse = "file://$dir/warehouse"
-}
-
+	cat <<HCL
 iceops {
   parallelism = $PAR
+  ignore_warnings = ["IO102"]
 }
 
 policy "fleet" {
@@ -71,19 +97,84 @@ policy "fleet" {
   }$orphans
 }
 
-tables "default.*.*" {
+tables "$1" {
   policy = policy.fleet
 }
 HCL
-	PLAN="$WORK/iceops -chdir=$dir/cfg plan -no-color"
-	FLOOR="$WORK/fleetbench floor -dir $dir -parallelism $PAR"
-	echo "== $n tables: $($FLOOR)"
+}
+
+for n in $SIZES; do
+	dir=$CACHE/fleet-$n
+	cfg=$WORK/$CATALOG-$n
+	mkdir -p "$cfg"
+	if [[ $CATALOG != rest && ! -f $dir/.done ]]; then
+		rm -rf "$dir"
+		echo "building $n tables in $dir ..." >&2
+		"$WORK/fleetbench" setup -dir "$dir" -tables "$n" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
+		touch "$dir/.done"
+	fi
+	case $CATALOG in
+	sqlite)
+		cat >"$cfg/catalog.iceops.hcl" <<HCL
+catalog "default" {
+  type      = "sql"
+  uri       = "sqlite:$dir/catalog.db"
+  warehouse = "file://$dir/warehouse"
+}
+HCL
+		selector="default.*.*"
+		floor_args=(-dir "$dir")
+		;;
+	pg)
+		through "$(hostport "$ICEOPS_TEST_PG_DSN")"
+		pgdsn=$(sed -E "s|^(postgres(ql)?://([^@/]*@)?)[^/?]+|\1$addr|" <<<"$ICEOPS_TEST_PG_DSN")
+		cat >"$cfg/catalog.iceops.hcl" <<HCL
+catalog "fleet$n" {
+  type      = "sql"
+  uri       = "$pgdsn"
+  warehouse = "file://$dir/warehouse"
+}
+HCL
+		"$WORK/fleetbench" register -dir "$dir" -config "$cfg" 2>&1 | tail -1
+		selector="fleet$n.*.*"
+		floor_args=(-config "$cfg")
+		;;
+	rest)
+		through "$(hostport "$ICEOPS_TEST_REST_URI")"
+		resturi=http://$addr
+		cat >"$cfg/catalog.iceops.hcl" <<HCL
+catalog "fleetrest" {
+  type      = "rest"
+  uri       = "$resturi"
+  warehouse = "$ICEOPS_TEST_REST_WAREHOUSE"
+  properties = {
+    "credential"           = "$ICEOPS_TEST_REST_ACCESS_KEY:$ICEOPS_TEST_REST_SECRET_KEY"
+    "s3.endpoint"          = "$ICEOPS_TEST_REST_S3_ENDPOINT"
+    "s3.region"            = "us-east-1"
+    "s3.access-key-id"     = "$ICEOPS_TEST_REST_ACCESS_KEY"
+    "s3.secret-access-key" = "$ICEOPS_TEST_REST_SECRET_KEY"
+  }
+}
+HCL
+		echo "building (or checking) $n tables in the REST catalog ..." >&2
+		"$WORK/fleetbench" setup-catalog -config "$cfg" -prefix "f${n}_" -tables "$n" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
+		selector="fleetrest.f${n}_*.*"
+		floor_args=(-config "$cfg" -prefix "f${n}_")
+		;;
+	esac
+	# The floor reads the catalog block alone; iceops reads it with the policy.
+	mkdir -p "$cfg/plan"
+	cp "$cfg/catalog.iceops.hcl" "$cfg/plan/"
+	policy_hcl "$selector" >"$cfg/plan/fleet.iceops.hcl"
+	PLAN="$WORK/iceops -chdir=$cfg/plan plan -no-color"
+	FLOOR="$WORK/fleetbench floor ${floor_args[*]} -parallelism $PAR"
+	echo "== $n tables, $CATALOG catalog${DELAY:+, $DELAY added per request}: $($FLOOR)"
 	echo "   iceops plan: $($PLAN 2>/dev/null | tail -1)"
-	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$WORK/fleet-$n.json" \
+	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$WORK/fleet-$CATALOG-$n.json" \
 		-n "iceops plan" "$PLAN" -n "floor" "$FLOOR" >"$WORK/hyperfine.txt" 2>&1 || { cat "$WORK/hyperfine.txt"; exit 1; }
 	jq -r --argjson n "$n" '.results as $r |
 		($r[] | "   \(.command): median \(.median*1000|round) ms (min \(.min*1000|round), max \(.max*1000|round)), \(.median*1e6/$n|round) µs per table"),
-		"   ratio iceops plan / floor (medians): \(($r[0].median/$r[1].median)*100|round/100)"' "$WORK/fleet-$n.json"
+		"   ratio iceops plan / floor (medians): \(($r[0].median/$r[1].median)*100|round/100)"' "$WORK/fleet-$CATALOG-$n.json"
 	for c in "$PLAN" "$FLOOR"; do
 		/usr/bin/time -v $c >/dev/null 2>"$WORK/rss.txt" || true
 		echo "   peak RSS of ${c%% -*}: $(awk '/Maximum resident/ {printf "%.0f MiB", $6/1024}' "$WORK/rss.txt")"

@@ -32,6 +32,7 @@ func commands() []command {
 		{name: "apply", main: true, synopsis: "Make the changes (asks for approval unless -auto-approve)", help: commandHelp["apply"], run: (*cli).apply, parse: parseWith(ParseApply)},
 		{name: "validate", main: true, synopsis: "Check the configuration without contacting any catalog", help: commandHelp["validate"], run: (*cli).validate, parse: parseWith(ParseValidate)},
 		{name: "demo", synopsis: "Build a local demo lakehouse and a configuration for it", help: commandHelp["demo"], run: (*cli).demo, parse: parseWith(ParseDemo)},
+		{name: "doctor", synopsis: "Check catalogs, credentials, storage and what iceops can do on each table", help: commandHelp["doctor"], run: (*cli).doctor, parse: parseWith(ParseDoctor)},
 		{name: "explain", synopsis: "Show every effective policy value for one table and where it was set", help: commandHelp["explain"], run: (*cli).explain, parse: parseWith(ParseExplain)},
 		{name: "force-unlock", synopsis: "Remove a dead run's lease on one table", help: commandHelp["force-unlock"], run: (*cli).forceUnlock, parse: parseWith(ParseForceUnlock)},
 		{name: "fmt", synopsis: "Rewrite configuration files in the canonical format", help: commandHelp["fmt"], run: (*cli).fmt, parse: parseWith(ParseFmt)},

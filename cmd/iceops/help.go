@@ -237,6 +237,28 @@ Examples:
   iceops demo
   iceops demo /tmp/lakehouse && iceops -chdir=/tmp/lakehouse plan
 `,
+	"doctor": `Usage: iceops [global options] doctor [options] [SELECTOR...]
+
+  Check what iceops needs, one line a finding with what to do: per catalog,
+  that it answers (within its request deadline), where the storage
+  credentials come from (never their values), that the warehouse allows
+  write, list, read and delete of a probe object under _iceops_lock/
+  (removed afterwards), and the clock skew against the store, which the
+  orphan age guard depends on; per table (all of the catalog's, or those
+  the SELECTOR globs match), what iceops cannot do there and why. Any
+  failure exits 1; warnings exit 0.
+
+Options:
+  -catalog=NAME    Check only this catalog
+  -json            Print the report as JSON
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops doctor
+  iceops doctor -catalog=lake 'lake.analytics.*'
+`,
 	"restore": `Usage: iceops [global options] restore [options] RUN_ID ADDR
 
   Put back the orphan files that one apply moved to the table's quarantine
@@ -285,8 +307,9 @@ Examples:
   A table another run holds is skipped and tried again later. The catalogs
   are listed again every -interval (new tables are found then).
 
-  SIGHUP reads the configuration again (a configuration with errors is
-  refused; the one in force stays). SIGTERM or Ctrl-C starts no new
+  SIGHUP, or a change in the configuration's files (checked every -watch),
+  reads the configuration again (a configuration with errors is refused; the
+  one in force stays). SIGTERM or Ctrl-C starts no new
   reconcile and lets the running ones finish their commits, then exits 0; a
   second one stops them at once.
 
@@ -313,6 +336,8 @@ Options:
   -min-interval=KIND=DURATION
                       Run an action kind on a table at most this often
                       (repeatable; remove_orphan_files=24h)
+  -watch=DURATION     How often the configuration's files are checked for a
+                      change that reloads them (default 10s; 0: SIGHUP only)
   -var=NAME=VALUE     Set a variable (repeatable)
   -var-file=FILE      Read variables from an HCL file
   -no-color           Disable colour

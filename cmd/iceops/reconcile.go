@@ -23,7 +23,7 @@ import (
 
 // Reconcile: `iceops reconcile [-interval=1h] [-listen=ADDR] [-once]
 // [-shadow] [-parallelism=N] [-table-metrics] [-lease-ttl=D] [-budget=SIZE]
-// [-max-deletes=N] [-min-interval=KIND=D]... [-var...]`.
+// [-max-deletes=N] [-min-interval=KIND=D]... [-watch=D] [-var...]`.
 type Reconcile struct {
 	Interval     time.Duration
 	Listen       string
@@ -36,9 +36,17 @@ type Reconcile struct {
 	MaxDeletes   int64
 	// MinIntervals: -min-interval=KIND=DURATION, repeatable.
 	MinIntervals map[diff.ActionType]time.Duration
-	Vars         Vars
-	NoColor      bool
+	// Watch is how often the configuration's files are checked for a
+	// change that reloads them (0: only SIGHUP reloads).
+	Watch   time.Duration
+	Vars    Vars
+	NoColor bool
 }
+
+// DefaultWatch is how often reconcile checks its configuration's files:
+// a few small files read and hashed, so often enough that an edit (or a
+// ConfigMap update) takes effect within seconds of landing.
+const DefaultWatch = 10 * time.Second
 
 func ParseReconcile(args []string) (Reconcile, error) {
 	var a Reconcile
@@ -54,6 +62,7 @@ func ParseReconcile(args []string) (Reconcile, error) {
 	fs.Int64Var(&a.MaxDeletes, "max-deletes", 0, "")
 	var mins stringList
 	fs.Var(&mins, "min-interval", "")
+	fs.DurationVar(&a.Watch, "watch", DefaultWatch, "")
 	addVarFlags(fs, &a.Vars)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
@@ -64,6 +73,9 @@ func ParseReconcile(args []string) (Reconcile, error) {
 	}
 	if a.Interval < time.Second {
 		return a, fmt.Errorf("reconcile: -interval must be at least 1s, got %s", a.Interval)
+	}
+	if a.Watch < 0 || (a.Watch > 0 && a.Watch < 100*time.Millisecond) {
+		return a, fmt.Errorf("reconcile: -watch must be 0 (reload on SIGHUP only) or at least 100ms, got %s", a.Watch)
 	}
 	if a.Parallelism < 0 {
 		return a, fmt.Errorf("reconcile: -parallelism must be at least 1, got %d", a.Parallelism)
@@ -104,7 +116,8 @@ func ParseReconcile(args []string) (Reconcile, error) {
 
 // reconcile runs the reconciler until SIGTERM or Ctrl-C (running
 // reconciles finish their commits; a second signal stops them at once),
-// reloading the configuration on SIGHUP. The endpoints are served on
+// reloading the configuration on SIGHUP or when its files change
+// (-watch). The endpoints are served on
 // -listen (-listen="" serves none).
 func (c *cli) reconcile(args []string) int {
 	a, err := ParseReconcile(args)
@@ -157,6 +170,10 @@ func (c *cli) reconcile(args []string) int {
 		Interval: a.Interval, Shadow: a.Shadow, Once: a.Once, Parallelism: a.Parallelism,
 		TableMetrics: a.TableMetrics, Now: c.now, Log: c.logger(), Version: version,
 		Apply: applyTemplate(c, abort, a.LeaseTTL),
+		Watch: a.Watch,
+		Sources: func() (string, error) {
+			return config.SourceDigest(c.configDir(), a.Vars.VarFiles)
+		},
 	})
 	go func() {
 		stops := 0

@@ -29,7 +29,7 @@ func TestReconcileProcess(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lake")
 	lake := demoLake(t, bin, dir)
 
-	base, cmd, exited := startReconcile(t, bin, dir, "-interval=5s")
+	base, cmd, exited := startReconcile(t, bin, dir, "-interval=5s", "-watch=200ms")
 
 	inPolicy := func() bool {
 		var st struct {
@@ -74,6 +74,34 @@ func TestReconcileProcess(t *testing.T) {
 	if got := testkit.ScanIDs(t, lake.Reload(t, concurrentTable)); !maps.Equal(got, rows) {
 		t.Fatal("rows changed")
 	}
+
+	// An edit of the configuration's files is reloaded without a signal
+	// (-watch).
+	loads := func() string {
+		m := regexp.MustCompile(`(?m)^iceops_config_loads_total\{outcome="ok"\} (\d+)$`).FindStringSubmatch(get(t, base+"/metrics"))
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if got := loads(); got != "1" {
+		t.Fatalf("configuration loads before the edit: %q, want 1", got)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.iceops.hcl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configuration file in %s: %v", dir, err)
+	}
+	f, err := os.OpenFile(files[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n# edited while reconcile runs\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the edited configuration reloaded", func() bool { return loads() == "2" })
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -122,6 +122,10 @@ tables "lake.analytics.*" {
 	runCase(true, chdir, "apply", hidden, planFile)
 	runCase(true, chdir, "inspect", hidden, "lake.analytics.events")
 	runCase(true, chdir, "inspect", "-json", hidden, "lake.analytics.events")
+	// doctor exits 1 here: the test's fixed clock is days from the
+	// store's, which its clock check reports.
+	runCase(false, chdir, "doctor", hidden)
+	runCase(false, chdir, "doctor", "-json", hidden)
 	// The saved plan with another secret in the configuration is stale.
 	runCase(false, chdir, "apply", "-var=hidden=other-value", planFile)
 	// The table now holds the secrets as properties: import, beside a
@@ -149,6 +153,7 @@ tables "lake.analytics.*" {
 		`uri       = "host=127.0.0.1 port=1 user=u password=`+testSecrets["keyword DSN password"]+` dbname=x"`, 1))
 	runCase(false, "-chdir="+kw, "plan", hidden)
 	runCase(false, "-chdir="+kw, "inspect", hidden, "lake.analytics.events")
+	runCase(false, "-chdir="+kw, "doctor", hidden)
 	pg := filepath.Join(dir, "urldsn")
 	write(pg, strings.Replace(cfg, `uri       = "`+lake.URI()+`"`,
 		`uri       = "postgres://u:`+testSecrets["URL DSN password"]+`@127.0.0.1:1/x?connect_timeout=1"`, 1))
@@ -160,6 +165,8 @@ tables "lake.analytics.*" {
 		`"credential"           = "client:`+testSecrets["catalog credential (secret half)"]+`"`,
 		`"credential"           = "client:`+testSecrets["REST credential"]+`"`, 1))
 	runCase(false, "-chdir="+rest, "plan", hidden)
+	runCase(false, "-chdir="+pg, "doctor", "-json", hidden)
+	runCase(false, "-chdir="+rest, "doctor", hidden)
 
 	saved := readFile(t, planFile)
 	for what, secret := range testSecrets {

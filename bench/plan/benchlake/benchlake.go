@@ -16,6 +16,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -103,7 +104,12 @@ var Day0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 
 // CreateTable creates ns.name partitioned by day(event_ts), format v2.
 func (l *Lake) CreateTable(ctx context.Context, ns, name string, props iceberg.Properties) (*table.Table, error) {
-	if err := l.Catalog.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil && !strings.Contains(err.Error(), "already exists") {
+	return CreateIn(ctx, l.Catalog, ns, name, props)
+}
+
+// CreateIn is CreateTable in any catalog (the fleet benchmark's REST one).
+func CreateIn(ctx context.Context, cat catalog.Catalog, ns, name string, props iceberg.Properties) (*table.Table, error) {
+	if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) && !strings.Contains(err.Error(), "already exists") {
 		return nil, fmt.Errorf("create namespace: %w", err)
 	}
 	p := iceberg.Properties{"format-version": "2"}
@@ -111,7 +117,7 @@ func (l *Lake) CreateTable(ctx context.Context, ns, name string, props iceberg.P
 		p[k] = v
 	}
 	spec := DaySpec()
-	tbl, err := l.Catalog.CreateTable(ctx, table.Identifier{ns, name}, Schema(),
+	tbl, err := cat.CreateTable(ctx, table.Identifier{ns, name}, Schema(),
 		catalog.WithPartitionSpec(&spec), catalog.WithProperties(p))
 	if err != nil {
 		return nil, fmt.Errorf("create table %s.%s: %w", ns, name, err)

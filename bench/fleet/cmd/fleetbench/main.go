@@ -3,6 +3,10 @@
 //
 //	fleetbench setup -dir D -tables N [-appends 8] [-partitions 3] [-per-namespace 1000]
 //	fleetbench floor -dir D [-parallelism P]
+//	fleetbench floor -config CFG [-prefix P] [-parallelism P]
+//	fleetbench register -dir D -config CFG
+//	fleetbench setup-catalog -config CFG -prefix P -tables N [-appends 8] [-partitions 3] [-per-namespace 1000]
+//	fleetbench delay -listen ADDR -upstream ADDR -delay D
 //
 // setup makes one table by real appends (`appends` commits of 100 rows over
 // `partitions` day partitions, the first half of its history 10 days old),
@@ -14,7 +18,20 @@
 // floor is the baseline a plan is measured against: it lists every
 // namespace's tables once, loads every table through the catalog, reads
 // every snapshot's manifest list and every distinct manifest's entries,
-// P tables at once, and nothing else. It prints what it read.
+// P tables at once, and nothing else. It prints what it read. With -config
+// it reads the one catalog of an iceops configuration directory, opened as
+// iceops opens it (providers/catalogs), so the floor and the plan share
+// the driver, the pool and the HTTP client.
+//
+// register copies the sqlite fleet's catalog rows into the SQL catalog of
+// CFG (a PostgreSQL one): the same tables, reached through another catalog.
+// setup-catalog builds a fleet in a catalog that cannot register local
+// files (a REST catalog on an object store): each table by real appends
+// through the catalog, without the backdated history.
+//
+// delay is a TCP proxy that holds each chunk the client sends for D before
+// passing it on: one added round trip per request or query, so a catalog
+// on this machine answers as one across a network does.
 package main
 
 import (
@@ -29,6 +46,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/bench/plan/benchlake"
@@ -53,18 +71,40 @@ func run(args []string) error {
 	parts := fs.Int("partitions", 3, "day partitions (setup)")
 	perNS := fs.Int("per-namespace", 1000, "tables per namespace (setup)")
 	par := fs.Int("parallelism", 4, "tables read at once (floor)")
+	cfgDir := fs.String("config", "", "iceops configuration directory with one catalog (floor, register, setup-catalog)")
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (delay)")
+	upstream := fs.String("upstream", "", "address to forward to (delay)")
+	delay := fs.Duration("delay", 0, "time each client chunk is held (delay)")
+	prefix := fs.String("prefix", "", "namespace name prefix (setup-catalog; floor reads only namespaces with it)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	ctx := context.Background()
+	switch args[0] {
+	case "delay":
+		return delayProxy(*listen, *upstream, *delay)
+	case "setup-catalog":
+		return setupCatalog(ctx, *cfgDir, *prefix, *tables, *appends, *parts, *perNS)
+	case "floor":
+		if *cfgDir != "" {
+			cat, closeCat, err := openConfigured(ctx, *cfgDir)
+			if err != nil {
+				return err
+			}
+			defer closeCat()
+			return floorOf(ctx, cat, *prefix, *par)
+		}
 	}
 	if *dir == "" {
 		return fmt.Errorf("-dir is required")
 	}
-	ctx := context.Background()
 	switch args[0] {
 	case "setup":
 		return setup(ctx, *dir, *tables, *appends, *parts, *perNS)
 	case "floor":
 		return floor(ctx, *dir, *par)
+	case "register":
+		return register(ctx, *dir, *cfgDir)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
@@ -124,13 +164,20 @@ func floor(ctx context.Context, dir string, par int) error {
 		return err
 	}
 	defer lake.Close()
+	return floorOf(ctx, lake.Catalog, "", par)
+}
+
+func floorOf(ctx context.Context, cat catalog.Catalog, prefix string, par int) error {
 	var idents []table.Identifier
-	nss, err := lake.Catalog.ListNamespaces(ctx, nil)
+	nss, err := cat.ListNamespaces(ctx, nil)
 	if err != nil {
 		return err
 	}
 	for _, ns := range nss {
-		for id, err := range lake.Catalog.ListTables(ctx, ns) {
+		if !strings.HasPrefix(strings.Join(ns, "."), prefix) {
+			continue
+		}
+		for id, err := range cat.ListTables(ctx, ns) {
 			if err != nil {
 				return err
 			}
@@ -146,7 +193,7 @@ func floor(ctx context.Context, dir string, par int) error {
 		go func() {
 			defer wg.Done()
 			for id := range work {
-				if err := readTable(ctx, lake, id, &lists, &manifests, &entries); err != nil {
+				if err := readTable(ctx, cat, id, &lists, &manifests, &entries); err != nil {
 					select {
 					case errs <- err:
 					default:
@@ -171,8 +218,8 @@ func floor(ctx context.Context, dir string, par int) error {
 
 // readTable loads the table and reads every snapshot's manifest list and
 // every distinct manifest once.
-func readTable(ctx context.Context, lake *benchlake.Lake, id table.Identifier, lists, manifests, entries *atomic.Int64) error {
-	tbl, err := lake.Catalog.LoadTable(ctx, id)
+func readTable(ctx context.Context, cat catalog.Catalog, id table.Identifier, lists, manifests, entries *atomic.Int64) error {
+	tbl, err := cat.LoadTable(ctx, id)
 	if err != nil {
 		return err
 	}

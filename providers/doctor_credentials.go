@@ -1,0 +1,195 @@
+package providers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/iceops/iceops/config"
+	"github.com/iceops/iceops/diff"
+)
+
+// credentialTimeout bounds the default chain's look-up: on a machine that
+// is not a cloud instance the instance-metadata endpoint never answers.
+const credentialTimeout = 5 * time.Second
+
+// credentialSource says where the storage credentials of catalog cc's
+// warehouse (base, resolved) come from, by the name of the source only:
+// static keys in the catalog's properties, the environment, the cloud's
+// default chain, or none. It never returns a value: a property or variable
+// is named, never read out.
+func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base string) diff.DoctorFinding {
+	f := diff.DoctorFinding{Check: "credentials", Status: diff.DoctorOK}
+	scheme, _, _ := strings.Cut(base, "://")
+	if !isLocation(base) && hasPrefixKey(cc.Properties, "s3.") {
+		scheme = "s3"
+	}
+	has := func(keys ...string) []string {
+		var set []string
+		for _, k := range keys {
+			if cc.Properties[k] != "" {
+				set = append(set, k)
+			}
+		}
+		return set
+	}
+	env := func(keys ...string) []string {
+		var set []string
+		for _, k := range keys {
+			if envValue(s.opts.Env, k) != "" {
+				set = append(set, k)
+			}
+		}
+		return set
+	}
+	switch scheme {
+	case "file":
+		f.Message = "local files: no credentials needed"
+	case "s3", "s3a", "s3n":
+		if k := has("s3.access-key-id", "s3.secret-access-key"); len(k) == 2 {
+			f.Message = "S3: static keys in the catalog's properties (" + strings.Join(k, ", ") + ")"
+			return f
+		}
+		cfg, err := s.awsConfig(ctx)
+		if err == nil && cfg.Credentials != nil {
+			cctx, cancel := context.WithTimeout(ctx, credentialTimeout)
+			creds, rerr := cfg.Credentials.Retrieve(cctx)
+			cancel()
+			if rerr == nil {
+				f.Message = "S3: the AWS default credential chain found " + awsSourceName(creds.Source)
+				return f
+			}
+			err = rerr
+		} else if err == nil {
+			err = fmt.Errorf("no credentials provider")
+		}
+		f.Status = diff.DoctorFail
+		f.Message = fmt.Sprintf("S3: no credentials: none in the catalog's properties, and the AWS default chain (environment, shared config, web identity, container or instance role) found none: %v", err)
+		f.Fix = "set s3.access-key-id and s3.secret-access-key (from env()), AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with an IRSA or instance role"
+		if cc.Type == "rest" {
+			// A REST catalog may vend credentials with each table.
+			f.Status = diff.DoctorWarn
+			f.Fix = "fine if the REST catalog vends credentials with each table; " + f.Fix
+		}
+	case "gs":
+		switch {
+		case len(has("gcs.keypath", "gcs.jsonkey", "gcs.oauth2.token", "gcs.no-auth")) > 0:
+			f.Message = "GCS: credentials in the catalog's properties (" + strings.Join(has("gcs.keypath", "gcs.jsonkey", "gcs.oauth2.token", "gcs.no-auth"), ", ") + ")"
+		case len(env("GOOGLE_APPLICATION_CREDENTIALS")) > 0:
+			f.Message = "GCS: Application Default Credentials from GOOGLE_APPLICATION_CREDENTIALS"
+		default:
+			f.Status = diff.DoctorWarn
+			f.Message = "GCS: nothing in the properties or GOOGLE_APPLICATION_CREDENTIALS; Application Default Credentials may still come from gcloud's user login or the metadata server (Workload Identity), which doctor does not query"
+			f.Fix = "the storage probe below tells whether they work"
+		}
+	case "abfs", "abfss", "wasb", "wasbs":
+		var props []string
+		for k, v := range cc.Properties {
+			if v != "" && (strings.HasPrefix(k, "adls.sas-token.") || strings.HasPrefix(k, "adls.connection-string.") ||
+				k == "adls.auth.shared-key.account.key" || k == "adls.client-id" || k == "adls.auth.managed-identity.enabled") {
+				props = append(props, k)
+			}
+		}
+		slices.Sort(props)
+		switch {
+		case len(props) > 0:
+			f.Message = "Azure: credentials in the catalog's properties (" + strings.Join(props, ", ") + ")"
+		case len(env("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_CLIENT_SECRET")) > 0:
+			f.Message = "Azure: the default credential chain from the environment (" + strings.Join(env("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_CLIENT_SECRET"), ", ") + ")"
+		default:
+			f.Status = diff.DoctorWarn
+			f.Message = "Azure: nothing in the properties or AZURE_* variables; the default chain may still use a managed identity or the Azure CLI login, which doctor does not query"
+			f.Fix = "the storage probe below tells whether they work"
+		}
+	default:
+		f.Message = "not checked: the catalog block names no storage location (warehouse), so the store is known only from a table"
+		if cc.Type == "rest" {
+			f.Message += "; a REST catalog may vend credentials with each table"
+		}
+	}
+	return f
+}
+
+// awsSourceName names an aws.Credentials.Source for people.
+func awsSourceName(src string) string {
+	for _, n := range []struct{ prefix, name string }{
+		{"EnvConfigCredentials", "keys in the environment (AWS_ACCESS_KEY_ID)"},
+		{"SharedConfigCredentials", "the shared config or credentials file (AWS_PROFILE)"},
+		{"WebIdentityCredentials", "a web identity (IRSA: AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN)"},
+		{"AssumeRoleProvider", "an assumed role"},
+		{"EC2RoleProvider", "the instance profile (EC2 instance metadata)"},
+		{"CredentialsEndpointProvider", "the container credentials endpoint (ECS task role or EKS Pod Identity)"},
+		{"SSOProvider", "an SSO session"},
+		{"ProcessProvider", "a credential_process"},
+	} {
+		if strings.HasPrefix(src, n.prefix) {
+			return n.name
+		}
+	}
+	if src == "" {
+		return "credentials"
+	}
+	return "credentials (" + src + ")"
+}
+
+func hasPrefixKey(m map[string]string, prefix string) bool {
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// envValue is key's value in env (os.Environ form), "" when unset.
+func envValue(env []string, key string) string {
+	for _, kv := range slices.Backward(env) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// catalogAuth says how iceops authenticates to catalog cc itself, by the
+// name of the setting only (a password in the URI is found with config's
+// masking rule, never read out).
+func catalogAuth(s *Session, cc *config.Catalog) diff.DoctorFinding {
+	f := diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorOK}
+	p := cc.Properties
+	switch {
+	case cc.Type == "rest":
+		switch {
+		case p["credential"] != "":
+			f.Message = "REST: an OAuth2 client credential in the properties (credential)"
+		case p["token"] != "":
+			f.Message = "REST: a bearer token in the properties (token)"
+		case p["rest.sigv4-enabled"] == "true":
+			f.Message = "REST: SigV4 signing with the AWS default credential chain (rest.sigv4-enabled)"
+		default:
+			f.Message = "REST: no credential, token or SigV4 in the properties: the server must accept anonymous requests"
+		}
+	case cc.Type == "glue":
+		if p["glue.access-key-id"] != "" {
+			f.Message = "Glue: static keys in the properties (glue.access-key-id)"
+		} else {
+			f.Message = "Glue: the AWS default credential chain (environment, profile, IRSA, instance role)"
+		}
+	case cc.Type == "sql" && strings.HasPrefix(cc.URI, "sqlite:"):
+		f.Message = "sqlite: a local file, no credentials"
+	case cc.Type == "sql":
+		switch {
+		case config.RedactURI(cc.URI) != cc.URI:
+			f.Message = "PostgreSQL: a password in the uri"
+		case envValue(s.opts.Env, "PGPASSWORD") != "":
+			f.Message = "PostgreSQL: PGPASSWORD from the environment"
+		default:
+			f.Message = "PostgreSQL: no password in the uri or PGPASSWORD (pgx still reads ~/.pgpass, or the server trusts the user)"
+		}
+	default:
+		f.Message = cc.Type + ": no credentials of its own"
+	}
+	return f
+}
