@@ -216,17 +216,7 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 		items []planItem
 		errs  []diff.TableError
 	)
-	targeted := func(addr string) bool {
-		if len(targets) == 0 {
-			return true
-		}
-		for _, t := range targets {
-			if t == addr || config.MatchPattern(t, addr) {
-				return true
-			}
-		}
-		return false
-	}
+	targeted := func(addr string) bool { return config.Targeted(targets, addr) }
 	declared := map[string]bool{}
 	for _, c := range cfg.Catalogs {
 		declared[c.Name] = true

@@ -68,6 +68,30 @@ func MatchPattern(pattern, address string) bool {
 	return false
 }
 
+// SplitNamespace splits an address into its namespace ("catalog.ns") and
+// table name, at the last dot.
+func SplitNamespace(address string) (namespace, table string) {
+	i := strings.LastIndexByte(address, '.')
+	if i < 0 {
+		return "", address
+	}
+	return address[:i], address[i+1:]
+}
+
+// Targeted reports whether -target values select an address: no target
+// selects every address; a target is an address or a glob.
+func Targeted(targets []string, address string) bool {
+	if len(targets) == 0 {
+		return true
+	}
+	for _, t := range targets {
+		if t == address || MatchPattern(t, address) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkPattern reports why a pattern is malformed, or "" when it is fine.
 func checkPattern(p string) string {
 	if p == "" {

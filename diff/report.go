@@ -18,17 +18,27 @@ type Inspection struct {
 	Properties        map[string]string `json:"properties"`
 	SortOrder         []string          `json:"sort_order"`
 	Specs             []PartitionSpec   `json:"specs"`
+	DefaultSpecID     int               `json:"default_spec_id"`
+	// SortOrders are every sort order of the metadata; SortOrder is the
+	// default's fields.
+	SortOrders []InspectSortOrder `json:"sort_orders"`
+	Schema     InspectSchema      `json:"schema"`
 
 	// TargetFileSize is the size small files are measured against: the
 	// policy's, else the table's write.target-file-size-bytes, else 512 MiB.
-	TargetFileSize int64             `json:"target_file_size"`
-	SmallFileLimit int64             `json:"small_file_limit"` // below this a file is small
-	Files          FileStats         `json:"files"`
-	SmallFileShare float64           `json:"small_file_share"` // small / data files
-	Partitions     InspectPartitions `json:"partitions"`
-	Manifests      ManifestStats     `json:"manifests"`
-	Snapshots      InspectSnapshots  `json:"snapshots"`
-	Refs           []Ref             `json:"refs"`
+	TargetFileSize int64     `json:"target_file_size"`
+	SmallFileLimit int64     `json:"small_file_limit"` // below this a file is small
+	Files          FileStats `json:"files"`
+	// SizeHistogram counts the current snapshot's data files per power of
+	// two of their size; PartitionHistograms the same per partition, only
+	// when asked for (inspect -partitions).
+	SizeHistogram       []SizeBucket         `json:"size_histogram"`
+	PartitionHistograms []PartitionHistogram `json:"partition_histograms,omitempty"`
+	SmallFileShare      float64              `json:"small_file_share"` // small / data files
+	Partitions          InspectPartitions    `json:"partitions"`
+	Manifests           ManifestStats        `json:"manifests"`
+	Snapshots           InspectSnapshots     `json:"snapshots"`
+	Refs                []Ref                `json:"refs"`
 	// OldSnapshotFiles/Bytes are held only by snapshots that are not the
 	// head of a branch or tag: what expiring all history would free.
 	OldSnapshotFiles int64           `json:"old_snapshot_files"`
@@ -36,6 +46,42 @@ type Inspection struct {
 	Orphans          *InspectOrphans `json:"orphans,omitempty"`
 	OrphanError      string          `json:"orphan_error,omitempty"`
 	Recommendations  []string        `json:"recommendations"`
+}
+
+// InspectSchema is the current schema, flattened: a nested field follows
+// its parent with Depth one more, and Path names it from the top
+// ("payload.tags.element").
+type InspectSchema struct {
+	ID     int            `json:"schema_id"`
+	Fields []SchemaColumn `json:"fields"`
+}
+
+type SchemaColumn struct {
+	ID       int    `json:"id"`
+	Name     string `json:"name"`
+	Path     string `json:"path"`
+	Type     string `json:"type"` // "long", "struct", "list", "map", "decimal(9,2)"
+	Required bool   `json:"required"`
+	Depth    int    `json:"depth"`
+}
+
+type InspectSortOrder struct {
+	ID      int      `json:"order_id"`
+	Fields  []string `json:"fields"` // as sort_order writes them
+	Default bool     `json:"default"`
+}
+
+// SizeBucket counts data files of size in [MinBytes, MaxBytes).
+type SizeBucket struct {
+	MinBytes int64 `json:"min_bytes"`
+	MaxBytes int64 `json:"max_bytes"`
+	Files    int64 `json:"files"`
+}
+
+type PartitionHistogram struct {
+	SpecID    int          `json:"spec_id"`
+	Partition string       `json:"partition"`
+	Buckets   []SizeBucket `json:"buckets"`
 }
 
 // InspectPartitions summarises partitions; Top are those with most files.
@@ -70,6 +116,18 @@ type InspectOrphans struct {
 	// StuckRuns are the quarantine runs apply never purges (see
 	// QuarantineRun.StuckReason); the plan warns about each.
 	StuckRuns []InspectStuckRun `json:"stuck_quarantine_runs,omitempty"`
+	// QuarantineRuns are every run under the table's quarantine, stuck or
+	// not (orphan_files { quarantine = ... }).
+	QuarantineRuns []InspectQuarantineRun `json:"quarantine_runs"`
+}
+
+type InspectQuarantineRun struct {
+	RunID        string `json:"run_id"`
+	Files        int64  `json:"files"`
+	Bytes        int64  `json:"bytes"`
+	CreatedAtMs  int64  `json:"created_at_ms"`
+	PurgeAfterMs int64  `json:"purge_after_ms"` // 0: never purged by iceops
+	Stuck        string `json:"stuck,omitempty"`
 }
 
 // InspectStuckRun is a quarantine run that needs a person, and why.

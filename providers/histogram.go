@@ -3,6 +3,8 @@ package providers
 import (
 	"math"
 	"math/bits"
+
+	"github.com/iceops/iceops/diff"
 )
 
 // sizeHistogram estimates the median file size without keeping every size:
@@ -56,4 +58,56 @@ func (h *sizeHistogram) median(minSize, maxSize int64) int64 {
 		}
 	}
 	return maxSize
+}
+
+// octaveCounts counts files per power of two of their size: the display
+// buckets of inspect. They are the histogram's own buckets folded eight to
+// one (octave), so what inspect draws is what the median is estimated from.
+type octaveCounts [64]int64
+
+func octave(size int64) int { return histBucket(size) / histSub }
+
+func (o *octaveCounts) add(size int64) { o[octave(size)]++ }
+
+func (h *sizeHistogram) octaves() *octaveCounts {
+	var o octaveCounts
+	for b, c := range h.counts {
+		o[b/histSub] += c
+	}
+	return &o
+}
+
+// buckets are the counts from the smallest non-empty octave to the largest,
+// the empty ones between included (a gap in sizes is worth seeing), and
+// stretched to the octave of target (the target file size), so that how far
+// the files are from it shows. Octave e holds sizes in [2^e, 2^(e+1));
+// octave 0 also holds empty files.
+func (o *octaveCounts) buckets(target int64) []diff.SizeBucket {
+	lo, hi := -1, -1
+	for e, c := range o {
+		if c > 0 {
+			if lo < 0 {
+				lo = e
+			}
+			hi = e
+		}
+	}
+	if lo < 0 {
+		return []diff.SizeBucket{}
+	}
+	if target > 0 {
+		lo, hi = min(lo, octave(target)), max(hi, octave(target))
+	}
+	out := []diff.SizeBucket{}
+	for e := lo; e <= hi; e++ {
+		b := diff.SizeBucket{MinBytes: int64(1) << e, MaxBytes: int64(1) << (e + 1), Files: o[e]}
+		if e == 0 {
+			b.MinBytes = 0
+		}
+		if e == 62 {
+			b.MaxBytes = math.MaxInt64
+		}
+		out = append(out, b)
+	}
+	return out
 }

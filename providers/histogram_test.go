@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/iceops/iceops/diff"
 )
 
 // The histogram median stays within one bucket (~9%) of the true median
@@ -39,5 +41,40 @@ func TestSizeHistogramMedian(t *testing.T) {
 	var empty sizeHistogram
 	if empty.median(0, 0) != 0 {
 		t.Error("empty histogram")
+	}
+}
+
+// The display buckets are the histogram's folded into powers of two: each
+// size lands in [2^e, 2^(e+1)), gaps between are kept, the range reaches
+// the target's octave, and the counts add up to the files.
+func TestSizeBuckets(t *testing.T) {
+	var h sizeHistogram
+	sizes := []int64{3000, 3000, 4095, 4096, 5000, 40000}
+	for _, s := range sizes {
+		h.add(s)
+	}
+	got := h.octaves().buckets(1 << 20)
+	want := []diff.SizeBucket{
+		{MinBytes: 2048, MaxBytes: 4096, Files: 3},
+		{MinBytes: 4096, MaxBytes: 8192, Files: 2},
+		{MinBytes: 8192, MaxBytes: 16384},
+		{MinBytes: 16384, MaxBytes: 32768},
+		{MinBytes: 32768, MaxBytes: 65536, Files: 1},
+		{MinBytes: 65536, MaxBytes: 131072},
+		{MinBytes: 131072, MaxBytes: 262144},
+		{MinBytes: 262144, MaxBytes: 524288},
+		{MinBytes: 524288, MaxBytes: 1 << 20},
+		{MinBytes: 1 << 20, MaxBytes: 2 << 20},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("buckets:\n got %v\nwant %v", got, want)
+	}
+	// A target below the files stretches the range down instead.
+	if b := h.octaves().buckets(1024); b[0].MinBytes != 1024 || b[len(b)-1].MaxBytes != 65536 {
+		t.Errorf("target below: %v", b)
+	}
+	var empty sizeHistogram
+	if b := empty.octaves().buckets(1 << 20); len(b) != 0 {
+		t.Errorf("no files: %v", b)
 	}
 }

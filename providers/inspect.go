@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/iceops/iceops/config"
@@ -19,8 +20,14 @@ import (
 
 const topPartitions = 5
 
+// InspectOptions are what inspect reports beyond the table-wide figures.
+type InspectOptions struct {
+	// PerPartition adds each partition's file-size histogram.
+	PerPartition bool
+}
+
 // Inspect reports on any table of a configured catalog, managed or not.
-func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection, error) {
+func (s *Session) Inspect(ctx context.Context, address string, opts InspectOptions) (*diff.Inspection, error) {
 	ctx = s.WithStorageLimits(ctx)
 	tbl, err := s.loadTable(ctx, address)
 	if err != nil {
@@ -35,7 +42,7 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 	// what apply compacts, not what inspect reports (and a where naming a
 	// column this table lacks must not make the table uninspectable).
 	sel.Where = ""
-	st, err := observeTable(ctx, tbl, address, sel, s.now())
+	st, agg, err := observeTableSizes(ctx, tbl, address, sel, s.now(), opts.PerPartition)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
@@ -60,6 +67,26 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 	}
 	for _, f := range st.SortOrder {
 		in.SortOrder = append(in.SortOrder, f.String())
+	}
+	md := tbl.Metadata()
+	in.DefaultSpecID = md.DefaultPartitionSpec()
+	in.Schema = inspectSchema(md.CurrentSchema())
+	for _, so := range md.SortOrders() {
+		o := diff.InspectSortOrder{ID: so.OrderID(), Fields: []string{}, Default: so.OrderID() == md.DefaultSortOrder()}
+		for _, f := range sortFields(so, md.CurrentSchema()) {
+			o.Fields = append(o.Fields, f.String())
+		}
+		in.SortOrders = append(in.SortOrders, o)
+	}
+	in.SizeHistogram = []diff.SizeBucket{}
+	if agg != nil {
+		in.SizeHistogram = agg.hist.octaves().buckets(sel.Target)
+		for k, o := range agg.partOctaves {
+			in.PartitionHistograms = append(in.PartitionHistograms, diff.PartitionHistogram{SpecID: k.spec, Partition: k.part, Buckets: o.buckets(sel.Target)})
+		}
+		slices.SortFunc(in.PartitionHistograms, func(a, b diff.PartitionHistogram) int {
+			return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition))
+		})
 	}
 	if st.Files.DataFiles > 0 {
 		in.SmallFileShare = float64(st.Files.SmallFiles) / float64(st.Files.DataFiles)
@@ -86,7 +113,6 @@ func (s *Session) Inspect(ctx context.Context, address string) (*diff.Inspection
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
-	md := tbl.Metadata()
 	heads := map[int64]bool{}
 	for _, r := range st.Refs {
 		heads[r.SnapshotID] = true
@@ -172,9 +198,15 @@ func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Dura
 		Symlinks:     len(scan.Symlinks),
 		Refusal:      scan.Refusal,
 	}
+	o.QuarantineRuns = []diff.InspectQuarantineRun{}
 	for _, r := range scan.Quarantine {
-		if why := r.StuckReason(address, scan.MissingUnnamed()); why != "" {
+		why := r.StuckReason(address, scan.MissingUnnamed())
+		if why != "" {
 			o.StuckRuns = append(o.StuckRuns, diff.InspectStuckRun{RunID: r.RunID, Reason: why})
+		}
+		if r.RunID != "" {
+			o.QuarantineRuns = append(o.QuarantineRuns, diff.InspectQuarantineRun{RunID: r.RunID, Files: r.Files, Bytes: r.Bytes,
+				CreatedAtMs: r.CreatedAtMs, PurgeAfterMs: r.PurgeAfterMs, Stuck: why})
 		}
 	}
 	cutoff := now.Add(-olderThan).UnixMilli()
@@ -323,4 +355,42 @@ func roughAge(ms int64) string {
 		}
 	}
 	return config.FormatDuration(d)
+}
+
+// inspectSchema flattens a schema for inspect: each field, then its nested
+// fields (a struct's, a list's element, a map's key and value) one level
+// deeper.
+func inspectSchema(sc *iceberg.Schema) diff.InspectSchema {
+	out := diff.InspectSchema{ID: sc.ID, Fields: []diff.SchemaColumn{}}
+	var walk func(prefix string, depth int, id int, name string, t iceberg.Type, required bool)
+	walk = func(prefix string, depth int, id int, name string, t iceberg.Type, required bool) {
+		path := name
+		if prefix != "" {
+			path = prefix + "." + name
+		}
+		col := diff.SchemaColumn{ID: id, Name: name, Path: path, Type: t.String(), Required: required, Depth: depth}
+		switch t := t.(type) {
+		case *iceberg.StructType:
+			col.Type = "struct"
+			out.Fields = append(out.Fields, col)
+			for _, f := range t.FieldList {
+				walk(path, depth+1, f.ID, f.Name, f.Type, f.Required)
+			}
+		case *iceberg.ListType:
+			col.Type = "list"
+			out.Fields = append(out.Fields, col)
+			walk(path, depth+1, t.ElementID, "element", t.Element, t.ElementRequired)
+		case *iceberg.MapType:
+			col.Type = "map"
+			out.Fields = append(out.Fields, col)
+			walk(path, depth+1, t.KeyID, "key", t.KeyType, true)
+			walk(path, depth+1, t.ValueID, "value", t.ValueType, t.ValueRequired)
+		default:
+			out.Fields = append(out.Fields, col)
+		}
+	}
+	for _, f := range sc.Fields() {
+		walk("", 0, f.ID, f.Name, f.Type, f.Required)
+	}
+	return out
 }

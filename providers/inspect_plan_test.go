@@ -90,7 +90,7 @@ func inspectUnder(ctx context.Context, t *testing.T, l *testkit.Lakehouse, body 
 	}
 	sess := Open(cfg, Options{Now: time.Now})
 	defer sess.Close()
-	in, err := sess.Inspect(ctx, "lake.ns.t")
+	in, err := sess.Inspect(ctx, "lake.ns.t", InspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

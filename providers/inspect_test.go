@@ -31,7 +31,7 @@ func TestInspectUnmanagedTable(t *testing.T) {
 	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{l.ConfigCatalog()}}
 	sess := Open(cfg, Options{Now: func() time.Time { return time.Now() }})
 	defer sess.Close()
-	in, err := sess.Inspect(ctx, "lake.ns.t")
+	in, err := sess.Inspect(ctx, "lake.ns.t", InspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestInspectUnmanagedTable(t *testing.T) {
 	if _, err := json.Marshal(in); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sess.Inspect(ctx, "lake.ns.nope"); err == nil {
+	if _, err := sess.Inspect(ctx, "lake.ns.nope", InspectOptions{}); err == nil {
 		t.Error("inspecting a missing table succeeded")
 	}
 }

@@ -235,26 +235,39 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 // files are compaction candidates (diff.SelectionFor of the policy); now is
 // the clock of sel.Where's current_date and now().
 func observeTable(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection, now time.Time) (*diff.TableState, error) {
+	st, _, err := observeTableSizes(ctx, tbl, address, sel, now, false)
+	return st, err
+}
+
+// observeTableSizes is observeTable that also returns the aggregate, whose
+// size histogram inspect draws; perPartition also counts each partition's
+// file sizes (snapshotAggregate.partOctaves). The aggregate is nil for a
+// table without a current snapshot.
+func observeTableSizes(ctx context.Context, tbl *table.Table, address string, sel diff.CompactionSelection, now time.Time, perPartition bool) (*diff.TableState, *snapshotAggregate, error) {
 	st := observeMetadata(tbl, address, new(compaction.SpecCheck))
 	md := tbl.Metadata()
 	cur := md.CurrentSnapshot()
 	if cur == nil {
-		return st, nil
+		return st, nil, nil
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open table storage: %w", err)
+		return nil, nil, fmt.Errorf("open table storage: %w", err)
 	}
-	agg, err := aggregateSnapshot(ctx, fsys, md, cur, sel, now, nil)
+	a := newAggregator(md, sel, now)
+	if perPartition {
+		a.agg.partOctaves = map[partKey]*octaveCounts{}
+	}
+	agg, err := aggregateInto(ctx, fsys, md, cur, a, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st.Partitions = agg.partitions()
 	st.Files = agg.files
 	st.Manifests = agg.manifests
 	st.EscapedFileURI = agg.escapedExample
 	st.ForeignFile = agg.foreignExample
-	return st, nil
+	return st, agg, nil
 }
 
 // observeMetadata is the part of the state that the table metadata alone
@@ -463,6 +476,10 @@ type snapshotAggregate struct {
 	files     diff.FileStats
 	manifests diff.ManifestStats
 	hist      sizeHistogram
+	// partOctaves counts each partition's data file sizes, for inspect
+	// -partitions only (nil otherwise: 512 bytes a partition is not worth
+	// it to a plan).
+	partOctaves map[partKey]*octaveCounts
 	// escapedGlobal counts the equality deletes of an unpartitioned spec
 	// named by escaped file: URIs: they apply to every partition, so each
 	// partition counts them (finish). escapedExample is the first live
@@ -888,6 +905,14 @@ func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 	}
 	files.MaxSize = max(files.MaxSize, size)
 	a.agg.hist.add(size)
+	if a.agg.partOctaves != nil {
+		o := a.agg.partOctaves[k]
+		if o == nil {
+			o = new(octaveCounts)
+			a.agg.partOctaves[k] = o
+		}
+		o.add(size)
+	}
 	return reach.Group{Spec: k.spec, Partition: k.part}, candidate
 }
 

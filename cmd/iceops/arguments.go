@@ -385,28 +385,32 @@ func ParseShow(args []string) (Show, error) {
 	return a, nil
 }
 
-// Inspect: `iceops inspect [-json] [-var...] [-no-color] ADDR`.
+// Inspect: `iceops inspect [-json] [-partitions] [-var...] [-no-color]
+// ADDR|SELECTOR...`.
 type Inspect struct {
-	JSON    bool
-	Vars    Vars
-	NoColor bool
-	Address string
+	JSON       bool
+	Partitions bool
+	Vars       Vars
+	NoColor    bool
+	// Addresses are table addresses or selectors (globs), in the order
+	// given.
+	Addresses []string
 }
 
 func ParseInspect(args []string) (Inspect, error) {
 	var a Inspect
 	fs := newFlagSet("inspect")
 	fs.BoolVar(&a.JSON, "json", false, "")
+	fs.BoolVar(&a.Partitions, "partitions", false, "")
 	addVarFlags(fs, &a.Vars)
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
 	}
-	arg, err := oneArg(fs, "ADDR", "inspect needs a table address: iceops inspect [-json] CATALOG.NAMESPACE.TABLE")
-	if err != nil {
-		return a, err
+	if fs.NArg() == 0 {
+		return a, errors.New("inspect needs a table address or selector: iceops inspect [-json] CATALOG.NAMESPACE.TABLE|'CATALOG.NAMESPACE.*'...")
 	}
-	a.Address = arg
+	a.Addresses = fs.Args()
 	return a, nil
 }
 

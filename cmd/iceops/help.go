@@ -146,21 +146,70 @@ Examples:
   iceops show -json tonight.plan | jq .summary
   iceops show -format=markdown tonight.plan > comment.md
 `,
-	"inspect": `Usage: iceops [global options] inspect [options] ADDR
+	"inspect": `Usage: iceops [global options] inspect [options] ADDR|SELECTOR...
 
-  Health report of one table of a configured catalog, managed or not: data
-  files and their size distribution, partitions, delete files, manifests,
-  snapshots, refs, an orphan estimate, and recommendations.
+  Health report of tables of the configured catalogs, managed or not: each
+  address given and every table each selector matches ('lake.sales.*';
+  the globs of tables blocks). Shows the schema (field ids, names, types,
+  required, nested fields), partition specs, sort orders, data files and a
+  histogram of their sizes (one bucket per power of two, the target's
+  bucket marked), partitions, delete files, manifests, snapshots, refs, an
+  orphan estimate, the quarantine runs, and recommendations.
 
 Options:
-  -json            Print the report as JSON
+  -json            Print the report as JSON: one document for one address,
+                   an array of them for a selector or several addresses
+  -partitions      Add each partition's file-size histogram
   -var=NAME=VALUE  Set a variable (repeatable)
   -var-file=FILE   Read variables from an HCL file
   -no-color        Disable colour
 
 Examples:
   iceops inspect lake.analytics.events
-  iceops inspect -json lake.analytics.events | jq .files
+  iceops inspect 'lake.analytics.*'
+  iceops inspect -json lake.analytics.events | jq .size_histogram
+`,
+	"import": `Usage: iceops [global options] import [options]
+
+  Read the tables of the configured catalogs that no block manages yet and
+  write the configuration that keeps them exactly as they are: one policy
+  per set of settings (target file size, sort order, other properties), a
+  tables selector where a whole namespace agrees and a table block for each
+  outlier. No maintenance block is written, so the next plan shows no
+  change; add compaction, snapshot_retention, orphan_files or manifests to
+  a policy to have iceops maintain its tables. The table's retention
+  properties are written as a commented snapshot_retention block. Secret
+  property values are never written.
+
+Options:
+  -catalog=NAME    Import only this catalog's tables
+  -target=GLOB     Import only matching tables (repeatable)
+  -out=FILE        Write the configuration to FILE (refused if it exists)
+                   instead of stdout
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops import -out=imported.iceops.hcl
+  iceops import -catalog=lake -target='lake.sales.*'
+`,
+	"list": `Usage: iceops [global options] list [options]
+
+  List every table of every configured catalog with the policy that manages
+  it and the block that chose it (file:line), or "unmanaged". The rule is
+  the one plan uses: a table block beats any tables selector.
+
+Options:
+  -json            Print the list as one JSON document
+  -managed         List only the tables a block manages
+  -var=NAME=VALUE  Set a variable (repeatable)
+  -var-file=FILE   Read variables from an HCL file
+  -no-color        Disable colour
+
+Examples:
+  iceops list
+  iceops list -managed -json | jq -r '.tables[].address'
 `,
 	"explain": `Usage: iceops [global options] explain [options] ADDR
 

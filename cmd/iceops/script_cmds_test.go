@@ -33,6 +33,7 @@ func scriptCmds() map[string]scriptCmd {
 		"plancheck": cmdPlanCheck,
 		"summaryeq": cmdSummaryEq,
 		"jsonlines": cmdJSONLines,
+		"fixtures":  cmdFixtures,
 	}
 }
 

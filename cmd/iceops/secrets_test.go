@@ -128,6 +128,19 @@ tables "lake.analytics.*" {
 	runCase(false, chdir, "doctor", "-json", hidden)
 	// The saved plan with another secret in the configuration is stale.
 	runCase(false, chdir, "apply", "-var=hidden=other-value", planFile)
+	// The table now holds the secrets as properties: import, beside a
+	// configuration of the catalog and the variables only, writes none of
+	// them, on stdout or into its file; list and inspect by selector show
+	// none either.
+	runCase(true, chdir, "list", hidden)
+	runCase(true, chdir, "list", "-json", hidden)
+	runCase(true, chdir, "inspect", hidden, "lake.analytics.*")
+	runCase(true, chdir, "inspect", "-json", hidden, "lake.analytics.*")
+	imp := filepath.Join(dir, "import")
+	write(imp, cfg[:strings.Index(cfg, `policy "base"`)])
+	runCase(true, "-chdir="+imp, "import", hidden)
+	runCase(true, "-chdir="+imp, "import", "-out=imported.iceops.hcl", hidden)
+	outputs = append(outputs, output{"import -out (the file)", readFile(t, filepath.Join(imp, "imported.iceops.hcl"))})
 	// Failures that quote values: a sensitive variable of the wrong type,
 	// a keyword DSN and a URL DSN the sql catalog cannot open, a REST
 	// catalog that cannot be reached with its credential.

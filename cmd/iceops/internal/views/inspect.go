@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/iceops/iceops/diff"
 )
@@ -59,6 +60,9 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 		if f == "" {
 			f = "unpartitioned"
 		}
+		if len(in.Specs) > 1 && sp.ID == in.DefaultSpecID {
+			f += " (default)"
+		}
 		specs = append(specs, fmt.Sprintf("%d: %s", sp.ID, f))
 	}
 	kv("partition specs", strings.Join(specs, "; "))
@@ -66,6 +70,25 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 		kv("sort order", "unsorted")
 	} else {
 		kv("sort order", quoteList(in.SortOrder))
+	}
+	if len(in.SortOrders) > 1 {
+		orders := make([]string, 0, len(in.SortOrders))
+		for _, o := range in.SortOrders {
+			f := "unsorted"
+			if len(o.Fields) > 0 {
+				f = quoteList(o.Fields)
+			}
+			if o.Default {
+				f += " (default)"
+			}
+			orders = append(orders, fmt.Sprintf("%d: %s", o.ID, f))
+		}
+		kv("sort orders", strings.Join(orders, "; "))
+	}
+
+	if len(in.Schema.Fields) > 0 {
+		section(fmt.Sprintf("Schema (id %d)", in.Schema.ID))
+		writeSchema(&b, in.Schema.Fields)
 	}
 
 	section("Data files")
@@ -78,6 +101,10 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 	}
 	kv("delete files", fmt.Sprintf("%s (%s): %s position, %s equality, %s deletion vectors",
 		Count(f.DeleteFiles), Bytes(f.DeleteBytes), Count(f.PositionDeletes), Count(f.EqualityDeletes), Count(f.DeletionVectors)))
+	if len(in.SizeHistogram) > 0 {
+		kv("file sizes", "data files per size range, target "+Bytes(in.TargetFileSize))
+		writeHistogram(&b, in.SizeHistogram, in.TargetFileSize, "    ")
+	}
 	kv("partitions", Count(in.Partitions.Count))
 	for _, p := range in.Partitions.Top {
 		name := p.Partition
@@ -85,6 +112,14 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 			name = "(unpartitioned)"
 		}
 		fmt.Fprintf(&b, "    %-30s %s, %s, %s small\n", name, countOf(p.DataFiles, "file", "files"), Bytes(p.DataBytes), Count(p.SmallFiles))
+	}
+	for _, h := range in.PartitionHistograms {
+		name := h.Partition
+		if name == "" {
+			name = "(unpartitioned)"
+		}
+		fmt.Fprintf(&b, "  file sizes of %s (spec %d)\n", name, h.SpecID)
+		writeHistogram(&b, h.Buckets, in.TargetFileSize, "    ")
 	}
 	m := in.Manifests
 	kv("manifests", fmt.Sprintf("%s (%s data, %s delete; %s)", Count(m.Count), Count(m.DataCount), Count(m.DeleteCount), Bytes(m.Bytes)))
@@ -138,6 +173,16 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 			}
 			kv("stuck quarantine", s.Warn(id)+": "+r.Reason)
 		}
+		for _, r := range o.QuarantineRuns {
+			purge := "never purged by iceops"
+			if r.PurgeAfterMs > 0 {
+				purge = "purge after " + utcMinute(r.PurgeAfterMs)
+			}
+			if r.Stuck != "" {
+				purge = "stuck"
+			}
+			kv("quarantine run", fmt.Sprintf("%s: %s (%s), created %s, %s", r.RunID, countOf(r.Files, "file", "files"), Bytes(r.Bytes), utcMinute(r.CreatedAtMs), purge))
+		}
 	default:
 		kv("estimate", "not computed")
 	}
@@ -164,4 +209,93 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSchema prints one line a field, nested fields indented under their
+// parent.
+func writeSchema(b *strings.Builder, fields []diff.SchemaColumn) {
+	width := 0
+	for _, f := range fields {
+		width = max(width, 2*f.Depth+len(f.Name))
+	}
+	for _, f := range fields {
+		req := "optional"
+		if f.Required {
+			req = "required"
+		}
+		name := strings.Repeat("  ", f.Depth) + f.Name
+		fmt.Fprintf(b, "  %4d  %-*s  %-12s %s\n", f.ID, width, name, f.Type, req)
+	}
+}
+
+// histogramWidth is the longest bar, in characters.
+const histogramWidth = 40
+
+// writeHistogram draws size buckets as bars scaled to the fullest one,
+// marking the bucket that holds the target size. A run of three or more
+// empty buckets is one line (the JSON keeps every bucket).
+func writeHistogram(b *strings.Builder, buckets []diff.SizeBucket, target int64, indent string) {
+	type row struct {
+		label  string
+		files  int64
+		target bool
+	}
+	var rows []row
+	var most int64
+	for i := 0; i < len(buckets); i++ {
+		k := buckets[i]
+		most = max(most, k.Files)
+		j := i
+		holds := func(x diff.SizeBucket) bool { return target >= x.MinBytes && target < x.MaxBytes }
+		for k.Files == 0 && !holds(k) && j+1 < len(buckets) && buckets[j+1].Files == 0 && !holds(buckets[j+1]) {
+			j++
+		}
+		if j-i+1 < 3 {
+			j = i
+		}
+		rows = append(rows, row{label: pow2Size(k.MinBytes) + " - " + pow2Size(buckets[j].MaxBytes), files: k.Files, target: holds(k)})
+		i = j
+	}
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r.label))
+	}
+	for _, r := range rows {
+		n := 0
+		if most > 0 {
+			n = int((r.files*histogramWidth + most - 1) / most)
+		}
+		line := fmt.Sprintf("%s%-*s  %-*s %s", indent, width, r.label, histogramWidth, strings.Repeat("#", n), Count(r.files))
+		if r.target {
+			line += "  <- target " + Bytes(target)
+		}
+		b.WriteString(line + "\n")
+	}
+}
+
+// pow2Size renders a bucket bound, a power of two, in its exact unit:
+// "512 B", "4 KiB", "128 MiB".
+func pow2Size(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	u := 0
+	for n >= 1024 && n%1024 == 0 && u < len(units)-1 {
+		n /= 1024
+		u++
+	}
+	return fmt.Sprintf("%d %s", n, units[u])
+}
+
+func utcMinute(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// InspectJSONList writes `inspect -json` for a selector or several
+// addresses: an array of the documents InspectJSON writes.
+func InspectJSONList(w io.Writer, ins []*diff.Inspection) error {
+	masked := make([]diff.Inspection, len(ins))
+	for i, in := range ins {
+		masked[i] = *in
+		masked[i].Properties = maskProps(in.Properties)
+	}
+	return writeJSON(w, masked, "inspection")
 }

@@ -1,0 +1,20 @@
+package providers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/compaction"
+)
+
+// Describe reads what one table's metadata says (properties, schema, specs,
+// sort order, snapshots), without reading a manifest: what `iceops import`
+// needs to write a policy that keeps the table as it is.
+func (s *Session) Describe(ctx context.Context, address string) (*diff.TableState, error) {
+	tbl, err := s.loadTable(ctx, address)
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", address, err)
+	}
+	return observeMetadata(tbl, address, new(compaction.SpecCheck)), nil
+}
