@@ -181,7 +181,11 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 			if r.Stuck != "" {
 				purge = "stuck"
 			}
-			kv("quarantine run", fmt.Sprintf("%s: %s (%s), created %s, %s", r.RunID, countOf(r.Files, "file", "files"), Bytes(r.Bytes), utcMinute(r.CreatedAtMs), purge))
+			created := "created " + utcMinute(r.CreatedAtMs)
+			if r.CreatedAtMs <= 0 {
+				created = "creation time unknown" // no readable manifest
+			}
+			kv("quarantine run", fmt.Sprintf("%s: %s (%s), %s, %s", r.RunID, countOf(r.Files, "file", "files"), Bytes(r.Bytes), created, purge))
 		}
 	default:
 		kv("estimate", "not computed")
