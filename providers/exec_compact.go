@@ -29,7 +29,8 @@ type CompactSpec struct {
 	Strategy        string // binpack | sort | zorder
 	ZOrderColumns   []string
 	PartialProgress bool
-	MaxConcurrent   int
+	MaxConcurrent   int   // 0: one per CPU
+	MemoryBudget    int64 // compaction.memory; 0: the engine's default
 	// MaxBytes is compaction.max_bytes_per_run: groups in order, the first
 	// always, later ones only while the total fits (as diff plans it).
 	MaxBytes int64
@@ -170,6 +171,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		TargetFileSize:      sel.Target,
 		PartialProgress:     spec.PartialProgress,
 		MaxConcurrentGroups: spec.MaxConcurrent,
+		MemoryBudget:        spec.MemoryBudget,
 		MaxBytesPerRun:      spec.MaxBytes,
 		SnapshotProps:       iceberg.Properties{"iceops.action": "compact"},
 		// The engine commits through the catalog in every case, so that
