@@ -99,16 +99,36 @@ func (s *externalSorter) sortPending(whole bool) (arrow.RecordBatch, *keySet, []
 	} else {
 		cols := make([]arrow.Array, s.schema.NumFields())
 		var n int64
+		// The batches' columns, held apart from their batches so that each
+		// column's parts are let go as soon as it is concatenated: the run
+		// peaks at its size plus one column, not twice its size.
+		parts := make([][]arrow.Array, len(cols))
+		for c := range cols {
+			parts[c] = make([]arrow.Array, len(s.pending))
+			for i, r := range s.pending {
+				a := r.Column(c)
+				a.Retain()
+				parts[c][i] = a
+			}
+		}
 		for _, r := range s.pending {
 			n += r.NumRows()
+			r.Release()
+		}
+		s.pending = nil
+		releaseParts := func(from, to int) {
+			for _, ps := range parts[from:to] {
+				for _, a := range ps {
+					a.Release()
+				}
+			}
 		}
 		for c := range cols {
-			parts := make([]arrow.Array, len(s.pending))
-			for i, r := range s.pending {
-				parts[i] = r.Column(c)
-			}
-			cat, err := array.Concatenate(parts, s.mem)
+			cat, err := array.Concatenate(parts[c], s.mem)
+			releaseParts(c, c+1)
+			parts[c] = nil
 			if err != nil {
+				releaseParts(c+1, len(parts))
 				for _, done := range cols[:c] {
 					done.Release()
 				}
