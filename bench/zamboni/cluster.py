@@ -28,13 +28,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--table", default="bench.events")
+    ap.add_argument("--catalog", default="local")
     ap.add_argument("--a", default="x")
     ap.add_argument("--b", default="y")
     ap.add_argument("--windows", type=int, default=10)
     ap.add_argument("--width", type=float, default=0.05)
     args = ap.parse_args()
     d = args.dir
-    cat = SqlCatalog("local", uri=f"sqlite:///{d}/catalog.db", warehouse=f"file://{d}/warehouse")
+    cat = SqlCatalog(args.catalog, uri=f"sqlite:///{d}/catalog.db", warehouse=f"file://{d}/warehouse")
     tbl = cat.load_table(args.table)
     schema = tbl.schema()
     cols = [args.a, args.b]
