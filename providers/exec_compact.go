@@ -571,4 +571,3 @@ func sortsWholePartitions(strategy string) bool {
 	s := compaction.Strategy(strings.ToLower(strategy))
 	return s == compaction.Sort || s == compaction.ZOrder
 }
-
