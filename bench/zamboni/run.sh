@@ -264,7 +264,9 @@ for case in $CASES; do
 		pristine "events-$COMMITS-$ROWS-sorted" bash -c "'$WORK/compactbench' setup -dir '$WORK/tables-events' -commits $COMMITS -rows $ROWS -sorted && '$WORK/zambench' rename -dir '$WORK/tables-events'"
 		CTARGET=${CTARGET:-204800}
 		echo "== cluster: $COMMITS x $ROWS rows, target $CTARGET bytes ($P)"
-		echo '{"version": 2, "warehouse": "local", "namespaces": {"bench": {"tables": {"events": {"ordering": {"mode": "zorder", "zorder": {"columns": ["x", "y"]}}}}}}}' >"$WORK/zorder.json"
+		# Zamboni's z-order takes its target from the table configuration,
+		# not from --target-file-size-bytes.
+		echo '{"version": 2, "warehouse": "local", "namespaces": {"bench": {"tables": {"events": {"target_file_size_bytes": '"$CTARGET"', "ordering": {"mode": "zorder", "zorder": {"columns": ["x", "y"]}}}}}}}' >"$WORK/zorder-cluster.json"
 		expect
 		for s in sort zorder; do
 			body="  target_file_size = $CTARGET
@@ -274,7 +276,7 @@ for case in $CASES; do
 			if [[ $s == zorder ]]; then
 				body+="
     zorder_columns = [\"x\", \"y\"]"
-				ZARGS=(--table-config "$WORK/zorder.json")
+				ZARGS=(--table-config "$WORK/zorder-cluster.json")
 			fi
 			body+="
   }"
