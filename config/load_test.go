@@ -821,6 +821,7 @@ policy "p" {
     delete_file_threshold = 1
     partial_progress      = true
     max_concurrent_groups = 4
+    memory                = "2GiB"
     max_bytes_per_run     = "1TB"
     where                 = "ts > 0"
     engine                = "spark"
@@ -879,6 +880,7 @@ table "lake.a.b" { policy = policy.p }
 		"compaction.max_file_size":               `"1GiB"`,
 		"compaction.delete_file_threshold":       `1`,
 		"compaction.partial_progress":            `true`,
+		"compaction.memory":                      `"2GiB"`,
 		"compaction.max_concurrent_groups":       `4`,
 		"compaction.max_bytes_per_run":           `"1TB"`,
 		"compaction.where":                       `"ts > 0"`,

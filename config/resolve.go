@@ -14,7 +14,7 @@ const (
 	DefaultMaxFileSizePercent  = 180       // of the target, as Spark's rewrite_data_files
 	DefaultMinInputFiles       = 5
 	DefaultDeleteFileThreshold = 5
-	DefaultMaxConcurrentGroups = 1 // groups one at a time: memory stays bounded by one group
+	DefaultMaxConcurrentGroups = 0 // one group per CPU, as the memory budget allows
 	DefaultStrategy            = "binpack"
 	DefaultMaxSnapshotAge      = 5 * 24 * time.Hour // Iceberg's history.expire.max-snapshot-age-ms
 	DefaultMinSnapshots        = 1

@@ -135,7 +135,8 @@ type CompactionPolicy struct {
 	MaxFileSize         Setting[int64] // default 180% of target
 	DeleteFileThreshold Setting[int]
 	PartialProgress     Setting[bool]
-	MaxConcurrentGroups Setting[int]
+	MaxConcurrentGroups Setting[int]   // 0: one per CPU
+	Memory              Setting[int64] // 0: the engine's default (per concurrent group)
 	MaxBytesPerRun      Setting[int64]
 	Where               Setting[string]
 	// Engine names the engine block that rewrites the groups above

@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/iceops/iceops/config"
 )
@@ -177,6 +178,16 @@ func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
 	return groups
 }
 
+// sortsWholePartitions is whether the strategy rewrites each partition as
+// one group (sort and z-order).
+func (s CompactionSelection) sortsWholePartitions() bool {
+	switch strings.ToLower(s.Strategy) {
+	case "sort", "zorder":
+		return true
+	}
+	return false
+}
+
 // partitionGroups are the groups the rewrite makes of partition p, before
 // max_bytes_per_run. A partition with files written under another sort
 // order (StaleSortFiles) is one group of all its candidates, whatever
@@ -198,6 +209,19 @@ func (s CompactionSelection) partitionGroups(p PartitionStats) []CompactGroup {
 		return []CompactGroup{g}
 	}
 	groups := s.compactGroups(p.CandidateSizes)
+	if s.sortsWholePartitions() && len(groups) > 1 {
+		// A sort or z-order rewrites the partition as one group of all
+		// its bins (providers' sortsWholePartitions, PlanConfig
+		// PerPartition), so its output files are consecutive ranges of
+		// one order; the lone-file rule below then applies to the whole.
+		one := CompactGroup{}
+		for _, g := range groups {
+			one.InputFiles += g.InputFiles
+			one.InputBytes += g.InputBytes
+		}
+		one.EstimatedOutputFiles = max(1, int((one.InputBytes+s.Target-1)/s.Target))
+		groups = []CompactGroup{one}
+	}
 	if p.DeleteFiles > 0 {
 		return groups
 	}

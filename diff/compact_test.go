@@ -154,3 +154,39 @@ func TestStaleSortPartitionOneGroup(t *testing.T) {
 		t.Errorf("without stale files: planned %+v", a.Compact)
 	}
 }
+
+// TestSortPartitionOneGroup: under sort and z-order a partition is one group
+// of all its bins (the rewrite merges them: providers PlanConfig
+// PerPartition), under binpack one group per bin.
+func TestSortPartitionOneGroup(t *testing.T) {
+	for _, tc := range []struct {
+		strategy string
+		groups   int
+	}{{"binpack", 2}, {"sort", 1}, {"zorder", 1}} {
+		t.Run(tc.strategy, func(t *testing.T) {
+			pol := &config.Effective{}
+			pol.Compaction.Declared = true
+			pol.Compaction.Strategy = config.Setting[string]{Value: tc.strategy, Set: true}
+			pol.Compaction.MinInputFiles = config.Setting[int]{Value: 2, Set: true}
+			if tc.strategy == "zorder" {
+				pol.Compaction.ZOrderColumns = config.Setting[[]string]{Value: []string{"a", "b"}, Set: true}
+			}
+			sel := SelectionFor(pol)
+			third := sel.Target / 3
+			sizes := []int64{third, third, third, third, third, third}
+			st := &TableState{Partitions: []PartitionStats{{Partition: "r=eu", DataFiles: 6, CandidateSizes: sizes}}}
+			a, _, ok := planCompact(pol, st)
+			if !ok || len(a.Compact.Groups) != tc.groups {
+				t.Fatalf("planned %v: %+v", ok, a.Compact)
+			}
+			files, bytes := 0, int64(0)
+			for _, g := range a.Compact.Groups {
+				files += g.InputFiles
+				bytes += g.InputBytes
+			}
+			if files != 6 || bytes != 6*third {
+				t.Errorf("groups take %d files, %d bytes; want 6, %d", files, bytes, 6*third)
+			}
+		})
+	}
+}

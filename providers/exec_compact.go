@@ -29,7 +29,8 @@ type CompactSpec struct {
 	Strategy        string // binpack | sort | zorder
 	ZOrderColumns   []string
 	PartialProgress bool
-	MaxConcurrent   int
+	MaxConcurrent   int   // 0: one per CPU
+	MemoryBudget    int64 // compaction.memory; 0: the engine's default
 	// MaxBytes is compaction.max_bytes_per_run: groups in order, the first
 	// always, later ones only while the total fits (as diff plans it).
 	MaxBytes int64
@@ -87,7 +88,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if err != nil {
 		return tbl, res, err
 	}
-	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel), Stale: staleSortRule(tbl.Metadata(), sel)})
+	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel), Stale: staleSortRule(tbl.Metadata(), sel), PerPartition: sortsWholePartitions(spec.Strategy)})
 	if err != nil {
 		return tbl, res, fmt.Errorf("plan compaction: %w", err)
 	}
@@ -101,7 +102,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 			tbl, res.Committed, res.MetadataLocation = next, true, next.MetadataLocation()
 			res.Snapshots = mr.Snapshots // the rewrite's follow (own snapshots: expiry.KeepLive)
 			assigned = fmt.Sprintf("row ids assigned to %d files first (manifests rewritten, %d into %d)", gaps, mr.FilesBefore, mr.FilesAfter)
-			if groups, err = compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel), Stale: staleSortRule(tbl.Metadata(), sel)}); err != nil {
+			if groups, err = compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel), Stale: staleSortRule(tbl.Metadata(), sel), PerPartition: sortsWholePartitions(spec.Strategy)}); err != nil {
 				return tbl, res, fmt.Errorf("plan compaction: %w", err)
 			}
 		}
@@ -170,6 +171,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		TargetFileSize:      sel.Target,
 		PartialProgress:     spec.PartialProgress,
 		MaxConcurrentGroups: spec.MaxConcurrent,
+		MemoryBudget:        spec.MemoryBudget,
 		MaxBytesPerRun:      spec.MaxBytes,
 		SnapshotProps:       iceberg.Properties{"iceops.action": "compact"},
 		// The engine commits through the catalog in every case, so that
@@ -558,4 +560,14 @@ func parseWhere(text string, now time.Time) (iceberg.BooleanExpression, error) {
 		return nil, fmt.Errorf("compaction.where %q: %w", text, err)
 	}
 	return e, nil
+}
+
+// sortsWholePartitions: a sort or z-order rewrites each partition as one
+// group, so that its files are consecutive ranges of one order and a reader
+// can skip files by their bounds; in iceberg-go's bins of one target size
+// each output file would span the partition's whole range (measured: no
+// file of 160 skipped for a 5% range on the sort column).
+func sortsWholePartitions(strategy string) bool {
+	s := compaction.Strategy(strings.ToLower(strategy))
+	return s == compaction.Sort || s == compaction.ZOrder
 }

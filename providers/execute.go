@@ -265,7 +265,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 	next, er, err := Compact(ctx, req.Table.t, CompactSpec{
 		Selection: sel, Strategy: a.Compact.Strategy,
 		ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
-		MaxConcurrent: c.MaxConcurrentGroups.Value, MaxBytes: c.MaxBytesPerRun.Value,
+		MaxConcurrent: c.MaxConcurrentGroups.Value, MemoryBudget: c.Memory.Value, MaxBytes: c.MaxBytesPerRun.Value,
 		AssignRowIDs: a.Compact.AssignRowIDs, ManifestTarget: diff.ManifestTarget(pol),
 		Catalog: cat, Rebase: true, Progress: req.Progress, Memory: req.Memory, Now: req.Now,
 		Delegated: calls})

@@ -16,7 +16,7 @@
 #      ICEBERG (the CLI; installed into $HOME/.cache/iceops-ci/bin if absent),
 #      ICEOPS_ENV (extra env for both iceops runs, e.g. GOMEMLIMIT=64MiB).
 #      CONC (groups rewritten at once by both iceops runs: compactbench -concurrent,
-#      the policy's max_concurrent_groups; default 1).
+#      the policy's max_concurrent_groups; default 0: the engine's default, one per CPU as memory allows).
 set -euo pipefail
 
 RUNS=${1:-5}
@@ -69,7 +69,7 @@ policy "compact" {
   target_file_size = "${TARGET}B"
   compaction {
     strategy              = "$STRATEGY"
-    max_concurrent_groups = ${CONC:-1}
+    max_concurrent_groups = ${CONC:-0}
   }
 }
 
@@ -110,7 +110,7 @@ for i in $(seq 1 "$RUNS"); do
 		compact run bench.events --target-file-size "$TARGET")
 	icheck=$(verify)
 	restore
-	read -r ow orss oc < <(measure iceops env ${ICEOPS_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY" -concurrent "${CONC:-1}")
+	read -r ow orss oc < <(measure iceops env ${ICEOPS_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY" -concurrent "${CONC:-0}")
 	ocheck=$(verify)
 	cbout=$(cat "$WORK/stdout")
 	restore

@@ -11,7 +11,11 @@
 #                rows over 4 day partitions, history over ~9 days, old and young
 #                stray files): compaction + snapshot expiry + orphan removal;
 #   orphans      bench.orphans (orphanbench setup: REFERENCED files in 20
-#                snapshots, ORPHANS unreferenced 10-day-old files; all empty).
+#                snapshots, ORPHANS unreferenced 10-day-old files; all empty);
+#   cluster      (not in the default CASES) the sorted bench.events after sort
+#                and z-order at CTARGET bytes (default 200 KiB: ~128 files at
+#                1M rows): files and row groups a range filter on x, on y and
+#                on both skips (cluster.py); one verified run each, not timed.
 #
 #   bench/zamboni/run.sh [RUNS]      (default 3; SMOKE=1: tiny tables, 1 run)
 #
@@ -250,6 +254,44 @@ for case in $CASES; do
 		for i in $(seq 1 "$RUNS"); do
 			pair orphans "$i" --no-rows -- "$ICEOPS" -chdir="$WORK/cfg-orphans" apply -auto-approve -no-color \
 				-- "$ZAMBONI" remove-orphans bench.orphans --local-warehouse "$T" --yes
+		done
+		;;
+	cluster)
+		# Issue 33 item 4: after sort (the table's order (x, y)) and z-order
+		# on (x, y) at a target of about 128 files, what a range filter on x,
+		# on y and on both lets a reader skip (bench/zamboni/cluster.py).
+		# One run per tool and strategy, each verified; not timed.
+		pristine "events-$COMMITS-$ROWS-sorted" bash -c "'$WORK/compactbench' setup -dir '$WORK/tables-events' -commits $COMMITS -rows $ROWS -sorted && '$WORK/zambench' rename -dir '$WORK/tables-events'"
+		CTARGET=${CTARGET:-204800}
+		echo "== cluster: $COMMITS x $ROWS rows, target $CTARGET bytes ($P)"
+		# Zamboni's z-order takes its target from the table configuration,
+		# not from --target-file-size-bytes.
+		echo '{"version": 2, "warehouse": "local", "namespaces": {"bench": {"tables": {"events": {"target_file_size_bytes": '"$CTARGET"', "ordering": {"mode": "zorder", "zorder": {"columns": ["x", "y"]}}}}}}}' >"$WORK/zorder-cluster.json"
+		expect
+		for s in sort zorder; do
+			body="  target_file_size = $CTARGET
+  compaction {
+    strategy = \"$s\""
+			ZARGS=(--sort-by-table-order)
+			if [[ $s == zorder ]]; then
+				body+="
+    zorder_columns = [\"x\", \"y\"]"
+				ZARGS=(--table-config "$WORK/zorder-cluster.json")
+			fi
+			body+="
+  }"
+			iceops_cfg "$WORK/cfg-cluster-$s" "$T" "$body" 'table "local.bench.events"'
+			for who in iceops zamboni; do
+				restore
+				if [[ $who == iceops ]]; then
+					env NO_COLOR=1 "$ICEOPS" -chdir="$WORK/cfg-cluster-$s" apply -auto-approve -no-color >"$WORK/stdout"
+					grep -q 'Apply complete' "$WORK/stdout" || { echo "iceops did not apply:" >&2; cat "$WORK/stdout" >&2; exit 1; }
+				else
+					env -C "$ZRUN" "$ZAMBONI" compact bench.events --local-warehouse "$T" --target-file-size-bytes "$CTARGET" "${ZARGS[@]}" --yes >"$WORK/stdout"
+				fi
+				verify "$who (cluster $s)"
+				echo "  cluster $s $who $("$PY" "$ROOT/bench/zamboni/cluster.py" "$T")"
+			done
 		done
 		;;
 	*)

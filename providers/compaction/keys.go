@@ -183,6 +183,15 @@ func CheckZOrderColumns(names []string, sc *iceberg.Schema) error {
 	return nil
 }
 
+// keys implements rowKeyer: a sort key depends on its row alone.
+func (e *keyEncoder) keys(ks *keySet, cols []arrow.Array, n int, _ bool) {
+	ks.reset(n)
+	for i := range n {
+		ks.buf = e.appendKey(ks.buf, cols, i)
+		ks.end()
+	}
+}
+
 // appendKey appends row i's key to dst.
 func (e *keyEncoder) appendKey(dst []byte, cols []arrow.Array, i int) []byte {
 	for _, f := range e.fields {
@@ -365,17 +374,17 @@ func appendValue(dst []byte, v any) []byte {
 		}
 		return append(dst, 0)
 	case int32:
-		return binary.BigEndian.AppendUint32(dst, uint32(x)^(1<<31))
+		return binary.BigEndian.AppendUint32(dst, uint32(encInt32(x)))
 	case iceberg.Date:
-		return binary.BigEndian.AppendUint32(dst, uint32(x)^(1<<31))
+		return binary.BigEndian.AppendUint32(dst, uint32(encInt32(int32(x))))
 	case int64:
-		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
+		return binary.BigEndian.AppendUint64(dst, encInt64(x))
 	case iceberg.Time:
-		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
+		return binary.BigEndian.AppendUint64(dst, encInt64(int64(x)))
 	case iceberg.Timestamp:
-		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
+		return binary.BigEndian.AppendUint64(dst, encInt64(int64(x)))
 	case iceberg.TimestampNano:
-		return binary.BigEndian.AppendUint64(dst, uint64(x)^(1<<63))
+		return binary.BigEndian.AppendUint64(dst, encInt64(int64(x)))
 	case float32:
 		b := math.Float32bits(x)
 		if b&(1<<31) != 0 {
@@ -385,13 +394,7 @@ func appendValue(dst []byte, v any) []byte {
 		}
 		return binary.BigEndian.AppendUint32(dst, b)
 	case float64:
-		b := math.Float64bits(x)
-		if b&(1<<63) != 0 {
-			b = ^b
-		} else {
-			b |= 1 << 63
-		}
-		return binary.BigEndian.AppendUint64(dst, b)
+		return binary.BigEndian.AppendUint64(dst, encFloat64(x))
 	case string:
 		return appendEscaped(dst, []byte(x))
 	case []byte:

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"context"
 	"math"
 	"sync"
 
@@ -76,4 +77,50 @@ func (m *MemoryLimiter) apply() {
 		want = processBaseline + m.engine
 	}
 	m.set(min(want, m.prev))
+}
+
+// memoryGate admits groups while their estimated needs fit the run's
+// budget together. A need larger than the whole budget is admitted alone,
+// so every group runs eventually; admission is first come, first served.
+type memoryGate struct {
+	total int64
+
+	mu      sync.Mutex
+	used    int64
+	running int
+	changed chan struct{} // closed and replaced on every release
+}
+
+func newMemoryGate(total int64) *memoryGate {
+	return &memoryGate{total: total, changed: make(chan struct{})}
+}
+
+// acquire waits until need fits (or nothing runs); ctx's error if it ends
+// first.
+func (g *memoryGate) acquire(ctx context.Context, need int64) error {
+	for {
+		g.mu.Lock()
+		if g.running == 0 || g.used+need <= g.total {
+			g.used += need
+			g.running++
+			g.mu.Unlock()
+			return nil
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (g *memoryGate) release(need int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.used -= need
+	g.running--
+	close(g.changed)
+	g.changed = make(chan struct{})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -57,15 +58,18 @@ type Options struct {
 	ZOrderColumns []string
 	// TargetFileSize defaults to write.target-file-size-bytes, else 512 MiB.
 	TargetFileSize int64
-	// MemoryBudget bounds what one run buffers; default 2×target + 16 MiB.
-	// With MaxConcurrentGroups > 1 it is shared between the groups.
+	// MemoryBudget bounds what the run buffers, all its groups at once
+	// together; default 2×target + 16 MiB per concurrent group. A group
+	// starts when its estimated need (groupNeed) fits beside the running
+	// groups', or alone; it spills its sort past that need.
 	MemoryBudget int64
 	// TempDir holds spilled sort runs; default os.TempDir().
 	TempDir string
 	// PartialProgress commits each group on its own, so one failure does not
 	// waste the others. Otherwise all groups commit in one snapshot.
 	PartialProgress bool
-	// MaxConcurrentGroups rewrites this many groups at once; default 1.
+	// MaxConcurrentGroups rewrites at most this many groups at once, as
+	// the memory budget allows; 0: one per CPU (GOMAXPROCS).
 	MaxConcurrentGroups int
 	// MaxBytesPerRun stops taking groups once their input would exceed it
 	// (the first group is always taken); 0 = no limit.
@@ -95,7 +99,7 @@ type Options struct {
 type Event struct {
 	Group     int
 	Partition string
-	Phase     string // "read", "written", "committed", "failed"
+	Phase     string // "started", "read", "written", "committed", "failed"
 	Bytes     int64
 	Rows      int64
 }
@@ -205,9 +209,11 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 		selected = append(selected, i)
 	}
 
-	conc := max(opts.MaxConcurrentGroups, 1)
+	conc := cfg.concurrency
 	perGroup := cfg
 	perGroup.budget = cfg.budget / int64(conc)
+	mem := newMemoryGate(cfg.budget)
+	rowGroup := rowGroupBytes(tbl.Properties(), perGroup.target, perGroup.rowGroupCap())
 
 	var (
 		mu      sync.Mutex // guards res.Table, staged and commits
@@ -223,7 +229,8 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	defer cancelF()
 	for _, i := range selected {
 		sem <- struct{}{}
-		if ctxRun.Err() != nil {
+		need := groupNeed(groups[i], cfg.strategy, rowGroup)
+		if ctxRun.Err() != nil || mem.acquire(ctxRun, need) != nil {
 			<-sem
 			break
 		}
@@ -231,11 +238,16 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer mem.release(need)
 			start := time.Now()
 			mu.Lock()
 			base := res.Table
 			mu.Unlock()
-			sg, err := rewriteGroup(ctxRun, base, i, groups[i], perGroup, opts.Progress)
+			emit(opts.Progress, Event{Group: i, Partition: groups[i].Partition, Phase: "started"})
+			gcfg := perGroup
+			// The group may sort in memory what it was admitted for.
+			gcfg.runBytes = max(perGroup.runBudget(), min(need, cfg.budget)/3)
+			sg, err := rewriteGroup(ctxRun, base, i, groups[i], gcfg, opts.Progress)
 			gr := &res.Groups[i]
 			if sg != nil {
 				gr.InputRows, gr.OutputRows = sg.rowsIn, sg.rowsOut
@@ -369,7 +381,9 @@ func emit(p func(Event), e Event) {
 type runConfig struct {
 	strategy    Strategy
 	target      int64
-	budget      int64
+	budget      int64 // the run's, or with it resolved, one group's share
+	concurrency int   // groups at once at most
+	runBytes    int64 // sort run budget, when set above budget/3
 	tempDir     string
 	order       table.SortOrder
 	sortOrderID int
@@ -388,9 +402,14 @@ func resolve(tbl *table.Table, o Options) (runConfig, error) {
 	if c.target <= 0 {
 		c.target = propInt64(tbl.Properties(), table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
 	}
+	c.concurrency = o.MaxConcurrentGroups
+	if c.concurrency <= 0 {
+		// Read, not set: the CPUs this process may use.
+		c.concurrency = runtime.GOMAXPROCS(0)
+	}
 	c.budget = o.MemoryBudget
 	if c.budget <= 0 {
-		c.budget = 2*c.target + 16<<20
+		c.budget = (2*c.target + 16<<20) * int64(c.concurrency)
 	}
 	switch c.strategy {
 	case Binpack:
@@ -572,10 +591,17 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 		} else {
 			var zk *zorderKeyer
 			zk, err = newZOrderKeyer(cfg.zcols, tbl.Schema(), as)
-			if err == nil {
-				// Pass one ranks the values from a bounded sample.
+			if err == nil && zorderMaySpill(g, cfg) {
+				// Pass one samples the whole group, so that every run
+				// ranks by the same mapping; a group that fits one run is
+				// ranked exactly from its rows, in one read.
 				err = readGroup(ctx, tbl, g, cfg.exactDefaults, func(rec arrow.RecordBatch) error {
-					zk.observe(rec)
+					c, err := w.conform(rec)
+					if err != nil {
+						return err
+					}
+					defer c.Release()
+					zk.observe(c)
 					return nil
 				})
 				zk.seal()
@@ -633,6 +659,33 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 	}
 	emit(progress, Event{Group: index, Partition: g.Partition, Phase: "written", Rows: sg.rowsOut, Bytes: sg.bytesOut})
 	return sg, nil
+}
+
+// zorderInflation is how much larger than its Parquet files a group is as
+// Arrow batches, on the generous side (about 2-3 measured on zstd files of
+// ints and strings): past the run budget a zorder group takes a sampling
+// pass. Underestimating costs balance, not order: a group that spills
+// without that pass ranks by its first run.
+const zorderInflation = 4
+
+func zorderMaySpill(g Group, c runConfig) bool {
+	return zorderInflation*g.Bytes() > c.runBudget()
+}
+
+// groupNeed estimates the memory a group's rewrite holds at its peak: the
+// writer's buffered row group (2.5x, as ProcessMemoryLimit counts it) and,
+// to sort, the group's batches, their concatenated run and keys (3x), each
+// from its Arrow size (zorderInflation x its files), plus the read side
+// and the encoders. The scheduler starts groups while their needs fit the
+// run's budget together; a sort run may hold what its group was admitted
+// for, so that a group that fits never spills.
+func groupNeed(g Group, strategy Strategy, rowGroup int64) int64 {
+	arrowBytes := zorderInflation * g.Bytes()
+	need := min(arrowBytes, rowGroup)*5/2 + 24<<20
+	if strategy != Binpack {
+		need += 3 * arrowBytes
+	}
+	return need
 }
 
 func sortIDFor(c runConfig) int {
@@ -877,7 +930,7 @@ func ProcessMemoryLimit(tbl *table.Table, o Options) (int64, error) {
 	if cfg.strategy != Binpack {
 		need += cfg.runBudget() * 5 / 2
 	}
-	conc := int64(max(o.MaxConcurrentGroups, 1))
+	conc := int64(cfg.concurrency)
 	// Twice the need leaves the collector room: at exactly the need it
 	// runs almost continuously (measured: +60% CPU on the 2M-row
 	// benchmark), at twice it costs about what iceberg-go spends.
@@ -888,4 +941,4 @@ func ProcessMemoryLimit(tbl *table.Table, o Options) (int64, error) {
 func (c runConfig) rowGroupCap() int64 { return max(c.budget/4, 1<<20) }
 
 // runBudget is the arrow bytes a sort run may hold before it is spilled.
-func (c runConfig) runBudget() int64 { return c.budget / 3 }
+func (c runConfig) runBudget() int64 { return max(c.budget/3, c.runBytes) }

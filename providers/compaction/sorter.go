@@ -19,7 +19,12 @@ import (
 
 // rowKeyer computes a memcomparable key per row.
 type rowKeyer interface {
-	appendKey(dst []byte, cols []arrow.Array, i int) []byte
+	// keys resets ks to the keys of rows [0, n) of cols. whole says that
+	// these rows are all the rows whose keys will ever be compared (the
+	// group fits one run), so keys may depend on every row (z-order's
+	// exact ranks); otherwise they must be comparable with the keys of
+	// later runs.
+	keys(ks *keySet, cols []arrow.Array, n int, whole bool)
 }
 
 const keyColumn = "__iceops_sort_key"
@@ -77,8 +82,9 @@ func (s *externalSorter) add(rec arrow.RecordBatch) error {
 }
 
 // sortPending concatenates the pending batches and returns them with their
-// keys and the sorted permutation. The pending batches are released.
-func (s *externalSorter) sortPending() (arrow.RecordBatch, *array.Binary, []int32, error) {
+// keys and the sorted permutation. The pending batches are released. whole:
+// see rowKeyer.
+func (s *externalSorter) sortPending(whole bool) (arrow.RecordBatch, *keySet, []int32, error) {
 	defer func() {
 		for _, r := range s.pending {
 			r.Release()
@@ -93,16 +99,36 @@ func (s *externalSorter) sortPending() (arrow.RecordBatch, *array.Binary, []int3
 	} else {
 		cols := make([]arrow.Array, s.schema.NumFields())
 		var n int64
+		// The batches' columns, held apart from their batches so that each
+		// column's parts are let go as soon as it is concatenated: the run
+		// peaks at its size plus one column, not twice its size.
+		parts := make([][]arrow.Array, len(cols))
+		for c := range cols {
+			parts[c] = make([]arrow.Array, len(s.pending))
+			for i, r := range s.pending {
+				a := r.Column(c)
+				a.Retain()
+				parts[c][i] = a
+			}
+		}
 		for _, r := range s.pending {
 			n += r.NumRows()
+			r.Release()
+		}
+		s.pending = nil
+		releaseParts := func(from, to int) {
+			for _, ps := range parts[from:to] {
+				for _, a := range ps {
+					a.Release()
+				}
+			}
 		}
 		for c := range cols {
-			parts := make([]arrow.Array, len(s.pending))
-			for i, r := range s.pending {
-				parts[i] = r.Column(c)
-			}
-			cat, err := array.Concatenate(parts, s.mem)
+			cat, err := array.Concatenate(parts[c], s.mem)
+			releaseParts(c, c+1)
+			parts[c] = nil
 			if err != nil {
+				releaseParts(c+1, len(parts))
 				for _, done := range cols[:c] {
 					done.Release()
 				}
@@ -115,28 +141,13 @@ func (s *externalSorter) sortPending() (arrow.RecordBatch, *array.Binary, []int3
 			c.Release()
 		}
 	}
-	n := int(big.NumRows())
-	cols := big.Columns()
-	kb := array.NewBinaryBuilder(s.mem, arrow.BinaryTypes.Binary)
-	var buf []byte
-	for i := range n {
-		buf = s.keyer.appendKey(buf[:0], cols, i)
-		kb.Append(buf)
-	}
-	keys := kb.NewBinaryArray()
-	kb.Release()
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortStableFunc(perm, func(a, b int32) int {
-		return bytes.Compare(keys.Value(int(a)), keys.Value(int(b)))
-	})
-	return big, keys, perm, nil
+	ks := &keySet{}
+	s.keyer.keys(ks, big.Columns(), int(big.NumRows()), whole)
+	return big, ks, ks.sortedPerm(), nil
 }
 
 // takeChunk returns rows perm[lo:hi] of rec (and of keys when asked).
-func (s *externalSorter) takeChunk(rec arrow.RecordBatch, keys *array.Binary, perm []int32, withKeys bool) (arrow.RecordBatch, error) {
+func (s *externalSorter) takeChunk(rec arrow.RecordBatch, keys *keySet, perm []int32, withKeys bool) (arrow.RecordBatch, error) {
 	ib := array.NewInt32Builder(s.mem)
 	ib.AppendValues(perm, nil)
 	idx := ib.NewInt32Array()
@@ -150,11 +161,12 @@ func (s *externalSorter) takeChunk(rec arrow.RecordBatch, keys *array.Binary, pe
 	if !withKeys {
 		return taken, nil
 	}
-	k, err := compute.TakeArray(s.ctx, keys, idx)
-	if err != nil {
-		taken.Release()
-		return nil, fmt.Errorf("take sorted keys: %w", err)
+	kb := array.NewBinaryBuilder(s.mem, arrow.BinaryTypes.Binary)
+	for _, i := range perm {
+		kb.Append(keys.key(int(i)))
 	}
+	k := kb.NewArray()
+	kb.Release()
 	cols := append(slices.Clone(taken.Columns()), k)
 	fields := append(slices.Clone(s.schema.Fields()), arrow.Field{Name: keyColumn, Type: arrow.BinaryTypes.Binary})
 	withK := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, taken.NumRows())
@@ -164,12 +176,11 @@ func (s *externalSorter) takeChunk(rec arrow.RecordBatch, keys *array.Binary, pe
 }
 
 func (s *externalSorter) spill() error {
-	big, keys, perm, err := s.sortPending()
+	big, keys, perm, err := s.sortPending(false)
 	if err != nil {
 		return err
 	}
 	defer big.Release()
-	defer keys.Release()
 	f, err := os.CreateTemp(s.tempDir, "iceops-run-*.arrow")
 	if err != nil {
 		return fmt.Errorf("create spill file: %w", err)
@@ -224,12 +235,11 @@ func (s *externalSorter) finish(emit func(arrow.RecordBatch) error) error {
 			return nil
 		}
 		// Everything fitted in one run: no spill, sort and emit directly.
-		big, keys, perm, err := s.sortPending()
+		big, _, perm, err := s.sortPending(true)
 		if err != nil {
 			return err
 		}
 		defer big.Release()
-		defer keys.Release()
 		for lo := 0; lo < len(perm); lo += s.outRows {
 			hi := min(lo+s.outRows, len(perm))
 			rec, err := s.takeChunk(big, nil, perm[lo:hi], false)

@@ -1,9 +1,12 @@
 package compaction
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
+	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"testing"
@@ -203,5 +206,98 @@ func TestZOrderPartitionedConcurrentGroups(t *testing.T) {
 		if n < 2 {
 			t.Fatalf("partition %s: %d files at a 32 KiB target", p, n)
 		}
+	}
+}
+
+// Z-order keys never invert the order of a column: a row at or above
+// another in every column has a key at or above its key. Within one run
+// keyed whole (exact ranks), and across runs that spill (ranks by the
+// sample the first run fixed), where the merge needs it between runs.
+func TestZOrderKeysMonotone(t *testing.T) {
+	as, err := table.SchemaToArrowSchema(testSchema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cols := range [][]string{{"x", "y"}, {"ts", "name", "y"}} {
+		for _, whole := range []bool{true, false} {
+			k, err := newZOrderKeyer(cols, testSchema(), as)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type row struct {
+				vals [][]byte
+				key  []byte
+			}
+			var rows []row
+			batches := 1
+			if !whole {
+				batches = 3
+			}
+			for b := range batches {
+				rec := genRows(uint64(b+7), 0, 3000, regions)
+				ks := &keySet{}
+				k.keys(ks, rec.Columns(), int(rec.NumRows()), whole)
+				for i := range int(rec.NumRows()) {
+					r := row{key: slices.Clone(ks.key(i))}
+					for _, c := range k.cols {
+						v := []byte{nullFirstByte}
+						if x := c.get(rec.Column(c.col), i); x != nil {
+							v = appendValue([]byte{valueByte}, x)
+						}
+						r.vals = append(r.vals, v)
+					}
+					rows = append(rows, r)
+				}
+				rec.Release()
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			checked := 0
+			for range 400000 {
+				a, b := rows[rng.IntN(len(rows))], rows[rng.IntN(len(rows))]
+				le := true
+				for c := range a.vals {
+					le = le && bytes.Compare(a.vals[c], b.vals[c]) <= 0
+				}
+				if !le {
+					continue
+				}
+				checked++
+				if bytes.Compare(a.key, b.key) > 0 {
+					t.Fatalf("%v whole=%v: key %x of a row at or below another in every column is above its key %x", cols, whole, a.key, b.key)
+				}
+			}
+			if checked < 1000 {
+				t.Fatalf("only %d comparable pairs checked", checked)
+			}
+		}
+	}
+}
+
+// A z-order group past its run budget spills, takes the sampling pass and
+// merges its runs: rows unchanged, no spill file left, and the layout
+// still prunes a range on the second column.
+func TestZOrderSpills(t *testing.T) {
+	env := newEnv(t)
+	tbl := env.create(t, tableSpec{name: "zos"})
+	tbl = appendMany(t, tbl, 16, 4000, regions)
+	before := rowStrings(t, tbl)
+	tmp := t.TempDir()
+	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{
+		Strategy: ZOrder, ZOrderColumns: []string{"x", "y"},
+		TargetFileSize: 64 << 10, MemoryBudget: 3 << 20, TempDir: tmp,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSameRows(t, before, rowStrings(t, res.Table))
+	if res.Groups[0].SpilledRuns < 2 {
+		t.Fatalf("want the group spilled to several runs, got %d", res.Groups[0].SpilledRuns)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("spill files left behind: %d", len(left))
+	}
+	touched, total := filesTouched(t, res.Table, 40000, 45000)
+	if float64(touched)/float64(total) > 0.5 {
+		t.Fatalf("zorder after spilling should prune at least half the files for a 5%% y range: %d/%d touched", touched, total)
 	}
 }

@@ -62,7 +62,7 @@ func run(args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile")
 	memprofile := fs.String("memprofile", "", "write a heap profile taken at the highest sampled heap")
 	perPartition := fs.Bool("per-partition", false, "one group per partition (a whole partition through one rewrite)")
-	concurrent := fs.Int("concurrent", 1, "groups rewritten at once (compaction.Options.MaxConcurrentGroups)")
+	concurrent := fs.Int("concurrent", 0, "groups rewritten at once at most (compaction.Options.MaxConcurrentGroups; 0: one per CPU, as memory allows)")
 	lowmemZstd := fs.Bool("lowmem-zstd", true, "install compaction.LowMemoryZstd as the zstd page codec (as iceops does)")
 	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (as iceops apply does)")
 	if err := fs.Parse(args[1:]); err != nil {

@@ -1,0 +1,165 @@
+package compaction
+
+import (
+	"bytes"
+	"slices"
+)
+
+// keySet holds one memcomparable key per row in one buffer: key i is
+// buf[off[i]:off[i+1]]. One allocation per run instead of one arrow Binary
+// builder append per row, and the sort reads it without interface calls.
+type keySet struct {
+	buf []byte
+	off []int
+}
+
+func (k *keySet) reset(n int) {
+	k.buf = k.buf[:0]
+	k.off = append(k.off[:0], 0)
+	if cap(k.off) < n+1 {
+		k.off = slices.Grow(k.off, n+1)
+	}
+}
+
+// end closes the key just appended to buf.
+func (k *keySet) end() { k.off = append(k.off, len(k.buf)) }
+
+func (k *keySet) key(i int) []byte { return k.buf[k.off[i]:k.off[i+1]] }
+
+func (k *keySet) len() int { return len(k.off) - 1 }
+
+// sortedPerm returns the row indices in key order, stable (rows with equal
+// keys keep their input order), as the comparison sort it replaces did.
+//
+// Each key is first reduced to a uint64 that orders rows as the keys do,
+// or ties where they might differ: when every key has the same width, the
+// bytes at the positions where some key differs from the first (at most 8
+// of them, in order; a constant byte never decides a comparison); else the
+// first 8 bytes, zero-padded (a shorter key sorts first, and so does the
+// padding). Those words sort by an LSD radix sort over their bytes, skipping
+// the bytes all rows share. Only when the word cannot hold the whole key are
+// runs of equal words then ordered by comparing the full keys.
+func (k *keySet) sortedPerm() []int32 {
+	n := k.len()
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	if n < 2 {
+		return perm
+	}
+	words := make([]uint64, n)
+	exact := false
+	if w, fixed := k.fixedWidth(); fixed {
+		pos := k.varyingPositions(w)
+		exact = len(pos) <= 8
+		if len(pos) > 8 {
+			pos = pos[:8]
+		}
+		for i := range n {
+			key := k.buf[i*w : i*w+w]
+			var x uint64
+			for _, p := range pos {
+				x = x<<8 | uint64(key[p])
+			}
+			words[i] = x
+		}
+	} else {
+		for i := range n {
+			key := k.key(i)
+			var x uint64
+			for j := range 8 {
+				x <<= 8
+				if j < len(key) {
+					x |= uint64(key[j])
+				}
+			}
+			words[i] = x
+		}
+	}
+	radixSort(words, perm)
+	if exact {
+		return perm
+	}
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && words[hi] == words[lo] {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortStableFunc(perm[lo:hi], func(a, b int32) int {
+				return bytes.Compare(k.key(int(a)), k.key(int(b)))
+			})
+		}
+		lo = hi
+	}
+	return perm
+}
+
+func (k *keySet) fixedWidth() (int, bool) {
+	w := k.off[1] - k.off[0]
+	for i := 1; i < len(k.off); i++ {
+		if k.off[i]-k.off[i-1] != w {
+			return 0, false
+		}
+	}
+	return w, true
+}
+
+// varyingPositions are the byte positions at which some key of width w
+// differs from the first key.
+func (k *keySet) varyingPositions(w int) []int {
+	first := k.buf[:w]
+	diff := make([]byte, w)
+	for i := w; i < len(k.buf); i += w {
+		key := k.buf[i : i+w]
+		for p, b := range key {
+			diff[p] |= b ^ first[p]
+		}
+	}
+	var pos []int
+	for p, d := range diff {
+		if d != 0 {
+			pos = append(pos, p)
+		}
+	}
+	return pos
+}
+
+// radixSort sorts words ascending, carrying idx along, stably: an LSD radix
+// sort by bytes that skips the bytes every word shares.
+func radixSort(words []uint64, idx []int32) {
+	n := len(words)
+	var counts [8][256]int
+	for _, w := range words {
+		for b := range 8 {
+			counts[b][byte(w>>(8*b))]++
+		}
+	}
+	tw := make([]uint64, n)
+	ti := make([]int32, n)
+	srcW, srcI, dstW, dstI := words, idx, tw, ti
+	for b := range 8 {
+		c := &counts[b]
+		shift := uint(8 * b)
+		if c[byte(srcW[0]>>shift)] == n {
+			continue
+		}
+		sum := 0
+		for d := range c {
+			c[d], sum = sum, sum+c[d]
+		}
+		for i, w := range srcW {
+			d := byte(w >> shift)
+			p := c[d]
+			c[d]++
+			dstW[p] = w
+			dstI[p] = srcI[i]
+		}
+		srcW, srcI, dstW, dstI = dstW, dstI, srcW, srcI
+	}
+	if &srcW[0] != &words[0] {
+		copy(words, srcW)
+		copy(idx, srcI)
+	}
+}

@@ -1,0 +1,83 @@
+package compaction
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sortedPerm must give exactly the stable comparison sort's permutation,
+// for keys its word holds whole and for keys it must break ties on.
+func TestSortedPermMatchesComparisonSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	shapes := map[string]func() []byte{
+		// Two int32 sort fields: markers constant, few bytes vary.
+		"fixed, few varying bytes": func() []byte {
+			return []byte{1, 0x80, 0, byte(rng.IntN(3)), byte(rng.IntN(256)), 1, 0x80, 0, 0, byte(rng.IntN(4))}
+		},
+		// More than 8 varying bytes: ties on the word are broken by the key.
+		"fixed, 12 varying bytes": func() []byte {
+			k := make([]byte, 12)
+			for i := range k {
+				k[i] = byte(rng.IntN(2))
+			}
+			return k
+		},
+		// Escaped strings of several lengths, with zero bytes and shared
+		// prefixes longer than the word.
+		"variable": func() []byte {
+			s := make([]byte, rng.IntN(12))
+			for i := range s {
+				s[i] = "ab\x00"[rng.IntN(3)]
+			}
+			return appendEscaped([]byte{valueByte}, s)
+		},
+	}
+	for name, gen := range shapes {
+		t.Run(name, func(t *testing.T) {
+			ks := &keySet{}
+			n := 5000
+			ks.reset(n)
+			for range n {
+				ks.buf = append(ks.buf, gen()...)
+				ks.end()
+			}
+			want := make([]int32, n)
+			for i := range want {
+				want[i] = int32(i)
+			}
+			slices.SortStableFunc(want, func(a, b int32) int { return bytes.Compare(ks.key(int(a)), ks.key(int(b))) })
+			got := ks.sortedPerm()
+			if !slices.Equal(got, want) {
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("position %d: row %d (%x), want row %d (%x)", i, got[i], ks.key(int(got[i])), want[i], ks.key(int(want[i])))
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRadixSortStable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := make([]uint64, 10000)
+	for i := range words {
+		words[i] = rng.Uint64() & 0xFF0000FF000000F0 // constant bytes are skipped
+	}
+	idx := make([]int32, len(words))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	orig := slices.Clone(words)
+	radixSort(words, idx)
+	for i := range words {
+		if words[i] != orig[idx[i]] {
+			t.Fatalf("position %d: word %x does not belong to row %d", i, words[i], idx[i])
+		}
+		if i > 0 && (words[i] < words[i-1] || words[i] == words[i-1] && idx[i] < idx[i-1]) {
+			t.Fatalf("position %d: %x/%d after %x/%d", i, words[i], idx[i], words[i-1], idx[i-1])
+		}
+	}
+}
