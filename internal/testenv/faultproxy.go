@@ -59,6 +59,11 @@ type Fault struct {
 	// forwarded (without Status, Stall or Cut, it is forwarded unchanged):
 	// a test pauses the real server there, mid-run, at a known request.
 	Then func()
+	// Answer, when set, answers the request instead of the server: a test
+	// stands in for part of the store (a DeleteObjects that deletes some
+	// keys for real, through the test's own client, and reports the
+	// others failed), which no status code can express.
+	Answer func(w http.ResponseWriter, r *http.Request)
 }
 
 // Seen is one request the proxy received, and whether a fault answered it.
@@ -172,6 +177,9 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Then()
 	}
 	switch {
+	case f != nil && f.Answer != nil:
+		f.Answer(w, r)
+		return
 	case f != nil && f.Stall:
 		// Read nothing more and answer nothing, as a stopped process whose
 		// kernel still accepts connections.

@@ -15,6 +15,8 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+
+	iceio "github.com/apache/iceberg-go/io"
 )
 
 // Store deletes objects of one bucket (container, local root) in batches.
@@ -41,12 +43,41 @@ var ErrNoBatchAPI = errors.New("no batch delete for this store")
 // Open returns the Store for loc's scheme.
 func Open(ctx context.Context, props map[string]string, loc string) (Store, error) {
 	switch scheme(loc) {
+	case "s3", "s3a", "s3n":
+		return openS3(ctx, props, loc)
+	case "file", "":
+		return openLocal(ctx, props, loc)
 	case "gs":
 		return openGCS(ctx, props, loc)
 	case "abfs", "abfss", "wasb", "wasbs":
 		return openAzure(ctx, props, loc)
 	}
 	return nil, ErrNoBatchAPI
+}
+
+// ForIO returns the Store that deletes loc's objects for a table whose
+// storage is fsys (the IO iceberg-go opened, with its credentials, vended
+// or not): S3 through that IO's own client, a local disk directly, GCS and
+// Azure through Open with props, and any other store one object at a time
+// through fsys. It fails only when a store's batch API cannot be opened.
+func ForIO(ctx context.Context, fsys iceio.IO, props map[string]string, loc string) (Store, error) {
+	switch scheme(loc) {
+	case "s3", "s3a", "s3n":
+		if st, ok := s3FromIO(fsys, loc); ok {
+			return st, nil
+		}
+	case "file", "":
+		return openLocal(ctx, props, loc)
+	default:
+		st, err := Open(ctx, props, loc)
+		if err == nil {
+			return st, nil
+		}
+		if !errors.Is(err, ErrNoBatchAPI) {
+			return nil, err
+		}
+	}
+	return OneByOne(fsys.Remove), nil
 }
 
 func scheme(loc string) string {

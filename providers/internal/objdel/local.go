@@ -1,0 +1,52 @@
+package objdel
+
+import (
+	"context"
+	"errors"
+	iofs "io/fs"
+	"sync"
+
+	iceio "github.com/apache/iceberg-go/io"
+)
+
+// eachConcurrency is how many single deletes a one-by-one Store runs at
+// once within a batch: a local disk, or a store without a batch API.
+const eachConcurrency = 16
+
+// eachBatch is the batch of a one-by-one Store: the unit at which a run
+// re-checks and stops, not a request.
+const eachBatch = 1000
+
+// openLocal deletes local files with bounded concurrency, under the names
+// iceberg-go's LocalFS gives them (file:///p and /p alike), so a location
+// means the same file to the table's IO and here.
+func openLocal(context.Context, map[string]string, string) (Store, error) {
+	return OneByOne(iceio.LocalFS{}.Remove), nil
+}
+
+// OneByOne is the Store of a store without a batch API: each location goes
+// through remove (the table's IO), eachConcurrency at a time.
+func OneByOne(remove func(string) error) Store { return eachStore{remove: remove} }
+
+type eachStore struct{ remove func(string) error }
+
+func (eachStore) MaxBatch() int { return eachBatch }
+
+func (s eachStore) Delete(ctx context.Context, locs []string) []error {
+	errs := make([]error, len(locs))
+	sem := make(chan struct{}, eachConcurrency)
+	var wg sync.WaitGroup
+	for i, l := range locs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := s.remove(l); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
