@@ -687,7 +687,7 @@ type purgeResult struct {
 // norm is the sweep's path normaliser (the policy's equal_schemes and
 // equal_authorities): a reference spelled with an alias of an original path
 // must keep the run, exactly as it keeps the file in the sweep itself.
-func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error, norm func(string) string, literal func(string) (string, bool)) purgeResult {
+func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, del deleter, norm func(string) string, literal func(string) (string, bool)) purgeResult {
 	var pr purgeResult
 	qroot := quarantineRoot(tbl.Location())
 	uuid := tbl.Metadata().TableUUID().String()
@@ -725,6 +725,11 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 	if len(dues) == 0 {
 		return pr
 	}
+	if del.set.Concurrency <= 0 {
+		// A purge is never urgent: one request at a time (one batch, or
+		// one delete on a store without a batch API) unless set.
+		del.set.Concurrency = 1
+	}
 	// The table must not reference any original path: were a slow writer
 	// to have committed one, the quarantined copy is the only copy left.
 	refd := map[string]bool{}
@@ -748,43 +753,47 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run iceops restore %s with this table's address", path.Base(d.dir), strings.Join(live, ", "), path.Base(d.dir)))
 			continue
 		}
-		var failed bool
+		var (
+			mu     sync.Mutex
+			failed bool
+			files  = make([]fileRef, len(d.m.Files))
+			sizes  = map[string]int64{}
+		)
 		for i, f := range d.m.Files {
-			// Interrupted, or the store judged unresponsive: no new delete
-			// starts, and every file left is named (still in the run).
-			if err := bound.Stop(ctx); err != nil {
-				for _, f := range d.m.Files[i:] {
-					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged, still in the quarantine: not started: %v", f.Quarantined, err))
-				}
-				failed = true
-				break
-			}
-			// Only "not found" is absence: a copy that could not be looked
-			// at keeps the manifest, so no file is ever left unlisted.
-			there, err := presence(fs, tbl.Location(), f.Quarantined)
-			if err != nil {
-				pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged: %v", f.Quarantined, err))
-				failed = true
-				continue
-			}
-			if !there {
-				continue
-			}
-			if err := remove(f.Quarantined); err != nil {
-				switch {
-				case store.IsNotExist(err):
-				case bound.Unanswered(err):
-					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still in the quarantine: %v", f.Quarantined, err))
-					failed = true
-				default:
-					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged: %v", f.Quarantined, err))
-					failed = true
-				}
-				continue
-			}
-			pr.Files++
-			pr.Bytes += max(f.Size, 0)
+			files[i] = fileRef{path: f.Quarantined, size: f.Size}
+			sizes[f.Quarantined] = f.Size
 		}
+		fail := func(line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			pr.Errors = append(pr.Errors, line)
+			failed = true
+		}
+		// Interrupted, or the store judged unresponsive: no new batch (no
+		// new delete on a store without one) starts, and every file left
+		// is named (still in the run).
+		del.run(files, func(fileRef) string { return tbl.Location() }, func(f fileRef) bool {
+			// Right before its batch is sent. Only "not found" is
+			// absence: a copy that could not be looked at keeps the
+			// manifest, so no file is ever left unlisted.
+			there, err := presence(fs, tbl.Location(), f.path)
+			if err != nil {
+				fail(fmt.Sprintf("%s: not purged: %v", f.path, err))
+			}
+			return there && err == nil
+		}, func(f fileRef) {
+			pr.Files++
+			pr.Bytes += max(f.size, 0)
+		}, func(f fileRef, err error, started bool) {
+			switch {
+			case !started:
+				fail(fmt.Sprintf("%s: not purged, still in the quarantine: not started: %v", f.path, err))
+			case bound.Unanswered(err):
+				fail(fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still in the quarantine: %v", f.path, err))
+			default:
+				fail(fmt.Sprintf("%s: not purged: %v", f.path, err))
+			}
+		})
 		if failed {
 			continue // the manifest stays, so the rest is found next time
 		}
@@ -792,7 +801,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			pr.Errors = append(pr.Errors, fmt.Sprintf("%s: manifest kept: %v", d.dir, err))
 			continue
 		}
-		if err := remove(d.dir + "/" + QuarantineManifestName); err != nil && !store.IsNotExist(err) {
+		if err := del.removeOne(tbl.Location(), d.dir+"/"+QuarantineManifestName); err != nil && !store.IsNotExist(err) {
 			pr.Errors = append(pr.Errors, fmt.Sprintf("%s: %v", d.dir, err))
 			continue
 		}

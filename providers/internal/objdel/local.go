@@ -7,11 +7,14 @@ import (
 	"sync"
 
 	iceio "github.com/apache/iceberg-go/io"
+
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // eachConcurrency is how many single deletes a one-by-one Store runs at
-// once within a batch: a local disk, or a store without a batch API.
-const eachConcurrency = 16
+// once within a batch by default (Settings.Concurrency sets it): a local
+// disk, or a store without a batch API.
+const eachConcurrency = 8
 
 // eachBatch is the batch of a one-by-one Store: the unit at which a run
 // re-checks and stops, not a request.
@@ -28,16 +31,38 @@ func openLocal(context.Context, map[string]string, string) (Store, error) {
 // through remove (the table's IO), eachConcurrency at a time.
 func OneByOne(remove func(string) error) Store { return eachStore{remove: remove} }
 
-type eachStore struct{ remove func(string) error }
+type eachStore struct {
+	remove     func(string) error
+	conc       int  // 0: eachConcurrency
+	stopAtOnce bool // Settings.StopAtOnce
+}
 
 func (eachStore) MaxBatch() int { return eachBatch }
 
 func (s eachStore) Delete(ctx context.Context, locs []string) []error {
 	errs := make([]error, len(locs))
-	sem := make(chan struct{}, eachConcurrency)
+	conc := s.conc
+	if conc <= 0 {
+		conc = eachConcurrency
+	}
+	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	for i, l := range locs {
 		sem <- struct{}{}
+		// Each delete is a request of its own: none starts once the store
+		// is judged unresponsive (or, with stopAtOnce, the run is
+		// stopped), within the batch too.
+		err := bound.BreakerOf(ctx).Err()
+		if s.stopAtOnce && err == nil {
+			err = bound.Stop(ctx)
+		}
+		if err != nil {
+			<-sem
+			for j := i; j < len(locs); j++ {
+				errs[j] = notSent{err}
+			}
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

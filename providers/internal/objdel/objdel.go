@@ -27,7 +27,9 @@ type Store interface {
 	// bucket as the table names them (s3://b/k, gs://b/k, abfs://..., or
 	// file:///p), at most MaxBatch of them. It returns one error per
 	// location, in order: nil when the object is gone (deleted now, or
-	// already absent).
+	// already absent). Once the store is judged unresponsive (bound) a
+	// store sends nothing more: the locations it did not send get
+	// ErrNotSent. A request already sent is not cut by ctx.
 	Delete(ctx context.Context, locs []string) []error
 }
 
@@ -39,6 +41,18 @@ type Opener func(ctx context.Context, props map[string]string, loc string) (Stor
 // available; the caller then deletes one object at a time through the
 // table's IO.
 var ErrNoBatchAPI = errors.New("no batch delete for this store")
+
+// ErrNotSent marks the outcome of a location whose delete was never sent
+// (the store was judged unresponsive before its turn): it is still in
+// place, not in a place unknown. errors.Is(err, ErrNotSent) tells it; its
+// text is the cause's.
+var ErrNotSent = errors.New("not sent")
+
+type notSent struct{ cause error }
+
+func (e notSent) Error() string        { return e.cause.Error() }
+func (e notSent) Unwrap() error        { return e.cause }
+func (e notSent) Is(target error) bool { return target == ErrNotSent }
 
 // Open returns the Store for loc's scheme.
 func Open(ctx context.Context, props map[string]string, loc string) (Store, error) {

@@ -9,13 +9,20 @@ import (
 )
 
 // Settings pace a run: how many locations one batch holds (capped at the
-// store's MaxBatch), how many batches are in flight at once, and how long
+// store's MaxBatch), how many requests are in flight at once (batches on a
+// store with a batch API, single deletes on one without), and how long
 // a worker waits after a batch before it sends the next, so shared storage
 // is not overwhelmed (zero values: the defaults).
 type Settings struct {
 	BatchSize   int
 	Concurrency int
 	Cooldown    time.Duration
+	// StopAtOnce makes a done ctx stop a store that deletes one location
+	// per request within the batch under way too (expiry's second
+	// interrupt); without it the batch finishes (an interrupt of the
+	// orphan sweep). A store judged unresponsive stops within the batch
+	// either way, and a batch request once sent is never cut.
+	StopAtOnce bool
 }
 
 // DefaultConcurrency is the number of batches in flight by default.
@@ -36,9 +43,10 @@ type Hooks struct {
 
 // Run deletes locs through st in batches. Before each batch it stops if
 // ctx is done or the store was judged unresponsive (bound.Stop): every
-// location not yet sent goes to Left and Run returns why. A batch once sent
-// is not cut by an interrupt (its requests still end within their own
-// bounds and the breaker's): its outcome is known and reported.
+// location not yet sent goes to Left and Run returns why (also when a
+// store stopped sending within a batch: ErrNotSent). A request once sent
+// is not cut by ctx (it still ends within its own bounds and the
+// breaker's): its outcome is known and reported.
 func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (stopped error) {
 	size := st.MaxBatch()
 	if set.BatchSize > 0 && set.BatchSize < size {
@@ -48,6 +56,16 @@ func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (s
 	if conc <= 0 {
 		conc = DefaultConcurrency
 	}
+	if e, ok := st.(eachStore); ok {
+		// One request per location: Concurrency bounds the requests in
+		// flight, and a batch finishes before the next starts, so an
+		// interruption stops at a batch boundary.
+		if set.Concurrency > 0 {
+			e.conc = set.Concurrency
+		}
+		e.stopAtOnce = set.StopAtOnce
+		st, conc = e, 1
+	}
 	var (
 		mu   sync.Mutex
 		next int // the first location not yet taken by a worker
@@ -56,6 +74,9 @@ func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (s
 	report := func(i int, err error, sent bool) {
 		mu.Lock()
 		defer mu.Unlock()
+		if ns, ok := err.(notSent); ok && stopped == nil {
+			stopped = ns.cause // the store stopped the run within a batch
+		}
 		switch {
 		case !sent && h.Left != nil:
 			h.Left(i, err)
@@ -87,7 +108,6 @@ func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (s
 		next = hi
 		return lo, hi, true
 	}
-	send := context.WithoutCancel(ctx)
 	for range min(conc, (len(locs)+size-1)/size) {
 		wg.Add(1)
 		go func() {
@@ -120,7 +140,7 @@ func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (s
 				if len(names) == 0 {
 					continue
 				}
-				errs := st.Delete(send, names)
+				errs := st.Delete(ctx, names)
 				for j, i := range idx {
 					report(i, errs[j], true)
 				}
@@ -128,5 +148,55 @@ func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (s
 		}()
 	}
 	wg.Wait()
+	return stopped
+}
+
+// RunGrouped runs Run once per group of locs (groupOf names a location's
+// group: its bucket, or the root it was listed under), in the order the
+// groups first appear, each through the store open gives for it; the
+// hooks' indices are into locs. A group whose store cannot be opened has
+// each location Done with ErrNotSent and that error (still in place).
+func RunGrouped(ctx context.Context, locs []string, groupOf func(i int) string, open func(group string) (Store, error), set Settings, h Hooks) (stopped error) {
+	groups := map[string][]int{}
+	var order []string
+	for i := range locs {
+		g := groupOf(i)
+		if _, seen := groups[g]; !seen {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	for _, g := range order {
+		idx := groups[g]
+		st, err := open(g)
+		if err != nil {
+			for _, i := range idx {
+				if h.Done != nil {
+					h.Done(i, notSent{err})
+				}
+			}
+			if stopped == nil {
+				stopped = err
+			}
+			continue
+		}
+		sub := make([]string, len(idx))
+		for j, i := range idx {
+			sub[j] = locs[i]
+		}
+		var gh Hooks
+		if h.Check != nil {
+			gh.Check = func(j int) (string, bool) { return h.Check(idx[j]) }
+		}
+		if h.Done != nil {
+			gh.Done = func(j int, err error) { h.Done(idx[j], err) }
+		}
+		if h.Left != nil {
+			gh.Left = func(j int, err error) { h.Left(idx[j], err) }
+		}
+		if err := Run(ctx, st, sub, set, gh); err != nil && stopped == nil {
+			stopped = err
+		}
+	}
 	return stopped
 }

@@ -120,3 +120,40 @@ func TestRunStopsAtABatchBoundary(t *testing.T) {
 		t.Errorf("done %v left %v", done, left)
 	}
 }
+
+// TestOneByOneStopAtOnce: on a store without a batch API, a cancelled
+// context stops the batch under way only with StopAtOnce; the locations
+// not sent are Done with ErrNotSent, and Run says why it stopped.
+func TestOneByOneStopAtOnce(t *testing.T) {
+	for _, atOnce := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var removed []string
+		st := OneByOne(func(p string) error {
+			removed = append(removed, p)
+			if len(removed) == 2 {
+				cancel()
+			}
+			return nil
+		})
+		locs := locsN(6)
+		var notSent int
+		err := Run(ctx, st, locs, Settings{Concurrency: 1, StopAtOnce: atOnce}, Hooks{
+			Done: func(i int, err error) {
+				if errors.Is(err, ErrNotSent) {
+					notSent++
+				}
+			},
+		})
+		want := 6
+		if atOnce {
+			want = 2
+		}
+		if len(removed) != want || notSent != 6-want {
+			t.Errorf("StopAtOnce %v: %d removed, %d not sent, want %d and %d", atOnce, len(removed), notSent, want, 6-want)
+		}
+		if atOnce != errors.Is(err, context.Canceled) {
+			t.Errorf("StopAtOnce %v: Run = %v", atOnce, err)
+		}
+		cancel()
+	}
+}

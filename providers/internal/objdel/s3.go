@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/iceops/iceops/providers/internal/bound"
 )
 
 // s3MaxBatch is the most keys one DeleteObjects request takes.
@@ -106,14 +108,30 @@ func (s *s3Store) Delete(ctx context.Context, locs []string) []error {
 			byKey[key] = append(byKey[key], i)
 		}
 	}
+	// A batch is one request: once sent, ctx does not cut it (its
+	// attempts end within the HTTP client's bounds and the breaker's).
+	send := context.WithoutCancel(ctx)
 	wait := s.pause
 	for round := 1; len(keys) > 0; round++ {
-		failed := s.deleteObjects(ctx, keys)
+		if err := bound.BreakerOf(ctx).Err(); err != nil {
+			for _, k := range keys {
+				for _, i := range byKey[k] {
+					if errs[i] == nil {
+						errs[i] = notSent{err}
+					}
+				}
+			}
+			break
+		}
+		failed := s.deleteObjects(send, keys)
 		var again []string
 		for _, k := range keys {
 			err, busy := failed[k].err, failed[k].busy
 			if busy && round < s3Attempts {
 				again = append(again, k)
+				for _, i := range byKey[k] {
+					errs[i] = err // unless it goes on the next round
+				}
 				continue
 			}
 			for _, i := range byKey[k] {
@@ -121,10 +139,7 @@ func (s *s3Store) Delete(ctx context.Context, locs []string) []error {
 			}
 		}
 		if keys = again; len(keys) > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(wait):
-			}
+			time.Sleep(wait)
 			wait *= 2
 		}
 	}

@@ -7,10 +7,8 @@ package objdel_test
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"net/http"
 	"slices"
@@ -104,18 +102,6 @@ func (b *s3Bench) run(locs []string, set objdel.Settings) map[string]error {
 	return out
 }
 
-func (b *s3Bench) requests() (deleteObjects, deletes int) {
-	for _, s := range b.proxy.Requests("", "") {
-		switch {
-		case s.Method == http.MethodPost && strings.Contains(s.Query, "delete"):
-			deleteObjects++
-		case s.Method == http.MethodDelete:
-			deletes++
-		}
-	}
-	return
-}
-
 // TestS3DeleteObjectsInBatches: 1,101 locations (one already absent) in
 // batches of 500 cost three DeleteObjects requests and no single DELETE;
 // the absent one counts as gone; exactly the unlisted objects remain.
@@ -131,7 +117,7 @@ func TestS3DeleteObjectsInBatches(t *testing.T) {
 	if got, want := b.left(), locs[1100:]; !slices.Equal(got, want) {
 		t.Errorf("left %d objects, want the %d not listed", len(got), len(want))
 	}
-	if many, single := b.requests(); many != 3 || single != 0 {
+	if many, single := b.proxy.DeleteRequests(); many != 3 || single != 0 {
 		t.Errorf("%d DeleteObjects and %d DELETE requests, want 3 and 0", many, single)
 	}
 }
@@ -151,42 +137,16 @@ func TestS3DeleteObjectsThrottled(t *testing.T) {
 	if left := b.left(); len(left) != 0 {
 		t.Errorf("left %v", left)
 	}
-	if many, _ := b.requests(); many != 3 || b.proxy.Faulted() != 2 {
+	if many, _ := b.proxy.DeleteRequests(); many != 3 || b.proxy.Faulted() != 2 {
 		t.Errorf("%d DeleteObjects (%d throttled), want 3 (2)", many, b.proxy.Faulted())
 	}
-}
-
-type deleteReq struct {
-	Objects []struct {
-		Key string `xml:"Key"`
-	} `xml:"Object"`
 }
 
 // halfFails answers a DeleteObjects in place of the server: it deletes
 // the keys at even positions for real (directly) and reports the others
 // failed with code.
 func (b *s3Bench) halfFails(code string) func(w http.ResponseWriter, r *http.Request) {
-	return func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req deleteReq
-		if err := xml.Unmarshal(body, &req); err != nil {
-			b.t.Errorf("DeleteObjects body: %v", err)
-		}
-		var out strings.Builder
-		out.WriteString(`<?xml version="1.0" encoding="UTF-8"?><DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
-		for i, o := range req.Objects {
-			if i%2 == 0 {
-				if err := b.direct.Remove("s3://" + b.env.Bucket + "/" + o.Key); err != nil {
-					b.t.Errorf("delete %s: %v", o.Key, err)
-				}
-				continue
-			}
-			fmt.Fprintf(&out, "<Error><Key>%s</Key><Code>%s</Code><Message>injected</Message></Error>", o.Key, code)
-		}
-		out.WriteString("</DeleteResult>")
-		w.Header().Set("Content-Type", "application/xml")
-		_, _ = io.WriteString(w, out.String())
-	}
+	return testenv.DeleteObjectsFailing(b.t, b.env.Bucket, b.direct.Remove, func(i int, _ string) bool { return i%2 == 1 }, code)
 }
 
 // TestS3DeleteObjectsFailsHalfway: a DeleteObjects answered 200 with
@@ -231,7 +191,7 @@ func TestS3DeleteObjectsKeyBusy(t *testing.T) {
 	if left := b.left(); len(left) != 0 {
 		t.Errorf("left %v", left)
 	}
-	if many, _ := b.requests(); many != 2 {
+	if many, _ := b.proxy.DeleteRequests(); many != 2 {
 		t.Errorf("%d DeleteObjects, want 2", many)
 	}
 }
