@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	iceio "github.com/apache/iceberg-go/io"
+
 	"github.com/iceops/iceops/apply"
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/internal/testenv"
@@ -99,5 +101,41 @@ func TestS3SweepBatchFailsHalfway(t *testing.T) {
 		if _, ok := before[rel]; !ok && !(strings.HasPrefix(rel, "metadata/") && strings.HasSuffix(rel, ".metadata.json")) {
 			t.Errorf("%s appeared", rel)
 		}
+	}
+}
+
+// TestS3SweepListingFailsOnPage7: the seventh listing request of the plan
+// fails however often it is retried. The plan proposes no deletion for the
+// table (an error or a refusal), and an apply of it changes nothing.
+func TestS3SweepListingFailsOnPage7(t *testing.T) {
+	ctx := context.Background()
+	l := newS3Lake(t, "orders")
+	l.deleting(nil)
+	for i := range 24 { // eight partition directories: eleven listing requests
+		must(t, l.direct.(iceio.WriteFileIO).WriteFile(l.url("warehouse", "orders", "data", fmt.Sprintf("day=%d", i%8), fmt.Sprintf("stray-%d.parquet", i)), []byte("stray")))
+	}
+	before := l.objects("orders")
+	l.proxy.Add(testenv.Fault{Method: http.MethodGet, Query: "list-type", Nth: 7, Times: 100, Status: http.StatusInternalServerError, Code: "InternalError"})
+	sess := l.session()
+	p := l.plan(ctx, sess)
+	for _, tp := range p.Tables {
+		if o := orphansOf(tp); o != nil {
+			t.Fatalf("a plan on a failed listing proposes deleting %v", o.Paths)
+		}
+	}
+	if len(p.Errors) == 0 && (len(p.Tables) != 1 || len(p.Tables[0].Refusals) == 0) {
+		t.Fatalf("a failed listing is neither an error nor a refusal: %+v", p)
+	}
+	if l.proxy.Faulted() == 0 {
+		t.Fatal("no listing failed")
+	}
+	if res := l.apply(ctx, sess, p); !res.Failed() {
+		t.Fatalf("apply of a plan with an error succeeded: %+v", res.Summary)
+	}
+	if batches, singles := l.proxy.DeleteRequests(); batches+singles != 0 {
+		t.Errorf("%d DeleteObjects and %d DELETE requests after a failed listing", batches, singles)
+	}
+	if got := l.objects("orders"); !mapsEqualS(dataOnly(got), dataOnly(before)) {
+		t.Fatalf("bucket changed: %v", keys(got))
 	}
 }

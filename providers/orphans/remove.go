@@ -20,11 +20,17 @@ import (
 	"github.com/iceops/iceops/providers/catalogs"
 	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/internal/objdel"
+	"github.com/iceops/iceops/providers/internal/objlist"
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // minAge is the floor of orphan_files.older_than (docs/design.md §3.2).
 const minAge = 24 * time.Hour
+
+// relistAbove is the number of planned paths from which Remove re-lists an
+// object store's roots instead of stat'ing each path (one S3 listing page
+// covers 1,000 objects).
+const relistAbove = 1000
 
 // Spec is the approved list of orphan paths and the age guard.
 type Spec struct {
@@ -151,6 +157,34 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		root string
 	}
 	quarantining := spec.Quarantine || spec.QuarantineFor > 0
+	// On S3, with many planned paths, the re-listing is a listing (a page
+	// per 1,000 objects; the apply-time Recheck lists the roots anyway),
+	// not a request per planned path: the planned paths found in it, with
+	// their size and time, are what a stat would say. A few paths are
+	// stat'ed one by one, cheaper than listing a large table.
+	planned := map[string]bool{}
+	for _, p := range spec.Paths {
+		planned[norm(p)] = true
+	}
+	relisted := map[string]map[string]objlist.Object{}
+	for _, r := range roots {
+		if len(spec.Paths) < relistAbove {
+			break
+		}
+		found := map[string]objlist.Object{}
+		handled, err := objlist.List(ctx, ios[r], r, objlist.Settings{}, func(o objlist.Object) error {
+			if k := norm(o.Loc); planned[k] {
+				found[k] = o
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("orphan re-listing (nothing deleted): %w", err)
+		}
+		if handled {
+			relisted[r] = found
+		}
+	}
 	var cands []cand
 	for _, p := range spec.Paths {
 		if err := ctx.Err(); err != nil {
@@ -167,7 +201,20 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 			res.Skipped = append(res.Skipped, p+": inside "+d+", another engine's staging directory, never swept")
 			continue
 		}
-		size, mtime, why := statCandidate(ios[root], root, p)
+		var (
+			size  int64
+			mtime time.Time
+			why   string
+		)
+		if found, ok := relisted[root]; ok {
+			o, there := found[norm(p)]
+			size, mtime = o.Size, o.ModTime
+			if !there {
+				why = "no longer exists"
+			}
+		} else {
+			size, mtime, why = statCandidate(ios[root], root, p)
+		}
 		if why != "" {
 			res.Skipped = append(res.Skipped, p+": "+why)
 			continue

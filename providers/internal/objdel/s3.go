@@ -7,7 +7,6 @@ import (
 	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers s3:// for openS3
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -15,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/objlist"
 )
 
 // s3MaxBatch is the most keys one DeleteObjects request takes.
@@ -48,12 +48,8 @@ func openS3(ctx context.Context, props map[string]string, loc string) (Store, er
 
 // s3FromIO is the Store over the S3 client inside an iceberg-go S3 IO.
 func s3FromIO(fsys iceio.IO, loc string) (Store, bool) {
-	b, ok := fsys.(*blobfs.FileIO)
+	client, ok := objlist.S3Client(fsys)
 	if !ok {
-		return nil, false
-	}
-	var client *s3.Client
-	if !b.Bucket.As(&client) || client == nil {
 		return nil, false
 	}
 	_, authority, _ := splitLoc(loc)
