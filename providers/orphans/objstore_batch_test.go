@@ -139,3 +139,33 @@ func TestS3SweepListingFailsOnPage7(t *testing.T) {
 		t.Fatalf("bucket changed: %v", keys(got))
 	}
 }
+
+// TestS3QuarantineCopiesServerSide: a quarantine on S3 copies each file
+// with one CopyObject, no byte of it passing through iceops (then deletes
+// the original); all five are quarantined.
+func TestS3QuarantineCopiesServerSide(t *testing.T) {
+	ctx := context.Background()
+	l := newS3Lake(t, "orders")
+	l.strays("orders", 5)
+	sess := l.session()
+	p := l.plan(ctx, sess)
+	if len(p.Errors) > 0 {
+		t.Fatalf("plan errors %+v", p.Errors)
+	}
+	res := l.apply(ctx, sess, p)
+	if ar := actionResult(t, res, "lake.sales.orders"); res.Failed() || ar.FilesQuarantined != 5 {
+		t.Fatalf("apply: failed=%v %+v", res.Failed(), ar)
+	}
+	var copies, puts int
+	for _, r := range l.proxy.Requests(http.MethodPut, "/orders/.iceops-quarantine/") {
+		switch {
+		case strings.Contains(r.Query, "CopyObject"):
+			copies++
+		case strings.Contains(r.Path, "/data/stray-"):
+			puts++
+		}
+	}
+	if copies != 5 || puts != 0 {
+		t.Errorf("%d CopyObject and %d uploads into the quarantine, want 5 and 0", copies, puts)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,9 +22,12 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/objlist"
 	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/internal/store"
 )
@@ -292,22 +296,22 @@ func quarantineMove(ctx context.Context, fs iceio.IO, loc, srcRoot, src, dst str
 		}
 		return stateMoved, nil
 	}
-	wfs, ok := fs.(iceio.WriteFileIO)
-	if !ok {
-		return stateInPlace, fmt.Errorf("storage %T cannot write", fs)
-	}
-	in, err := fs.Open(src)
-	if err != nil {
-		if store.IsNotExist(err) {
-			return stateGone, nil
-		}
-		return stateInPlace, err
-	}
-	defer in.Close()
 	if err := bound.BreakerOf(ctx).Err(); err != nil {
 		return stateInPlace, err
 	}
-	if err := copyTo(wfs, in, dst); err != nil {
+	// On S3 the copy is server-side (CopyObject): no byte passes through
+	// iceops. A source over CopyObject's 5 GiB limit is streamed.
+	copied, gone, err := serverSideCopy(ctx, fs, src, dst)
+	if gone {
+		return stateGone, nil
+	}
+	if !copied && err == nil {
+		err = streamCopy(ctx, fs, src, dst, &gone)
+		if gone {
+			return stateGone, nil
+		}
+	}
+	if err != nil {
 		// A write whose answer was lost may have landed: look.
 		there, perr := presence(fs, loc, dst)
 		switch {
@@ -329,6 +333,74 @@ func quarantineMove(ctx context.Context, fs iceio.IO, loc, srcRoot, src, dst str
 		return stateBoth, fmt.Errorf("remove original: %w", err)
 	}
 	return stateMoved, nil
+}
+
+// serverSideCopy copies src to dst with one S3 CopyObject when both are
+// in the bucket of fs's S3 client. copied false with no error: not S3 (or
+// too large for one CopyObject), the caller streams the copy.
+func serverSideCopy(ctx context.Context, fs iceio.IO, src, dst string) (copied, gone bool, err error) {
+	c, ok := objlist.S3Client(fs)
+	if !ok {
+		return false, false, nil
+	}
+	sb, sk, ok1 := splitS3(src)
+	db, dk, ok2 := splitS3(dst)
+	if !ok1 || !ok2 || sb != db || strings.ContainsFunc(sk+dk, func(r rune) bool { return r < 32 }) || strings.Contains(sk+dk, "../") {
+		return false, false, nil // keys gocloud stores escaped are copied through the IO
+	}
+	_, err = c.CopyObject(context.WithoutCancel(ctx), &s3.CopyObjectInput{
+		Bucket: aws.String(db), Key: aws.String(dk), CopySource: aws.String(sb + "/" + escapeKeyPath(sk)),
+	})
+	var apiErr interface{ ErrorCode() string }
+	switch {
+	case err == nil:
+		return true, false, nil
+	case errors.As(err, &apiErr) && apiErr.ErrorCode() == "NoSuchKey":
+		return false, true, nil
+	case errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidRequest":
+		return false, false, nil // over 5 GiB: streamed
+	}
+	return false, false, fmt.Errorf("server-side copy: %w", err)
+}
+
+// escapeKeyPath URL-encodes a key for x-amz-copy-source, segment by
+// segment (the '/' between them stays).
+func escapeKeyPath(key string) string {
+	parts := strings.Split(key, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
+
+func splitS3(loc string) (bucket, key string, ok bool) {
+	scheme, rest, found := strings.Cut(loc, "://")
+	if !found || (scheme != "s3" && scheme != "s3a" && scheme != "s3n") {
+		return "", "", false
+	}
+	bucket, key, _ = strings.Cut(rest, "/")
+	return bucket, key, key != ""
+}
+
+// streamCopy copies src to dst through iceops (read, then write).
+func streamCopy(ctx context.Context, fs iceio.IO, src, dst string, gone *bool) error {
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("storage %T cannot write", fs)
+	}
+	in, err := fs.Open(src)
+	if err != nil {
+		if store.IsNotExist(err) {
+			*gone = true
+			return nil
+		}
+		return err
+	}
+	defer in.Close()
+	if err := bound.BreakerOf(ctx).Err(); err != nil {
+		return err
+	}
+	return copyTo(wfs, in, dst)
 }
 
 func copyTo(wfs iceio.WriteFileIO, in io.Reader, dst string) error {
