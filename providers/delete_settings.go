@@ -20,15 +20,21 @@ const (
 )
 
 // deleteSettings reads the deletion pacing of catalog name; unset
-// properties keep objdel's defaults, a malformed one is an error (the
-// action fails before anything is deleted).
+// properties keep objdel's defaults, a malformed one is an error (a
+// configuration error first: ConfigDiagnostics).
 func (s *Session) deleteSettings(name string) (objdel.Settings, error) {
-	var set objdel.Settings
 	cc, err := s.catalogConfig(name)
 	if err != nil {
-		return set, err
+		return objdel.Settings{}, err
 	}
-	p := cc.Properties
+	return parseDeleteSettings(name, cc.Properties)
+}
+
+// parseDeleteSettings reads the iceops.delete-* properties of catalog
+// name (also checked with the configuration, ConfigDiagnostics).
+func parseDeleteSettings(name string, p map[string]string) (objdel.Settings, error) {
+	var set objdel.Settings
+	var err error
 	positive := func(key string) (int, error) {
 		v, ok := p[key]
 		if !ok {

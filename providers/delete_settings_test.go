@@ -37,3 +37,16 @@ func TestDeleteSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDiagnosticsDeleteSettings: a malformed iceops.delete-*
+// property is a configuration error at the catalog block.
+func TestConfigDiagnosticsDeleteSettings(t *testing.T) {
+	cfg := &config.Config{Catalogs: []*config.Catalog{
+		{Name: "ok", Properties: map[string]string{DeleteBatchSizeProperty: "500"}},
+		{Name: "bad", Properties: map[string]string{DeleteCooldownProperty: "soon"}},
+	}}
+	diags := ConfigDiagnostics(cfg, time.Now())
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `catalog bad: property iceops.delete-cooldown = "soon"`) {
+		t.Fatalf("diagnostics %v", diags)
+	}
+}
