@@ -18,6 +18,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/compaction"
+	"github.com/iceops/iceops/providers/internal/objdel"
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
@@ -459,12 +460,16 @@ func removeLeaked(ctx context.Context, cat table.CatalogIO, tbl *table.Table, fs
 			return 0, fmt.Errorf("snapshot %d uses a file the failed compaction wrote; staged files kept", s.SnapshotID)
 		}
 	}
+	// The one deletion path (objdel), one store per bucket; a file that
+	// could not be removed is simply not counted, as before.
 	n := 0
-	for _, p := range paths {
-		if err := fs.Remove(p); err == nil {
+	_ = objdel.RunGrouped(ctx, paths, func(i int) string { return store.Storage(paths[i]) }, func(bucket string) (objdel.Store, error) {
+		return objdel.ForIO(ctx, fs, nil, bucket)
+	}, objdel.Settings{}, objdel.Hooks{Done: func(_ int, err error) {
+		if err == nil {
 			n++
 		}
-	}
+	}})
 	return n, nil
 }
 

@@ -326,9 +326,13 @@ func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, E
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
+	pace, err := s.deleteSettings(req.Policy.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
 	e, rp := req.Actions[0].Expire, req.Policy.SnapshotRetention
 	next, er, err := expiry.Expire(ctx, cat, req.Table.t, expiry.Spec{
-		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress,
+		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress, Delete: pace,
 		Abort: req.Abort, FinishWithin: req.FinishWithin, KeepLive: keepLive(req),
 		Retention: &expiry.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
 			MaxRefAge: rp.MaxRefAge.Value, Now: req.Now()},
@@ -353,9 +357,14 @@ func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, 
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
+	pace, err := s.deleteSettings(pol.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
 	a, o := req.Actions[0].Orphans, pol.OrphanFiles
 	er, err := orphans.Remove(ctx, cat, req.Table.t, orphans.Spec{
-		Paths:      a.Paths,
+		Paths:     a.Paths,
+		BatchSize: pace.BatchSize, DeleteConcurrency: pace.Concurrency, Cooldown: pace.Cooldown,
 		OlderThan:  time.Duration(a.OlderThanMs) * time.Millisecond,
 		Now:        req.Now(),
 		Progress:   req.Progress,

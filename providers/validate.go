@@ -18,6 +18,8 @@ import (
 // snippet, found by validate without a catalog, not a plan-time failure of
 // each table (docs/design.md §3.5). Column names are checked at plan time,
 // against each table's schema. now resolves relative times in the filter.
+// A catalog's iceops.delete-* properties (docs/catalogs.md) are checked
+// here too, so a malformed one fails validate and plan, not an apply.
 func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
 	var bodies []*config.PolicyBody
 	for _, p := range cfg.Policies {
@@ -40,6 +42,17 @@ func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid compaction.where",
+				Detail:   fmt.Sprintf("%v.", err),
+				Subject:  &rng,
+			})
+		}
+	}
+	for _, c := range cfg.Catalogs {
+		if _, err := parseDeleteSettings(c.Name, c.Properties); err != nil {
+			rng := c.DeclRange
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid deletion setting",
 				Detail:   fmt.Sprintf("%v.", err),
 				Subject:  &rng,
 			})

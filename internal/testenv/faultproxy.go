@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net"
@@ -59,6 +60,11 @@ type Fault struct {
 	// forwarded (without Status, Stall or Cut, it is forwarded unchanged):
 	// a test pauses the real server there, mid-run, at a known request.
 	Then func()
+	// Answer, when set, answers the request instead of the server: a test
+	// stands in for part of the store (a DeleteObjects that deletes some
+	// keys for real, through the test's own client, and reports the
+	// others failed), which no status code can express.
+	Answer func(w http.ResponseWriter, r *http.Request)
 }
 
 // Seen is one request the proxy received, and whether a fault answered it.
@@ -172,6 +178,9 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Then()
 	}
 	switch {
+	case f != nil && f.Answer != nil:
+		f.Answer(w, r)
+		return
 	case f != nil && f.Stall:
 		// Read nothing more and answer nothing, as a stopped process whose
 		// kernel still accepts connections.
@@ -242,4 +251,53 @@ func s3Error(w http.ResponseWriter, status int, code, msg string) {
 func (e S3Env) Through(p *FaultProxy) S3Env {
 	e.Endpoint = p.URL
 	return e
+}
+
+// DeleteObjectsFailing is a Fault.Answer for S3 DeleteObjects that stands
+// in for a store failing part of a batch: each key fail picks (by its
+// position in the request) is reported failed with code and stays in the
+// bucket; every other key is deleted for real through remove (the test's
+// direct client, given s3://bucket/key) and is not mentioned (quiet mode).
+func DeleteObjectsFailing(t testing.TB, bucket string, remove func(loc string) error, fail func(i int, key string) bool, code string) func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Objects []struct {
+				Key string `xml:"Key"`
+			} `xml:"Object"`
+		}
+		if err := xml.Unmarshal(body, &req); err != nil {
+			t.Errorf("DeleteObjects body: %v", err)
+		}
+		var out bytes.Buffer
+		out.WriteString(`<?xml version="1.0" encoding="UTF-8"?><DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
+		for i, o := range req.Objects {
+			if !fail(i, o.Key) {
+				if err := remove("s3://" + bucket + "/" + o.Key); err != nil {
+					t.Errorf("delete %s: %v", o.Key, err)
+				}
+				continue
+			}
+			out.WriteString("<Error><Key>")
+			_ = xml.EscapeText(&out, []byte(o.Key))
+			fmt.Fprintf(&out, "</Key><Code>%s</Code><Message>injected by the test's fault proxy</Message></Error>", code)
+		}
+		out.WriteString("</DeleteResult>")
+		w.Header().Set("Content-Type", "application/xml")
+		_, _ = w.Write(out.Bytes())
+	}
+}
+
+// DeleteRequests counts the S3 deletes the proxy saw: DeleteObjects
+// requests (POST ?delete, one per batch, each attempt) and single DELETEs.
+func (p *FaultProxy) DeleteRequests() (batches, singles int) {
+	for _, s := range p.Requests("", "") {
+		switch {
+		case s.Method == http.MethodPost && strings.Contains(s.Query, "delete"):
+			batches++
+		case s.Method == http.MethodDelete:
+			singles++
+		}
+	}
+	return batches, singles
 }

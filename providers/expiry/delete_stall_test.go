@@ -9,6 +9,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/objdel"
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
@@ -46,7 +47,7 @@ func TestDeleteFilesStopsWhenStoreUnresponsive(t *testing.T) {
 		files = append(files, fileRef{path: fmt.Sprintf("s3://b/t/data/%d.parquet", i), size: 1})
 	}
 	var res store.Result
-	_, stopped := deleteFiles(ctx, fs, files, 1, nil, &res)
+	_, stopped := deleteFiles(ctx, fs, files, objdel.Settings{Concurrency: 1}, nil, &res)
 	if len(fs.removes) != 3 {
 		t.Errorf("%d deletes sent, want 3 (two answered, one without an answer, none after)", len(fs.removes))
 	}

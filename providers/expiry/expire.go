@@ -19,6 +19,7 @@ import (
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/objdel"
 	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/internal/store"
 )
@@ -28,9 +29,10 @@ import (
 type Spec struct {
 	SnapshotIDs  []int64
 	RefsToRemove []string
-	// DeleteConcurrency bounds parallel deletions (default 8).
-	DeleteConcurrency int
-	Progress          store.Progress
+	// Delete paces the deletions of the released files (objdel.Run:
+	// batch size, requests in flight, cooldown; zero values: defaults).
+	Delete   objdel.Settings
+	Progress store.Progress
 	// Retention, when set, re-checks at commit time that every listed id and
 	// ref still qualifies under the policy on the exact table version being
 	// committed against (diff.SelectExpired); those that do not are kept and
@@ -306,7 +308,10 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		}
 	}
 	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
-	kept, stopped := deleteFiles(ctx, fs, doomed, spec.DeleteConcurrency, spec.Progress, &res)
+	// A second interrupt stops the deletions at once, within a batch too.
+	set := spec.Delete
+	set.StopAtOnce = true
+	kept, stopped := deleteFiles(ctx, fs, doomed, set, spec.Progress, &res)
 	var notes []string
 	if res.FilesLeft > 0 {
 		notes = append(notes, fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
@@ -460,86 +465,86 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 		ErrRefDropped, strings.Join(lost, ", "), baseLoc)
 }
 
-// deleteFiles removes files with bounded concurrency; a failed delete is
-// recorded and the rest go on (docs/design.md §5.5 rule 9). A file already gone
-// counts as deleted: the goal state holds. Cancellation stops starting new
-// deletions.
+// deleteFiles removes files in batches through the table storage's
+// objdel.Store (one per bucket); a failed delete is recorded and the rest
+// go on (docs/design.md §5.5 rule 9). A file already gone counts as
+// deleted: the goal state holds. Cancellation, or the store judged
+// unresponsive, stops the run at a batch boundary; the files never sent
+// are counted in res.FilesLeft.
 //
-// Each file is removed under the name store.DeletionName allows: a file:
-// URI whose path changes when decoded only under its literal name, and
-// only while no file has the decoded one; otherwise neither name goes, the
-// file is not counted as deleted, and it is listed in res.Skipped with why
-// (at most maxKeptListed of them; kept counts them all).
-func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, conc int, progress store.Progress, res *store.Result) (kept int, stopped error) {
-	if conc <= 0 {
-		conc = 8
-	}
+// Each file is removed under the name store.DeletionName allows, decided
+// right before its batch is sent: a file: URI whose path changes when
+// decoded only under its literal name, and only while no file has the
+// decoded one; otherwise neither name goes, the file is not counted as
+// deleted, and it is listed in res.Skipped with why (at most
+// maxKeptListed of them; kept counts them all).
+func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, set objdel.Settings, progress store.Progress, res *store.Result) (kept int, stopped error) {
 	total := int64(len(files))
 	progress.Report(0, total, "files")
 	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, conc)
-		done int64
+		mu    sync.Mutex // res, kept, done and sizes: Check runs beside Done
+		done  int64
+		sizes = make([]int64, len(files))
+		locs  = make([]string, len(files))
 	)
 	for i, f := range files {
-		sem <- struct{}{}
-		// Stopped (a second interrupt, the finish bound) or the store
-		// judged unresponsive (bound.Breaker): no new delete starts.
-		if err := bound.Stop(ctx); err != nil {
-			<-sem
-			// Counted, not listed: the rest may be a million paths.
-			mu.Lock()
-			res.FilesLeft += int64(len(files) - i)
-			mu.Unlock()
-			stopped = err
-			break
-		}
-		wg.Add(1)
-		go func(f fileRef) {
-			defer wg.Done()
-			defer func() { <-sem }()
+		locs[i] = f.path
+	}
+	stopped = objdel.RunGrouped(ctx, locs, func(i int) string { return store.Storage(locs[i]) }, func(bucket string) (objdel.Store, error) {
+		return objdel.ForIO(ctx, fs, nil, bucket)
+	}, set, objdel.Hooks{
+		Check: func(i int) (string, bool) {
+			f := files[i]
 			name, why, err := store.DeletionName(fs, f.path)
-			if err != nil || why != "" {
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err != nil:
-					res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: %v", f.path, err))
-				default:
-					if kept++; kept <= maxKeptListed {
-						res.Skipped = append(res.Skipped, f.path+": "+why)
-					}
-					done++
-					progress.Report(done, total, "files")
+			if err == nil && why == "" {
+				size := f.size
+				if size < 0 {
+					size = statSize(fs, name)
 				}
-				return
+				sizes[i] = size
+				return name, true
 			}
-			size := f.size
-			if size < 0 {
-				size = statSize(fs, name)
-			}
-			err = fs.Remove(name)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && !store.IsNotExist(err) {
-				if bound.Unanswered(err) {
-					res.FilesPlaceUnknown++
-					res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still there: %v", f.path, err))
-					return
-				}
+			if err != nil {
 				res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: %v", f.path, err))
-				return
+				return "", false
 			}
-			res.FilesDeleted++
-			if size > 0 {
-				res.BytesFreed += size
+			if kept++; kept <= maxKeptListed {
+				res.Skipped = append(res.Skipped, f.path+": "+why)
 			}
 			done++
 			progress.Report(done, total, "files")
-		}(f)
-	}
-	wg.Wait()
+			return "", false
+		},
+		Done: func(i int, err error) {
+			f := files[i]
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil || store.IsNotExist(err):
+				res.FilesDeleted++
+				if size := sizes[i]; size > 0 {
+					res.BytesFreed += size
+				}
+				done++
+				progress.Report(done, total, "files")
+			case errors.Is(err, objdel.ErrNotSent):
+				res.FilesLeft++
+			case bound.Unanswered(err):
+				res.FilesPlaceUnknown++
+				res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still there: %v", f.path, err))
+			default:
+				res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: %v", f.path, err))
+			}
+		},
+		// Counted, not listed: the rest may be a million paths.
+		Left: func(int, error) {
+			mu.Lock()
+			res.FilesLeft++
+			mu.Unlock()
+		},
+	})
 	slices.Sort(res.DeleteErrors)
 	if kept > maxKeptListed {
 		res.Skipped = append(res.Skipped, fmt.Sprintf("%d more released files named by file: URIs with percent-escapes, left for the same reason", kept-maxKeptListed))

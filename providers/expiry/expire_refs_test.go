@@ -12,6 +12,7 @@ import (
 
 	"github.com/iceops/iceops/providers"
 	"github.com/iceops/iceops/providers/expiry"
+	"github.com/iceops/iceops/providers/internal/objdel"
 	"github.com/iceops/iceops/providers/testkit"
 
 	"github.com/apache/iceberg-go/table"
@@ -222,6 +223,8 @@ func TestExpireFinishesDeletionsAfterInterrupt(t *testing.T) {
 
 // TestExpireSecondInterruptStopsDeletions: a second interrupt (Abort)
 // stops the deletions at once, and the result counts what was left.
+// Progress is reported per batch, so batches of one let the interrupt
+// come after the first file.
 func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
 	l := testkit.NewOrders(t)
 	tbl := tagHistory(t, l)
@@ -247,7 +250,7 @@ func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
 		}
 	}
 	next, res, err := expiry.Expire(ctx, &interruptingCatalog{CatalogIO: l.Cat, after: cancel}, tbl,
-		expiry.Spec{SnapshotIDs: expire, Abort: abort, DeleteConcurrency: 1, Progress: progress})
+		expiry.Spec{SnapshotIDs: expire, Abort: abort, Delete: objdel.Settings{Concurrency: 1, BatchSize: 1}, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,9 +22,12 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/objlist"
 	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/internal/store"
 )
@@ -292,22 +296,22 @@ func quarantineMove(ctx context.Context, fs iceio.IO, loc, srcRoot, src, dst str
 		}
 		return stateMoved, nil
 	}
-	wfs, ok := fs.(iceio.WriteFileIO)
-	if !ok {
-		return stateInPlace, fmt.Errorf("storage %T cannot write", fs)
-	}
-	in, err := fs.Open(src)
-	if err != nil {
-		if store.IsNotExist(err) {
-			return stateGone, nil
-		}
-		return stateInPlace, err
-	}
-	defer in.Close()
 	if err := bound.BreakerOf(ctx).Err(); err != nil {
 		return stateInPlace, err
 	}
-	if err := copyTo(wfs, in, dst); err != nil {
+	// On S3 the copy is server-side (CopyObject): no byte passes through
+	// iceops. A source over CopyObject's 5 GiB limit is streamed.
+	copied, gone, err := serverSideCopy(ctx, fs, src, dst)
+	if gone {
+		return stateGone, nil
+	}
+	if !copied && err == nil {
+		err = streamCopy(ctx, fs, src, dst, &gone)
+		if gone {
+			return stateGone, nil
+		}
+	}
+	if err != nil {
 		// A write whose answer was lost may have landed: look.
 		there, perr := presence(fs, loc, dst)
 		switch {
@@ -329,6 +333,74 @@ func quarantineMove(ctx context.Context, fs iceio.IO, loc, srcRoot, src, dst str
 		return stateBoth, fmt.Errorf("remove original: %w", err)
 	}
 	return stateMoved, nil
+}
+
+// serverSideCopy copies src to dst with one S3 CopyObject when both are
+// in the bucket of fs's S3 client. copied false with no error: not S3 (or
+// too large for one CopyObject), the caller streams the copy.
+func serverSideCopy(ctx context.Context, fs iceio.IO, src, dst string) (copied, gone bool, err error) {
+	c, ok := objlist.S3Client(fs)
+	if !ok {
+		return false, false, nil
+	}
+	sb, sk, ok1 := splitS3(src)
+	db, dk, ok2 := splitS3(dst)
+	if !ok1 || !ok2 || sb != db || strings.ContainsFunc(sk+dk, func(r rune) bool { return r < 32 }) || strings.Contains(sk+dk, "../") {
+		return false, false, nil // keys gocloud stores escaped are copied through the IO
+	}
+	_, err = c.CopyObject(context.WithoutCancel(ctx), &s3.CopyObjectInput{
+		Bucket: aws.String(db), Key: aws.String(dk), CopySource: aws.String(sb + "/" + escapeKeyPath(sk)),
+	})
+	var apiErr interface{ ErrorCode() string }
+	switch {
+	case err == nil:
+		return true, false, nil
+	case errors.As(err, &apiErr) && apiErr.ErrorCode() == "NoSuchKey":
+		return false, true, nil
+	case errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidRequest":
+		return false, false, nil // over 5 GiB: streamed
+	}
+	return false, false, fmt.Errorf("server-side copy: %w", err)
+}
+
+// escapeKeyPath URL-encodes a key for x-amz-copy-source, segment by
+// segment (the '/' between them stays).
+func escapeKeyPath(key string) string {
+	parts := strings.Split(key, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
+
+func splitS3(loc string) (bucket, key string, ok bool) {
+	scheme, rest, found := strings.Cut(loc, "://")
+	if !found || (scheme != "s3" && scheme != "s3a" && scheme != "s3n") {
+		return "", "", false
+	}
+	bucket, key, _ = strings.Cut(rest, "/")
+	return bucket, key, key != ""
+}
+
+// streamCopy copies src to dst through iceops (read, then write).
+func streamCopy(ctx context.Context, fs iceio.IO, src, dst string, gone *bool) error {
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("storage %T cannot write", fs)
+	}
+	in, err := fs.Open(src)
+	if err != nil {
+		if store.IsNotExist(err) {
+			*gone = true
+			return nil
+		}
+		return err
+	}
+	defer in.Close()
+	if err := bound.BreakerOf(ctx).Err(); err != nil {
+		return err
+	}
+	return copyTo(wfs, in, dst)
 }
 
 func copyTo(wfs iceio.WriteFileIO, in io.Reader, dst string) error {
@@ -687,7 +759,7 @@ type purgeResult struct {
 // norm is the sweep's path normaliser (the policy's equal_schemes and
 // equal_authorities): a reference spelled with an alias of an original path
 // must keep the run, exactly as it keeps the file in the sweep itself.
-func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, remove func(string) error, norm func(string) string, literal func(string) (string, bool)) purgeResult {
+func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, del deleter, norm func(string) string, literal func(string) (string, bool)) purgeResult {
 	var pr purgeResult
 	qroot := quarantineRoot(tbl.Location())
 	uuid := tbl.Metadata().TableUUID().String()
@@ -725,6 +797,11 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 	if len(dues) == 0 {
 		return pr
 	}
+	if del.set.Concurrency <= 0 {
+		// A purge is never urgent: one request at a time (one batch, or
+		// one delete on a store without a batch API) unless set.
+		del.set.Concurrency = 1
+	}
 	// The table must not reference any original path: were a slow writer
 	// to have committed one, the quarantined copy is the only copy left.
 	refd := map[string]bool{}
@@ -748,43 +825,47 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run iceops restore %s with this table's address", path.Base(d.dir), strings.Join(live, ", "), path.Base(d.dir)))
 			continue
 		}
-		var failed bool
+		var (
+			mu     sync.Mutex
+			failed bool
+			files  = make([]fileRef, len(d.m.Files))
+			sizes  = map[string]int64{}
+		)
 		for i, f := range d.m.Files {
-			// Interrupted, or the store judged unresponsive: no new delete
-			// starts, and every file left is named (still in the run).
-			if err := bound.Stop(ctx); err != nil {
-				for _, f := range d.m.Files[i:] {
-					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged, still in the quarantine: not started: %v", f.Quarantined, err))
-				}
-				failed = true
-				break
-			}
-			// Only "not found" is absence: a copy that could not be looked
-			// at keeps the manifest, so no file is ever left unlisted.
-			there, err := presence(fs, tbl.Location(), f.Quarantined)
-			if err != nil {
-				pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged: %v", f.Quarantined, err))
-				failed = true
-				continue
-			}
-			if !there {
-				continue
-			}
-			if err := remove(f.Quarantined); err != nil {
-				switch {
-				case store.IsNotExist(err):
-				case bound.Unanswered(err):
-					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still in the quarantine: %v", f.Quarantined, err))
-					failed = true
-				default:
-					pr.Errors = append(pr.Errors, fmt.Sprintf("%s: not purged: %v", f.Quarantined, err))
-					failed = true
-				}
-				continue
-			}
-			pr.Files++
-			pr.Bytes += max(f.Size, 0)
+			files[i] = fileRef{path: f.Quarantined, size: f.Size}
+			sizes[f.Quarantined] = f.Size
 		}
+		fail := func(line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			pr.Errors = append(pr.Errors, line)
+			failed = true
+		}
+		// Interrupted, or the store judged unresponsive: no new batch (no
+		// new delete on a store without one) starts, and every file left
+		// is named (still in the run).
+		del.run(files, func(fileRef) string { return tbl.Location() }, func(f fileRef) bool {
+			// Right before its batch is sent. Only "not found" is
+			// absence: a copy that could not be looked at keeps the
+			// manifest, so no file is ever left unlisted.
+			there, err := presence(fs, tbl.Location(), f.path)
+			if err != nil {
+				fail(fmt.Sprintf("%s: not purged: %v", f.path, err))
+			}
+			return there && err == nil
+		}, func(f fileRef) {
+			pr.Files++
+			pr.Bytes += max(f.size, 0)
+		}, func(f fileRef, err error, started bool) {
+			switch {
+			case !started:
+				fail(fmt.Sprintf("%s: not purged, still in the quarantine: not started: %v", f.path, err))
+			case bound.Unanswered(err):
+				fail(fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still in the quarantine: %v", f.path, err))
+			default:
+				fail(fmt.Sprintf("%s: not purged: %v", f.path, err))
+			}
+		})
 		if failed {
 			continue // the manifest stays, so the rest is found next time
 		}
@@ -792,7 +873,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			pr.Errors = append(pr.Errors, fmt.Sprintf("%s: manifest kept: %v", d.dir, err))
 			continue
 		}
-		if err := remove(d.dir + "/" + QuarantineManifestName); err != nil && !store.IsNotExist(err) {
+		if err := del.removeOne(tbl.Location(), d.dir+"/"+QuarantineManifestName); err != nil && !store.IsNotExist(err) {
 			pr.Errors = append(pr.Errors, fmt.Sprintf("%s: %v", d.dir, err))
 			continue
 		}

@@ -19,22 +19,34 @@ import (
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/providers/catalogs"
 	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/iceops/iceops/providers/internal/objdel"
+	"github.com/iceops/iceops/providers/internal/objlist"
 	"github.com/iceops/iceops/providers/internal/store"
 )
 
 // minAge is the floor of orphan_files.older_than (docs/design.md §3.2).
 const minAge = 24 * time.Hour
 
+// relistAbove is the number of planned paths from which Remove re-lists an
+// object store's roots instead of stat'ing each path (one S3 listing page
+// covers 1,000 objects).
+const relistAbove = 1000
+
 // Spec is the approved list of orphan paths and the age guard.
 type Spec struct {
 	Paths     []string
 	OlderThan time.Duration
 	Now       time.Time
-	// DeleteConcurrency bounds parallel deletions (default 8); BatchSize is
-	// how many files one batch holds (default 1,000): a batch finishes
-	// before the next starts, so an interruption stops at a batch boundary.
+	// DeleteConcurrency bounds the requests in flight: batches on a store
+	// with a batch delete (objdel.DefaultConcurrency), single deletes and
+	// quarantine moves otherwise (default 8). BatchSize is how many files
+	// one batch holds (default 1,000, and at most what the store's batch
+	// API takes); Cooldown is the pause after a batch before the next
+	// (docs/catalogs.md, iceops.delete-*). Deletes and moves stop at a
+	// batch boundary when interrupted.
 	DeleteConcurrency int
 	BatchSize         int
+	Cooldown          time.Duration
 	Progress          store.Progress
 	// Quarantine moves the orphans under
 	// <table location>/.iceops-quarantine/<run-id>/ (keeping their relative
@@ -145,6 +157,34 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		root string
 	}
 	quarantining := spec.Quarantine || spec.QuarantineFor > 0
+	// On S3, with many planned paths, the re-listing is a listing (a page
+	// per 1,000 objects; the apply-time Recheck lists the roots anyway),
+	// not a request per planned path: the planned paths found in it, with
+	// their size and time, are what a stat would say. A few paths are
+	// stat'ed one by one, cheaper than listing a large table.
+	planned := map[string]bool{}
+	for _, p := range spec.Paths {
+		planned[norm(p)] = true
+	}
+	relisted := map[string]map[string]objlist.Object{}
+	for _, r := range roots {
+		if len(spec.Paths) < relistAbove {
+			break
+		}
+		found := map[string]objlist.Object{}
+		handled, err := objlist.List(ctx, ios[r], r, objlist.Settings{}, func(o objlist.Object) error {
+			if k := norm(o.Loc); planned[k] {
+				found[k] = o
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("orphan re-listing (nothing deleted): %w", err)
+		}
+		if handled {
+			relisted[r] = found
+		}
+	}
 	var cands []cand
 	for _, p := range spec.Paths {
 		if err := ctx.Err(); err != nil {
@@ -161,7 +201,20 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 			res.Skipped = append(res.Skipped, p+": inside "+d+", another engine's staging directory, never swept")
 			continue
 		}
-		size, mtime, why := statCandidate(ios[root], root, p)
+		var (
+			size  int64
+			mtime time.Time
+			why   string
+		)
+		if found, ok := relisted[root]; ok {
+			o, there := found[norm(p)]
+			size, mtime = o.Size, o.ModTime
+			if !there {
+				why = "no longer exists"
+			}
+		} else {
+			size, mtime, why = statCandidate(ios[root], root, p)
+		}
 		if why != "" {
 			res.Skipped = append(res.Skipped, p+": "+why)
 			continue
@@ -236,14 +289,12 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	}
 
 	var doomed []fileRef
-	storageOf := map[string]iceio.IO{}
 	for _, c := range cands {
 		if refd[norm(c.path)] {
 			res.Skipped = append(res.Skipped, c.path+": referenced by the table now")
 			continue
 		}
 		doomed = append(doomed, fileRef{path: c.path, size: c.size})
-		storageOf[c.path] = ios[c.root]
 	}
 	slices.Sort(res.Skipped)
 	if len(doomed) > 0 || len(spec.PurgeRuns) > 0 {
@@ -256,21 +307,23 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
 		}
 	}
-	remove := spec.remove
-	if remove == nil {
-		remove = func(p string) error {
-			if f := storageOf[p]; f != nil {
-				return f.Remove(p)
-			}
-			return fs.Remove(p) // a quarantine run's file, under the location
+	// The store of each root deletes in batches (objdel): a root is
+	// reached with the storage the plan listed it with, a quarantine
+	// run's file with the table location's.
+	del := deleter{ctx: ctx, set: spec.deleteSettings(), progress: spec.Progress, open: func(root string) (objdel.Store, error) {
+		if spec.remove != nil {
+			return objdel.OneByOne(spec.remove), nil
 		}
-	}
+		f := ios[root]
+		if f == nil {
+			f = fs
+		}
+		return objdel.ForIO(ctx, f, spec.StorageProps, root)
+	}}
 	if quarantining {
 		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res)
 	} else {
-		runBatched(ctx, doomed, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
-			return remove(f.path)
-		}, func(f fileRef) {
+		del.run(doomed, func(f fileRef) string { return rootOf(roots, f.path, norm) }, nil, func(f fileRef) {
 			res.FilesDeleted++
 			res.BytesFreed += max(f.size, 0)
 		}, func(f fileRef, err error, started bool) {
@@ -281,7 +334,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	// the plan that shows it.
 	var purged int
 	if len(spec.PurgeRuns) > 0 {
-		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, remove, orphanNorm(spec.EqualSchemes, spec.EqualAuthorities), orphanLiteral(spec.EqualSchemes, spec.EqualAuthorities))
+		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, del, orphanNorm(spec.EqualSchemes, spec.EqualAuthorities), orphanLiteral(spec.EqualSchemes, spec.EqualAuthorities))
 		if note := pr.note(); note != "" {
 			res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}
@@ -369,6 +422,66 @@ func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress 
 			break
 		}
 	}
+}
+
+// deleter deletes files in batches through the store of each root
+// (objdel.Run), with the run's pacing.
+type deleter struct {
+	ctx      context.Context
+	set      objdel.Settings
+	progress store.Progress
+	open     func(root string) (objdel.Store, error)
+}
+
+func (s Spec) deleteSettings() objdel.Settings {
+	return objdel.Settings{BatchSize: s.BatchSize, Concurrency: s.DeleteConcurrency, Cooldown: s.Cooldown}
+}
+
+// run deletes files, grouped by rootOf (one store each), in their order.
+// check, when set, runs for each file right before its batch is sent and
+// may keep it (false: not sent, the caller accounts for it). ok gets each
+// file gone; failed each one not deleted, with started false when its
+// delete was never sent (it is still in place). ok, failed and progress
+// are serialised; check may run concurrently.
+func (d deleter) run(files []fileRef, rootOf func(fileRef) string, check func(fileRef) bool, ok func(fileRef), failed func(f fileRef, err error, started bool)) {
+	total := int64(len(files))
+	d.progress.Report(0, total, "files")
+	var done int64
+	locs := make([]string, len(files))
+	for i, f := range files {
+		locs[i] = f.path
+	}
+	_ = objdel.RunGrouped(d.ctx, locs, func(i int) string { return rootOf(files[i]) }, d.open, d.set, objdel.Hooks{
+		Check: func(i int) (string, bool) {
+			if check != nil && !check(files[i]) {
+				return "", false
+			}
+			return locs[i], true
+		},
+		Done: func(i int, err error) {
+			switch {
+			case err == nil || store.IsNotExist(err):
+				ok(files[i])
+				done++
+				d.progress.Report(done, total, "files")
+			case errors.Is(err, objdel.ErrNotSent):
+				failed(files[i], err, false)
+			default:
+				failed(files[i], err, true)
+			}
+		},
+		Left: func(i int, err error) { failed(files[i], err, false) },
+	})
+}
+
+// removeOne deletes one file of root's store, outside any batch (a
+// quarantine run's manifest, once its files are gone).
+func (d deleter) removeOne(root, p string) error {
+	st, err := d.open(root)
+	if err != nil {
+		return err
+	}
+	return st.Delete(d.ctx, []string{p})[0]
 }
 
 // deleteFailure is a failed orphan delete's line: where the file is.

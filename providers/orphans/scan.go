@@ -17,6 +17,7 @@ import (
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/diff"
+	"github.com/iceops/iceops/providers/internal/objlist"
 	"github.com/iceops/iceops/providers/internal/reach"
 	"github.com/iceops/iceops/providers/internal/store"
 )
@@ -416,11 +417,34 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 			}
 			rootFS = f
 		}
+		// S3: fanned out by prefix, each page retried, any failed page
+		// fails the listing (objlist).
+		stagedDirs := map[string]bool{}
+		handled, err := objlist.List(ctx, rootFS, root, objlist.Settings{}, func(o objlist.Object) error {
+			if strings.Contains(o.Loc, "/"+QuarantineDir+"/") || strings.Contains(o.Loc, "/"+store.LockDir+"/") {
+				return nil
+			}
+			if top := rule.stagingDir(norm(o.Loc)); top != "" {
+				if !stagedDirs[top] {
+					stagedDirs[top] = true
+					staged.dir(top)
+				}
+				staged.file(o.Size)
+				return nil
+			}
+			return emit(o.Loc, o.Size, o.ModTime.UnixMilli())
+		})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
+		}
+		if handled {
+			continue
+		}
 		lio, ok := rootFS.(iceio.ListableIO)
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("list %s: storage %T cannot list", root, rootFS)
 		}
-		err := lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		err = lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if d == nil && errors.Is(err, fs.ErrNotExist) {
 					// The root itself is not there: on an object store a

@@ -159,7 +159,7 @@ func Append(ctx context.Context, tbl *table.Table, startID int64, n, days int) (
 // SyntheticFile is one data file that exists only as a manifest entry (and,
 // if the caller wants, as an empty file on disk).
 type SyntheticFile struct {
-	Path string // absolute local path
+	Path string // absolute local path, or a full location (s3://...)
 	Day  int    // partition: days since Day0
 	Size int64  // file_size_in_bytes recorded in the manifest
 	Rows int64
@@ -172,7 +172,11 @@ func AddFiles(ctx context.Context, tbl *table.Table, files []SyntheticFile) (*ta
 	dfs := make([]iceberg.DataFile, 0, len(files))
 	day0 := int32(Day0.Unix() / 86400)
 	for _, f := range files {
-		b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, "file://"+f.Path, iceberg.ParquetFile,
+		loc := f.Path
+		if !strings.Contains(loc, "://") {
+			loc = "file://" + loc
+		}
+		b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, loc, iceberg.ParquetFile,
 			map[int]any{1000: day0 + int32(f.Day)}, nil, nil, f.Rows, f.Size)
 		if err != nil {
 			return nil, err

@@ -15,6 +15,8 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+
+	iceio "github.com/apache/iceberg-go/io"
 )
 
 // Store deletes objects of one bucket (container, local root) in batches.
@@ -25,7 +27,9 @@ type Store interface {
 	// bucket as the table names them (s3://b/k, gs://b/k, abfs://..., or
 	// file:///p), at most MaxBatch of them. It returns one error per
 	// location, in order: nil when the object is gone (deleted now, or
-	// already absent).
+	// already absent). Once the store is judged unresponsive (bound) a
+	// store sends nothing more: the locations it did not send get
+	// ErrNotSent. A request already sent is not cut by ctx.
 	Delete(ctx context.Context, locs []string) []error
 }
 
@@ -38,15 +42,56 @@ type Opener func(ctx context.Context, props map[string]string, loc string) (Stor
 // table's IO.
 var ErrNoBatchAPI = errors.New("no batch delete for this store")
 
+// ErrNotSent marks the outcome of a location whose delete was never sent
+// (the store was judged unresponsive before its turn): it is still in
+// place, not in a place unknown. errors.Is(err, ErrNotSent) tells it; its
+// text is the cause's.
+var ErrNotSent = errors.New("not sent")
+
+type notSent struct{ cause error }
+
+func (e notSent) Error() string        { return e.cause.Error() }
+func (e notSent) Unwrap() error        { return e.cause }
+func (e notSent) Is(target error) bool { return target == ErrNotSent }
+
 // Open returns the Store for loc's scheme.
 func Open(ctx context.Context, props map[string]string, loc string) (Store, error) {
 	switch scheme(loc) {
+	case "s3", "s3a", "s3n":
+		return openS3(ctx, props, loc)
+	case "file", "":
+		return openLocal(ctx, props, loc)
 	case "gs":
 		return openGCS(ctx, props, loc)
 	case "abfs", "abfss", "wasb", "wasbs":
 		return openAzure(ctx, props, loc)
 	}
 	return nil, ErrNoBatchAPI
+}
+
+// ForIO returns the Store that deletes loc's objects for a table whose
+// storage is fsys (the IO iceberg-go opened, with its credentials, vended
+// or not): S3 through that IO's own client, a local disk directly, GCS and
+// Azure through Open with props, and any other store one object at a time
+// through fsys. It fails only when a store's batch API cannot be opened.
+func ForIO(ctx context.Context, fsys iceio.IO, props map[string]string, loc string) (Store, error) {
+	switch scheme(loc) {
+	case "s3", "s3a", "s3n":
+		if st, ok := s3FromIO(fsys, loc); ok {
+			return st, nil
+		}
+	case "file", "":
+		return openLocal(ctx, props, loc)
+	default:
+		st, err := Open(ctx, props, loc)
+		if err == nil {
+			return st, nil
+		}
+		if !errors.Is(err, ErrNoBatchAPI) {
+			return nil, err
+		}
+	}
+	return OneByOne(fsys.Remove), nil
 }
 
 func scheme(loc string) string {

@@ -1,0 +1,202 @@
+package objdel
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/iceops/iceops/providers/internal/bound"
+)
+
+// Settings pace a run: how many locations one batch holds (capped at the
+// store's MaxBatch), how many requests are in flight at once (batches on a
+// store with a batch API, single deletes on one without), and how long
+// a worker waits after a batch before it sends the next, so shared storage
+// is not overwhelmed (zero values: the defaults).
+type Settings struct {
+	BatchSize   int
+	Concurrency int
+	Cooldown    time.Duration
+	// StopAtOnce makes a done ctx stop a store that deletes one location
+	// per request within the batch under way too (expiry's second
+	// interrupt); without it the batch finishes (an interrupt of the
+	// orphan sweep). A store judged unresponsive stops within the batch
+	// either way, and a batch request once sent is never cut.
+	StopAtOnce bool
+}
+
+// DefaultConcurrency is the number of batches in flight by default.
+const DefaultConcurrency = 4
+
+// Hooks are a run's callbacks. Check runs for each location of a batch
+// right before that batch is sent (the caller's last re-check, so batching
+// widens no window): it returns the name to delete, or false when the
+// location must not be deleted (the caller accounts for it). Done reports
+// a sent location's outcome (nil: gone); Left one never sent because the
+// run stopped. Done and Left are serialised; Check may run concurrently
+// for different batches.
+type Hooks struct {
+	Check func(i int) (name string, ok bool)
+	Done  func(i int, err error)
+	Left  func(i int, err error)
+}
+
+// Run deletes locs through st in batches. Before each batch it stops if
+// ctx is done or the store was judged unresponsive (bound.Stop): every
+// location not yet sent goes to Left and Run returns why (also when a
+// store stopped sending within a batch: ErrNotSent). A request once sent
+// is not cut by ctx (it still ends within its own bounds and the
+// breaker's): its outcome is known and reported.
+func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (stopped error) {
+	size := st.MaxBatch()
+	if set.BatchSize > 0 && set.BatchSize < size {
+		size = set.BatchSize
+	}
+	conc := set.Concurrency
+	if conc <= 0 {
+		conc = DefaultConcurrency
+	}
+	if e, ok := st.(eachStore); ok {
+		// One request per location: Concurrency bounds the requests in
+		// flight, and a batch finishes before the next starts, so an
+		// interruption stops at a batch boundary.
+		if set.Concurrency > 0 {
+			e.conc = set.Concurrency
+		}
+		e.stopAtOnce = set.StopAtOnce
+		st, conc = e, 1
+	}
+	var (
+		mu   sync.Mutex
+		next int // the first location not yet taken by a worker
+		wg   sync.WaitGroup
+	)
+	report := func(i int, err error, sent bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ns, ok := err.(notSent); ok && stopped == nil {
+			stopped = ns.cause // the store stopped the run within a batch
+		}
+		switch {
+		case !sent && h.Left != nil:
+			h.Left(i, err)
+		case sent && h.Done != nil:
+			h.Done(i, err)
+		}
+	}
+	// take hands a worker the next batch, or none once all are taken or
+	// the run has stopped (then the rest are Left, once).
+	take := func() (int, int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(locs) {
+			return 0, 0, false
+		}
+		if err := bound.Stop(ctx); err != nil {
+			if stopped == nil {
+				stopped = err
+			}
+			for i := next; i < len(locs); i++ {
+				if h.Left != nil {
+					h.Left(i, err)
+				}
+			}
+			next = len(locs)
+			return 0, 0, false
+		}
+		lo, hi := next, min(next+size, len(locs))
+		next = hi
+		return lo, hi, true
+	}
+	for range min(conc, (len(locs)+size-1)/size) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for first := true; ; first = false {
+				if !first && set.Cooldown > 0 {
+					select {
+					case <-ctx.Done():
+					case <-time.After(set.Cooldown):
+					}
+				}
+				lo, hi, ok := take()
+				if !ok {
+					return
+				}
+				var idx []int
+				var names []string
+				for i := lo; i < hi; i++ {
+					name := locs[i]
+					if h.Check != nil {
+						n, ok := h.Check(i)
+						if !ok {
+							continue
+						}
+						name = n
+					}
+					idx = append(idx, i)
+					names = append(names, name)
+				}
+				if len(names) == 0 {
+					continue
+				}
+				errs := st.Delete(ctx, names)
+				for j, i := range idx {
+					report(i, errs[j], true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return stopped
+}
+
+// RunGrouped runs Run once per group of locs (groupOf names a location's
+// group: its bucket, or the root it was listed under), in the order the
+// groups first appear, each through the store open gives for it; the
+// hooks' indices are into locs. A group whose store cannot be opened has
+// each location Done with ErrNotSent and that error (still in place).
+func RunGrouped(ctx context.Context, locs []string, groupOf func(i int) string, open func(group string) (Store, error), set Settings, h Hooks) (stopped error) {
+	groups := map[string][]int{}
+	var order []string
+	for i := range locs {
+		g := groupOf(i)
+		if _, seen := groups[g]; !seen {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	for _, g := range order {
+		idx := groups[g]
+		st, err := open(g)
+		if err != nil {
+			for _, i := range idx {
+				if h.Done != nil {
+					h.Done(i, notSent{err})
+				}
+			}
+			if stopped == nil {
+				stopped = err
+			}
+			continue
+		}
+		sub := make([]string, len(idx))
+		for j, i := range idx {
+			sub[j] = locs[i]
+		}
+		var gh Hooks
+		if h.Check != nil {
+			gh.Check = func(j int) (string, bool) { return h.Check(idx[j]) }
+		}
+		if h.Done != nil {
+			gh.Done = func(j int, err error) { h.Done(idx[j], err) }
+		}
+		if h.Left != nil {
+			gh.Left = func(j int, err error) { h.Left(idx[j], err) }
+		}
+		if err := Run(ctx, st, sub, set, gh); err != nil && stopped == nil {
+			stopped = err
+		}
+	}
+	return stopped
+}
