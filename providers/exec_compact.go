@@ -26,6 +26,10 @@ import (
 // are re-derived from the table's current files with the same selection rules
 // diff used, so a table that changed since the plan is compacted as it is now.
 type CompactSpec struct {
+	// StorageProps are the catalog block's properties, with which the
+	// batched deletion of a failed rewrite's files opens its store
+	// (objdel.ForIO: GCS and Azure credentials and endpoints).
+	StorageProps    map[string]string
 	Selection       diff.CompactionSelection
 	Strategy        string // binpack | sort | zorder
 	ZOrderColumns   []string
@@ -230,7 +234,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 			}
 		}
 		if rec != nil && !res.Committed && !errors.Is(cerr, ErrCommitUnknown) {
-			n, lerr := removeLeaked(context.WithoutCancel(ctx), verifyCat, tbl, rec.WriteFileIO, minusPaths(rec.written(), outputPaths(out)))
+			n, lerr := removeLeaked(context.WithoutCancel(ctx), verifyCat, tbl, rec.WriteFileIO, spec.StorageProps, minusPaths(rec.written(), outputPaths(out)))
 			res.StagedRemoved += n
 			if lerr != nil {
 				res.Note = strings.TrimPrefix(res.Note+"; "+lerr.Error(), "; ")
@@ -443,7 +447,7 @@ func recording(ctx context.Context, tbl *table.Table, cat table.CatalogIO) (*tab
 // checking on the catalog's current metadata that no snapshot's manifest
 // list is among them (if one were, the commit landed after all and nothing
 // may go).
-func removeLeaked(ctx context.Context, cat table.CatalogIO, tbl *table.Table, fs iceio.IO, paths []string) (int, error) {
+func removeLeaked(ctx context.Context, cat table.CatalogIO, tbl *table.Table, fs iceio.IO, props map[string]string, paths []string) (int, error) {
 	if len(paths) == 0 {
 		return 0, nil
 	}
@@ -464,7 +468,7 @@ func removeLeaked(ctx context.Context, cat table.CatalogIO, tbl *table.Table, fs
 	// could not be removed is simply not counted, as before.
 	n := 0
 	_ = objdel.RunGrouped(ctx, paths, func(i int) string { return store.Storage(paths[i]) }, func(bucket string) (objdel.Store, error) {
-		return objdel.ForIO(ctx, fs, nil, bucket)
+		return objdel.ForIO(ctx, fs, props, bucket)
 	}, objdel.Settings{}, objdel.Hooks{Done: func(_ int, err error) {
 		if err == nil {
 			n++

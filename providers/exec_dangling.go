@@ -40,7 +40,7 @@ func danglingState(d *compaction.Dangling) *diff.DanglingDeletes {
 // the plan). The commit goes through cat and is not rebased: a commit that
 // lost a race fails and leaves nothing, and apply plans again. Files
 // iceberg-go wrote for a commit that definitely failed are removed.
-func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.CatalogIO) (*table.Table, ExecResult, error) {
+func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.CatalogIO, props map[string]string) (*table.Table, ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	if tbl.CurrentSnapshot() == nil {
 		res.NoOp, res.Note = true, "table has no snapshot"
@@ -62,7 +62,7 @@ func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.Cata
 	if err != nil {
 		cerr := classifyCompactErr(err)
 		if !errors.Is(cerr, ErrCommitUnknown) {
-			n, lerr := removeLeaked(context.WithoutCancel(ctx), cat, tbl, rec.WriteFileIO, rec.written())
+			n, lerr := removeLeaked(context.WithoutCancel(ctx), cat, tbl, rec.WriteFileIO, props, rec.written())
 			res.StagedRemoved = n
 			if lerr != nil {
 				res.Note = lerr.Error()

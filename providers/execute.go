@@ -261,9 +261,13 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 	// commit onto concurrent appends, with the rewrite's conflict
 	// validation (a concurrent delete on a replaced file fails it). Without
 	// it a table with frequent appends never gets compacted.
+	props, err := s.storageProperties(pol.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
 	sel := diff.SelectionFor(pol)
 	next, er, err := Compact(ctx, req.Table.t, CompactSpec{
-		Selection: sel, Strategy: a.Compact.Strategy,
+		Selection: sel, Strategy: a.Compact.Strategy, StorageProps: props,
 		ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
 		MaxConcurrent: c.MaxConcurrentGroups.Value, MemoryBudget: c.Memory.Value, MaxBytes: c.MaxBytesPerRun.Value,
 		AssignRowIDs: a.Compact.AssignRowIDs, ManifestTarget: diff.ManifestTarget(pol),
@@ -312,7 +316,11 @@ func (s *Session) executeDangling(ctx context.Context, req ExecRequest) (*Table,
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
-	next, er, err := removeDanglingDeletes(ctx, req.Table.t, cat)
+	props, err := s.storageProperties(req.Policy.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
+	next, er, err := removeDanglingDeletes(ctx, req.Table.t, cat, props)
 	return req.Table.with(next), er, err
 }
 
@@ -330,9 +338,13 @@ func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, E
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
+	props, err := s.storageProperties(req.Policy.Catalog)
+	if err != nil {
+		return nil, ExecResult{}, err
+	}
 	e, rp := req.Actions[0].Expire, req.Policy.SnapshotRetention
 	next, er, err := expiry.Expire(ctx, cat, req.Table.t, expiry.Spec{
-		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress, Delete: pace,
+		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress, Delete: pace, StorageProps: props,
 		Abort: req.Abort, FinishWithin: req.FinishWithin, KeepLive: keepLive(req),
 		Retention: &expiry.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
 			MaxRefAge: rp.MaxRefAge.Value, Now: req.Now()},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -219,4 +220,27 @@ policy "e2e" {
   }
 }
 `)
+}
+
+// TestAzureDeletesInBatches: on Azure, expiry and the orphan sweep delete
+// through the Blob Batch API (objdel, with the catalog's adls.*
+// properties), never blob by blob: convergeOn expires snapshots and removes
+// orphans, and the proxy in front of Azurite sees batch requests and no
+// single DELETE. It fails when a caller opens its store without the
+// catalog's properties (the store then steps aside to the table's IO).
+func TestAzureDeletesInBatches(t *testing.T) {
+	proxy := testenv.StartFaultProxy(t, "http://"+testenv.Azure(t).Endpoint)
+	convergeOn(t, func(_ context.Context, t testing.TB) *backend {
+		e := testenv.Azure(t).Through(proxy)
+		return sqliteObjectStore(t, "sqlite+azure", e.Properties(), e.URL("warehouse"))
+	})
+	batches := 0
+	for _, s := range proxy.Requests(http.MethodPost, "") {
+		if strings.Contains(s.Query, "comp=batch") {
+			batches++
+		}
+	}
+	if singles := proxy.Requests(http.MethodDelete, ""); batches == 0 || len(singles) > 0 {
+		t.Fatalf("%d batch requests, %d single DELETEs (first: %v); want batches only", batches, len(singles), singles)
+	}
 }

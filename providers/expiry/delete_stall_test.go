@@ -47,7 +47,7 @@ func TestDeleteFilesStopsWhenStoreUnresponsive(t *testing.T) {
 		files = append(files, fileRef{path: fmt.Sprintf("s3://b/t/data/%d.parquet", i), size: 1})
 	}
 	var res store.Result
-	_, stopped := deleteFiles(ctx, fs, files, objdel.Settings{Concurrency: 1}, nil, &res)
+	_, stopped := deleteFiles(ctx, fs, files, objdel.Settings{Concurrency: 1}, nil, nil, &res)
 	if len(fs.removes) != 3 {
 		t.Errorf("%d deletes sent, want 3 (two answered, one without an answer, none after)", len(fs.removes))
 	}

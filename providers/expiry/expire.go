@@ -31,8 +31,12 @@ type Spec struct {
 	RefsToRemove []string
 	// Delete paces the deletions of the released files (objdel.Run:
 	// batch size, requests in flight, cooldown; zero values: defaults).
-	Delete   objdel.Settings
-	Progress store.Progress
+	Delete objdel.Settings
+	// StorageProps are the catalog block's properties, with which the
+	// deletion opens its store (objdel.ForIO: GCS and Azure credentials
+	// and endpoints; S3 uses the table IO's own client).
+	StorageProps map[string]string
+	Progress     store.Progress
 	// Retention, when set, re-checks at commit time that every listed id and
 	// ref still qualifies under the policy on the exact table version being
 	// committed against (diff.SelectExpired); those that do not are kept and
@@ -311,7 +315,7 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	// A second interrupt stops the deletions at once, within a batch too.
 	set := spec.Delete
 	set.StopAtOnce = true
-	kept, stopped := deleteFiles(ctx, fs, doomed, set, spec.Progress, &res)
+	kept, stopped := deleteFiles(ctx, fs, doomed, set, spec.StorageProps, spec.Progress, &res)
 	var notes []string
 	if res.FilesLeft > 0 {
 		notes = append(notes, fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
@@ -478,7 +482,7 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 // decoded one; otherwise neither name goes, the file is not counted as
 // deleted, and it is listed in res.Skipped with why (at most
 // maxKeptListed of them; kept counts them all).
-func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, set objdel.Settings, progress store.Progress, res *store.Result) (kept int, stopped error) {
+func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, set objdel.Settings, props map[string]string, progress store.Progress, res *store.Result) (kept int, stopped error) {
 	total := int64(len(files))
 	progress.Report(0, total, "files")
 	var (
@@ -491,7 +495,7 @@ func deleteFiles(ctx context.Context, fs iceio.IO, files []fileRef, set objdel.S
 		locs[i] = f.path
 	}
 	stopped = objdel.RunGrouped(ctx, locs, func(i int) string { return store.Storage(locs[i]) }, func(bucket string) (objdel.Store, error) {
-		return objdel.ForIO(ctx, fs, nil, bucket)
+		return objdel.ForIO(ctx, fs, props, bucket)
 	}, set, objdel.Hooks{
 		Check: func(i int) (string, bool) {
 			f := files[i]

@@ -63,7 +63,7 @@ func Open(ctx context.Context, props map[string]string, loc string) (Store, erro
 		return openLocal(ctx, props, loc)
 	case "gs":
 		return openGCS(ctx, props, loc)
-	case "abfs", "abfss", "wasb", "wasbs":
+	case "abfs", "abfss", "wasb", "wasbs", "azure": // azure: store.Storage's family key
 		return openAzure(ctx, props, loc)
 	}
 	return nil, ErrNoBatchAPI
