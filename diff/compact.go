@@ -40,6 +40,11 @@ type CompactionSelection struct {
 	// are candidates whatever their size (providers/compaction.StaleSort
 	// decides which; PartitionStats.StaleSortFiles counts them).
 	Strategy string
+	// Engine is compaction.engine ("" or "local": iceops' own). With an
+	// engine, files are not taken for their sort order (no StaleSortFiles):
+	// the partitions above engine_above go to an engine whose rewrite
+	// selects files by size alone, so the same rule must hold for all.
+	Engine string
 	// SortOrder is the policy's sort_order, the order a sort rewrite
 	// writes (nil: the table's own).
 	SortOrder []SortField
@@ -63,6 +68,7 @@ func SelectionFor(pol *config.Effective) CompactionSelection {
 		DeleteRatio:         deleteRatio,
 		Where:               c.Where.Value,
 		Strategy:            c.Strategy.Value,
+		Engine:              c.Engine.Value,
 	}
 	if pol.SortOrder.Set {
 		s.SortOrder = sortFieldsFromConfig(pol.SortOrder.Value)

@@ -940,8 +940,15 @@ func (a *aggregator) finish() *snapshotAggregate {
 // staleSortRule is the rule by which a rewrite with sel's strategy and sort
 // order takes files for their order on a table of md
 // (compaction.StaleSort); nil for binpack, or when the policy's order does
-// not fit the table's schema (the plan refuses it).
+// not fit the table's schema (the plan refuses it), and under a
+// compaction.engine: an engine's rewrite (Spark's rewrite_data_files)
+// selects files by size alone, so stale files in a delegated partition
+// would be planned again after every apply; a policy with an engine keeps
+// the size rules for every partition.
 func staleSortRule(md table.Metadata, sel diff.CompactionSelection) *compaction.StaleSort {
+	if sel.Engine != "" && sel.Engine != "local" {
+		return nil
+	}
 	var order *table.SortOrder
 	if sel.Strategy == string(compaction.Sort) && len(sel.SortOrder) > 0 {
 		o, err := buildSortOrder(md.CurrentSchema(), sel.SortOrder)

@@ -151,14 +151,17 @@ policy "sweep" {
 // the same breaker. Its clock-dependent bound is scaled
 // (iceops.request-timeout = 1s, so the breaker trips after about 1s of
 // silence): the server is paused when the fifth released manifest list
-// is deleted; the apply exits 1 within a minute, no new delete reaches
+// is deleted (batches of one key: iceops.delete-batch-size); the apply exits 1 within a minute, no new delete reaches
 // the server, the action fails saying the store was judged unresponsive,
 // and every released file is counted: deleted, left (unreferenced, for
 // the next sweep) or named in delete_errors.
 func TestCLIExpiryWithS3Paused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	// One key per DeleteObjects request: the pause comes at a known
+	// deletion, as with single DELETEs.
 	l := newPausedLake(ctx, t, 24, 0, `    "iceops.request-timeout" = "1s"
+    "iceops.delete-batch-size" = "1"
 `, `
 policy "sweep" {
   snapshot_retention {
@@ -174,7 +177,7 @@ policy "sweep" {
 	if r := iceops(ctx, t, l.dir, "plan", "-out="+l.planFile); r.code != 0 || !strings.Contains(r.stdout, "- expire 23 snapshots") {
 		t.Fatalf("plan after the snapshots aged: exit %d, want the expiry of 23 snapshots", r.code)
 	}
-	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "DELETE", Path: "/warehouse/t/metadata/snap-", Nth: 5})
+	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "POST", Query: "delete", Nth: 5})
 	if r.code != 1 {
 		t.Errorf("apply with S3 paused mid-expiry: exit %d, want 1", r.code)
 	}
