@@ -256,10 +256,9 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	var digest string
 	watching := r.opts.Watch > 0 && r.opts.Sources != nil && !r.opts.Once
 	if watching {
-		var err error
-		if digest, err = r.opts.Sources(); err != nil {
-			r.opts.Log.Warn("configuration files cannot be read to watch them; trying again", "error", err)
-		}
+		// Unreadable now: "" is no digest, and watch says so at its
+		// first tick if it still is.
+		digest, _ = r.opts.Sources()
 	}
 	if err := r.loadConfig(); err != nil {
 		return err
@@ -353,8 +352,8 @@ func (r *Reconciler) Run(ctx context.Context) error {
 // digest read before the configuration in force was loaded ("" when it
 // could not be read: the first digest read then reloads, in case).
 func (r *Reconciler) watch(ctx context.Context, last string) {
-	failing := last == ""
-	pending := "" // a changed digest not yet seen twice
+	failing := false // said once, until the files are read again
+	pending := ""    // a changed digest not yet seen twice
 	tick := time.NewTicker(r.opts.Watch)
 	defer tick.Stop()
 	for {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -22,22 +23,24 @@ import (
 )
 
 // openConfigured opens the one catalog of the configuration in dir as
-// iceops does. The returned func closes it (and its database handle).
-func openConfigured(ctx context.Context, dir string) (catalog.Catalog, func(), error) {
+// iceops does: the catalog, its block, and its database handle for a SQL
+// catalog (nil otherwise). The returned func closes both.
+func openConfigured(ctx context.Context, dir string) (catalog.Catalog, *config.Catalog, *sql.DB, func(), error) {
 	cfg, diags := config.Load(dir, config.LoadOptions{Env: os.Environ()})
 	if diags.HasErrors() {
-		return nil, nil, fmt.Errorf("configuration %s: %s", dir, diags.Error())
+		return nil, nil, nil, nil, fmt.Errorf("configuration %s: %s", dir, diags.Error())
 	}
 	if len(cfg.Catalogs) != 1 {
-		return nil, nil, fmt.Errorf("configuration %s: want one catalog, has %d", dir, len(cfg.Catalogs))
+		return nil, nil, nil, nil, fmt.Errorf("configuration %s: want one catalog, has %d", dir, len(cfg.Catalogs))
 	}
-	cat, db, err := catalogs.Open(ctx, cfg.Dir, cfg.Catalogs[0])
+	c := cfg.Catalogs[0]
+	cat, db, err := catalogs.Open(ctx, cfg.Dir, c)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open catalog %s: %w", cfg.Catalogs[0].Name, err)
+		return nil, nil, nil, nil, fmt.Errorf("open catalog %s: %w", c.Name, err)
 	}
-	return cat, func() {
-		if c, ok := cat.(io.Closer); ok {
-			_ = c.Close()
+	return cat, c, db, func() {
+		if cl, ok := cat.(io.Closer); ok {
+			_ = cl.Close()
 		}
 		if db != nil {
 			_ = db.Close()
@@ -58,20 +61,15 @@ func register(ctx context.Context, dir, cfgDir string) error {
 		return err
 	}
 	defer lake.Close()
-	cfg, diags := config.Load(cfgDir, config.LoadOptions{Env: os.Environ()})
-	if diags.HasErrors() {
-		return fmt.Errorf("configuration %s: %s", cfgDir, diags.Error())
-	}
-	if len(cfg.Catalogs) != 1 || cfg.Catalogs[0].Type != "sql" {
-		return fmt.Errorf("configuration %s: want one sql catalog", cfgDir)
-	}
-	c := cfg.Catalogs[0]
 	// Opening creates the catalog's tables in a fresh database.
-	_, db, err := catalogs.Open(ctx, cfg.Dir, c)
+	_, c, db, closeCat, err := openConfigured(ctx, cfgDir)
 	if err != nil {
-		return fmt.Errorf("open catalog %s: %w", c.Name, err)
+		return err
 	}
-	defer db.Close()
+	defer closeCat()
+	if db == nil {
+		return fmt.Errorf("configuration %s: want a sql catalog, has %s", cfgDir, c.Type)
+	}
 
 	rows, err := lake.DB.QueryContext(ctx, `SELECT table_namespace, table_name, metadata_location FROM iceberg_tables WHERE catalog_name = ?`, benchlake.CatalogName)
 	if err != nil {
@@ -138,7 +136,7 @@ func setupCatalog(ctx context.Context, cfgDir, prefix string, n, appends, parts,
 	if cfgDir == "" {
 		return fmt.Errorf("-config is required")
 	}
-	cat, closeCat, err := openConfigured(ctx, cfgDir)
+	cat, _, _, closeCat, err := openConfigured(ctx, cfgDir)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func run(args []string) error {
 		return setupCatalog(ctx, *cfgDir, *prefix, *tables, *appends, *parts, *perNS)
 	case "floor":
 		if *cfgDir != "" {
-			cat, closeCat, err := openConfigured(ctx, *cfgDir)
+			cat, _, _, closeCat, err := openConfigured(ctx, *cfgDir)
 			if err != nil {
 				return err
 			}
