@@ -30,8 +30,11 @@ const stallStrays = 24
 // TestCLIQuarantineWithS3Paused is issue 32 item 5, as its author runs it:
 // the iceops binary applies a reviewed sweep (quarantine on S3) with the
 // default request settings, and the S3 server, a private versitygw, is
-// paused (SIGSTOP) mid-sweep, when the twelfth original is deleted. The apply must exit 1 within 2 minutes (with the
-// default 30s timeout and 8 moves in flight the breaker trips after one
+// paused (SIGSTOP) mid-sweep, at the twelfth copy into the quarantine: the
+// files move in batches of 8 (iceops.delete-batch-size; each batch copied,
+// then its originals deleted with one DeleteObjects), so the first batch
+// has moved and the second is being copied. The apply must exit 1 within 2 minutes (with the
+// default 30s timeout and 8 copies in flight the breaker trips after one
 // timeout, so about 35s; without it the run took more than 5 minutes),
 // and its results must name every orphan with where it is: each file that
 // moved in files_moved, each other one in delete_errors as still in place,
@@ -45,7 +48,8 @@ const stallStrays = 24
 func TestCLIQuarantineWithS3Paused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	l := newPausedLake(ctx, t, stallStrays, stallStrays, "", `
+	l := newPausedLake(ctx, t, stallStrays, stallStrays, `    "iceops.delete-batch-size" = "8"
+`, `
 policy "sweep" {
   orphan_files {
     older_than       = "3d"
@@ -54,9 +58,9 @@ policy "sweep" {
   }
 }
 `)
-	// Pause the server when the twelfth original is deleted (its copy is
-	// in the quarantine): the first files have moved, others are under way.
-	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "DELETE", Path: "/warehouse/t/data/stray-", Nth: 12})
+	// Pause the server at the twelfth CopyObject: the first batch has
+	// moved, the second is being copied, the third is not started.
+	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "PUT", Path: "/warehouse/t/.iceops-quarantine/", Query: "CopyObject", Nth: 12})
 	if r.code != 1 {
 		t.Errorf("apply with S3 paused mid-sweep: exit %d, want 1", r.code)
 	}
@@ -143,6 +147,9 @@ policy "sweep" {
 		int(sweep.FilesInBothPlaces) != counts["both"] || int(sweep.FilesPlaceUnknown) != counts["unknown"] {
 		t.Errorf("counts %d quarantined, %d not moved, %d both, %d unknown do not match the files named: %d moved, %v",
 			sweep.FilesQuarantined, sweep.FilesNotMoved, sweep.FilesInBothPlaces, sweep.FilesPlaceUnknown, len(sweep.FilesMoved), counts)
+	}
+	if len(sweep.FilesMoved) != 8 || counts["in place"] < 8 {
+		t.Errorf("%d moved, %d in place: want the first batch (8) moved and the third (8) not started", len(sweep.FilesMoved), counts["in place"])
 	}
 	t.Logf("places: %d moved, %v", len(sweep.FilesMoved), counts)
 }

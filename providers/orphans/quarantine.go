@@ -92,7 +92,11 @@ func quarantineTarget(runDir, location string, roots []string, p string) (string
 // was gone when its move started (another run took it) is no move at all
 // and is dropped from the manifest. Every file not moved is named in
 // DeleteErrors (or Skipped, for a file that was gone), so the action fails.
-func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots []string, files []fileRef, spec Spec, res *store.Result) string {
+//
+// A local file moves with one rename (moveLocalFiles); on an object store a
+// batch of files is copied, then its originals are deleted with the store's
+// batch delete through del (moveObjects).
+func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots []string, files []fileRef, spec Spec, del deleter, res *store.Result) string {
 	runID := spec.RunID
 	if runID == "" {
 		runID = newRunID(spec.Now)
@@ -151,43 +155,12 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	}
 	states := map[string]placeState{}
 	moveErrs := map[string]error{}
-	var mu sync.Mutex
+	if _, local := store.LocalPath(loc); local {
+		moveLocalFiles(ctx, fs, loc, roots, runDir, moving, spec, states, moveErrs)
+	} else {
+		moveObjects(ctx, fs, loc, roots, runDir, moving, spec, del, states, moveErrs)
+	}
 	var quarantinedBytes int64
-	runBatched(ctx, moving, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
-		dest, _ := quarantineTarget(runDir, loc, roots, f.path)
-		do := func() (placeState, error) {
-			return quarantineMove(ctx, fs, loc, plainRootOf(roots, f.path), f.path, dest)
-		}
-		var st placeState
-		var err error
-		if spec.move != nil {
-			st, err = spec.move(f.path, do)
-		} else {
-			st, err = do()
-		}
-		mu.Lock()
-		states[f.path], moveErrs[f.path] = st, err
-		mu.Unlock()
-		if st != stateMoved {
-			// Not a move (runBatched would count a "not exist" as done):
-			// sorted out below, from the state.
-			return errNotMoved
-		}
-		return nil
-	}, func(f fileRef) {
-		res.FilesQuarantined++
-		// Not BytesFreed: a quarantined file still takes its space until
-		// the purge, which counts it then.
-		quarantinedBytes += max(f.size, 0)
-	}, func(f fileRef, err error, started bool) {
-		// runBatched serialises ok and failed with its own lock, not with
-		// mu: a file not started is named while moves are still under way.
-		if !started {
-			mu.Lock()
-			moveErrs[f.path] = err
-			mu.Unlock()
-		}
-	})
 	for _, f := range moving {
 		st, started := states[f.path]
 		err := moveErrs[f.path]
@@ -198,6 +171,10 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 			res.FilesNotMoved++
 			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined, still in place: not started: %v", f.path, err))
 		case st == stateMoved:
+			res.FilesQuarantined++
+			// Not BytesFreed: a quarantined file still takes its space
+			// until the purge, which counts it then.
+			quarantinedBytes += max(f.size, 0)
 		case st == stateGone:
 			res.Skipped = append(res.Skipped, f.path+": no longer exists when its move started (another run moved or deleted it), not counted")
 		case st == stateBoth:
@@ -266,36 +243,203 @@ const (
 	stateUnknown                   // a request got no answer: its error says what is known
 )
 
-// quarantineMove moves src (below srcRoot) to dst (below the table location
-// loc) and says where the file is afterwards. Locally it is one rename,
-// after every component of both paths was checked with Lstat: a symbolic
-// link is never followed, neither into nor out of the quarantine. On an
-// object store it is a copy and a delete; neither starts once the table's
-// store is judged unresponsive (bound.Breaker), and a request without an
-// answer leaves the file's place unknown, with what is known said.
-func quarantineMove(ctx context.Context, fs iceio.IO, loc, srcRoot, src, dst string) (placeState, error) {
-	if ls, ok := store.LocalPath(src); ok {
-		ld, ok := store.LocalPath(dst)
-		if !ok {
-			return stateInPlace, fmt.Errorf("quarantine %s is not local", dst)
-		}
-		if _, err := localLstat(srcRoot, src); err != nil {
-			if store.IsNotExist(err) {
-				return stateGone, nil
-			}
-			return stateInPlace, err
-		}
-		if err := localMkdirNoLink(loc, path.Dir(dst)); err != nil {
-			return stateInPlace, err
-		}
-		if err := os.Rename(ls, ld); err != nil {
-			if _, lerr := os.Lstat(ls); store.IsNotExist(lerr) {
-				return stateGone, nil
-			}
-			return stateInPlace, err
-		}
-		return stateMoved, nil
+// moving runs one move (on an object store, one copy) through the tests'
+// Spec.move hook when set.
+func (s Spec) moving(src string, do func() (placeState, error)) (placeState, error) {
+	if s.move != nil {
+		return s.move(src, do)
 	}
+	return do()
+}
+
+// moveLocalFiles moves files on a local disk, each with one rename
+// (quarantineMoveLocal), in runBatched's batches. It records each started
+// file's place in states and error in errs; a file never started has no
+// state, and errs says why.
+func moveLocalFiles(ctx context.Context, fs iceio.IO, loc string, roots []string, runDir string, files []fileRef, spec Spec, states map[string]placeState, errs map[string]error) {
+	var mu sync.Mutex
+	runBatched(ctx, files, spec.DeleteConcurrency, spec.BatchSize, spec.Progress, func(f fileRef) error {
+		dest, _ := quarantineTarget(runDir, loc, roots, f.path)
+		do := func() (placeState, error) {
+			return quarantineMoveLocal(loc, plainRootOf(roots, f.path), f.path, dest)
+		}
+		st, err := spec.moving(f.path, do)
+		mu.Lock()
+		states[f.path], errs[f.path] = st, err
+		mu.Unlock()
+		if st != stateMoved {
+			// Not a move (runBatched would count a "not exist" as done):
+			// sorted out by the caller, from the state.
+			return errNotMoved
+		}
+		return nil
+	}, func(fileRef) {}, func(f fileRef, err error, started bool) {
+		// runBatched serialises ok and failed with its own lock, not with
+		// mu: a file not started is named while moves are still under way.
+		if !started {
+			mu.Lock()
+			errs[f.path] = err
+			mu.Unlock()
+		}
+	})
+}
+
+// moveObjects moves files on an object store in batches (Spec.BatchSize,
+// default 1,000): the batch's files are copied into the run, at most
+// Spec.DeleteConcurrency (default 8) at once (on S3 server-side, one
+// CopyObject each), then the originals whose copy is confirmed are deleted
+// together through the store's batch delete (objdel: one DeleteObjects per
+// 1,000 keys on S3), with Spec.Cooldown between batches. It records what
+// moveLocalFiles records; each file's place follows from its copy and its
+// delete (originalRemoved).
+//
+// No copy starts once the store is judged unresponsive, and no batch starts
+// once interrupted; the delete of a batch whose copies were made is still
+// sent when interrupted (the batch under way finishes, as the local moves
+// do), but not once the store is judged unresponsive (objdel checks the
+// breaker before each request): those files are then in both places.
+func moveObjects(ctx context.Context, fs iceio.IO, loc string, roots []string, runDir string, files []fileRef, spec Spec, del deleter, states map[string]placeState, errs map[string]error) {
+	conc := spec.DeleteConcurrency
+	if conc <= 0 {
+		conc = 8
+	}
+	size := spec.BatchSize
+	if size <= 0 {
+		size = 1000
+	}
+	total := int64(len(files))
+	spec.Progress.Report(0, total, "files")
+	var (
+		mu   sync.Mutex
+		done int64
+	)
+	record := func(f fileRef, st placeState, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		states[f.path], errs[f.path] = st, err
+	}
+	notStarted := func(rest []fileRef, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, f := range rest {
+			errs[f.path] = err
+		}
+	}
+	// The batch under way finishes when interrupted: its delete is sent
+	// without ctx's cancellation, yet with its breaker.
+	finish := del
+	finish.ctx = context.WithoutCancel(ctx)
+	finish.progress = nil
+	for start := 0; start < len(files); start += size {
+		if start > 0 && spec.Cooldown > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(spec.Cooldown):
+			}
+		}
+		if err := bound.Stop(ctx); err != nil {
+			notStarted(files[start:], err)
+			return
+		}
+		part := files[start:min(start+size, len(files))]
+		var (
+			wg     sync.WaitGroup
+			copied []fileRef
+			stop   error
+		)
+		sem := make(chan struct{}, conc)
+		for i, f := range part {
+			sem <- struct{}{}
+			if stop = bound.BreakerOf(ctx).Err(); stop != nil {
+				notStarted(part[i:], stop)
+				break
+			}
+			wg.Add(1)
+			go func(f fileRef) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				dest, _ := quarantineTarget(runDir, loc, roots, f.path)
+				do := func() (placeState, error) {
+					return copyIntoQuarantine(ctx, fs, loc, f.path, dest)
+				}
+				st, err := spec.moving(f.path, do)
+				if st == stateBoth && err == nil {
+					// Copied: its original goes in the batch's delete.
+					mu.Lock()
+					copied = append(copied, f)
+					mu.Unlock()
+					return
+				}
+				record(f, st, err)
+			}(f)
+		}
+		wg.Wait()
+		finish.run(copied, func(f fileRef) string { return plainRootOf(roots, f.path) }, nil, func(f fileRef) {
+			record(f, stateMoved, nil)
+			mu.Lock()
+			done++
+			spec.Progress.Report(done, total, "files")
+			mu.Unlock()
+		}, func(f fileRef, err error, started bool) {
+			st, err := originalRemoved(err, started)
+			record(f, st, err)
+		})
+		if stop != nil {
+			notStarted(files[start+len(part):], stop)
+			return
+		}
+	}
+}
+
+// originalRemoved is where a copied file is after the delete of its
+// original failed (err; sent false: the delete was never sent).
+func originalRemoved(err error, sent bool) (placeState, error) {
+	switch {
+	case !sent:
+		return stateBoth, fmt.Errorf("original not removed: %w", err)
+	case bound.Unanswered(err):
+		return stateUnknown, fmt.Errorf("copied into the quarantine; the delete of the original got no answer, so the original may still be in place: %w", err)
+	}
+	return stateBoth, fmt.Errorf("remove original: %w", err)
+}
+
+// quarantineMoveLocal moves src (below srcRoot) to dst (below the table
+// location loc) with one rename, after every component of both paths was
+// checked with Lstat: a symbolic link is never followed, neither into nor
+// out of the quarantine. It says where the file is afterwards.
+func quarantineMoveLocal(loc, srcRoot, src, dst string) (placeState, error) {
+	ls, ok := store.LocalPath(src)
+	if !ok {
+		return stateInPlace, fmt.Errorf("%s is not local", src)
+	}
+	ld, ok := store.LocalPath(dst)
+	if !ok {
+		return stateInPlace, fmt.Errorf("quarantine %s is not local", dst)
+	}
+	if _, err := localLstat(srcRoot, src); err != nil {
+		if store.IsNotExist(err) {
+			return stateGone, nil
+		}
+		return stateInPlace, err
+	}
+	if err := localMkdirNoLink(loc, path.Dir(dst)); err != nil {
+		return stateInPlace, err
+	}
+	if err := os.Rename(ls, ld); err != nil {
+		if _, lerr := os.Lstat(ls); store.IsNotExist(lerr) {
+			return stateGone, nil
+		}
+		return stateInPlace, err
+	}
+	return stateMoved, nil
+}
+
+// copyIntoQuarantine copies src to dst (below the table location loc) on an
+// object store, the first half of a move: stateBoth with no error is a copy
+// confirmed (the original is still to be deleted). It does not start once
+// the table's store is judged unresponsive (bound.Breaker); a copy without
+// an answer leaves the file's place unknown, with what is known said.
+func copyIntoQuarantine(ctx context.Context, fs iceio.IO, loc, src, dst string) (placeState, error) {
 	if err := bound.BreakerOf(ctx).Err(); err != nil {
 		return stateInPlace, err
 	}
@@ -322,17 +466,7 @@ func quarantineMove(ctx context.Context, fs iceio.IO, loc, srcRoot, src, dst str
 		}
 		return stateInPlace, fmt.Errorf("copy: %w", err)
 	}
-	if err := bound.BreakerOf(ctx).Err(); err != nil {
-		// No new destructive request once the store is judged unresponsive.
-		return stateBoth, fmt.Errorf("original not removed: %w", err)
-	}
-	if err := fs.Remove(src); err != nil && !store.IsNotExist(err) {
-		if bound.Unanswered(err) {
-			return stateUnknown, fmt.Errorf("copied into the quarantine; the delete of the original got no answer, so the original may still be in place: %w", err)
-		}
-		return stateBoth, fmt.Errorf("remove original: %w", err)
-	}
-	return stateMoved, nil
+	return stateBoth, nil
 }
 
 // serverSideCopy copies src to dst with one S3 CopyObject when both are

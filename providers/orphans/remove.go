@@ -93,7 +93,8 @@ type Spec struct {
 	// remove replaces the storage's Remove (tests inject failures);
 	// beforeMove runs after the quarantine manifest is written and before
 	// the first move (tests run a concurrent apply there); move wraps each
-	// quarantine move (tests stall the store while moves are under way).
+	// quarantine move, on an object store each copy (tests stall the store
+	// while moves are under way).
 	remove     func(path string) error
 	beforeMove func()
 	move       func(src string, do func() (placeState, error)) (placeState, error)
@@ -321,7 +322,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		return objdel.ForIO(ctx, f, spec.StorageProps, root)
 	}}
 	if quarantining {
-		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, &res)
+		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, del, &res)
 	} else {
 		del.run(doomed, func(f fileRef) string { return rootOf(roots, f.path, norm) }, nil, func(f fileRef) {
 			res.FilesDeleted++
