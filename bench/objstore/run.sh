@@ -13,12 +13,28 @@
 #              orphan-only policy, in process, with the clock 10 days ahead;
 #   - iceberg: iceberg-go v0.7.0 Table.DeleteOrphanFiles on the same table.
 # The orphans are written again (not measured) before each deleting run.
+# The expiry case (EXPIRY files, default 100000): a table bench.expiry whose
+# expired snapshots alone own EXPIRY empty data objects (20 appends, then one
+# commit replacing them all with 1,000 others); put back as setup left it
+# (not measured) before each contender, and checked after each (expiry-verify:
+# one snapshot left, every file it reaches present, every expired file gone):
+#   - expiry-iceops:  plan + apply of a snapshot_retention policy (max_age 1d,
+#                     min_snapshots 1), in process, with the clock 10 days ahead;
+#   - expiry-iceberg: iceberg-go v0.7.0 Transaction.ExpireSnapshots(WithOlderThan(0),
+#                     WithRetainLast(1)) + Commit (its post-commit deletion).
 # Prints wall time, peak RSS (/usr/bin/time -v) and requests by type.
-# Env: WORK (default /tmp/iceops-objstore-bench), PORT (proxy, default 17171).
+# Env: WORK (default /tmp/iceops-objstore-bench), PORT (proxy, default 17171),
+# CASES (default "orphans expiry"), EXPIRY, SMOKE=1 (one run of each case at a
+# few hundred objects: checks that the benchmark works, not how fast).
 set -euo pipefail
 
 RUNS=${1:-3}
 SCALE=${2:-100000:20000}
+EXPIRY=${EXPIRY:-100000}
+CASES=${CASES:-orphans expiry}
+if [[ -n ${SMOKE:-} ]]; then
+	RUNS=1 SCALE=2000:400 EXPIRY=400
+fi
 WORK=${WORK:-/tmp/iceops-objstore-bench}
 PORT=${PORT:-17171}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,10 +52,16 @@ PROXY=http://127.0.0.1:$PORT
 PROXY_PID=$!
 trap 'kill $PROXY_PID 2>/dev/null || true' EXIT
 sleep 1
-if [[ ! -f $DIR/env.json ]]; then
+if [[ $CASES == *orphans* && ! -f $DIR/env.json ]]; then
 	rm -rf "$DIR"
 	echo "== setup: $OBJECTS objects, $ORPHANS orphans"
 	"$OB" setup -dir "$DIR" -objects "$OBJECTS" -orphans "$ORPHANS"
+fi
+EDIR=$WORK/expiry$EXPIRY
+if [[ $CASES == *expiry* && ! -f $EDIR/pristine.db ]]; then
+	rm -rf "$EDIR"
+	echo "== setup: an expiry of $EXPIRY data files"
+	"$OB" expiry-setup -dir "$EDIR" -files "$EXPIRY" -kept $((EXPIRY < 10000 ? 10 : 1000)) -per-dir $((EXPIRY < 10000 ? 100 : 2000))
 fi
 RESULTS=$WORK/results.txt
 : >"$RESULTS"
@@ -55,19 +77,32 @@ measure() {
 	rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/time.txt")
 	counts=$(curl -fsS "$PROXY/__counts")
 	echo "$label $wall $rss $counts" >>"$RESULTS"
-	printf '  %-8s %7.2f s %8.1f MiB  %s  %s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" "$counts" "$(head -1 "$WORK/stdout")"
+	printf '  %-14s %7.2f s %8.1f MiB  %s  %s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" "$counts" "$(head -1 "$WORK/stdout")"
 }
 
 for r in $(seq "$RUNS"); do
 	echo "== run $r"
-	"$OB" orphans -dir "$DIR"
-	measure bare "$OB" bare -dir "$DIR" -endpoint "$PROXY"
-	measure iceops "$OB" iceops -dir "$DIR" -endpoint "$PROXY"
-	"$OB" orphans -dir "$DIR"
-	measure iceberg "$OB" iceberg -dir "$DIR" -endpoint "$PROXY"
+	if [[ $CASES == *orphans* ]]; then
+		"$OB" orphans -dir "$DIR"
+		measure bare "$OB" bare -dir "$DIR" -endpoint "$PROXY"
+		measure iceops "$OB" iceops -dir "$DIR" -endpoint "$PROXY"
+		"$OB" orphans -dir "$DIR"
+		measure iceberg "$OB" iceberg -dir "$DIR" -endpoint "$PROXY"
+	fi
+	if [[ $CASES == *expiry* ]]; then
+		for c in iceops iceberg; do
+			"$OB" expiry-reset -dir "$EDIR"
+			measure expiry-$c "$OB" expiry-$c -dir "$EDIR" -endpoint "$PROXY"
+			v=$("$OB" expiry-verify -dir "$EDIR" 2>&1) || { echo "expiry-$c: $v" >&2; exit 1; }
+			echo "  $v"
+		done
+	fi
 done
 
 # median of a column for LABEL
 med() { awk -v l="$1" -v c="$2" '$1 == l {print $c}' "$RESULTS" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "== medians of $RUNS runs (wall s, peak RSS KiB)"
-for l in bare iceops iceberg; do echo "$l $(med $l 2) $(med $l 3)"; done
+for l in bare iceops iceberg expiry-iceops expiry-iceberg; do
+	grep -q "^$l " "$RESULTS" && echo "$l $(med $l 2) $(med $l 3)"
+done
+true

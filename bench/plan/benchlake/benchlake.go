@@ -168,7 +168,29 @@ type SyntheticFile struct {
 // AddFiles commits one AddDataFiles snapshot with the given entries. The
 // files are never opened.
 func AddFiles(ctx context.Context, tbl *table.Table, files []SyntheticFile) (*table.Table, error) {
-	spec := tbl.Spec()
+	dfs, err := DataFiles(tbl.Spec(), files)
+	if err != nil {
+		return nil, err
+	}
+	return AddDataFiles(ctx, tbl, dfs)
+}
+
+// AddDataFiles commits one AddDataFiles snapshot of dfs.
+func AddDataFiles(ctx context.Context, tbl *table.Table, dfs []iceberg.DataFile) (*table.Table, error) {
+	txn := tbl.NewTransaction()
+	if err := txn.AddDataFiles(ctx, dfs, nil, table.WithoutDuplicateCheck()); err != nil {
+		return nil, fmt.Errorf("add data files: %w", err)
+	}
+	out, err := txn.Commit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("commit add data files: %w", err)
+	}
+	return out, nil
+}
+
+// DataFiles are the manifest entries of files in a table partitioned by
+// DaySpec (a caller that replaces them later keeps them).
+func DataFiles(spec iceberg.PartitionSpec, files []SyntheticFile) ([]iceberg.DataFile, error) {
 	dfs := make([]iceberg.DataFile, 0, len(files))
 	day0 := int32(Day0.Unix() / 86400)
 	for _, f := range files {
@@ -183,15 +205,7 @@ func AddFiles(ctx context.Context, tbl *table.Table, files []SyntheticFile) (*ta
 		}
 		dfs = append(dfs, b.Build())
 	}
-	txn := tbl.NewTransaction()
-	if err := txn.AddDataFiles(ctx, dfs, nil, table.WithoutDuplicateCheck()); err != nil {
-		return nil, fmt.Errorf("add data files: %w", err)
-	}
-	out, err := txn.Commit(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("commit add data files: %w", err)
-	}
-	return out, nil
+	return dfs, nil
 }
 
 // DataDir is the local directory of the table's data files.

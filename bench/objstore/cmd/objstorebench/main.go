@@ -4,9 +4,13 @@
 //	objstorebench setup -dir D -objects N -orphans M  the table and its N-M referenced objects
 //	objstorebench orphans -dir D                      (re)write the M orphan objects
 //	objstorebench bare|iceops|iceberg -dir D -endpoint URL
+//	objstorebench expiry-setup -dir D -files N -kept K  a table whose expired snapshots alone own N data files
+//	objstorebench expiry-reset -dir D                   put that table back as setup left it
+//	objstorebench expiry-iceops|expiry-iceberg -dir D -endpoint URL
+//	objstorebench expiry-verify -dir D                  what the last expiry left: all reachable, no expired file
 //
-// setup and orphans talk to the server directly; the three measured runs
-// go through -endpoint (the proxy).
+// setup, orphans and the expiry's setup, reset and verify talk to the
+// server directly; the measured runs go through -endpoint (the proxy).
 package main
 
 import (
@@ -15,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -51,6 +56,9 @@ func main() {
 type env struct {
 	Endpoint, AccessKey, SecretKey, Region, Bucket, Prefix string
 	Objects, Orphans, PerDir                               int
+	// The expiry case: data files its expired snapshots alone reach, and
+	// those of the current snapshot.
+	Expired, Kept int `json:",omitempty"`
 }
 
 func (e env) props(endpoint string) iceberg.Properties {
@@ -62,7 +70,7 @@ func (e env) location() string { return "s3://" + e.Bucket + "/" + e.Prefix + "/
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: objstorebench proxy|setup|orphans|bare|iceops|iceberg ...")
+		return errors.New("usage: objstorebench proxy|setup|orphans|bare|iceops|iceberg|expiry-setup|expiry-reset|expiry-iceops|expiry-iceberg|expiry-verify ...")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", "", "benchmark directory (catalog, env.json)")
@@ -72,6 +80,8 @@ func run(args []string) error {
 	objects := fs.Int("objects", 100000, "setup: objects in the table's location (referenced + orphans)")
 	orphans := fs.Int("orphans", 20000, "setup: of which orphans")
 	perDir := fs.Int("per-dir", 2000, "setup: objects per partition directory")
+	files := fs.Int("files", 100000, "expiry-setup: data files only the expired snapshots reach")
+	kept := fs.Int("kept", 1000, "expiry-setup: data files of the current snapshot")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -87,12 +97,16 @@ func run(args []string) error {
 		return err
 	}
 	*dir = abs
-	if args[0] == "setup" {
+	if args[0] == "setup" || args[0] == "expiry-setup" {
 		e := env{Endpoint: os.Getenv("ICEOPS_TEST_S3_ENDPOINT"), AccessKey: os.Getenv("ICEOPS_TEST_S3_ACCESS_KEY"),
 			SecretKey: os.Getenv("ICEOPS_TEST_S3_SECRET_KEY"), Region: "us-east-1", Bucket: os.Getenv("ICEOPS_TEST_S3_BUCKET"),
 			Prefix: fmt.Sprintf("objstorebench-%d", time.Now().Unix()), Objects: *objects, Orphans: *orphans, PerDir: *perDir}
 		if e.Endpoint == "" || e.Bucket == "" {
 			return errors.New("ICEOPS_TEST_S3_* are not set (eval \"$(scripts/services.sh env)\")")
+		}
+		if args[0] == "expiry-setup" {
+			e.Objects, e.Orphans, e.Expired, e.Kept = 0, 0, *files, *kept
+			return expirySetup(ctx, *dir, e)
 		}
 		return setup(ctx, *dir, e)
 	}
@@ -117,6 +131,14 @@ func run(args []string) error {
 		return runIceops(ctx, *dir, e, ep)
 	case "iceberg":
 		return runIceberg(ctx, *dir, e, ep)
+	case "expiry-reset":
+		return expiryReset(ctx, *dir, e)
+	case "expiry-iceops":
+		return runIceopsExpiry(ctx, *dir, e, ep)
+	case "expiry-iceberg":
+		return runIcebergExpiry(ctx, *dir, e, ep)
+	case "expiry-verify":
+		return expiryVerify(ctx, *dir, e)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
@@ -227,27 +249,11 @@ func dayDir(e env, i int) string {
 }
 
 func setup(ctx context.Context, dir string, e env) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	raw, _ := json.Marshal(e)
-	if err := os.WriteFile(filepath.Join(dir, "env.json"), raw, 0o600); err != nil {
-		return err
-	}
-	cat, done, err := openCatalog(dir, e, e.Endpoint)
+	tbl, done, err := createTable(ctx, dir, e, ident, e.location(), nil)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if err := cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil); err != nil {
-		return err
-	}
-	spec := benchlake.DaySpec()
-	tbl, err := cat.CreateTable(ctx, ident, benchlake.Schema(), catalog.WithPartitionSpec(&spec),
-		catalog.WithLocation(e.location()), catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
-	if err != nil {
-		return err
-	}
 	referenced := e.Objects - e.Orphans
 	const commits = 20
 	per := (referenced + commits - 1) / commits
@@ -269,6 +275,60 @@ func setup(ctx context.Context, dir string, e env) error {
 		fmt.Fprintf(os.Stderr, "%d/%d referenced (%s)\n", next, referenced, time.Since(start).Round(time.Second))
 	}
 	return nil
+}
+
+// writeEnv saves e as DIR/env.json, which every later command reads.
+func writeEnv(dir string, e env) error {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "env.json"), raw, 0o600)
+}
+
+// createTable saves e in dir, creates the catalog there and in it the
+// table id at location, partitioned by day, format version 2, with props.
+// done closes the catalog.
+func createTable(ctx context.Context, dir string, e env, id table.Identifier, location string, props iceberg.Properties) (tbl *table.Table, done func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	if err := writeEnv(dir, e); err != nil {
+		return nil, nil, err
+	}
+	cat, done, err := openCatalog(dir, e, e.Endpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil); err != nil {
+		done()
+		return nil, nil, err
+	}
+	all := iceberg.Properties{"format-version": "2"}
+	maps.Copy(all, props)
+	spec := benchlake.DaySpec()
+	tbl, err = cat.CreateTable(ctx, id, benchlake.Schema(), catalog.WithPartitionSpec(&spec),
+		catalog.WithLocation(location), catalog.WithProperties(all))
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return tbl, done, nil
+}
+
+// loadTable loads table id of the benchmark's catalog, reached at
+// endpoint; done closes the catalog.
+func loadTable(ctx context.Context, dir string, e env, endpoint string, id table.Identifier) (*table.Table, func(), error) {
+	cat, done, err := openCatalog(dir, e, endpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return tbl, done, nil
 }
 
 func putOrphans(ctx context.Context, e env) error {
@@ -300,9 +360,42 @@ func bare(ctx context.Context, e env, endpoint string) error {
 // clock 10 days ahead (S3 objects carry their upload time; the age guard
 // floor is a day).
 func runIceops(ctx context.Context, dir string, e env, endpoint string) error {
+	r, err := planApply(ctx, dir, e, endpoint, `policy "sweep" {
+  orphan_files {
+    older_than       = "3d"
+    max_orphan_ratio = 0.5
+  }
+}
+
+tables "bench.bench.orphans" {
+  policy = policy.sweep
+}
+`)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("iceops: plan (list + reference) %.2fs, apply (re-check + delete) %.2fs, of which deleting %.2fs, deleted %d, delete errors %d, failed %v\n",
+		r.planned.Seconds(), r.applied.Seconds(), r.deleting.Seconds(), r.deleted, r.errors, r.failed)
+	return nil
+}
+
+// applied is what one in-process plan and apply took and did.
+type applied struct {
+	planned, applied, deleting time.Duration
+	expired, deleted           int64
+	errors                     int
+	failed                     bool
+}
+
+// planApply writes a configuration of the benchmark's catalog (reached at
+// endpoint) with policies, then plans and applies it in process with the
+// clock 10 days ahead. The deletion phase is from the first "files"
+// progress report (0 of N, after the re-checks) to the last.
+func planApply(ctx context.Context, dir string, e env, endpoint, policies string) (applied, error) {
+	var r applied
 	cfgDir := filepath.Join(dir, "iceops")
 	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
-		return err
+		return r, err
 	}
 	var props strings.Builder
 	for k, v := range e.props(endpoint) {
@@ -316,23 +409,13 @@ func runIceops(ctx context.Context, dir string, e env, endpoint string) error {
 %s  }
 }
 
-policy "sweep" {
-  orphan_files {
-    older_than       = "3d"
-    max_orphan_ratio = 0.5
-  }
-}
-
-tables "bench.bench.orphans" {
-  policy = policy.sweep
-}
-`, "sqlite:"+filepath.Join(dir, "catalog.db"), "s3://"+e.Bucket+"/"+e.Prefix, props.String())
+`, "sqlite:"+filepath.Join(dir, "catalog.db"), "s3://"+e.Bucket+"/"+e.Prefix, props.String()) + policies
 	if err := os.WriteFile(filepath.Join(cfgDir, "main.iceops.hcl"), []byte(hcl), 0o644); err != nil {
-		return err
+		return r, err
 	}
 	cfg, diags := config.Load(cfgDir, config.LoadOptions{})
 	if diags.HasErrors() {
-		return diags
+		return r, diags
 	}
 	later := time.Now().Add(10 * 24 * time.Hour)
 	now := func() time.Time { return later }
@@ -341,15 +424,13 @@ tables "bench.bench.orphans" {
 	t0 := time.Now()
 	p, err := apply.Plan(ctx, cfg, sess, apply.PlanOptions{Version: "bench", Now: now})
 	if err != nil {
-		return err
+		return r, err
 	}
 	if len(p.Errors) > 0 {
-		return fmt.Errorf("plan errors: %+v", p.Errors)
+		return r, fmt.Errorf("plan errors: %+v", p.Errors)
 	}
-	planned := time.Since(t0)
+	r.planned = time.Since(t0)
 	t1 := time.Now()
-	// The deletion phase: from the sweep's first "files" progress (0 of
-	// N, after the re-checks) to its last.
 	var delStart, delEnd time.Time
 	progress := func(e apply.Event) {
 		if e.Unit != "files" {
@@ -364,34 +445,28 @@ tables "bench.bench.orphans" {
 	}
 	res, err := apply.Apply(ctx, cfg, sess, p, apply.ApplyOptions{Version: "bench", Now: now, Progress: progress})
 	if err != nil {
-		return err
+		return r, err
 	}
-	var deleted int64
-	var errs int
+	r.applied, r.deleting, r.failed = time.Since(t1), delEnd.Sub(delStart), res.Failed()
 	for _, tr := range res.Tables {
 		for _, a := range tr.Actions {
-			deleted += a.FilesDeleted
-			errs += len(a.DeleteErrors)
+			r.deleted += a.FilesDeleted
+			r.expired += int64(a.SnapshotsExpired)
+			r.errors += len(a.DeleteErrors)
 		}
 	}
-	fmt.Printf("iceops: plan (list + reference) %.2fs, apply (re-check + delete) %.2fs, of which deleting %.2fs, deleted %d, delete errors %d, failed %v\n",
-		planned.Seconds(), time.Since(t1).Seconds(), delEnd.Sub(delStart).Seconds(), deleted, errs, res.Failed())
-	return nil
+	return r, nil
 }
 
 // runIceberg is iceberg-go v0.7.0's own orphan removal on the same table:
 // Table.DeleteOrphanFiles (it lists, builds the referenced set, and
 // deletes through the IO's DeleteFiles, one DELETE per object).
 func runIceberg(ctx context.Context, dir string, e env, endpoint string) error {
-	cat, done, err := openCatalog(dir, e, endpoint)
+	tbl, done, err := loadTable(ctx, dir, e, endpoint, ident)
 	if err != nil {
 		return err
 	}
 	defer done()
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		return err
-	}
 	// PlanOrphanFiles + ExecuteOrphanCleanup is what DeleteOrphanFiles
 	// runs, split to time the deletion phase.
 	t0 := time.Now()
