@@ -1,11 +1,13 @@
 package providers
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/iceops/iceops/providers/internal/objdel"
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // The catalog properties that pace deletions from the catalog's storage
@@ -18,6 +20,53 @@ const (
 	DeleteConcurrencyProperty = "iceops.delete-concurrency"
 	DeleteCooldownProperty    = "iceops.delete-cooldown"
 )
+
+// The catalog properties that pace the reading of manifests (the
+// referenced set of the orphan sweep, expiry's walks, the plan's): a pause
+// of iceops.manifest-read-pause after every iceops.manifest-read-pause-every
+// entries read (default 1,500). Unset or zero, nothing pauses.
+const (
+	ManifestReadPauseProperty      = "iceops.manifest-read-pause"
+	ManifestReadPauseEveryProperty = "iceops.manifest-read-pause-every"
+)
+
+// withReadPace returns ctx carrying the manifest read pacing of catalog
+// name (reach.WithPace): every walk of that catalog's tables with it
+// pauses as the properties say. A catalog not configured paces nothing
+// (opening it fails on its own).
+func (s *Session) withReadPace(ctx context.Context, name string) (context.Context, error) {
+	cc, err := s.catalogConfig(name)
+	if err != nil {
+		return ctx, nil
+	}
+	p, err := parseReadPace(name, cc.Properties)
+	if err != nil {
+		return ctx, err
+	}
+	p.Sleep = s.sleep
+	return reach.WithPace(ctx, p), nil
+}
+
+// parseReadPace reads the iceops.manifest-read-pause* properties of
+// catalog name (also checked with the configuration, ConfigDiagnostics).
+func parseReadPace(name string, p map[string]string) (reach.Pace, error) {
+	var pace reach.Pace
+	if v, ok := p[ManifestReadPauseProperty]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return pace, fmt.Errorf("catalog %s: property %s = %q: want a duration such as \"100ms\"", name, ManifestReadPauseProperty, v)
+		}
+		pace.Pause = d
+	}
+	if v, ok := p[ManifestReadPauseEveryProperty]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return pace, fmt.Errorf("catalog %s: property %s = %q: want a whole number above 0", name, ManifestReadPauseEveryProperty, v)
+		}
+		pace.Every = n
+	}
+	return pace, nil
+}
 
 // deleteSettings reads the deletion pacing of catalog name; unset
 // properties keep objdel's defaults, a malformed one is an error (a

@@ -1,12 +1,14 @@
 package providers
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/iceops/iceops/config"
 	"github.com/iceops/iceops/providers/internal/objdel"
+	"github.com/iceops/iceops/providers/testkit"
 )
 
 // TestDeleteSettings: the catalog's iceops.delete-* properties become the
@@ -48,5 +50,46 @@ func TestConfigDiagnosticsDeleteSettings(t *testing.T) {
 	diags := ConfigDiagnostics(cfg, time.Now())
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `catalog bad: property iceops.delete-cooldown = "soon"`) {
 		t.Fatalf("diagnostics %v", diags)
+	}
+}
+
+// TestManifestReadPace: a catalog's iceops.manifest-read-pause* properties
+// pace the manifest reads of its tables' plans (a pause after every N
+// entries read, counted with the session's sleeper, not timed); without
+// them nothing pauses; malformed values are configuration errors.
+func TestManifestReadPace(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true})
+	testkit.Append(t, tbl, 6, 10, 2)
+	plan := func(props map[string]string) []time.Duration {
+		t.Helper()
+		cfg := sessionConfig(l)
+		cfg.Catalogs[0].Properties = props
+		s := Open(cfg, Options{Now: func() time.Time { return fixedNow }})
+		defer s.Close()
+		var pauses []time.Duration
+		s.sleep = func(_ context.Context, d time.Duration) { pauses = append(pauses, d) }
+		o, err := s.ObservePlan(ctx, testkit.OrphanPolicy("lake.ns.t"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Close()
+		return pauses
+	}
+	if p := plan(map[string]string{ManifestReadPauseProperty: "250ms", ManifestReadPauseEveryProperty: "2"}); len(p) < 3 || p[0] != 250*time.Millisecond {
+		t.Fatalf("pauses %v, want at least 3 of 250ms (6 files read, a pause after every 2)", p)
+	}
+	if p := plan(map[string]string{ManifestReadPauseEveryProperty: "2"}); len(p) != 0 {
+		t.Fatalf("pauses %v without iceops.manifest-read-pause", p)
+	}
+	for props, want := range map[string]map[string]string{
+		ManifestReadPauseProperty:      {ManifestReadPauseProperty: "soon"},
+		ManifestReadPauseEveryProperty: {ManifestReadPauseProperty: "1s", ManifestReadPauseEveryProperty: "0"},
+	} {
+		cfg := &config.Config{Catalogs: []*config.Catalog{{Name: "bad", Properties: want}}}
+		if diags := ConfigDiagnostics(cfg, time.Now()); len(diags) != 1 || !strings.Contains(diags[0].Detail, props) {
+			t.Errorf("%v: diagnostics %v", want, diags)
+		}
 	}
 }

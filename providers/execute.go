@@ -338,6 +338,9 @@ func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, E
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
+	if ctx, err = s.withReadPace(ctx, req.Policy.Catalog); err != nil {
+		return nil, ExecResult{}, err
+	}
 	props, err := s.storageProperties(req.Policy.Catalog)
 	if err != nil {
 		return nil, ExecResult{}, err
@@ -371,6 +374,9 @@ func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, 
 	}
 	pace, err := s.deleteSettings(pol.Catalog)
 	if err != nil {
+		return nil, ExecResult{}, err
+	}
+	if ctx, err = s.withReadPace(ctx, pol.Catalog); err != nil {
 		return nil, ExecResult{}, err
 	}
 	a, o := req.Actions[0].Orphans, pol.OrphanFiles

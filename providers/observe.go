@@ -125,6 +125,9 @@ func (o *Observation) Close() error {
 }
 
 func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry bool) (_ *Observation, err error) {
+	if ctx, err = s.withReadPace(ctx, pol.Catalog); err != nil {
+		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+	}
 	tbl, err := s.loadTable(ctx, pol.Address)
 	if err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)

@@ -57,6 +57,9 @@ type Session struct {
 	locations *locationCache
 	// spill overrides defaultSpillLimit (tests force spilling with it).
 	spill int
+	// sleep, when set, is the manifest read pacing's pause (tests count
+	// the pauses with it); nil waits on a timer.
+	sleep func(ctx context.Context, d time.Duration)
 	// aws is the S3 configuration with deadlines and retries, built once.
 	aws *awsConfigOnce
 	// specs remembers which partition types iceberg-go can write manifests

@@ -48,7 +48,11 @@ func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
 		}
 	}
 	for _, c := range cfg.Catalogs {
-		if _, err := parseDeleteSettings(c.Name, c.Properties); err != nil {
+		_, err := parseDeleteSettings(c.Name, c.Properties)
+		if err == nil {
+			_, err = parseReadPace(c.Name, c.Properties)
+		}
+		if err != nil {
 			rng := c.DeclRange
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,

@@ -462,6 +462,7 @@ func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, cons
 		}
 	}()
 	var first error
+	pace := newPacer(parent)
 consume:
 	for j := range order {
 		for b := range j.out {
@@ -473,6 +474,7 @@ consume:
 					if b.err = consume(j.r.ord, e); b.err != nil {
 						break
 					}
+					pace.entry(ctx)
 				}
 			}
 			if b.err != nil {
