@@ -66,18 +66,19 @@ fi
 RESULTS=$WORK/results.txt
 : >"$RESULTS"
 
-# measure LABEL CMD...: one line "LABEL wall_s rss_kib counts-json" in $RESULTS.
+# measure LABEL CMD...: one line "LABEL wall_s rss_kib counts-json cpu_s" in $RESULTS.
 measure() {
 	local label=$1
 	shift
 	curl -fsS -XPOST "$PROXY/__reset" >/dev/null
 	/usr/bin/time -v "$@" >"$WORK/stdout" 2>"$WORK/time.txt" || { cat "$WORK/time.txt" "$WORK/stdout" >&2; exit 1; }
-	local wall rss counts
+	local wall rss counts cpu
 	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$WORK/time.txt" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
 	rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/time.txt")
+	cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$WORK/time.txt")
 	counts=$(curl -fsS "$PROXY/__counts")
-	echo "$label $wall $rss $counts" >>"$RESULTS"
-	printf '  %-14s %7.2f s %8.1f MiB  %s  %s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" "$counts" "$(head -1 "$WORK/stdout")"
+	echo "$label $wall $rss $counts $cpu" >>"$RESULTS"
+	printf '  %-14s %7.2f s %8.1f MiB  %s  cpu %.2f s  %s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" "$counts" "$cpu" "$(head -1 "$WORK/stdout")"
 }
 
 for r in $(seq "$RUNS"); do
