@@ -352,3 +352,43 @@ func TestS3QuarantineDeleteAnswerLost(t *testing.T) {
 	}
 	l.restoreAll(ctx, sess, "orders", run, 4, before)
 }
+
+// TestS3QuarantineInterruptFinishesBatch: an interrupt while a batch's
+// files are being copied lets that batch finish (the originals whose copy
+// landed are still deleted, with one DeleteObjects, so none is left in two
+// places), and no later batch starts: 4 files moved, 6 still in place,
+// each named.
+func TestS3QuarantineInterruptFinishesBatch(t *testing.T) {
+	l := newS3Lake(t, "orders")
+	strays := l.strays("orders", 10)
+	tbl, err := l.cat.LoadTable(context.Background(), table.Identifier{"sales", "orders"})
+	must(t, err)
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	l.proxy.Add(testenv.Fault{Method: http.MethodPut, Query: "CopyObject", Nth: 2, Then: interrupt})
+	res, err := orphans.Remove(ctx, l.cat, tbl, orphans.Spec{Paths: strays, OlderThan: 72 * time.Hour, Now: l.later,
+		Quarantine: true, QuarantineFor: 7 * 24 * time.Hour, BatchSize: 4, DeleteConcurrency: 1})
+	must(t, err)
+	var notStarted int
+	for _, e := range res.DeleteErrors {
+		if strings.Contains(e, ": not quarantined, still in place: not started: context canceled") {
+			notStarted++
+		}
+	}
+	if res.FilesQuarantined != 4 || res.FilesNotMoved != 6 || res.FilesInBothPlaces != 0 || res.FilesPlaceUnknown != 0 || notStarted != 6 {
+		t.Fatalf("interrupted quarantine: %+v", res)
+	}
+	if batches, _ := l.proxy.DeleteRequests(); batches != 1 {
+		t.Errorf("%d DeleteObjects, want the interrupted batch's one", batches)
+	}
+	places, _ := l.quarantinePlaces("orders", strays)
+	for i, s := range strays {
+		want := "place"
+		if i < 4 {
+			want = "quarantine"
+		}
+		if places[s] != want {
+			t.Errorf("%s is in %s, want %s", s, places[s], want)
+		}
+	}
+}
