@@ -212,6 +212,7 @@ func (s *Session) executors() map[diff.ActionType]ExecutorFunc {
 		diff.UpdateProperties:      s.executeMetadata,
 		diff.ReplaceSortOrder:      s.executeMetadata,
 		diff.RemoveDanglingDeletes: s.executeDangling,
+		diff.AgePartitions:         s.executeAgeing,
 		diff.Compact:               s.executeCompact,
 		diff.RewriteManifests:      s.executeManifests,
 		diff.ExpireSnapshots:       s.executeExpire,

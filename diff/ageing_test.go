@@ -1,0 +1,43 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/iceops/iceops/config"
+)
+
+// TestPlanAgeing: age_partitions is planned only with a partition_ageing
+// block and something aged, carries the observed groups and says why; an
+// ambiguous spec is a refusal in the plan, as is an unwritable source spec.
+func TestPlanAgeing(t *testing.T) {
+	pol := &config.Effective{}
+	ag := &PartitionAgeing{After: "90d", AfterMs: 90 * 86400000, From: "day", To: "month", Column: "ts", Field: "ts_day", TargetSpecID: 1, AddsSpec: true,
+		InputFiles: 3, InputBytes: 300, Records: 30,
+		Groups: []AgeingGroup{{Partition: "ts_month=2024-01", Sources: []string{"ts_day=2024-01-01", "ts_day=2024-01-02"}, InputFiles: 3, InputBytes: 300, Records: 30}}}
+	st := &TableState{PartitionAgeing: ag}
+	if _, _, ok := planAgeing(pol, st); ok {
+		t.Fatal("planned without a partition_ageing block")
+	}
+	pol.PartitionAgeing = config.AgeingPolicy{Declared: true, DeclRange: hcl.Range{Filename: "x/main.iceops.hcl", Start: hcl.Pos{Line: 7}}}
+	if _, r, ok := planAgeing(pol, &TableState{PartitionAgeing: &PartitionAgeing{}}); ok || len(r) > 0 {
+		t.Fatal("planned with nothing aged")
+	}
+	a, refusals, ok := planAgeing(pol, st)
+	if !ok || len(refusals) > 0 || a.PartitionAgeing == nil || a.Validate() != nil {
+		t.Fatalf("planned %v %+v %v", ok, a, refusals)
+	}
+	if want := "partition_ageing (main.iceops.hcl:7): day partitions of ts in 1 month windows that ended 90d ago or more, into new spec 1, not the default"; a.Reason != want {
+		t.Errorf("reason %q, want %q", a.Reason, want)
+	}
+	amb := &TableState{AgeingRefusal: "the default partition spec 0 has 2 day fields (a, b): which one dates a partition is ambiguous"}
+	if _, r, ok := planAgeing(pol, amb); ok || len(r) != 1 || r[0].Action != string(AgePartitions) || !strings.Contains(r[0].Reason, "main.iceops.hcl:7): the default partition spec 0 has 2 day fields") {
+		t.Errorf("ambiguous spec: planned %v, refusals %+v", ok, r)
+	}
+	st.UnwritableSpecs = map[int]string{0: "partition spec 0 has 2 decimal fields"}
+	if _, r, ok := planAgeing(pol, st); ok || len(r) != 1 || !strings.Contains(r[0].Reason, "spec 0, partition spec 0 has 2 decimal fields") {
+		t.Errorf("unwritable spec: planned %v, refusals %+v", ok, r)
+	}
+}
