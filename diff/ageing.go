@@ -76,8 +76,8 @@ func planAgeing(pol *config.Effective, st *TableState) (Action, []Refusal, bool)
 	}
 	return Action{
 		Type: AgePartitions,
-		Reason: fmt.Sprintf("partition_ageing (%s): %s partitions of %s in %d %s windows that ended %s ago or more, into %s",
-			fileLine(pol.PartitionAgeing.DeclRange), p.From, p.Column, len(p.Groups), p.To, p.After, spec),
+		Reason: fmt.Sprintf("partition_ageing (%s): %s partitions of %s whose %s ended %s ago or more, into %d %s partitions of %s",
+			fileLine(pol.PartitionAgeing.DeclRange), p.From, p.Column, p.To, p.After, len(p.Groups), p.To, spec),
 		PartitionAgeing: &p,
 	}, nil, true
 }

@@ -29,7 +29,7 @@ func TestPlanAgeing(t *testing.T) {
 	if !ok || len(refusals) > 0 || a.PartitionAgeing == nil || a.Validate() != nil {
 		t.Fatalf("planned %v %+v %v", ok, a, refusals)
 	}
-	if want := "partition_ageing (main.iceops.hcl:7): day partitions of ts in 1 month windows that ended 90d ago or more, into new spec 1, not the default"; a.Reason != want {
+	if want := "partition_ageing (main.iceops.hcl:7): day partitions of ts whose month ended 90d ago or more, into 1 month partitions of new spec 1, not the default"; a.Reason != want {
 		t.Errorf("reason %q, want %q", a.Reason, want)
 	}
 	amb := &TableState{AgeingRefusal: "the default partition spec 0 has 2 day fields (a, b): which one dates a partition is ambiguous"}

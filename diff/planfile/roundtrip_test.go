@@ -28,7 +28,7 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 			Fields: []diff.SortField{{Transform: "identity", Column: "ts", Descending: true}}}},
 		{Type: diff.RemoveDanglingDeletes, Reason: "dangling_deletes (main.iceops.hcl:9): 2 position delete files apply to no live data file",
 			DanglingDeletes: &diff.DanglingDeletes{DeleteFiles: 2, DeleteBytes: 2048, PositionDeletes: 2, ManifestsDropped: 1, SpecIDs: []int{0}}},
-		{Type: diff.AgePartitions, Reason: "partition_ageing (main.iceops.hcl:11): day partitions of ts in 1 month windows that ended 90d ago or more, into new spec 1, not the default",
+		{Type: diff.AgePartitions, Reason: "partition_ageing (main.iceops.hcl:11): day partitions of ts whose month ended 90d ago or more, into 1 month partitions of new spec 1, not the default",
 			PartitionAgeing: &diff.PartitionAgeing{After: "90d", AfterMs: 7776000000, From: "day", To: "month", Column: "ts", Field: "ts_day", CutoffMs: 1711065600000,
 				TargetSpecID: 1, AddsSpec: true, InputFiles: 2, InputBytes: 2048, Records: 20,
 				Groups: []diff.AgeingGroup{{Partition: "ts_month=2024-01", Sources: []string{"ts_day=2024-01-01", "ts_day=2024-01-02"}, InputFiles: 2, InputBytes: 2048, Records: 20}}}},
