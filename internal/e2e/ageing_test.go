@@ -145,7 +145,7 @@ func TestForeignPartitionAgeing(t *testing.T) {
 	requireReferencedPresent(ctx, t, aged.name, tbl)
 	requireSameReads(t, before, l.reads(ctx, t, &duck, []foreignTable{aged}))
 	requireConverged(t, planOnly(ctx, t, cfg, nowFn))
-	if got := l.load(ctx, t, "two_days").CurrentSnapshot().SnapshotID; got != ambSnap {
-		t.Errorf("the refused table got snapshot %d", got)
+	if got := l.load(ctx, t, "two_days"); got.CurrentSnapshot().SnapshotID != ambSnap || len(got.Metadata().PartitionSpecs()) != 1 {
+		t.Errorf("the refused table got snapshot %d, %d specs", got.CurrentSnapshot().SnapshotID, len(got.Metadata().PartitionSpecs()))
 	}
 }

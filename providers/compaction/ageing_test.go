@@ -110,6 +110,24 @@ func TestAgeingDayToMonth(t *testing.T) {
 	tbl = env.load(t, "aged")
 	requireSameRows(t, before, rowStrings(t, tbl))
 	testkit.RequireManifestsAgree(t, tbl)
+	// The DELETED entries too: the inputs leave through manifests of
+	// their own spec, the outputs arrive in manifests of theirs.
+	fsys, mans := testkit.CurrentManifests(t, tbl)
+	specs := map[int32]int{}
+	for _, m := range mans {
+		for e, err := range m.Entries(fsys, false) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if df := e.DataFile(); df.SpecID() != m.PartitionSpecID() {
+				t.Errorf("manifest %s of spec %d holds %s (%v) of spec %d", m.FilePath(), m.PartitionSpecID(), df.FilePath(), e.Status(), df.SpecID())
+			}
+			specs[m.PartitionSpecID()]++
+		}
+	}
+	if len(specs) != 2 {
+		t.Errorf("entries by manifest spec %v, want both specs", specs)
+	}
 	md := tbl.Metadata()
 	if md.DefaultPartitionSpec() != 0 || len(md.PartitionSpecs()) != 2 {
 		t.Errorf("default spec %d of %d specs, want 0 of 2", md.DefaultPartitionSpec(), len(md.PartitionSpecs()))
