@@ -23,7 +23,7 @@ table "lake.db.events" {
 		t.Fatal("table not resolved")
 	}
 	ag := eff.PartitionAgeing
-	if !ag.Declared || ag.After.Value != 30*24*time.Hour || ag.From.Value != "day" || ag.To.Value != "month" {
+	if !ag.Declared || ag.After.Value != 30*24*time.Hour || ag.From.Value != "day" || ag.To.Value != "month" || ag.Default.Value {
 		t.Errorf("decoded %+v", ag)
 	}
 	for _, c := range []struct{ block, want string }{

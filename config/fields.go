@@ -139,6 +139,8 @@ func policyFields() []fieldDesc {
 			"The time transform of the table's default spec whose partitions are aged: `\"hour\"`, `\"day\"` or `\"month\"`; the spec must have exactly one field of it."},
 		{"partition_ageing", "to", kindString, func(p *PolicyBody) any { return &p.PartitionAgeing.To }, checkEnum("partition_ageing to", AgeingGrains[1:]...),
 			"The coarser time transform aged partitions are rewritten into: `\"day\"`, `\"month\"` or `\"year\"`, coarser than `from`."},
+		{"partition_ageing", "default", kindBool, func(p *PolicyBody) any { return &p.PartitionAgeing.Default }, nil,
+			"Also make the coarser spec the table's default spec, in the same commit (or alone, while nothing is old enough yet), so writers write it; the files still in the finer spec are aged as their windows end. `false`: the finer spec stays the default and writers keep writing it."},
 	}
 }
 

@@ -175,6 +175,7 @@ func fillDefaults(p *PolicyBody) {
 	def(&ag.After, DefaultAgeingAfter)
 	def(&ag.From, "day")
 	def(&ag.To, "month")
+	def(&ag.Default, false)
 	if p.Properties == nil {
 		p.Properties = map[string]Setting[string]{}
 	}

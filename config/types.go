@@ -196,6 +196,8 @@ type AgeingPolicy struct {
 	After     Setting[time.Duration]
 	From      Setting[string] // hour | day | month
 	To        Setting[string] // day | month | year
+	// Default also makes the coarser spec the table's default spec.
+	Default Setting[bool]
 }
 
 // AgeingGrains are the time transforms partition ageing moves between,

@@ -31,11 +31,14 @@ type PartitionAgeing struct {
 	TargetSpecID int   `json:"target_spec_id"`
 	// AddsSpec: the table lacks the coarser spec and the commit adds it
 	// (not as the default spec).
-	AddsSpec   bool          `json:"adds_spec"`
-	InputFiles int           `json:"input_files"`
-	InputBytes int64         `json:"input_bytes"`
-	Records    int64         `json:"records"`
-	Groups     []AgeingGroup `json:"groups"`
+	AddsSpec bool `json:"adds_spec"`
+	// SetsDefault: the commit also makes the coarser spec the default
+	// (partition_ageing.default), alone when nothing is aged yet.
+	SetsDefault bool          `json:"sets_default"`
+	InputFiles  int           `json:"input_files"`
+	InputBytes  int64         `json:"input_bytes"`
+	Records     int64         `json:"records"`
+	Groups      []AgeingGroup `json:"groups"`
 }
 
 // AgeingGroup is one coarser partition and the finer ones that go into it.
@@ -58,7 +61,7 @@ func planAgeing(pol *config.Effective, st *TableState) (Action, []Refusal, bool)
 	if st.AgeingRefusal != "" {
 		return Action{}, []Refusal{{Action: string(AgePartitions), Reason: "partition_ageing (" + fileLine(pol.PartitionAgeing.DeclRange) + "): " + st.AgeingRefusal}}, false
 	}
-	if ag == nil || len(ag.Groups) == 0 {
+	if ag == nil || (len(ag.Groups) == 0 && !ag.SetsDefault) {
 		return Action{}, nil, false
 	}
 	if why, ok := st.UnwritableSpecs[ag.SourceSpecID]; ok {
@@ -72,7 +75,20 @@ func planAgeing(pol *config.Effective, st *TableState) (Action, []Refusal, bool)
 	p.Groups = slices.Clone(ag.Groups)
 	spec := fmt.Sprintf("spec %d", p.TargetSpecID)
 	if p.AddsSpec {
-		spec = fmt.Sprintf("new spec %d, not the default", p.TargetSpecID)
+		spec = "new " + spec
+	}
+	if p.SetsDefault {
+		spec += ", made the default"
+	} else if p.AddsSpec {
+		spec += ", not the default"
+	}
+	if len(p.Groups) == 0 {
+		return Action{
+			Type: AgePartitions,
+			Reason: fmt.Sprintf("partition_ageing.default (%s): no %s partition of %s is old enough yet; %s",
+				fileLine(pol.PartitionAgeing.Default.Origin), p.From, p.Column, spec),
+			PartitionAgeing: &p,
+		}, nil, true
 	}
 	return Action{
 		Type: AgePartitions,
@@ -83,7 +99,7 @@ func planAgeing(pol *config.Effective, st *TableState) (Action, []Refusal, bool)
 }
 
 func validateAgeing(a *PartitionAgeing) error {
-	if a == nil || len(a.Groups) == 0 {
+	if a == nil || (len(a.Groups) == 0 && !a.SetsDefault) {
 		return errors.New("no partitions to age")
 	}
 	files := 0

@@ -36,6 +36,14 @@ func TestPlanAgeing(t *testing.T) {
 	if _, r, ok := planAgeing(pol, amb); ok || len(r) != 1 || r[0].Action != string(AgePartitions) || !strings.Contains(r[0].Reason, "main.iceops.hcl:7): the default partition spec 0 has 2 day fields") {
 		t.Errorf("ambiguous spec: planned %v, refusals %+v", ok, r)
 	}
+	// With default = true and nothing old yet: the action only makes the
+	// coarser spec the default.
+	pol.PartitionAgeing.Default.Origin = hcl.Range{Filename: "x/main.iceops.hcl", Start: hcl.Pos{Line: 9}}
+	only := &TableState{PartitionAgeing: &PartitionAgeing{From: "day", To: "month", Column: "ts", TargetSpecID: 1, AddsSpec: true, SetsDefault: true, Groups: []AgeingGroup{}}}
+	if a, r, ok := planAgeing(pol, only); !ok || len(r) > 0 || a.Validate() != nil ||
+		a.Reason != "partition_ageing.default (main.iceops.hcl:9): no day partition of ts is old enough yet; new spec 1, made the default" {
+		t.Errorf("default only: planned %v %q, refusals %+v", ok, a.Reason, r)
+	}
 	st.UnwritableSpecs = map[int]string{0: "partition spec 0 has 2 decimal fields"}
 	if _, r, ok := planAgeing(pol, st); ok || len(r) != 1 || !strings.Contains(r[0].Reason, "spec 0, partition spec 0 has 2 decimal fields") {
 		t.Errorf("unwritable spec: planned %v, refusals %+v", ok, r)

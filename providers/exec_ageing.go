@@ -15,7 +15,7 @@ import (
 )
 
 // ageingRule is a partition_ageing rule as compaction reads it.
-func ageingRule(from, to string, after time.Duration) (compaction.AgeingRule, error) {
+func ageingRule(from, to string, after time.Duration, setDefault bool) (compaction.AgeingRule, error) {
 	f, err := iceberg.ParseTransform(from)
 	if err != nil {
 		return compaction.AgeingRule{}, fmt.Errorf("partition_ageing from: %w", err)
@@ -24,13 +24,13 @@ func ageingRule(from, to string, after time.Duration) (compaction.AgeingRule, er
 	if err != nil {
 		return compaction.AgeingRule{}, fmt.Errorf("partition_ageing to: %w", err)
 	}
-	return compaction.AgeingRule{From: f, To: t, After: after}, nil
+	return compaction.AgeingRule{From: f, To: t, After: after, Default: setDefault}, nil
 }
 
 // observeAgeing is the plan's view of what partition ageing would do to
 // tbl at now, or why it cannot (the refusal).
 func observeAgeing(ctx context.Context, tbl *table.Table, ag config.AgeingPolicy, now time.Time) (*diff.PartitionAgeing, string, error) {
-	rule, err := ageingRule(ag.From.Value, ag.To.Value, ag.After.Value)
+	rule, err := ageingRule(ag.From.Value, ag.To.Value, ag.After.Value, ag.Default.Value)
 	if err != nil {
 		return nil, "", err
 	}
@@ -48,7 +48,7 @@ func ageingState(a *compaction.Ageing, from, to string, after time.Duration) *di
 	out := &diff.PartitionAgeing{
 		After: config.FormatDuration(after), AfterMs: after.Milliseconds(), From: from, To: to,
 		Column: a.Column, Field: a.Field, CutoffMs: a.Cutoff.UnixMilli(),
-		SourceSpecID: a.SourceSpecID, TargetSpecID: a.Spec.ID(), AddsSpec: a.NewSpec,
+		SourceSpecID: a.SourceSpecID, TargetSpecID: a.Spec.ID(), AddsSpec: a.NewSpec, SetsDefault: a.SetsDefault,
 		Groups: []diff.AgeingGroup{},
 	}
 	for _, g := range a.Groups {
@@ -91,7 +91,7 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 		return tbl, res, err
 	}
 	after := time.Duration(p.AfterMs) * time.Millisecond
-	rule, err := ageingRule(p.From, p.To, after)
+	rule, err := ageingRule(p.From, p.To, after, p.SetsDefault)
 	if err != nil {
 		return tbl, res, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
@@ -116,7 +116,7 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 		}
 		return tbl, res, fmt.Errorf("age partitions: %w", cerr)
 	}
-	if len(a.Groups) == 0 {
+	if len(a.Groups) == 0 && !a.SetsDefault {
 		res.NoOp, res.Note = true, "no partition to age"
 		res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
 		return tbl, res, nil
@@ -130,11 +130,20 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 		res.RowsBefore += g.InputRows
 		res.RowsAfter += g.OutputRows
 	}
-	added := ""
-	if a.NewSpec {
-		added = ", added"
+	spec := fmt.Sprintf("spec %d", a.Spec.ID())
+	switch {
+	case a.NewSpec && a.SetsDefault:
+		spec += " (added, made the default)"
+	case a.NewSpec:
+		spec += " (added, not the default)"
+	case a.SetsDefault:
+		spec += " (made the default)"
 	}
-	res.Note = fmt.Sprintf("%d %s partitions aged into %d %s partitions of spec %d (not the default%s)", sourceCount(a), p.From, len(a.Groups), p.To, a.Spec.ID(), added)
+	if len(a.Groups) == 0 {
+		res.Note = spec + ": no partition old enough yet"
+		return next, res, nil
+	}
+	res.Note = fmt.Sprintf("%d %s partitions aged into %d %s partitions of %s", sourceCount(a), p.From, len(a.Groups), p.To, spec)
 	return next, res, nil
 }
 

@@ -148,4 +148,38 @@ func TestForeignPartitionAgeing(t *testing.T) {
 	if got := l.load(ctx, t, "two_days"); got.CurrentSnapshot().SnapshotID != ambSnap || len(got.Metadata().PartitionSpecs()) != 1 {
 		t.Errorf("the refused table got snapshot %d, %d specs", got.CurrentSnapshot().SnapshotID, len(got.Metadata().PartitionSpecs()))
 	}
+
+	// default = true, in October: the same commit ages March to June into
+	// spec 1 and makes it the default; Spark then writes months, and
+	// every reader still reads the same values.
+	october := time.Date(2024, 10, 1, 0, 0, 0, 0, time.UTC)
+	octFn := func() time.Time { return october }
+	cfgDefault := l.configFor(t, aged.name, strings.Replace(ageingPolicy, `to    = "month"`, `to    = "month"
+    default = true`, 1))
+	p, res = planApply(ctx, t, cfgDefault, octFn, nil)
+	requireApplied(t, res)
+	if a := actionOf(findTable(t, p, n), diff.AgePartitions); a == nil || !a.PartitionAgeing.SetsDefault || a.PartitionAgeing.AddsSpec || len(a.PartitionAgeing.Groups) != 8 {
+		t.Fatalf("default = true in October: %+v", a)
+	}
+	tbl = l.load(ctx, t, aged.name)
+	if tbl.Metadata().DefaultPartitionSpec() != 1 {
+		t.Errorf("default spec %d, want 1", tbl.Metadata().DefaultPartitionSpec())
+	}
+	for _, f := range testkit.DataFiles(t, tbl) {
+		if strings.Contains(f, "/ts_day=") {
+			t.Errorf("%s is still a day file", f)
+		}
+	}
+	testkit.RequireManifestsAgree(t, tbl)
+	requireSameReads(t, before, l.reads(ctx, t, &duck, []foreignTable{aged}))
+	requireConverged(t, planOnly(ctx, t, cfgDefault, octFn))
+	l.sql(ctx, t, "INSERT INTO "+n+" "+agedRows(400, 410))
+	tbl = l.load(ctx, t, aged.name)
+	for _, f := range testkit.DataFiles(t, tbl) {
+		if strings.Contains(f, "/ts_day=") {
+			t.Errorf("Spark wrote %s under days, not the default month spec", f)
+		}
+	}
+	testkit.RequireManifestsAgree(t, tbl)
+	requireConverged(t, planOnly(ctx, t, cfgDefault, octFn))
 }

@@ -13,6 +13,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/iceops/iceops/providers/internal/bound"
 	"github.com/iceops/iceops/providers/internal/reach"
 )
 
@@ -22,6 +23,8 @@ import (
 type AgeingRule struct {
 	From, To iceberg.Transform
 	After    time.Duration
+	// Default also makes the coarser spec the table's default spec.
+	Default bool
 }
 
 // AgeingGroup is one partition of the coarser spec and the files of the
@@ -46,6 +49,8 @@ type Ageing struct {
 	Field, Column string
 	Spec          iceberg.PartitionSpec
 	NewSpec       bool
+	// SetsDefault: the rule makes Spec the default spec and it is not yet.
+	SetsDefault bool
 	// Cutoff is now minus After: a coarser window that ends at or before
 	// it is aged, whole (a coarser partition is never split between specs).
 	Cutoff  time.Time
@@ -120,26 +125,62 @@ func PlanAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time
 	return a, nil
 }
 
-// ageingSpec finds the coarser spec of rule on md's default spec: an
-// existing spec of the table when one is that spec (the field ids kept, the
-// coarse field of the same column and transform), else a new one with the
-// next spec id and partition field id.
+// ageingSpec finds the source spec and the coarser spec of rule on md.
+// The source is the default spec when it has a field of the From
+// transform. A default spec with none may itself be the coarser spec of
+// an earlier one, made the default (rule.Default, or by hand): then the
+// files still in that earlier spec are aged into it, so a table whose
+// default moved to months keeps ageing its remaining days.
 func ageingSpec(md table.Metadata, rule AgeingRule) (*Ageing, iceberg.PartitionField) {
 	def := md.PartitionSpec()
-	a := &Ageing{SourceSpecID: def.ID()}
 	if md.Version() < 2 {
+		a := &Ageing{SourceSpecID: def.ID()}
 		a.Refusal = fmt.Sprintf("format version %d: a v1 table keeps removed partition fields as void ones, which partition ageing does not write", md.Version())
 		return a, iceberg.PartitionField{}
 	}
-	var fine []iceberg.PartitionField
-	for _, f := range def.Fields() {
-		if reach.TimeRank(f.Transform) == reach.TimeRank(rule.From) {
-			fine = append(fine, f)
+	a, field := ageingFrom(md, def, rule)
+	if len(fromFields(def, rule)) == 0 {
+		specs := md.PartitionSpecs()
+		slices.SortFunc(specs, func(x, y iceberg.PartitionSpec) int { return y.ID() - x.ID() })
+		for _, s := range specs {
+			if s.ID() == def.ID() || len(fromFields(s, rule)) != 1 {
+				continue
+			}
+			if b, f := ageingFrom(md, s, rule); b.Refusal == "" && b.Spec.ID() == def.ID() {
+				a, field = b, f
+				break
+			}
 		}
 	}
+	a.SetsDefault = a.Refusal == "" && rule.Default && a.Spec.ID() != def.ID()
+	return a, field
+}
+
+// fromFields are the fields of spec with rule's From transform.
+func fromFields(spec iceberg.PartitionSpec, rule AgeingRule) []iceberg.PartitionField {
+	var out []iceberg.PartitionField
+	for _, f := range spec.Fields() {
+		if reach.TimeRank(f.Transform) == reach.TimeRank(rule.From) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ageingFrom finds the coarser spec of rule on src: an existing spec of
+// the table when one is that spec (the field ids kept, the coarse field of
+// the same column and transform), else a new one with the next spec id and
+// partition field id.
+func ageingFrom(md table.Metadata, src iceberg.PartitionSpec, rule AgeingRule) (*Ageing, iceberg.PartitionField) {
+	a := &Ageing{SourceSpecID: src.ID()}
+	what := fmt.Sprintf("partition spec %d", src.ID())
+	if src.ID() == md.DefaultPartitionSpec() {
+		what = "the default " + what
+	}
+	fine := fromFields(src, rule)
 	switch len(fine) {
 	case 0:
-		a.Refusal = fmt.Sprintf("the default partition spec %d has no %s field", def.ID(), rule.From)
+		a.Refusal = fmt.Sprintf("%s has no %s field", what, rule.From)
 		return a, iceberg.PartitionField{}
 	case 1:
 	default:
@@ -147,7 +188,7 @@ func ageingSpec(md table.Metadata, rule AgeingRule) (*Ageing, iceberg.PartitionF
 		for _, f := range fine {
 			names = append(names, f.Name)
 		}
-		a.Refusal = fmt.Sprintf("the default partition spec %d has %d %s fields (%s): which one dates a partition is ambiguous", def.ID(), len(fine), rule.From, strings.Join(names, ", "))
+		a.Refusal = fmt.Sprintf("%s has %d %s fields (%s): which one dates a partition is ambiguous", what, len(fine), rule.From, strings.Join(names, ", "))
 		return a, iceberg.PartitionField{}
 	}
 	field := fine[0]
@@ -160,31 +201,31 @@ func ageingSpec(md table.Metadata, rule AgeingRule) (*Ageing, iceberg.PartitionF
 	name := col + "_" + rule.To.String()
 	var kept, fields []iceberg.PartitionField
 	coarse := iceberg.PartitionField{SourceIDs: []int{field.SourceID()}, Name: name, Transform: rule.To}
-	for _, f := range def.Fields() {
+	for _, f := range src.Fields() {
 		if f.FieldID == field.FieldID {
 			fields = append(fields, coarse) // in the finer field's place
 			continue
 		}
 		if f.SourceID() == field.SourceID() && reach.TimeRank(f.Transform) > 0 {
-			a.Refusal = fmt.Sprintf("the default partition spec %d has another time field of %s (%s): the coarser spec would have two", def.ID(), col, f.Name)
+			a.Refusal = fmt.Sprintf("%s has another time field of %s (%s): the coarser spec would have two", what, col, f.Name)
 			return a, field
 		}
 		if f.Name == name {
-			a.Refusal = fmt.Sprintf("the default partition spec %d already has a field named %s", def.ID(), name)
+			a.Refusal = fmt.Sprintf("%s already has a field named %s", what, name)
 			return a, field
 		}
 		kept = append(kept, f)
 		fields = append(fields, f)
-	}
-	if _, clash := md.CurrentSchema().FindFieldByName(name); clash {
-		a.Refusal = fmt.Sprintf("the coarser field's name %s is a column of the table", name)
-		return a, field
 	}
 	for _, s := range md.PartitionSpecs() {
 		if isAgeingSpec(s, kept, field.SourceID(), rule.To) {
 			a.Spec = s
 			return a, field
 		}
+	}
+	if _, clash := md.CurrentSchema().FindFieldByName(name); clash {
+		a.Refusal = fmt.Sprintf("the coarser field's name %s is a column of the table", name)
+		return a, field
 	}
 	next := 0
 	for _, s := range md.PartitionSpecs() {
@@ -253,14 +294,32 @@ func RunAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time.
 	if a.Refusal != "" {
 		return a, nil, fmt.Errorf("%w: partition ageing: %s", ErrRefused, a.Refusal)
 	}
-	if len(a.Groups) == 0 {
+	if len(a.Groups) == 0 && !a.SetsDefault {
 		return a, &Result{Table: tbl}, nil
+	}
+	if (a.NewSpec || a.SetsDefault) && opts.Catalog == nil {
+		return a, nil, fmt.Errorf("%w: partition ageing changes the table's specs, which needs the table's catalog", ErrRefused)
+	}
+	last := iceberg.PartitionDataIDStart - 1
+	if p := tbl.Metadata().LastPartitionSpecID(); p != nil {
+		last = *p
+	}
+	add := &addedSpec{lastFieldID: last, setDefault: a.SetsDefault, specID: a.Spec.ID(), defaultWas: tbl.Metadata().DefaultPartitionSpec()}
+	if a.NewSpec {
+		spec := a.Spec
+		add.spec = &spec
+	}
+	if len(a.Groups) == 0 {
+		// Nothing old enough yet: the commit only makes the coarser spec
+		// the default (adding it first when the table lacks it).
+		next, err := commitSpecs(ctx, tbl, opts.Catalog, add)
+		if err != nil {
+			return a, nil, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+		return a, &Result{Table: next}, nil
 	}
 	work := tbl
 	if a.NewSpec {
-		if opts.Catalog == nil {
-			return a, nil, fmt.Errorf("%w: partition ageing adds a spec, which needs the table's catalog", ErrRefused)
-		}
 		b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
 		if err != nil {
 			return a, nil, fmt.Errorf("stage the coarser spec: %w", err)
@@ -280,12 +339,9 @@ func RunAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time.
 		// sends the spec with its snapshot (commitCatalog.addSpec).
 		work = table.New(tbl.Identifier(), md, tbl.MetadataLocation(),
 			func(ctx context.Context) (icebergio.IO, error) { return tbl.FS(ctx) }, nil)
-		last := iceberg.PartitionDataIDStart - 1
-		if p := tbl.Metadata().LastPartitionSpecID(); p != nil {
-			last = *p
-		}
-		spec := a.Spec
-		opts.addSpec = &addedSpec{spec: &spec, lastFieldID: last}
+	}
+	if a.NewSpec || a.SetsDefault {
+		opts.addSpec = add
 	}
 	groups := make([]Group, len(a.Groups))
 	for i, g := range a.Groups {
@@ -303,13 +359,54 @@ func RunAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time.
 	return a, res, nil
 }
 
-// addedSpec is a partition spec a commit adds with its snapshot: the
-// table's last assigned partition field id when it was planned is
-// required, so that a spec added meanwhile fails the commit instead of
-// getting other ids.
+// addedSpec is what partition ageing changes in a commit's specs besides
+// its snapshot: spec, when the table lacks it, is added, requiring the
+// table's last assigned partition field id as planned (a spec added
+// meanwhile fails the commit instead of getting other ids); with
+// setDefault spec specID becomes the default, requiring the default to be
+// defaultWas still.
 type addedSpec struct {
 	spec        *iceberg.PartitionSpec
 	lastFieldID int
+	setDefault  bool
+	specID      int
+	defaultWas  int
+}
+
+// prepend puts the spec updates before a commit's own, and adds their
+// requirements.
+func (s *addedSpec) prepend(updates []table.Update, reqs []table.Requirement) ([]table.Update, []table.Requirement) {
+	var pre []table.Update
+	reqs = slices.Clone(reqs)
+	if s.spec != nil {
+		pre = append(pre, table.NewAddPartitionSpecUpdate(s.spec, false))
+		reqs = append(reqs, table.AssertLastAssignedPartitionID(s.lastFieldID))
+	}
+	if s.setDefault {
+		id := s.specID
+		if s.spec != nil {
+			id = -1 // the spec this commit adds
+		}
+		pre = append(pre, table.NewSetDefaultSpecUpdate(id))
+		reqs = append(reqs, table.AssertDefaultSpecID(s.defaultWas))
+	}
+	return append(pre, updates...), reqs
+}
+
+// commitSpecs commits only the spec changes of s to tbl through cat (no
+// snapshot: nothing to check but the requirements).
+func commitSpecs(ctx context.Context, tbl *table.Table, cat table.CatalogIO, s *addedSpec) (*table.Table, error) {
+	if cc, ok := cat.(*commitCatalog); ok {
+		cat = cc.inner
+	}
+	updates, reqs := s.prepend(nil, []table.Requirement{table.AssertTableUUID(tbl.Metadata().TableUUID())})
+	commitCtx, cancel := bound.Call(ctx)
+	defer cancel()
+	md, loc, err := cat.CommitTable(commitCtx, tbl.Identifier(), reqs, updates)
+	if err != nil {
+		return nil, fmt.Errorf("commit the default spec: %w", err)
+	}
+	return table.New(tbl.Identifier(), md, loc, func(ctx context.Context) (icebergio.IO, error) { return tbl.FS(ctx) }, cat), nil
 }
 
 func fieldsOf(s iceberg.PartitionSpec) func(func(string) bool) {

@@ -259,3 +259,58 @@ func TestAgeingSpecRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestAgeingDefaultSpec: with Default the commit also makes the coarser
+// spec the default; then the default spec has no day field, and the days
+// still in spec 0 are aged into it as they get old, each run converging.
+// Before anything is old enough, the commit only adds the spec and makes
+// it the default (no snapshot).
+func TestAgeingDefaultSpec(t *testing.T) {
+	ctx := context.Background()
+	env := newEnv(t)
+	rule := dayToMonth
+	rule.Default = true
+
+	early := dayTable(t, env, "early")
+	snap := early.CurrentSnapshot().SnapshotID
+	a, _, err := RunAgeing(ctx, early, rule, time.Date(2024, 2, 15, 0, 0, 0, 0, time.UTC), Options{Catalog: env.cat})
+	if err != nil || len(a.Groups) != 0 || !a.SetsDefault || !a.NewSpec {
+		t.Fatalf("nothing old: %v, %d groups, sets default %v, new spec %v", err, len(a.Groups), a.SetsDefault, a.NewSpec)
+	}
+	early = env.load(t, "early")
+	if early.Metadata().DefaultPartitionSpec() != 1 || early.CurrentSnapshot().SnapshotID != snap {
+		t.Errorf("default spec %d, snapshot %d (was %d): want spec 1 the default and no snapshot", early.Metadata().DefaultPartitionSpec(), early.CurrentSnapshot().SnapshotID, snap)
+	}
+
+	tbl := dayTable(t, env, "aged")
+	before := rowStrings(t, tbl)
+	june := time.Date(2024, 6, 20, 12, 0, 0, 0, time.UTC)
+	if _, _, err := RunAgeing(ctx, tbl, rule, june, Options{Catalog: env.cat}); err != nil {
+		t.Fatal(err)
+	}
+	tbl = env.load(t, "aged")
+	if tbl.Metadata().DefaultPartitionSpec() != 1 {
+		t.Fatalf("default spec %d, want 1", tbl.Metadata().DefaultPartitionSpec())
+	}
+	again, err := PlanAgeing(ctx, tbl, rule, june)
+	if err != nil || again.Refusal != "" || again.SourceSpecID != 0 || again.Spec.ID() != 1 || again.NewSpec || again.SetsDefault || len(again.Groups) != 0 {
+		t.Fatalf("plan again: %v %+v", err, again)
+	}
+	// In October, March to June are old too: aged into the default spec.
+	october := time.Date(2024, 10, 1, 0, 0, 0, 0, time.UTC)
+	a, _, err = RunAgeing(ctx, tbl, rule, october, Options{Catalog: env.cat})
+	if err != nil || len(a.Groups) != 3*len(regions) || a.SetsDefault {
+		t.Fatalf("october: %v, %d groups, sets default %v", err, len(a.Groups), a.SetsDefault)
+	}
+	tbl = env.load(t, "aged")
+	requireSameRows(t, before, rowStrings(t, tbl))
+	testkit.RequireManifestsAgree(t, tbl)
+	for _, task := range liveTasks(t, tbl) {
+		if task.File.SpecID() != 1 {
+			t.Errorf("%s still in spec %d", task.File.FilePath(), task.File.SpecID())
+		}
+	}
+	if last, err := PlanAgeing(ctx, tbl, rule, october); err != nil || len(last.Groups) != 0 || last.SetsDefault {
+		t.Errorf("plan after october: %v %+v", err, last)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,9 +43,10 @@ type commitCatalog struct {
 	// tamper, set only by tests, changes an attempt's updates before they
 	// are checked: the seam that shows the check stops a wrong snapshot.
 	tamper commitTamper
-	// addSpec, when set, is a partition spec the commit adds before its
-	// snapshot (partition ageing): its files are of that spec, so the spec
-	// and the snapshot are one commit, and a failed rewrite adds no spec.
+	// addSpec, when set, is a partition spec the commit adds (and may make
+	// the default) before its snapshot (partition ageing): its files are
+	// of that spec, so the spec and the snapshot are one commit, and a
+	// failed rewrite adds no spec.
 	addSpec *addedSpec
 
 	mu      sync.Mutex
@@ -68,9 +68,7 @@ func (c *commitCatalog) CommitTable(ctx context.Context, ident table.Identifier,
 		return nil, "", fmt.Errorf("load the table to check the commit (nothing sent): %w", err)
 	}
 	if c.addSpec != nil {
-		// Not as the default spec: no SetDefaultSpec update.
-		updates = append([]table.Update{table.NewAddPartitionSpecUpdate(c.addSpec.spec, false)}, updates...)
-		reqs = append(slices.Clone(reqs), table.AssertLastAssignedPartitionID(c.addSpec.lastFieldID))
+		updates, reqs = c.addSpec.prepend(updates, reqs)
 	}
 	for _, r := range reqs {
 		if verr := r.Validate(cur.Metadata()); verr != nil {

@@ -147,8 +147,21 @@ var actionViews = map[diff.ActionType]actionView{
 			return nil, false
 		}
 		spec := fmt.Sprintf("spec %d", g.TargetSpecID)
-		if g.AddsSpec {
+		switch {
+		case g.AddsSpec && g.SetsDefault:
+			spec = fmt.Sprintf("new spec %d, made the default", g.TargetSpecID)
+		case g.AddsSpec:
 			spec = fmt.Sprintf("new spec %d (not the default)", g.TargetSpecID)
+		case g.SetsDefault:
+			spec += ", made the default"
+		}
+		if len(g.Groups) == 0 {
+			what := fmt.Sprintf("spec %d", g.TargetSpecID)
+			if g.AddsSpec {
+				what = "new " + what
+			}
+			return []string{fmt.Sprintf("%s make %s (%s of %s) the default partition spec; no %s partition is old enough yet",
+				s.Change("~"), what, g.To, g.Column, g.From)}, true
 		}
 		lines := []string{fmt.Sprintf("%s age %s (%s, %s) of %s into %s of %s",
 			s.Rewrite("»"), countOf(g.InputFiles, "file", "files"), Bytes(g.InputBytes), countOf(g.Records, "record", "records"),
