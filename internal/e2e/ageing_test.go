@@ -154,10 +154,26 @@ func TestForeignPartitionAgeing(t *testing.T) {
 	// every reader still reads the same values.
 	october := time.Date(2024, 10, 1, 0, 0, 0, 0, time.UTC)
 	octFn := func() time.Time { return october }
-	cfgDefault := l.configFor(t, aged.name, strings.Replace(ageingPolicy, `to    = "month"`, `to    = "month"
-    default = true`, 1))
-	p, res = planApply(ctx, t, cfgDefault, octFn, nil)
+	ageingDefault := strings.Replace(ageingPolicy, `to    = "month"`, `to    = "month"
+    default = true`, 1)
+	cfgDefault := l.configFor(t, aged.name, ageingDefault)
+	// With compaction beside it: compact runs after age_partitions, on
+	// the table as ageing left it.
+	cfgCompact := l.configFor(t, aged.name, ageingDefault+`
+  compaction {
+    strategy        = "binpack"
+    min_input_files = 2
+  }`)
+	p, res = planApply(ctx, t, cfgCompact, octFn, nil)
 	requireApplied(t, res)
+	if tp := findTable(t, p, n); actionOf(tp, diff.Compact) == nil {
+		t.Errorf("October: no compact beside age_partitions: %v", actionTypes(tp))
+	}
+	for _, tr := range res.Tables {
+		for _, ar := range tr.Actions {
+			t.Logf("October apply: %s %s committed %v %s", ar.Type, ar.Status, ar.Committed, ar.Reason)
+		}
+	}
 	if a := actionOf(findTable(t, p, n), diff.AgePartitions); a == nil || !a.PartitionAgeing.SetsDefault || a.PartitionAgeing.AddsSpec || len(a.PartitionAgeing.Groups) != 8 {
 		t.Fatalf("default = true in October: %+v", a)
 	}
@@ -172,7 +188,7 @@ func TestForeignPartitionAgeing(t *testing.T) {
 	}
 	testkit.RequireManifestsAgree(t, tbl)
 	requireSameReads(t, before, l.reads(ctx, t, &duck, []foreignTable{aged}))
-	requireConverged(t, planOnly(ctx, t, cfgDefault, octFn))
+	requireConverged(t, planOnly(ctx, t, cfgCompact, octFn))
 	l.sql(ctx, t, "INSERT INTO "+n+" "+agedRows(400, 410))
 	tbl = l.load(ctx, t, aged.name)
 	for _, f := range testkit.DataFiles(t, tbl) {
