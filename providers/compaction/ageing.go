@@ -79,7 +79,13 @@ func PlanAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time
 	if snap == nil {
 		return a, nil
 	}
-	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
+	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
+	if f := agedFilter(tbl.Schema(), a.Column, rule.To, aged); f != nil {
+		// Only prunes (manifests and files wholly after the aged windows);
+		// each file is still decided by its partition below.
+		opts = append(opts, table.WithRowFilter(f))
+	}
+	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plan the table's files: %w", err)
 	}
@@ -266,6 +272,24 @@ func isAgeingSpec(s iceberg.PartitionSpec, kept []iceberg.PartitionField, source
 		return f.SourceID() == source && f.Transform.String() == to.String()
 	}
 	return false
+}
+
+// agedFilter is col < the start of window aged of transform to, for a
+// date or microsecond timestamp column; nil for another type.
+func agedFilter(sc *iceberg.Schema, col string, to iceberg.Transform, aged int64) iceberg.BooleanExpression {
+	f, ok := sc.FindFieldByName(col)
+	start, ok2 := reach.WindowStart(to, aged)
+	if !ok || !ok2 {
+		return nil
+	}
+	ref := iceberg.Reference(col)
+	switch f.Type.(type) {
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		return iceberg.LessThan(ref, iceberg.Timestamp(start.UnixMicro()))
+	case iceberg.DateType:
+		return iceberg.LessThan(ref, iceberg.Date(start.Unix()/86400))
+	}
+	return nil
 }
 
 // specPath names a partition of spec as a path ("ts_month=2024-01").
