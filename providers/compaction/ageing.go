@@ -98,7 +98,9 @@ func PlanAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time
 		}
 		part, err := reach.Coarsen(src, a.Spec, df.Partition())
 		if err != nil {
-			return nil, fmt.Errorf("file %s: %w", df.FilePath(), err)
+			// A value the rule cannot place (before 1970): no group of
+			// this table is safe to plan without it.
+			return &Ageing{SourceSpecID: a.SourceSpecID, Refusal: fmt.Sprintf("file %s: %v", df.FilePath(), err)}, nil
 		}
 		var newID int
 		for _, f := range a.Spec.Fields() {
@@ -108,6 +110,11 @@ func PlanAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time
 		}
 		if v, ok := reach.TimeOrdinal(part[newID]); !ok || v >= aged {
 			continue
+		}
+		if tbl.Metadata().Version() >= 3 && t.FirstRowID == nil {
+			// checkGroup would refuse the run: the rows' ids could not be
+			// carried over. Leaving the file out would split its window.
+			return &Ageing{SourceSpecID: a.SourceSpecID, Refusal: fmt.Sprintf("format v3 file %s has no first_row_id: rewriting it would not preserve row lineage", df.FilePath())}, nil
 		}
 		k := partKey(a.Spec.ID(), part)
 		g := byKey[k]

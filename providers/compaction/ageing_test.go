@@ -314,3 +314,24 @@ func TestAgeingDefaultSpec(t *testing.T) {
 		t.Errorf("plan after october: %v %+v", err, last)
 	}
 }
+
+// TestAgeingRefusesLineageGaps: a table upgraded to v3 whose files have
+// no first_row_id yet is a refusal, not a run that fails: leaving those
+// files out would split their months between the specs.
+func TestAgeingRefusesLineageGaps(t *testing.T) {
+	ctx := context.Background()
+	env := newEnv(t)
+	tbl := dayTable(t, env, "upgraded")
+	txn := tbl.NewTransaction()
+	if err := txn.UpgradeFormatVersion(3); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := PlanAgeing(ctx, tbl, dayToMonth, time.Date(2024, 6, 20, 0, 0, 0, 0, time.UTC))
+	if err != nil || len(a.Groups) != 0 || !strings.Contains(a.Refusal, "has no first_row_id") {
+		t.Fatalf("plan: %v, %d groups, refusal %q", err, len(a.Groups), a.Refusal)
+	}
+}
