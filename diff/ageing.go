@@ -98,6 +98,58 @@ func planAgeing(pol *config.Effective, st *TableState) (Action, []Refusal, bool)
 	}, nil, true
 }
 
+// boundAgeing is the fresh action at the approved cutoff, when the table
+// changed since the plan: apply's later clock never ages a window the
+// approved plan did not call aged (the next plan does), nor makes a spec
+// the default that the approved plan did not. A rule or spec changed since
+// the plan skips it.
+func boundAgeing(a, f Action) Bounded {
+	ap, fp := a.PartitionAgeing, f.PartitionAgeing
+	if ap.From != fp.From || ap.To != fp.To || ap.Column != fp.Column || ap.SourceSpecID != fp.SourceSpecID || (!fp.AddsSpec && ap.TargetSpecID != fp.TargetSpecID) {
+		return Bounded{Skip: fmt.Sprintf("the ageing changed since the plan (%s %s of %s, spec %d -> %d, now %s %s of %s, spec %d -> %d); run iceops plan again",
+			ap.From, ap.To, ap.Column, ap.SourceSpecID, ap.TargetSpecID, fp.From, fp.To, fp.Column, fp.SourceSpecID, fp.TargetSpecID)}
+	}
+	p := *fp
+	p.Groups = slices.Clone(fp.Groups)
+	p.CutoffMs = min(ap.CutoffMs, fp.CutoffMs)
+	p.AfterMs = fp.AfterMs
+	if p.CutoffMs != fp.CutoffMs {
+		// The executor ages what ended by CutoffMs, so the fresh groups
+		// of later windows are not run; they are not listed either.
+		p.Groups = p.Groups[:0]
+		p.InputFiles, p.InputBytes, p.Records = 0, 0, 0
+		approved := map[string]bool{}
+		for _, g := range ap.Groups {
+			approved[g.Partition] = true
+		}
+		for _, g := range fp.Groups {
+			if approved[g.Partition] {
+				p.Groups = append(p.Groups, g)
+				p.InputFiles += g.InputFiles
+				p.InputBytes += g.InputBytes
+				p.Records += g.Records
+			}
+		}
+	}
+	p.SetsDefault = ap.SetsDefault && fp.SetsDefault
+	var notes []string
+	fresh := map[string]bool{}
+	for _, g := range p.Groups {
+		fresh[g.Partition] = true
+	}
+	for _, g := range ap.Groups {
+		if !fresh[g.Partition] {
+			notes = append(notes, fmt.Sprintf("partition %s: no longer to age", g.Partition))
+		}
+	}
+	if len(p.Groups) == 0 && !p.SetsDefault {
+		return Bounded{Skip: "nothing the approved plan ages is left to age", NotApplied: notes}
+	}
+	act := f
+	act.PartitionAgeing = &p
+	return Bounded{Action: act, NotApplied: notes}
+}
+
 func validateAgeing(a *PartitionAgeing) error {
 	if a == nil || (len(a.Groups) == 0 && !a.SetsDefault) {
 		return errors.New("no partitions to age")

@@ -49,3 +49,40 @@ func TestPlanAgeing(t *testing.T) {
 		t.Errorf("unwritable spec: planned %v, refusals %+v", ok, r)
 	}
 }
+
+// TestBoundAgeing: on a table changed since the plan, apply runs the fresh
+// ageing at the approved cutoff, never a later window nor a default the
+// plan did not approve; a changed rule skips it.
+func TestBoundAgeing(t *testing.T) {
+	group := func(p string) AgeingGroup {
+		return AgeingGroup{Partition: p, Sources: []string{p + "-01"}, InputFiles: 1, InputBytes: 10, Records: 1}
+	}
+	mk := func(cutoff int64, setsDefault bool, groups ...string) Action {
+		p := &PartitionAgeing{From: "day", To: "month", Column: "ts", TargetSpecID: 1, AddsSpec: true, CutoffMs: cutoff, AfterMs: 5, SetsDefault: setsDefault, Groups: []AgeingGroup{}}
+		for _, g := range groups {
+			p.Groups = append(p.Groups, group(g))
+			p.InputFiles++
+			p.InputBytes += 10
+			p.Records++
+		}
+		return Action{Type: AgePartitions, PartitionAgeing: p}
+	}
+	approved := mk(100, false, "m=1", "m=2")
+	b := Bound(approved, mk(200, true, "m=2", "m=3"))
+	if b.Skip != "" || b.Action.Validate() != nil {
+		t.Fatalf("bounded %+v", b)
+	}
+	got := b.Action.PartitionAgeing
+	if got.CutoffMs != 100 || got.SetsDefault || len(got.Groups) != 1 || got.Groups[0].Partition != "m=2" || got.InputFiles != 1 ||
+		len(b.NotApplied) != 1 || b.NotApplied[0] != "partition m=1: no longer to age" {
+		t.Errorf("bounded %+v, notes %v", got, b.NotApplied)
+	}
+	if b := Bound(approved, mk(200, false, "m=3")); b.Skip == "" {
+		t.Errorf("only later windows left: %+v", b)
+	}
+	changed := mk(100, false, "m=1")
+	changed.PartitionAgeing.To = "year"
+	if b := Bound(approved, changed); !strings.Contains(b.Skip, "changed since the plan") {
+		t.Errorf("rule changed: %+v", b)
+	}
+}

@@ -111,7 +111,7 @@ var kinds = []Kind{
 		},
 		commits: func(*DanglingDeletes) int { return 1 }}),
 	kind(AgePartitions, func(a *Action) **PartitionAgeing { return &a.PartitionAgeing }, rules[PartitionAgeing]{
-		validate: validateAgeing,
+		validate: validateAgeing, bound: boundAgeing,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			return planAgeing(in.pol, in.st)
 		},
