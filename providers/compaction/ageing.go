@@ -59,14 +59,15 @@ type Ageing struct {
 }
 
 // PlanAgeing plans partition ageing on tbl's current snapshot at now. The
-// coarser spec is the default spec with its one field of the From
-// transform replaced by the To transform of the same column, every other
-// field kept with its id and value: an identity, bucket or truncate field
-// needs no re-evaluation, because each row's value of it does not change.
-// A table where that spec is not unambiguous gets a Refusal: a format v1
-// table (its specs keep removed fields as void), a default spec with no
-// field of the From transform or more than one (which one dates the
-// partition?), or with another time field on the same column.
+// coarser spec is the source spec (the default one, see ageingSpec) with
+// its one field of the From transform replaced by the To transform of the
+// same column, every other field kept with its id and value: an identity,
+// bucket or truncate field needs no re-evaluation, because each row's
+// value of it does not change. A table where that spec is not unambiguous
+// gets a Refusal: a format v1 table (its specs keep removed fields as
+// void), a default spec with no field of the From transform or more than
+// one (which one dates the partition?), or with another time field on the
+// same column; so does a file the rule cannot place or rewrite.
 func PlanAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time.Time) (*Ageing, error) {
 	a, field := ageingSpec(tbl.Metadata(), rule)
 	if a.Refusal != "" {
@@ -89,6 +90,12 @@ func PlanAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time
 	if err != nil {
 		return nil, fmt.Errorf("plan the table's files: %w", err)
 	}
+	var newID int // the coarser field's id in the target spec
+	for _, f := range a.Spec.Fields() {
+		if f.SourceID() == field.SourceID() && reach.TimeRank(f.Transform) == reach.TimeRank(rule.To) {
+			newID = f.FieldID
+		}
+	}
 	byKey := map[string]*AgeingGroup{}
 	sources := map[string]map[string]bool{}
 	for _, t := range wholeFiles(tasks) {
@@ -101,12 +108,6 @@ func PlanAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time
 			// A value the rule cannot place (before 1970): no group of
 			// this table is safe to plan without it.
 			return &Ageing{SourceSpecID: a.SourceSpecID, Refusal: fmt.Sprintf("file %s: %v", df.FilePath(), err)}, nil
-		}
-		var newID int
-		for _, f := range a.Spec.Fields() {
-			if f.SourceID() == field.SourceID() && reach.TimeRank(f.Transform) == reach.TimeRank(rule.To) {
-				newID = f.FieldID
-			}
 		}
 		if v, ok := reach.TimeOrdinal(part[newID]); !ok || v >= aged {
 			continue
