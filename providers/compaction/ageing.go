@@ -309,15 +309,16 @@ func specPath(spec iceberg.PartitionSpec, part map[int]any, sc *iceberg.Schema) 
 	return spec.PartitionToPath(rec, sc)
 }
 
-// RunAgeing plans partition ageing at now and commits it in ONE snapshot
-// through the commit check: the coarser spec when the table lacks it (not
-// as the default spec: writers keep writing the finer one) and a replace of
-// every aged group's files by files of the coarser partition, each group's
-// rows unchanged (reach.CheckSnapshots with the group's Target). Nothing
-// to age commits nothing, and a refused or failed rewrite leaves no spec
-// behind, since the spec is added by the rewrite's own commit. The commit
-// is never replayed (opts.NoReplay): a table changed since gives an error,
-// and apply plans again.
+// RunAgeing plans partition ageing at now and commits it in ONE commit
+// through the commit check: the coarser spec when the table lacks it (the
+// default spec only with rule.Default: otherwise writers keep writing the
+// finer one) and a replace of every aged group's files by files of the
+// coarser partition, each group's rows unchanged (reach.CheckSnapshots
+// with the group's Target). Nothing to age commits nothing, except the
+// spec change alone when rule.Default asks for it; a refused or failed
+// rewrite leaves no spec behind, since the spec rides on the rewrite's own
+// commit. The commit is never replayed (opts.NoReplay): a table changed
+// since gives an error, and apply plans again.
 func RunAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time.Time, opts Options) (*Ageing, *Result, error) {
 	a, err := PlanAgeing(ctx, tbl, rule, now)
 	if err != nil {
@@ -346,7 +347,7 @@ func RunAgeing(ctx context.Context, tbl *table.Table, rule AgeingRule, now time.
 		// the default (adding it first when the table lacks it).
 		next, err := commitSpecs(ctx, tbl, opts.Catalog, add)
 		if err != nil {
-			return a, nil, fmt.Errorf("%w: %w", ErrRefused, err)
+			return a, nil, fmt.Errorf("partition ageing: %w", err)
 		}
 		return a, &Result{Table: next}, nil
 	}
