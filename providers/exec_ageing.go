@@ -2,7 +2,6 @@ package providers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -62,11 +61,7 @@ func ageingState(a *compaction.Ageing, from, to string, after time.Duration) *di
 }
 
 func (s *Session) executeAgeing(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	cat, err := s.Catalog(ctx, req.Policy.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	props, err := s.storageProperties(req.Policy.Catalog)
+	cat, props, err := s.catalogAndStorage(ctx, req.Policy.Catalog)
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
@@ -106,15 +101,7 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 		Catalog:       cat,
 	})
 	if err != nil {
-		cerr := classifyCompactErr(err)
-		if !errors.Is(cerr, ErrCommitUnknown) {
-			n, lerr := removeLeaked(context.WithoutCancel(ctx), cat, tbl, rec.WriteFileIO, props, rec.written())
-			res.StagedRemoved = n
-			if lerr != nil {
-				res.Note = lerr.Error()
-			}
-		}
-		return tbl, res, fmt.Errorf("age partitions: %w", cerr)
+		return tbl, res, fmt.Errorf("age partitions: %w", failedCommit(ctx, cat, tbl, rec, props, &res, err))
 	}
 	if len(a.Groups) == 0 && !a.SetsDefault {
 		res.NoOp, res.Note = true, "no partition to age"
