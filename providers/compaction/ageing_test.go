@@ -92,7 +92,13 @@ func TestAgeingDayToMonth(t *testing.T) {
 		}
 	}
 
-	// A commit that fails leaves the table as it was: no spec either.
+	// A commit that fails leaves the table as it was: no spec either, and
+	// no data file it wrote (the metadata files iceberg-go wrote for the
+	// unsent snapshot are the executor's to remove: providers.failedCommit).
+	dataFiles := func() []string {
+		return slices.DeleteFunc(listFiles(t, env.warehouse), func(p string) bool { return !strings.Contains(p, "/data/") })
+	}
+	filesBefore := dataFiles()
 	failing := Options{Catalog: env.cat, tamper: func(context.Context, icebergio.IO, table.Metadata, []table.Update) ([]table.Update, error) {
 		return nil, errors.New("catalog down")
 	}}
@@ -101,6 +107,9 @@ func TestAgeingDayToMonth(t *testing.T) {
 	}
 	if got := env.load(t, "aged"); len(got.Metadata().PartitionSpecs()) != 1 || got.CurrentSnapshot().SnapshotID != beforeSnap {
 		t.Fatalf("a failed ageing left %d specs, snapshot %d", len(got.Metadata().PartitionSpecs()), got.CurrentSnapshot().SnapshotID)
+	}
+	if after := dataFiles(); !slices.Equal(after, filesBefore) {
+		t.Fatalf("a failed ageing left data files: %d before, %d after", len(filesBefore), len(after))
 	}
 
 	a, res, err := RunAgeing(ctx, tbl, dayToMonth, now, Options{Catalog: env.cat})
