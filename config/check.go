@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -204,6 +205,14 @@ func (l *loader) checkEffective() {
 		if c.Declared && c.MaxFileSize.Value <= pb.TargetFileSize.Value && c.MaxFileSize.Set {
 			report("", c.MaxFileSize.Origin, "max_file_size not above the target",
 				fmt.Sprintf("%s: max_file_size (%s) must be larger than target_file_size (%s).", what, FormatSize(c.MaxFileSize.Value), FormatSize(pb.TargetFileSize.Value)))
+		}
+		if ag := pb.PartitionAgeing; ag.Declared && slices.Index(AgeingGrains, ag.From.Value) >= slices.Index(AgeingGrains, ag.To.Value) {
+			rng := ag.To.Origin
+			if !ag.To.Set {
+				rng = ag.From.Origin
+			}
+			report("", rng, "partition_ageing not to a coarser transform",
+				fmt.Sprintf("%s ages %q partitions to %q: to must be coarser than from (hour, day, month, year); a rewrite merges partitions, it never splits them.", what, ag.From.Value, ag.To.Value))
 		}
 		if gc, ok := pb.Properties["gc.enabled"]; ok && strings.EqualFold(gc.Value, "false") && (pb.SnapshotRetention.Declared || pb.OrphanFiles.Declared) {
 			report(LintGCDisabled, gc.Origin, "gc.enabled=false with an expiry or orphan policy",

@@ -132,6 +132,15 @@ func policyFields() []fieldDesc {
 			"Rewrite the manifests when the current snapshot has more than this many."},
 		{"manifests", "target_size", kindSize, func(p *PolicyBody) any { return &p.Manifests.TargetSize }, checkPositiveSize,
 			"The size manifests are rewritten to."},
+
+		{"partition_ageing", "after", kindDuration, func(p *PolicyBody) any { return &p.PartitionAgeing.After }, nil,
+			"A coarser partition (a month) is aged once its whole window ended at least this long ago: every finer partition (day) in it moves together, so no month is split between the two specs."},
+		{"partition_ageing", "from", kindString, func(p *PolicyBody) any { return &p.PartitionAgeing.From }, checkEnum("partition_ageing from", AgeingGrains[:3]...),
+			"The time transform of the table's default spec whose partitions are aged: `\"hour\"`, `\"day\"` or `\"month\"`; the spec must have exactly one field of it."},
+		{"partition_ageing", "to", kindString, func(p *PolicyBody) any { return &p.PartitionAgeing.To }, checkEnum("partition_ageing to", AgeingGrains[1:]...),
+			"The coarser time transform aged partitions are rewritten into: `\"day\"`, `\"month\"` or `\"year\"`, coarser than `from`."},
+		{"partition_ageing", "default", kindBool, func(p *PolicyBody) any { return &p.PartitionAgeing.Default }, nil,
+			"Also make the coarser spec the table's default spec, in the same commit (or alone, while nothing is old enough yet), so writers write it; the files still in the finer spec are aged as their windows end. `false`: the finer spec stays the default and writers keep writing it."},
 	}
 }
 
@@ -148,6 +157,8 @@ func blockState(p *PolicyBody, block string) (*bool, *hcl.Range) {
 		return &p.Manifests.Declared, &p.Manifests.DeclRange
 	case "dangling_deletes":
 		return &p.DanglingDeletes.Declared, &p.DanglingDeletes.DeclRange
+	case "partition_ageing":
+		return &p.PartitionAgeing.Declared, &p.PartitionAgeing.DeclRange
 	}
 	panic("config: unknown nested block " + block) // programming error: nestedBlocks and this switch disagree
 }

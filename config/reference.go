@@ -52,6 +52,7 @@ var nestedBlockDocs = []blockDoc{
 	{"orphan_files", nil, "Remove files under the table location that no snapshot references (`remove_orphan_files`); see docs/orphans.md for what is listed and the safety rules."},
 	{"manifests", nil, "Rewrite the current snapshot's manifests when there are too many (`rewrite_manifests`)."},
 	{"dangling_deletes", nil, "Remove from the metadata the delete files that no live data file can apply to any more (`remove_dangling_deletes`): position deletes and deletion vectors naming only data files gone from the snapshot, equality deletes that no live data file of their partition is older than. No attributes: `dangling_deletes {}` turns it on."},
+	{"partition_ageing", nil, "Rewrite old partitions of a time-partitioned table into a coarser spec (`age_partitions`): `partition_ageing { after = \"90d\"  from = \"day\"  to = \"month\" }` moves every day of each month that ended 90 days ago into one month partition. The coarser spec is the table's default spec with its `from` field replaced by the `to` transform of the same column; it is added in the rewrite's own commit and is not made the default spec (writers keep writing days) unless `default = true`. A table where that spec is ambiguous (no `from` field or two, another time field of the column, format v1) is a refusal in the plan."},
 }
 
 var nestedBlocks = blockNames(nestedBlockDocs)

@@ -29,6 +29,7 @@ const (
 	DefaultPrefixMismatch   = "error"
 	DefaultManifestMaxCount = 100
 	DefaultManifestTarget   = 8 << 20 // Iceberg's commit.manifest.target-size-bytes
+	DefaultAgeingAfter      = 90 * 24 * time.Hour
 )
 
 // CatalogByName returns the declared catalog, or nil.
@@ -170,6 +171,11 @@ func fillDefaults(p *PolicyBody) {
 	m := &p.Manifests
 	def(&m.MaxCount, DefaultManifestMaxCount)
 	def(&m.TargetSize, DefaultManifestTarget)
+	ag := &p.PartitionAgeing
+	def(&ag.After, DefaultAgeingAfter)
+	def(&ag.From, "day")
+	def(&ag.To, "month")
+	def(&ag.Default, false)
 	if p.Properties == nil {
 		p.Properties = map[string]Setting[string]{}
 	}

@@ -123,6 +123,7 @@ type PolicyBody struct {
 	OrphanFiles       OrphanPolicy
 	Manifests         ManifestPolicy
 	DanglingDeletes   DanglingDeletesPolicy
+	PartitionAgeing   AgeingPolicy
 }
 
 type CompactionPolicy struct {
@@ -184,6 +185,24 @@ type DanglingDeletesPolicy struct {
 	Declared  bool
 	DeclRange hcl.Range
 }
+
+// AgeingPolicy is the `partition_ageing` block: declared, it turns
+// age_partitions on. Partitions of the table's default spec whose From
+// window lies in a To window that ended at least After ago are rewritten
+// into a spec where that field is To (docs/design.md §5).
+type AgeingPolicy struct {
+	Declared  bool
+	DeclRange hcl.Range
+	After     Setting[time.Duration]
+	From      Setting[string] // hour | day | month
+	To        Setting[string] // day | month | year
+	// Default also makes the coarser spec the table's default spec.
+	Default Setting[bool]
+}
+
+// AgeingGrains are the time transforms partition ageing moves between,
+// finest first.
+var AgeingGrains = []string{"hour", "day", "month", "year"}
 
 // Policy is a declared `policy "name"` block.
 type Policy struct {

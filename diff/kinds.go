@@ -59,10 +59,13 @@ const (
 	// RemoveDanglingDeletes runs before compact: the rewrite's plan then
 	// counts no delete file that applies to nothing.
 	RemoveDanglingDeletes ActionType = "remove_dangling_deletes"
-	Compact               ActionType = "compact"
-	RewriteManifests      ActionType = "rewrite_manifests"
-	ExpireSnapshots       ActionType = "expire_snapshots"
-	RemoveOrphanFiles     ActionType = "remove_orphan_files"
+	// AgePartitions runs before compact: compaction then plans the table
+	// as ageing left it (its executor plans again at apply).
+	AgePartitions     ActionType = "age_partitions"
+	Compact           ActionType = "compact"
+	RewriteManifests  ActionType = "rewrite_manifests"
+	ExpireSnapshots   ActionType = "expire_snapshots"
+	RemoveOrphanFiles ActionType = "remove_orphan_files"
 )
 
 // Action is one step. Exactly one payload pointer is set, matching Type;
@@ -75,6 +78,7 @@ type Action struct {
 	Properties      *PropertiesChange `json:"-"`
 	SortOrder       *SortOrderChange  `json:"-"`
 	DanglingDeletes *DanglingDeletes  `json:"-"`
+	PartitionAgeing *PartitionAgeing  `json:"-"`
 	Compact         *CompactAction    `json:"-"`
 	Manifests       *ManifestsAction  `json:"-"`
 	Expire          *ExpireAction     `json:"-"`
@@ -106,6 +110,12 @@ var kinds = []Kind{
 			return planDangling(in.pol, in.st)
 		},
 		commits: func(*DanglingDeletes) int { return 1 }}),
+	kind(AgePartitions, func(a *Action) **PartitionAgeing { return &a.PartitionAgeing }, rules[PartitionAgeing]{
+		validate: validateAgeing, bound: boundAgeing,
+		plan: func(in *planInput) (Action, []Refusal, bool) {
+			return planAgeing(in.pol, in.st)
+		},
+		commits: func(*PartitionAgeing) int { return 1 }}),
 	kind(Compact, func(a *Action) **CompactAction { return &a.Compact }, rules[CompactAction]{
 		validate: validateCompact,
 		plan: func(in *planInput) (Action, []Refusal, bool) {

@@ -16,7 +16,7 @@ import (
 // the rule that bounds it by the approved plan. The executor and the view
 // of each kind are checked the same way in providers and views.
 func TestEveryKindIsComplete(t *testing.T) {
-	want := []ActionType{UpdateProperties, ReplaceSortOrder, RemoveDanglingDeletes, Compact, RewriteManifests, ExpireSnapshots, RemoveOrphanFiles}
+	want := []ActionType{UpdateProperties, ReplaceSortOrder, RemoveDanglingDeletes, AgePartitions, Compact, RewriteManifests, ExpireSnapshots, RemoveOrphanFiles}
 	if got := Kinds(); !slices.Equal(got, want) {
 		t.Fatalf("kinds %v, docs/design.md §5.1 says %v", got, want)
 	}

@@ -59,6 +59,12 @@ type TableState struct {
 	// dangling_deletes block (nil otherwise).
 	DanglingDeletes *DanglingDeletes `json:"dangling_deletes,omitempty"`
 
+	// PartitionAgeing is what partition ageing would rewrite, and
+	// AgeingRefusal why it cannot (an ambiguous coarser spec); providers
+	// look only when the policy has a partition_ageing block.
+	PartitionAgeing *PartitionAgeing `json:"partition_ageing,omitempty"`
+	AgeingRefusal   string           `json:"ageing_refusal,omitempty"`
+
 	// Files of the current snapshot, aggregated per (spec, partition).
 	Partitions []PartitionStats `json:"partitions"`
 	Files      FileStats        `json:"files"`

@@ -60,15 +60,7 @@ func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.Cata
 		NoReplay:      true,
 	})
 	if err != nil {
-		cerr := classifyCompactErr(err)
-		if !errors.Is(cerr, ErrCommitUnknown) {
-			n, lerr := removeLeaked(context.WithoutCancel(ctx), cat, tbl, rec.WriteFileIO, props, rec.written())
-			res.StagedRemoved = n
-			if lerr != nil {
-				res.Note = lerr.Error()
-			}
-		}
-		return tbl, res, fmt.Errorf("remove dangling deletes: %w", cerr)
+		return tbl, res, fmt.Errorf("remove dangling deletes: %w", failedCommit(ctx, cat, tbl, rec, props, &res, err))
 	}
 	if len(d.Files) == 0 {
 		res.NoOp, res.Note = true, "no dangling delete files"
@@ -84,6 +76,22 @@ func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.Cata
 	}
 	res.Note = fmt.Sprintf("%d dangling delete files removed (%d delete manifests dropped, %d rewritten)", len(d.Files), d.ManifestsDropped, d.ManifestsRewritten)
 	return next, res, nil
+}
+
+// failedCommit classifies the error of a failed single-commit action
+// (classifyCompactErr) and, unless the commit's outcome is unknown (the
+// catalog may now reference them), removes every file it wrote
+// (res.StagedRemoved; a failed removal is res.Note).
+func failedCommit(ctx context.Context, cat table.CatalogIO, tbl *table.Table, rec *recordingIO, props map[string]string, res *ExecResult, err error) error {
+	cerr := classifyCompactErr(err)
+	if !errors.Is(cerr, ErrCommitUnknown) {
+		n, lerr := removeLeaked(context.WithoutCancel(ctx), cat, tbl, rec.WriteFileIO, props, rec.written())
+		res.StagedRemoved = n
+		if lerr != nil {
+			res.Note = lerr.Error()
+		}
+	}
+	return cerr
 }
 
 // deleteFilesOf is the snapshot summary's total-delete-files.

@@ -212,6 +212,7 @@ func (s *Session) executors() map[diff.ActionType]ExecutorFunc {
 		diff.UpdateProperties:      s.executeMetadata,
 		diff.ReplaceSortOrder:      s.executeMetadata,
 		diff.RemoveDanglingDeletes: s.executeDangling,
+		diff.AgePartitions:         s.executeAgeing,
 		diff.Compact:               s.executeCompact,
 		diff.RewriteManifests:      s.executeManifests,
 		diff.ExpireSnapshots:       s.executeExpire,
@@ -312,16 +313,26 @@ func mergeDelegated(er, dr ExecResult) ExecResult {
 }
 
 func (s *Session) executeDangling(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	cat, err := s.Catalog(ctx, req.Policy.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	props, err := s.storageProperties(req.Policy.Catalog)
+	cat, props, err := s.catalogAndStorage(ctx, req.Policy.Catalog)
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
 	next, er, err := removeDanglingDeletes(ctx, req.Table.t, cat, props)
 	return req.Table.with(next), er, err
+}
+
+// catalogAndStorage opens the named catalog and reads its storage
+// properties, which an executor that may remove files it wrote needs.
+func (s *Session) catalogAndStorage(ctx context.Context, name string) (table.CatalogIO, map[string]string, error) {
+	cat, err := s.Catalog(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	props, err := s.storageProperties(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat, props, nil
 }
 
 func (s *Session) executeManifests(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {

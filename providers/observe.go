@@ -211,8 +211,9 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		w := pol.Compaction.Where.Origin
 		return nil, fmt.Errorf("observe %s: compaction.where at %s:%d: %w", pol.Address, w.Filename, w.Start.Line, err)
 	}
-	if pol.Compaction.Declared {
-		// The rewrite refuses these tables and files; the plan says so first.
+	if pol.Compaction.Declared || pol.PartitionAgeing.Declared {
+		// The rewrite (compaction's or ageing's) refuses these tables and
+		// files; the plan says so first.
 		if o.State.CompactProblem = compaction.TypesProblem(tbl.Schema()); o.State.CompactProblem == "" {
 			if o.State.CompactProblem, err = compaction.EqualityDeleteProblem(ctx, tbl, escapedPath); err != nil {
 				return nil, fmt.Errorf("observe %s: equality deletes: %w", pol.Address, err)
@@ -225,6 +226,11 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 			return nil, fmt.Errorf("observe %s: dangling deletes: %w", pol.Address, err)
 		}
 		o.State.DanglingDeletes = danglingState(d)
+	}
+	if pol.PartitionAgeing.Declared {
+		if o.State.PartitionAgeing, o.State.AgeingRefusal, err = observeAgeing(ctx, tbl, pol.PartitionAgeing, o.now); err != nil {
+			return nil, fmt.Errorf("observe %s: partition ageing: %w", pol.Address, err)
+		}
 	}
 	o.State.Partitions = agg.partitions()
 	o.State.Files = agg.files

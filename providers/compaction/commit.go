@@ -43,6 +43,11 @@ type commitCatalog struct {
 	// tamper, set only by tests, changes an attempt's updates before they
 	// are checked: the seam that shows the check stops a wrong snapshot.
 	tamper commitTamper
+	// addSpec, when set, is a partition spec the commit adds (and may make
+	// the default) before its snapshot (partition ageing): its files are
+	// of that spec, so the spec and the snapshot are one commit, and a
+	// failed rewrite adds no spec.
+	addSpec *addedSpec
 
 	mu      sync.Mutex
 	reached bool  // CommitTable of the inner catalog was called
@@ -61,6 +66,9 @@ func (c *commitCatalog) CommitTable(ctx context.Context, ident table.Identifier,
 	if err != nil {
 		// Without the current metadata the commit cannot be checked.
 		return nil, "", fmt.Errorf("load the table to check the commit (nothing sent): %w", err)
+	}
+	if c.addSpec != nil {
+		updates, reqs = c.addSpec.prepend(updates, reqs)
 	}
 	for _, r := range reqs {
 		if verr := r.Validate(cur.Metadata()); verr != nil {

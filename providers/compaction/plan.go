@@ -12,6 +12,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 	"github.com/google/uuid"
+
+	"github.com/iceops/iceops/providers/internal/reach"
 )
 
 // PlanConfig selects the files to rewrite.
@@ -407,31 +409,15 @@ func equalTo(ref iceberg.UnboundTerm, v any) (iceberg.BooleanExpression, bool) {
 // timeRange turns year/month/day/hour partition ordinal v into
 // lo <= source < hi on the source column (date or microsecond timestamp).
 func timeRange(ref iceberg.UnboundTerm, tr iceberg.Transform, src iceberg.Type, v any) (iceberg.BooleanExpression, bool) {
-	var n int64
-	switch x := v.(type) {
-	case int32:
-		n = int64(x)
-	case iceberg.Date:
-		n = int64(x)
-	case int64:
-		n = x
-	default:
+	n, ok := reach.TimeOrdinal(v)
+	if !ok {
 		return nil, false
 	}
-	epoch := time.Unix(0, 0).UTC()
-	var lo, hi time.Time
-	switch tr.(type) {
-	case iceberg.YearTransform:
-		lo, hi = epoch.AddDate(int(n), 0, 0), epoch.AddDate(int(n)+1, 0, 0)
-	case iceberg.MonthTransform:
-		lo, hi = epoch.AddDate(0, int(n), 0), epoch.AddDate(0, int(n)+1, 0)
-	case iceberg.DayTransform:
-		lo, hi = epoch.AddDate(0, 0, int(n)), epoch.AddDate(0, 0, int(n)+1)
-	case iceberg.HourTransform:
-		lo, hi = epoch.Add(time.Duration(n)*time.Hour), epoch.Add(time.Duration(n+1)*time.Hour)
-	default:
+	lo, ok := reach.WindowStart(tr, n)
+	if !ok {
 		return nil, false
 	}
+	hi, _ := reach.WindowStart(tr, n+1)
 	switch src.(type) {
 	case iceberg.DateType:
 		if _, hour := tr.(iceberg.HourTransform); hour {
@@ -463,11 +449,7 @@ func partitionName(tbl *table.Table, f interface {
 	if spec == nil || spec.IsUnpartitioned() {
 		return ""
 	}
-	var rec partitionRecord
-	for _, pf := range spec.Fields() {
-		rec = append(rec, f.Partition()[pf.FieldID])
-	}
-	return spec.PartitionToPath(rec, tbl.Schema())
+	return specPath(*spec, f.Partition(), tbl.Schema())
 }
 
 func (d dataFileStub) SpecID() int32          { return int32(d.spec) }

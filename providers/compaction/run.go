@@ -37,6 +37,10 @@ type Group struct {
 	SpecID    int
 	Partition string // display key, "" for unpartitioned
 	Tasks     []table.FileScanTask
+	// Target, set by partition ageing (PlanAgeing), moves the group to a
+	// coarser spec: its files may be of several partitions of SpecID, each
+	// of which coarsens to Target's partition, where the outputs go.
+	Target *reach.Target
 }
 
 // Bytes is the input data size of the group.
@@ -93,6 +97,8 @@ type Options struct {
 	// tamper, set only by this package's tests, changes each commit
 	// attempt's updates before the commit check sees them.
 	tamper commitTamper
+	// addSpec, set by RunAgeing, is a partition spec the commit adds.
+	addSpec *addedSpec
 }
 
 // Event reports progress of one group.
@@ -462,12 +468,27 @@ func checkGroup(tbl *table.Table, g Group) error {
 		return fmt.Errorf("spec %d is not in the table metadata", g.SpecID)
 	}
 	first := g.Tasks[0].File.Partition()
+	var target *iceberg.PartitionSpec
+	if g.Target != nil {
+		if target = tbl.Metadata().PartitionSpecByID(g.Target.SpecID); target == nil {
+			return fmt.Errorf("target spec %d is not in the table metadata", g.Target.SpecID)
+		}
+	}
+	src := tbl.Metadata().PartitionSpecByID(g.SpecID)
 	for _, t := range g.Tasks {
 		if int(t.File.SpecID()) != g.SpecID {
 			return fmt.Errorf("%w: file %s has spec %d, group has spec %d: files of different specs are never mixed",
 				ErrRefused, t.File.FilePath(), t.File.SpecID(), g.SpecID)
 		}
-		if !maps.EqualFunc(first, t.File.Partition(), func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+		samePart := func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+		if target != nil {
+			// Files of several partitions, each coarsening to the target.
+			got, err := reach.Coarsen(*src, *target, t.File.Partition())
+			if err != nil || !maps.EqualFunc(got, g.Target.Partition, samePart) {
+				return fmt.Errorf("%w: file %s does not coarsen to the group's target partition %v of spec %d (%v, %v)",
+					ErrRefused, t.File.FilePath(), g.Target.Partition, g.Target.SpecID, got, err)
+			}
+		} else if !maps.EqualFunc(first, t.File.Partition(), samePart) {
 			return fmt.Errorf("%w: file %s is in another partition than the group's first file", ErrRefused, t.File.FilePath())
 		}
 		if tbl.Metadata().Version() >= 3 && t.FirstRowID == nil {
@@ -540,9 +561,13 @@ func (s *stagedGroup) remove(ctx context.Context) error {
 // rewriteGroup reads, (sorts,) writes and verifies one group. On error
 // every file it wrote is removed.
 func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg runConfig, progress func(Event)) (*stagedGroup, error) {
-	spec := tbl.Metadata().PartitionSpecByID(g.SpecID)
+	specID, partition := g.SpecID, g.Tasks[0].File.Partition()
+	if g.Target != nil {
+		specID, partition = g.Target.SpecID, g.Target.Partition
+	}
+	spec := tbl.Metadata().PartitionSpecByID(specID)
 	if spec == nil {
-		return nil, fmt.Errorf("spec %d is not in the table metadata", g.SpecID)
+		return nil, fmt.Errorf("spec %d is not in the table metadata", specID)
 	}
 	var inRecords, inBytes int64
 	for _, t := range g.Tasks {
@@ -556,7 +581,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 	w, err := newRollingWriter(ctx, writerConfig{
 		tbl:          tbl,
 		spec:         *spec,
-		partition:    g.Tasks[0].File.Partition(),
+		partition:    partition,
 		target:       cfg.target,
 		sortOrderID:  sortIDFor(cfg),
 		bytesPerRow:  bpr,
@@ -774,6 +799,12 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 		return nil, 0, errors.Join(fmt.Errorf("open table io: %w", err), removeAll(ctx, staged))
 	}
 	tbl, cc := withCommitCatalog(tbl, opts.Catalog, fs, opts.NoReplay, opts.tamper)
+	if opts.addSpec != nil {
+		if cc == nil {
+			return nil, 0, errors.Join(errors.New("a commit that adds a partition spec needs the catalog"), removeAll(ctx, staged))
+		}
+		cc.addSpec = opts.addSpec
+	}
 	snap := tbl.CurrentSnapshot()
 	rewritten := map[string]struct{}{}
 	var tasks []table.FileScanTask
@@ -815,7 +846,7 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 	}
 	change := reach.Change{}
 	for _, sg := range staged {
-		g := reach.RewriteGroup{Outputs: sg.files, RowsRead: sg.rowsIn}
+		g := reach.RewriteGroup{Outputs: sg.files, RowsRead: sg.rowsIn, Target: sg.group.Target}
 		for _, t := range sg.group.Tasks {
 			g.Inputs = append(g.Inputs, t.File.FilePath())
 		}

@@ -30,6 +30,11 @@ type RewriteGroup struct {
 	Outputs []iceberg.DataFile
 	// RowsRead are the live rows read from the inputs, deletes applied.
 	RowsRead int64
+	// Target, when set, moves the group to another spec (partition
+	// ageing): its outputs must be in Target's spec and partition, and each
+	// input must coarsen to that partition (Coarsen). Without it the outputs
+	// stay in the inputs' spec and partition.
+	Target *Target
 }
 
 // Change is what a commit that adds a snapshot means to do to its branch's
@@ -170,6 +175,9 @@ func CheckSnapshots(ctx context.Context, fsys iceio.IO, meta table.Metadata, old
 					files[FileKey(df)] = s
 				}
 				a := attrsOf(df)
+				if no > 0 && s.part == nil {
+					s.part = df.Partition()
+				}
 				s.side[0].add(a, no)
 				s.side[1].add(a, nn)
 				sums[0].add(df, no)
@@ -181,7 +189,7 @@ func CheckSnapshots(ctx context.Context, fsys iceio.IO, meta table.Metadata, old
 	if err != nil {
 		return fmt.Errorf("%w: read the snapshots' manifests: %w", ErrCommitCheck, err)
 	}
-	diffs = append(diffs, compareFiles(files, ch)...)
+	diffs = append(diffs, compareFiles(meta, files, ch)...)
 	diffs = append(diffs, compareSummary(oldSnap.Summary, newSnap.Summary, sums[1].minus(sums[0]))...)
 	if len(diffs) > 0 {
 		return &CheckError{Differences: diffs}
@@ -264,10 +272,13 @@ func (s *seenSide) add(a fileAttrs, times int) {
 
 type seenFile struct {
 	side [2]seenSide // parent, new
+	// part is the partition tuple of its first entry in the parent, for
+	// the check of a group's Target.
+	part map[int]any
 }
 
 // compareFiles checks the live entries the two snapshots do not share.
-func compareFiles(files map[string]*seenFile, ch Change) []string {
+func compareFiles(meta table.Metadata, files map[string]*seenFile, ch Change) []string {
 	removed := map[string]bool{}
 	var retiredKeys []string
 	for _, g := range ch.Groups {
@@ -363,33 +374,69 @@ func compareFiles(files map[string]*seenFile, ch Change) []string {
 	if len(changed) > 0 {
 		diffs = append(diffs, listed(len(changed), "live file", "changed", changed))
 	}
-	diffs = append(diffs, compareGroups(files, ch)...)
+	diffs = append(diffs, compareGroups(meta, files, ch)...)
 	return diffs
 }
 
 // compareGroups checks each group's rows and that its outputs stay in its
-// inputs' partition and spec (a rewrite keeps a group's partition).
-func compareGroups(files map[string]*seenFile, ch Change) []string {
+// inputs' partition and spec (a rewrite keeps a group's partition), or,
+// for a group with a Target, that its outputs are in the target's spec and
+// partition and each input coarsens to exactly that partition.
+func compareGroups(meta table.Metadata, files map[string]*seenFile, ch Change) []string {
 	var diffs []string
 	for i, g := range ch.Groups {
 		var inRecords, outRecords int64
 		var inAttrs *fileAttrs
+		want := func() (int32, string) { return inAttrs.spec, inAttrs.partition }
+		var target *iceberg.PartitionSpec
+		if g.Target != nil {
+			target = meta.PartitionSpecByID(g.Target.SpecID)
+			if target == nil {
+				diffs = append(diffs, fmt.Sprintf("group %d: target spec %d is not in the new metadata", i, g.Target.SpecID))
+			}
+			want = func() (int32, string) { return int32(g.Target.SpecID), partitionString(g.Target.Partition) }
+		}
 		for _, p := range g.Inputs {
-			if s := files[p]; s != nil && s.side[0].n > 0 {
-				inRecords += s.side[0].attrs.records
-				if inAttrs == nil {
-					a := s.side[0].attrs
-					inAttrs = &a
-				}
+			s := files[p]
+			if s == nil || s.side[0].n == 0 {
+				continue
+			}
+			inRecords += s.side[0].attrs.records
+			if inAttrs == nil {
+				a := s.side[0].attrs
+				inAttrs = &a
+			}
+			if g.Target == nil || target == nil {
+				continue
+			}
+			from := meta.PartitionSpecByID(int(s.side[0].attrs.spec))
+			if from == nil {
+				diffs = append(diffs, fmt.Sprintf("group %d: input %s is in spec %d, not in the metadata", i, p, s.side[0].attrs.spec))
+				continue
+			}
+			got, err := Coarsen(*from, *target, s.part)
+			if err != nil {
+				diffs = append(diffs, fmt.Sprintf("group %d: input %s cannot move to spec %d: %v", i, p, g.Target.SpecID, err))
+			} else if ps, ts := partitionString(got), partitionString(g.Target.Partition); ps != ts {
+				diffs = append(diffs, fmt.Sprintf("group %d: input %s in partition (%s) coarsens to (%s) in spec %d, not the group's target (%s)",
+					i, p, s.side[0].attrs.partition, ps, g.Target.SpecID, ts))
 			}
 		}
 		for _, df := range g.Outputs {
 			if s := files[FileKey(df)]; s != nil && s.side[1].n > 0 {
 				outRecords += s.side[1].attrs.records
 			}
-			if a := attrsOf(df); inAttrs != nil && (a.spec != inAttrs.spec || a.partition != inAttrs.partition) {
-				diffs = append(diffs, fmt.Sprintf("group %d: output %s is in spec %d partition (%s), its inputs in spec %d partition (%s)",
-					i, df.FilePath(), a.spec, a.partition, inAttrs.spec, inAttrs.partition))
+			if inAttrs == nil && g.Target == nil {
+				continue
+			}
+			wantSpec, wantPart := want()
+			if a := attrsOf(df); a.spec != wantSpec || a.partition != wantPart {
+				whose := "its inputs"
+				if g.Target != nil {
+					whose = "its target"
+				}
+				diffs = append(diffs, fmt.Sprintf("group %d: output %s is in spec %d partition (%s), %s in spec %d partition (%s)",
+					i, df.FilePath(), a.spec, a.partition, whose, wantSpec, wantPart))
 			}
 		}
 		if outRecords != g.RowsRead {

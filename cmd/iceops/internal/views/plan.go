@@ -141,6 +141,39 @@ var actionViews = map[diff.ActionType]actionView{
 			s.Change("~"), countOf(d.DeleteFiles, "dangling delete file", "dangling delete files"), Bytes(d.DeleteBytes),
 			countOf(d.ManifestsDropped, "delete manifest", "delete manifests"), Count(d.ManifestsRewritten))}, true
 	},
+	diff.AgePartitions: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
+		g := a.PartitionAgeing
+		if g == nil {
+			return nil, false
+		}
+		spec := fmt.Sprintf("spec %d", g.TargetSpecID)
+		switch {
+		case g.AddsSpec && g.SetsDefault:
+			spec = fmt.Sprintf("new spec %d, made the default", g.TargetSpecID)
+		case g.AddsSpec:
+			spec = fmt.Sprintf("new spec %d (not the default)", g.TargetSpecID)
+		case g.SetsDefault:
+			spec += ", made the default"
+		}
+		if len(g.Groups) == 0 {
+			what := fmt.Sprintf("spec %d", g.TargetSpecID)
+			if g.AddsSpec {
+				what = "new " + what
+			}
+			return []string{fmt.Sprintf("%s make %s (%s of %s) the default partition spec; no %s partition is old enough yet",
+				s.Change("~"), what, g.To, g.Column, g.From)}, true
+		}
+		lines := []string{fmt.Sprintf("%s age %s (%s, %s) of %s into %s of %s",
+			s.Rewrite("»"), countOf(g.InputFiles, "file", "files"), Bytes(g.InputBytes), countOf(g.Records, "record", "records"),
+			g.From+" partitions", countOf(len(g.Groups), g.To+" partition", g.To+" partitions"), spec)}
+		// Which finer partitions go where: the reviewer sees every coarser
+		// partition the commit writes.
+		for _, gr := range g.Groups {
+			lines = append(lines, fmt.Sprintf("    %s <- %s (%s, %s)", gr.Partition,
+				countOf(len(gr.Sources), g.From+" partition", g.From+" partitions"), countOf(gr.InputFiles, "file", "files"), Bytes(gr.InputBytes)))
+		}
+		return lines, true
+	},
 	diff.Compact: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
 		c := a.Compact
 		if c == nil {

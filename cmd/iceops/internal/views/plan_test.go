@@ -364,3 +364,35 @@ func TestPlanDanglingDeletesAndStaleSort(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanAgePartitions: age_partitions says how much it rewrites into
+// which spec, and lists each coarser partition with the finer ones it
+// takes; with default = true and nothing old yet it says it only makes the
+// spec the default.
+func TestPlanAgePartitions(t *testing.T) {
+	p := &diff.Plan{Tables: []diff.TablePlan{{Address: "a.b.c", Actions: []diff.Action{
+		{Type: diff.AgePartitions, Reason: "partition_ageing (main.iceops.hcl:7): day partitions of ts whose month ended 90d ago or more, into 2 month partitions of new spec 1, not the default",
+			PartitionAgeing: &diff.PartitionAgeing{After: "90d", From: "day", To: "month", Column: "ts", TargetSpecID: 1, AddsSpec: true, InputFiles: 5, InputBytes: 5 << 10, Records: 50,
+				Groups: []diff.AgeingGroup{
+					{Partition: "ts_month=2024-01", Sources: []string{"ts_day=2024-01-01", "ts_day=2024-01-31"}, InputFiles: 3, InputBytes: 3 << 10, Records: 30},
+					{Partition: "ts_month=2024-02", Sources: []string{"ts_day=2024-02-01"}, InputFiles: 2, InputBytes: 2 << 10, Records: 20}}}},
+	}}, {Address: "a.b.d", Actions: []diff.Action{
+		{Type: diff.AgePartitions, Reason: "partition_ageing.default (main.iceops.hcl:9): no day partition of ts is old enough yet; new spec 1, made the default",
+			PartitionAgeing: &diff.PartitionAgeing{After: "90d", From: "day", To: "month", Column: "ts", TargetSpecID: 1, AddsSpec: true, SetsDefault: true, Groups: []diff.AgeingGroup{}}},
+	}}}}
+	diff.Summarize(p)
+	var buf bytes.Buffer
+	if err := Plan(&buf, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"      » age 5 files (5.0 KiB, 50 records) of day partitions into 2 month partitions of new spec 1 (not the default)\n" +
+			"          ts_month=2024-01 <- 2 day partitions (3 files, 3.0 KiB)\n" +
+			"          ts_month=2024-02 <- 1 day partition (2 files, 2.0 KiB)\n",
+		"      ~ make new spec 1 (month of ts) the default partition spec; no day partition is old enough yet\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("got\n%s\nwant it to contain\n%s", buf.String(), want)
+		}
+	}
+}
