@@ -69,11 +69,16 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, createdAt time.Time, s *S
 				b.WriteString(ind + s.Dim("# "+r) + "\n")
 			}
 		}
-		if a.Type == diff.RewriteManifests && a.Manifests != nil && compactsBefore(t, i) {
+		if a.Type == diff.RewriteManifests && a.Manifests != nil && runsBefore(t, i, diff.Compact) {
 			// The compaction commits first and drops the manifests of the
 			// files it rewrites, so the results' "before" is smaller.
 			b.WriteString(ind + s.Dim(fmt.Sprintf("# %s counted before the compaction above; apply rewrites those left after it",
 				countOf(a.Manifests.ManifestsBefore, "manifest", "manifests"))) + "\n")
+		}
+		if a.Type == diff.Compact && runsBefore(t, i, diff.AgePartitions) {
+			// The ageing commits first and moves its partitions' files into
+			// the coarser spec: apply compacts what is left after it.
+			b.WriteString(ind + s.Dim("# counted before the ageing above; apply compacts what is left after it") + "\n")
 		}
 	}
 	for _, r := range t.Refusals {
@@ -98,10 +103,10 @@ func actionLines(a *diff.Action, createdAt time.Time, s *Styles) []string {
 	return []string{fmt.Sprintf("%s %s", sym, a.Type)}
 }
 
-// compactsBefore reports whether a compaction runs before action i.
-func compactsBefore(t *diff.TablePlan, i int) bool {
+// runsBefore reports whether an action of kind runs before action i.
+func runsBefore(t *diff.TablePlan, i int, kind diff.ActionType) bool {
 	for _, a := range t.Actions[:i] {
-		if a.Type == diff.Compact {
+		if a.Type == kind {
 			return true
 		}
 	}
