@@ -192,6 +192,14 @@ func (e *keyEncoder) keys(ks *keySet, cols []arrow.Array, n int, _ bool) {
 	}
 }
 
+func (e *keyEncoder) columns() []int {
+	cs := make([]int, len(e.fields))
+	for i, f := range e.fields {
+		cs[i] = f.col
+	}
+	return cs
+}
+
 // appendKey appends row i's key to dst.
 func (e *keyEncoder) appendKey(dst []byte, cols []arrow.Array, i int) []byte {
 	for _, f := range e.fields {

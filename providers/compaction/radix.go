@@ -5,28 +5,57 @@ import (
 	"slices"
 )
 
-// keySet holds one memcomparable key per row in one buffer: key i is
-// buf[off[i]:off[i+1]]. One allocation per run instead of one arrow Binary
-// builder append per row, and the sort reads it without interface calls.
+// keySet holds one memcomparable key per row in one buffer. One allocation
+// per run instead of one arrow Binary builder append per row, and the sort
+// reads it without interface calls. While every key has the same width w
+// (the usual case: z-order keys, and sort keys of fixed-width columns
+// without nulls) key i is buf[i*w:(i+1)*w] and no offsets are kept (8
+// bytes a row, a third of a run's keys); the first key of another width
+// materializes them: key i is then buf[off[i]:off[i+1]].
 type keySet struct {
 	buf []byte
-	off []int
+	off []int // nil while every key has width w
+	w   int
+	n   int
+
+	hint int // the rows reset announced: buf is sized once the first key's width is known
 }
 
 func (k *keySet) reset(n int) {
 	k.buf = k.buf[:0]
-	k.off = append(k.off[:0], 0)
-	if cap(k.off) < n+1 {
-		k.off = slices.Grow(k.off, n+1)
-	}
+	k.off = nil
+	k.w, k.n, k.hint = 0, 0, n
 }
 
 // end closes the key just appended to buf.
-func (k *keySet) end() { k.off = append(k.off, len(k.buf)) }
+func (k *keySet) end() {
+	if k.off == nil {
+		if k.n == 0 {
+			k.w = len(k.buf)
+			// Appends would grow buf by doubling: up to twice the keys.
+			k.buf = slices.Grow(k.buf, max(k.hint-1, 0)*k.w)
+		}
+		if len(k.buf) == (k.n+1)*k.w {
+			k.n++
+			return
+		}
+		k.off = make([]int, k.n+1, k.n+1+k.n/2)
+		for i := range k.off {
+			k.off[i] = i * k.w
+		}
+	}
+	k.off = append(k.off, len(k.buf))
+	k.n++
+}
 
-func (k *keySet) key(i int) []byte { return k.buf[k.off[i]:k.off[i+1]] }
+func (k *keySet) key(i int) []byte {
+	if k.off == nil {
+		return k.buf[i*k.w : i*k.w+k.w]
+	}
+	return k.buf[k.off[i]:k.off[i+1]]
+}
 
-func (k *keySet) len() int { return len(k.off) - 1 }
+func (k *keySet) len() int { return k.n }
 
 // sortedPerm returns the row indices in key order, stable (rows with equal
 // keys keep their input order), as the comparison sort it replaces did.
@@ -38,8 +67,10 @@ func (k *keySet) len() int { return len(k.off) - 1 }
 // first 8 bytes, zero-padded (a shorter key sorts first, and so does the
 // padding). Those words sort by an LSD radix sort over their bytes, skipping
 // the bytes all rows share. Only when the word cannot hold the whole key are
-// runs of equal words then ordered by comparing the full keys.
-func (k *keySet) sortedPerm() []int32 {
+// runs of equal words then ordered by comparing the full keys. With drop,
+// the keys are let go as soon as the words order the rows exactly (the
+// caller needs only the order), before the radix sort's own buffers.
+func (k *keySet) sortedPerm(drop bool) []int32 {
 	n := k.len()
 	perm := make([]int32, n)
 	for i := range perm {
@@ -50,7 +81,8 @@ func (k *keySet) sortedPerm() []int32 {
 	}
 	words := make([]uint64, n)
 	exact := false
-	if w, fixed := k.fixedWidth(); fixed {
+	if k.off == nil {
+		w := k.w
 		pos := k.varyingPositions(w)
 		exact = len(pos) <= 8
 		if len(pos) > 8 {
@@ -77,6 +109,9 @@ func (k *keySet) sortedPerm() []int32 {
 			words[i] = x
 		}
 	}
+	if exact && drop {
+		k.buf, k.off, k.n = nil, nil, 0
+	}
 	radixSort(words, perm)
 	if exact {
 		return perm
@@ -94,16 +129,6 @@ func (k *keySet) sortedPerm() []int32 {
 		lo = hi
 	}
 	return perm
-}
-
-func (k *keySet) fixedWidth() (int, bool) {
-	w := k.off[1] - k.off[0]
-	for i := 1; i < len(k.off); i++ {
-		if k.off[i]-k.off[i-1] != w {
-			return 0, false
-		}
-	}
-	return w, true
 }
 
 // varyingPositions are the byte positions at which some key of width w

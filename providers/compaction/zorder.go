@@ -130,6 +130,14 @@ func (k *zorderKeyer) seal() {
 	k.fixed = true
 }
 
+func (k *zorderKeyer) columns() []int {
+	cs := make([]int, len(k.cols))
+	for i, c := range k.cols {
+		cs[i] = c.col
+	}
+	return cs
+}
+
 // keys implements rowKeyer.
 func (k *zorderKeyer) keys(ks *keySet, cols []arrow.Array, n int, whole bool) {
 	ranks := make([][]uint32, len(k.cols))
