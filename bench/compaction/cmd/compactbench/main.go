@@ -125,6 +125,7 @@ type runReport struct {
 	Seconds      float64 `json:"seconds"`
 	MBPerSecond  float64 `json:"mb_per_s"`
 	MaxRSSKiB    int64   `json:"max_rss_kib"`
+	MemoryLimit  int64   `json:"memory_limit"` // the Go soft limit set (0: none)
 	RunnerOutput string  `json:"-"`
 }
 
@@ -141,22 +142,22 @@ func runEngine(ctx context.Context, cat *sqlcat.Catalog, opts compaction.Options
 	sel.TargetFileSizeBytes = target
 	sel.MinFileSizeBytes = target * 3 / 4
 	sel.MaxFileSizeBytes = target * 9 / 5
-	if memlimit {
-		limit, err := compaction.ProcessMemoryLimit(tbl, opts)
-		if err != nil {
-			return err
-		}
-		debug.SetMemoryLimit(limit)
-	}
 	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Selection: sel, PerPartition: perPartition})
 	if err != nil {
 		return err
+	}
+	var limit int64
+	if memlimit {
+		if limit, err = compaction.ProcessMemoryLimit(tbl, groups, opts); err != nil {
+			return err
+		}
+		debug.SetMemoryLimit(limit)
 	}
 	res, err := compaction.Run(ctx, tbl, groups, opts)
 	if err != nil {
 		return err
 	}
-	rep := runReport{Strategy: string(opts.Strategy), Groups: len(groups)}
+	rep := runReport{Strategy: string(opts.Strategy), Groups: len(groups), MemoryLimit: limit}
 	for _, g := range res.Groups {
 		rep.InputFiles += g.InputFiles
 		rep.InputBytes += g.InputBytes
