@@ -50,14 +50,7 @@ func (r *chunkedRun) column(c int, mem memory.Allocator) (arrow.Array, error) {
 func (r *chunkedRun) gather(perm []int32) (arrow.RecordBatch, error) {
 	r.bs, r.rs = r.bs[:0], r.rs[:0]
 	for _, g := range perm {
-		// The batch holding run row g: the last start at or below it.
-		b, found := slices.BinarySearch(r.starts, int64(g))
-		if !found {
-			b--
-		}
-		for r.starts[b+1] == r.starts[b] { // empty batches hold no row
-			b++
-		}
+		b := r.batchOf(int64(g))
 		r.bs = append(r.bs, int32(b))
 		r.rs = append(r.rs, int32(int64(g)-r.starts[b]))
 	}
@@ -82,6 +75,33 @@ func (r *chunkedRun) gather(perm []int32) (arrow.RecordBatch, error) {
 		c.Release()
 	}
 	return out, nil
+}
+
+// batchOf is the batch holding run row g. Batches are mostly of one size
+// (a scan's batches are its files'), so the row's share of the run finds
+// it at once or a step away; else a binary search of the starts.
+func (r *chunkedRun) batchOf(g int64) int {
+	nb := len(r.batches)
+	b := min(int(g*int64(nb)/max(r.rows(), 1)), nb-1)
+	for range 4 {
+		switch {
+		case r.starts[b] > g:
+			b--
+		case r.starts[b+1] <= g:
+			b++
+		default:
+			return b
+		}
+	}
+	// The last start at or below g; past empty batches (no rows).
+	b, found := slices.BinarySearch(r.starts, g)
+	if !found {
+		b--
+	}
+	for r.starts[b+1] == r.starts[b] {
+		b++
+	}
+	return b
 }
 
 func (r *chunkedRun) release() {
@@ -221,44 +241,48 @@ func gatherWords[T uint32 | uint64](dst []T, vals [][]byte, cast func([]byte) []
 // gatherVarlen copies binary values with offsets of ow (4 or 8) bytes:
 // the offsets buffer and the data buffer.
 func gatherVarlen(ow int, srcs []arrow.ArrayData, bs, rs []int32) []*memory.Buffer {
-	n := len(bs)
-	// offset of value r of source s, and of the value after it
-	at := func(s arrow.ArrayData, r int) (int64, int64) {
-		b := s.Buffers()[1].Bytes()
-		r += s.Offset()
-		if ow == 4 {
-			o := arrow.Int32Traits.CastFromBytes(b)
-			return int64(o[r]), int64(o[r+1])
-		}
-		o := arrow.Int64Traits.CastFromBytes(b)
-		return o[r], o[r+1]
-	}
-	offs := make([]byte, (n+1)*ow)
-	var total int64
-	for i := range n {
-		lo, hi := at(srcs[bs[i]], int(rs[i]))
-		total += hi - lo
-	}
-	data := make([]byte, total)
-	var pos int64
-	o32, o64 := []int32(nil), []int64(nil)
 	if ow == 4 {
-		o32 = arrow.Int32Traits.CastFromBytes(offs)
-	} else {
-		o64 = arrow.Int64Traits.CastFromBytes(offs)
+		return gatherVarlenOf(srcs, bs, rs, arrow.Int32Traits.CastFromBytes)
 	}
+	return gatherVarlenOf(srcs, bs, rs, arrow.Int64Traits.CastFromBytes)
+}
+
+func gatherVarlenOf[O int32 | int64](srcs []arrow.ArrayData, bs, rs []int32, cast func([]byte) []O) []*memory.Buffer {
+	n := len(bs)
+	offs := make([][]O, len(srcs))
+	data := make([][]byte, len(srcs))
+	for i, s := range srcs {
+		offs[i] = cast(s.Buffers()[1].Bytes())[s.Offset():]
+		if b := s.Buffers()[2]; b != nil {
+			data[i] = b.Bytes()
+		}
+	}
+	// One pass finds each value (the reads that miss the cache), the
+	// second copies the bytes.
+	starts := make([]O, n)
+	out := make([]byte, (n+1)*offsetSize[O]())
+	ends := cast(out)
+	var pos O
 	for i := range n {
-		s := srcs[bs[i]]
-		lo, hi := at(s, int(rs[i]))
-		if hi > lo {
-			copy(data[pos:], s.Buffers()[2].Bytes()[lo:hi])
-		}
-		pos += hi - lo
-		if o32 != nil {
-			o32[i+1] = int32(pos)
-		} else {
-			o64[i+1] = pos
-		}
+		o := offs[bs[i]]
+		r := rs[i]
+		starts[i] = o[r]
+		pos += o[r+1] - o[r]
+		ends[i+1] = pos
 	}
-	return []*memory.Buffer{memory.NewBufferBytes(offs), memory.NewBufferBytes(data)}
+	buf := make([]byte, pos)
+	for i := range n {
+		copy(buf[ends[i]:ends[i+1]], data[bs[i]][starts[i]:])
+	}
+	return []*memory.Buffer{memory.NewBufferBytes(out), memory.NewBufferBytes(buf)}
+}
+
+// offsetSize is the bytes of an offset type.
+func offsetSize[O int32 | int64]() int {
+	var o O
+	switch any(o).(type) {
+	case int32:
+		return 4
+	}
+	return 8
 }
