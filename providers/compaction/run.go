@@ -783,6 +783,18 @@ func readGroup(ctx context.Context, tbl *table.Table, g Group, exact map[int]jso
 
 func readTasks(ctx context.Context, tbl *table.Table, sub constantSubset, exact map[int]json.Number, fn func(arrow.RecordBatch) error) error {
 	opts := []table.ScanOption{table.WithMaxConcurrency(min(2, len(sub.tasks)))}
+	// pqarrow reserves every column for a whole read batch (131,072 rows
+	// by default) and zeroes it: on files of a few thousand rows, ten
+	// times the values read, which the collector then sweeps and a sort
+	// run copies out (compactBatch). A batch of the largest file's rows
+	// reads each file whole and reserves what it holds.
+	var most int64
+	for _, t := range sub.tasks {
+		most = max(most, t.File.Count())
+	}
+	if most > 0 && most < 1<<17 {
+		opts = append(opts, table.WithArrowBatchSize(int(most)))
+	}
 	if tbl.Metadata().Version() >= 3 {
 		// Read each row's _row_id and _last_updated_sequence_number (stored,
 		// or derived from first_row_id and the data sequence number) so the
