@@ -241,6 +241,11 @@ func (e *keyEncoder) appendKey(dst []byte, cols []arrow.Array, i int) []byte {
 			} else {
 				dst = append(dst, nullLastByte)
 			}
+			// A null of a word field is as wide as its values (the marker
+			// decides every comparison with a value; nulls tie either
+			// way), so that keys of such fields keep one width: no
+			// offsets, and the radix sort packs the row index in.
+			dst = append(dst, zeros[:f.width]...)
 			continue
 		}
 		if f.desc {
@@ -254,6 +259,8 @@ func (e *keyEncoder) appendKey(dst []byte, cols []arrow.Array, i int) []byte {
 	}
 	return dst
 }
+
+var zeros [8]byte
 
 // wordReader reads a column of type t, as the scanner gives it, as the
 // bytes appendValue writes for its values (a uint64 of which the last

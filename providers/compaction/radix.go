@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"bytes"
+	"math/bits"
 	"slices"
 )
 
@@ -70,8 +71,24 @@ func (k *keySet) len() int { return k.n }
 // runs of equal words then ordered by comparing the full keys. With drop,
 // the keys are let go as soon as the words order the rows exactly (the
 // caller needs only the order), before the radix sort's own buffers.
+//
+// When the varying bits and the row index fit one word together (the
+// usual case: a few bytes of two int32 columns, millions of rows), the
+// index rides in the word's low bits and one array of words is sorted,
+// half the memory traffic and no index arrays: equal keys then order by
+// index, which is the stable order.
 func (k *keySet) sortedPerm(drop bool) []int32 {
 	n := k.len()
+	if n >= 2 && k.off == nil {
+		pos, width := k.varyingBits(k.w)
+		keyBits := 0
+		for _, b := range width {
+			keyBits += b
+		}
+		if idxBits := bits.Len(uint(n - 1)); keyBits+idxBits <= 64 {
+			return k.packedPerm(pos, width, idxBits, drop)
+		}
+	}
 	perm := make([]int32, n)
 	for i := range perm {
 		perm[i] = int32(i)
@@ -131,9 +148,44 @@ func (k *keySet) sortedPerm(drop bool) []int32 {
 	return perm
 }
 
+// packedPerm is sortedPerm for fixed-width keys whose varying bits (the
+// low width[j] bits of byte pos[j]) and a row index of idxBits fit one
+// uint64.
+func (k *keySet) packedPerm(pos, width []int, idxBits int, drop bool) []int32 {
+	n, w := k.n, k.w
+	words := make([]uint64, n)
+	for i := range n {
+		key := k.buf[i*w : i*w+w]
+		var x uint64
+		for j, p := range pos {
+			x = x<<width[j] | uint64(key[p]&(1<<width[j]-1))
+		}
+		words[i] = x<<idxBits | uint64(i)
+	}
+	if drop {
+		k.buf, k.off, k.n = nil, nil, 0
+	}
+	// The bytes below idxBits/8 hold index bits only, already in order.
+	radixSortFrom(words, nil, idxBits/8)
+	perm := make([]int32, n)
+	mask := uint64(1)<<idxBits - 1
+	for i, x := range words {
+		perm[i] = int32(x & mask)
+	}
+	return perm
+}
+
 // varyingPositions are the byte positions at which some key of width w
 // differs from the first key.
 func (k *keySet) varyingPositions(w int) []int {
+	pos, _ := k.varyingBits(w)
+	return pos
+}
+
+// varyingBits are varyingPositions and, for each, how many of its low bits
+// vary: the bits above the highest that differs from the first key's are
+// the same in every key, so leaving them out keeps the order.
+func (k *keySet) varyingBits(w int) (pos, width []int) {
 	first := k.buf[:w]
 	diff := make([]byte, w)
 	for i := w; i < len(k.buf); i += w {
@@ -142,29 +194,36 @@ func (k *keySet) varyingPositions(w int) []int {
 			diff[p] |= b ^ first[p]
 		}
 	}
-	var pos []int
 	for p, d := range diff {
 		if d != 0 {
 			pos = append(pos, p)
+			width = append(width, bits.Len8(d))
 		}
 	}
-	return pos
+	return pos, width
 }
 
 // radixSort sorts words ascending, carrying idx along, stably: an LSD radix
 // sort by bytes that skips the bytes every word shares.
-func radixSort(words []uint64, idx []int32) {
+func radixSort(words []uint64, idx []int32) { radixSortFrom(words, idx, 0) }
+
+// radixSortFrom is radixSort over the bytes from byte first (0: the
+// lowest) up, words alone when idx is nil.
+func radixSortFrom(words []uint64, idx []int32, first int) {
 	n := len(words)
 	var counts [8][256]int
 	for _, w := range words {
-		for b := range 8 {
+		for b := first; b < 8; b++ {
 			counts[b][byte(w>>(8*b))]++
 		}
 	}
 	tw := make([]uint64, n)
-	ti := make([]int32, n)
+	var ti []int32
+	if idx != nil {
+		ti = make([]int32, n)
+	}
 	srcW, srcI, dstW, dstI := words, idx, tw, ti
-	for b := range 8 {
+	for b := first; b < 8; b++ {
 		c := &counts[b]
 		shift := uint(8 * b)
 		if c[byte(srcW[0]>>shift)] == n {
@@ -174,12 +233,20 @@ func radixSort(words []uint64, idx []int32) {
 		for d := range c {
 			c[d], sum = sum, sum+c[d]
 		}
-		for i, w := range srcW {
-			d := byte(w >> shift)
-			p := c[d]
-			c[d]++
-			dstW[p] = w
-			dstI[p] = srcI[i]
+		if srcI == nil {
+			for _, w := range srcW {
+				d := byte(w >> shift)
+				dstW[c[d]] = w
+				c[d]++
+			}
+		} else {
+			for i, w := range srcW {
+				d := byte(w >> shift)
+				p := c[d]
+				c[d]++
+				dstW[p] = w
+				dstI[p] = srcI[i]
+			}
 		}
 		srcW, srcI, dstW, dstI = dstW, dstI, srcW, srcI
 	}

@@ -16,6 +16,11 @@ func TestSortedPermMatchesComparisonSort(t *testing.T) {
 		"fixed, few varying bytes": func() []byte {
 			return []byte{1, 0x80, 0, byte(rng.IntN(3)), byte(rng.IntN(256)), 1, 0x80, 0, 0, byte(rng.IntN(4))}
 		},
+		// Varying low bits under constant high ones (a sign-flipped
+		// int32's top byte): only the low bits go into the packed word.
+		"fixed, constant high bits": func() []byte {
+			return []byte{1, 0xF0 | byte(rng.IntN(4)), byte(rng.IntN(256)), 0x80 | byte(rng.IntN(2)), byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(16))}
+		},
 		// More than 8 varying bytes: ties on the word are broken by the key.
 		"fixed, 12 varying bytes": func() []byte {
 			k := make([]byte, 12)
