@@ -192,7 +192,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 			}
 		},
 	}
-	release, err := spec.Memory.Hold(rtbl, opts)
+	release, err := spec.Memory.Hold(rtbl, groups, opts)
 	if err != nil {
 		return tbl, res, fmt.Errorf("compaction memory limit: %w", err)
 	}

@@ -35,6 +35,11 @@ type keyField struct {
 	transform  func(v any) any                  // nil = identity
 	desc       bool
 	nullsFirst bool
+	// word, when set, reads an identity field of a fixed-width type as
+	// the same bytes appendValue writes for it, width bytes of a uint64,
+	// without boxing the value (false: null).
+	word  func(arr arrow.Array, i int) (uint64, bool)
+	width int
 }
 
 // keyEncoder turns rows of a batch into sort keys.
@@ -59,14 +64,18 @@ func newSortKeyEncoder(order table.SortOrder, sc *iceberg.Schema, as *arrow.Sche
 		if err != nil {
 			return nil, fmt.Errorf("sort field %s(%s): %w", f.Transform, name, err)
 		}
-		enc.fields = append(enc.fields, keyField{
+		kf := keyField{
 			col:        idx[0],
 			name:       name,
 			get:        get,
 			transform:  tf,
 			desc:       f.Direction == table.SortDESC,
 			nullsFirst: f.NullOrder == table.NullsFirst,
-		})
+		}
+		if tf == nil {
+			kf.word, kf.width = wordReader(src.Type)
+		}
+		enc.fields = append(enc.fields, kf)
 	}
 	if len(enc.fields) == 0 {
 		return nil, fmt.Errorf("sort order %d has no fields", order.OrderID())
@@ -192,24 +201,53 @@ func (e *keyEncoder) keys(ks *keySet, cols []arrow.Array, n int, _ bool) {
 	}
 }
 
+func (e *keyEncoder) columns() []int {
+	cs := make([]int, len(e.fields))
+	for i, f := range e.fields {
+		cs[i] = f.col
+	}
+	return cs
+}
+
 // appendKey appends row i's key to dst.
 func (e *keyEncoder) appendKey(dst []byte, cols []arrow.Array, i int) []byte {
 	for _, f := range e.fields {
-		v := f.get(cols[f.col], i)
-		if v != nil && f.transform != nil {
-			v = f.transform(v)
+		start, null := 0, false
+		if f.word != nil {
+			u, ok := f.word(cols[f.col], i)
+			if null = !ok; !null {
+				dst = append(dst, valueByte)
+				start = len(dst)
+				if f.width == 4 {
+					dst = binary.BigEndian.AppendUint32(dst, uint32(u))
+				} else {
+					dst = binary.BigEndian.AppendUint64(dst, u)
+				}
+			}
+		} else {
+			v := f.get(cols[f.col], i)
+			if v != nil && f.transform != nil {
+				v = f.transform(v)
+			}
+			if null = v == nil; !null {
+				dst = append(dst, valueByte)
+				start = len(dst)
+				dst = appendValue(dst, v)
+			}
 		}
-		if v == nil {
+		if null {
 			if f.nullsFirst {
 				dst = append(dst, nullFirstByte)
 			} else {
 				dst = append(dst, nullLastByte)
 			}
+			// A null of a word field is as wide as its values (the marker
+			// decides every comparison with a value; nulls tie either
+			// way), so that keys of such fields keep one width: no
+			// offsets, and the radix sort packs the row index in.
+			dst = append(dst, zeros[:f.width]...)
 			continue
 		}
-		dst = append(dst, valueByte)
-		start := len(dst)
-		dst = appendValue(dst, v)
 		if f.desc {
 			// The value encodings are prefix-free, so inverting every byte
 			// reverses their order; the null marker stays outside the
@@ -220,6 +258,41 @@ func (e *keyEncoder) appendKey(dst []byte, cols []arrow.Array, i int) []byte {
 		}
 	}
 	return dst
+}
+
+var zeros [8]byte
+
+// wordReader reads a column of type t, as the scanner gives it, as the
+// bytes appendValue writes for its values (a uint64 of which the last
+// width bytes count), for the fixed-width types whose encoding is an
+// integer; nil for the others.
+func wordReader(t iceberg.Type) (func(arrow.Array, int) (uint64, bool), int) {
+	switch t.(type) {
+	case iceberg.Int32Type:
+		return wordOf(func(a *array.Int32, i int) uint64 { return uint64(uint32(encInt32(a.Value(i)))) }), 4
+	case iceberg.DateType:
+		return wordOf(func(a *array.Date32, i int) uint64 { return uint64(uint32(encInt32(int32(a.Value(i))))) }), 4
+	case iceberg.Int64Type:
+		return wordOf(func(a *array.Int64, i int) uint64 { return encInt64(a.Value(i)) }), 8
+	case iceberg.TimeType:
+		return wordOf(func(a *array.Time64, i int) uint64 { return encInt64(int64(a.Value(i))) }), 8
+	case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		return wordOf(func(a *array.Timestamp, i int) uint64 { return encInt64(int64(a.Value(i))) }), 8
+	case iceberg.Float64Type:
+		return wordOf(func(a *array.Float64, i int) uint64 { return encFloat64(a.Value(i)) }), 8
+	}
+	return nil, 0
+}
+
+// wordOf reads row i of an array of type A through enc; false for a null
+// row. An array of another type panics, as valueGetter's would.
+func wordOf[A arrow.Array](enc func(A, int) uint64) func(arrow.Array, int) (uint64, bool) {
+	return func(a arrow.Array, i int) (uint64, bool) {
+		if a.IsNull(i) {
+			return 0, false
+		}
+		return enc(a.(A), i), true
+	}
 }
 
 // rowValue reads row i of an array of type A as conv(value), nil for a null

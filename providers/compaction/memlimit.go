@@ -35,13 +35,13 @@ func NewMemoryLimiter(set func(int64) int64) *MemoryLimiter {
 	return &MemoryLimiter{set: set}
 }
 
-// Hold raises the limit by what a compaction of tbl with o needs, until
-// the returned release is called (exactly once).
-func (m *MemoryLimiter) Hold(tbl *table.Table, o Options) (release func(), err error) {
+// Hold raises the limit by what a compaction of groups of tbl with o
+// needs, until the returned release is called (exactly once).
+func (m *MemoryLimiter) Hold(tbl *table.Table, groups []Group, o Options) (release func(), err error) {
 	if m == nil || m.set == nil {
 		return func() {}, nil
 	}
-	limit, err := ProcessMemoryLimit(tbl, o)
+	limit, err := ProcessMemoryLimit(tbl, groups, o)
 	if err != nil {
 		return nil, err
 	}

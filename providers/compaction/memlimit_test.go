@@ -1,9 +1,15 @@
 package compaction
 
 import (
+	"context"
 	"math"
 	"runtime/debug"
+	"slices"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 )
 
 // Compactions running at once share the baseline and add their own
@@ -18,24 +24,24 @@ func TestMemoryLimiterSumsAndRestores(t *testing.T) {
 	sorted := e.create(t, tableSpec{name: "sorted", order: testOrder()})
 	oSmall := Options{TargetFileSize: 8 << 20}
 	oSorted := Options{Strategy: Sort, TargetFileSize: 128 << 20}
-	lSmall, err := ProcessMemoryLimit(small, oSmall)
+	lSmall, err := ProcessMemoryLimit(small, nil, oSmall)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lSorted, err := ProcessMemoryLimit(sorted, oSorted)
+	lSorted, err := ProcessMemoryLimit(sorted, nil, oSorted)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	m := NewMemoryLimiter(debug.SetMemoryLimit)
-	rel1, err := m.Hold(small, oSmall)
+	rel1, err := m.Hold(small, nil, oSmall)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := debug.SetMemoryLimit(-1); got != lSmall {
 		t.Fatalf("one compaction: limit %d, want ProcessMemoryLimit %d", got, lSmall)
 	}
-	rel2, err := m.Hold(sorted, oSorted)
+	rel2, err := m.Hold(sorted, nil, oSorted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +60,7 @@ func TestMemoryLimiterSumsAndRestores(t *testing.T) {
 
 	// A lower limit in force (GOMEMLIMIT, or a caller's) is the ceiling.
 	debug.SetMemoryLimit(lSmall / 2)
-	rel, err := m.Hold(sorted, oSorted)
+	rel, err := m.Hold(sorted, nil, oSorted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +73,82 @@ func TestMemoryLimiterSumsAndRestores(t *testing.T) {
 	}
 
 	var none *MemoryLimiter
-	r, err := none.Hold(small, oSmall)
+	r, err := none.Hold(small, nil, oSmall)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r()
 	if got := debug.SetMemoryLimit(-1); got != lSmall/2 {
 		t.Fatalf("a nil limiter changed the limit to %d", got)
+	}
+}
+
+// arrowBytes, from the files' metadata alone, is within a quarter of what
+// the group's rows really take as the Arrow batches a sort run holds.
+func TestArrowBytesEstimatesTheRun(t *testing.T) {
+	e := newEnv(t)
+	tbl := e.create(t, tableSpec{name: "est", partitioned: true, order: testOrder()})
+	tbl = appendMany(t, tbl, 6, 3000, regions)
+	for _, g := range groupsAll(t, tbl) {
+		var held int64
+		err := readGroup(context.Background(), tbl, g, nil, func(rec arrow.RecordBatch) error {
+			c, err := compactBatch(rec, memory.DefaultAllocator)
+			if err != nil {
+				return err
+			}
+			held += util.TotalRecordSize(c)
+			c.Release()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := arrowBytes(tbl.Schema(), g)
+		if est < held*3/4 || est > held*5/4 {
+			t.Errorf("group %s: estimated %d Arrow bytes, the run holds %d", g.Partition, est, held)
+		}
+	}
+}
+
+// With the planned groups the limit is what the groups that may run at
+// once need (the largest ones, as many as run at once), an eighth more,
+// and the baseline; never above the options' own bound.
+func TestProcessMemoryLimitFromGroups(t *testing.T) {
+	e := newEnv(t)
+	tbl := e.create(t, tableSpec{name: "lim", partitioned: true, order: testOrder()})
+	tbl = appendMany(t, tbl, 6, 3000, regions[:3])
+	tbl = appendMany(t, tbl, 6, 9000, regions[3:])
+	groups := groupsAll(t, tbl)
+	o := Options{Strategy: Sort, TargetFileSize: 128 << 20, MaxConcurrentGroups: 2}
+	bound, err := ProcessMemoryLimit(tbl, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ProcessMemoryLimit(tbl, groups, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := resolve(tbl, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowGroup := rowGroupBytes(tbl.Properties(), cfg.target, cfg.rowGroupCap())
+	var needs []int64
+	for _, g := range groups {
+		needs = append(needs, groupNeed(tbl.Schema(), g, Sort, rowGroup))
+	}
+	slices.Sort(needs)
+	want := (needs[len(needs)-1]+needs[len(needs)-2])*9/8 + processBaseline
+	if got != want || got >= bound {
+		t.Fatalf("limit %d, want %d (the two largest needs of %v, an eighth more, the baseline), below the bound %d", got, want, needs, bound)
+	}
+	// A budget one group fills: the groups run one at a time.
+	o.MemoryBudget = needs[len(needs)-1]
+	got, err = ProcessMemoryLimit(tbl, groups, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := needs[len(needs)-1]*9/8 + processBaseline; got != min(want, o.MemoryBudget+processBaseline) {
+		t.Fatalf("budget of one group: limit %d, want %d", got, want)
 	}
 }

@@ -16,6 +16,11 @@ func TestSortedPermMatchesComparisonSort(t *testing.T) {
 		"fixed, few varying bytes": func() []byte {
 			return []byte{1, 0x80, 0, byte(rng.IntN(3)), byte(rng.IntN(256)), 1, 0x80, 0, 0, byte(rng.IntN(4))}
 		},
+		// Varying low bits under constant high ones (a sign-flipped
+		// int32's top byte): only the low bits go into the packed word.
+		"fixed, constant high bits": func() []byte {
+			return []byte{1, 0xF0 | byte(rng.IntN(4)), byte(rng.IntN(256)), 0x80 | byte(rng.IntN(2)), byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(16))}
+		},
 		// More than 8 varying bytes: ties on the word are broken by the key.
 		"fixed, 12 varying bytes": func() []byte {
 			k := make([]byte, 12)
@@ -23,6 +28,14 @@ func TestSortedPermMatchesComparisonSort(t *testing.T) {
 				k[i] = byte(rng.IntN(2))
 			}
 			return k
+		},
+		// Fixed-width keys with a null's shorter key now and then: the
+		// offsets appear only at the first null, after fixed keys.
+		"fixed, then nulls": func() []byte {
+			if rng.IntN(50) == 0 {
+				return []byte{nullLastByte}
+			}
+			return []byte{valueByte, 0x80, 0, byte(rng.IntN(3)), byte(rng.IntN(256))}
 		},
 		// Escaped strings of several lengths, with zero bytes and shared
 		// prefixes longer than the word.
@@ -36,19 +49,37 @@ func TestSortedPermMatchesComparisonSort(t *testing.T) {
 	}
 	for name, gen := range shapes {
 		t.Run(name, func(t *testing.T) {
-			ks := &keySet{}
 			n := 5000
-			ks.reset(n)
-			for range n {
-				ks.buf = append(ks.buf, gen()...)
-				ks.end()
+			keys := make([][]byte, n)
+			for i := range keys {
+				keys[i] = gen()
+			}
+			build := func() *keySet {
+				ks := &keySet{}
+				ks.reset(n)
+				for _, k := range keys {
+					ks.buf = append(ks.buf, k...)
+					ks.end()
+				}
+				return ks
+			}
+			ks := build()
+			for i, k := range keys {
+				if !bytes.Equal(ks.key(i), k) {
+					t.Fatalf("key %d is %x, appended %x", i, ks.key(i), k)
+				}
 			}
 			want := make([]int32, n)
 			for i := range want {
 				want[i] = int32(i)
 			}
-			slices.SortStableFunc(want, func(a, b int32) int { return bytes.Compare(ks.key(int(a)), ks.key(int(b))) })
-			got := ks.sortedPerm()
+			slices.SortStableFunc(want, func(a, b int32) int { return bytes.Compare(keys[a], keys[b]) })
+			got := ks.sortedPerm(false)
+			// Dropping the keys (when the words order the rows exactly)
+			// must not change the order.
+			if dropped := build().sortedPerm(true); !slices.Equal(dropped, got) {
+				t.Fatal("sortedPerm(true) differs from sortedPerm(false)")
+			}
 			if !slices.Equal(got, want) {
 				for i := range got {
 					if got[i] != want[i] {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -130,6 +131,14 @@ func (k *zorderKeyer) seal() {
 	k.fixed = true
 }
 
+func (k *zorderKeyer) columns() []int {
+	cs := make([]int, len(k.cols))
+	for i, c := range k.cols {
+		cs[i] = c.col
+	}
+	return cs
+}
+
 // keys implements rowKeyer.
 func (k *zorderKeyer) keys(ks *keySet, cols []arrow.Array, n int, whole bool) {
 	ranks := make([][]uint32, len(k.cols))
@@ -185,8 +194,34 @@ func columnRanks(r zReader, n int) []uint32 {
 		}
 	}
 	nulls := n - len(enc)
-	radixSort(enc, idx)
 	out := make([]uint32, n) // nulls rank 0
+	if len(enc) == 0 {
+		return out
+	}
+	// As keySet.packedPerm: when the bits that vary and the row index fit
+	// one word, one array of words is sorted.
+	var diff uint64
+	for _, v := range enc {
+		diff |= v ^ enc[0]
+	}
+	keyBits, idxBits := bits.Len64(diff), bits.Len(uint(n-1))
+	if keyBits+idxBits <= 64 {
+		mask := uint64(1)<<keyBits - 1
+		for j, v := range enc {
+			enc[j] = (v&mask)<<idxBits | uint64(idx[j])
+		}
+		idx = nil
+		radixSortFrom(enc, nil, idxBits/8)
+		var rank uint64
+		for j, w := range enc {
+			if j == 0 || w>>idxBits != enc[j-1]>>idxBits {
+				rank = uint64(nulls + j)
+			}
+			out[w&(uint64(1)<<idxBits-1)] = uint32(rank * 0xFFFFFFFF / uint64(n))
+		}
+		return out
+	}
+	radixSort(enc, idx)
 	var rank uint64
 	for j, v := range enc {
 		if j == 0 || v != enc[j-1] {
