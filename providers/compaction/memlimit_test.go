@@ -142,6 +142,26 @@ func TestProcessMemoryLimitFromGroups(t *testing.T) {
 	if got != want || got >= bound {
 		t.Fatalf("limit %d, want %d (the two largest needs of %v, an eighth more, the baseline), below the bound %d", got, want, needs, bound)
 	}
+	// Binpack keeps twice its groups' needs (all stream, no run), below
+	// the bound without groups.
+	ob := o
+	ob.Strategy = Binpack
+	bbound, err := ProcessMemoryLimit(tbl, nil, ob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = ProcessMemoryLimit(tbl, groups, ob); err != nil {
+		t.Fatal(err)
+	}
+	var bneeds []int64
+	for _, g := range groups {
+		bneeds = append(bneeds, groupNeed(tbl.Schema(), g, Binpack, rowGroup))
+	}
+	slices.Sort(bneeds)
+	bwant := min(2*(bneeds[len(bneeds)-1]+bneeds[len(bneeds)-2]), bbound-processBaseline) + processBaseline
+	if got != bwant {
+		t.Fatalf("binpack limit %d, want %d (twice the two largest needs of %v, the baseline; bound %d)", got, bwant, bneeds, bbound)
+	}
 	// A budget one group fills: the groups run one at a time.
 	o.MemoryBudget = needs[len(needs)-1]
 	got, err = ProcessMemoryLimit(tbl, groups, o)

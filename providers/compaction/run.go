@@ -1064,7 +1064,18 @@ func ProcessMemoryLimit(tbl *table.Table, groups []Group, o Options) (int64, err
 		// The gate admits groups together only within the budget; a
 		// group above it runs alone.
 		together = min(together, max(cfg.budget, needs[0]))
-		limit = min(limit, together*9/8)
+		// An eighth over the needs is room enough where a sorted run, a
+		// live set measured to the byte, is most of them. A binpack group
+		// is all stream (reader, writer, encoders), whose garbage churns:
+		// at 9/8 of its need the collector ran a quarter of the time
+		// (10M-row binpack: 371 collections against 156, +30% CPU; at 3/2
+		// of it, +10%), so it keeps twice its need, as without groups. The
+		// price: about 40 MiB more peak RSS on the 1M-row binpack.
+		headroom := together * 9 / 8
+		if cfg.strategy == Binpack {
+			headroom = 2 * together
+		}
+		limit = min(limit, headroom)
 	}
 	return limit + processBaseline, nil
 }
