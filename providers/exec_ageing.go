@@ -77,12 +77,8 @@ func (s *Session) executeAgeing(ctx context.Context, req ExecRequest) (*Table, E
 // it and apply plans again. Files written for a commit that definitely
 // failed are removed.
 func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, props map[string]string, p *diff.PartitionAgeing) (*table.Table, ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
-	if tbl.CurrentSnapshot() == nil {
-		res.NoOp, res.Note = true, "table has no snapshot"
-		return tbl, res, nil
-	}
-	if err := headIDRefusal(tbl); err != nil {
+	res, stop, err := rewriteStart(tbl)
+	if stop || err != nil {
 		return tbl, res, err
 	}
 	after := time.Duration(p.AfterMs) * time.Millisecond

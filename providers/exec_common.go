@@ -50,6 +50,20 @@ func headIDRefusal(tbl *table.Table) error {
 	return nil
 }
 
+// rewriteStart is how every executor that adds a snapshot on main's head
+// begins: the result names the metadata it started from, a table without a
+// snapshot is nothing to do, and a head iceberg-go would take for "no
+// parent" is refused (headIDRefusal). stop says the caller returns res and
+// err as they are.
+func rewriteStart(tbl *table.Table) (res ExecResult, stop bool, err error) {
+	res = ExecResult{MetadataLocation: tbl.MetadataLocation()}
+	if tbl.CurrentSnapshot() == nil {
+		res.NoOp, res.Note = true, "table has no snapshot"
+		return res, true, nil
+	}
+	return res, false, headIDRefusal(tbl)
+}
+
 // execPinRefs asserts, on a transaction, that main has not moved since tbl was
 // loaded. With an explicit assertion iceberg-go fails the commit instead of
 // silently refreshing and replaying it onto a newer head: iceops re-plans

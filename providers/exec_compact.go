@@ -79,12 +79,8 @@ func (s CompactSpec) now() time.Time {
 // before committing, staged files removed when a commit definitely failed
 // and kept when its outcome is unknown) and commits a replace snapshot.
 func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Table, ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
-	if tbl.CurrentSnapshot() == nil {
-		res.NoOp, res.Note = true, "table has no snapshot"
-		return tbl, res, nil
-	}
-	if err := headIDRefusal(tbl); err != nil {
+	res, stop, err := rewriteStart(tbl)
+	if stop || err != nil {
 		return tbl, res, err
 	}
 	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)

@@ -41,12 +41,8 @@ func danglingState(d *compaction.Dangling) *diff.DanglingDeletes {
 // lost a race fails and leaves nothing, and apply plans again. Files
 // iceberg-go wrote for a commit that definitely failed are removed.
 func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.CatalogIO, props map[string]string) (*table.Table, ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
-	if tbl.CurrentSnapshot() == nil {
-		res.NoOp, res.Note = true, "table has no snapshot"
-		return tbl, res, nil
-	}
-	if err := headIDRefusal(tbl); err != nil {
+	res, stop, err := rewriteStart(tbl)
+	if stop || err != nil {
 		return tbl, res, err
 	}
 	res.FilesBefore = deleteFilesOf(tbl)

@@ -33,15 +33,11 @@ func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (
 type manifestTamper func(fs iceio.IO, staged table.Metadata) error
 
 func rewriteManifestsTampered(ctx context.Context, tbl *table.Table, targetSize int64, tamper manifestTamper) (*table.Table, ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
-	cur := tbl.CurrentSnapshot()
-	if cur == nil {
-		res.NoOp, res.Note = true, "table has no snapshot"
-		return tbl, res, nil
-	}
-	if err := headIDRefusal(tbl); err != nil {
+	res, stop, err := rewriteStart(tbl)
+	if stop || err != nil {
 		return tbl, res, err
 	}
+	cur := tbl.CurrentSnapshot()
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return tbl, res, fmt.Errorf("open table storage: %w", err)
