@@ -137,11 +137,7 @@ func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, er
 	rgBytes := rowGroupBytes(props, cfg.target, cfg.rowGroupCap)
 	partPath := ""
 	if !cfg.spec.IsUnpartitioned() {
-		var rec partitionRecord
-		for _, f := range cfg.spec.Fields() {
-			rec = append(rec, cfg.partition[f.FieldID])
-		}
-		partPath = cfg.spec.PartitionToPath(rec, sc)
+		partPath = specPath(cfg.spec, cfg.partition, sc)
 		if strings.Contains(partPath, "%") && isFileURI(loc.NewDataLocation("f")) {
 			// iceberg-go's local IO percent-decodes a file:// URI: the
 			// file recorded as s_trunc=%C5%BC/... would be created as
