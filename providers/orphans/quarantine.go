@@ -301,11 +301,11 @@ func moveLocalFiles(ctx context.Context, fs iceio.IO, loc string, roots []string
 func moveObjects(ctx context.Context, fs iceio.IO, loc string, roots []string, runDir string, files []fileRef, spec Spec, del deleter, states map[string]placeState, errs map[string]error) {
 	conc := spec.DeleteConcurrency
 	if conc <= 0 {
-		conc = 8
+		conc = defaultConcurrency
 	}
 	size := spec.BatchSize
 	if size <= 0 {
-		size = 1000
+		size = defaultBatch
 	}
 	total := int64(len(files))
 	spec.Progress.Report(0, total, "files")

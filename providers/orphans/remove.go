@@ -364,6 +364,13 @@ func (pr purgeResult) note() string {
 	return strings.Join(parts, "; ")
 }
 
+// The defaults of Spec.BatchSize and Spec.DeleteConcurrency for the moves
+// and single deletes this package runs itself (runBatched, moveObjects).
+const (
+	defaultBatch       = 1000
+	defaultConcurrency = 8
+)
+
 // runBatched runs fn over files in batches of batch (default 1,000), each
 // with at most conc (default 8) at once. A failure is handed to failed and
 // the rest go on. A cancelled context stops it at a batch boundary (an
@@ -373,10 +380,10 @@ func (pr purgeResult) note() string {
 // for each success; ok and failed are serialised.
 func runBatched(ctx context.Context, files []fileRef, conc, batch int, progress store.Progress, fn func(fileRef) error, ok func(fileRef), failed func(f fileRef, err error, started bool)) {
 	if conc <= 0 {
-		conc = 8
+		conc = defaultConcurrency
 	}
 	if batch <= 0 {
-		batch = 1000
+		batch = defaultBatch
 	}
 	total := int64(len(files))
 	progress.Report(0, total, "files")
