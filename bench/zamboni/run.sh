@@ -40,7 +40,10 @@
 # iceops / Zamboni. Env: WORK (scratch, default /tmp/iceops-zamboni-bench),
 # CASES ("compaction maintenance orphans"), STRATEGIES ("binpack sort zorder"),
 # COMMITS ROWS (200 5000), TABLES TCOMMITS TROWS (200 20 100),
-# REFERENCED ORPHANS (20000 2000). Pristine tables are kept in WORK (their
+# REFERENCED ORPHANS (20000 2000), ZSTD_LEVEL (unset: the compaction table sets
+# no write.parquet.compression-level, so each tool writes zstd at its own
+# default, iceops 3 like Iceberg Java, Zamboni 1 like pyarrow; a number: the
+# table sets that level, which both tools honor, so both compress alike). Pristine tables are kept in WORK (their
 # paths are absolute in the metadata) and rebuilt after a day (the
 # maintenance lake's ages are relative to when it was built).
 set -euo pipefail
@@ -220,7 +223,9 @@ for case in $CASES; do
 			body+="
   }"
 			# The sorted copy is a different table: its own pristine name, same directory.
-			pristine "events-$COMMITS-$ROWS${sorted[*]}" bash -c "'$WORK/compactbench' setup -dir '$WORK/tables-events' -commits $COMMITS -rows $ROWS ${sorted[*]} && '$WORK/zambench' rename -dir '$WORK/tables-events'"
+			level=() lname=""
+			[[ -n ${ZSTD_LEVEL:-} ]] && level=(-zstd-level "$ZSTD_LEVEL") lname="-zstd$ZSTD_LEVEL"
+			pristine "events-$COMMITS-$ROWS${sorted[*]}$lname" bash -c "'$WORK/compactbench' setup -dir '$WORK/tables-events' -commits $COMMITS -rows $ROWS ${sorted[*]} ${level[*]} && '$WORK/zambench' rename -dir '$WORK/tables-events'"
 			iceops_cfg "$WORK/cfg-compact-$s" "$T" "$body" 'table "local.bench.events"'
 			echo "== compaction $s: $COMMITS x $ROWS rows ($P)"
 			cargs=()

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -63,14 +64,24 @@ func Schema() *iceberg.Schema {
 // Setup creates the table with commits appends of rows rows spread over
 // parts partitions; sorted gives it the sort order (x, y).
 func Setup(ctx context.Context, cat *sqlcat.Catalog, commits, rows, parts int, sorted bool) error {
+	return SetupLevel(ctx, cat, commits, rows, parts, sorted, 0)
+}
+
+// SetupLevel is Setup with the table's write.parquet.compression-level set
+// to zstdLevel (0: unset, each writer's default: 3 for iceberg-go and Iceberg
+// Java, 1 for PyIceberg, whose pyarrow defaults to 1). Every writer of the
+// table, the setup's appends and each tool's rewrite, then compresses at
+// that level.
+func SetupLevel(ctx context.Context, cat *sqlcat.Catalog, commits, rows, parts int, sorted bool, zstdLevel int) error {
 	if err := cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil); err != nil {
 		return fmt.Errorf("create namespace: %w", err)
 	}
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
-	opts := []catalog.CreateTableOpt{
-		catalog.WithPartitionSpec(&spec),
-		catalog.WithProperties(iceberg.Properties{"format-version": "2", "write.parquet.compression-codec": "zstd"}),
+	props := iceberg.Properties{"format-version": "2", "write.parquet.compression-codec": "zstd"}
+	if zstdLevel != 0 {
+		props["write.parquet.compression-level"] = strconv.Itoa(zstdLevel)
 	}
+	opts := []catalog.CreateTableOpt{catalog.WithPartitionSpec(&spec), catalog.WithProperties(props)}
 	if sorted {
 		so, err := table.NewSortOrder(1, []table.SortField{
 			{SourceIDs: []int{4}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst},

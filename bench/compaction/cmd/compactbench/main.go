@@ -55,6 +55,7 @@ func run(args []string) error {
 	rows := fs.Int("rows", 1000, "rows per append")
 	parts := fs.Int("partitions", 4, "partitions (identity(region))")
 	sorted := fs.Bool("sorted", false, "give the table a sort order (x, y)")
+	zstdLevel := fs.Int("zstd-level", 0, "setup: the table's write.parquet.compression-level (0: unset, each writer's default)")
 	strategy := fs.String("strategy", "binpack", "binpack|sort|zorder")
 	zorder := fs.String("zorder", "x,y", "the columns -strategy zorder interleaves")
 	target := fs.Int64("target", 8<<20, "target file size")
@@ -100,7 +101,7 @@ func run(args []string) error {
 	defer db.Close()
 	switch args[0] {
 	case "setup":
-		return benchtable.Setup(ctx, cat, *commits, *rows, *parts, *sorted)
+		return benchtable.SetupLevel(ctx, cat, *commits, *rows, *parts, *sorted, *zstdLevel)
 	case "run":
 		opts := compaction.Options{Strategy: compaction.Strategy(*strategy), TargetFileSize: *target, MemoryBudget: *budget, MaxConcurrentGroups: *concurrent, Catalog: cat}
 		if opts.Strategy == compaction.ZOrder {
