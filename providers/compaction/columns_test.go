@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -46,6 +47,10 @@ func flatTestSchema() *arrow.Schema {
 		{Name: "uuid", Type: extensions.NewUUIDType(), Nullable: true, Metadata: id(13)},
 		{Name: "all_null", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: id(14)},
 		{Name: "time", Type: arrow.FixedWidthTypes.Time64us, Nullable: true, Metadata: id(15)},
+		// One value per batch (constConstant), as an identity
+		// partition's source column is: written as dictionary indices.
+		{Name: "const_str", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: id(16)},
+		{Name: "const_bin", Type: arrow.BinaryTypes.Binary, Nullable: false, Metadata: id(17)},
 	}
 	return arrow.NewSchema(fields, nil)
 }
@@ -102,8 +107,29 @@ func flatTestBatch(t *testing.T, sc *arrow.Schema, n int, seed uint64) arrow.Rec
 		}
 		b.Field(13).AppendNull()
 		b.Field(14).(*array.Time64Builder).Append(arrow.Time64(r.Int64N(86_400_000_000)))
+		b.Field(15).(*array.StringBuilder).Append(constConstant(seed, i))
+		b.Field(16).(*array.BinaryBuilder).Append([]byte("us"))
 	}
 	return b.NewRecordBatch()
+}
+
+// flatTestConsts: the const_ columns as a partition gives them to the
+// column writer (constantDict): const_bin holds "us" in every batch, so
+// every row group writes it as dictionary indices; const_str holds "eu"
+// in the first row group (two writes as indices), then "us" (a row group
+// whose first write disagrees: written as it is) and several values.
+var flatTestConsts = map[int][]byte{15: []byte("eu"), 16: []byte("us")}
+
+// constConstant is const_str's value of row i of batch seed (see
+// flatTestConsts).
+func constConstant(seed uint64, i int) string {
+	switch seed {
+	case 3:
+		return "us"
+	case 4:
+		return []string{"eu", "us", ""}[i%3]
+	}
+	return "eu"
 }
 
 // TestColumnWriterMatchesPqarrow writes the same batches, over several row
@@ -168,11 +194,17 @@ func TestColumnWriterMatchesPqarrow(t *testing.T) {
 			// Queued bytes: one batch at a time, and room for several.
 			for _, maxQueued := range []int64{1, 64 << 20} {
 				got.Reset()
-				cw, err := newColumnWriter(sc, ps, &got, wprops, aprops, 4, maxQueued)
+				cw, err := newColumnWriter(sc, ps, &got, wprops, aprops, 4, maxQueued, flatTestConsts)
 				if err != nil {
 					t.Fatal(err)
 				}
 				write(queueChecked{cw, t, maxQueued})
+				// The byte-for-byte match above is of the indices path:
+				// const_bin went through it for all 4 batches, const_str
+				// for the 2 of its first row group.
+				if got, want := []int{cw.cols[15].direct, cw.cols[16].direct}, []int{2, 4}; !slices.Equal(got, want) {
+					t.Fatalf("writes as dictionary indices (const_str, const_bin) = %v, want %v", got, want)
+				}
 				if !bytes.Equal(want.Bytes(), got.Bytes()) {
 					i := 0
 					for i < min(want.Len(), got.Len()) && want.Bytes()[i] == got.Bytes()[i] {
@@ -182,6 +214,69 @@ func TestColumnWriterMatchesPqarrow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConstantColumnDisagrees: a batch that disagrees with the value the
+// partition gave a column, after the row group began as dictionary
+// indices, is written as it is (pqarrow may then change the encoding),
+// and every value reads back as written.
+func TestConstantColumnDisagrees(t *testing.T) {
+	sc := flatTestSchema()
+	wprops, err := parquetWriterProps(iceberg.Properties{"write.parquet.compression-codec": "zstd"}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memory.DefaultAllocator), pqarrow.WithStoreSchema())
+	ps, err := pqarrow.ToParquet(sc, wprops, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// const_str: "eu" (seed 1), "us" (seed 3), mixed (seed 4), one row
+	// group; const_bin "us" throughout, but the partition says "eu".
+	batches := []arrow.RecordBatch{flatTestBatch(t, sc, 3000, 1), flatTestBatch(t, sc, 500, 3), flatTestBatch(t, sc, 700, 4)}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	var buf bytes.Buffer
+	cw, err := newColumnWriter(sc, ps, &buf, wprops, aprops, 4, 64<<20, map[int][]byte{15: []byte("eu"), 16: []byte("eu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := cw.writeBuffered(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cw.close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := []int{cw.cols[15].direct, cw.cols[16].direct}, []int{1, 0}; !slices.Equal(got, want) {
+		t.Fatalf("writes as dictionary indices (const_str, const_bin) = %v, want %v", got, want)
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	for c := range sc.NumFields() {
+		var want []arrow.Array
+		for _, b := range batches {
+			want = append(want, b.Column(c))
+		}
+		if !array.ChunkedEqual(tbl.Column(c).Data(), arrow.NewChunked(sc.Field(c).Type, want)) {
+			t.Fatalf("column %s reads back different values", sc.Field(c).Name)
+		}
 	}
 }
 
@@ -325,7 +420,7 @@ func TestColumnWriterColumnError(t *testing.T) {
 	}
 	before := runtime.NumGoroutine()
 	var buf bytes.Buffer
-	cw, err := newColumnWriter(sc, ps, &buf, wprops, aprops, 2, 1<<20)
+	cw, err := newColumnWriter(sc, ps, &buf, wprops, aprops, 2, 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,7 @@ type rollingWriter struct {
 	props       iceberg.Properties
 	wprops      *parquet.WriterProperties
 	mem         memory.Allocator
+	consts      map[int][]byte // columns of one value (identityConstants)
 
 	target        int64
 	rowGroupBytes int64
@@ -174,7 +176,45 @@ func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, er
 		formatVersion: tbl.Metadata().Version(),
 		filePrefix:    fmt.Sprintf("%05d-%d-%s", cfg.groupOrdinal, 0, uuid.NewString()),
 		bytesPerRow:   bpr,
+		consts:        identityConstants(cfg.spec, cfg.partition, sc, as),
 	}, nil
+}
+
+// identityConstants maps the index of each top-level string or binary
+// column that is the source of an identity partition field to the
+// partition's value (not null, not empty): what every row of the group's
+// files holds in that column, which the column writer then writes as
+// dictionary indices instead of hashing each value (constantDict). It
+// checks every batch against the value.
+func identityConstants(spec iceberg.PartitionSpec, part map[int]any, sc *iceberg.Schema, as *arrow.Schema) map[int][]byte {
+	var out map[int][]byte
+	for _, f := range spec.Fields() {
+		if _, ok := f.Transform.(iceberg.IdentityTransform); !ok || len(f.SourceIDs) != 1 {
+			continue
+		}
+		var v []byte
+		switch x := part[f.FieldID].(type) {
+		case string:
+			v = []byte(x)
+		case []byte:
+			v = bytes.Clone(x)
+		}
+		if len(v) == 0 {
+			continue
+		}
+		for i, fld := range sc.Fields() {
+			if fld.ID != f.SourceID() || i >= as.NumFields() {
+				continue
+			}
+			if id := as.Field(i).Type.ID(); id == arrow.STRING || id == arrow.BINARY {
+				if out == nil {
+					out = map[int][]byte{}
+				}
+				out[i] = v
+			}
+		}
+	}
+	return out
 }
 
 // defaultRowGroupCap bounds row groups when the table does not set
@@ -316,7 +356,7 @@ func (w *rollingWriter) open() error {
 	// Batches waiting for the column encoders hold at most one row
 	// group's worth of bytes (the writer's own memory bound).
 	pw, err := newParquetSink(w.arrowSchema, cw, w.wprops,
-		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem), pqarrow.WithStoreSchema()), w.rowGroupBytes)
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem), pqarrow.WithStoreSchema()), w.rowGroupBytes, w.consts)
 	if err != nil {
 		_ = cw.Close()
 		return fmt.Errorf("open parquet writer %s: %w", path, err)
