@@ -112,21 +112,11 @@ type columnQueue struct {
 	// (the source of an identity partition, string or binary), or nil.
 	// Such a column is written as dictionary indices (constantDict).
 	cval   []byte
-	cstate constState // this row group's, reset by columnWriter.newRowGroup
-	cdict  arrow.Array
-	zeros  []byte // int32 zeros: the indices
-	direct int    // writes done as indices (for tests)
+	cdense bool        // this row group writes it as it is (reset by columnWriter.newRowGroup)
+	cdict  arrow.Array // the one-value dictionary, made at the first use
+	zeros  []byte      // int32 zeros: the indices
+	direct int         // writes done as indices (for tests)
 }
-
-// constState is how a constant column is being written in the current
-// row group.
-type constState int8
-
-const (
-	constUndecided constState = iota
-	constDirect               // as indices of the one-value dictionary
-	constDense                // as it is (a write held another value)
-)
 
 // columnQueueDepth bounds the batches a column may lag behind the reader.
 const columnQueueDepth = 2
@@ -274,7 +264,7 @@ func (c *columnWriter) newRowGroup() error {
 	// The column goroutines are idle (drained): each new column chunk
 	// decides afresh.
 	for _, q := range c.cols {
-		q.resetConstant()
+		q.cdense = false
 	}
 	return nil
 }
@@ -367,24 +357,20 @@ func (c *columnWriter) writeColumn(q *columnQueue, arr arrow.Array) error {
 // since pqarrow may then fall back to plain encoding (still the same
 // values, another encoding).
 func (q *columnQueue) constantDict(cw file.ColumnChunkWriter, arr arrow.Array) arrow.Array {
-	if q.cval == nil || q.cstate == constDense {
+	if q.cval == nil || q.cdense {
 		return nil
 	}
 	v, ok := constantValue(arr)
 	if !ok || !bytes.Equal(v, q.cval) || cw.CurrentEncoder().Encoding() != parquet.Encodings.PlainDict {
-		q.cstate = constDense
+		q.cdense = true
 		return nil
 	}
-	if q.cdict == nil || !arrow.TypeEqual(q.cdict.DataType(), arr.DataType()) {
-		if q.cdict != nil {
-			q.cdict.Release()
-		}
+	if q.cdict == nil { // the column's type is the file schema's, the same for every write
 		offs := arrow.Int32Traits.CastToBytes([]int32{0, int32(len(q.cval))})
 		d := array.NewData(arr.DataType(), 1, []*memory.Buffer{nil, memory.NewBufferBytes(offs), memory.NewBufferBytes(q.cval)}, nil, 0, 0)
 		q.cdict = array.MakeFromData(d)
 		d.Release()
 	}
-	q.cstate = constDirect
 	q.direct++
 	n := arr.Len()
 	if len(q.zeros) < 4*n {
@@ -399,8 +385,6 @@ func (q *columnQueue) constantDict(cw file.ColumnChunkWriter, arr arrow.Array) a
 	// unchanged without comparing or recounting it.
 	return array.NewDictionaryArray(dt, indices, q.cdict)
 }
-
-func (q *columnQueue) resetConstant() { q.cstate = constUndecided }
 
 // constantValue is arr's one value when arr is a string or binary array
 // (32-bit offsets) of at least one value, no nulls, every value the same.
@@ -420,9 +404,8 @@ func constantValue(arr arrow.Array) ([]byte, bool) {
 	}
 	base := offs[0]
 	first := data[:offs[1]-base]
-	w := offs[1] - offs[0]
 	for i := 1; i < arr.Len(); i++ {
-		if offs[i+1]-offs[i] != w || !bytes.Equal(data[offs[i]-base:offs[i+1]-base], first) {
+		if !bytes.Equal(data[offs[i]-base:offs[i+1]-base], first) {
 			return nil, false
 		}
 	}
