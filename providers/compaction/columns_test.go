@@ -484,3 +484,27 @@ func (q queueChecked) writeBuffered(rec arrow.RecordBatch) error {
 	}
 	return nil
 }
+
+// TestIdentityConstants: the writer learns the identity partition's
+// string column and value from the group's partition, and nothing from a
+// partition without a value.
+func TestIdentityConstants(t *testing.T) {
+	env := newEnv(t)
+	tbl := checkTable(t, env, "consts")
+	g := euGroups(t, tbl)[0]
+	spec := tbl.Metadata().PartitionSpecByID(g.SpecID)
+	sc := tbl.Schema()
+	as, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := spec.Field(0).SourceID()
+	i := slices.IndexFunc(sc.Fields(), func(f iceberg.NestedField) bool { return f.ID == src })
+	got := identityConstants(tbl, *spec, g.Tasks[0].File.Partition(), sc, as)
+	if len(got) != 1 || string(got[i]) != "eu" {
+		t.Fatalf("identityConstants = %v, want column %d = \"eu\"", got, i)
+	}
+	if got := identityConstants(tbl, *spec, map[int]any{}, sc, as); got != nil {
+		t.Fatalf("identityConstants without a partition value = %v, want none", got)
+	}
+}

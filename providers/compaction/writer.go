@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -176,42 +177,35 @@ func newRollingWriter(ctx context.Context, cfg writerConfig) (*rollingWriter, er
 		formatVersion: tbl.Metadata().Version(),
 		filePrefix:    fmt.Sprintf("%05d-%d-%s", cfg.groupOrdinal, 0, uuid.NewString()),
 		bytesPerRow:   bpr,
-		consts:        identityConstants(cfg.spec, cfg.partition, sc, as),
+		consts:        identityConstants(tbl, cfg.spec, cfg.partition, sc, as),
 	}, nil
 }
 
 // identityConstants maps the index of each top-level string or binary
-// column that is the source of an identity partition field to the
-// partition's value (not null, not empty): what every row of the group's
-// files holds in that column, which the column writer then writes as
-// dictionary indices instead of hashing each value (constantDict). It
-// checks every batch against the value.
-func identityConstants(spec iceberg.PartitionSpec, part map[int]any, sc *iceberg.Schema, as *arrow.Schema) map[int][]byte {
+// column that is the source of an identity partition field
+// (identitySources) to the partition's value (not null, not empty): what
+// every row of the group's files holds in that column, which the column
+// writer then writes as dictionary indices instead of hashing each value
+// (constantDict). It checks every batch against the value.
+func identityConstants(tbl *table.Table, spec iceberg.PartitionSpec, part map[int]any, sc *iceberg.Schema, as *arrow.Schema) map[int][]byte {
 	var out map[int][]byte
-	for _, f := range spec.Fields() {
-		if _, ok := f.Transform.(iceberg.IdentityTransform); !ok || len(f.SourceIDs) != 1 {
-			continue
-		}
+	for _, c := range identitySources(tbl, spec, part) {
 		var v []byte
-		switch x := part[f.FieldID].(type) {
+		switch x := c.value.(type) {
 		case string:
 			v = []byte(x)
 		case []byte:
 			v = bytes.Clone(x)
 		}
-		if len(v) == 0 {
+		i := slices.IndexFunc(sc.Fields(), func(f iceberg.NestedField) bool { return f.ID == c.fieldID })
+		if len(v) == 0 || i < 0 || i >= as.NumFields() {
 			continue
 		}
-		for i, fld := range sc.Fields() {
-			if fld.ID != f.SourceID() || i >= as.NumFields() {
-				continue
+		if id := as.Field(i).Type.ID(); id == arrow.STRING || id == arrow.BINARY {
+			if out == nil {
+				out = map[int][]byte{}
 			}
-			if id := as.Field(i).Type.ID(); id == arrow.STRING || id == arrow.BINARY {
-				if out == nil {
-					out = map[int][]byte{}
-				}
-				out[i] = v
-			}
+			out[i] = v
 		}
 	}
 	return out
