@@ -35,7 +35,9 @@ type parquetSink interface {
 }
 
 // pqarrowSink writes through pqarrow's FileWriter, which encodes the
-// columns of a batch one after the other. It serves every schema.
+// columns of a batch one after the other. It serves the schemas
+// columnWriter does not (nested fields), whose data pages end on size
+// only: arrow-go has no page row limit.
 type pqarrowSink struct{ pw *pqarrow.FileWriter }
 
 func (s pqarrowSink) writeBuffered(rec arrow.RecordBatch) error { return s.pw.WriteBuffered(rec) }
@@ -58,7 +60,8 @@ func (s pqarrowSink) metadata() (*metadata.FileMetaData, error) { return s.pw.Fi
 // (pqarrow.ToParquet), the same key-value metadata with the stored Arrow
 // schema, and each leaf written by pqarrow.WriteArrowToColumn with the
 // definition levels pqarrow's path builder gives a top-level primitive
-// (TestColumnWriterMatchesPqarrow compares the two byte for byte).
+// (TestColumnWriterMatchesPqarrow compares the two byte for byte), except
+// that a data page also ends at the table's page row limit (pageRows).
 // Columns of one buffered row group are independent until it is closed:
 // each has its own encoders, page buffer, statistics and bloom filter,
 // and the zstd codec is safe for concurrent use; the row group and file
@@ -116,6 +119,10 @@ type columnQueue struct {
 	cdict  arrow.Array // the one-value dictionary, made at the first use
 	zeros  []byte      // int32 zeros: the indices
 	direct int         // writes done as indices (for tests)
+
+	// rows is how many rows the column chunk's current data page holds,
+	// and pageRows the most it may (writePaged).
+	rows, pageRows int64
 }
 
 // columnQueueDepth bounds the batches a column may lag behind the reader.
@@ -140,19 +147,18 @@ func flatSchema(as *arrow.Schema, ps *schema.Schema) bool {
 }
 
 // newParquetSink opens the writer for one output file: columnWriter when
-// the schema is flat and more than one CPU can work, else pqarrow's.
-// consts maps the index of a top-level string or binary column to the one
-// value all its rows hold (constantDict); it may be nil.
+// the schema is flat (on any number of CPUs, so that the files are the
+// same on every machine), else pqarrow's. consts maps the index of a
+// top-level string or binary column to the one value all its rows hold
+// (constantDict); it may be nil.
 func newParquetSink(as *arrow.Schema, w io.Writer, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties, maxQueued int64, consts map[int][]byte) (parquetSink, error) {
-	workers := min(runtime.GOMAXPROCS(0), as.NumFields(), maxColumnWorkers)
-	if workers > 1 {
-		ps, err := pqarrow.ToParquet(as, props, aprops)
-		if err != nil {
-			return nil, err
-		}
-		if flatSchema(as, ps) {
-			return newColumnWriter(as, ps, w, props, aprops, workers, maxQueued, consts)
-		}
+	ps, err := pqarrow.ToParquet(as, props, aprops)
+	if err != nil {
+		return nil, err
+	}
+	if flatSchema(as, ps) {
+		workers := max(1, min(runtime.GOMAXPROCS(0), as.NumFields(), maxColumnWorkers))
+		return newColumnWriter(as, ps, w, props, aprops, workers, maxQueued, consts)
 	}
 	pw, err := pqarrow.NewFileWriter(as, w, props, aprops)
 	if err != nil {
@@ -196,6 +202,9 @@ func newColumnWriter(as *arrow.Schema, ps *schema.Schema, w io.Writer, props *pa
 			maxDef: ps.Column(i).MaxDefinitionLevel(),
 			in:     make(chan queuedArray, columnQueueDepth),
 			cval:   consts[i],
+			// parquetWriterProps makes the write batch the table's
+			// write.parquet.page-row-limit, as iceberg-go does.
+			pageRows: props.WriteBatchSize(),
 		}
 	}
 	if err := c.newRowGroup(); err != nil {
@@ -265,6 +274,7 @@ func (c *columnWriter) newRowGroup() error {
 	// decides afresh.
 	for _, q := range c.cols {
 		q.cdense = false
+		q.rows = 0
 	}
 	return nil
 }
@@ -331,6 +341,72 @@ func (c *columnWriter) writeColumn(q *columnQueue, arr arrow.Array) error {
 		}
 		q.levels = def
 	}
+	return q.writePaged(cw, arr, def, nullable)
+}
+
+// pageFlusher is what arrow-go's column chunk writers do beside
+// file.ColumnChunkWriter: cut the current data page.
+type pageFlusher interface{ FlushCurrentPage() error }
+
+// writePaged writes arr (and its levels) to cw, ending a data page
+// whenever it holds q.pageRows rows.
+//
+// Why: Iceberg's write.parquet.page-row-limit (20,000 by default) caps the
+// rows of a data page, and Iceberg Java (parquet-mr) and Arrow C++ (so
+// PyIceberg) both honor it. arrow-go ends a page only on size, checking
+// after each write batch: its pages of narrow columns ran to 1 MiB, about
+// 130,000 rows of a long, so readers had 6x coarser page statistics than
+// Spark's files give them, and each column being encoded held a 2 MiB
+// buffer (the next power of two past the page) and a 1 MiB compression
+// buffer. arrow-go still ends a page early on size (page-size-bytes); a
+// write during which a page went out starts the count again. (A write that
+// makes a dictionary fall back to plain also writes pages, the dictionary
+// and the ones it held, but not the current one: that one page of the
+// chunk may then hold up to twice the limit.)
+func (q *columnQueue) writePaged(cw file.ColumnChunkWriter, arr arrow.Array, def []int16, nullable bool) error {
+	flusher, ok := cw.(pageFlusher)
+	n := int64(arr.Len())
+	if !ok || q.pageRows <= 0 {
+		return q.writeArray(cw, arr, def, nullable)
+	}
+	for off := int64(0); off < n; {
+		take := min(n-off, q.pageRows-q.rows)
+		part := arr
+		if take != n {
+			part = array.NewSlice(arr, off, off+take)
+		}
+		var levels []int16
+		if def != nil {
+			levels = def[off : off+take]
+		}
+		// Every page written (data, or the dictionary on a fallback)
+		// adds to TotalBytesWritten.
+		before := cw.TotalBytesWritten()
+		err := q.writeArray(cw, part, levels, nullable)
+		if part != arr {
+			part.Release()
+		}
+		if err != nil {
+			return err
+		}
+		off += take
+		if cw.TotalBytesWritten() != before {
+			q.rows = 0
+			continue
+		}
+		if q.rows += take; q.rows >= q.pageRows {
+			if err := flusher.FlushCurrentPage(); err != nil {
+				return err
+			}
+			q.rows = 0
+		}
+	}
+	return nil
+}
+
+// writeArray writes arr to cw as pqarrow does, as dictionary indices when
+// it is the column's one value (constantDict).
+func (q *columnQueue) writeArray(cw file.ColumnChunkWriter, arr arrow.Array, def []int16, nullable bool) error {
 	if d := q.constantDict(cw, arr); d != nil {
 		defer d.Release()
 		arr = d

@@ -17,8 +17,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -223,15 +225,7 @@ func TestColumnWriterMatchesPqarrow(t *testing.T) {
 // and every value reads back as written.
 func TestConstantColumnDisagrees(t *testing.T) {
 	sc := flatTestSchema()
-	wprops, err := parquetWriterProps(iceberg.Properties{"write.parquet.compression-codec": "zstd"}, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memory.DefaultAllocator), pqarrow.WithStoreSchema())
-	ps, err := pqarrow.ToParquet(sc, wprops, aprops)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wprops, aprops, ps := flatTestProps(t, sc, iceberg.Properties{"write.parquet.compression-codec": "zstd"})
 	// const_str: "eu" (seed 1), "us" (seed 3), mixed (seed 4), one row
 	// group; const_bin "us" throughout, but the partition says "eu".
 	batches := []arrow.RecordBatch{flatTestBatch(t, sc, 3000, 1), flatTestBatch(t, sc, 500, 3), flatTestBatch(t, sc, 700, 4)}
@@ -256,7 +250,29 @@ func TestConstantColumnDisagrees(t *testing.T) {
 	if got, want := []int{cw.cols[15].direct, cw.cols[16].direct}, []int{1, 0}; !slices.Equal(got, want) {
 		t.Fatalf("writes as dictionary indices (const_str, const_bin) = %v, want %v", got, want)
 	}
-	rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	readsBack(t, buf.Bytes(), sc, batches)
+}
+
+// flatTestProps are the writer's properties for table properties props,
+// and the Parquet schema of sc under them.
+func flatTestProps(t *testing.T, sc *arrow.Schema, props iceberg.Properties) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties, *schema.Schema) {
+	t.Helper()
+	wprops, err := parquetWriterProps(props, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memory.DefaultAllocator), pqarrow.WithStoreSchema())
+	ps, err := pqarrow.ToParquet(sc, wprops, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wprops, aprops, ps
+}
+
+// readsBack fails t unless the Parquet file holds the batches' rows.
+func readsBack(t *testing.T, data []byte, sc *arrow.Schema, batches []arrow.RecordBatch) {
+	t.Helper()
+	rdr, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,6 +293,113 @@ func TestConstantColumnDisagrees(t *testing.T) {
 		if !array.ChunkedEqual(tbl.Column(c).Data(), arrow.NewChunked(sc.Field(c).Type, want)) {
 			t.Fatalf("column %s reads back different values", sc.Field(c).Name)
 		}
+	}
+}
+
+// TestPageRowLimit: no data page holds more rows than the table's
+// write.parquet.page-row-limit, in every column (plain, dictionary,
+// dictionary indices of a constant, all null), whether the pages end on
+// rows alone or also on size; and every value reads back.
+func TestPageRowLimit(t *testing.T) {
+	sc := flatTestSchema()
+	for _, tc := range []struct {
+		name    string
+		props   iceberg.Properties
+		limit   int
+		rows    []int // batches; a row group ends after the first two
+		exactly bool  // every chunk has ceil(rows/limit) data pages
+		longs   []int // the rows of req_long's data pages, if given
+	}{
+		{"rows", iceberg.Properties{"write.parquet.page-row-limit": "1000"}, 1000, []int{3000, 1, 2500, 777}, true, nil},
+		// 8-byte longs: 300 rows are 2,400 bytes, so after 600 rows
+		// a page ends on size, and the count starts again.
+		{"rows and size", iceberg.Properties{"write.parquet.page-row-limit": "1000", "write.parquet.page-size-bytes": "3000"}, 1000, []int{3000, 1, 300, 300, 300, 300, 300, 300}, false, []int{1000, 1000, 1000, 1, 600, 600, 600}},
+		{"default", iceberg.Properties{}, 20000, []int{30000, 15000, 4000}, true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.props["write.parquet.compression-codec"] = "zstd"
+			wprops, aprops, ps := flatTestProps(t, sc, tc.props)
+			var batches []arrow.RecordBatch
+			for i, n := range tc.rows {
+				batches = append(batches, flatTestBatch(t, sc, n, uint64(i+1)))
+			}
+			defer func() {
+				for _, b := range batches {
+					b.Release()
+				}
+			}()
+			var buf bytes.Buffer
+			cw, err := newColumnWriter(sc, ps, &buf, wprops, aprops, 4, 64<<20, flatTestConsts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, b := range batches {
+				if err := cw.writeBuffered(b); err != nil {
+					t.Fatal(err)
+				}
+				if i == 1 {
+					if err := cw.newRowGroup(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := cw.close(); err != nil {
+				t.Fatal(err)
+			}
+			rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			more := false // a chunk with more pages than rows alone make
+			var longs []int
+			for g := range rdr.NumRowGroups() {
+				rg := rdr.RowGroup(g)
+				for c := range rg.NumColumns() {
+					pr, err := rg.GetColumnPageReader(c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var pages, rows int
+					for pr.Next() {
+						var n int
+						switch p := pr.Page().(type) {
+						case *file.DataPageV1:
+							n = int(p.NumValues())
+						case *file.DataPageV2:
+							n = int(p.NumValues())
+						default:
+							continue
+						}
+						if n > tc.limit {
+							t.Fatalf("row group %d, column %s: a data page of %d rows, limit %d", g, sc.Field(c).Name, n, tc.limit)
+						}
+						pages++
+						rows += n
+						if c == 0 {
+							longs = append(longs, n)
+						}
+					}
+					if err := pr.Err(); err != nil {
+						t.Fatal(err)
+					}
+					if int64(rows) != rg.NumRows() {
+						t.Fatalf("row group %d, column %s: pages hold %d rows, the group %d", g, sc.Field(c).Name, rows, rg.NumRows())
+					}
+					least := (rows + tc.limit - 1) / tc.limit
+					if tc.exactly && pages != least {
+						t.Fatalf("row group %d, column %s: %d data pages for %d rows, want %d", g, sc.Field(c).Name, pages, rows, least)
+					}
+					more = more || pages > least
+				}
+			}
+			if tc.longs != nil && !slices.Equal(longs, tc.longs) {
+				t.Fatalf("req_long's data pages hold %v rows, want %v", longs, tc.longs)
+			}
+			if !tc.exactly && !more {
+				t.Fatal("no page ended on size: the case does not test it")
+			}
+			readsBack(t, buf.Bytes(), sc, batches)
+		})
 	}
 }
 
