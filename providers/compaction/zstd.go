@@ -13,9 +13,6 @@ import (
 // matches never reach further back than 2 MiB anyway.
 const zstdWindow = 2 << 20
 
-// zstdMinWindow is the smallest window an encoder is made with.
-const zstdMinWindow = 256 << 10
-
 // lowMemZstd is arrow-go's zstd page codec with a page-sized window.
 //
 // arrow-go's codec encodes every page with a pooled klauspost encoder at its
@@ -27,27 +24,12 @@ const zstdMinWindow = 256 << 10
 // the collector does not empty, the buffers are ~2 MiB each and allocated
 // once. The output is ordinary zstd at the table's level; only how far back
 // a match may point is bounded, and no page is larger than that.
-//
-// A page is compressed by an encoder whose window is the smallest power
-// of two above the page (windowFor), from 256 KiB: most data pages end at
-// the page row limit (a long column's 20,000 rows are 160 KiB), and at the
-// default level an encoder with a 256 KiB window holds 2.0 MB where one
-// with 2 MiB holds 3.9 MB. The bytes are the same: a match cannot reach
-// before the page's start in either, and the frame header gives the
-// window the page's own size implies (TestLowMemoryZstdWindows).
 type lowMemZstd struct {
 	base compress.Codec
 
 	mu    sync.Mutex
-	free  map[zstdKey][]*zstd.Encoder
-	idle  map[zstd.EncoderLevel]int // free encoders per level, all windows
-	limit int                       // free encoders kept per level
-}
-
-// zstdKey is what an encoder is made for: a level and a window.
-type zstdKey struct {
-	level  zstd.EncoderLevel
-	window int
+	free  map[zstd.EncoderLevel][]*zstd.Encoder
+	limit int // encoders kept per level
 }
 
 // LowMemoryZstd wraps arrow-go's registered zstd codec. It is a value, not
@@ -55,43 +37,28 @@ type zstdKey struct {
 // compress.RegisterCodec(compress.Codecs.Zstd, compaction.LowMemoryZstd(base))
 // (process-wide state, so only main may).
 func LowMemoryZstd(base compress.Codec) compress.Codec {
-	return &lowMemZstd{base: base, free: map[zstdKey][]*zstd.Encoder{}, idle: map[zstd.EncoderLevel]int{}, limit: 4}
+	return &lowMemZstd{base: base, free: map[zstd.EncoderLevel][]*zstd.Encoder{}, limit: 4}
 }
 
-// windowFor is the window of the encoder for a page of n bytes: the
-// smallest power of two above n, within [zstdMinWindow, zstdWindow].
-func windowFor(n int) int {
-	w := zstdMinWindow
-	for w <= n && w < zstdWindow {
-		w <<= 1
-	}
-	return w
-}
-
-func (c *lowMemZstd) get(k zstdKey) (*zstd.Encoder, error) {
+func (c *lowMemZstd) get(level zstd.EncoderLevel) (*zstd.Encoder, error) {
 	c.mu.Lock()
-	if l := c.free[k]; len(l) > 0 {
+	if l := c.free[level]; len(l) > 0 {
 		enc := l[len(l)-1]
-		c.free[k] = l[:len(l)-1]
-		c.idle[k.level]--
+		c.free[level] = l[:len(l)-1]
 		c.mu.Unlock()
 		return enc, nil
 	}
 	c.mu.Unlock()
-	return zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(k.level),
+	return zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(level),
 		zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true),
-		zstd.WithWindowSize(k.window), zstd.WithLowerEncoderMem(true))
+		zstd.WithWindowSize(zstdWindow), zstd.WithLowerEncoderMem(true))
 }
 
-// put keeps enc for reuse while its level has fewer than limit free
-// encoders (of any window), so that pages of mixed sizes keep no more
-// idle memory than pages of one size did; else the collector takes it.
-func (c *lowMemZstd) put(k zstdKey, enc *zstd.Encoder) {
+func (c *lowMemZstd) put(level zstd.EncoderLevel, enc *zstd.Encoder) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.idle[k.level] < c.limit {
-		c.free[k] = append(c.free[k], enc)
-		c.idle[k.level]++
+	if len(c.free[level]) < c.limit {
+		c.free[level] = append(c.free[level], enc)
 	}
 }
 
@@ -104,14 +71,13 @@ func (c *lowMemZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	if level != compress.DefaultCompressionLevel {
 		lvl = zstd.EncoderLevelFromZstd(level)
 	}
-	k := zstdKey{level: lvl, window: windowFor(len(src))}
-	enc, err := c.get(k)
+	enc, err := c.get(lvl)
 	if err != nil {
 		// Options are constants; fall back rather than fail a page.
 		return c.base.EncodeLevel(dst, src, level)
 	}
 	out := enc.EncodeAll(src, dst[:0])
-	c.put(k, enc)
+	c.put(lvl, enc)
 	return out
 }
 
