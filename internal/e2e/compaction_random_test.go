@@ -46,7 +46,8 @@ var (
 // deletes (v2) or deletion vectors (v3) and equality deletes in some
 // partitions only, a partition evolution, and snapshot ids of either sign
 // (renumbered in a copy of the table once its history is written:
-// iceberg-go only writes positive ones). A policy: binpack, sort or zorder, a random min_input_files, maybe
+// iceberg-go only writes positive ones), and in some tables a page row
+// limit of a few rows (the compaction's pages end at it). A policy: binpack, sort or zorder, a random min_input_files, maybe
 // a where and a manifest rewrite.
 //
 // The model: after each apply the live data and delete files are the old
@@ -103,7 +104,7 @@ type randomTally struct {
 var randomFeatures = []string{
 	"a manifest holding several partitions", "EXISTING entries", "position deletes", "deletion vectors",
 	"equality deletes", "two partition specs", "a negative ancestor id", "a negative head id",
-	"binpack", "sort", "zorder", "where", "a manifest rewrite",
+	"binpack", "sort", "zorder", "where", "a manifest rewrite", "a page row limit",
 }
 
 // note records the features of a table about to be compacted.
@@ -184,6 +185,13 @@ func compactionTrial(t *testing.T, seed uint64, duck *testenv.DuckDB, tally *ran
 		// Appends merge manifests: EXISTING entries beside ADDED ones.
 		props[table.ManifestMergeEnabledKey] = "true"
 		props["commit.manifest.min-count-to-merge"] = "2"
+	}
+	// Data pages of a few rows in some tables: the compaction's column
+	// writer ends pages at the limit. Drawn apart from rng, so a seed's
+	// history is what it was without it.
+	if pr := rand.New(rand.NewPCG(seed, 33)); pr.IntN(2) == 0 {
+		props[table.ParquetPageRowLimitKey] = strconv.Itoa(3 + pr.IntN(40))
+		tally.seen["a page row limit"]++
 	}
 	// Written as src.t, outside the policies' namespace, then copied.
 	rt.tbl = rt.l.CreateTable(t, "src.t", testkit.TableOptions{Partitioned: true, Properties: props, FormatVersion: version})

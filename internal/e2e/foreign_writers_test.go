@@ -16,6 +16,7 @@ import (
 	"github.com/iceops/iceops/diff"
 	"github.com/iceops/iceops/internal/testenv"
 	"github.com/iceops/iceops/providers"
+	"github.com/iceops/iceops/providers/testkit"
 )
 
 // sparkRows is the SELECT of deterministic rows [from, to) every Spark
@@ -36,6 +37,10 @@ type foreignTable struct {
 	stmts func(name string) []string
 	rows  int64
 	meta  []string
+	// pageRows is the table's write.parquet.page-row-limit, when its
+	// statements set one (0: the default): every data page of a live file,
+	// Spark's and the compaction's, holds at most that many rows.
+	pageRows int
 }
 
 const sparkColumns = "(id BIGINT, s STRING, ts TIMESTAMP, amount DECIMAL(10,2))"
@@ -44,7 +49,9 @@ const sparkColumns = "(id BIGINT, s STRING, ts TIMESTAMP, amount DECIMAL(10,2))"
 // the issue, partition evolution, merge-on-read position deletes (v2) and
 // deletion vectors with row lineage (v3). Spark SQL writes no equality
 // deletes (only Flink and Iceberg's Java API do): those stay covered by the
-// corpus tables (internal/testdata/tables).
+// corpus tables (internal/testdata/tables). The two merge-on-read tables
+// set a page row limit of 7 rows, which Spark's files and the compaction's
+// must both keep.
 var sparkTables = []foreignTable{
 	{name: "spark_truncate_bucket", rows: 400, stmts: func(n string) []string {
 		s := []string{"CREATE TABLE " + n + " " + sparkColumns + " USING iceberg PARTITIONED BY (truncate(3, s), bucket(4, id)) TBLPROPERTIES ('format-version'='2')"}
@@ -75,9 +82,9 @@ var sparkTables = []foreignTable{
 			"INSERT INTO " + n + " " + sparkRows(200, 300),
 		}
 	}},
-	{name: "spark_mor_v2", rows: 300 - 43, stmts: func(n string) []string {
+	{name: "spark_mor_v2", rows: 300 - 43, pageRows: 7, stmts: func(n string) []string {
 		return []string{
-			"CREATE TABLE " + n + " " + sparkColumns + " USING iceberg PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')",
+			"CREATE TABLE " + n + " " + sparkColumns + " USING iceberg PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read', 'write.parquet.page-row-limit'='7')",
 			"INSERT INTO " + n + " " + sparkRows(0, 100),
 			"INSERT INTO " + n + " " + sparkRows(100, 200),
 			"INSERT INTO " + n + " " + sparkRows(200, 300),
@@ -85,9 +92,9 @@ var sparkTables = []foreignTable{
 			"UPDATE " + n + " SET amount = amount + 1 WHERE id % 11 = 0",
 		}
 	}},
-	{name: "spark_dv_v3", rows: 300 - 43, meta: []string{"_row_id", "_last_updated_sequence_number"}, stmts: func(n string) []string {
+	{name: "spark_dv_v3", rows: 300 - 43, pageRows: 7, meta: []string{"_row_id", "_last_updated_sequence_number"}, stmts: func(n string) []string {
 		return []string{
-			"CREATE TABLE " + n + " " + sparkColumns + " USING iceberg PARTITIONED BY (truncate(2, s)) TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')",
+			"CREATE TABLE " + n + " " + sparkColumns + " USING iceberg PARTITIONED BY (truncate(2, s)) TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read', 'write.parquet.page-row-limit'='7')",
 			"INSERT INTO " + n + " " + sparkRows(0, 100),
 			"INSERT INTO " + n + " " + sparkRows(100, 200),
 			"INSERT INTO " + n + " " + sparkRows(200, 300),
@@ -256,6 +263,12 @@ func TestForeignWritersPlanApplyPlan(t *testing.T) {
 		}
 		if _, err := os.Stat(strays[ft.name][1]); err != nil {
 			t.Errorf("%s: the young orphan was deleted: %v", ft.name, err)
+		}
+	}
+	for _, ft := range tables {
+		if ft.pageRows > 0 {
+			n := testkit.RequireDataPagesWithin(t, l.load(ctx, t, ft.name), ft.pageRows)
+			t.Logf("%s: %d data pages, none over %d rows", ft.name, n, ft.pageRows)
 		}
 	}
 	requireConverged(t, planOnly(ctx, t, cfg, nowFn))

@@ -18,13 +18,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/iceops/iceops/providers/testkit"
 )
 
 // flatTestSchema has one field of each primitive kind iceberg-go maps to
@@ -272,19 +273,8 @@ func flatTestProps(t *testing.T, sc *arrow.Schema, props iceberg.Properties) (*p
 // readsBack fails t unless the Parquet file holds the batches' rows.
 func readsBack(t *testing.T, data []byte, sc *arrow.Schema, batches []arrow.RecordBatch) {
 	t.Helper()
-	rdr, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Release()
+	tbl, done := parquetTable(t, bytes.NewReader(data))
+	defer done()
 	for c := range sc.NumFields() {
 		var want []arrow.Array
 		for _, b := range batches {
@@ -346,50 +336,39 @@ func TestPageRowLimit(t *testing.T) {
 			if err := cw.close(); err != nil {
 				t.Fatal(err)
 			}
-			rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+			groups, err := testkit.DataPageRows(bytes.NewReader(buf.Bytes()))
 			if err != nil {
 				t.Fatal(err)
 			}
+			groupRows := []int{tc.rows[0] + tc.rows[1], 0}
+			for _, n := range tc.rows[2:] {
+				groupRows[1] += n
+			}
+			if len(groups) != len(groupRows) {
+				t.Fatalf("%d row groups, want %d", len(groups), len(groupRows))
+			}
 			more := false // a chunk with more pages than rows alone make
 			var longs []int
-			for g := range rdr.NumRowGroups() {
-				rg := rdr.RowGroup(g)
-				for c := range rg.NumColumns() {
-					pr, err := rg.GetColumnPageReader(c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					var pages, rows int
-					for pr.Next() {
-						var n int
-						switch p := pr.Page().(type) {
-						case *file.DataPageV1:
-							n = int(p.NumValues())
-						case *file.DataPageV2:
-							n = int(p.NumValues())
-						default:
-							continue
-						}
+			for g, cols := range groups {
+				for c, pages := range cols {
+					rows := 0
+					for _, n := range pages {
 						if n > tc.limit {
 							t.Fatalf("row group %d, column %s: a data page of %d rows, limit %d", g, sc.Field(c).Name, n, tc.limit)
 						}
-						pages++
 						rows += n
-						if c == 0 {
-							longs = append(longs, n)
-						}
 					}
-					if err := pr.Err(); err != nil {
-						t.Fatal(err)
+					if c == 0 {
+						longs = append(longs, pages...)
 					}
-					if int64(rows) != rg.NumRows() {
-						t.Fatalf("row group %d, column %s: pages hold %d rows, the group %d", g, sc.Field(c).Name, rows, rg.NumRows())
+					if rows != groupRows[g] {
+						t.Fatalf("row group %d, column %s: pages hold %d rows, the group %d", g, sc.Field(c).Name, rows, groupRows[g])
 					}
 					least := (rows + tc.limit - 1) / tc.limit
-					if tc.exactly && pages != least {
-						t.Fatalf("row group %d, column %s: %d data pages for %d rows, want %d", g, sc.Field(c).Name, pages, rows, least)
+					if tc.exactly && len(pages) != least {
+						t.Fatalf("row group %d, column %s: %d data pages for %d rows, want %d", g, sc.Field(c).Name, len(pages), rows, least)
 					}
-					more = more || pages > least
+					more = more || len(pages) > least
 				}
 			}
 			if tc.longs != nil && !slices.Equal(longs, tc.longs) {

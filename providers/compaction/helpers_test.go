@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
@@ -238,7 +239,14 @@ func readParquet(t testing.TB, tbl *table.Table, path string) (arrow.Table, func
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdr, err := file.NewParquetReader(f)
+	return parquetTable(t, f)
+}
+
+// parquetTable reads the whole Parquet file r as Arrow; done releases it
+// and closes r.
+func parquetTable(t testing.TB, r parquet.ReaderAtSeeker) (tb arrow.Table, done func()) {
+	t.Helper()
+	rdr, err := file.NewParquetReader(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +254,7 @@ func readParquet(t testing.TB, tbl *table.Table, path string) (arrow.Table, func
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := ar.ReadTable(context.Background())
+	tb, err = ar.ReadTable(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
