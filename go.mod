@@ -1,4 +1,4 @@
-module github.com/iceops/iceops
+module github.com/icewright/icewright
 
 go 1.26.8
 

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/diff/planfile"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/diff/planfile"
+	"github.com/icewright/icewright/providers"
 )
 
 // ErrStalePlan is returned, before anything changed, when a saved plan no
@@ -102,12 +102,12 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 		r.memory = providers.NewMemoryLimiter(opts.SetMemoryLimit)
 	}
 	res := &Results{
-		FormatVersion: ResultsFormatVersion,
-		IceopsVersion: opts.Version,
-		StartedAt:     r.now().UTC(),
-		SavedPlan:     opts.Saved,
-		RunID:         opts.RunID,
-		Tables:        []TableResult{},
+		FormatVersion:    ResultsFormatVersion,
+		IcewrightVersion: opts.Version,
+		StartedAt:        r.now().UTC(),
+		SavedPlan:        opts.Saved,
+		RunID:            opts.RunID,
+		Tables:           []TableResult{},
 	}
 
 	// Identity first, for every table with work, before anything changes: a
@@ -211,15 +211,15 @@ func checkPolicies(cfg *config.Config, plan *diff.Plan) error {
 			continue
 		}
 		if tp.PolicyDigest == "" {
-			return fmt.Errorf("%w: the plan has no policy digest for %s (made by an iceops before plan format 1.1); run iceops plan again",
+			return fmt.Errorf("%w: the plan has no policy digest for %s (made by an icewright before plan format 1.1); run icewright plan again",
 				ErrStalePlan, tp.Address)
 		}
 		pol, ok := cfg.Resolve(tp.Address)
 		if !ok {
-			return fmt.Errorf("%w: the configuration no longer manages %s; run iceops plan again", ErrStalePlan, tp.Address)
+			return fmt.Errorf("%w: the configuration no longer manages %s; run icewright plan again", ErrStalePlan, tp.Address)
 		}
 		if got := pol.PolicyDigest(); got != tp.PolicyDigest {
-			return fmt.Errorf("%w: the effective policy of %s changed since the plan was made (%s, now %s); run iceops plan again (iceops explain %s shows the policy now)",
+			return fmt.Errorf("%w: the effective policy of %s changed since the plan was made (%s, now %s); run icewright plan again (icewright explain %s shows the policy now)",
 				ErrStalePlan, tp.Address, short(tp.PolicyDigest), short(got), tp.Address)
 		}
 	}
@@ -255,7 +255,7 @@ func failedTable(tp diff.TablePlan, msg string) TableResult {
 // LockSkipOK: a CD job whose tables were all skipped must not read green,
 // while a reconciler, which comes back later, may say so.
 func (r *runner) lockedTable(tp diff.TablePlan, locked *providers.LockedError) TableResult {
-	why := locked.Error() + "; another apply is working on this table (wait for it with -lock-timeout; if that run is dead, its lease lapses by itself, or run iceops force-unlock " + locked.Holder.RunID + " " + tp.Address + ")"
+	why := locked.Error() + "; another apply is working on this table (wait for it with -lock-timeout; if that run is dead, its lease lapses by itself, or run icewright force-unlock " + locked.Holder.RunID + " " + tp.Address + ")"
 	tr := TableResult{Address: tp.Address, Status: StatusFailed, Error: why, Locked: true,
 		MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
 	if r.opts.LockSkipOK && len(tp.Refusals) == 0 {
@@ -590,7 +590,7 @@ func bound(approved []diff.Action, freshPlan diff.TablePlan, finished map[diff.A
 	}
 	for _, f := range fresh {
 		if !apprBy[f.Type] && !finished[f.Type] {
-			out = append(out, step{action: f, skip: "not in the approved plan: the table changed since the plan; run iceops plan again"})
+			out = append(out, step{action: f, skip: "not in the approved plan: the table changed since the plan; run icewright plan again"})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b step) int { return a.action.Type.Order() - b.action.Type.Order() })

@@ -16,9 +16,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/diff/planfile"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/diff/planfile"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestEndToEndConverges: plan, apply, plan again shows nothing; rows are

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 func TestBoundIntersectsDestructiveActions(t *testing.T) {

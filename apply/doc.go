@@ -1,4 +1,4 @@
-// Package apply runs iceops: it plans every managed table (observe through
+// Package apply runs icewright: it plans every managed table (observe through
 // providers, diff each, in parallel) and executes a plan: re-observe,
 // staleness checks against a saved plan, action ordering, optimistic commits
 // with bounded retries, progress hooks and results. It never prints; it
@@ -6,7 +6,7 @@
 //
 // The safety model of Apply (docs/design.md §5.3–5.5):
 //
-//   - A saved plan is read by planfile.Read, which refuses anything iceops did
+//   - A saved plan is read by planfile.Read, which refuses anything icewright did
 //     not write as is (truncated, another major version, unknown fields,
 //     inconsistent payloads, content not matching the plan's checksum).
 //   - Before anything changes, the plan is refused when the configuration

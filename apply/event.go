@@ -42,7 +42,7 @@ func emit(fn func(Event), e Event) {
 
 // listingProgress reports each catalog's listing as a connect and a
 // connected event: the first answer of a catalog is where a slow or
-// unreachable one shows, so a pipeline log says what iceops waits on.
+// unreachable one shows, so a pipeline log says what icewright waits on.
 type listingProgress struct {
 	backend
 	progress func(Event)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
 )
 
 // toyEngine is a second implementation of the execution seam: it keeps

@@ -14,10 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // env is a real lakehouse (sqlite catalog, file warehouse), a configuration
@@ -77,7 +77,7 @@ func newEnv(t *testing.T, extraHCL string) *env {
 
 func (e *env) writeConfig(src string) {
 	e.t.Helper()
-	if err := os.WriteFile(filepath.Join(e.dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(e.dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
 	cfg, diags := config.Load(e.dir, config.LoadOptions{})

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
 )
 
 // slowEngine's compaction works until release is closed, or until its

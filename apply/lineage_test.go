@@ -13,9 +13,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestV3WithoutRowIDsRefusedInPlan: a table upgraded to format v3 with no
@@ -232,7 +232,7 @@ func TestAssignRowIDsReportsBothCommits(t *testing.T) {
 	after := e.lake.Reload(t, orders).Metadata()
 	var want []int64
 	for s := after.SnapshotByName(table.MainBranch); s != nil && s.SnapshotID != upgraded && s.ParentSnapshotID != nil; s = after.SnapshotByID(*s.ParentSnapshotID) {
-		if len(want) > 0 || s.Summary != nil && s.Summary.Properties["iceops.action"] == "compact" {
+		if len(want) > 0 || s.Summary != nil && s.Summary.Properties["icewright.action"] == "compact" {
 			want = append(want, s.SnapshotID)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers"
 )
 
 // DefaultLeaseTTL is how long a table's lease lasts without renewal. A

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // countingLeases counts the leases apply takes; its executors are the
@@ -38,7 +38,7 @@ func (c *countingLeases) Executor(t diff.ActionType) (providers.Executor, bool) 
 
 func noLeaseLeft(t *testing.T, location string) {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(testkit.LocalPath(t, location), "_iceops_lock"))
+	entries, err := os.ReadDir(filepath.Join(testkit.LocalPath(t, location), "_icewright_lock"))
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}

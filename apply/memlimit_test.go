@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // While apply compacts, the Go soft memory limit is the one the compactions

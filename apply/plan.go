@@ -11,10 +11,10 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/diff/planfile"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/diff/planfile"
+	"github.com/icewright/icewright/providers"
 )
 
 // DefaultParallelism is docs/design.md §5.4's -parallelism default.
@@ -25,7 +25,7 @@ type PlanOptions struct {
 	Targets     []string // -target addresses or globs; empty = every managed table
 	Parallelism int      // tables observed at once; 0 = config's, else DefaultParallelism
 	Now         func() time.Time
-	Version     string // iceops version, recorded in the plan
+	Version     string // icewright version, recorded in the plan
 	Progress    func(Event)
 	// ConfigWarnings are the configuration's lint warnings (config.Load's
 	// warning diagnostics); the plan carries them as warnings[] with their
@@ -89,14 +89,14 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 	}
 	now := clock(opts.Now)
 	p := &diff.Plan{
-		FormatVersion: diff.FormatVersion,
-		IceopsVersion: opts.Version,
-		CreatedAt:     now().UTC(),
-		ConfigDigest:  cfg.Digest,
-		Targets:       slices.Clone(opts.Targets),
-		Tables:        []diff.TablePlan{},
-		Errors:        []diff.TableError{},
-		Warnings:      configWarnings(opts.ConfigWarnings),
+		FormatVersion:    diff.FormatVersion,
+		IcewrightVersion: opts.Version,
+		CreatedAt:        now().UTC(),
+		ConfigDigest:     cfg.Digest,
+		Targets:          slices.Clone(opts.Targets),
+		Tables:           []diff.TablePlan{},
+		Errors:           []diff.TableError{},
+		Warnings:         configWarnings(opts.ConfigWarnings),
 	}
 	items, errs, warns := selectTables(ctx, cfg, listingProgress{b, opts.Progress}, opts.Targets)
 	p.Errors = append(p.Errors, errs...)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/orphans"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/orphans"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // quarantineHCL manages lake.sales.* with orphan removal into a 7-day
@@ -43,7 +43,7 @@ func newQuarantineEnv(t *testing.T) (*env, *table.Table) {
 }
 
 // qrun is a quarantine run written as an earlier quarantining apply leaves
-// it: files under .iceops-quarantine/<id>/ and a manifest.
+// it: files under .icewright-quarantine/<id>/ and a manifest.
 type qrun struct {
 	id          string
 	dir         string
@@ -311,7 +311,7 @@ func TestPlanRefusesPurgeOfReferencedRun(t *testing.T) {
 	p := e.plan()
 	tp := tablePlan(t, p, "lake."+orders)
 	if actionOf(tp, diff.RemoveOrphanFiles) != nil || len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, filepath.Base(live)) ||
-		!strings.Contains(tp.Refusals[0].Reason, "quarantine run r-live holds "+live+": run iceops restore r-live") {
+		!strings.Contains(tp.Refusals[0].Reason, "quarantine run r-live holds "+live+": run icewright restore r-live") {
 		t.Fatalf("plan %+v", tp)
 	}
 	res := e.apply(p, false)

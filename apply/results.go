@@ -3,7 +3,7 @@ package apply
 import (
 	"time"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // Statuses of tables and actions in Results.
@@ -25,11 +25,11 @@ const ResultsFormatVersion = "1.0"
 // Results is what an apply did: the CLI renders it as a table and as
 // `apply -json`.
 type Results struct {
-	FormatVersion string    `json:"format_version"`
-	IceopsVersion string    `json:"iceops_version"`
-	StartedAt     time.Time `json:"started_at"`
-	FinishedAt    time.Time `json:"finished_at"`
-	SavedPlan     bool      `json:"saved_plan"`
+	FormatVersion    string    `json:"format_version"`
+	IcewrightVersion string    `json:"icewright_version"`
+	StartedAt        time.Time `json:"started_at"`
+	FinishedAt       time.Time `json:"finished_at"`
+	SavedPlan        bool      `json:"saved_plan"`
 	// RunID identifies this apply; its table leases carry it.
 	RunID string `json:"run_id,omitempty"`
 	// Interrupted is always in the JSON, so `false` is an answer and not a

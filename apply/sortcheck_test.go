@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // TestSavedPlanSortColumnRenamedMeanwhile: between plan and apply another

@@ -10,9 +10,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // whereHCL scopes compaction to the last two of four days (testkit.Day0 is
@@ -82,7 +82,7 @@ func TestWhereScopesPlanAndApply(t *testing.T) {
 		t.Fatalf("want one error, for lake.scoped.broken; got %v", p.Errors)
 	}
 	msg := p.Errors[0].Message
-	for _, want := range []string{"compaction.where", "main.iceops.hcl:", "no_such_column"} {
+	for _, want := range []string{"compaction.where", "main.icewright.hcl:", "no_such_column"} {
 		if !strings.Contains(msg, want) {
 			t.Fatalf("error %q does not name %q", msg, want)
 		}

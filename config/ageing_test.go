@@ -11,7 +11,7 @@ import (
 // transform that is not a time grain, a `to` not coarser than `from` and
 // a bad duration are errors at the attribute's file:line:col.
 func TestPartitionAgeingBlock(t *testing.T) {
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": baseCatalog + `
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": baseCatalog + `
 table "lake.db.events" {
   partition_ageing {
     after = "30d"
@@ -27,15 +27,15 @@ table "lake.db.events" {
 		t.Errorf("decoded %+v", ag)
 	}
 	for _, c := range []struct{ block, want string }{
-		{`from = "week"`, `main.iceops.hcl:10:12: error: Invalid partition_ageing from`},
-		{`to = "decade"`, `main.iceops.hcl:10:10: error: Invalid partition_ageing to`},
+		{`from = "week"`, `main.icewright.hcl:10:12: error: Invalid partition_ageing from`},
+		{`to = "decade"`, `main.icewright.hcl:10:10: error: Invalid partition_ageing to`},
 		{`from = "month"
-    to   = "day"`, `main.iceops.hcl:11:5: error: partition_ageing not to a coarser transform`},
+    to   = "day"`, `main.icewright.hcl:11:5: error: partition_ageing not to a coarser transform`},
 		{`from = "day"
-    to   = "day"`, `main.iceops.hcl:11:5: error: partition_ageing not to a coarser transform`},
-		{`after = "ninety days"`, `main.iceops.hcl:10:13: error: Invalid duration`},
+    to   = "day"`, `main.icewright.hcl:11:5: error: partition_ageing not to a coarser transform`},
+		{`after = "ninety days"`, `main.icewright.hcl:10:13: error: Invalid duration`},
 	} {
-		_, diags := Load(writeDir(t, map[string]string{"main.iceops.hcl": baseCatalog + `
+		_, diags := Load(writeDir(t, map[string]string{"main.icewright.hcl": baseCatalog + `
 table "lake.db.events" {
   partition_ageing {
     ` + c.block + `

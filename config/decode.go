@@ -81,7 +81,7 @@ func (l *loader) decodeCatalog(b *hcl.Block) {
 }
 
 // resolveURI makes a relative sqlite path absolute against the
-// configuration directory, so the catalog is the same wherever iceops runs
+// configuration directory, so the catalog is the same wherever icewright runs
 // from. SQLAlchemy's spellings are accepted (sqlite:///rel, sqlite:////abs);
 // the result is always sqlite:/abs/path. Other URIs are kept as written.
 func resolveURI(uri, dir string) (string, error) {
@@ -530,7 +530,7 @@ func (l *loader) decodeProperties(a *hcl.Attribute, pb *PolicyBody, blockName st
 		}
 		if owner, ok := ownedProperty(k); ok {
 			l.warnf(LintOwnedProperty, rng.Ptr(), "Property set by a policy attribute",
-				"%q is what %s sets; write %s instead, so iceops can check the value and explain it.", k, owner, owner)
+				"%q is what %s sets; write %s instead, so icewright can check the value and explain it.", k, owner, owner)
 		}
 		l.cfg.Secrets.addProperty(k, m[k])
 		pb.Properties[k] = Setting[string]{Value: m[k], Set: true, Origin: rng, Block: blockName,

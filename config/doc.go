@@ -1,6 +1,6 @@
-// Package config turns *.iceops.hcl files into a typed configuration. Every
+// Package config turns *.icewright.hcl files into a typed configuration. Every
 // decoded element keeps the hcl.Range it came from, so diagnostics and
-// `iceops explain` can name file:line:col. It also formats files (hclwrite)
+// `icewright explain` can name file:line:col. It also formats files (hclwrite)
 // and resolves which effective policy applies to a table address.
 //
 // It knows nothing of catalogs, tables or plans: it may import only hcl, cty
@@ -14,7 +14,7 @@
 //
 // Choices a reader of a plan may want to know:
 //   - Variables take their value from, lowest first: the default,
-//     ICEOPS_VAR_name, each -var-file in order, each -var in order. Text from
+//     ICEWRIGHT_VAR_name, each -var-file in order, each -var in order. Text from
 //     the command line or environment is literal for untyped and primitive
 //     variables and an HCL expression for collection types, as in Terraform.
 //     -var-file paths are relative to the configuration directory.
@@ -27,7 +27,7 @@
 //     in reference.go. A nested block that no block in the chain declares
 //     means that maintenance does not run (Declared false).
 //   - Derived properties record only attributes some block set: a default is
-//     not a decision, so iceops never takes over a property nobody named.
+//     not a decision, so icewright never takes over a property nobody named.
 //   - Address globs: `*` within one level, `**` as a whole level for any
 //     number of levels (including none). Exclude patterns are whole-address
 //     globs too.

@@ -10,11 +10,11 @@ import (
 )
 
 // decodeEngine reads an `engine "NAME"` block (docs/engines.md). The label
-// is the engine's kind; only the engines iceops can drive are accepted.
+// is the engine's kind; only the engines icewright can drive are accepted.
 func (l *loader) decodeEngine(b *hcl.Block) {
 	name := b.Labels[0]
 	if !contains(engineNames, name) {
-		detail := fmt.Sprintf("%q is not an engine iceops can delegate to; use one of %s (compaction without an engine block runs in iceops itself, engine \"local\").", name, quoteList(engineNames))
+		detail := fmt.Sprintf("%q is not an engine icewright can delegate to; use one of %s (compaction without an engine block runs in icewright itself, engine \"local\").", name, quoteList(engineNames))
 		if sug := nameSuggestion(name, engineNames); sug != "" {
 			detail += fmt.Sprintf(" Did you mean %q?", sug)
 		}

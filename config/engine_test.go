@@ -15,7 +15,7 @@ catalog "lake" {
 `
 
 func TestEngineBlock(t *testing.T) {
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": engineCatalog + `
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": engineCatalog + `
 engine "spark" {
   remote  = "sc://spark.example:15002/;token=s3cr3t-tok;use_ssl=true"
   catalog = "lake_spark"
@@ -44,7 +44,7 @@ tables "lake.a.*" {
 }
 
 func TestEngineDefaultIsLocal(t *testing.T) {
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": engineCatalog + `
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": engineCatalog + `
 tables "lake.a.*" {
   compaction {}
 }
@@ -86,7 +86,7 @@ tables "lake.a.*" {
 }`, "Engine not used", 7, hcl.DiagWarning, LintEngineUnused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeDir(t, map[string]string{"main.iceops.hcl": engineCatalog + tc.hcl})
+			dir := writeDir(t, map[string]string{"main.icewright.hcl": engineCatalog + tc.hcl})
 			_, diags := Load(dir, LoadOptions{})
 			for _, d := range diags {
 				if d.Summary == tc.want {

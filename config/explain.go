@@ -8,7 +8,7 @@ import (
 )
 
 // ExplainLine is one effective value of a table's policy and where it came
-// from, for `iceops explain`.
+// from, for `icewright explain`.
 type ExplainLine struct {
 	Name    string    // "snapshot_retention.max_age", `properties["k"]`
 	Value   string    // as HCL would spell it: `"2d"`, `5`, `["a", "b"]`
@@ -32,7 +32,7 @@ func unsetMeaning(path string) string {
 
 // Explain lists every effective value: the top-level attributes, each
 // property, and the attributes of each nested block the chain declares
-// (an undeclared block means iceops does not run that maintenance, so its
+// (an undeclared block means icewright does not run that maintenance, so its
 // defaults would only mislead).
 func (e *Effective) Explain() []ExplainLine {
 	var out []ExplainLine

@@ -69,9 +69,9 @@ func policyFields() []fieldDesc {
 		{"", "target_file_size", kindSize, func(p *PolicyBody) any { return &p.TargetFileSize }, checkTargetSize,
 			"The size compaction writes data files at, and the size Iceberg writers aim for. Also sets the table property."},
 		{"", "sort_order", kindSort, func(p *PolicyBody) any { return &p.SortOrder }, nil,
-			"The table's sort order, as terms such as `\"event_ts DESC NULLS LAST\"`, `\"bucket(16, id)\"` or `\"day(ts)\"`; iceops replaces the table's order when it differs, and compaction with `strategy = \"sort\"` sorts by it."},
+			"The table's sort order, as terms such as `\"event_ts DESC NULLS LAST\"`, `\"bucket(16, id)\"` or `\"day(ts)\"`; icewright replaces the table's order when it differs, and compaction with `strategy = \"sort\"` sorts by it."},
 		{"", "remove_properties", kindList, func(p *PolicyBody) any { return &p.RemoveProperties }, nil,
-			"Table properties to remove. iceops never removes a property only because no block names it; it removes exactly these keys."},
+			"Table properties to remove. icewright never removes a property only because no block names it; it removes exactly these keys."},
 
 		{"compaction", "strategy", kindString, func(p *PolicyBody) any { return &p.Compaction.Strategy }, checkEnum("compaction strategy", "binpack", "sort", "zorder"),
 			"How compaction rewrites files: `\"binpack\"` (combine small files), `\"sort\"` (rewrite in the sort order) or `\"zorder\"` (interleave `zorder_columns`)."},
@@ -96,9 +96,9 @@ func policyFields() []fieldDesc {
 		{"compaction", "where", kindString, func(p *PolicyBody) any { return &p.Compaction.Where }, nil,
 			"A SQL filter on the table's columns (such as `\"event_ts >= current_date - interval '7' day\"`) limiting compaction to the partitions whose rows can match; one relative to the clock is evaluated again at apply."},
 		{"compaction", "engine", kindString, func(p *PolicyBody) any { return &p.Compaction.Engine }, nil,
-			"The engine that rewrites the partitions whose planned input is above `engine_above`: `\"local\"` (iceops itself) or the name of an `engine` block such as `\"spark\"` (docs/engines.md). The plan shows each delegated partition's statement."},
+			"The engine that rewrites the partitions whose planned input is above `engine_above`: `\"local\"` (icewright itself) or the name of an `engine` block such as `\"spark\"` (docs/engines.md). The plan shows each delegated partition's statement."},
 		{"compaction", "engine_above", kindSize, func(p *PolicyBody) any { return &p.Compaction.EngineAbove }, nil,
-			"With an `engine` other than `\"local\"`: partitions whose planned input bytes are above this go to the engine, the others are rewritten by iceops (`0`: every partition goes to the engine)."},
+			"With an `engine` other than `\"local\"`: partitions whose planned input bytes are above this go to the engine, the others are rewritten by icewright (`0`: every partition goes to the engine)."},
 
 		{"snapshot_retention", "max_age", kindDuration, func(p *PolicyBody) any { return &p.SnapshotRetention.MaxAge }, checkMaxAge,
 			"Snapshots older than this are expired (the current snapshot and those that tags and branches hold are kept)."},
@@ -118,13 +118,13 @@ func policyFields() []fieldDesc {
 		{"orphan_files", "include_non_iceberg_files", kindBool, func(p *PolicyBody) any { return &p.OrphanFiles.IncludeNonIcebergFiles }, nil,
 			"Also remove files that are not Iceberg data, delete, manifest or metadata files (by default they are reported only)."},
 		{"orphan_files", "quarantine", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.Quarantine }, nil,
-			"Move orphans under `<location>/.iceops-quarantine/<run>/` and purge them this long after, instead of deleting them (`iceops restore` puts them back). `\"0s\"`: delete at once."},
+			"Move orphans under `<location>/.icewright-quarantine/<run>/` and purge them this long after, instead of deleting them (`icewright restore` puts them back). `\"0s\"`: delete at once."},
 		{"orphan_files", "equal_schemes", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualSchemes }, nil,
 			"URI schemes that name the same storage, mapped to one spelling before listed files are compared with references (`s3a` and `s3n` are always `s3`)."},
 		{"orphan_files", "equal_authorities", kindMap, func(p *PolicyBody) any { return &p.OrphanFiles.EqualAuthorities }, nil,
 			"Bucket or host names that name the same storage, mapped to one spelling before the comparison."},
 		{"orphan_files", "prefix_mismatch", kindString, func(p *PolicyBody) any { return &p.OrphanFiles.PrefixMismatch }, checkEnum("prefix_mismatch", "error", "ignore", "delete"),
-			"When a listed file matches a referenced one only after ignoring scheme or authority: `\"error\"` refuses the orphan removal, `\"ignore\"` keeps those files and goes on; `\"delete\"` is accepted but refused like `\"error\"`: iceops does not guess on a reviewer's behalf."},
+			"When a listed file matches a referenced one only after ignoring scheme or authority: `\"error\"` refuses the orphan removal, `\"ignore\"` keeps those files and goes on; `\"delete\"` is accepted but refused like `\"error\"`: icewright does not guess on a reviewer's behalf."},
 		{"orphan_files", "allow_storage_roots", kindList, func(p *PolicyBody) any { return &p.OrphanFiles.AllowStorageRoots }, checkStorageRoots,
 			"Whole buckets, containers or file systems (`\"s3://bucket\"`, `\"file:///\"`) a table may sit at the root of; without it a sweep that would list a whole storage root is refused."},
 
@@ -186,13 +186,13 @@ func checkMaxAge(v any) *fieldProblem {
 	d := v.(time.Duration)
 	if d < trinoRetention {
 		return &fieldProblem{hcl.DiagWarning, "Snapshot retention below Trino's 7-day floor",
-			fmt.Sprintf("max_age is %s. Trino refuses expire_snapshots below 7d by default (expire_snapshots.min-retention), and readers or time-travel queries older than %s will fail once iceops expires their snapshots.", FormatDuration(d), FormatDuration(d)), LintTrinoRetention}
+			fmt.Sprintf("max_age is %s. Trino refuses expire_snapshots below 7d by default (expire_snapshots.min-retention), and readers or time-travel queries older than %s will fail once icewright expires their snapshots.", FormatDuration(d), FormatDuration(d)), LintTrinoRetention}
 	}
 	return nil
 }
 
 // checkMaxRefAge: a ref's age is never zero, so "0s" would remove every
-// tag and branch but main at once; iceops once explained the unset value
+// tag and branch but main at once; icewright once explained the unset value
 // as `"0s" # default`, and a copy of that must not delete every tag.
 func checkMaxRefAge(v any) *fieldProblem {
 	if v.(time.Duration) <= 0 {

@@ -139,7 +139,7 @@ func fileFunc(dir string) function.Function {
 }
 
 // maxFileFunc bounds file(): it is for small snippets such as a JSON map of
-// properties, and a configuration must never make iceops read /dev/zero.
+// properties, and a configuration must never make icewright read /dev/zero.
 const maxFileFunc = 4 << 20
 
 func readSmallFile(p string) ([]byte, error) {
@@ -151,7 +151,7 @@ func readSmallFile(p string) ([]byte, error) {
 }
 
 // guard turns a panic inside a library function into an error: the
-// arguments are user input, and user input must never crash iceops.
+// arguments are user input, and user input must never crash icewright.
 func guard(name string, fn function.Function) function.Function {
 	spec := &function.Spec{
 		Description: fn.Description(),

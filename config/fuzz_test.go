@@ -18,7 +18,7 @@ import (
 // big configurations). Seeds are below and in testdata/fuzz.
 
 func FuzzLoad(f *testing.F) {
-	design, err := os.ReadFile(filepath.Join("testdata", "design.iceops.hcl"))
+	design, err := os.ReadFile(filepath.Join("testdata", "design.icewright.hcl"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -34,11 +34,11 @@ policy "p" { target_file_size = local.a }`)
 policy "p" { remove_properties = var.v }`)
 	f.Fuzz(func(t *testing.T, src string) {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		cfg, diags := Load(dir, LoadOptions{Version: "0.1.0", Env: []string{"ICEOPS_VAR_v=x", "A=b"}})
+		cfg, diags := Load(dir, LoadOptions{Version: "0.1.0", Env: []string{"ICEWRIGHT_VAR_v=x", "A=b"}})
 		// validate must stay interactive whatever the input; a slow path
 		// (say, an automaton blow-up) is a bug too.
 		if d := time.Since(start); d > 3*time.Second {
@@ -81,7 +81,7 @@ policy "p" { remove_properties = var.v }`)
 				t.Fatalf("%q resolved by %s, want tables %q", addr, e.MatchedBy, s.Pattern)
 			}
 		}
-		if _, fdiags := Format([]byte(src), "main.iceops.hcl"); fdiags.HasErrors() {
+		if _, fdiags := Format([]byte(src), "main.icewright.hcl"); fdiags.HasErrors() {
 			t.Fatalf("Format rejects a file Load accepted: %v", fdiags)
 		}
 	})
@@ -157,7 +157,7 @@ func FuzzLoadNesting(f *testing.F) {
 	f.Fuzz(func(t *testing.T, prefix string, open uint8, depth uint16, suffix string) {
 		src := prefix + strings.Repeat(opens[int(open)%len(opens)], int(depth)) + suffix
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
@@ -168,6 +168,6 @@ func FuzzLoadNesting(f *testing.F) {
 		if cfg == nil {
 			t.Fatal("Load returned no Config")
 		}
-		_, _ = Format([]byte(src), "main.iceops.hcl")
+		_, _ = Format([]byte(src), "main.icewright.hcl")
 	})
 }

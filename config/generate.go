@@ -15,7 +15,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// ImportedTable is what `iceops import` read of one existing table: its
+// ImportedTable is what `icewright import` read of one existing table: its
 // properties and default sort order, in the language's vocabulary.
 type ImportedTable struct {
 	Address    string
@@ -39,7 +39,7 @@ type GenerateOptions struct {
 }
 
 // Generate writes a configuration that keeps the tables exactly as they are
-// (`iceops import`, docs/design.md §3.7): one policy per distinct set of
+// (`icewright import`, docs/design.md §3.7): one policy per distinct set of
 // settings, a `tables` selector for a namespace where the tables agree and
 // a `table` block for each one that does not. A policy declares only what
 // the table already has (its target file size, sort order and other
@@ -49,8 +49,8 @@ type GenerateOptions struct {
 // table's own retention properties are written as a commented
 // snapshot_retention block to uncomment. A secret-named property, or one
 // holding a secret of the configuration, is never written: only its key, in
-// a comment; the table keeps it because iceops owns only the keys a policy
-// names (§3.4). The result is in canonical format (`iceops fmt` leaves it
+// a comment; the table keeps it because icewright owns only the keys a policy
+// names (§3.4). The result is in canonical format (`icewright fmt` leaves it
 // unchanged).
 func Generate(tables []ImportedTable, opts GenerateOptions) []byte {
 	type entry struct {
@@ -153,10 +153,10 @@ func Generate(tables []ImportedTable, opts GenerateOptions) []byte {
 	f := hclwrite.NewEmptyFile()
 	root := f.Body()
 	root.AppendUnstructuredTokens(comment(
-		`Written by "iceops import": policies that keep these tables as they are,`,
-		`so "iceops plan" shows no change. No compaction, snapshot_retention,`,
+		`Written by "icewright import": policies that keep these tables as they are,`,
+		`so "icewright plan" shows no change. No compaction, snapshot_retention,`,
 		`orphan_files or manifests block is declared: add one to a policy to`,
-		`have iceops maintain its tables.`))
+		`have icewright maintain its tables.`))
 	for _, p := range order {
 		root.AppendNewline()
 		b := root.AppendNewBlock("policy", []string{names[p.key()]}).Body()
@@ -263,7 +263,7 @@ func (p *policyText) write(b *hclwrite.Body) {
 	}
 	if len(p.retention) > 0 {
 		lines := []string{
-			"The table's own retention (history.expire.*). Uncomment to have iceops",
+			"The table's own retention (history.expire.*). Uncomment to have icewright",
 			"expire snapshots past it: plan then shows what that removes.",
 			"snapshot_retention {",
 		}

@@ -30,7 +30,7 @@ func TestGenerateKeepsTables(t *testing.T) {
 	})
 	src := string(out)
 	t.Log(src)
-	if got, _ := Format(out, "x.iceops.hcl"); string(got) != src {
+	if got, _ := Format(out, "x.icewright.hcl"); string(got) != src {
 		t.Errorf("not in canonical format:\n%s", got)
 	}
 	if strings.Contains(src, "hunter2") {
@@ -44,7 +44,7 @@ func TestGenerateKeepsTables(t *testing.T) {
 	if n := strings.Count(src, "\npolicy "); n != 3 {
 		t.Errorf("%d policies, want 3 (one per distinct settings)", n)
 	}
-	cfg, diags := Load(writeDir(t, map[string]string{"main.iceops.hcl": baseCatalog, "imported.iceops.hcl": src}), LoadOptions{Version: "0.1.0"})
+	cfg, diags := Load(writeDir(t, map[string]string{"main.icewright.hcl": baseCatalog, "imported.icewright.hcl": src}), LoadOptions{Version: "0.1.0"})
 	if len(diags) > 0 {
 		t.Fatalf("Load: %v", diagLines(diags))
 	}

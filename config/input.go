@@ -10,13 +10,13 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// Limits on input. Every file iceops reads as input (configuration, var
+// Limits on input. Every file icewright reads as input (configuration, var
 // file, file() argument, saved plan) is a regular file within a size bound:
 // a configuration that is a link to /dev/zero must not exhaust memory, nor
 // a FIFO hang the command, nor a saved plan of gigabytes be read whole
 // before it is refused.
 const (
-	MaxConfigFileBytes = 16 << 20  // one *.iceops.hcl or -var-file
+	MaxConfigFileBytes = 16 << 20  // one *.icewright.hcl or -var-file
 	MaxPlanFileBytes   = 512 << 20 // a saved plan (orphan path lists can be long)
 	// MaxNesting bounds how deep brackets, braces, parentheses and template
 	// interpolations nest. hcl's parser recurses once per level, so 400 KB
@@ -84,7 +84,7 @@ func regular(path string, st os.FileInfo, limit int64) error {
 		case m&os.ModeSocket != 0:
 			kind = "a socket"
 		}
-		return fmt.Errorf("%s is %s, %w: iceops reads only regular files", path, kind, errNotRegular)
+		return fmt.Errorf("%s is %s, %w: icewright reads only regular files", path, kind, errNotRegular)
 	}
 	if st.Size() > limit {
 		return fmt.Errorf("%s is %s, larger than %s, the limit for this input", path, FormatSize(st.Size()), FormatSize(limit))
@@ -157,7 +157,7 @@ func checkNesting(src []byte, filename string) *hcl.Diagnostic {
 			return &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Configuration nested too deeply",
-				Detail:   fmt.Sprintf("Brackets, braces or interpolations nest more than %d levels deep here; iceops refuses such input before parsing it.", MaxNesting),
+				Detail:   fmt.Sprintf("Brackets, braces or interpolations nest more than %d levels deep here; icewright refuses such input before parsing it.", MaxNesting),
 				Subject:  &hcl.Range{Filename: filename, Start: pos, End: pos},
 			}
 		}

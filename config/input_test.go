@@ -53,26 +53,26 @@ func TestLoadReadsOnlyRegularFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := tc.make(filepath.Join(dir, "main.iceops.hcl")); err != nil {
+			if err := tc.make(filepath.Join(dir, "main.icewright.hcl")); err != nil {
 				t.Fatal(err)
 			}
 			if tc.name == "directory" {
 				// A directory named like a configuration is skipped by the
 				// directory listing; as a var file it is refused.
-				if err := os.WriteFile(filepath.Join(dir, "ok.iceops.hcl"), []byte(`variable "v" { default = "x" }`), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, "ok.icewright.hcl"), []byte(`variable "v" { default = "x" }`), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				wantError(t, loadWithin(t, dir, LoadOptions{VarFiles: []string{"main.iceops.hcl"}}), "Cannot read variables file", tc.kind)
+				wantError(t, loadWithin(t, dir, LoadOptions{VarFiles: []string{"main.icewright.hcl"}}), "Cannot read variables file", tc.kind)
 				return
 			}
 			wantError(t, loadWithin(t, dir, LoadOptions{}), "Cannot read configuration file", tc.kind)
 
 			// The same file as a -var-file.
 			vdir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(vdir, "main.iceops.hcl"), []byte(`variable "v" { default = "x" }`), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(vdir, "main.icewright.hcl"), []byte(`variable "v" { default = "x" }`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			wantError(t, loadWithin(t, vdir, LoadOptions{VarFiles: []string{filepath.Join(dir, "main.iceops.hcl")}}), "Cannot read variables file", tc.kind)
+			wantError(t, loadWithin(t, vdir, LoadOptions{VarFiles: []string{filepath.Join(dir, "main.icewright.hcl")}}), "Cannot read variables file", tc.kind)
 		})
 	}
 }
@@ -81,7 +81,7 @@ func TestLoadReadsOnlyRegularFiles(t *testing.T) {
 // reading the file (it is sparse here: 1 GiB of nothing).
 func TestLoadRefusesOversizeFiles(t *testing.T) {
 	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "main.iceops.hcl"))
+	f, err := os.Create(filepath.Join(dir, "main.icewright.hcl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLoadRefusesOversizeFiles(t *testing.T) {
 	}
 	f.Close()
 	wantError(t, loadWithin(t, dir, LoadOptions{}), "Cannot read configuration file", "larger than 16 MiB")
-	if _, err := ReadRegularFile(filepath.Join(dir, "main.iceops.hcl"), MaxPlanFileBytes); err == nil || !strings.Contains(err.Error(), "larger than 512 MiB") {
+	if _, err := ReadRegularFile(filepath.Join(dir, "main.icewright.hcl"), MaxPlanFileBytes); err == nil || !strings.Contains(err.Error(), "larger than 512 MiB") {
 		t.Fatalf("a 1 GiB plan: %v", err)
 	}
 }
@@ -106,7 +106,7 @@ func TestDeepNestingIsAnError(t *testing.T) {
 		`locals { x = ` + strings.Repeat("(", MaxNesting+1) + "1" + strings.Repeat(")", MaxNesting+1) + " }\n",
 	} {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		diags := loadWithin(t, dir, LoadOptions{})
@@ -116,11 +116,11 @@ func TestDeepNestingIsAnError(t *testing.T) {
 				t.Fatalf("no position: %+v", d)
 			}
 		}
-		if _, d := Format([]byte(src), "x.iceops.hcl"); !d.HasErrors() {
+		if _, d := Format([]byte(src), "x.icewright.hcl"); !d.HasErrors() {
 			t.Fatal("Format accepted deep nesting")
 		}
 		vdir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(vdir, "main.iceops.hcl"), []byte(`variable "v" { default = "x" }`), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(vdir, "main.icewright.hcl"), []byte(`variable "v" { default = "x" }`), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		vf := filepath.Join(dir, "vars.hcl")
@@ -193,7 +193,7 @@ func TestValidateIsLinear(t *testing.T) {
 		fmt.Fprintf(&b, "tables \"lake.sel%d.*\" {\n  policy = policy.p\n}\n", i)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -8,33 +8,33 @@ import (
 )
 
 // Lint is one kind of warning with its stable code (as Atlas's analyzers
-// number theirs): `iceops { ignore_warnings = [...] }` names codes, and a
+// number theirs): `icewright { ignore_warnings = [...] }` names codes, and a
 // pipeline can match on them in plan -json. Codes never change meaning and
 // are never reused; a warning retired keeps its row out of this list.
 type Lint struct {
-	Code string // "IO101"
+	Code string // "IW101"
 	Name string // what the warning is about, for docs and JSON readers
 	Doc  string // one line for docs/plan-format.md
 }
 
-// Lint codes. The IO1xx series is configuration and table lint; every
-// warning iceops prints about a configuration or a table has one.
+// Lint codes. The IW1xx series is configuration and table lint; every
+// warning icewright prints about a configuration or a table has one.
 const (
-	LintTargetSize       = "IO101"
-	LintTrinoRetention   = "IO102"
-	LintDecimalSize      = "IO103"
-	LintSortWithoutOrder = "IO104"
-	LintGCDisabled       = "IO105"
-	LintWhereUnpartition = "IO106"
-	LintCommitGap        = "IO107"
-	LintQuarantineStuck  = "IO108"
-	LintOwnedProperty    = "IO109"
-	LintSelectorEmpty    = "IO110"
-	LintUndeclaredVar    = "IO111"
-	LintCatalogEmpty     = "IO112"
-	LintSelectorNoMatch  = "IO113"
-	LintTargetNoMatch    = "IO114"
-	LintEngineUnused     = "IO115"
+	LintTargetSize       = "IW101"
+	LintTrinoRetention   = "IW102"
+	LintDecimalSize      = "IW103"
+	LintSortWithoutOrder = "IW104"
+	LintGCDisabled       = "IW105"
+	LintWhereUnpartition = "IW106"
+	LintCommitGap        = "IW107"
+	LintQuarantineStuck  = "IW108"
+	LintOwnedProperty    = "IW109"
+	LintSelectorEmpty    = "IW110"
+	LintUndeclaredVar    = "IW111"
+	LintCatalogEmpty     = "IW112"
+	LintSelectorNoMatch  = "IW113"
+	LintTargetNoMatch    = "IW114"
+	LintEngineUnused     = "IW115"
 )
 
 // Lints is every lint warning, by code; the one list docs, validation of
@@ -52,7 +52,7 @@ func Lints() []Lint {
 		{LintOwnedProperty, "property_set_by_attribute", "A property in `properties` that a policy attribute owns."},
 		{LintSelectorEmpty, "selector_excludes_all", "A `tables` selector whose excludes remove every table it matches."},
 		{LintUndeclaredVar, "undeclared_variable_value", "A variables file assigns a variable that is not declared."},
-		{LintCatalogEmpty, "catalog_empty", "A catalog lists no table at all (for a SQL catalog: its label is the `catalog_name` of the rows iceops reads; the warning names the ones present)."},
+		{LintCatalogEmpty, "catalog_empty", "A catalog lists no table at all (for a SQL catalog: its label is the `catalog_name` of the rows icewright reads; the warning names the ones present)."},
 		{LintSelectorNoMatch, "selector_no_match", "A `tables` selector matches no table of its catalog (with a did-you-mean from the names the catalog has)."},
 		{LintTargetNoMatch, "target_no_match", "A `-target` matches no managed table (with a did-you-mean)."},
 		{LintEngineUnused, "engine_unused", "An `engine` block that no policy, `table` or `tables` block names in `compaction.engine`."},
@@ -81,7 +81,7 @@ func LintCode(d *hcl.Diagnostic) string {
 }
 
 // Ignores reports whether the configuration silences the warning code
-// (iceops { ignore_warnings = [...] }).
+// (icewright { ignore_warnings = [...] }).
 func (c *Config) Ignores(code string) bool {
 	return c != nil && code != "" && slices.Contains(c.Settings.IgnoreWarnings, code)
 }

@@ -10,7 +10,7 @@ import (
 
 func loadSrc(t *testing.T, src string) (*Config, hcl.Diagnostics) {
 	t.Helper()
-	return Load(writeDir(t, map[string]string{"main.iceops.hcl": baseCatalog + src}), LoadOptions{Version: "0.1.0"})
+	return Load(writeDir(t, map[string]string{"main.icewright.hcl": baseCatalog + src}), LoadOptions{Version: "0.1.0"})
 }
 
 // "0s" would remove every tag and branch: an error at its value, and
@@ -23,7 +23,7 @@ table "lake.a.t" {
     max_ref_age = `+v+`
   }
 }`)
-		if got := diagLines(diags); !reflect.DeepEqual(got, []string{"main.iceops.hcl:10:19: error: Invalid max_ref_age"}) {
+		if got := diagLines(diags); !reflect.DeepEqual(got, []string{"main.icewright.hcl:10:19: error: Invalid max_ref_age"}) {
 			t.Errorf("max_ref_age = %s: %v", v, got)
 		}
 	}
@@ -56,7 +56,7 @@ table "lake.a.t" {
     target_size = "8MiB"
   }
 }`)
-	if got := diagLines(diags); !reflect.DeepEqual(got, []string{"main.iceops.hcl:9:22: warning: Decimal size unit"}) {
+	if got := diagLines(diags); !reflect.DeepEqual(got, []string{"main.icewright.hcl:9:22: warning: Decimal size unit"}) {
 		t.Fatalf("diagnostics = %v", got)
 	}
 	d := diags[0]
@@ -86,14 +86,14 @@ table "lake.a.t" {
 	if !reflect.DeepEqual(codes, []string{LintDecimalSize, LintTrinoRetention}) {
 		t.Fatalf("codes = %v (%v)", codes, diagLines(diags))
 	}
-	_, diags = loadSrc(t, `iceops { ignore_warnings = ["IO102"] }`+src)
-	if got := diagLines(diags); !reflect.DeepEqual(got, []string{"main.iceops.hcl:9:22: warning: Decimal size unit"}) {
-		t.Fatalf("with IO102 ignored: %v", got)
+	_, diags = loadSrc(t, `icewright { ignore_warnings = ["IW102"] }`+src)
+	if got := diagLines(diags); !reflect.DeepEqual(got, []string{"main.icewright.hcl:9:22: warning: Decimal size unit"}) {
+		t.Fatalf("with IW102 ignored: %v", got)
 	}
-	_, diags = loadSrc(t, `iceops { ignore_warnings = ["IO102", "IO1O3"] }`+src)
-	if got := diagLines(diags); !reflect.DeepEqual(got, []string{"main.iceops.hcl:7:38: error: Unknown warning code", "main.iceops.hcl:9:22: warning: Decimal size unit"}) {
+	_, diags = loadSrc(t, `icewright { ignore_warnings = ["IW102", "IW1O3"] }`+src)
+	if got := diagLines(diags); !reflect.DeepEqual(got, []string{"main.icewright.hcl:7:41: error: Unknown warning code", "main.icewright.hcl:9:22: warning: Decimal size unit"}) {
 		t.Fatalf("unknown code: %v", got)
-	} else if !strings.Contains(diags[0].Detail, `Did you mean "IO103"?`) {
+	} else if !strings.Contains(diags[0].Detail, `Did you mean "IW103"?`) {
 		t.Errorf("detail = %q", diags[0].Detail)
 	}
 }
@@ -103,7 +103,7 @@ table "lake.a.t" {
 func TestLintCodesAreUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for _, l := range Lints() {
-		if seen[l.Code] || seen[l.Name] || !strings.HasPrefix(l.Code, "IO1") || l.Doc == "" {
+		if seen[l.Code] || seen[l.Name] || !strings.HasPrefix(l.Code, "IW1") || l.Doc == "" {
 			t.Errorf("lint %+v: duplicate or malformed", l)
 		}
 		seen[l.Code], seen[l.Name] = true, true

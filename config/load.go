@@ -15,14 +15,14 @@ import (
 
 // FileSuffix marks configuration files; only these, directly in the
 // directory, are read.
-const FileSuffix = ".iceops.hcl"
+const FileSuffix = ".icewright.hcl"
 
 // LoadOptions are the inputs of Load besides the files themselves.
 type LoadOptions struct {
 	Vars     []string // "-var" values, "name=value", in command-line order
 	VarFiles []string // "-var-file" paths; relative ones are against dir
-	Env      []string // os.Environ() form: ICEOPS_VAR_name and env()
-	Version  string   // iceops version, checked against required_version
+	Env      []string // os.Environ() form: ICEWRIGHT_VAR_name and env()
+	Version  string   // icewright version, checked against required_version
 }
 
 type loader struct {
@@ -45,7 +45,7 @@ type loader struct {
 	ignoreRanges []hcl.Range
 }
 
-// Load reads every *.iceops.hcl file in dir (not recursively), merges them
+// Load reads every *.icewright.hcl file in dir (not recursively), merges them
 // and decodes the whole language. It always returns a Config, even with
 // errors, so callers can print diagnostics with cfg.Files; the Config is
 // only meaningful when the diagnostics have no errors. Warnings never make
@@ -77,7 +77,7 @@ func Load(dir string, opts LoadOptions) (*Config, hcl.Diagnostics) {
 	return l.finish()
 }
 
-// configFileNames is the configuration files of dir, sorted: the *.iceops.hcl
+// configFileNames is the configuration files of dir, sorted: the *.icewright.hcl
 // entries directly in it that are not directories.
 func configFileNames(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
@@ -145,7 +145,7 @@ func (l *loader) load() {
 		}
 	}
 
-	l.decodeSettings(byType["iceops"])
+	l.decodeSettings(byType["icewright"])
 	l.decodeVariables(byType["variable"])
 	l.buildContext()
 	l.decodeLocals(byType["locals"])
@@ -216,7 +216,7 @@ func sortDiagnostics(diags hcl.Diagnostics) {
 	})
 }
 
-// settingsHCL is the fixed-schema `iceops` block.
+// settingsHCL is the fixed-schema `icewright` block.
 type settingsHCL struct {
 	RequiredVersion *string   `hcl:"required_version"`
 	Parallelism     *int      `hcl:"parallelism"`
@@ -226,8 +226,8 @@ type settingsHCL struct {
 func (l *loader) decodeSettings(blocks []*hcl.Block) {
 	for i, b := range blocks {
 		if i > 0 {
-			l.errorf(b.DefRange.Ptr(), "Duplicate iceops block",
-				"The iceops block is already declared at %s; declare it once.", blocks[0].DefRange)
+			l.errorf(b.DefRange.Ptr(), "Duplicate icewright block",
+				"The icewright block is already declared at %s; declare it once.", blocks[0].DefRange)
 			continue
 		}
 		var s settingsHCL
@@ -257,8 +257,8 @@ func (l *loader) decodeSettings(blocks []*hcl.Block) {
 			if err != nil {
 				l.errorf(attrRange(attrs, "required_version", b), "Invalid required_version", "%s.", err)
 			} else if !ok {
-				l.errorf(attrRange(attrs, "required_version", b), "Unsupported iceops version",
-					"This configuration requires iceops %s; this is iceops %s.", *s.RequiredVersion, l.opts.Version)
+				l.errorf(attrRange(attrs, "required_version", b), "Unsupported icewright version",
+					"This configuration requires icewright %s; this is icewright %s.", *s.RequiredVersion, l.opts.Version)
 			}
 		}
 	}

@@ -70,8 +70,8 @@ func TestLoadDesignExample(t *testing.T) {
 	// The example is valid but deliberately short on retention: both
 	// max_age values are under Trino's floor and get a warning each.
 	want := []string{
-		"design.iceops.hcl:36:21: warning: Snapshot retention below Trino's 7-day floor",
-		"design.iceops.hcl:70:34: warning: Snapshot retention below Trino's 7-day floor",
+		"design.icewright.hcl:36:21: warning: Snapshot retention below Trino's 7-day floor",
+		"design.icewright.hcl:70:34: warning: Snapshot retention below Trino's 7-day floor",
 	}
 	if got := diagLines(diags); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -193,7 +193,7 @@ policy "p" {
     min_snapshot = 3
   }
 }`,
-			want:   []string{"main.iceops.hcl:10:5: error: Unsupported argument"},
+			want:   []string{"main.icewright.hcl:10:5: error: Unsupported argument"},
 			detail: `Did you mean "min_snapshots"?`,
 		},
 		{
@@ -203,13 +203,13 @@ policy "p" {
   snapshot_retension {
   }
 }`,
-			want:   []string{"main.iceops.hcl:9:3: error: Unsupported block type"},
+			want:   []string{"main.icewright.hcl:9:3: error: Unsupported block type"},
 			detail: `Did you mean "snapshot_retention"?`,
 		},
 		{
 			name: "unknown top-level block",
 			src:  baseCatalog + "\npolicies \"p\" {}\n",
-			want: []string{"main.iceops.hcl:8:1: error: Unsupported block type"},
+			want: []string{"main.icewright.hcl:8:1: error: Unsupported block type"},
 		},
 		{
 			name: "bad size",
@@ -217,7 +217,7 @@ policy "p" {
 policy "p" {
   target_file_size = "12 parsecs"
 }`,
-			want:   []string{"main.iceops.hcl:9:22: error: Invalid size"},
+			want:   []string{"main.icewright.hcl:9:22: error: Invalid size"},
 			detail: `unknown size unit "parsecs"`,
 		},
 		{
@@ -226,7 +226,7 @@ policy "p" {
 policy "p" {
   snapshot_retention { max_age = "5 fortnights" }
 }`,
-			want: []string{"main.iceops.hcl:9:34: error: Invalid duration"},
+			want: []string{"main.icewright.hcl:9:34: error: Invalid duration"},
 		},
 		{
 			name: "older_than below 24h",
@@ -236,7 +236,7 @@ policy "p" {
     older_than = "1h"
   }
 }`,
-			want:   []string{"main.iceops.hcl:10:18: error: Orphan-file age guard below 24 hours"},
+			want:   []string{"main.icewright.hcl:10:18: error: Orphan-file age guard below 24 hours"},
 			detail: "older_than is 1h",
 		},
 		{
@@ -245,7 +245,7 @@ policy "p" {
 policy "p" {
   snapshot_retention { min_snapshots = "three" }
 }`,
-			want: []string{"main.iceops.hcl:9:40: error: Incorrect attribute value type"},
+			want: []string{"main.icewright.hcl:9:40: error: Incorrect attribute value type"},
 		},
 		{
 			name: "undeclared policy",
@@ -254,7 +254,7 @@ policy "base" {}
 table "lake.a.b" {
   policy = policy.bsae
 }`,
-			want:   []string{"main.iceops.hcl:10:12: error: Reference to undeclared policy"},
+			want:   []string{"main.icewright.hcl:10:12: error: Reference to undeclared policy"},
 			detail: "Did you mean policy.base?",
 		},
 		{
@@ -264,7 +264,7 @@ policy "base" {}
 table "lake.a.b" {
   policy = "base"
 }`,
-			want: []string{"main.iceops.hcl:10:12: error: Invalid policy reference"},
+			want: []string{"main.icewright.hcl:10:12: error: Invalid policy reference"},
 		},
 		{
 			name: "extends cycle names the chain",
@@ -278,7 +278,7 @@ policy "b" {
 policy "c" {
   extends = policy.b
 }`,
-			want:   []string{"main.iceops.hcl:9:13: error: Policy inheritance cycle"},
+			want:   []string{"main.icewright.hcl:9:13: error: Policy inheritance cycle"},
 			detail: "policy a extends c extends b extends a",
 		},
 		{
@@ -287,7 +287,7 @@ policy "c" {
 policy "a" {
   extends = policy.a
 }`,
-			want:   []string{"main.iceops.hcl:9:13: error: Policy inheritance cycle"},
+			want:   []string{"main.icewright.hcl:9:13: error: Policy inheritance cycle"},
 			detail: "policy a extends a",
 		},
 		{
@@ -296,7 +296,7 @@ policy "a" {
 tables "lake.analytics.*" {}
 tables "lake.*.clicks" {}
 `,
-			want:   []string{"main.iceops.hcl:9:8: error: Overlapping table selectors"},
+			want:   []string{"main.icewright.hcl:9:8: error: Overlapping table selectors"},
 			detail: `tables "lake.*.clicks" and tables "lake.analytics.*" (declared at`,
 		},
 		{
@@ -306,8 +306,8 @@ table "warehouse.a.b" {}
 tables "lak.x.*" {}
 `,
 			want: []string{
-				"main.iceops.hcl:8:7: error: Undeclared catalog",
-				"main.iceops.hcl:9:8: error: Undeclared catalog",
+				"main.icewright.hcl:8:7: error: Undeclared catalog",
+				"main.icewright.hcl:9:8: error: Undeclared catalog",
 			},
 			detail: `no catalog "warehouse" is declared`,
 		},
@@ -317,7 +317,7 @@ tables "lak.x.*" {}
 policy "p" {
   sort_order = ["ts desc", "frobnicate(ts)"]
 }`,
-			want: []string{"main.iceops.hcl:9:28: error: Unknown sort term"},
+			want: []string{"main.icewright.hcl:9:28: error: Unknown sort term"},
 		},
 		{
 			name: "unknown strategy",
@@ -325,23 +325,23 @@ policy "p" {
 policy "p" {
   compaction { strategy = "binpak" }
 }`,
-			want:   []string{"main.iceops.hcl:9:27: error: Invalid compaction strategy"},
+			want:   []string{"main.icewright.hcl:9:27: error: Invalid compaction strategy"},
 			detail: `Did you mean "binpack"?`,
 		},
 		{
 			name: "required variable",
 			src:  baseCatalog + "\nvariable \"region\" {\n  type = string\n}\n",
-			want: []string{"main.iceops.hcl:8:1: error: No value for required variable"},
+			want: []string{"main.icewright.hcl:8:1: error: No value for required variable"},
 		},
 		{
 			name: "table address without a namespace",
 			src:  baseCatalog + "\ntable \"lake.b\" {}\n",
-			want: []string{"main.iceops.hcl:8:7: error: Invalid table address"},
+			want: []string{"main.icewright.hcl:8:7: error: Invalid table address"},
 		},
 		{
 			name: "duplicate policy",
 			src:  baseCatalog + "\npolicy \"p\" {}\npolicy \"p\" {}\n",
-			want: []string{"main.iceops.hcl:9:1: error: Duplicate policy"},
+			want: []string{"main.icewright.hcl:9:1: error: Duplicate policy"},
 		},
 		{
 			name: "zorder without columns",
@@ -349,7 +349,7 @@ policy "p" {
 table "lake.a.b" {
   compaction { strategy = "zorder" }
 }`,
-			want: []string{"main.iceops.hcl:9:16: error: Z-order needs columns"},
+			want: []string{"main.icewright.hcl:9:16: error: Z-order needs columns"},
 		},
 		{
 			name: "min file size above target",
@@ -358,7 +358,7 @@ table "lake.a.b" {
   target_file_size = "128MiB"
   compaction { min_file_size = "256MiB" }
 }`,
-			want: []string{"main.iceops.hcl:10:16: error: min_file_size not below the target"},
+			want: []string{"main.icewright.hcl:10:16: error: min_file_size not below the target"},
 		},
 		{
 			name: "property set and removed",
@@ -367,33 +367,33 @@ table "lake.a.b" {
   properties        = { "k" = "v" }
   remove_properties = ["k"]
 }`,
-			want: []string{"main.iceops.hcl:10:3: error: Property both set and removed"},
+			want: []string{"main.icewright.hcl:10:3: error: Property both set and removed"},
 		},
 		{
 			name: "undefined function",
 			src: baseCatalog + `
 policy "p" { target_file_size = nope("1") }`,
-			want: []string{"main.iceops.hcl:8:33: error: Call to unknown function"},
+			want: []string{"main.icewright.hcl:8:33: error: Call to unknown function"},
 		},
 		{
-			name: "unsupported iceops version",
-			src:  "iceops {\n  required_version = \">= 2.0\"\n}\n" + baseCatalog,
-			want: []string{"main.iceops.hcl:2:22: error: Unsupported iceops version"},
+			name: "unsupported icewright version",
+			src:  "icewright {\n  required_version = \">= 2.0\"\n}\n" + baseCatalog,
+			want: []string{"main.icewright.hcl:2:22: error: Unsupported icewright version"},
 		},
 		{
 			name: "syntax error",
 			src:  baseCatalog + "\npolicy \"p\" {\n  target_file_size = \n}\n",
-			want: []string{"main.iceops.hcl:9:22: error: Invalid expression"},
+			want: []string{"main.icewright.hcl:9:22: error: Invalid expression"},
 		},
 		{
 			name: "pattern that matches no address",
 			src:  baseCatalog + "\ntables \"lake.*\" {}\n",
-			want: []string{"main.iceops.hcl:8:8: error: Table pattern matches no table"},
+			want: []string{"main.icewright.hcl:8:8: error: Table pattern matches no table"},
 		},
 		{
 			name: "selector that excludes everything",
 			src:  baseCatalog + "\ntables \"lake.a.*\" {\n  exclude = [\"lake.**\"]\n}\n",
-			want: []string{"main.iceops.hcl:8:8: warning: Selector excludes every table it matches"},
+			want: []string{"main.icewright.hcl:8:8: warning: Selector excludes every table it matches"},
 		},
 		{
 			name: "gc disabled with an orphan policy",
@@ -403,52 +403,52 @@ policy "p" {
   properties = { "gc.enabled" = "false" }
 }
 tables "lake.a.*" { policy = policy.p }`,
-			want: []string{"main.iceops.hcl:10:18: warning: gc.enabled=false with an expiry or orphan policy"},
+			want: []string{"main.icewright.hcl:10:18: warning: gc.enabled=false with an expiry or orphan policy"},
 		},
 		{
 			name: "catalog type",
 			src:  "catalog \"lake\" {\n  type = \"sqll\"\n  uri  = \"sqlite:x.db\"\n}\n",
-			want: []string{"main.iceops.hcl:2:10: error: Invalid catalog type"},
+			want: []string{"main.icewright.hcl:2:10: error: Invalid catalog type"},
 		},
 		{
 			name: "duplicate catalog and table",
 			src:  baseCatalog + baseCatalog + "\ntable \"lake.a.b\" {}\ntable \"lake.a.b\" {}\n",
-			want: []string{"main.iceops.hcl:8:1: error: Duplicate catalog", "main.iceops.hcl:15:1: error: Duplicate table block"},
+			want: []string{"main.icewright.hcl:8:1: error: Duplicate catalog", "main.icewright.hcl:15:1: error: Duplicate table block"},
 		},
 		{
 			name: "invalid exclude pattern",
 			src:  baseCatalog + "\ntables \"lake.a.*\" {\n  exclude = [\"lake.a.b\", \"lake..x\"]\n}\n",
-			want: []string{"main.iceops.hcl:9:26: error: Invalid exclude pattern"},
+			want: []string{"main.icewright.hcl:9:26: error: Invalid exclude pattern"},
 		},
 		{
 			name: "ratio out of range",
 			src:  baseCatalog + "\npolicy \"p\" {\n  orphan_files { max_orphan_ratio = 1.5 }\n}\n",
-			want: []string{"main.iceops.hcl:9:37: error: Invalid max_orphan_ratio"},
+			want: []string{"main.icewright.hcl:9:37: error: Invalid max_orphan_ratio"},
 		},
 		{
 			name: "storage root that is a prefix",
 			src:  baseCatalog + "\npolicy \"p\" {\n  orphan_files { allow_storage_roots = [\"s3://b\", \"s3://b/t\"] }\n}\n",
-			want: []string{"main.iceops.hcl:9:40: error: Invalid storage root"},
+			want: []string{"main.icewright.hcl:9:40: error: Invalid storage root"},
 		},
 		{
 			name: "file not found",
 			src:  baseCatalog + "\npolicy \"p\" {\n  properties = { \"k\" = file(\"nope.txt\") }\n}\n",
-			want: []string{"main.iceops.hcl:9:24: error: Error in function call"},
+			want: []string{"main.icewright.hcl:9:24: error: Error in function call"},
 		},
 		{
 			name: "property owned by an attribute",
 			src:  baseCatalog + "\npolicy \"p\" {\n  properties = { \"write.target-file-size-bytes\" = \"1\" }\n}\n",
-			want: []string{"main.iceops.hcl:9:18: warning: Property set by a policy attribute"},
+			want: []string{"main.icewright.hcl:9:18: warning: Property set by a policy attribute"},
 		},
 		{
 			name: "size as a fraction of a byte",
 			src:  baseCatalog + "\npolicy \"p\" {\n  target_file_size = 1.5\n}\n",
-			want: []string{"main.iceops.hcl:9:22: error: Invalid size"},
+			want: []string{"main.icewright.hcl:9:22: error: Invalid size"},
 		},
 		{
 			name: "duration as a number",
 			src:  baseCatalog + "\npolicy \"p\" {\n  snapshot_retention { max_age = 86400 }\n}\n",
-			want: []string{"main.iceops.hcl:9:34: error: Incorrect attribute value type"},
+			want: []string{"main.icewright.hcl:9:34: error: Incorrect attribute value type"},
 		},
 		// Warnings: the configuration still loads.
 		{
@@ -460,15 +460,15 @@ table "lake.a.b" {
   snapshot_retention { max_age = "3d" }
 }`,
 			want: []string{
-				"main.iceops.hcl:9:22: warning: Target file size outside 64MiB–2GiB",
-				"main.iceops.hcl:10:16: warning: Sort strategy without a sort order",
-				"main.iceops.hcl:11:34: warning: Snapshot retention below Trino's 7-day floor",
+				"main.icewright.hcl:9:22: warning: Target file size outside 64MiB–2GiB",
+				"main.icewright.hcl:10:16: warning: Sort strategy without a sort order",
+				"main.icewright.hcl:11:34: warning: Snapshot retention below Trino's 7-day floor",
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, diags := Load(writeDir(t, map[string]string{"main.iceops.hcl": tt.src}), LoadOptions{Version: "0.1.0"})
+			_, diags := Load(writeDir(t, map[string]string{"main.icewright.hcl": tt.src}), LoadOptions{Version: "0.1.0"})
 			got := diagLines(diags)
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Fatalf("diagnostics:\n%s\nwant:\n%s\n%v", strings.Join(got, "\n"), strings.Join(tt.want, "\n"), diags)
@@ -489,12 +489,12 @@ table "lake.a.b" {
 // files, instead of stopping at the first.
 func TestSeveralErrorsAtOnce(t *testing.T) {
 	_, diags := Load(writeDir(t, map[string]string{
-		"a.iceops.hcl": baseCatalog + `
+		"a.icewright.hcl": baseCatalog + `
 policy "p" {
   target_file_size = "12 parsecs"
   orphan_files { older_than = "1h" }
 }`,
-		"b.iceops.hcl": `
+		"b.icewright.hcl": `
 table "lake.a.b" {
   policy = policy.missing
   snapshot_retention { min_snapshot = 3 }
@@ -502,10 +502,10 @@ table "lake.a.b" {
 		"ignored.hcl": "this is not read {",
 	}), LoadOptions{})
 	want := []string{
-		"a.iceops.hcl:9:22: error: Invalid size",
-		"a.iceops.hcl:10:31: error: Orphan-file age guard below 24 hours",
-		"b.iceops.hcl:3:12: error: Reference to undeclared policy",
-		"b.iceops.hcl:4:24: error: Unsupported argument",
+		"a.icewright.hcl:9:22: error: Invalid size",
+		"a.icewright.hcl:10:31: error: Orphan-file age guard below 24 hours",
+		"b.icewright.hcl:3:12: error: Reference to undeclared policy",
+		"b.icewright.hcl:4:24: error: Unsupported argument",
 	}
 	if got := diagLines(diags); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -553,9 +553,9 @@ policy "p" {
 table "lake.a.b" { policy = policy.p }
 `
 	files := map[string]string{
-		"main.iceops.hcl": src,
-		"prod.vars":       "retention = \"9d\"\nmin = 4\n",
-		"late.vars":       "min = 5\nunknown = 1\n",
+		"main.icewright.hcl": src,
+		"prod.vars":          "retention = \"9d\"\nmin = 4\n",
+		"late.vars":          "min = 5\nunknown = 1\n",
 	}
 	tests := []struct {
 		name     string
@@ -565,10 +565,10 @@ table "lake.a.b" { policy = policy.p }
 		warnings int
 	}{
 		{"defaults", LoadOptions{Vars: []string{"secret=x"}}, 8 * 24 * time.Hour, 1, 0},
-		{"env beats default", LoadOptions{Env: []string{"ICEOPS_VAR_retention=10d", "ICEOPS_VAR_secret=x"}}, 10 * 24 * time.Hour, 1, 0},
-		{"var-file beats env", LoadOptions{Env: []string{"ICEOPS_VAR_retention=10d", "ICEOPS_VAR_secret=x"}, VarFiles: []string{"prod.vars"}}, 9 * 24 * time.Hour, 4, 0},
+		{"env beats default", LoadOptions{Env: []string{"ICEWRIGHT_VAR_retention=10d", "ICEWRIGHT_VAR_secret=x"}}, 10 * 24 * time.Hour, 1, 0},
+		{"var-file beats env", LoadOptions{Env: []string{"ICEWRIGHT_VAR_retention=10d", "ICEWRIGHT_VAR_secret=x"}, VarFiles: []string{"prod.vars"}}, 9 * 24 * time.Hour, 4, 0},
 		{"later var-file wins", LoadOptions{Vars: []string{"secret=x"}, VarFiles: []string{"prod.vars", "late.vars"}}, 9 * 24 * time.Hour, 5, 1},
-		{"-var beats everything", LoadOptions{Env: []string{"ICEOPS_VAR_retention=10d"}, VarFiles: []string{"prod.vars"}, Vars: []string{"retention=11d", "min=6", "secret=x"}}, 11 * 24 * time.Hour, 6, 0},
+		{"-var beats everything", LoadOptions{Env: []string{"ICEWRIGHT_VAR_retention=10d"}, VarFiles: []string{"prod.vars"}, Vars: []string{"retention=11d", "min=6", "secret=x"}}, 11 * 24 * time.Hour, 6, 0},
 	}
 	var digests []string
 	for _, tt := range tests {
@@ -629,20 +629,20 @@ variable "l" {
 		{"undeclared -var", LoadOptions{Vars: []string{"m=1"}}, "Value for undeclared variable"},
 		{"-var without =", LoadOptions{Vars: []string{"n"}}, "Invalid -var option"},
 		{"wrong type from -var", LoadOptions{Vars: []string{"n=three"}}, "Invalid value for variable"},
-		{"wrong type from env", LoadOptions{Env: []string{"ICEOPS_VAR_n=three"}}, "Invalid value for variable"},
+		{"wrong type from env", LoadOptions{Env: []string{"ICEWRIGHT_VAR_n=three"}}, "Invalid value for variable"},
 		{"bad list expression", LoadOptions{Vars: []string{"l=[a"}}, "Invalid value for variable"},
 		{"missing var-file", LoadOptions{VarFiles: []string{"nope.vars"}}, "Cannot read variables file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, diags := Load(writeDir(t, map[string]string{"main.iceops.hcl": src}), tt.opts)
+			_, diags := Load(writeDir(t, map[string]string{"main.icewright.hcl": src}), tt.opts)
 			if !diags.HasErrors() || diags[0].Summary != tt.want {
 				t.Fatalf("diags = %v, want %q", diagLines(diags), tt.want)
 			}
 		})
 	}
 	// A list variable from -var is parsed as an expression.
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": src}, LoadOptions{Vars: []string{`l=["a", "b"]`}})
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": src}, LoadOptions{Vars: []string{`l=["a", "b"]`}})
 	if got := fmt.Sprint(cfg.Variables["l"].Value); got != "[a b]" {
 		t.Errorf("l = %s", got)
 	}
@@ -650,7 +650,7 @@ variable "l" {
 
 func TestFunctionsAndLocals(t *testing.T) {
 	dir := writeDir(t, map[string]string{
-		"main.iceops.hcl": `
+		"main.icewright.hcl": `
 locals {
   codec  = lower(local.upper_codec)
   upper_codec = "ZSTD"
@@ -700,7 +700,7 @@ tables "lake.**" { policy = policy.p }
 }
 
 func TestLocalsCycle(t *testing.T) {
-	_, diags := Load(writeDir(t, map[string]string{"main.iceops.hcl": `
+	_, diags := Load(writeDir(t, map[string]string{"main.icewright.hcl": `
 locals {
   a = local.b
   b = local.a
@@ -784,13 +784,13 @@ func TestVersionSatisfies(t *testing.T) {
 }
 
 func TestDigestIgnoresOrderButNotContent(t *testing.T) {
-	files := map[string]string{"a.iceops.hcl": baseCatalog, "b.iceops.hcl": "policy \"p\" {}\n"}
+	files := map[string]string{"a.icewright.hcl": baseCatalog, "b.icewright.hcl": "policy \"p\" {}\n"}
 	d1 := mustLoad(t, files, LoadOptions{}).Digest
 	d2 := mustLoad(t, files, LoadOptions{Env: []string{"TOKEN=other"}}).Digest
 	if d1 != d2 {
 		t.Error("digest depends on the directory or the environment")
 	}
-	files["b.iceops.hcl"] = "policy \"q\" {}\n"
+	files["b.icewright.hcl"] = "policy \"q\" {}\n"
 	if d3 := mustLoad(t, files, LoadOptions{}).Digest; d3 == d1 {
 		t.Error("digest did not change with the content")
 	}
@@ -800,7 +800,7 @@ func TestDigestIgnoresOrderButNotContent(t *testing.T) {
 // decoded value, so a field added to policyFields without decoding support
 // (or with the wrong kind) fails here.
 func TestDecodeAllAttributes(t *testing.T) {
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": `
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": `
 catalog "lake" {
   type      = "sql"
   uri       = "sqlite:////abs/catalog.db?mode=rwc"
@@ -941,7 +941,7 @@ func TestEnvUnset(t *testing.T) {
 		{expr: `env("PGPW")`, env: "PGPW=", want: ""},
 		{expr: `env("PGPW")`, env: "PGPW=s3cret", want: "s3cret"},
 	} {
-		dir := writeDir(t, map[string]string{"main.iceops.hcl": `
+		dir := writeDir(t, map[string]string{"main.icewright.hcl": `
 catalog "pg" {
   type = "sql"
   uri  = "postgres://u:${` + tc.expr + `}@h/db"

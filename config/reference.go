@@ -31,7 +31,7 @@ type attrDoc struct {
 }
 
 var topBlocks = []blockDoc{
-	{"iceops", nil, "Settings of iceops itself. At most one per configuration."},
+	{"icewright", nil, "Settings of icewright itself. At most one per configuration."},
 	{"variable", []string{"name"}, "An input variable, used as `var.NAME`. Values come from the sources in [Variable values](#variable-values)."},
 	{"locals", nil, "Named values computed once, used as `local.NAME`. Any attribute; a local may use variables, functions and other locals (in any order, across files; a cycle is an error)."},
 	{"catalog", []string{"name"}, "An Iceberg catalog. Its name is the first level of table addresses (`NAME.namespace.table`)."},
@@ -58,9 +58,9 @@ var nestedBlockDocs = []blockDoc{
 var nestedBlocks = blockNames(nestedBlockDocs)
 
 var settingsAttrs = []attrDoc{
-	{"required_version", false, "string", "", "A version constraint such as `\">= 0.1, < 1.0\"`; any other iceops refuses the configuration."},
+	{"required_version", false, "string", "", "A version constraint such as `\">= 0.1, < 1.0\"`; any other icewright refuses the configuration."},
 	{"parallelism", false, "number", "`4`", "Tables worked on at a time; `-parallelism` on the command line wins."},
-	{"ignore_warnings", false, "list of strings", "", "Lint warning codes (`\"IO102\"`, ...) never reported, by validate, plan or apply; the codes are listed in docs/plan-format.md. An unknown code is an error."},
+	{"ignore_warnings", false, "list of strings", "", "Lint warning codes (`\"IW102\"`, ...) never reported, by validate, plan or apply; the codes are listed in docs/plan-format.md. An unknown code is an error."},
 }
 
 var variableAttrs = []attrDoc{
@@ -86,7 +86,7 @@ var engineNames = []string{"spark"}
 
 var engineAttrs = []attrDoc{
 	{"remote", true, "string", "", "The Spark Connect endpoint, `sc://host:15002` (a `;token=...` parameter in it is a secret, never printed); usually `env(\"SPARK_REMOTE\")`."},
-	{"catalog", false, "string", "the iceops catalog's label", "Spark's name for the catalog the tables are in, used to qualify every statement (`CALL <catalog>.system.rewrite_data_files(...)`)."},
+	{"catalog", false, "string", "the icewright catalog's label", "Spark's name for the catalog the tables are in, used to qualify every statement (`CALL <catalog>.system.rewrite_data_files(...)`)."},
 }
 
 var engineSchema = schemaOf(nil, engineAttrs)
@@ -208,11 +208,11 @@ func Reference() []byte {
 <!-- Generated from the tables the decoder reads (config/fields.go, config/reference.go)
      by "go generate ./config"; config's TestReference fails when this file is stale. -->
 
-A configuration is every ` + "`*.iceops.hcl`" + ` file in one directory (not its subdirectories), read
+A configuration is every ` + "`*.icewright.hcl`" + ` file in one directory (not its subdirectories), read
 as one. Sizes are ` + "`\"512MiB\"`" + `, ` + "`\"1GiB\"`, `\"128MB\"`" + ` or a whole number of bytes; durations are
 ` + "`\"36h\"`, `\"7d\"`, `\"2w\"`" + `. A table's effective policy is its ` + "`table`" + ` block, or else the one
 ` + "`tables`" + ` selector that matches it, merged attribute by attribute over its ` + "`policy`" + ` and that
-policy's ` + "`extends`" + ` chain, then the defaults below. ` + "`iceops explain ADDR`" + ` shows the result
+policy's ` + "`extends`" + ` chain, then the defaults below. ` + "`icewright explain ADDR`" + ` shows the result
 and the ` + "`file:line`" + ` of every value.
 
 ## Blocks
@@ -244,7 +244,7 @@ and the ` + "`file:line`" + ` of every value.
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", a.name, a.typ, def, a.doc)
 		}
 	}
-	writeAttrs("iceops", &topBlocks[0], settingsAttrs)
+	writeAttrs("icewright", &topBlocks[0], settingsAttrs)
 	writeAttrs("variable", &topBlocks[1], variableAttrs)
 	fmt.Fprintf(&b, "\n## locals\n\n%s\n", topBlocks[2].doc)
 	writeAttrs("catalog", &topBlocks[3], catalogAttrs)
@@ -291,7 +291,7 @@ and the ` + "`file:line`" + ` of every value.
 		}
 	}
 	b.WriteString("\nAn Iceberg property is set on the table only when some block in the chain sets its attribute:\n" +
-		"a default is not a decision, so iceops never takes over a property nobody named.\n")
+		"a default is not a decision, so icewright never takes over a property nobody named.\n")
 
 	b.WriteString("\n## Functions\n\nExpressions may call these (the go-cty standard library under Terraform's names, plus `env` and `file`):\n\n")
 	b.WriteString("| function | what it does |\n| --- | --- |\n")

@@ -81,7 +81,7 @@ func TestReferenceHasEveryAttribute(t *testing.T) {
 		}
 	}
 	settings, _ := gohcl.ImpliedBodySchema(settingsHCL{})
-	want("iceops", settings)
+	want("icewright", settings)
 	want("variable", variableSchema)
 	want("catalog", catalogSchema)
 	for _, kind := range []bodyKind{bodyPolicy, bodyTable, bodyTables} {

@@ -183,7 +183,7 @@ func fillDefaults(p *PolicyBody) {
 
 // derivedProperties are the table properties this policy owns (docs/design.md
 // §3.4). Only attributes some block set are recorded: a default is not a
-// decision, and iceops must not rewrite a property nobody asked it to own.
+// decision, and icewright must not rewrite a property nobody asked it to own.
 func derivedProperties(p *PolicyBody) map[string]Setting[string] {
 	out := map[string]Setting[string]{}
 	for k, v := range p.Properties {

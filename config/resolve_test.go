@@ -70,7 +70,7 @@ table "ops.x.inline" {
 `
 
 func TestResolve(t *testing.T) {
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": resolveSrc}, LoadOptions{})
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": resolveSrc}, LoadOptions{})
 	type want struct {
 		matchedBy    string
 		policy       string
@@ -180,7 +180,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestDerivedPropertiesOnlyWhenSet(t *testing.T) {
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": resolveSrc}, LoadOptions{})
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": resolveSrc}, LoadOptions{})
 	e, _ := cfg.Resolve("ops.x.inline")
 	if len(e.DerivedProperties) != 1 || e.DerivedProperties[PropTargetFileSize].Value != "1073741824" {
 		t.Errorf("derived = %v, want only the target size", e.DerivedProperties)
@@ -208,7 +208,7 @@ func TestDerivedPropertiesOnlyWhenSet(t *testing.T) {
 // TestResolveDoesNotShareState guards against merging into a declared
 // block's maps: resolving one table must not change another's result.
 func TestResolveDoesNotShareState(t *testing.T) {
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": resolveSrc}, LoadOptions{})
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": resolveSrc}, LoadOptions{})
 	first, _ := cfg.Resolve("lake.raw.events")
 	first.Properties["z"] = Setting[string]{Value: "mutated"}
 	again, _ := cfg.Resolve("lake.raw.events")
@@ -221,7 +221,7 @@ func TestResolveDoesNotShareState(t *testing.T) {
 }
 
 func TestExplainMasksSecretProperties(t *testing.T) {
-	cfg := mustLoad(t, map[string]string{"main.iceops.hcl": baseCatalog + `
+	cfg := mustLoad(t, map[string]string{"main.icewright.hcl": baseCatalog + `
 table "lake.a.b" {
   properties = {
     "custom.api-token" = "hunter2"

@@ -31,7 +31,7 @@ func IsSecretKey(name string) bool {
 // digest of a value from being the plain SHA-256 that precomputed tables
 // list.
 func SecretDigest(v string) string {
-	sum := sha256.Sum256([]byte("iceops secret value\x00" + v))
+	sum := sha256.Sum256([]byte("icewright secret value\x00" + v))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 

@@ -10,7 +10,7 @@ import (
 // SourceDigest is a digest of what Load(dir, opts) reads from files: the
 // names and contents of the configuration files and of the -var-file
 // files. It changes when one of them is added, removed or edited, and
-// only then, so a long-running command that polls it (iceops reconcile
+// only then, so a long-running command that polls it (icewright reconcile
 // -watch) reloads on a change and never on a mere touch. The environment
 // and -var values are not files and are not in it.
 //

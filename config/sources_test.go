@@ -18,7 +18,7 @@ func TestSourceDigest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("main.iceops.hcl", "policy \"p\" {}\n")
+	write("main.icewright.hcl", "policy \"p\" {}\n")
 	write("prod.vars", "retention = \"7d\"\n")
 	vars := []string{"prod.vars"}
 	digest := func() string {
@@ -48,25 +48,25 @@ func TestSourceDigest(t *testing.T) {
 	start := digest()
 
 	later := time.Now().Add(time.Hour)
-	if err := os.Chtimes(filepath.Join(dir, "main.iceops.hcl"), later, later); err != nil {
+	if err := os.Chtimes(filepath.Join(dir, "main.icewright.hcl"), later, later); err != nil {
 		t.Fatal(err)
 	}
 	expectSame("a touch", start)
 	write("notes.txt", "not configuration")
-	write("old.iceops.hcl.bak", "policy \"q\" {}\n")
-	if err := os.Mkdir(filepath.Join(dir, "sub.iceops.hcl"), 0o755); err != nil {
+	write("old.icewright.hcl.bak", "policy \"q\" {}\n")
+	if err := os.Mkdir(filepath.Join(dir, "sub.icewright.hcl"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	expectSame("files Load does not read", start)
 
-	write("main.iceops.hcl", "policy \"p\" { }\n")
+	write("main.icewright.hcl", "policy \"p\" { }\n")
 	expectNew("an edit")
-	write("extra.iceops.hcl", "")
+	write("extra.icewright.hcl", "")
 	expectNew("a new empty file")
-	if err := os.Remove(filepath.Join(dir, "extra.iceops.hcl")); err != nil {
+	if err := os.Remove(filepath.Join(dir, "extra.icewright.hcl")); err != nil {
 		t.Fatal(err)
 	}
-	write("main.iceops.hcl", "policy \"p\" {}\n")
+	write("main.icewright.hcl", "policy \"p\" {}\n")
 	expectSame("the first files again", start)
 	write("prod.vars", "retention = \"8d\"\n")
 	expectNew("a var file edit")

@@ -21,7 +21,7 @@ type Setting[T any] struct {
 	Sensitive bool
 }
 
-// Config is the whole configuration of one directory: every *.iceops.hcl
+// Config is the whole configuration of one directory: every *.icewright.hcl
 // file, merged.
 type Config struct {
 	Dir       string               // absolute configuration directory (path.root)
@@ -43,7 +43,7 @@ type Config struct {
 	tableIndex map[string]*TableBlock
 }
 
-// Settings is the `iceops` block.
+// Settings is the `icewright` block.
 type Settings struct {
 	RequiredVersion string
 	Parallelism     int // 0 when unset
@@ -73,7 +73,7 @@ type Catalog struct {
 	DeclRange  hcl.Range
 }
 
-// LocalEngine is the engine name of iceops' in-process rewrite, the
+// LocalEngine is the engine name of icewright' in-process rewrite, the
 // default of compaction.engine; it needs no block.
 const LocalEngine = "local"
 
@@ -84,8 +84,8 @@ type Engine struct {
 	// Remote is the endpoint (a Spark Connect URL, sc://host:port/;token=...).
 	// A token in it is a secret: Load adds it to Secrets.
 	Remote string
-	// Catalog is the engine's name for the iceops catalog a table is in;
-	// "" means the iceops catalog's label.
+	// Catalog is the engine's name for the icewright catalog a table is in;
+	// "" means the icewright catalog's label.
 	Catalog   string
 	DeclRange hcl.Range
 }
@@ -141,7 +141,7 @@ type CompactionPolicy struct {
 	MaxBytesPerRun      Setting[int64]
 	Where               Setting[string]
 	// Engine names the engine block that rewrites the groups above
-	// EngineAbove; "local" (the default) is iceops' own rewrite.
+	// EngineAbove; "local" (the default) is icewright' own rewrite.
 	Engine      Setting[string]
 	EngineAbove Setting[int64]
 }

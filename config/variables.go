@@ -14,8 +14,8 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// EnvVarPrefix sets a variable from the environment: ICEOPS_VAR_retention=7d.
-const EnvVarPrefix = "ICEOPS_VAR_"
+// EnvVarPrefix sets a variable from the environment: ICEWRIGHT_VAR_retention=7d.
+const EnvVarPrefix = "ICEWRIGHT_VAR_"
 
 type varDecl struct {
 	v        *Variable
@@ -28,7 +28,7 @@ type varDecl struct {
 }
 
 // decodeVariables reads the declarations and then the values, in
-// Terraform's precedence (later wins): default, ICEOPS_VAR_name, each
+// Terraform's precedence (later wins): default, ICEWRIGHT_VAR_name, each
 // -var-file in order, each -var in order.
 func (l *loader) decodeVariables(blocks []*hcl.Block) {
 	decls := map[string]*varDecl{}

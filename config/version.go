@@ -9,7 +9,7 @@ import (
 // versionSatisfies checks a version against a constraint list in
 // Terraform's syntax: ">= 0.1, < 2", "~> 0.3", "= 1.0.0", "!= 0.2". A
 // development build (empty version or "dev") satisfies everything, so
-// working on iceops does not need a release number.
+// working on icewright does not need a release number.
 func versionSatisfies(version, constraints string) (bool, error) {
 	var checks []func([]int) bool
 	for _, c := range strings.Split(constraints, ",") {
@@ -72,7 +72,7 @@ func versionSatisfies(version, constraints string) (bool, error) {
 	}
 	have, err := parseVersion(v)
 	if err != nil {
-		return false, fmt.Errorf("iceops version %q: %w", version, err)
+		return false, fmt.Errorf("icewright version %q: %w", version, err)
 	}
 	for _, ok := range checks {
 		if !ok(have) {

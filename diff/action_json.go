@@ -40,7 +40,7 @@ func (a Action) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the flat object back, filling the payload that the
-// type names. An unknown type is an error: a plan from a newer iceops must
+// type names. An unknown type is an error: a plan from a newer icewright must
 // not be applied by an older one that would silently drop a step.
 func (a *Action) UnmarshalJSON(data []byte) error {
 	var h actionHeader

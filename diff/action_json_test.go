@@ -11,10 +11,10 @@ import (
 func samplePlan() Plan {
 	cur := int64(3)
 	return Plan{
-		FormatVersion: FormatVersion,
-		IceopsVersion: "0.1.0",
-		CreatedAt:     time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-		ConfigDigest:  "sha256:abc",
+		FormatVersion:    FormatVersion,
+		IcewrightVersion: "0.1.0",
+		CreatedAt:        time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		ConfigDigest:     "sha256:abc",
 		Tables: []TablePlan{{
 			Address:  "lake.analytics.clicks",
 			Policy:   "events",
@@ -31,7 +31,7 @@ func samplePlan() Plan {
 					KeptByAgeGuard: 3, KeptBytes: 5, Excluded: 2, NonIceberg: 1, NonIcebergPaths: []string{"s3://b/_SUCCESS"}, Ratio: 0.1, MaxRatio: 0.25, Quarantine: "7d"}},
 			},
 			Refusals: []Refusal{{Action: "remove_orphan_files", Reason: "x"}},
-			Warnings: []Warning{{Code: "gc_disabled", Message: "m", Origin: "main.iceops.hcl:1"}},
+			Warnings: []Warning{{Code: "gc_disabled", Message: "m", Origin: "main.icewright.hcl:1"}},
 		}},
 		Errors: []TableError{{Address: "lake.x.y", Message: "boom"}},
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // PartitionAgeing is what age_partitions does to a table: the coarser
@@ -106,7 +106,7 @@ func planAgeing(pol *config.Effective, st *TableState) (Action, []Refusal, bool)
 func boundAgeing(a, f Action) Bounded {
 	ap, fp := a.PartitionAgeing, f.PartitionAgeing
 	if ap.From != fp.From || ap.To != fp.To || ap.Column != fp.Column || ap.SourceSpecID != fp.SourceSpecID || (!fp.AddsSpec && ap.TargetSpecID != fp.TargetSpecID) {
-		return Bounded{Skip: fmt.Sprintf("the ageing changed since the plan (%s %s of %s, spec %d -> %d, now %s %s of %s, spec %d -> %d); run iceops plan again",
+		return Bounded{Skip: fmt.Sprintf("the ageing changed since the plan (%s %s of %s, spec %d -> %d, now %s %s of %s, spec %d -> %d); run icewright plan again",
 			ap.From, ap.To, ap.Column, ap.SourceSpecID, ap.TargetSpecID, fp.From, fp.To, fp.Column, fp.SourceSpecID, fp.TargetSpecID)}
 	}
 	p := *fp

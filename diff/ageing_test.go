@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // TestPlanAgeing: age_partitions is planned only with a partition_ageing
@@ -21,7 +21,7 @@ func TestPlanAgeing(t *testing.T) {
 	if _, _, ok := planAgeing(pol, st); ok {
 		t.Fatal("planned without a partition_ageing block")
 	}
-	pol.PartitionAgeing = config.AgeingPolicy{Declared: true, DeclRange: hcl.Range{Filename: "x/main.iceops.hcl", Start: hcl.Pos{Line: 7}}}
+	pol.PartitionAgeing = config.AgeingPolicy{Declared: true, DeclRange: hcl.Range{Filename: "x/main.icewright.hcl", Start: hcl.Pos{Line: 7}}}
 	if _, r, ok := planAgeing(pol, &TableState{PartitionAgeing: &PartitionAgeing{}}); ok || len(r) > 0 {
 		t.Fatal("planned with nothing aged")
 	}
@@ -29,19 +29,19 @@ func TestPlanAgeing(t *testing.T) {
 	if !ok || len(refusals) > 0 || a.PartitionAgeing == nil || a.Validate() != nil {
 		t.Fatalf("planned %v %+v %v", ok, a, refusals)
 	}
-	if want := "partition_ageing (main.iceops.hcl:7): day partitions of ts whose month ended 90d ago or more, into 1 month partitions of new spec 1, not the default"; a.Reason != want {
+	if want := "partition_ageing (main.icewright.hcl:7): day partitions of ts whose month ended 90d ago or more, into 1 month partitions of new spec 1, not the default"; a.Reason != want {
 		t.Errorf("reason %q, want %q", a.Reason, want)
 	}
 	amb := &TableState{AgeingRefusal: "the default partition spec 0 has 2 day fields (a, b): which one dates a partition is ambiguous"}
-	if _, r, ok := planAgeing(pol, amb); ok || len(r) != 1 || r[0].Action != string(AgePartitions) || !strings.Contains(r[0].Reason, "main.iceops.hcl:7): the default partition spec 0 has 2 day fields") {
+	if _, r, ok := planAgeing(pol, amb); ok || len(r) != 1 || r[0].Action != string(AgePartitions) || !strings.Contains(r[0].Reason, "main.icewright.hcl:7): the default partition spec 0 has 2 day fields") {
 		t.Errorf("ambiguous spec: planned %v, refusals %+v", ok, r)
 	}
 	// With default = true and nothing old yet: the action only makes the
 	// coarser spec the default.
-	pol.PartitionAgeing.Default.Origin = hcl.Range{Filename: "x/main.iceops.hcl", Start: hcl.Pos{Line: 9}}
+	pol.PartitionAgeing.Default.Origin = hcl.Range{Filename: "x/main.icewright.hcl", Start: hcl.Pos{Line: 9}}
 	only := &TableState{PartitionAgeing: &PartitionAgeing{From: "day", To: "month", Column: "ts", TargetSpecID: 1, AddsSpec: true, SetsDefault: true, Groups: []AgeingGroup{}}}
 	if a, r, ok := planAgeing(pol, only); !ok || len(r) > 0 || a.Validate() != nil ||
-		a.Reason != "partition_ageing.default (main.iceops.hcl:9): no day partition of ts is old enough yet; new spec 1, made the default" {
+		a.Reason != "partition_ageing.default (main.icewright.hcl:9): no day partition of ts is old enough yet; new spec 1, made the default" {
 		t.Errorf("default only: planned %v %q, refusals %+v", ok, a.Reason, r)
 	}
 	st.UnwritableSpecs = map[int]string{0: "partition spec 0 has 2 decimal fields"}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // Defaults of iceberg-go's compaction.DefaultConfig, used when the effective
@@ -40,7 +40,7 @@ type CompactionSelection struct {
 	// are candidates whatever their size (providers/compaction.StaleSort
 	// decides which; PartitionStats.StaleSortFiles counts them).
 	Strategy string
-	// Engine is compaction.engine ("" or "local": iceops' own). With an
+	// Engine is compaction.engine ("" or "local": icewright' own). With an
 	// engine, files are not taken for their sort order (no StaleSortFiles):
 	// the partitions above engine_above go to an engine whose rewrite
 	// selects files by size alone, so the same rule must hold for all.
@@ -283,7 +283,7 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 	for _, p := range st.Partitions {
 		// Files iceberg-go cannot open (escaped file: URIs, another
 		// storage) are no obstacle to an engine that opens them as written.
-		// A partition rewritten for its files' order stays with iceops:
+		// A partition rewritten for its files' order stays with icewright:
 		// an engine's rewrite selects by size alone, and the stale files
 		// would be planned again after every apply.
 		toEngine := delegates(pol, sel.plannedBytes(p)) && p.StaleSortFiles == 0
@@ -331,7 +331,7 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 		return Action{}, 0, refusals, false
 	}
 	act.Partitions = partitions
-	// iceops' rewrite (providers/compaction) commits all its groups in one
+	// icewright' rewrite (providers/compaction) commits all its groups in one
 	// snapshot, or with partial_progress one snapshot per group; an
 	// engine commits once per call.
 	local := len(act.Groups)
@@ -456,7 +456,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			Action: string(Compact),
 			Reason: fmt.Sprintf("%d data files in %d partitions are not compacted: the table names them, or delete files of their partitions, on another storage than its location %s (first: %s). "+
 				"iceberg-go reads a table's files through the one IO of its metadata location's storage (one file system, bucket or container), which cannot open them: a rewrite would fail on the first one. "+
-				"Compact these partitions with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths; iceops compacts the table's other partitions",
+				"Compact these partitions with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths; icewright compacts the table's other partitions",
 				forFiles, forParts, st.Location, st.ForeignFile),
 		})
 	}
@@ -465,7 +465,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 			Action: string(Compact),
 			Reason: fmt.Sprintf("%d data files in %d partitions are not compacted: the table names them, or files of their partitions, by file: URIs with percent-escapes (first: %s). "+
 				"iceberg-go v0.7.0's local IO opens such a URI percent-decoded, while Java, PyIceberg, Spark, Trino and DuckDB open it as written, and the engines that escape partition values (Java, PyIceberg) put the files there: "+
-				"a rewrite would read no file, or another one. Compact these partitions with an engine that reads the paths as written (Spark's rewrite_data_files); iceops compacts the table's other partitions",
+				"a rewrite would read no file, or another one. Compact these partitions with an engine that reads the paths as written (Spark's rewrite_data_files); icewright compacts the table's other partitions",
 				escFiles, escParts, st.EscapedFileURI),
 		})
 	}
@@ -478,7 +478,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 // list assigns a first_row_id to every data manifest it lists without one,
 // rewritten or carried over (iceberg-go's ManifestListWriter, as Java's),
 // and the files inherit theirs from it, so the rewrite after it keeps
-// their rows' ids. It holds when the policy lets iceops rewrite manifests
+// their rows' ids. It holds when the policy lets icewright rewrite manifests
 // (a manifests block), a commit can land, and iceberg-go's rewrite of
 // today's manifests would commit: it passes a lone manifest per bin
 // through and then commits nothing, which assigns nothing.
@@ -494,9 +494,9 @@ func rowIDsAssignable(pol *config.Effective, st *TableState) bool {
 func rowIDsHint(pol *config.Effective, st *TableState) string {
 	switch {
 	case !pol.Manifests.Declared:
-		return "with a manifests block in the policy, iceops rewrites the manifests first (that assigns them) and compacts in the same apply; or any commit by a v3 writer (an append) does"
+		return "with a manifests block in the policy, icewright rewrites the manifests first (that assigns them) and compacts in the same apply; or any commit by a v3 writer (an append) does"
 	case st.CommitProblem != "":
-		return "iceops commits nothing to this table (see the other refusals); any commit by a v3 writer (an append) assigns them"
+		return "icewright commits nothing to this table (see the other refusals); any commit by a v3 writer (an append) assigns them"
 	default:
 		return "iceberg-go's manifest rewrite leaves these manifests as they are (one per bin: nothing to merge), so it assigns nothing; any commit by a v3 writer (an append, Spark's rewrite_manifests) does"
 	}
@@ -526,7 +526,7 @@ func (s CompactionSelection) plannedBytes(p PartitionStats) int64 {
 
 // compactBlocked is why a planned compaction cannot run at all ("" when it
 // can): strategy sort with no order to sort by (neither the policy's
-// sort_order nor the table's), an order or zorder columns iceops cannot
+// sort_order nor the table's), an order or zorder columns icewright cannot
 // sort this table by (sortOrderBlocked), or what providers found that the
 // rewrite would get wrong (TableState.CompactProblem). The plan shows it as
 // a refusal instead of an apply that fails.

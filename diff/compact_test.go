@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // The vectors are iceberg-go's own PackEnd expectations (internal/utils_fifo_test.go)

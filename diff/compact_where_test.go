@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // A where reaches the selection (for providers) and the compact action, and
@@ -19,7 +19,7 @@ func TestCompactWhere(t *testing.T) {
 		Declared:      true,
 		MinInputFiles: config.Setting[int]{Value: 2, Set: true},
 		Where: config.Setting[string]{Value: where, Set: true,
-			Origin: hcl.Range{Filename: "/cfg/main.iceops.hcl", Start: hcl.Pos{Line: 7}}},
+			Origin: hcl.Range{Filename: "/cfg/main.icewright.hcl", Start: hcl.Pos{Line: 7}}},
 	}
 	if got := SelectionFor(pol).Where; got != where {
 		t.Fatalf("selection where = %q", got)
@@ -29,7 +29,7 @@ func TestCompactWhere(t *testing.T) {
 	if !ok || a.Compact.Where != where {
 		t.Fatalf("compact = %+v", a.Compact)
 	}
-	if want := `; compaction.where = "event_ts >= '2026-11-03T00:00:00Z'" (main.iceops.hcl:7)`; !strings.HasSuffix(a.Reason, want) {
+	if want := `; compaction.where = "event_ts >= '2026-11-03T00:00:00Z'" (main.icewright.hcl:7)`; !strings.HasSuffix(a.Reason, want) {
 		t.Fatalf("reason %q does not end with %q", a.Reason, want)
 	}
 	pol.Compaction.Where = config.Setting[string]{}

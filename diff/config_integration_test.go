@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // The unit tests build config.Effective literals; this one checks that what
@@ -49,7 +49,7 @@ table "lake.analytics.clicks" {
 }
 `
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load(dir, config.LoadOptions{})
@@ -82,9 +82,9 @@ table "lake.analytics.clicks" {
 		t.Fatalf("properties = %+v", props.Properties)
 	}
 	for _, want := range []string{
-		`snapshot_retention.max_age = "2d" (main.iceops.hcl:31)`,
-		`snapshot_retention.min_snapshots = 2 (main.iceops.hcl:12)`,
-		`target_file_size = "512MiB" (main.iceops.hcl:8)`,
+		`snapshot_retention.max_age = "2d" (main.icewright.hcl:31)`,
+		`snapshot_retention.min_snapshots = 2 (main.icewright.hcl:12)`,
+		`target_file_size = "512MiB" (main.icewright.hcl:8)`,
 	} {
 		if !strings.Contains(props.Reason, want) {
 			t.Errorf("properties reason %q lacks %q", props.Reason, want)
@@ -94,10 +94,10 @@ table "lake.analytics.clicks" {
 	if !reflect.DeepEqual(sort.After, []string{"event_ts DESC NULLS LAST", "bucket(16, user_id) ASC NULLS FIRST"}) || len(sort.Before) != 0 {
 		t.Fatalf("sort = %+v", sort)
 	}
-	if !strings.HasSuffix(tp.Actions[1].Reason, "(main.iceops.hcl:26)") {
+	if !strings.HasSuffix(tp.Actions[1].Reason, "(main.icewright.hcl:26)") {
 		t.Errorf("sort reason = %q", tp.Actions[1].Reason)
 	}
-	if r := tp.Actions[2].Reason; r != "manifests.max_count = 3 (main.iceops.hcl:16)" {
+	if r := tp.Actions[2].Reason; r != "manifests.max_count = 3 (main.icewright.hcl:16)" {
 		t.Errorf("manifests reason = %q", r)
 	}
 	// The manifest rewrite adds one snapshot on main; with min_snapshots = 2
@@ -106,7 +106,7 @@ table "lake.analytics.clicks" {
 	if !reflect.DeepEqual(e.Expire.SnapshotIDs, []int64{1, 2, 3}) || e.Expire.SnapshotsAddedByPlan != 1 {
 		t.Fatalf("expire = %+v", e.Expire)
 	}
-	if !strings.HasPrefix(e.Reason, `snapshot_retention.max_age = "2d" (main.iceops.hcl:31)`) {
+	if !strings.HasPrefix(e.Reason, `snapshot_retention.max_age = "2d" (main.icewright.hcl:31)`) {
 		t.Errorf("expire reason = %q", e.Reason)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // Plans that never converged on tables other engines wrote (issue 14, item

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // DanglingDeletes is what remove_dangling_deletes removes: the delete files

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // TestPlanDangling: remove_dangling_deletes is planned only with a
@@ -20,7 +20,7 @@ func TestPlanDangling(t *testing.T) {
 	if _, _, ok := planDangling(pol, st); ok {
 		t.Fatal("planned without a dangling_deletes block")
 	}
-	pol.DanglingDeletes = config.DanglingDeletesPolicy{Declared: true, DeclRange: hcl.Range{Filename: "x/main.iceops.hcl", Start: hcl.Pos{Line: 7}}}
+	pol.DanglingDeletes = config.DanglingDeletesPolicy{Declared: true, DeclRange: hcl.Range{Filename: "x/main.icewright.hcl", Start: hcl.Pos{Line: 7}}}
 	if _, _, ok := planDangling(pol, &TableState{DanglingDeletes: &DanglingDeletes{}}); ok {
 		t.Fatal("planned with nothing dangling")
 	}
@@ -28,7 +28,7 @@ func TestPlanDangling(t *testing.T) {
 	if !ok || len(refusals) > 0 || a.DanglingDeletes == nil || a.DanglingDeletes.DeleteFiles != 3 || a.Validate() != nil {
 		t.Fatalf("planned %v %+v %v", ok, a, refusals)
 	}
-	if want := "dangling_deletes (main.iceops.hcl:7): 2 position delete files, 1 equality delete file apply to no live data file"; a.Reason != want {
+	if want := "dangling_deletes (main.icewright.hcl:7): 2 position delete files, 1 equality delete file apply to no live data file"; a.Reason != want {
 		t.Errorf("reason %q, want %q", a.Reason, want)
 	}
 	st.UnwritableSpecs = map[int]string{1: "partition spec 1 has 2 decimal fields"}

@@ -1,4 +1,4 @@
-// Package diff is the pure heart of iceops: (effective policy, observed table
+// Package diff is the pure heart of icewright: (effective policy, observed table
 // state, now) → table plan. It owns the observed-state types that providers
 // fill and the plan types that apply executes and views render.
 //

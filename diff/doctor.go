@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Doctor is the report of `iceops doctor`: what iceops can and cannot do
+// Doctor is the report of `icewright doctor`: what icewright can and cannot do
 // with each configured catalog, its storage and its tables, one finding a
 // line. Plain data, like Inspection, so the views never import providers.
 type Doctor struct {
@@ -14,8 +14,8 @@ type Doctor struct {
 	Warnings int             `json:"warnings"`
 }
 
-// Doctor statuses. A failure means something iceops needs is broken (the
-// command exits 1); a warning is something iceops will not do on a table,
+// Doctor statuses. A failure means something icewright needs is broken (the
+// command exits 1); a warning is something icewright will not do on a table,
 // with the reason (exit 0: the rest of the table is maintained).
 const (
 	DoctorOK   = "ok"
@@ -49,14 +49,14 @@ func (d *Doctor) Add(f DoctorFinding) {
 	d.Findings = append(d.Findings, f)
 }
 
-// TableLimits is what iceops can and cannot do on the observed table st,
+// TableLimits is what icewright can and cannot do on the observed table st,
 // from the same observed problems the plan turns into refusals
 // (CommitProblem, CompactProblem, UnwritableSpecs, HeadIDProblem, files
 // without first_row_id, foreign and escaped file names), so that doctor
 // and plan cannot disagree: doctor says it for every table up front, the
 // plan only where an action would need it. The reasons are the plan's own
 // sentences. A table no commit can reach is a failure; everything else
-// iceops only leaves out is a warning.
+// icewright only leaves out is a warning.
 func TableLimits(st *TableState) []DoctorFinding {
 	f := func(check, status, msg string) DoctorFinding {
 		return DoctorFinding{Table: st.Address, Check: check, Status: status, Message: msg}

@@ -3,7 +3,7 @@ package diff
 import (
 	"fmt"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // PartitionValue is one field of a partition tuple in the form an engine
@@ -28,7 +28,7 @@ type PartitionValue struct {
 // Delegation is the work one partition of a compaction is, as an engine
 // is asked to plan it.
 type Delegation struct {
-	// Catalog is the iceops catalog's label; the engine maps it to its
+	// Catalog is the icewright catalog's label; the engine maps it to its
 	// own name for that catalog (an engine block's catalog).
 	Catalog   string
 	Namespace []string
@@ -48,7 +48,7 @@ type Delegation struct {
 	Selection   CompactionSelection
 }
 
-// Engine is a compaction engine other than iceops' own, as the plan sees
+// Engine is a compaction engine other than icewright' own, as the plan sees
 // it: Plan is pure (no I/O), so that PlanTable stays a function of its
 // inputs. It returns the exact statement the engine will run for one
 // partition, or why the engine cannot be bounded to exactly that
@@ -108,7 +108,7 @@ func delegate(pol *config.Effective, st *TableState, act *CompactAction, p Parti
 		where = "(unpartitioned)"
 	}
 	if st.Engine == nil || st.Engine.Name() != c.Engine.Value {
-		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%d files, %s) goes to engine %q (compaction.engine at %s), which this iceops session cannot reach: it is not compacted",
+		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%d files, %s) goes to engine %q (compaction.engine at %s), which this icewright session cannot reach: it is not compacted",
 			where, call.InputFiles, config.FormatSize(call.InputBytes), c.Engine.Value, fileLine(c.Engine.Origin))}
 	}
 	other := false

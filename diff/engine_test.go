@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // toyEngine plans a partition as its name, and refuses the partitions
@@ -48,14 +48,14 @@ func engineState(e Engine) *TableState {
 	}
 	return &TableState{Engine: e, Partitions: []PartitionStats{
 		part("big", 40, 40),     // 80: above 50, to the engine
-		part("small", 10, 10),   // 20: iceops'
+		part("small", 10, 10),   // 20: icewright'
 		part("escaped", 30, 30), // 60: to the engine, whose files iceberg-go cannot open
 	}}
 }
 
 // TestCompactDelegatesAboveTheBound: partitions above engine_above go to
 // the engine, one call each with its statement and bound, their groups
-// marked; the rest stay iceops'; commits count one per call plus one.
+// marked; the rest stay icewright'; commits count one per call plus one.
 func TestCompactDelegatesAboveTheBound(t *testing.T) {
 	st := engineState(toyEngine{})
 	st.Partitions[2].EscapedFileURIs = 2
@@ -80,7 +80,7 @@ func TestCompactDelegatesAboveTheBound(t *testing.T) {
 		}
 	}
 	// With the bound above every partition, nothing is delegated and the
-	// escaped partition is refused as iceops' own rewrite must.
+	// escaped partition is refused as icewright' own rewrite must.
 	tp = PlanTable(enginePolicy(1000), st, testNow)
 	if c := tp.Actions[0].Compact; len(c.EngineCalls) != 0 || c.Commits != 1 || len(tp.Refusals) != 1 {
 		t.Fatalf("compact = %+v, refusals %+v", c, tp.Refusals)
@@ -89,7 +89,7 @@ func TestCompactDelegatesAboveTheBound(t *testing.T) {
 
 // TestCompactEngineRefusalInThePlan: a partition the engine cannot be
 // bounded to is a refusal with the engine's reason and is not compacted
-// (not by iceops either); without the engine (a session that cannot reach
+// (not by icewright either); without the engine (a session that cannot reach
 // it), every delegated partition is refused.
 func TestCompactEngineRefusalInThePlan(t *testing.T) {
 	tp := PlanTable(enginePolicy(50), engineState(toyEngine{refuse: map[string]bool{"big": true}}), testNow)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 func TestSelectExpired(t *testing.T) {
@@ -208,7 +208,7 @@ func TestPlanExpire(t *testing.T) {
 		e.ProtectedByRef[`tag "q3-close"`] != 1 || e.SnapshotsAddedByPlan != 0 {
 		t.Fatalf("expire = %+v", e)
 	}
-	if !a.Destructive || !strings.HasPrefix(a.Reason, `snapshot_retention.max_age = "2d" (main.iceops.hcl:11)`) {
+	if !a.Destructive || !strings.HasPrefix(a.Reason, `snapshot_retention.max_age = "2d" (main.icewright.hcl:11)`) {
 		t.Fatalf("action = %+v", a)
 	}
 
@@ -224,7 +224,7 @@ func TestPlanExpire(t *testing.T) {
 		if len(tp.Actions) != 0 || len(tp.Refusals) != 1 || tp.Refusals[0].Action != "expire_snapshots" {
 			t.Fatalf("plan = %+v", tp)
 		}
-		if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintGCDisabled || tp.Warnings[0].Origin != "main.iceops.hcl:10" {
+		if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintGCDisabled || tp.Warnings[0].Origin != "main.icewright.hcl:10" {
 			t.Fatalf("warnings = %+v", tp.Warnings)
 		}
 	})
@@ -252,7 +252,7 @@ func TestCommitGapWarning(t *testing.T) {
 			w = &tp.Warnings[i]
 		}
 	}
-	if w == nil || w.Origin != "main.iceops.hcl:21" || !strings.Contains(w.Message, "(10d)") {
+	if w == nil || w.Origin != "main.icewright.hcl:21" || !strings.Contains(w.Message, "(10d)") {
 		t.Fatalf("warnings = %+v", tp.Warnings)
 	}
 	st = linear(3*day, 2*day, day)
@@ -309,7 +309,7 @@ func TestPlanExpireUnsetAttributesUseTableProperties(t *testing.T) {
 	delete(st.Properties, "history.expire.max-snapshot-age-ms")
 	a = findAction(t, PlanTable(pol, st, testNow), ExpireSnapshots)
 	// min-snapshots-to-keep = 2 still keeps 4 and 5.
-	if !reflect.DeepEqual(a.Expire.SnapshotIDs, []int64{1, 2, 3}) || a.Reason != `snapshot_retention.max_age = "5d" (default; block at main.iceops.hcl:10)` {
+	if !reflect.DeepEqual(a.Expire.SnapshotIDs, []int64{1, 2, 3}) || a.Reason != `snapshot_retention.max_age = "5d" (default; block at main.icewright.hcl:10)` {
 		t.Fatalf("expire = %+v, reason %q", a.Expire, a.Reason)
 	}
 }
@@ -320,7 +320,7 @@ func TestSortWithoutOrderWarning(t *testing.T) {
 	pol.Compaction.Strategy = set("sort", 8)
 	st := linear(day)
 	tp := PlanTable(pol, st, testNow)
-	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintSortWithoutOrder || tp.Warnings[0].Origin != "main.iceops.hcl:8" {
+	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintSortWithoutOrder || tp.Warnings[0].Origin != "main.icewright.hcl:8" {
 		t.Fatalf("warnings = %+v", tp.Warnings)
 	}
 	st.SortOrder = []SortField{{Transform: "identity", Column: "a"}}
@@ -363,7 +363,7 @@ func TestWhereOnUnpartitionedTableWarning(t *testing.T) {
 	st := linear(day)
 	st.Specs = []PartitionSpec{{ID: 0, Fields: []string{}}}
 	tp := PlanTable(pol, st, testNow)
-	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintWhereUnpartition || tp.Warnings[0].Origin != "main.iceops.hcl:12" {
+	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintWhereUnpartition || tp.Warnings[0].Origin != "main.icewright.hcl:12" {
 		t.Fatalf("warnings = %+v", tp.Warnings)
 	}
 	// Once any spec is partitioned (spec evolution) the where can restrict.

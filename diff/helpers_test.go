@@ -5,12 +5,12 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
-// at is an attribute range on a line of main.iceops.hcl.
+// at is an attribute range on a line of main.icewright.hcl.
 func at(line int) hcl.Range {
-	return hcl.Range{Filename: "/cfg/main.iceops.hcl", Start: hcl.Pos{Line: line, Column: 3}, End: hcl.Pos{Line: line, Column: 20}}
+	return hcl.Range{Filename: "/cfg/main.icewright.hcl", Start: hcl.Pos{Line: line, Column: 3}, End: hcl.Pos{Line: line, Column: 20}}
 }
 
 func set[T any](v T, line int) config.Setting[T] {
@@ -35,7 +35,7 @@ func emptyPolicy() *config.Effective {
 	return &config.Effective{Address: "lake.db.t", PolicyName: "base", MatchRange: at(1)}
 }
 
-// fullPolicy declares every block with values that main.iceops.hcl sets on
+// fullPolicy declares every block with values that main.icewright.hcl sets on
 // known lines, so reasons can be checked.
 func fullPolicy() *config.Effective {
 	p := emptyPolicy()

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
-// Kind is what iceops knows about one action kind apart from how to plan it
+// Kind is what icewright knows about one action kind apart from how to plan it
 // (its planner in this package), run it (its executor, providers) and show
-// it (its view, cmd/iceops/internal/views): its place in the order, whether
+// it (its view, cmd/icewright/internal/views): its place in the order, whether
 // it is destructive, its payload, its validation, the commit it shares and
 // how a fresh plan is bounded by an approved one (docs/design.md §5.1, §5.3).
 // kinds below is the one list; the plan file, apply, the executors and the
@@ -73,7 +73,7 @@ const (
 type Action struct {
 	Type        ActionType `json:"type"`
 	Destructive bool       `json:"destructive"`
-	Reason      string     `json:"reason"` // "snapshot_retention.max_age = \"2d\" (main.iceops.hcl:12)"
+	Reason      string     `json:"reason"` // "snapshot_retention.max_age = \"2d\" (main.icewright.hcl:12)"
 
 	Properties      *PropertiesChange `json:"-"`
 	SortOrder       *SortOrderChange  `json:"-"`
@@ -222,7 +222,7 @@ func Kinds() []ActionType {
 	return out
 }
 
-// KindOf returns the kind of t; ok is false for a type this iceops does not
+// KindOf returns the kind of t; ok is false for a type this icewright does not
 // know (a plan from a newer one).
 func KindOf(t ActionType) (Kind, bool) {
 	for _, k := range kinds {
@@ -243,7 +243,7 @@ func (t ActionType) Order() int {
 	return 0
 }
 
-// Known reports whether this iceops knows the type.
+// Known reports whether this icewright knows the type.
 func (t ActionType) Known() bool { return t.Order() > 0 }
 
 // Destructive reports whether actions of type t delete or move files.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // TestEveryKindIsComplete enumerates the action kinds and checks that each

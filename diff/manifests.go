@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // planManifests rewrites the current snapshot's manifests when there are more

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // minOrphanAge is the floor of orphan_files.older_than (docs/design.md §5.5 rule 5).
@@ -36,7 +36,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 	case scan.MissingReferencedCount > 0 && scan.LiteralNamed > 0:
 		return refuse("%d referenced files are missing from the listing under the names iceberg-go v0.7.0 reads (first: %s), and %d listed files are the table's under the literal names of its file: URIs with percent-escapes (first: %s): "+
 			"iceberg-go's local IO opens such a URI percent-decoded, while Java, PyIceberg, Spark, Trino and DuckDB open it as written, where those writers put the files. "+
-			"iceops compares the listing with the names iceberg-go reads, so it cannot tell an orphan from a file the table reaches and does not sweep this table (no listed file is proposed); "+
+			"icewright compares the listing with the names iceberg-go reads, so it cannot tell an orphan from a file the table reaches and does not sweep this table (no listed file is proposed); "+
 			"remove its orphans with an engine that reads the paths as written (Spark's remove_orphan_files)%s",
 			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), scan.LiteralNamed, scan.LiteralNamedExample, quarantinedLive(scan.Quarantine, st.Address))
 	case scan.MissingReferencedCount > 0:
@@ -186,7 +186,7 @@ type PurgeRun struct {
 
 // DuePurgeRuns are the runs whose grace period is over at now, by run id.
 // A run without a purge time, or with a problem, is never due: a person
-// decides about it (iceops restore, or deleting it by hand).
+// decides about it (icewright restore, or deleting it by hand).
 func DuePurgeRuns(runs []QuarantineRun, now time.Time) []PurgeRun {
 	var out []PurgeRun
 	for _, r := range runs {
@@ -236,7 +236,7 @@ func (s *OrphanScan) MissingUnnamed() bool {
 
 // StuckReason says why apply will never purge the run and what a person
 // must do about it, or "" when the run is not stuck (due or not). address
-// is the table's, for the iceops restore command line; unnamedMissing
+// is the table's, for the icewright restore command line; unnamedMissing
 // (OrphanScan.MissingUnnamed) makes the count of live files a lower bound.
 func (r QuarantineRun) StuckReason(address string, unnamedMissing bool) string {
 	var why []string
@@ -248,15 +248,15 @@ func (r QuarantineRun) StuckReason(address string, unnamedMissing bool) string {
 		if unnamedMissing {
 			files, them = "at least "+files, "them"
 		}
-		why = append(why, fmt.Sprintf("%s of this run %s referenced by the table again; put %s back with iceops restore %s %s",
+		why = append(why, fmt.Sprintf("%s of this run %s referenced by the table again; put %s back with icewright restore %s %s",
 			files, verb, them, r.RunID, address))
 	}
 	switch {
 	case r.Problem == "":
 	case r.RunID == "":
-		why = append(why, r.Problem+"; check the table location's .iceops-quarantine/ by hand")
+		why = append(why, r.Problem+"; check the table location's .icewright-quarantine/ by hand")
 	default:
-		why = append(why, fmt.Sprintf("%s; inspect its manifest (.iceops-quarantine/%s/.iceops-manifest.json in the table location), then fix or remove the run by hand",
+		why = append(why, fmt.Sprintf("%s; inspect its manifest (.icewright-quarantine/%s/.icewright-manifest.json in the table location), then fix or remove the run by hand",
 			r.Problem, r.RunID))
 	}
 	return strings.Join(why, "; and ")
@@ -269,7 +269,7 @@ func quarantinedLive(runs []QuarantineRun, address string) string {
 	var b strings.Builder
 	for _, r := range runs {
 		if len(r.Referenced) > 0 {
-			fmt.Fprintf(&b, "; quarantine run %s holds %s: run iceops restore %s %s", r.RunID, strings.Join(r.Referenced, ", "), r.RunID, address)
+			fmt.Fprintf(&b, "; quarantine run %s holds %s: run icewright restore %s %s", r.RunID, strings.Join(r.Referenced, ", "), r.RunID, address)
 		}
 	}
 	return b.String()

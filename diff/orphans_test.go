@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // cleanScan is a scan with nothing wrong and no candidates.
@@ -45,7 +45,7 @@ func TestOrphanRefusals(t *testing.T) {
 			for i := range 40 {
 				s.Orphans.Candidates = append(s.Orphans.Candidates, FileInfo{Path: "s3://b/t/data/o" + string(rune('a'+i)), MtimeMs: ago(10 * day)})
 			}
-		}, want: "max_orphan_ratio = 0.25 (main.iceops.hcl:22)"},
+		}, want: "max_orphan_ratio = 0.25 (main.icewright.hcl:22)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestOrphanRefusals(t *testing.T) {
 					t.Fatalf("refused: %s", refusal)
 				}
 				a := findAction(t, tp, RemoveOrphanFiles)
-				if a.Orphans.Count != 1 || a.Reason != `orphan_files.older_than = "3d" (main.iceops.hcl:21)` {
+				if a.Orphans.Count != 1 || a.Reason != `orphan_files.older_than = "3d" (main.icewright.hcl:21)` {
 					t.Fatalf("action = %+v %q", a.Orphans, a.Reason)
 				}
 				return
@@ -203,7 +203,7 @@ func TestOrphanPurgeRuns(t *testing.T) {
 		if !a.Destructive || a.Orphans.Count != 0 || len(a.Orphans.Paths) != 0 || !reflect.DeepEqual(a.Orphans.PurgeRuns, wantRuns) {
 			t.Fatalf("action %+v runs %+v", a, a.Orphans.PurgeRuns)
 		}
-		if a.Reason != `orphan_files.quarantine = "7d" (main.iceops.hcl:25)` {
+		if a.Reason != `orphan_files.quarantine = "7d" (main.icewright.hcl:25)` {
 			t.Fatalf("reason %q", a.Reason)
 		}
 		b, err := json.Marshal(a)
@@ -225,7 +225,7 @@ func TestOrphanPurgeRuns(t *testing.T) {
 		st.Orphans.Candidates = []FileInfo{{Path: "s3://b/t/data/old.parquet", Size: 7, MtimeMs: ago(4 * day)}}
 		st.Orphans.Quarantine = runs
 		a := findAction(t, PlanTable(pol, st, testNow), RemoveOrphanFiles)
-		if a.Orphans.Count != 1 || len(a.Orphans.PurgeRuns) != 3 || a.Reason != `orphan_files.older_than = "3d" (main.iceops.hcl:21)` {
+		if a.Orphans.Count != 1 || len(a.Orphans.PurgeRuns) != 3 || a.Reason != `orphan_files.older_than = "3d" (main.icewright.hcl:21)` {
 			t.Fatalf("action %+v %q", a.Orphans, a.Reason)
 		}
 	})
@@ -249,7 +249,7 @@ func TestOrphanPurgeRuns(t *testing.T) {
 		st.Orphans.MissingReferencedCount = 1
 		st.Orphans.MissingReferenced = []string{"s3://b/t/data/live.parquet"}
 		tp := PlanTable(pol, st, testNow)
-		if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "quarantine run 0-first holds s3://b/t/data/live.parquet: run iceops restore 0-first "+st.Address) {
+		if len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "quarantine run 0-first holds s3://b/t/data/live.parquet: run icewright restore 0-first "+st.Address) {
 			t.Fatalf("refusals %+v", tp.Refusals)
 		}
 	})
@@ -281,10 +281,10 @@ func TestQuarantineStuckWarnings(t *testing.T) {
 		{RunID: "held1", Files: 1, PurgeAfterMs: ago(day), ManifestDigest: "sha256:e", Referenced: []string{"s3://b/t/data/c.parquet"}},
 	}
 	want := []Warning{
-		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run broken is never purged: manifest unreadable: EOF; inspect its manifest (.iceops-quarantine/broken/.iceops-manifest.json in the table location), then fix or remove the run by hand"},
-		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run evil is never purged: manifest names files outside the run (x); inspect its manifest (.iceops-quarantine/evil/.iceops-manifest.json in the table location), then fix or remove the run by hand"},
-		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run held is never purged: 2 files of this run are referenced by the table again; put them back with iceops restore held lake.db.t"},
-		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run held1 is never purged: 1 file of this run is referenced by the table again; put it back with iceops restore held1 lake.db.t"},
+		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run broken is never purged: manifest unreadable: EOF; inspect its manifest (.icewright-quarantine/broken/.icewright-manifest.json in the table location), then fix or remove the run by hand"},
+		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run evil is never purged: manifest names files outside the run (x); inspect its manifest (.icewright-quarantine/evil/.icewright-manifest.json in the table location), then fix or remove the run by hand"},
+		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run held is never purged: 2 files of this run are referenced by the table again; put them back with icewright restore held lake.db.t"},
+		{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "quarantine run held1 is never purged: 1 file of this run is referenced by the table again; put it back with icewright restore held1 lake.db.t"},
 	}
 	pol := fullPolicy()
 	pol.OrphanFiles.Quarantine = set(7*day, 25)
@@ -309,7 +309,7 @@ func TestQuarantineStuckWarnings(t *testing.T) {
 			if len(r.Referenced) == 1 {
 				files = "1 file of this run is"
 			}
-			want := fmt.Sprintf("at least %s referenced by the table again; put them back with iceops restore %s lake.db.t", files, r.RunID)
+			want := fmt.Sprintf("at least %s referenced by the table again; put them back with icewright restore %s lake.db.t", files, r.RunID)
 			if got != want {
 				t.Fatalf("%s:\n%s\nwant\n%s", r.RunID, got, want)
 			}
@@ -346,9 +346,9 @@ func TestQuarantineStuckWarnings(t *testing.T) {
 	t.Run("an unlistable quarantine warns without a run id", func(t *testing.T) {
 		st := linear(1 * day)
 		st.Orphans = cleanScan(st)
-		st.Orphans.Quarantine = []QuarantineRun{{Problem: "list .iceops-quarantine: permission denied"}}
+		st.Orphans.Quarantine = []QuarantineRun{{Problem: "list .icewright-quarantine: permission denied"}}
 		tp := PlanTable(pol, st, testNow)
-		w := Warning{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "the quarantine runs are never purged: list .iceops-quarantine: permission denied; check the table location's .iceops-quarantine/ by hand"}
+		w := Warning{Code: config.LintQuarantineStuck, Name: "quarantine_run_stuck", Message: "the quarantine runs are never purged: list .icewright-quarantine: permission denied; check the table location's .icewright-quarantine/ by hand"}
 		if !reflect.DeepEqual(tp.Warnings, []Warning{w}) {
 			t.Fatalf("warnings %+v", tp.Warnings)
 		}

@@ -85,7 +85,7 @@ func fileAuthority(authority string, equalAuthorities map[string]string) string 
 // which names one file to every reader.
 //
 // Which of the two names is the table's cannot be told from the location
-// (docs/design.md §5.5 rule 8): iceops rewrites no such file, deletes
+// (docs/design.md §5.5 rule 8): icewright rewrites no such file, deletes
 // neither name on the location's word alone, and keeps both names out of an
 // orphan sweep. The key is spelled as NormalizePath spells keys, with the
 // same equal_schemes and equal_authorities, so it compares with a listing.

@@ -3,7 +3,7 @@ package diff
 import (
 	"time"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // FormatVersion of the plan document (JSON, saved plan). Additive changes
@@ -13,13 +13,13 @@ const FormatVersion = "1.1"
 // Plan is the whole plan: the JSON document of `plan -json`, `show -json`
 // and the content of a saved plan file. The human view is rendered from it.
 type Plan struct {
-	FormatVersion string       `json:"format_version"`
-	IceopsVersion string       `json:"iceops_version"`
-	CreatedAt     time.Time    `json:"created_at"`
-	ConfigDigest  string       `json:"config_digest"`
-	Targets       []string     `json:"targets,omitempty"`
-	Tables        []TablePlan  `json:"tables"`
-	Errors        []TableError `json:"errors"`
+	FormatVersion    string       `json:"format_version"`
+	IcewrightVersion string       `json:"icewright_version"`
+	CreatedAt        time.Time    `json:"created_at"`
+	ConfigDigest     string       `json:"config_digest"`
+	Targets          []string     `json:"targets,omitempty"`
+	Tables           []TablePlan  `json:"tables"`
+	Errors           []TableError `json:"errors"`
 	// Warnings are the configuration's lint findings (validate's warnings,
 	// docs/design.md §3.6), each with its file:line; a table's own warnings, which
 	// need the observed table, are in tables[].warnings.
@@ -66,7 +66,7 @@ type Observed struct {
 }
 
 // Refusal is an action that the safety rules stopped (a destructive one, or
-// a compaction that would lose row lineage), or that iceops cannot do on
+// a compaction that would lose row lineage), or that icewright cannot do on
 // the table (a sort order naming a column it cannot sort by). It makes the
 // table an error (exit 1) because someone must look; the table's other
 // actions still run.
@@ -83,7 +83,7 @@ type AddressedRefusal struct {
 
 // Warning is a lint finding that needs the observed table (docs/design.md §3.6).
 type Warning struct {
-	// Code is the stable lint code (config.Lints: "IO107"), which
+	// Code is the stable lint code (config.Lints: "IW107"), which
 	// ignore_warnings names; Name says what it is about.
 	Code    string `json:"code"`
 	Name    string `json:"name,omitempty"`
@@ -154,7 +154,7 @@ type CompactGroup struct {
 	InputFiles           int    `json:"input_files"`
 	InputBytes           int64  `json:"input_bytes"`
 	EstimatedOutputFiles int    `json:"estimated_output_files"`
-	// Engine names the engine that rewrites the group ("" for iceops'
+	// Engine names the engine that rewrites the group ("" for icewright'
 	// own): its partition is one of the action's EngineCalls (format 1.x,
 	// additive).
 	Engine string `json:"engine,omitempty"`

@@ -8,14 +8,14 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // LockProperty is the table property that holds an apply's lease
 // (providers.Lease). Apply owns it; the diff never plans it, so a lease
 // never makes a table look out of policy and a policy can neither set nor
 // remove it.
-const LockProperty = "iceops.lock"
+const LockProperty = "icewright.lock"
 
 // ignoredProperty reports keys that iceberg-go (or the catalog) maintains on
 // its own, and apply's lease. Comparing them would make a plan that never

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// fileLine renders a range as "main.iceops.hcl:40", or "" for a zero range.
+// fileLine renders a range as "main.icewright.hcl:40", or "" for a zero range.
 // Only the base name is kept: the configuration is one directory, so it is
 // unambiguous, and plans stay stable across checkouts.
 func fileLine(r hcl.Range) string {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 func TestFormatting(t *testing.T) {
@@ -30,7 +30,7 @@ func TestFormatting(t *testing.T) {
 			t.Errorf("formatAge(%v) = %q, want %q", d, got, want)
 		}
 	}
-	if got := fileLine(hcl.Range{Filename: `C:\cfg\a.iceops.hcl`, Start: hcl.Pos{Line: 4}}); got != "a.iceops.hcl:4" {
+	if got := fileLine(hcl.Range{Filename: `C:\cfg\a.icewright.hcl`, Start: hcl.Pos{Line: 4}}); got != "a.icewright.hcl:4" {
 		t.Errorf("fileLine = %q", got)
 	}
 	if got := reason("x", "1", hcl.Range{}, hcl.Range{}); got != "x = 1 (default)" {

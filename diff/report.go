@@ -6,7 +6,7 @@ import "time"
 // a plan (inspect, restore) and the views render. They are plain data, kept
 // here beside the observed state so that the views never import providers.
 
-// Inspection is the health report of one table (`iceops inspect`).
+// Inspection is the health report of one table (`icewright inspect`).
 type Inspection struct {
 	Address           string            `json:"address"`
 	Managed           bool              `json:"managed"` // a block of the configuration matches it
@@ -126,7 +126,7 @@ type InspectQuarantineRun struct {
 	Files        int64  `json:"files"`
 	Bytes        int64  `json:"bytes"`
 	CreatedAtMs  int64  `json:"created_at_ms"`
-	PurgeAfterMs int64  `json:"purge_after_ms"` // 0: never purged by iceops
+	PurgeAfterMs int64  `json:"purge_after_ms"` // 0: never purged by icewright
 	Stuck        string `json:"stuck,omitempty"`
 }
 
@@ -166,7 +166,7 @@ type RestoreResult struct {
 	ManifestKept string
 }
 
-// DemoLakehouse describes the lakehouse `iceops demo` built.
+// DemoLakehouse describes the lakehouse `icewright demo` built.
 type DemoLakehouse struct {
 	Dir        string      `json:"dir"`
 	ConfigFile string      `json:"config_file"`

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // Sort and zorder columns are checked against the observed schema when
 // planning (issue 14, item 3: a refusal shows in the plan, never first at
-// apply). What iceops' engine can order a column by is data providers fill
+// apply). What icewright' engine can order a column by is data providers fill
 // from the engine (Column.SortTransforms); these states spell it out as the
 // engine does for each type.
 
@@ -91,11 +91,11 @@ func TestSortOrderCheckedAgainstSchema(t *testing.T) {
 		{name: "case mismatch, two candidates", terms: []string{"USER_ID"},
 			want: []string{`column "USER_ID" is not in the table's schema, which has "user_id" and "uSeR_Id": column names are case-sensitive`}},
 		{name: "nested field", terms: []string{"payload.ts"},
-			want: []string{`"payload.ts" is a field inside column "payload" of type struct<...>, and iceops sorts by top-level columns only`}},
+			want: []string{`"payload.ts" is a field inside column "payload" of type struct<...>, and icewright sorts by top-level columns only`}},
 		{name: "unorderable type", terms: []string{"area"},
-			want: []string{`column "area" has type geometry(OGC:CRS84), which iceops cannot sort by`}},
+			want: []string{`column "area" has type geometry(OGC:CRS84), which icewright cannot sort by`}},
 		{name: "list column", terms: []string{"bucket(8, tags)"},
-			want: []string{`column "tags" has type list<string>, which iceops cannot sort by`}},
+			want: []string{`column "tags" has type list<string>, which icewright cannot sort by`}},
 		{name: "transform not valid for the type", terms: []string{"day(name)"},
 			want: []string{`"day(name) ASC NULLS FIRST": the day transform does not apply to column "name" of type string (transforms it takes: identity, bucket, truncate, void)`}},
 		{name: "truncate of a double", terms: []string{"truncate(2, score)"},
@@ -136,7 +136,7 @@ func TestSortOrderCheckedAgainstSchema(t *testing.T) {
 				}
 			}
 			// Where the order comes from and what to do.
-			if !strings.HasPrefix(sortWhy, "sort_order = [") || !strings.Contains(sortWhy, "(main.iceops.hcl:7) does not fit this table: ") ||
+			if !strings.HasPrefix(sortWhy, "sort_order = [") || !strings.Contains(sortWhy, "(main.icewright.hcl:7) does not fit this table: ") ||
 				!strings.HasSuffix(sortWhy, `. Fix sort_order, or exclude the table from tables "lake.*" (exclude = ["lake.db.t"])`) {
 				t.Errorf("replace_sort_order refusal = %q", sortWhy)
 			}
@@ -161,7 +161,7 @@ func TestSortOrderRefusedBinpackStillCompacts(t *testing.T) {
 }
 
 // A sort strategy without a policy sort_order sorts by the table's own
-// order, which another engine may have set on a column iceops cannot sort
+// order, which another engine may have set on a column icewright cannot sort
 // by; and a policy order equal to such a table order is not replaced, but
 // cannot be sorted by either.
 func TestSortCompactionChecksTheTablesOrder(t *testing.T) {
@@ -173,13 +173,13 @@ func TestSortCompactionChecksTheTablesOrder(t *testing.T) {
 	}{
 		{name: "table's order fits", pol: sortCheckPolicy("sort"), order: []SortField{{Transform: "bucket[4]", Column: "uSeR_Id", NullsFirst: true}}},
 		{name: "table's order on a nested field", pol: sortCheckPolicy("sort"), order: []SortField{{Transform: "identity", Column: "payload.ts", NullsFirst: true}},
-			refuse: `compaction.strategy = "sort" sorts by the table's own sort order ["payload.ts ASC NULLS FIRST"] (the policy sets no sort_order), which iceops cannot sort by: "payload.ts" is a field inside column "payload"`},
+			refuse: `compaction.strategy = "sort" sorts by the table's own sort order ["payload.ts ASC NULLS FIRST"] (the policy sets no sort_order), which icewright cannot sort by: "payload.ts" is a field inside column "payload"`},
 		{name: "table's order on a dropped column", pol: sortCheckPolicy("sort"), order: []SortField{{Transform: "identity", Column: ""}},
 			refuse: "a sort field's source column is not in the table's current schema"},
 		{name: "policy order equal to the table's, nested", pol: sortCheckPolicy("sort", "payload.ts"), order: []SortField{{Transform: "identity", Column: "payload.ts", NullsFirst: true}},
-			refuse: `compaction.strategy = "sort" sorts by sort_order = ["payload.ts ASC NULLS FIRST"] (main.iceops.hcl:7), which does not fit this table`},
+			refuse: `compaction.strategy = "sort" sorts by sort_order = ["payload.ts ASC NULLS FIRST"] (main.icewright.hcl:7), which does not fit this table`},
 		{name: "policy order empty", pol: sortCheckPolicy("sort"), order: []SortField{{Transform: "identity", Column: "name"}},
-			refuse: `compaction.strategy = "sort" needs a sort order, and sort_order = [] (main.iceops.hcl:7) leaves the table unsorted`},
+			refuse: `compaction.strategy = "sort" needs a sort order, and sort_order = [] (main.icewright.hcl:7) leaves the table unsorted`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,7 +219,7 @@ func TestZOrderColumnsCheckedAgainstSchema(t *testing.T) {
 		{name: "missing", columns: []string{"user_id", "ts"}, want: `column "ts" is not in the table's schema (its columns: `},
 		{name: "case", columns: []string{"Name", "user_id"}, want: `column "Name" is not in the table's schema, which has "name"`},
 		{name: "nested", columns: []string{"user_id", "payload.source"}, want: `"payload.source" is a field inside column "payload"`},
-		{name: "unorderable", columns: []string{"user_id", "area"}, want: `column "area" has type geometry(OGC:CRS84), which iceops cannot sort by`},
+		{name: "unorderable", columns: []string{"user_id", "area"}, want: `column "area" has type geometry(OGC:CRS84), which icewright cannot sort by`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // String is the canonical form used in plans, with direction and null order
@@ -58,7 +58,7 @@ func sameSortOrder(a, b []SortField) bool {
 
 // planSortOrder installs the policy's sort order as the table's default when
 // they differ. A policy without sort_order leaves the table's order alone.
-// An order iceops cannot sort the table by (sortOrderProblems) is refused
+// An order icewright cannot sort the table by (sortOrderProblems) is refused
 // in the plan, not found by apply; the table's other actions still run.
 func planSortOrder(pol *config.Effective, st *TableState) (Action, []Refusal, bool) {
 	if !pol.SortOrder.Set {
@@ -86,7 +86,7 @@ func planSortOrder(pol *config.Effective, st *TableState) (Action, []Refusal, bo
 	}, nil, true
 }
 
-// policySortOrder is `sort_order = ["a ASC NULLS FIRST"] (main.iceops.hcl:7)`.
+// policySortOrder is `sort_order = ["a ASC NULLS FIRST"] (main.icewright.hcl:7)`.
 func policySortOrder(pol *config.Effective) string {
 	return reason("sort_order", quotedList(sortStrings(sortFieldsFromConfig(pol.SortOrder.Value))), pol.SortOrder.Origin, pol.MatchRange)
 }
@@ -102,7 +102,7 @@ func quotedList(ss []string) string {
 // sortOrderBlocked is why a compaction with strategy sort or zorder cannot
 // order this table's rows ("" when it can): the order it sorts by (the
 // policy's sort_order, which replace_sort_order installs first, else the
-// table's own) or its zorder_columns name what iceops cannot sort by.
+// table's own) or its zorder_columns name what icewright cannot sort by.
 func sortOrderBlocked(pol *config.Effective, st *TableState) string {
 	c := pol.Compaction
 	switch c.Strategy.Value {
@@ -115,7 +115,7 @@ func sortOrderBlocked(pol *config.Effective, st *TableState) string {
 			return ""
 		}
 		if problems := sortOrderProblems(st, st.SortOrder); len(problems) > 0 {
-			return fmt.Sprintf("compaction.strategy = \"sort\" sorts by the table's own sort order %s (the policy sets no sort_order), which iceops cannot sort by: %s. Set sort_order, use strategy \"binpack\", or %s",
+			return fmt.Sprintf("compaction.strategy = \"sort\" sorts by the table's own sort order %s (the policy sets no sort_order), which icewright cannot sort by: %s. Set sort_order, use strategy \"binpack\", or %s",
 				quotedList(sortStrings(st.SortOrder)), strings.Join(problems, "; "), excludeHint(pol))
 		}
 	case "zorder":
@@ -128,7 +128,7 @@ func sortOrderBlocked(pol *config.Effective, st *TableState) string {
 	return ""
 }
 
-// sortOrderProblems says, one sentence per field, why iceops cannot order
+// sortOrderProblems says, one sentence per field, why icewright cannot order
 // the table's rows by fields: a column the current schema lacks (names are
 // case-sensitive, as iceberg-go's FindFieldByName), a nested field, a type
 // the engine cannot order, a transform that does not apply to the type.
@@ -200,7 +200,7 @@ func sortColumn(schema []Column, name string) (Column, string) {
 	if head, _, ok := strings.Cut(name, "."); ok {
 		for _, c := range schema {
 			if c.Name == head && nestedType(c.Type) {
-				return Column{}, fmt.Sprintf("%q is a field inside column %q of type %s, and iceops sorts by top-level columns only",
+				return Column{}, fmt.Sprintf("%q is a field inside column %q of type %s, and icewright sorts by top-level columns only",
 					name, head, shortType(c.Type))
 			}
 		}
@@ -209,7 +209,7 @@ func sortColumn(schema []Column, name string) (Column, string) {
 }
 
 func unsortableType(col Column) string {
-	return fmt.Sprintf("column %q has type %s, which iceops cannot sort by", col.Name, shortType(col.Type))
+	return fmt.Sprintf("column %q has type %s, which icewright cannot sort by", col.Name, shortType(col.Type))
 }
 
 // nestedType reports whether an Iceberg type string is a struct, list or map.

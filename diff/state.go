@@ -73,7 +73,7 @@ type TableState struct {
 	// Orphans is set only when the policy has orphan_files.
 	Orphans *OrphanScan `json:"orphans,omitempty"`
 
-	// Engine is the policy's compaction.engine when it is not iceops'
+	// Engine is the policy's compaction.engine when it is not icewright'
 	// own (providers open it from the engine block): the plan asks it for
 	// each delegated partition's statement.
 	Engine Engine `json:"-"`
@@ -87,7 +87,7 @@ type Column struct {
 	ID   int    `json:"id"`
 	Name string `json:"name"`
 	Type string `json:"type"` // iceberg's spelling: "long", "struct<...>", "decimal(9, 2)"
-	// SortTransforms names the transforms by which iceops' sort engine
+	// SortTransforms names the transforms by which icewright' sort engine
 	// orders rows by this column ("identity", "bucket", "truncate", "year",
 	// "month", "day", "hour", "void"); empty: it cannot sort by it.
 	// Providers ask the engine (providers/compaction.SortTransforms), so
@@ -241,7 +241,7 @@ type OrphanScan struct {
 	LiteralNamedExample string `json:"literal_named_example,omitempty"`
 	Refusal             string `json:"refusal,omitempty"` // provider-side reason to refuse
 	// Quarantine lists the table's quarantine runs (under
-	// <location>/.iceops-quarantine/), read from their manifests. Diff puts
+	// <location>/.icewright-quarantine/), read from their manifests. Diff puts
 	// the runs due for purging into the plan; apply purges no other.
 	Quarantine []QuarantineRun `json:"quarantine,omitempty"`
 	// Staging is what the listing did not enter: other engines' staging
@@ -268,7 +268,7 @@ type QuarantineRun struct {
 	Files        int64  `json:"files"` // entries of the manifest: at most this many files are deleted
 	Bytes        int64  `json:"bytes"`
 	CreatedAtMs  int64  `json:"created_at_ms"`
-	PurgeAfterMs int64  `json:"purge_after_ms"` // 0: no time recorded, iceops never purges it
+	PurgeAfterMs int64  `json:"purge_after_ms"` // 0: no time recorded, icewright never purges it
 	// ManifestDigest is "sha256:<hex>" of the manifest's bytes: apply
 	// purges a planned run only while its manifest is exactly what was
 	// planned.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // PlanTable is the diff: what must happen to one observed table so that it
@@ -93,7 +93,7 @@ func HeadIDProblem(head *int64) string {
 	return fmt.Sprintf("main's head is snapshot %d, an id <= 0, which iceberg-go v0.7.0's snapshot producers take for \"no parent\" "+
 		"(table/snapshot_producers.go, parentSnapshot): a snapshot built on it would drop every live file it does not rewrite; "+
 		"let another engine commit a snapshot on main first (Java and PyIceberg write positive ids), "+
-		"or use an iceops built on an iceberg-go release with the fix", *head)
+		"or use an icewright built on an iceberg-go release with the fix", *head)
 }
 
 // Empty reports whether the table is in policy: nothing to do and nothing
@@ -191,7 +191,7 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 			block, rng = "orphan_files", pol.OrphanFiles.DeclRange
 		}
 		out = append(out, NewWarning(config.LintGCDisabled,
-			fmt.Sprintf("table has gc.enabled=%q but the policy declares %s; iceops will not expire snapshots or remove files of this table", props[propGCEnabled], block),
+			fmt.Sprintf("table has gc.enabled=%q but the policy declares %s; icewright will not expire snapshots or remove files of this table", props[propGCEnabled], block),
 			fileLine(rng)))
 	}
 	if c := pol.Compaction; c.Declared && c.Strategy.Value == "sort" && len(pol.SortOrder.Value) == 0 && len(st.SortOrder) == 0 {
@@ -237,7 +237,7 @@ func unpartitioned(specs []PartitionSpec) bool {
 // Only parent links count: expiry removes snapshots from the middle of the
 // history (a tag or min_snapshots keeps an old one, max_age the recent
 // ones), and the time between two snapshots that survived it is not a
-// time any writer took to commit. Sorting all timestamps made iceops' own
+// time any writer took to commit. Sorting all timestamps made icewright' own
 // expiry raise a warning that then stayed.
 func longestCommitGap(snaps []Snapshot) int64 {
 	ts := make(map[int64]int64, len(snaps))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 func actionTypes(tp TablePlan) []ActionType {
@@ -69,7 +69,7 @@ func TestUpdateProperties(t *testing.T) {
 			have:       map[string]string{"write.parquet.compression-codec": "snappy", "untouched": "v"},
 			wantSet:    map[string]string{"write.parquet.compression-codec": "zstd", "write.target-file-size-bytes": "100"},
 			wantBefore: map[string]string{"write.parquet.compression-codec": "snappy"},
-			wantReason: []string{`properties["write.parquet.compression-codec"] = "zstd" (main.iceops.hcl:40)`, `target_file_size = "100" (main.iceops.hcl:3)`},
+			wantReason: []string{`properties["write.parquet.compression-codec"] = "zstd" (main.icewright.hcl:40)`, `target_file_size = "100" (main.icewright.hcl:3)`},
 		},
 		{
 			name:       "retention keys name their attributes",
@@ -77,7 +77,7 @@ func TestUpdateProperties(t *testing.T) {
 			have:       map[string]string{"history.expire.max-snapshot-age-ms": "432000000"},
 			wantSet:    map[string]string{"history.expire.max-snapshot-age-ms": "172800000"},
 			wantBefore: map[string]string{"history.expire.max-snapshot-age-ms": "432000000"},
-			wantReason: []string{`snapshot_retention.max_age = "2d" (main.iceops.hcl:11)`},
+			wantReason: []string{`snapshot_retention.max_age = "2d" (main.icewright.hcl:11)`},
 		},
 		{
 			name:       "remove only present keys",
@@ -86,7 +86,7 @@ func TestUpdateProperties(t *testing.T) {
 			wantSet:    map[string]string{},
 			wantBefore: map[string]string{"legacy.key": "old"},
 			wantRemove: []string{"legacy.key"},
-			wantReason: []string{`remove_properties = ["legacy.key"] (main.iceops.hcl:41)`},
+			wantReason: []string{`remove_properties = ["legacy.key"] (main.icewright.hcl:41)`},
 		},
 		{
 			name:   "remove absent keys only",
@@ -175,7 +175,7 @@ func TestReplaceSortOrder(t *testing.T) {
 			if a.SortOrder.Before == nil || len(a.SortOrder.Before) != len(tt.have) {
 				t.Fatalf("before = %#v for %v", a.SortOrder.Before, tt.have)
 			}
-			if !strings.HasSuffix(a.Reason, "(main.iceops.hcl:7)") || !strings.HasPrefix(a.Reason, "sort_order = [") {
+			if !strings.HasSuffix(a.Reason, "(main.icewright.hcl:7)") || !strings.HasPrefix(a.Reason, "sort_order = [") {
 				t.Fatalf("reason = %q", a.Reason)
 			}
 		})
@@ -231,7 +231,7 @@ func TestCompact(t *testing.T) {
 	if c.InputFiles != 5 || c.InputBytes != 150 || c.Partitions != 1 || c.Strategy != "binpack" || c.TargetFileSize != 100 || c.Commits != 1 {
 		t.Fatalf("compact = %+v", c)
 	}
-	if a.Reason != `compaction.min_file_size = "75" (default; block at main.iceops.hcl:5)` {
+	if a.Reason != `compaction.min_file_size = "75" (default; block at main.icewright.hcl:5)` {
 		t.Fatalf("reason = %q", a.Reason)
 	}
 
@@ -300,7 +300,7 @@ func TestRewriteManifests(t *testing.T) {
 		if a.Manifests.ManifestsBefore != tt.count || a.Manifests.EstimatedManifestsAfter != tt.wantAfter {
 			t.Errorf("count %d bytes %d: %+v, want after %d", tt.count, tt.bytes, a.Manifests, tt.wantAfter)
 		}
-		if a.Reason != "manifests.max_count = 3 (main.iceops.hcl:31)" {
+		if a.Reason != "manifests.max_count = 3 (main.icewright.hcl:31)" {
 			t.Errorf("reason = %q", a.Reason)
 		}
 	}
@@ -326,7 +326,7 @@ func TestActionOrder(t *testing.T) {
 		if a.Destructive != destructive {
 			t.Errorf("%s destructive = %v", a.Type, a.Destructive)
 		}
-		if !strings.Contains(a.Reason, "main.iceops.hcl:") {
+		if !strings.Contains(a.Reason, "main.icewright.hcl:") {
 			t.Errorf("%s reason %q has no file:line", a.Type, a.Reason)
 		}
 	}

@@ -13,18 +13,18 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // ciScript is what both pipelines in ci/ call for every shell step.
-const ciScript = "ci/iceops-ci.sh"
+const ciScript = "ci/icewright-ci.sh"
 
 // planMarker is the first line of `show -format=markdown`
-// (cmd/iceops/internal/views.PlanMarker, which this package cannot import);
+// (cmd/icewright/internal/views.PlanMarker, which this package cannot import);
 // the script reads it from the comment body, and this checks it is there.
-const planMarker = "<!-- iceops-plan -->"
+const planMarker = "<!-- icewright-plan -->"
 
-// ciRun is one run of iceops-ci.sh.
+// ciRun is one run of icewright-ci.sh.
 type ciRun struct {
 	code           int
 	stdout, stderr string
@@ -46,24 +46,24 @@ func newCIEnv(t *testing.T) *ciEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := installedIceops(t)
+	bin := installedIcewright(t)
 	dir := t.TempDir()
 	// A job starts without any of the variables the script reads.
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "PATH" || strings.HasPrefix(name, "ICEOPS") || strings.HasPrefix(name, "GITHUB_") || strings.HasPrefix(name, "CI_") {
+		if name == "PATH" || strings.HasPrefix(name, "ICEWRIGHT") || strings.HasPrefix(name, "GITHUB_") || strings.HasPrefix(name, "CI_") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	// iceops is found on PATH, as the pipelines install it: no ICEOPS.
+	// icewright is found on PATH, as the pipelines install it: no ICEWRIGHT.
 	env = append(env, "PATH="+filepath.Dir(bin)+string(filepath.ListSeparator)+os.Getenv("PATH"),
-		"NO_COLOR=1", "ICEOPS_DIR=lake", "GITHUB_OUTPUT="+filepath.Join(dir, "github-output"))
+		"NO_COLOR=1", "ICEWRIGHT_DIR=lake", "GITHUB_OUTPUT="+filepath.Join(dir, "github-output"))
 	demo := exec.Command(bin, "demo", filepath.Join(dir, "lake"))
 	demo.Env = env
 	if out, err := demo.CombinedOutput(); err != nil {
-		t.Fatalf("iceops demo: %v\n%s", err, out)
+		t.Fatalf("icewright demo: %v\n%s", err, out)
 	}
 	return &ciEnv{t: t, script: script, dir: dir, env: env}
 }
@@ -80,7 +80,7 @@ func (c *ciEnv) run(step string, extraEnv ...string) ciRun {
 		c.t.Fatalf("run %s: %v", step, err)
 	}
 	r := ciRun{code: code, stdout: out.String(), stderr: errb.String()}
-	c.t.Logf("iceops-ci.sh %s: exit %d\n--- stdout\n%s--- stderr\n%s", step, r.code, r.stdout, r.stderr)
+	c.t.Logf("icewright-ci.sh %s: exit %d\n--- stdout\n%s--- stderr\n%s", step, r.code, r.stdout, r.stderr)
 	return r
 }
 
@@ -89,7 +89,7 @@ func (c *ciEnv) mustRun(step string, extraEnv ...string) ciRun {
 	c.t.Helper()
 	r := c.run(step, extraEnv...)
 	if r.code != 0 {
-		c.t.Fatalf("iceops-ci.sh %s: exit %d, want 0", step, r.code)
+		c.t.Fatalf("icewright-ci.sh %s: exit %d, want 0", step, r.code)
 	}
 	return r
 }
@@ -127,7 +127,7 @@ func TestCIScript(t *testing.T) {
 	if got := c.lastOutput("changes"); got != "true" {
 		t.Errorf("changes = %q after a plan with changes, want true", got)
 	}
-	md := c.read("iceops-plan.md")
+	md := c.read("icewright-plan.md")
 	if !strings.HasPrefix(md, planMarker+"\n") || strings.Count(md, planMarker) != 1 {
 		t.Errorf("the comment does not start with the marker, once:\n%s", md)
 	}
@@ -141,15 +141,15 @@ func TestCIScript(t *testing.T) {
 			t.Errorf("the comment has no %q:\n%s", want, md)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(c.dir, "iceops.plan")); err != nil {
+	if _, err := os.Stat(filepath.Join(c.dir, "icewright.plan")); err != nil {
 		t.Fatalf("no plan file for the artifact: %v", err)
 	}
 
 	r := c.run("comment")
-	if r.code != 0 || !strings.Contains(r.stdout, "no token; the comment body is in iceops-plan.md") {
+	if r.code != 0 || !strings.Contains(r.stdout, "no token; the comment body is in icewright-plan.md") {
 		t.Errorf("comment without a token: exit %d, stdout %q", r.code, r.stdout)
 	}
-	if c.read("iceops-plan.md") != md {
+	if c.read("icewright-plan.md") != md {
 		t.Error("comment without a token changed the comment body")
 	}
 
@@ -158,10 +158,10 @@ func TestCIScript(t *testing.T) {
 	if got := c.lastOutput("changes"); got != "false" {
 		t.Errorf("changes = %q after apply, want false", got)
 	}
-	if md := c.read("iceops-plan.md"); !strings.HasPrefix(md, planMarker+"\n") || !strings.Contains(md, "No changes.") {
+	if md := c.read("icewright-plan.md"); !strings.HasPrefix(md, planMarker+"\n") || !strings.Contains(md, "No changes.") {
 		t.Errorf("the comment after apply does not say there is nothing to do:\n%s", md)
 	}
-	if r := c.run("apply", "ICEOPS_APPLY_MODE=replan"); r.code != 0 || !strings.Contains(r.stdout, "nothing to apply") {
+	if r := c.run("apply", "ICEWRIGHT_APPLY_MODE=replan"); r.code != 0 || !strings.Contains(r.stdout, "nothing to apply") {
 		t.Errorf("replan on tables in policy: exit %d, stdout %q", r.code, r.stdout)
 	}
 
@@ -181,7 +181,7 @@ func TestCIScriptReplan(t *testing.T) {
 	if r := c.run("apply"); r.code != 1 || !strings.Contains(r.stderr, "no plan file") {
 		t.Errorf("artifact apply without the artifact: exit %d, want 1 and a message", r.code)
 	}
-	if r := c.run("apply", "ICEOPS_APPLY_MODE=replan"); r.code != 0 || !strings.Contains(r.stdout, "Apply complete!") {
+	if r := c.run("apply", "ICEWRIGHT_APPLY_MODE=replan"); r.code != 0 || !strings.Contains(r.stdout, "Apply complete!") {
 		t.Fatalf("replan apply: exit %d", r.code)
 	}
 	if r := c.run("plan"); r.code != 0 || c.lastOutput("changes") != "false" {
@@ -256,7 +256,7 @@ func TestCIScriptComment(t *testing.T) {
 	gh := &fakeGitHub{token: token, comments: []map[string]any{{"id": 1, "body": "LGTM"}}}
 	srv := httptest.NewServer(gh)
 	defer srv.Close()
-	env := []string{"GITHUB_TOKEN=" + token, "GITHUB_REPOSITORY=acme/lake", "ICEOPS_PR=7", "GITHUB_API_URL=" + srv.URL}
+	env := []string{"GITHUB_TOKEN=" + token, "GITHUB_REPOSITORY=acme/lake", "ICEWRIGHT_PR=7", "GITHUB_API_URL=" + srv.URL}
 
 	for i, want := range []string{"commented on #7", "updated comment 101 on #7"} {
 		r := c.run("comment", env...)
@@ -272,20 +272,20 @@ func TestCIScriptComment(t *testing.T) {
 	if gh.badAuth != 0 {
 		t.Errorf("%d calls without the token in the Authorization header", gh.badAuth)
 	}
-	md := c.read("iceops-plan.md")
+	md := c.read("icewright-plan.md")
 	if len(gh.comments) != 2 || gh.comments[0]["body"] != "LGTM" || gh.comments[1]["body"] != md {
-		t.Errorf("comments = %v, want the other comment untouched and one iceops comment with the plan (calls %v)", gh.comments, gh.calls)
+		t.Errorf("comments = %v, want the other comment untouched and one icewright comment with the plan (calls %v)", gh.comments, gh.calls)
 	}
 	gh.mu.Unlock()
 
 	// A plan too long for a GitHub comment keeps what comes before the
 	// per-table details.
-	long := planMarker + "\n### iceops plan\n\nPlan: 1 table to change.\n\n<details><summary>t</summary>\n\n" +
+	long := planMarker + "\n### icewright plan\n\nPlan: 1 table to change.\n\n<details><summary>t</summary>\n\n" +
 		strings.Repeat("x", 70000) + "\n</details>\n"
 	if err := os.WriteFile(filepath.Join(c.dir, "long.md"), []byte(long), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.run("comment", append(env, "ICEOPS_COMMENT=long.md")...); r.code != 0 {
+	if r := c.run("comment", append(env, "ICEWRIGHT_COMMENT=long.md")...); r.code != 0 {
 		t.Errorf("long comment: exit %d", r.code)
 	}
 	gh.mu.Lock()

@@ -1,3 +1,3 @@
-// Package examples holds real iceops configurations, one per directory;
+// Package examples holds real icewright configurations, one per directory;
 // examples_test.go loads every one of them with the config package.
 package examples

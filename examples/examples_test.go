@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/config"
 )
 
 // env is what the examples read through env(); CI has no real credentials,
@@ -54,9 +54,9 @@ func TestEveryExampleLoads(t *testing.T) {
 		if e.Name() == "kubernetes" {
 			cfgDir = filepath.Join(e.Name(), "policies")
 		}
-		matches, _ := filepath.Glob(filepath.Join(cfgDir, "*.iceops.hcl"))
+		matches, _ := filepath.Glob(filepath.Join(cfgDir, "*.icewright.hcl"))
 		if len(matches) == 0 {
-			t.Errorf("%s has no *.iceops.hcl file", e.Name())
+			t.Errorf("%s has no *.icewright.hcl file", e.Name())
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(e.Name(), "README.md")); err != nil {
@@ -64,7 +64,7 @@ func TestEveryExampleLoads(t *testing.T) {
 		}
 		t.Run(e.Name(), func(t *testing.T) {
 			load(t, cfgDir)
-			// `iceops fmt -check` must pass on what users copy.
+			// `icewright fmt -check` must pass on what users copy.
 			for _, m := range matches {
 				src, err := os.ReadFile(m)
 				if err != nil {
@@ -130,13 +130,13 @@ func TestProduction(t *testing.T) {
 		t.Error("an excluded staging table is managed")
 	}
 	// A variable changes the effective policy (and the digest).
-	cfg2, diags := config.Load("production", config.LoadOptions{Env: append(env, "ICEOPS_VAR_snapshot_retention=14d")})
+	cfg2, diags := config.Load("production", config.LoadOptions{Env: append(env, "ICEWRIGHT_VAR_snapshot_retention=14d")})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	e, _ = cfg2.Resolve("prod.events.sessions")
 	if e.SnapshotRetention.MaxAge.Value != 14*24*time.Hour || cfg2.Digest == cfg.Digest {
-		t.Errorf("ICEOPS_VAR_snapshot_retention: max_age %v, digest changed %v", e.SnapshotRetention.MaxAge.Value, cfg2.Digest != cfg.Digest)
+		t.Errorf("ICEWRIGHT_VAR_snapshot_retention: max_age %v, digest changed %v", e.SnapshotRetention.MaxAge.Value, cfg2.Digest != cfg.Digest)
 	}
 }
 

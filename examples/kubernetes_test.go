@@ -34,7 +34,7 @@ func strict[T any](t *testing.T, file string) T {
 
 // TestKubernetesManifests: the manifests are valid objects of their kinds,
 // the kustomization names every one of them and the policies, and they
-// agree with what `iceops reconcile` does: the probes and the scrape hit its
+// agree with what `icewright reconcile` does: the probes and the scrape hit its
 // endpoints on the port it listens on, the grace period outlasts the
 // finishing of running commits, and the policies load.
 func TestKubernetesManifests(t *testing.T) {
@@ -79,8 +79,8 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	c := pod.Containers[0]
 	args := strings.Join(c.Args, " ")
-	if !strings.Contains(args, " reconcile ") || !strings.Contains(args, "-chdir=/etc/iceops") {
-		t.Errorf("args %q: want -chdir=/etc/iceops reconcile ...", args)
+	if !strings.Contains(args, " reconcile ") || !strings.Contains(args, "-chdir=/etc/icewright") {
+		t.Errorf("args %q: want -chdir=/etc/icewright reconcile ...", args)
 	}
 	port := int32(0)
 	for _, p := range c.Ports {
@@ -100,7 +100,7 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	mounted := false
 	for _, m := range c.VolumeMounts {
-		mounted = mounted || m.MountPath == "/etc/iceops"
+		mounted = mounted || m.MountPath == "/etc/icewright"
 	}
 	cmName := ""
 	for _, v := range pod.Volumes {
@@ -109,7 +109,7 @@ func TestKubernetesManifests(t *testing.T) {
 		}
 	}
 	if !mounted || cmName != k.ConfigMapGenerator[0].Name {
-		t.Errorf("the policies ConfigMap %q must be mounted at /etc/iceops (volume from %q)", k.ConfigMapGenerator[0].Name, cmName)
+		t.Errorf("the policies ConfigMap %q must be mounted at /etc/icewright (volume from %q)", k.ConfigMapGenerator[0].Name, cmName)
 	}
 	for key, v := range svc.Spec.Selector {
 		if d.Spec.Template.Labels[key] != v {
@@ -126,7 +126,7 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	// The policies load (without warnings) with the Secret's variables.
 	load(t, filepath.Join("kubernetes", "policies"))
-	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "ICEOPS_LOG" }) {
-		t.Error("the example should set ICEOPS_LOG for its logs")
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "ICEWRIGHT_LOG" }) {
+		t.Error("the example should set ICEWRIGHT_LOG for its logs")
 	}
 }

@@ -8,18 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // TestQuickstartREADME runs the commands of quickstart/README.md's sh
 // block as written, from a copy of the repository's examples/quickstart,
-// with iceops on PATH: each succeeds, and the plan manages the demo's
+// with icewright on PATH: each succeeds, and the plan manages the demo's
 // tables without a nothing-matched warning.
 func TestQuickstartREADME(t *testing.T) {
-	bin := installedIceops(t)
+	bin := installedIcewright(t)
 	root := t.TempDir()
 	dst := filepath.Join(root, "examples", "quickstart")
-	for _, name := range []string{"README.md", "main.iceops.hcl"} {
+	for _, name := range []string{"README.md", "main.icewright.hcl"} {
 		copyFile(t, filepath.Join("quickstart", name), filepath.Join(dst, name))
 	}
 	readme := mustRead(t, filepath.Join("quickstart", "README.md"))

@@ -12,14 +12,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // The tests here run the pipelines of ci/ as their YAML is written: every
 // `run:` step of github-actions.yml and every before_script/script line of
 // gitlab-ci.yml, in order, with the environment the workflow sets, on the
-// demo lakehouse. iceops comes from `go install` into a temporary GOBIN and
-// is found on PATH (no ICEOPS variable), as after the workflows' install.
+// demo lakehouse. icewright comes from `go install` into a temporary GOBIN and
+// is found on PATH (no ICEWRIGHT variable), as after the workflows' install.
 //
 // What a runner would do itself is stubbed, and each stub says so below:
 // `uses:` actions (checkout, setup-go, cache, AWS credentials, artifacts),
@@ -33,17 +33,17 @@ var (
 	installErr  error
 )
 
-// installedIceops is iceops installed once per test binary with go install
+// installedIcewright is icewright installed once per test binary with go install
 // into a temporary GOBIN.
-func installedIceops(t *testing.T) string {
+func installedIcewright(t *testing.T) string {
 	t.Helper()
 	installOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "iceops-gobin-")
+		dir, err := os.MkdirTemp("", "icewright-gobin-")
 		if err != nil {
 			installErr = err
 			return
 		}
-		installBin, installErr = testenv.InstallIceops(dir)
+		installBin, installErr = testenv.InstallIcewright(dir)
 	})
 	if installErr != nil {
 		t.Fatal(installErr)
@@ -60,14 +60,14 @@ func TestMain(m *testing.M) {
 }
 
 // runner is one emulated CI runner: a workspace holding the repository
-// (examples/ci/iceops-ci.sh) and the configuration in policies/ (the demo's),
+// (examples/ci/icewright-ci.sh) and the configuration in policies/ (the demo's),
 // a HOME, and an artifact store shared by the pipeline's jobs.
 type runner struct {
 	t         *testing.T
 	workspace string
 	home      string
 	artifacts string
-	gobin     string // where the test's go install put iceops
+	gobin     string // where the test's go install put icewright
 	log       bytes.Buffer
 }
 
@@ -78,7 +78,7 @@ func newRunner(t *testing.T) *runner {
 			t.Fatalf("the workflows need %s: %v", tool, err)
 		}
 	}
-	bin := installedIceops(t)
+	bin := installedIcewright(t)
 	root := t.TempDir()
 	r := &runner{t: t, workspace: filepath.Join(root, "ws"), home: filepath.Join(root, "home"),
 		artifacts: filepath.Join(root, "artifacts"), gobin: filepath.Dir(bin)}
@@ -91,21 +91,21 @@ func newRunner(t *testing.T) *runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(r.workspace, "examples", "ci", "iceops-ci.sh"), script, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(r.workspace, "examples", "ci", "icewright-ci.sh"), script, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	demo := exec.Command(bin, "demo", filepath.Join(r.workspace, "policies"))
 	if out, err := demo.CombinedOutput(); err != nil {
-		t.Fatalf("iceops demo: %v\n%s", err, out)
+		t.Fatalf("icewright demo: %v\n%s", err, out)
 	}
 	return r
 }
 
-// systemPath is a job's PATH before any step: no iceops on it.
+// systemPath is a job's PATH before any step: no icewright on it.
 const systemPath = "/usr/local/bin:/usr/bin:/bin"
 
-// baseEnv is what a fresh job has: a system PATH without iceops, a HOME,
-// the Go toolchain's caches (so an install step could run), no ICEOPS.
+// baseEnv is what a fresh job has: a system PATH without icewright, a HOME,
+// the Go toolchain's caches (so an install step could run), no ICEWRIGHT.
 func (r *runner) baseEnv() []string {
 	env := []string{"PATH=" + systemPath, "HOME=" + r.home, "NO_COLOR=1"}
 	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT"} {
@@ -120,7 +120,7 @@ func (r *runner) baseEnv() []string {
 // starts from a fresh checkout; the lakehouse in policies/ stays, as a real
 // lake would).
 func (r *runner) cleanJob() {
-	for _, name := range []string{"iceops.plan", "iceops-plan.md", "iceops-apply.txt", "github-env"} {
+	for _, name := range []string{"icewright.plan", "icewright-plan.md", "icewright-apply.txt", "github-env"} {
 		_ = os.Remove(filepath.Join(r.workspace, name))
 	}
 }
@@ -339,9 +339,9 @@ func (r *runner) githubAction(label, uses string, with, env map[string]string) {
 		// test's PATH (and not needed: the cache stub below hits).
 	case "actions/cache":
 		// A cache hit: the binary the pinned install would have built.
-		// The if: table answers steps.cache-iceops.outputs.cache-hit.
+		// The if: table answers steps.cache-icewright.outputs.cache-hit.
 		path := strings.Replace(with["path"], "~", r.home, 1)
-		copyFile(t, filepath.Join(r.gobin, "iceops"), filepath.Join(path, "iceops"))
+		copyFile(t, filepath.Join(r.gobin, "icewright"), filepath.Join(path, "icewright"))
 	case "aws-actions/configure-aws-credentials":
 		// OIDC is the default: a role to assume, no static keys. The demo
 		// lakehouse is local, so no credentials are exported here.
@@ -367,7 +367,7 @@ const ghStub = `#!/bin/bash
 case "$1 $2" in
 "api repos/acme/lake/commits/$GITHUB_SHA/pulls") echo feedface ;;
 "run list") echo 4242 ;;
-"run download") cp "$ICEOPS_TEST_ARTIFACTS/$5/"* . ;;
+"run download") cp "$ICEWRIGHT_TEST_ARTIFACTS/$5/"* . ;;
 *) echo "gh stub: unexpected $*" >&2; exit 1 ;;
 esac
 `
@@ -377,16 +377,16 @@ func ghEvents() (pr, push, schedule ghEvent) {
 		"secrets.ICEBERG_REST_CREDENTIAL":  "",
 		"secrets.GITHUB_TOKEN":             "",
 		"github.token":                     "",
-		"github.workflow":                  "iceops",
+		"github.workflow":                  "icewright",
 		"runner.os":                        "Linux",
-		"env.ICEOPS_VERSION":               "v0.1.0",
-		"env.ICEOPS_PLAN":                  "iceops.plan",
-		"env.ICEOPS_APPLY_LOG":             "iceops-apply.txt",
-		"vars.AWS_ROLE_ARN":                "arn:aws:iam::123456789012:role/iceops",
+		"env.ICEWRIGHT_VERSION":            "v0.1.0",
+		"env.ICEWRIGHT_PLAN":               "icewright.plan",
+		"env.ICEWRIGHT_APPLY_LOG":          "icewright-apply.txt",
+		"vars.AWS_ROLE_ARN":                "arn:aws:iam::123456789012:role/icewright",
 		"vars.AWS_REGION":                  "eu-west-1",
 		"github.event.pull_request.number": "7",
 		// The cache stub always hits.
-		"steps.cache-iceops.outputs.cache-hit != 'true'": "false",
+		"steps.cache-icewright.outputs.cache-hit != 'true'": "false",
 		"always()": "true",
 	}
 	with := func(name string, kv ...string) ghEvent {
@@ -400,8 +400,8 @@ func ghEvents() (pr, push, schedule ghEvent) {
 		return e
 	}
 	const (
-		fetchIf = "github.event_name == 'push' && vars.ICEOPS_APPLY_MODE != 'replan'"
-		modeVal = "github.event_name == 'push' && (vars.ICEOPS_APPLY_MODE || 'artifact') || 'replan'"
+		fetchIf = "github.event_name == 'push' && vars.ICEWRIGHT_APPLY_MODE != 'replan'"
+		modeVal = "github.event_name == 'push' && (vars.ICEWRIGHT_APPLY_MODE || 'artifact') || 'replan'"
 	)
 	pr = with("pull_request", "github.event_name == 'pull_request'", "true", "github.event_name != 'pull_request'", "false")
 	push = with("push", "github.event_name == 'pull_request'", "false", "github.event_name != 'pull_request'", "true",
@@ -429,7 +429,7 @@ func TestGitHubWorkflow(t *testing.T) {
 	if ran, summary := r.runGitHubJob(wf, "plan", pr); !ran || !strings.Contains(summary, planMarker) {
 		t.Fatalf("pull request: plan job ran %v, summary:\n%s", ran, summary)
 	}
-	if _, err := os.Stat(filepath.Join(r.artifacts, "iceops-plan", "iceops.plan")); err != nil {
+	if _, err := os.Stat(filepath.Join(r.artifacts, "icewright-plan", "icewright.plan")); err != nil {
 		t.Fatalf("no plan artifact: %v", err)
 	}
 
@@ -441,11 +441,11 @@ func TestGitHubWorkflow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(stubDir, "gh"), []byte(ghStub), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ranPush, summary := r.runGitHubJob(wf, "apply", push, "PATH="+stubDir+":"+systemPath, "ICEOPS_TEST_ARTIFACTS="+r.artifacts)
-	if !ranPush || !strings.Contains(summary, "### iceops apply (exit 0)") || !strings.Contains(summary, "Apply complete!") {
+	ranPush, summary := r.runGitHubJob(wf, "apply", push, "PATH="+stubDir+":"+systemPath, "ICEWRIGHT_TEST_ARTIFACTS="+r.artifacts)
+	if !ranPush || !strings.Contains(summary, "### icewright apply (exit 0)") || !strings.Contains(summary, "Apply complete!") {
 		t.Fatalf("push: apply ran %v, summary:\n%s", ranPush, summary)
 	}
-	if got := r.read(filepath.Join(r.artifacts, "iceops-apply", "iceops-apply.txt")); !strings.Contains(got, "Apply complete!") {
+	if got := r.read(filepath.Join(r.artifacts, "icewright-apply", "icewright-apply.txt")); !strings.Contains(got, "Apply complete!") {
 		t.Errorf("the apply artifact does not hold the results:\n%s", got)
 	}
 
@@ -600,11 +600,11 @@ func (r *runner) runGitLabJob(p glPipeline, j glJob, src glSource) {
 			env[k] = expand(v)
 		}
 	}
-	// The cache stub: the key's cache holds the pinned iceops, as a
+	// The cache stub: the key's cache holds the pinned icewright, as a
 	// previous job's install left it.
 	for _, path := range j.Cache.Paths {
-		if strings.HasPrefix(path, ".iceops-bin") {
-			copyFile(t, filepath.Join(r.gobin, "iceops"), filepath.Join(r.workspace, path, env["ICEOPS_VERSION"], "iceops"))
+		if strings.HasPrefix(path, ".icewright-bin") {
+			copyFile(t, filepath.Join(r.gobin, "icewright"), filepath.Join(r.workspace, path, env["ICEWRIGHT_VERSION"], "icewright"))
 		}
 	}
 	var list []string
@@ -643,23 +643,23 @@ func TestGitLabPipeline(t *testing.T) {
 		defaultBranch = `$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH`
 	)
 	ran := r.runGitLabPipeline(p, glSource{name: "merge_request_event", rules: map[string]bool{mr: true, sched: false, defaultBranch: false}})
-	if strings.Join(ran, " ") != "iceops:check iceops:plan" {
+	if strings.Join(ran, " ") != "icewright:check icewright:plan" {
 		t.Errorf("merge request pipeline ran %v", ran)
 	}
-	if md := r.read(filepath.Join(r.artifacts, "iceops:plan", "iceops-plan.md")); !strings.HasPrefix(md, planMarker+"\n") {
+	if md := r.read(filepath.Join(r.artifacts, "icewright:plan", "icewright-plan.md")); !strings.HasPrefix(md, planMarker+"\n") {
 		t.Errorf("the plan artifact's comment:\n%s", md)
 	}
 
 	ran = r.runGitLabPipeline(p, glSource{name: "schedule", rules: map[string]bool{mr: false, sched: true, defaultBranch: false}})
-	if strings.Join(ran, " ") != "iceops:apply" {
+	if strings.Join(ran, " ") != "icewright:apply" {
 		t.Errorf("scheduled pipeline ran %v", ran)
 	}
-	if got := r.read(filepath.Join(r.artifacts, "iceops:apply", "iceops-apply.txt")); !strings.Contains(got, "Apply complete! 2 tables changed") {
+	if got := r.read(filepath.Join(r.artifacts, "icewright:apply", "icewright-apply.txt")); !strings.Contains(got, "Apply complete! 2 tables changed") {
 		t.Errorf("the apply artifact:\n%s", got)
 	}
 
 	ran = r.runGitLabPipeline(p, glSource{name: "push", rules: map[string]bool{mr: false, sched: false, defaultBranch: true}})
-	if strings.Join(ran, " ") != "iceops:apply" || !strings.Contains(r.log.String(), "nothing to apply") {
+	if strings.Join(ran, " ") != "icewright:apply" || !strings.Contains(r.log.String(), "nothing to apply") {
 		t.Errorf("default branch pipeline ran %v", ran)
 	}
 }

@@ -9,10 +9,10 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // A v3 table with a column of a type the rewrite must not touch

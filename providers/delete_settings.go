@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/iceops/iceops/providers/internal/objdel"
-	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 // The catalog properties that pace deletions from the catalog's storage
@@ -16,18 +16,18 @@ import (
 // catalog's tables live on, as the request timeout does, and change
 // nothing a plan shows.
 const (
-	DeleteBatchSizeProperty   = "iceops.delete-batch-size"
-	DeleteConcurrencyProperty = "iceops.delete-concurrency"
-	DeleteCooldownProperty    = "iceops.delete-cooldown"
+	DeleteBatchSizeProperty   = "icewright.delete-batch-size"
+	DeleteConcurrencyProperty = "icewright.delete-concurrency"
+	DeleteCooldownProperty    = "icewright.delete-cooldown"
 )
 
 // The catalog properties that pace the reading of manifests (the
 // referenced set of the orphan sweep, expiry's walks, the plan's): a pause
-// of iceops.manifest-read-pause after every iceops.manifest-read-pause-every
+// of icewright.manifest-read-pause after every icewright.manifest-read-pause-every
 // entries read (default 1,500). Unset or zero, nothing pauses.
 const (
-	ManifestReadPauseProperty      = "iceops.manifest-read-pause"
-	ManifestReadPauseEveryProperty = "iceops.manifest-read-pause-every"
+	ManifestReadPauseProperty      = "icewright.manifest-read-pause"
+	ManifestReadPauseEveryProperty = "icewright.manifest-read-pause-every"
 )
 
 // withReadPace returns ctx carrying the manifest read pacing of catalog
@@ -47,7 +47,7 @@ func (s *Session) withReadPace(ctx context.Context, name string) (context.Contex
 	return reach.WithPace(ctx, p), nil
 }
 
-// parseReadPace reads the iceops.manifest-read-pause* properties of
+// parseReadPace reads the icewright.manifest-read-pause* properties of
 // catalog name (also checked with the configuration, ConfigDiagnostics).
 func parseReadPace(name string, p map[string]string) (reach.Pace, error) {
 	var pace reach.Pace
@@ -79,7 +79,7 @@ func (s *Session) deleteSettings(name string) (objdel.Settings, error) {
 	return parseDeleteSettings(name, cc.Properties)
 }
 
-// parseDeleteSettings reads the iceops.delete-* properties of catalog
+// parseDeleteSettings reads the icewright.delete-* properties of catalog
 // name (also checked with the configuration, ConfigDiagnostics).
 func parseDeleteSettings(name string, p map[string]string) (objdel.Settings, error) {
 	var set objdel.Settings

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/internal/objdel"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
-// TestDeleteSettings: the catalog's iceops.delete-* properties become the
+// TestDeleteSettings: the catalog's icewright.delete-* properties become the
 // run's pacing; unset ones keep the defaults; malformed ones are errors.
 func TestDeleteSettings(t *testing.T) {
 	for _, tc := range []struct {
@@ -22,9 +22,9 @@ func TestDeleteSettings(t *testing.T) {
 		{props: nil, want: objdel.Settings{}},
 		{props: map[string]string{DeleteBatchSizeProperty: "250", DeleteConcurrencyProperty: "2", DeleteCooldownProperty: "150ms"},
 			want: objdel.Settings{BatchSize: 250, Concurrency: 2, Cooldown: 150 * time.Millisecond}},
-		{props: map[string]string{DeleteBatchSizeProperty: "0"}, err: "iceops.delete-batch-size"},
-		{props: map[string]string{DeleteConcurrencyProperty: "many"}, err: "iceops.delete-concurrency"},
-		{props: map[string]string{DeleteCooldownProperty: "-1s"}, err: "iceops.delete-cooldown"},
+		{props: map[string]string{DeleteBatchSizeProperty: "0"}, err: "icewright.delete-batch-size"},
+		{props: map[string]string{DeleteConcurrencyProperty: "many"}, err: "icewright.delete-concurrency"},
+		{props: map[string]string{DeleteCooldownProperty: "-1s"}, err: "icewright.delete-cooldown"},
 	} {
 		s := &Session{cfg: &config.Config{Catalogs: []*config.Catalog{{Name: "lake", Properties: tc.props}}}}
 		got, err := s.deleteSettings("lake")
@@ -40,7 +40,7 @@ func TestDeleteSettings(t *testing.T) {
 	}
 }
 
-// TestConfigDiagnosticsDeleteSettings: a malformed iceops.delete-*
+// TestConfigDiagnosticsDeleteSettings: a malformed icewright.delete-*
 // property is a configuration error at the catalog block.
 func TestConfigDiagnosticsDeleteSettings(t *testing.T) {
 	cfg := &config.Config{Catalogs: []*config.Catalog{
@@ -48,12 +48,12 @@ func TestConfigDiagnosticsDeleteSettings(t *testing.T) {
 		{Name: "bad", Properties: map[string]string{DeleteCooldownProperty: "soon"}},
 	}}
 	diags := ConfigDiagnostics(cfg, time.Now())
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `catalog bad: property iceops.delete-cooldown = "soon"`) {
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `catalog bad: property icewright.delete-cooldown = "soon"`) {
 		t.Fatalf("diagnostics %v", diags)
 	}
 }
 
-// TestManifestReadPace: a catalog's iceops.manifest-read-pause* properties
+// TestManifestReadPace: a catalog's icewright.manifest-read-pause* properties
 // pace the manifest reads of its tables' plans (a pause after every N
 // entries read, counted with the session's sleeper, not timed); without
 // them nothing pauses; malformed values are configuration errors.
@@ -81,7 +81,7 @@ func TestManifestReadPace(t *testing.T) {
 		t.Fatalf("pauses %v, want at least 3 of 250ms (6 files read, a pause after every 2)", p)
 	}
 	if p := plan(map[string]string{ManifestReadPauseEveryProperty: "2"}); len(p) != 0 {
-		t.Fatalf("pauses %v without iceops.manifest-read-pause", p)
+		t.Fatalf("pauses %v without icewright.manifest-read-pause", p)
 	}
 	for props, want := range map[string]map[string]string{
 		ManifestReadPauseProperty:      {ManifestReadPauseProperty: "soon"},

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
 )
 
 // Describe reads what one table's metadata says (properties, schema, specs,
-// sort order, snapshots), without reading a manifest: what `iceops import`
+// sort order, snapshots), without reading a manifest: what `icewright import`
 // needs to write a policy that keeps the table as it is.
 func (s *Session) Describe(ctx context.Context, address string) (*diff.TableState, error) {
 	tbl, err := s.loadTable(ctx, address)

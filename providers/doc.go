@@ -1,4 +1,4 @@
-// Package providers is the session between iceops and the outside world,
+// Package providers is the session between icewright and the outside world,
 // through iceberg-go and arrow-go: what apply and cmd call. It opens a
 // configuration's catalogs and storage with deadlines and bounded retries,
 // observes tables into diff's plain data types, and runs the executors of

@@ -18,13 +18,13 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
-// DoctorOptions narrow `iceops doctor`.
+// DoctorOptions narrow `icewright doctor`.
 type DoctorOptions struct {
 	// Catalog is the one catalog to check; "" checks every one.
 	Catalog string
@@ -50,7 +50,7 @@ const (
 // Doctor checks each configured catalog (or opts.Catalog): that it
 // answers, where its storage credentials come from, that its warehouse
 // allows list, write, read and delete of a probe object, the clock skew
-// against the store, and per table what iceops can and cannot do there.
+// against the store, and per table what icewright can and cannot do there.
 // Only an unknown catalog name is an error; everything else is a finding.
 func (s *Session) Doctor(ctx context.Context, opts DoctorOptions) (*diff.Doctor, error) {
 	ctx = s.WithStorageLimits(ctx)
@@ -100,7 +100,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	cancel()
 	reachable := err == nil
 	if !reachable {
-		fix := "check the catalog's uri, that the server runs and that this machine can reach it (iceops.request-timeout sets the deadline)"
+		fix := "check the catalog's uri, that the server runs and that this machine can reach it (icewright.request-timeout sets the deadline)"
 		switch {
 		case cc.Type == "hadoop":
 			fix = "check that the warehouse directory exists and that this user can read it"
@@ -150,13 +150,13 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 }
 
 // probeTarget is where the storage probe goes and the IO it goes through:
-// where iceops writes, the warehouse (base, resolved) when it is a storage
+// where icewright writes, the warehouse (base, resolved) when it is a storage
 // location, else the first of tables' location, through that table's IO
 // (vended credentials included). A REST catalog's warehouse is a name, or
 // a location the server owns (an S3 table bucket refuses any key outside
 // a table's), and a Hadoop catalog takes every directory of its warehouse
 // for a namespace, so for those it is always a table's (whose
-// _iceops_lock holds the leases anyway). With no IO and no error, the
+// _icewright_lock holds the leases anyway). With no IO and no error, the
 // location is why there is nothing to probe.
 func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base string, tables []string) (string, iceio.IO, error) {
 	if isLocation(base) && cc.Type != "rest" && cc.Type != "hadoop" {
@@ -203,7 +203,7 @@ func (s *Session) doctorTable(ctx context.Context, addr string) []diff.DoctorFin
 		pol = unmanagedPolicy(addr, tbl)
 	}
 	// The checks of a compaction are made whether or not the policy
-	// compacts: doctor says what iceops could do. The orphan scan is left
+	// compacts: doctor says what icewright could do. The orphan scan is left
 	// out (it lists the whole location; plan and inspect report it).
 	probe := *pol
 	probe.Compaction.Declared = true
@@ -231,7 +231,7 @@ func isLocation(w string) bool {
 }
 
 // probeStorage writes, lists, reads and deletes one object,
-// <base>/_iceops_lock/doctor-probe-<random>: the lease directory is iceops'
+// <base>/_icewright_lock/doctor-probe-<random>: the lease directory is icewright'
 // own, never listed by the orphan sweep (store.LockDir), so a probe a
 // failed delete leaves behind is harmless. The object's time in the store
 // gives the clock skew.
@@ -244,7 +244,7 @@ func probeStorage(fsys iceio.IO, base string, now func() time.Time) []diff.Docto
 	_, _ = rand.Read(b[:])
 	dir := strings.TrimRight(base, "/") + "/" + store.LockDir
 	p := dir + "/doctor-probe-" + hex.EncodeToString(b[:])
-	content := []byte("iceops doctor probe\n")
+	content := []byte("icewright doctor probe\n")
 	// Locally the write creates the missing directories; they are
 	// removed again, each only while empty (a lease or a first table may
 	// have appeared meanwhile).

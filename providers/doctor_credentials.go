@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
 )
 
 // credentialTimeout bounds the default chain's look-up: on a machine that
@@ -153,7 +153,7 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
-// catalogAuth says how iceops authenticates to catalog cc itself, by the
+// catalogAuth says how icewright authenticates to catalog cc itself, by the
 // name of the setting only (a password in the URI is found with config's
 // masking rule, never read out).
 func catalogAuth(s *Session, cc *config.Catalog) diff.DoctorFinding {

@@ -3,13 +3,13 @@ package providers
 import (
 	"fmt"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/engine"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/engine"
 )
 
 // policyEngine is the engine a policy's compaction delegates to, nil for
-// iceops' own rewrite. It is opened once per session and connects only
+// icewright' own rewrite. It is opened once per session and connects only
 // when it runs something, so a plan contacts no engine.
 func (s *Session) policyEngine(pol *config.Effective) (engine.Engine, *config.Engine, error) {
 	name := pol.Compaction.Engine.Value

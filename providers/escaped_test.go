@@ -12,9 +12,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Plan and apply agree on a partition with files named by a file: URI

@@ -8,9 +8,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
 )
 
 // ageingRule is a partition_ageing rule as compaction reads it.
@@ -93,7 +93,7 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 	}
 	now := time.UnixMilli(p.CutoffMs).Add(after)
 	a, run, err := compaction.RunAgeing(ctx, rtbl, rule, now, compaction.Options{
-		SnapshotProps: iceberg.Properties{"iceops.action": string(diff.AgePartitions)},
+		SnapshotProps: iceberg.Properties{"icewright.action": string(diff.AgePartitions)},
 		Catalog:       cat,
 	})
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // The executors' vocabulary, shared with the domain packages
@@ -66,7 +66,7 @@ func rewriteStart(tbl *table.Table) (res ExecResult, stop bool, err error) {
 
 // execPinRefs asserts, on a transaction, that main has not moved since tbl was
 // loaded. With an explicit assertion iceberg-go fails the commit instead of
-// silently refreshing and replaying it onto a newer head: iceops re-plans
+// silently refreshing and replaying it onto a newer head: icewright re-plans
 // instead, so it never commits something the plan did not consider.
 func execPinRefs(txn *table.Transaction) error {
 	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
@@ -80,7 +80,7 @@ func execPinRefs(txn *table.Transaction) error {
 // manifests they added. These are the files to remove when the commit
 // definitely failed (iceberg-go leaks them). A manifest rewrite, its one
 // user, writes no data or delete file; one that a staged snapshot says it
-// added is not iceops' (a producer's bug, which the commit check reports)
+// added is not icewright' (a producer's bug, which the commit check reports)
 // and is never listed for removal.
 func execStagedFiles(ctx context.Context, fs iceio.IO, base, staged table.Metadata) ([]string, error) {
 	known := map[int64]bool{}

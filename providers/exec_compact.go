@@ -16,10 +16,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
-	"github.com/iceops/iceops/providers/internal/objdel"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // CompactSpec is what the compact action asks for at apply time. The groups
@@ -74,7 +74,7 @@ func (s CompactSpec) now() time.Time {
 	return s.Now()
 }
 
-// Compact rewrites the selected small files with iceops' compaction engine
+// Compact rewrites the selected small files with icewright' compaction engine
 // (providers/compaction: bounded memory, sort and zorder, a live-row check
 // before committing, staged files removed when a commit definitely failed
 // and kept when its outcome is unknown) and commits a replace snapshot.
@@ -174,7 +174,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		MaxConcurrentGroups: spec.MaxConcurrent,
 		MemoryBudget:        spec.MemoryBudget,
 		MaxBytesPerRun:      spec.MaxBytes,
-		SnapshotProps:       iceberg.Properties{"iceops.action": "compact"},
+		SnapshotProps:       iceberg.Properties{"icewright.action": "compact"},
 		// The engine commits through the catalog in every case, so that
 		// its commit check sees each attempt as sent.
 		Catalog:  verifyCat,

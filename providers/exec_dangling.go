@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
 )
 
 // danglingState is the plan's view of what compaction.FindDangling found.
@@ -51,7 +51,7 @@ func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.Cata
 		return tbl, res, err
 	}
 	next, d, err := compaction.RemoveDangling(ctx, rtbl, compaction.Options{
-		SnapshotProps: iceberg.Properties{"iceops.action": string(diff.RemoveDanglingDeletes)},
+		SnapshotProps: iceberg.Properties{"icewright.action": string(diff.RemoveDanglingDeletes)},
 		Catalog:       cat,
 		NoReplay:      true,
 	})

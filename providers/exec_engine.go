@@ -10,10 +10,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/engine"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/engine"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // delegatedRun is what runDelegated needs besides the call.
@@ -33,7 +33,7 @@ type delegatedRun struct {
 // set, and the partition's rows, counted and fingerprinted by the engine,
 // the same in that snapshot as in its parent. The engine commits on its
 // own, so a check that fails comes after the commit: the action fails
-// loudly, naming the snapshot, which iceops cannot undo.
+// loudly, naming the snapshot, which icewright cannot undo.
 func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call diff.EngineCall) (*table.Table, ExecResult, error) {
 	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	where := call.Partition
@@ -91,13 +91,13 @@ func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call di
 			ids[i] = fmt.Sprint(s.SnapshotID)
 		}
 		res.Committed = true
-		return next, res, fail("%s committed %d replace snapshots (%s) where one was planned; iceops cannot undo an engine's commit: check them", call.Engine, len(replaces), strings.Join(ids, ", "))
+		return next, res, fail("%s committed %d replace snapshots (%s) where one was planned; icewright cannot undo an engine's commit: check them", call.Engine, len(replaces), strings.Join(ids, ", "))
 	}
 	snap := replaces[0]
 	// Committed, but not among the apply's verified snapshots until the
 	// check passes: expiry may delete what those replaced (expiry.KeepLive).
 	res.Committed = true
-	undo := fmt.Sprintf("%s committed snapshot %d, which iceops cannot undo (roll back to its parent with the engine if the table is wrong)", call.Engine, snap.SnapshotID)
+	undo := fmt.Sprintf("%s committed snapshot %d, which icewright cannot undo (roll back to its parent with the engine if the table is wrong)", call.Engine, snap.SnapshotID)
 	if err := checkDelegated(ctx, next, snap, planned); err != nil {
 		return next, res, fail("%s; its check failed: %v", undo, err)
 	}
@@ -137,7 +137,7 @@ func newReplaces(tbl *table.Table, head int64) ([]*table.Snapshot, error) {
 }
 
 // checkDelegated holds an engine's replace snapshot to the commit check
-// iceops' own rewrites pass (reach.CheckSnapshots), with the change the
+// icewright' own rewrites pass (reach.CheckSnapshots), with the change the
 // snapshot's own manifests claim: every other live file and the summary
 // totals must be untouched, each file it replaced gone, each output in the
 // partition and spec of what it replaced, no more records out than in. The

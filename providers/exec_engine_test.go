@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // toyEngine stands for Spark in the delegated run: its Run is whatever the
-// test makes it do to the table (iceops' own rewrite, for a real replace
+// test makes it do to the table (icewright' own rewrite, for a real replace
 // snapshot), its Fingerprint what the test says each snapshot holds.
 type toyEngine struct {
 	run func(ctx context.Context) error
@@ -32,7 +32,7 @@ func (e toyEngine) Fingerprint(_ context.Context, _ diff.EngineCall, id int64) (
 func (toyEngine) Close() error { return nil }
 
 // TestDelegatedRunChecksTheEngineCommit drives runDelegated with an engine
-// that commits through iceops' own rewrite: a good replace is checked and
+// that commits through icewright' own rewrite: a good replace is checked and
 // counted as the apply's; rows that differ after the engine committed fail
 // the action loudly, naming the snapshot, which is not handed to expiry as
 // verified; an engine that commits nothing, or fails, fails the action and
@@ -57,7 +57,7 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 				}
 				return diff.RowFingerprint{Rows: 39, Digest: "e"}
 			}
-		}, "which iceops cannot undo", true},
+		}, "which icewright cannot undo", true},
 		{"a replace that leaves planned files live", func(l *testkit.Orders) func(context.Context) error {
 			return func(ctx context.Context) error {
 				// Half the table per group, and only the first group.
@@ -129,7 +129,7 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 	}
 }
 
-// compactWith is an engine run that rewrites the table with iceops' own
+// compactWith is an engine run that rewrites the table with icewright' own
 // rewrite: a real replace snapshot.
 func compactWith(sel diff.CompactionSelection) func(l *testkit.Orders) func(context.Context) error {
 	return func(l *testkit.Orders) func(context.Context) error {

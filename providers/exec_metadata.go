@@ -9,10 +9,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // metadataChange is what update_properties and replace_sort_order ask for.
@@ -145,7 +145,7 @@ func buildSortOrder(schema *iceberg.Schema, fields []diff.SortField) (table.Sort
 	if err != nil {
 		return table.SortOrder{}, err
 	}
-	// An order iceops' own sort compaction could not honour is refused,
+	// An order icewright' own sort compaction could not honour is refused,
 	// as the plan refuses it (diff's check of the columns' SortTransforms,
 	// which the same engine rule fills).
 	if err := compaction.CheckSortOrder(o, schema); err != nil {

@@ -9,12 +9,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/testkit"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 func TestApplyMetadataOneCommitAndNoOps(t *testing.T) {

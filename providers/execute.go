@@ -9,12 +9,12 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
-	"github.com/iceops/iceops/providers/engine"
-	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/orphans"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/engine"
+	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/orphans"
 )
 
 // Table is an opaque handle on one loaded table: what apply holds between
@@ -107,7 +107,7 @@ func (s *Session) TableLease(ctx context.Context, h *Table) (Lease, bool, error)
 }
 
 // ForceUnlock removes the lease of runID on the table at address
-// (iceops force-unlock) and returns it; ErrNoLease when that run holds
+// (icewright force-unlock) and returns it; ErrNoLease when that run holds
 // none there.
 func (s *Session) ForceUnlock(ctx context.Context, address, runID string) (Lease, error) {
 	// The storage's deadlines and retries, as every session entry point
@@ -250,7 +250,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 	var eng engine.Engine
 	if len(calls) > 0 {
 		// Opened before anything runs: a configuration that lost its
-		// engine fails the action before iceops' own groups commit.
+		// engine fails the action before icewright' own groups commit.
 		if eng, _, err = s.policyEngine(pol); err != nil {
 			return nil, ExecResult{}, err
 		}
@@ -258,7 +258,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 			return nil, ExecResult{}, fmt.Errorf("%w: the plan delegates %d partitions to engine %q, which compaction.engine no longer names", ErrRefused, len(calls), calls[0].Engine)
 		}
 	}
-	// Rebase: iceops' compaction engine lets iceberg-go rebase its replace
+	// Rebase: icewright' compaction engine lets iceberg-go rebase its replace
 	// commit onto concurrent appends, with the rewrite's conflict
 	// validation (a concurrent delete on a replaced file fails it). Without
 	// it a table with frequent appends never gets compacted.
@@ -278,7 +278,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 		return req.Table.with(next), er, err
 	}
 	if er.NoOp {
-		// Every planned group was delegated: iceops' rewrite had nothing.
+		// Every planned group was delegated: icewright' rewrite had nothing.
 		er.NoOp, er.Note = true, ""
 	}
 	now := time.Now

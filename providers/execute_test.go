@@ -3,8 +3,8 @@ package providers
 import (
 	"testing"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
 )
 
 // TestEveryKindHasAnExecutor: each action kind of diff runs somewhere, so

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/iceops/iceops/providers/expiry"
+	"github.com/icewright/icewright/providers/expiry"
 )
 
 // estimateExpiry counts the files (and their bytes) that expiring

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The Spark-written fixtures, copied and registered, observed with the

@@ -9,9 +9,9 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The corpus table duckdb-generated-bounds is a local table whose data

@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // sizeHistogram estimates the median file size without keeping every size:

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // The histogram median stays within one bucket (~9%) of the true median

@@ -12,10 +12,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 const topPartitions = 5

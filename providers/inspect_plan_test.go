@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // inspect's recommendations for a managed table come from the plan: with 4
@@ -61,7 +61,7 @@ func TestInspectSaysThePlansSortRefusal(t *testing.T) {
   }`)
 	all := strings.Join(in.Recommendations, "\n")
 	for _, want := range []string{
-		`sort order: refused: sort_order = ["Event_TS DESC NULLS LAST"] (main.iceops.hcl:8) does not fit this table: `,
+		`sort order: refused: sort_order = ["Event_TS DESC NULLS LAST"] (main.icewright.hcl:8) does not fit this table: `,
 		`column "Event_TS" is not in the table's schema, which has "event_ts": column names are case-sensitive`,
 		`the plan refuses the compaction: compaction.strategy = "sort" sorts by sort_order = ["Event_TS DESC NULLS LAST"]`,
 	} {
@@ -81,7 +81,7 @@ func inspectUnder(ctx context.Context, t *testing.T, l *testkit.Lakehouse, body 
 	t.Helper()
 	dir := t.TempDir()
 	hcl := l.HCL() + "\npolicy \"p\" {" + body + "\n}\ntables \"lake.ns.*\" {\n  policy = policy.p\n}\n"
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(hcl), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load(dir, config.LoadOptions{})

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Inspect works on a table no block manages, with real figures and

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestTableLocationsCachedPerSession: apply's nested-table re-check loads

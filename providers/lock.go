@@ -22,7 +22,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // Lease is one apply's hold on a table while it works on it
@@ -31,7 +31,7 @@ import (
 // crashed or was killed) and the next apply takes it over.
 //
 // A lease is an object in the table's own storage, under
-// <location>/_iceops_lock/ (leaseDir), never a property of the table: taking,
+// <location>/_icewright_lock/ (leaseDir), never a property of the table: taking,
 // renewing and dropping it commits nothing, so a table apply has nothing
 // to do for, or refuses, or fails on, keeps its metadata exactly as it
 // was, and a heartbeat every few seconds costs one small write instead of
@@ -65,7 +65,7 @@ var ErrLockLost = errors.New("the table's lock is no longer this run's")
 var ErrNoLease = errors.New("no lease of that run on the table")
 
 // leaseGen is one generation of a table's lease: the object
-// <location>/_iceops_lock/lease-<gen>.json. The highest generation is the
+// <location>/_icewright_lock/lease-<gen>.json. The highest generation is the
 // lease in force; a run takes the lease by creating the next generation
 // (create-if-absent: of two runs that saw the same generation, one
 // creates the next and the other finds it there). A taker removes the
@@ -90,7 +90,7 @@ func parseLeaseName(name string) (int64, bool) {
 
 // leaseStore is the table's lock directory on its storage.
 type leaseStore struct {
-	dir string // <location>/_iceops_lock, as a location of the table's storage
+	dir string // <location>/_icewright_lock, as a location of the table's storage
 	fs  iceio.IO
 }
 
@@ -105,7 +105,7 @@ func newLeaseStore(ctx context.Context, t *table.Table) (*leaseStore, error) {
 	return &leaseStore{dir: leaseDir(t.Location()), fs: fsys}, nil
 }
 
-// leaseDir is where a table's leases live: <location>/_iceops_lock
+// leaseDir is where a table's leases live: <location>/_icewright_lock
 // (store.LockDir says why that name).
 func leaseDir(location string) string {
 	return strings.TrimRight(location, "/") + "/" + store.LockDir

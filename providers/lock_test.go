@@ -13,9 +13,9 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/internal/store"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // leaseRace has n runs take the lease of one store at the same moment and

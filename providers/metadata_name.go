@@ -40,7 +40,7 @@ func committableMetadataName(location string) bool {
 	return false
 }
 
-// commitProblem is why iceops cannot commit to a table of a catalog of type
+// commitProblem is why icewright cannot commit to a table of a catalog of type
 // catType whose current metadata file is location, or "" when it can.
 // REST catalogs name the file on the server and the hadoop catalog by its
 // version hint, so only sql, glue and hive are concerned.
@@ -54,7 +54,7 @@ func commitProblem(catType, location string) string {
 		return ""
 	}
 	return fmt.Sprintf("the current metadata file %s is not named NNNNN-<uuid>.metadata.json or vN.metadata.json, so the %s catalog (iceberg-go) cannot name the next one and every commit would fail; "+
-		"iceops commits nothing to this table. One commit by another engine (Spark, Trino, PyIceberg) gives the next file a standard name, or register the table at a copy of the file named 00001-<uuid>.metadata.json",
+		"icewright commits nothing to this table. One commit by another engine (Spark, Trino, PyIceberg) gives the next file a standard name, or register the table at a copy of the file named 00001-<uuid>.metadata.json",
 		path.Base(location), catType)
 }
 

@@ -10,13 +10,13 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestMetadataNamesIceberggoCommits pins committableMetadataName to what
 // iceberg-go's sql catalog really does: a table registered at a metadata
 // file of each name gets one commit, which succeeds exactly when the name
-// is one iceops calls committable.
+// is one icewright calls committable.
 func TestMetadataNamesIceberggoCommits(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")

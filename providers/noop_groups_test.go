@@ -12,9 +12,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestWithoutNoOpGroups: a group of one file is dropped unless its

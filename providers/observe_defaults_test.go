@@ -7,7 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // What the rewrite would get wrong on a table PyIceberg evolved reaches the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Observe on 20,000 data files (manifest entries only) aggregates them into

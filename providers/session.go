@@ -13,11 +13,11 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/catalogs"
-	"github.com/iceops/iceops/providers/compaction"
-	"github.com/iceops/iceops/providers/engine"
-	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/catalogs"
+	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/engine"
+	"github.com/icewright/icewright/providers/internal/bound"
 )
 
 // Options are what a Session takes from the process. Nothing in providers
@@ -32,7 +32,7 @@ type Options struct {
 	Now func() time.Time
 	// RequestTimeout bounds one storage request attempt without progress
 	// and, times the attempts, one catalog call (storage_limits.go); zero
-	// means defaultRequestTimeout. A catalog's iceops.request-timeout
+	// means defaultRequestTimeout. A catalog's icewright.request-timeout
 	// property overrides it.
 	RequestTimeout time.Duration
 	// StallLimit is how many storage attempts in a row may make no

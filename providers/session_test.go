@@ -13,8 +13,8 @@ import (
 
 	iceberg "github.com/apache/iceberg-go"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // One unreachable catalog is an error for its own tables only; the error is
@@ -26,7 +26,7 @@ func TestUnreachableCatalogIsolated(t *testing.T) {
 	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{
 		{Name: "gone", Type: "sql", URI: "sqlite:" + filepath.Join(t.TempDir(), "missing", "catalog.db")},
 		l.ConfigCatalog(),
-		{Name: "pg", Type: "sql", URI: "postgres://iceops:secret@127.0.0.1:1/none?connect_timeout=1"},
+		{Name: "pg", Type: "sql", URI: "postgres://icewright:secret@127.0.0.1:1/none?connect_timeout=1"},
 		{Name: "rest", Type: "rest", URI: "http://127.0.0.1:1/catalog"},
 		{Name: "hive", Type: "hive", URI: "thrift://127.0.0.1:1"},
 	}}

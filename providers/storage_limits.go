@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
-	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/bound"
 )
 
 // Every storage and catalog request has a deadline and bounded retries
@@ -30,7 +30,7 @@ import (
 // then stalls still hangs) and an aws.Config in the context
 // (utils.WithAwsConfig), which replaces the one it would parse from the
 // properties. The properties' region, endpoint and static keys still
-// override that config (so vended credentials keep working). iceops uses the
+// override that config (so vended credentials keep working). icewright uses the
 // context hook: the config is parsed by iceberg-go's own ParseAWSConfig from
 // the catalogs' properties, and gets
 //   - an HTTP client that fails an attempt after RequestTimeout without
@@ -56,7 +56,7 @@ const defaultRequestTimeout = 30 * time.Second
 // RequestTimeoutProperty, a catalog property, sets the request timeout (a Go
 // duration) for that catalog's calls and, the shortest of them, for S3
 // storage (one HTTP client serves every S3 table of a run).
-const RequestTimeoutProperty = "iceops.request-timeout"
+const RequestTimeoutProperty = "icewright.request-timeout"
 
 // storageMaxAttempts is how many times one storage request is tried.
 const storageMaxAttempts = 4
@@ -177,7 +177,7 @@ func (s *Session) s3ClientProps() (map[string]string, error) {
 				continue
 			}
 			if old, seen := out[k]; seen && old != v && !strings.HasSuffix(k, "region") {
-				return nil, fmt.Errorf("catalogs set different %s; iceops uses one S3 HTTP client per run", k)
+				return nil, fmt.Errorf("catalogs set different %s; icewright uses one S3 HTTP client per run", k)
 			}
 			out[k] = v
 		}

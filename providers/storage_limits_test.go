@@ -12,8 +12,8 @@ import (
 
 	"github.com/apache/iceberg-go/utils"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/internal/bound"
 )
 
 // TestStallClient: an attempt that gets nothing for the timeout fails as a

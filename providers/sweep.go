@@ -11,10 +11,10 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/store"
-	"github.com/iceops/iceops/providers/orphans"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/orphans"
 )
 
 // The session's side of the orphan sweep (providers/orphans): the scan's

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/store"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Apply's re-check of a sweep (issue 32 item 3): between the plan and its

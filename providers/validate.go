@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/compaction"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/compaction"
 )
 
 // ConfigDiagnostics are the configuration errors that need providers'
@@ -18,7 +18,7 @@ import (
 // snippet, found by validate without a catalog, not a plan-time failure of
 // each table (docs/design.md §3.5). Column names are checked at plan time,
 // against each table's schema. now resolves relative times in the filter.
-// A catalog's iceops.delete-* properties (docs/catalogs.md) are checked
+// A catalog's icewright.delete-* properties (docs/catalogs.md) are checked
 // here too, so a malformed one fails validate and plan, not an apply.
 func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
 	var bodies []*config.PolicyBody

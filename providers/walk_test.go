@@ -10,10 +10,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The one-walk expiry index (ObservePlan) must give exactly the figures of

@@ -13,9 +13,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/compaction"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // whereNow is the clock of the where tests: the afternoon of testkit's

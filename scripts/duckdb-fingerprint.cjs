@@ -1,6 +1,6 @@
 // duckdb-fingerprint.cjs: reads one Iceberg table's live rows with DuckDB and
 // prints an order-independent fingerprint of their values, for tests that
-// compare a table before and after iceops rewrote it with a reader that is
+// compare a table before and after icewright rewrote it with a reader that is
 // not Go (internal/e2e/corpus_test.go).
 //
 // DuckDB's iceberg extension cannot be installed here: INSTALL downloads it
@@ -32,15 +32,15 @@
 //               "equality_deletes": [{"path": "/abs/eq.parquet", "ids": [1]}]}]}
 // Output (stdout, JSON): {"rows": "N", "columns": {"a": "<sum of hashes>", ...}}
 //
-// The @duckdb/node-api package is resolved from ICEOPS_DUCKDB_PREFIX (an npm
+// The @duckdb/node-api package is resolved from ICEWRIGHT_DUCKDB_PREFIX (an npm
 // prefix that scripts/tools.sh fills), not from the repository.
 'use strict';
 const path = require('node:path');
 const { createRequire } = require('node:module');
 
-const prefix = process.env.ICEOPS_DUCKDB_PREFIX;
+const prefix = process.env.ICEWRIGHT_DUCKDB_PREFIX;
 if (!prefix) {
-  console.error('ICEOPS_DUCKDB_PREFIX is not set (scripts/tools.sh duckdb installs @duckdb/node-api there)');
+  console.error('ICEWRIGHT_DUCKDB_PREFIX is not set (scripts/tools.sh duckdb installs @duckdb/node-api there)');
   process.exit(2);
 }
 const { DuckDBInstance } = createRequire(path.join(prefix, 'package.json'))('@duckdb/node-api');

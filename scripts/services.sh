@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts, on 127.0.0.1 only, the real servers that iceops's integration and
+# Starts, on 127.0.0.1 only, the real servers that icewright's integration and
 # end-to-end tests run against:
 #
 #   postgres   PostgreSQL 15, a private cluster   127.0.0.1:55432  (SQL catalog)
@@ -11,32 +11,32 @@
 #   azure      Azurite, blob service only         127.0.0.1:10000  (Azure Blob, abfs:// warehouse)
 #
 # Spark's catalogs are the tests' own: `local` (a JDBC catalog in a SQLite file
-# with a warehouse directory, both under $ICEOPS_SERVICES_DIR/spark), `pg` (a
+# with a warehouse directory, both under $ICEWRIGHT_SERVICES_DIR/spark), `pg` (a
 # JDBC catalog in the PostgreSQL above, warehouse on versitygw) and `rest` (the
-# REST catalog above). An iceops catalog labelled the same reads the same rows.
+# REST catalog above). An icewright catalog labelled the same reads the same rows.
 #
 # Usage:
 #   scripts/services.sh start [postgres|s3|rest|spark|gcs|azure]...   start (all by default); waits until ready
 #   scripts/services.sh stop  [postgres|s3|rest|spark|gcs|azure]...   stop (all by default)
-#   scripts/services.sh env                           print `export ICEOPS_TEST_...` lines
+#   scripts/services.sh env                           print `export ICEWRIGHT_TEST_...` lines
 #   scripts/services.sh status
 #
 # A developer runs:
 #   scripts/tools.sh                    # once: installs PostgreSQL, builds versitygw, weed and fake-gcs-server, Azurite, Spark
 #   scripts/services.sh start
 #   eval "$(scripts/services.sh env)"
-#   ICEOPS_REQUIRE_SERVICES=1 bash scripts/test.sh
+#   ICEWRIGHT_REQUIRE_SERVICES=1 bash scripts/test.sh
 #   scripts/services.sh stop
 #
-# Binaries come from $ICEOPS_CACHE/bin (scripts/tools.sh builds them there).
-# Server state lives in $ICEOPS_SERVICES_DIR (default /tmp/iceops-services),
+# Binaries come from $ICEWRIGHT_CACHE/bin (scripts/tools.sh builds them there).
+# Server state lives in $ICEWRIGHT_SERVICES_DIR (default /tmp/icewright-services),
 # which `start` wipes: every start is a clean slate.
 set -euo pipefail
 
-CACHE="${ICEOPS_CACHE:-$HOME/.cache/iceops-ci}"
+CACHE="${ICEWRIGHT_CACHE:-$HOME/.cache/icewright-ci}"
 BIN="$CACHE/bin"
-STATE="${ICEOPS_SERVICES_DIR:-/tmp/iceops-services}"
-PGBIN="${ICEOPS_PGBIN:-/usr/lib/postgresql/15/bin}"
+STATE="${ICEWRIGHT_SERVICES_DIR:-/tmp/icewright-services}"
+PGBIN="${ICEWRIGHT_PGBIN:-/usr/lib/postgresql/15/bin}"
 
 PG_PORT=55432
 S3_PORT=7070
@@ -47,17 +47,17 @@ GCS_PORT=4443
 AZURE_PORT=10000
 
 # Fixed, test-only credentials: these servers listen on loopback only.
-S3_ACCESS_KEY=iceopstest
-S3_SECRET_KEY=iceopstest-secret
-S3_BUCKET=iceops
-REST_ACCESS_KEY=iceopsrest
-REST_SECRET_KEY=iceopsrest-secret
-REST_TABLE_BUCKET=iceops
+S3_ACCESS_KEY=icewrighttest
+S3_SECRET_KEY=icewrighttest-secret
+S3_BUCKET=icewright
+REST_ACCESS_KEY=icewrightrest
+REST_SECRET_KEY=icewrightrest-secret
+REST_TABLE_BUCKET=icewright
 REGION=us-east-1
 # The tests create the bucket and the container (internal/testenv): creating
 # an Azure container takes a SharedKey-signed request.
-GCS_BUCKET=iceops
-AZURE_CONTAINER=iceops
+GCS_BUCKET=icewright
+AZURE_CONTAINER=icewright
 # Azurite's well-known development account (public, in Azure's docs).
 AZURE_ACCOUNT=devstoreaccount1
 AZURE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
@@ -223,9 +223,9 @@ stop_rest() { stop_pid "$STATE/rest/pid"; }
 start_spark() {
 	# The versions and paths are pinned in scripts/tools.sh, and only there.
 	eval "$(bash "$(dirname "$0")/tools.sh" env)"
-	[ -n "$ICEOPS_SPARK_HOME" ] && [ -x "$ICEOPS_SPARK_HOME/bin/spark-submit" ] ||
-		die "Spark missing ($ICEOPS_PY_VENV): run scripts/tools.sh spark"
-	[ -n "$ICEOPS_JAVA_HOME" ] || die "no JDK 17+: run scripts/tools.sh spark"
+	[ -n "$ICEWRIGHT_SPARK_HOME" ] && [ -x "$ICEWRIGHT_SPARK_HOME/bin/spark-submit" ] ||
+		die "Spark missing ($ICEWRIGHT_PY_VENV): run scripts/tools.sh spark"
+	[ -n "$ICEWRIGHT_JAVA_HOME" ] || die "no JDK 17+: run scripts/tools.sh spark"
 	if port_open $SPARK_PORT; then
 		die "127.0.0.1:$SPARK_PORT is already in use (scripts/services.sh stop spark)"
 	fi
@@ -279,12 +279,12 @@ start_spark() {
 	for kv in "${s3[@]}"; do
 		conf+=(--conf "spark.sql.catalog.pg.$kv" --conf "spark.sql.catalog.rest.$kv")
 	done
-	JAVA_HOME="$ICEOPS_JAVA_HOME" SPARK_HOME="$ICEOPS_SPARK_HOME" SPARK_LOCAL_IP=127.0.0.1 \
+	JAVA_HOME="$ICEWRIGHT_JAVA_HOME" SPARK_HOME="$ICEWRIGHT_SPARK_HOME" SPARK_LOCAL_IP=127.0.0.1 \
 		AWS_REGION=$REGION SPARK_LOG_DIR="$d" SPARK_PID_DIR="$d" \
-		setsid "$ICEOPS_SPARK_HOME/bin/spark-submit" \
-		--class org.apache.spark.sql.connect.service.SparkConnectServer --name iceops-spark-connect \
-		--master 'local[2]' --driver-memory "${ICEOPS_SPARK_MEMORY:-2g}" \
-		--jars "$ICEOPS_SPARK_JARS" "${conf[@]}" >"$d/server.log" 2>&1 </dev/null &
+		setsid "$ICEWRIGHT_SPARK_HOME/bin/spark-submit" \
+		--class org.apache.spark.sql.connect.service.SparkConnectServer --name icewright-spark-connect \
+		--master 'local[2]' --driver-memory "${ICEWRIGHT_SPARK_MEMORY:-2g}" \
+		--jars "$ICEWRIGHT_SPARK_JARS" "${conf[@]}" >"$d/server.log" 2>&1 </dev/null &
 	echo $! >"$d/pid"
 	wait_for "spark connect" 180 port_open $SPARK_PORT || {
 		tail -30 "$d/server.log" >&2
@@ -348,31 +348,31 @@ stop_azure() { stop_pid "$STATE/azure/pid"; }
 print_env() {
 	eval "$(bash "$(dirname "$0")/tools.sh" env)"
 	cat <<EOF
-export ICEOPS_TEST_PG_DSN='postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable'
-export ICEOPS_TEST_S3_ENDPOINT='http://127.0.0.1:$S3_PORT'
-export ICEOPS_TEST_S3_ACCESS_KEY='$S3_ACCESS_KEY'
-export ICEOPS_TEST_S3_SECRET_KEY='$S3_SECRET_KEY'
-export ICEOPS_TEST_S3_REGION='$REGION'
-export ICEOPS_TEST_S3_BUCKET='$S3_BUCKET'
-export ICEOPS_TEST_REST_URI='http://127.0.0.1:$REST_PORT'
-export ICEOPS_TEST_REST_WAREHOUSE='s3://$REST_TABLE_BUCKET'
-export ICEOPS_TEST_REST_S3_ENDPOINT='http://127.0.0.1:$REST_S3_PORT'
-export ICEOPS_TEST_REST_ACCESS_KEY='$REST_ACCESS_KEY'
-export ICEOPS_TEST_REST_SECRET_KEY='$REST_SECRET_KEY'
-export ICEOPS_TEST_REST_REGION='$REGION'
-export ICEOPS_TEST_VERSITYGW_BIN='$BIN/versitygw'
-export ICEOPS_TEST_WEED_BIN='$BIN/weed'
-export ICEOPS_DUCKDB_PREFIX='$CACHE/duckdb'
-export ICEOPS_TEST_SPARK_REMOTE='sc://127.0.0.1:$SPARK_PORT'
-export ICEOPS_TEST_SPARK_LOCAL_DB='$STATE/spark/catalog.db'
-export ICEOPS_TEST_SPARK_LOCAL_WAREHOUSE='$STATE/spark/warehouse'
-export ICEOPS_TEST_PYTHON='$ICEOPS_PY_VENV/bin/python'
-export ICEOPS_TEST_GCS_ENDPOINT='http://127.0.0.1:$GCS_PORT/storage/v1/'
-export ICEOPS_TEST_GCS_BUCKET='$GCS_BUCKET'
-export ICEOPS_TEST_AZURE_ENDPOINT='127.0.0.1:$AZURE_PORT'
-export ICEOPS_TEST_AZURE_ACCOUNT='$AZURE_ACCOUNT'
-export ICEOPS_TEST_AZURE_KEY='$AZURE_KEY'
-export ICEOPS_TEST_AZURE_CONTAINER='$AZURE_CONTAINER'
+export ICEWRIGHT_TEST_PG_DSN='postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable'
+export ICEWRIGHT_TEST_S3_ENDPOINT='http://127.0.0.1:$S3_PORT'
+export ICEWRIGHT_TEST_S3_ACCESS_KEY='$S3_ACCESS_KEY'
+export ICEWRIGHT_TEST_S3_SECRET_KEY='$S3_SECRET_KEY'
+export ICEWRIGHT_TEST_S3_REGION='$REGION'
+export ICEWRIGHT_TEST_S3_BUCKET='$S3_BUCKET'
+export ICEWRIGHT_TEST_REST_URI='http://127.0.0.1:$REST_PORT'
+export ICEWRIGHT_TEST_REST_WAREHOUSE='s3://$REST_TABLE_BUCKET'
+export ICEWRIGHT_TEST_REST_S3_ENDPOINT='http://127.0.0.1:$REST_S3_PORT'
+export ICEWRIGHT_TEST_REST_ACCESS_KEY='$REST_ACCESS_KEY'
+export ICEWRIGHT_TEST_REST_SECRET_KEY='$REST_SECRET_KEY'
+export ICEWRIGHT_TEST_REST_REGION='$REGION'
+export ICEWRIGHT_TEST_VERSITYGW_BIN='$BIN/versitygw'
+export ICEWRIGHT_TEST_WEED_BIN='$BIN/weed'
+export ICEWRIGHT_DUCKDB_PREFIX='$CACHE/duckdb'
+export ICEWRIGHT_TEST_SPARK_REMOTE='sc://127.0.0.1:$SPARK_PORT'
+export ICEWRIGHT_TEST_SPARK_LOCAL_DB='$STATE/spark/catalog.db'
+export ICEWRIGHT_TEST_SPARK_LOCAL_WAREHOUSE='$STATE/spark/warehouse'
+export ICEWRIGHT_TEST_PYTHON='$ICEWRIGHT_PY_VENV/bin/python'
+export ICEWRIGHT_TEST_GCS_ENDPOINT='http://127.0.0.1:$GCS_PORT/storage/v1/'
+export ICEWRIGHT_TEST_GCS_BUCKET='$GCS_BUCKET'
+export ICEWRIGHT_TEST_AZURE_ENDPOINT='127.0.0.1:$AZURE_PORT'
+export ICEWRIGHT_TEST_AZURE_ACCOUNT='$AZURE_ACCOUNT'
+export ICEWRIGHT_TEST_AZURE_KEY='$AZURE_KEY'
+export ICEWRIGHT_TEST_AZURE_CONTAINER='$AZURE_CONTAINER'
 EOF
 }
 

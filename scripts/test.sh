@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The test command (README): every package's tests. Tests that need a server
-# skip with the command that starts it unless ICEOPS_REQUIRE_SERVICES=1, where
+# skip with the command that starts it unless ICEWRIGHT_REQUIRE_SERVICES=1, where
 # they fail instead. For the full suite:
 #   scripts/services.sh start && eval "$(scripts/services.sh env)"
-#   ICEOPS_REQUIRE_SERVICES=1 bash scripts/test.sh
+#   ICEWRIGHT_REQUIRE_SERVICES=1 bash scripts/test.sh
 # Extra arguments go to `go test` (e.g. -run X -v ./internal/e2e); without a
 # package argument, ./... is tested.
 set -euo pipefail
@@ -15,4 +15,4 @@ done
 if ! $has_pkg; then
 	set -- "$@" ./...
 fi
-exec go test -count=1 -timeout "${ICEOPS_TEST_TIMEOUT:-20m}" "$@"
+exec go test -count=1 -timeout "${ICEWRIGHT_TEST_TIMEOUT:-20m}" "$@"

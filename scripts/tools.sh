@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Builds the test servers iceops's suite runs against, into a cache OUTSIDE the
+# Builds the test servers icewright's suite runs against, into a cache OUTSIDE the
 # checkout (a CI clone is fresh every time):
-#   $ICEOPS_CACHE/bin/versitygw  S3 server (real SigV4), for the SQL catalog's warehouse
-#   $ICEOPS_CACHE/bin/weed       SeaweedFS: Iceberg REST catalog + S3
-#   $ICEOPS_CACHE/bin/fake-gcs-server  GCS emulator (JSON API and its batch endpoint)
-#   $ICEOPS_CACHE/duckdb         npm prefix with @duckdb/node-api, the non-Go
+#   $ICEWRIGHT_CACHE/bin/versitygw  S3 server (real SigV4), for the SQL catalog's warehouse
+#   $ICEWRIGHT_CACHE/bin/weed       SeaweedFS: Iceberg REST catalog + S3
+#   $ICEWRIGHT_CACHE/bin/fake-gcs-server  GCS emulator (JSON API and its batch endpoint)
+#   $ICEWRIGHT_CACHE/duckdb         npm prefix with @duckdb/node-api, the non-Go
 #                                reader of the corpus test (scripts/duckdb-fingerprint.cjs)
-#   $ICEOPS_CACHE/azurite        npm prefix with azurite, the Azure Blob emulator
-#   $ICEOPS_CACHE/py-<pins>      Python venv: pyspark (Spark itself, with its Spark
+#   $ICEWRIGHT_CACHE/azurite        npm prefix with azurite, the Azure Blob emulator
+#   $ICEWRIGHT_CACHE/py-<pins>      Python venv: pyspark (Spark itself, with its Spark
 #                                Connect server), PyIceberg and Zamboni (iceberg-zamboni)
-#   $ICEOPS_CACHE/jars           the Iceberg Spark runtime and what its catalogs need
+#   $ICEWRIGHT_CACHE/jars           the Iceberg Spark runtime and what its catalogs need
 # and installs PostgreSQL 15, node and npm, a JDK and python3-venv from Debian
 # when they are missing.
 #
@@ -20,7 +20,7 @@
 # Idempotent: a binary already built at the pinned version is kept.
 set -euo pipefail
 
-CACHE="${ICEOPS_CACHE:-$HOME/.cache/iceops-ci}"
+CACHE="${ICEWRIGHT_CACHE:-$HOME/.cache/icewright-ci}"
 BIN="$CACHE/bin"
 VERSITYGW_VERSION="v1.8.0"
 SEAWEEDFS_VERSION="v0.0.0-20261109003541-7506e5f91cd6"
@@ -36,7 +36,7 @@ PYICEBERG_VERSION="0.12.0"
 ZAMBONI_VERSION="0.7.0"
 SQLITE_JDBC_VERSION="3.54.1.0"
 PG_JDBC_VERSION="42.7.14"
-MAVEN_CENTRAL="${ICEOPS_MAVEN_URL:-https://repo1.maven.org/maven2}"
+MAVEN_CENTRAL="${ICEWRIGHT_MAVEN_URL:-https://repo1.maven.org/maven2}"
 PY_PINS="pyspark[connect]==$PYSPARK_VERSION pyiceberg[pyarrow,sql-sqlite,sql-postgres]==$PYICEBERG_VERSION iceberg-zamboni==$ZAMBONI_VERSION"
 # The venv's directory names its pins: a changed pin is a new venv.
 PY_VENV="$CACHE/py-$(printf '%s' "$PY_PINS" | sha256sum | cut -c1-12)"
@@ -53,7 +53,7 @@ log() { printf '[tools %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 install_postgres() {
 	# gcc: the race detector (go test -race) needs cgo. jq and curl: the
-	# CI example's script (examples/ci/iceops-ci.sh), which a test runs.
+	# CI example's script (examples/ci/icewright-ci.sh), which a test runs.
 	if [ -x /usr/lib/postgresql/15/bin/initdb ] && [ -x /usr/lib/postgresql/15/bin/pg_ctl ] &&
 		command -v curl >/dev/null && command -v jq >/dev/null && command -v runuser >/dev/null && command -v gcc >/dev/null; then
 		log "postgresql 15, curl, jq and gcc present"
@@ -100,7 +100,7 @@ install_weed() {
 	local mod="$CACHE/tools-weed"
 	mkdir -p "$mod"
 	cat >"$mod/go.mod" <<GOMOD
-module iceops-tools-weed
+module icewright-tools-weed
 
 go 1.26
 
@@ -220,16 +220,16 @@ print_env() {
 		jars+=("$JARS/$(basename "$j")")
 	done
 	local IFS=,
-	echo "ICEOPS_PY_VENV='$PY_VENV'"
+	echo "ICEWRIGHT_PY_VENV='$PY_VENV'"
 	local home
 	home="$(ls -d "$PY_VENV"/lib/python3*/site-packages/pyspark 2>/dev/null | head -1)"
-	echo "ICEOPS_SPARK_HOME='$home'"
-	echo "ICEOPS_SPARK_JARS='${jars[*]}'"
-	echo "ICEOPS_JAVA_HOME='$(java_home || true)'"
-	echo "ICEOPS_PYSPARK_VERSION='$PYSPARK_VERSION'"
-	echo "ICEOPS_ICEBERG_JAVA_VERSION='$ICEBERG_JAVA_VERSION'"
-	echo "ICEOPS_PYICEBERG_VERSION='$PYICEBERG_VERSION'"
-	echo "ICEOPS_ZAMBONI_VERSION='$ZAMBONI_VERSION'"
+	echo "ICEWRIGHT_SPARK_HOME='$home'"
+	echo "ICEWRIGHT_SPARK_JARS='${jars[*]}'"
+	echo "ICEWRIGHT_JAVA_HOME='$(java_home || true)'"
+	echo "ICEWRIGHT_PYSPARK_VERSION='$PYSPARK_VERSION'"
+	echo "ICEWRIGHT_ICEBERG_JAVA_VERSION='$ICEBERG_JAVA_VERSION'"
+	echo "ICEWRIGHT_PYICEBERG_VERSION='$PYICEBERG_VERSION'"
+	echo "ICEWRIGHT_ZAMBONI_VERSION='$ZAMBONI_VERSION'"
 }
 
 what="${1:-all}"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // metrics are the reconciler's Prometheus series, on a registry of its own
@@ -45,29 +45,29 @@ func newMetrics(perTable bool) *metrics {
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	f := func(c prometheus.Collector) { reg.MustRegister(c) }
 	m := &metrics{reg: reg, perTable: perTable}
-	m.tables = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_tables", Help: "Managed tables by state at their last reconcile."}, []string{"state"})
-	m.queueDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "iceops_queue_depth", Help: "Tables due and not started."})
-	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "iceops_reconciles_running", Help: "Tables being reconciled now."})
-	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "iceops_actions_total", Help: "Actions by kind and outcome (done, failed, skipped, interrupted, refused, planned in shadow mode), with a reason class for skips."}, []string{"action", "outcome", "reason"})
-	m.bytesRewritten = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_bytes_rewritten_total", Help: "Bytes of data files compaction rewrote."})
-	m.filesDeleted = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_files_deleted_total", Help: "Files deleted by expiry and the orphan sweep."})
-	m.bytesFreed = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_bytes_freed_total", Help: "Bytes freed by deletions."})
-	m.snapshotsExpired = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_snapshots_expired_total", Help: "Snapshots expired."})
-	m.planErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "iceops_plan_errors_total", Help: "Tables or listings that could not be planned."})
-	m.configLoads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "iceops_config_loads_total", Help: "Configuration loads and reloads by outcome."}, []string{"outcome"})
-	m.planDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "iceops_plan_duration_seconds", Help: "Plan durations: a listing of every table, or one table.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"scope"})
-	m.applyDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "iceops_apply_duration_seconds", Help: "Action durations by kind.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, []string{"action"})
+	m.tables = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_tables", Help: "Managed tables by state at their last reconcile."}, []string{"state"})
+	m.queueDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "icewright_queue_depth", Help: "Tables due and not started."})
+	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "icewright_reconciles_running", Help: "Tables being reconciled now."})
+	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "icewright_actions_total", Help: "Actions by kind and outcome (done, failed, skipped, interrupted, refused, planned in shadow mode), with a reason class for skips."}, []string{"action", "outcome", "reason"})
+	m.bytesRewritten = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_bytes_rewritten_total", Help: "Bytes of data files compaction rewrote."})
+	m.filesDeleted = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_files_deleted_total", Help: "Files deleted by expiry and the orphan sweep."})
+	m.bytesFreed = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_bytes_freed_total", Help: "Bytes freed by deletions."})
+	m.snapshotsExpired = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_snapshots_expired_total", Help: "Snapshots expired."})
+	m.planErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_plan_errors_total", Help: "Tables or listings that could not be planned."})
+	m.configLoads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "icewright_config_loads_total", Help: "Configuration loads and reloads by outcome."}, []string{"outcome"})
+	m.planDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "icewright_plan_duration_seconds", Help: "Plan durations: a listing of every table, or one table.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"scope"})
+	m.applyDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "icewright_apply_duration_seconds", Help: "Action durations by kind.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, []string{"action"})
 	for _, c := range []prometheus.Collector{m.tables, m.queueDepth, m.running, m.actions, m.bytesRewritten, m.filesDeleted, m.bytesFreed, m.snapshotsExpired, m.planErrors, m.configLoads, m.planDuration, m.applyDuration} {
 		f(c)
 	}
 	if perTable {
-		m.tableFiles = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_data_files", Help: "Live data files of a table."}, []string{"table"})
-		m.tableBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_data_bytes", Help: "Bytes of a table's live data files."}, []string{"table"})
-		m.tableSnapshots = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_snapshots", Help: "Snapshots of a table."}, []string{"table"})
-		m.tablePending = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_pending_actions", Help: "Actions a table's last plan had left to do (0: in policy)."}, []string{"table"})
-		m.tableSmall = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_small_file_ratio", Help: "Share of a table's live data files its last plan would compact (0: none)."}, []string{"table"})
-		m.tableOldest = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_oldest_snapshot_age_seconds", Help: "Age of a table's oldest snapshot at its last plan."}, []string{"table"})
-		m.tableOrphans = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "iceops_table_orphan_bytes", Help: "Bytes of orphan files a table's last plan would remove (0: none, or no orphan_files policy)."}, []string{"table"})
+		m.tableFiles = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_data_files", Help: "Live data files of a table."}, []string{"table"})
+		m.tableBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_data_bytes", Help: "Bytes of a table's live data files."}, []string{"table"})
+		m.tableSnapshots = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_snapshots", Help: "Snapshots of a table."}, []string{"table"})
+		m.tablePending = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_actions", Help: "Actions a table's last plan had left to do (0: in policy)."}, []string{"table"})
+		m.tableSmall = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_small_file_ratio", Help: "Share of a table's live data files its last plan would compact (0: none)."}, []string{"table"})
+		m.tableOldest = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_oldest_snapshot_age_seconds", Help: "Age of a table's oldest snapshot at its last plan."}, []string{"table"})
+		m.tableOrphans = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_orphan_bytes", Help: "Bytes of orphan files a table's last plan would remove (0: none, or no orphan_files policy)."}, []string{"table"})
 		for _, c := range []prometheus.Collector{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans} {
 			f(c)
 		}

@@ -1,4 +1,4 @@
-// Package reconcile is `iceops reconcile`: maintenance that never stops. It
+// Package reconcile is `icewright reconcile`: maintenance that never stops. It
 // is a loop over apply's own Plan and Apply (no second planner), in the
 // controller-runtime pattern: one reconcile per table, from a work queue
 // ordered by when each table is due. A table in policy is planned again
@@ -28,10 +28,10 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
 )
 
 // DefaultInterval is how long a table waits between two reconciles.
@@ -87,7 +87,7 @@ type Options struct {
 	MinIntervals map[diff.ActionType]time.Duration
 	// MaxDeletes holds an expiry or orphan sweep that would delete more
 	// files than this in one run (0: none) for a person to review: it is
-	// skipped, named in /status, and `iceops apply` runs it.
+	// skipped, named in /status, and `icewright apply` runs it.
 	MaxDeletes int64
 	// Sources is a digest of the configuration's files
 	// (config.SourceDigest); with Watch set, the reconciler asks for it
@@ -733,7 +733,7 @@ func (r *Reconciler) limit(tp *diff.TablePlan) (held []string) {
 			} else {
 				n = int64(a.Orphans.Count)
 			}
-			held = append(held, fmt.Sprintf("%s would delete %d files, more than -max-deletes %d: held for review (iceops plan shows it; iceops apply runs it)", a.Type, n, r.opts.MaxDeletes))
+			held = append(held, fmt.Sprintf("%s would delete %d files, more than -max-deletes %d: held for review (icewright plan shows it; icewright apply runs it)", a.Type, n, r.opts.MaxDeletes))
 			r.metrics.actions.WithLabelValues(string(a.Type), "skipped", "max_deletes").Inc()
 			continue
 		case a.Compact != nil:

@@ -18,12 +18,12 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/apply/reconcile"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/apply/reconcile"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // policyHCL: compaction once two small files are in a partition; nothing
@@ -51,7 +51,7 @@ func newLake(t *testing.T) *lake {
 	t.Helper()
 	dir := t.TempDir()
 	l := &lake{t: t, dir: dir, lake: testkit.NewLakehouse(t, filepath.Join(dir, "lake"), "lake")}
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(l.lake.HCL()+policyHCL), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(l.lake.HCL()+policyHCL), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -155,16 +155,16 @@ func TestReconcileOnceConverges(t *testing.T) {
 	}
 	_, body := scrape(t, h, "/metrics")
 	for series, want := range map[string]string{
-		`iceops_actions_total{action="compact",outcome="done",reason=""}`: "1",
-		`iceops_tables{state="in_policy"}`:                                "2",
-		`iceops_tables{state="out_of_policy"}`:                            "0",
-		`iceops_table_pending_actions{table="lake.sales.debt"}`:           "0",
+		`icewright_actions_total{action="compact",outcome="done",reason=""}`: "1",
+		`icewright_tables{state="in_policy"}`:                                "2",
+		`icewright_tables{state="out_of_policy"}`:                            "0",
+		`icewright_table_pending_actions{table="lake.sales.debt"}`:           "0",
 	} {
 		if got := metric(t, body, series); got != want {
 			t.Errorf("%s = %q, want %q", series, got, want)
 		}
 	}
-	if metric(t, body, "iceops_bytes_rewritten_total") == "0" {
+	if metric(t, body, "icewright_bytes_rewritten_total") == "0" {
 		t.Error("no bytes counted as rewritten")
 	}
 }
@@ -186,15 +186,15 @@ func TestReconcileShadowChangesNothing(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	_, body := scrape(t, r.Handler(), "/metrics")
-	if got := metric(t, body, `iceops_actions_total{action="compact",outcome="planned",reason="shadow"}`); got != "1" {
+	if got := metric(t, body, `icewright_actions_total{action="compact",outcome="planned",reason="shadow"}`); got != "1" {
 		t.Errorf("planned compactions %q, want 1", got)
 	}
 	// Every one of its 3 files is a compaction candidate; its snapshots
 	// were made seconds ago.
-	if got := metric(t, body, `iceops_table_small_file_ratio{table="lake.sales.debt"}`); got != "1" {
+	if got := metric(t, body, `icewright_table_small_file_ratio{table="lake.sales.debt"}`); got != "1" {
 		t.Errorf("small file ratio %q, want 1", got)
 	}
-	if got, err := strconv.ParseFloat(metric(t, body, `iceops_table_oldest_snapshot_age_seconds{table="lake.sales.debt"}`), 64); err != nil || got <= 0 || got > 600 {
+	if got, err := strconv.ParseFloat(metric(t, body, `icewright_table_oldest_snapshot_age_seconds{table="lake.sales.debt"}`), 64); err != nil || got <= 0 || got > 600 {
 		t.Errorf("oldest snapshot age %v (%v), want a few seconds", got, err)
 	}
 }
@@ -363,7 +363,7 @@ func TestReconcileReload(t *testing.T) {
 	l := newLake(t)
 	l.table("events", 3)
 	write := func(src string) {
-		if err := os.WriteFile(filepath.Join(l.dir, "main.iceops.hcl"), []byte(l.lake.HCL()+src), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(l.dir, "main.icewright.hcl"), []byte(l.lake.HCL()+src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -385,7 +385,7 @@ func TestReconcileReload(t *testing.T) {
 	r.Reload()
 	waitFor(t, "the refused reload", func() bool {
 		_, body := scrape(t, r.Handler(), "/metrics")
-		return metric(t, body, `iceops_config_loads_total{outcome="failed"}`) == "1"
+		return metric(t, body, `icewright_config_loads_total{outcome="failed"}`) == "1"
 	})
 	if st := statusOf(t, r)["lake.sales.events"]; st.Result != reconcile.ResultInPolicy || st.PolicyDigest != before {
 		t.Fatalf("after a refused reload: %+v", st)
@@ -412,7 +412,7 @@ func TestReconcileReload(t *testing.T) {
 func TestReconcileWatchesConfiguration(t *testing.T) {
 	l := newLake(t)
 	l.table("events", 3)
-	file := filepath.Join(l.dir, "main.iceops.hcl")
+	file := filepath.Join(l.dir, "main.icewright.hcl")
 	write := func(src string) {
 		t.Helper()
 		if err := os.WriteFile(file, []byte(l.lake.HCL()+src), 0o644); err != nil {
@@ -431,7 +431,7 @@ func TestReconcileWatchesConfiguration(t *testing.T) {
 	waitFor(t, "the first listing", r.Ready)
 	loads := func(outcome string) string {
 		_, body := scrape(t, r.Handler(), "/metrics")
-		return metric(t, body, `iceops_config_loads_total{outcome="`+outcome+`"}`)
+		return metric(t, body, `icewright_config_loads_total{outcome="`+outcome+`"}`)
 	}
 	before := statusOf(t, r)["lake.sales.events"]
 	if before.Result != reconcile.ResultInPolicy || loads("ok") != "1" {
@@ -545,7 +545,7 @@ func TestReconcileBudget(t *testing.T) {
 		t.Errorf("after the pass: %v, want one compaction left for the next interval", got)
 	}
 	_, body := scrape(t, r.Handler(), "/metrics")
-	if got := metric(t, body, `iceops_actions_total{action="compact",outcome="skipped",reason="budget"}`); got != "1" {
+	if got := metric(t, body, `icewright_actions_total{action="compact",outcome="skipped",reason="budget"}`); got != "1" {
 		t.Errorf("budget skips %q, want 1", got)
 	}
 }
@@ -558,7 +558,7 @@ func TestReconcileMaxDeletes(t *testing.T) {
 	old := l.table("old", 4)
 	old = l.lake.Backdate(t, old, 10*24*time.Hour)
 	testkit.Append(t, old, 1, 20, 1)
-	if err := os.WriteFile(filepath.Join(l.dir, "main.iceops.hcl"), []byte(l.lake.HCL()+retentionHCL), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(l.dir, "main.icewright.hcl"), []byte(l.lake.HCL()+retentionHCL), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var n int64
@@ -584,7 +584,7 @@ func TestReconcileMaxDeletes(t *testing.T) {
 		t.Errorf("the held expiry ran: %d snapshots, was %d", len(after), snaps)
 	}
 	_, body := scrape(t, r.Handler(), "/metrics")
-	if got := metric(t, body, `iceops_actions_total{action="expire_snapshots",outcome="skipped",reason="max_deletes"}`); got != "1" {
+	if got := metric(t, body, `icewright_actions_total{action="expire_snapshots",outcome="skipped",reason="max_deletes"}`); got != "1" {
 		t.Errorf("max_deletes skips %q, want 1", got)
 	}
 }
@@ -618,7 +618,7 @@ func TestReconcileMinInterval(t *testing.T) {
 		t.Errorf("the table was changed within the minimum interval")
 	}
 	_, body := scrape(t, r.Handler(), "/metrics")
-	if got := metric(t, body, `iceops_actions_total{action="compact",outcome="skipped",reason="min_interval"}`); got != "1" {
+	if got := metric(t, body, `icewright_actions_total{action="compact",outcome="skipped",reason="min_interval"}`); got != "1" {
 		t.Errorf("min_interval skips %q, want 1", got)
 	}
 	cancel()

@@ -6,8 +6,8 @@ import (
 
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/iceops/iceops/bench/compaction/benchtable"
-	"github.com/iceops/iceops/providers/compaction"
+	"github.com/icewright/icewright/bench/compaction/benchtable"
+	"github.com/icewright/icewright/providers/compaction"
 )
 
 // Benchmarks of the engine in process (go test -bench . ./bench/compaction/).

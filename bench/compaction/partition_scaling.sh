@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Does iceops' peak RSS follow the partition size? Two tables, one partition
+# Does icewright' peak RSS follow the partition size? Two tables, one partition
 # rewritten as one group (-per-partition):
 #   A: 200 commits x 10,000 rows in 4 partitions  (500k rows per partition)
 #   B: 200 commits x 25,000 rows in 1 partition   (5M rows: 10x A's partition)
-# Each is restored and compacted RUNS times (target 128 MiB) by iceops and,
+# Each is restored and compacted RUNS times (target 128 MiB) by icewright and,
 # for reference, by `iceberg compact run` (its planner packs bins of at most
 # the target, so it cannot be asked for one group per partition; B's
 # partition is about one target, so it is one group there too). Prints peak
@@ -14,7 +14,7 @@ set -euo pipefail
 RUNS=${1:-3}
 STRATEGY=${2:-binpack}
 TARGET=134217728
-WORK=${WORK:-/tmp/iceops-compaction-bench}
+WORK=${WORK:-/tmp/icewright-compaction-bench}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$WORK"
 (cd "$ROOT" && go build -o "$WORK/compactbench" ./bench/compaction/cmd/compactbench)
@@ -37,7 +37,7 @@ for t in A B; do
 	: >"$WORK/scale-$t.iceberg.rss"
 	for i in $(seq 1 "$RUNS"); do
 		rm -rf "$dir" && cp -a "$dir.pristine" "$dir"
-		/usr/bin/time -v "${ICEBERG:-$HOME/.cache/iceops-ci/bin/iceberg}" --catalog sql --uri "file:$dir/catalog.db" \
+		/usr/bin/time -v "${ICEBERG:-$HOME/.cache/icewright-ci/bin/iceberg}" --catalog sql --uri "file:$dir/catalog.db" \
 			--sql-driver sqliteshim --sql-dialect sqlite --warehouse "file://$dir/warehouse" \
 			compact run bench.events --target-file-size $TARGET >/dev/null 2>"$WORK/scale.time" || { cat "$WORK/scale.time" >&2; exit 1; }
 		awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/scale.time" >>"$WORK/scale-$t.iceberg.rss"

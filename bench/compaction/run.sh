@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Compaction benchmark: iceops vs `iceberg compact run` (iceberg-go v0.7.0's
+# Compaction benchmark: icewright vs `iceberg compact run` (iceberg-go v0.7.0's
 # CLI) on the same table, restored to the same state before every run,
-# alternating the tools so machine load hits them alike. iceops runs twice per
+# alternating the tools so machine load hits them alike. icewright runs twice per
 # run: as the harness (compactbench run: the engine alone) and as the product
-# (`iceops apply -auto-approve` with a compaction-only policy: config, plan,
+# (`icewright apply -auto-approve` with a compaction-only policy: config, plan,
 # observe, apply, with the memory limit the CLI sets).
 #
 #   bench/compaction/run.sh [RUNS] [COMMITS] [ROWS] [TARGET] [STRATEGY]
 #
 # Defaults: 5 runs, 200 commits x 1,000 rows, 4 partitions, 8 MiB target,
 # binpack. Prints one line per run and min/median/max of wall time, CPU and
-# peak RSS (from /usr/bin/time -v) and of the ratios iceops/iceberg, for both
-# iceops contenders.
-# Env: WORK (scratch dir, default /tmp/iceops-compaction-bench),
-#      ICEBERG (the CLI; installed into $HOME/.cache/iceops-ci/bin if absent),
-#      ICEOPS_ENV (extra env for both iceops runs, e.g. GOMEMLIMIT=64MiB).
-#      CONC (groups rewritten at once by both iceops runs: compactbench -concurrent,
+# peak RSS (from /usr/bin/time -v) and of the ratios icewright/iceberg, for both
+# icewright contenders.
+# Env: WORK (scratch dir, default /tmp/icewright-compaction-bench),
+#      ICEBERG (the CLI; installed into $HOME/.cache/icewright-ci/bin if absent),
+#      ICEWRIGHT_ENV (extra env for both icewright runs, e.g. GOMEMLIMIT=64MiB).
+#      CONC (groups rewritten at once by both icewright runs: compactbench -concurrent,
 #      the policy's max_concurrent_groups; default 0: the engine's default, one per CPU as memory allows).
 set -euo pipefail
 
@@ -24,8 +24,8 @@ COMMITS=${2:-200}
 ROWS=${3:-1000}
 TARGET=${4:-8388608}
 STRATEGY=${5:-binpack}
-WORK=${WORK:-/tmp/iceops-compaction-bench}
-BIN=${HOME}/.cache/iceops-ci/bin
+WORK=${WORK:-/tmp/icewright-compaction-bench}
+BIN=${HOME}/.cache/icewright-ci/bin
 ICEBERG=${ICEBERG:-$BIN/iceberg}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -34,12 +34,12 @@ if [[ ! -x $ICEBERG ]]; then
 	(cd /tmp && GOBIN=$BIN GOFLAGS=-mod=mod go install github.com/apache/iceberg-go/cmd/iceberg@v0.7.0)
 fi
 mkdir -p "$WORK"
-(cd "$ROOT" && go build -o "$WORK/compactbench" ./bench/compaction/cmd/compactbench && go build -o "$WORK/iceops" ./cmd/iceops)
+(cd "$ROOT" && go build -o "$WORK/compactbench" ./bench/compaction/cmd/compactbench && go build -o "$WORK/icewright" ./cmd/icewright)
 # shellcheck source=../lib.sh
 source "$ROOT/bench/lib.sh"
-same_page_cache "$WORK/compactbench" "$WORK/iceops" "$ICEBERG"
+same_page_cache "$WORK/compactbench" "$WORK/icewright" "$ICEBERG"
 CB=$WORK/compactbench
-ICEOPS=$WORK/iceops
+ICEWRIGHT=$WORK/icewright
 
 SORTED=""
 [[ $STRATEGY == sort ]] && SORTED="-sorted"
@@ -58,7 +58,7 @@ restore
 # (an update_properties commit before the compaction).
 CFG=$WORK/config
 mkdir -p "$CFG"
-cat >"$CFG/bench.iceops.hcl" <<EOF
+cat >"$CFG/bench.icewright.hcl" <<EOF
 catalog "default" {
   type      = "sql"
   uri       = "sqlite:$TABLE/catalog.db"
@@ -110,17 +110,17 @@ for i in $(seq 1 "$RUNS"); do
 		compact run bench.events --target-file-size "$TARGET")
 	icheck=$(verify)
 	restore
-	read -r ow orss oc < <(measure iceops env ${ICEOPS_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY" -concurrent "${CONC:-0}")
+	read -r ow orss oc < <(measure icewright env ${ICEWRIGHT_ENV:-} "$CB" run -dir "$TABLE" -target "$TARGET" -strategy "$STRATEGY" -concurrent "${CONC:-0}")
 	ocheck=$(verify)
 	cbout=$(cat "$WORK/stdout")
 	restore
-	read -r aw arss ac < <(measure apply env ${ICEOPS_ENV:-} NO_COLOR=1 "$ICEOPS" -chdir="$CFG" apply -auto-approve)
-	grep -q 'compact .*done' "$WORK/stdout" || { echo "iceops apply did not compact:" >&2; cat "$WORK/stdout" >&2; exit 1; }
+	read -r aw arss ac < <(measure apply env ${ICEWRIGHT_ENV:-} NO_COLOR=1 "$ICEWRIGHT" -chdir="$CFG" apply -auto-approve)
+	grep -q 'compact .*done' "$WORK/stdout" || { echo "icewright apply did not compact:" >&2; cat "$WORK/stdout" >&2; exit 1; }
 	acheck=$(verify)
-	echo "run $i: iceberg ${iw}s ${ir}KiB cpu ${ic}s | compactbench ${ow}s ${orss}KiB cpu ${oc}s | iceops apply ${aw}s ${arss}KiB cpu ${ac}s"
+	echo "run $i: iceberg ${iw}s ${ir}KiB cpu ${ic}s | compactbench ${ow}s ${orss}KiB cpu ${oc}s | icewright apply ${aw}s ${arss}KiB cpu ${ac}s"
 	echo "  iceberg:      $icheck"
 	echo "  compactbench: $ocheck $cbout"
-	echo "  iceops apply: $acheck"
+	echo "  icewright apply: $acheck"
 	ib=$(echo "$icheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
 	ob=$(echo "$ocheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
 	ab=$(echo "$acheck" | sed -n 's/.*"max_order_breaks":\([0-9]*\).*/\1/p')
@@ -154,5 +154,5 @@ contender() {
 		echo "  max order breaks in one file: $(awk -v c="$5" '{print $c}' "$results" | stats)"
 	fi
 }
-contender "iceops engine (compactbench run)" 3 4 9 6
-contender "iceops apply -auto-approve (the product)" 10 11 12 13
+contender "icewright engine (compactbench run)" 3 4 9 6
+contender "icewright apply -auto-approve (the product)" 10 11 12 13

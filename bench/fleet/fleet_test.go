@@ -5,9 +5,9 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers"
 )
 
 // fleetCfg is the configuration directory bench/fleet/run.sh writes beside
@@ -15,7 +15,7 @@ import (
 // fleet in process: go test ./bench/fleet -bench . -fleet.cfg DIR -cpuprofile cpu.out
 var fleetCfg = flag.String("fleet.cfg", "", "configuration directory of a fleet made by bench/fleet/run.sh")
 
-// BenchmarkFleetPlan plans every table of the fleet, as `iceops plan` does.
+// BenchmarkFleetPlan plans every table of the fleet, as `icewright plan` does.
 func BenchmarkFleetPlan(b *testing.B) {
 	if *fleetCfg == "" {
 		b.Skip("needs -fleet.cfg (bench/fleet/run.sh makes the fleet)")

@@ -6,7 +6,7 @@
 # For each size N: a sqlite catalog of N small tables (8 appends of 100 rows
 # over 3 day partitions each, the first half of the history 10 days old;
 # copies of one table, bench/fleet/cmd/fleetbench setup), 1,000 to a
-# namespace. In the same run, hyperfine times `iceops plan` (policy with
+# namespace. In the same run, hyperfine times `icewright plan` (policy with
 # compaction and retention, every table selected) against the floor
 # (`fleetbench floor`: list every namespace once, load every table, read
 # every manifest list and distinct manifest, at the same parallelism), and
@@ -17,17 +17,17 @@
 # CATALOG picks the catalog both sides reach the fleet through:
 #   sqlite  (default) the fleet's own sqlite SQL catalog;
 #   pg      the same tables registered in a PostgreSQL SQL catalog named
-#           fleetN (`fleetbench register`; ICEOPS_TEST_PG_DSN, as
+#           fleetN (`fleetbench register`; ICEWRIGHT_TEST_PG_DSN, as
 #           `scripts/services.sh env` exports it);
 #   rest    a fleet built in the REST catalog by real appends
 #           (`fleetbench setup-catalog`, namespaces fN_ns0000...;
-#           ICEOPS_TEST_REST_*), its files on the REST catalog's object
+#           ICEWRIGHT_TEST_REST_*), its files on the REST catalog's object
 #           store; no backdated history (retention then expires nothing;
 #           the reading is the same).
 # DELAY=D (pg, rest) puts `fleetbench delay` between both sides and the
 # catalog: every request or query waits D more, as across a network.
 #
-# Fleets are cached under $CACHE (default ~/.cache/iceops-bench/fleet).
+# Fleets are cached under $CACHE (default ~/.cache/icewright-bench/fleet).
 # Env: RUNS (default 5), WARMUP (default 1), PAR (parallelism of both,
 # default 4), CACHE, WORK, CATALOG, DELAY.
 set -euo pipefail
@@ -36,23 +36,23 @@ SIZES=${1:-${SIZES:-100 1000 10000}}
 RUNS=${RUNS:-5}
 WARMUP=${WARMUP:-1}
 PAR=${PAR:-4}
-CACHE=${CACHE:-$HOME/.cache/iceops-bench/fleet}
-WORK=${WORK:-/tmp/iceops-fleet-bench}
+CACHE=${CACHE:-$HOME/.cache/icewright-bench/fleet}
+WORK=${WORK:-/tmp/icewright-fleet-bench}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 command -v hyperfine >/dev/null || apt-get install -y hyperfine >/dev/null
 [[ -x /usr/bin/time ]] || apt-get install -y time >/dev/null
 mkdir -p "$WORK" "$CACHE"
-(cd "$ROOT" && go build -o "$WORK/iceops" ./cmd/iceops && go build -o "$WORK/fleetbench" ./bench/fleet/cmd/fleetbench)
+(cd "$ROOT" && go build -o "$WORK/icewright" ./cmd/icewright && go build -o "$WORK/fleetbench" ./bench/fleet/cmd/fleetbench)
 # shellcheck source=../lib.sh
 source "$ROOT/bench/lib.sh"
-same_page_cache "$WORK/iceops" "$WORK/fleetbench"
-echo "== iceops $(git -C "$ROOT" rev-parse --short HEAD); machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+same_page_cache "$WORK/icewright" "$WORK/fleetbench"
+echo "== icewright $(git -C "$ROOT" rev-parse --short HEAD); machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 CATALOG=${CATALOG:-sqlite}
 case $CATALOG in
 sqlite) ;;
-pg) : "${ICEOPS_TEST_PG_DSN:?CATALOG=pg needs ICEOPS_TEST_PG_DSN: eval \"\$(scripts/services.sh env)\"}" ;;
-rest) : "${ICEOPS_TEST_REST_URI:?CATALOG=rest needs ICEOPS_TEST_REST_*: eval \"\$(scripts/services.sh env)\"}" ;;
+pg) : "${ICEWRIGHT_TEST_PG_DSN:?CATALOG=pg needs ICEWRIGHT_TEST_PG_DSN: eval \"\$(scripts/services.sh env)\"}" ;;
+rest) : "${ICEWRIGHT_TEST_REST_URI:?CATALOG=rest needs ICEWRIGHT_TEST_REST_*: eval \"\$(scripts/services.sh env)\"}" ;;
 *) echo "CATALOG must be sqlite, pg or rest" >&2; exit 2 ;;
 esac
 proxy_pid=""
@@ -79,9 +79,9 @@ policy_hcl() {
 		orphans=$'\n  orphan_files {\n    older_than = "3d"\n  }'
 	fi
 	cat <<HCL
-iceops {
+icewright {
   parallelism = $PAR
-  ignore_warnings = ["IO102"]
+  ignore_warnings = ["IW102"]
 }
 
 policy "fleet" {
@@ -115,7 +115,7 @@ for n in $SIZES; do
 	fi
 	case $CATALOG in
 	sqlite)
-		cat >"$cfg/catalog.iceops.hcl" <<HCL
+		cat >"$cfg/catalog.icewright.hcl" <<HCL
 catalog "default" {
   type      = "sql"
   uri       = "sqlite:$dir/catalog.db"
@@ -126,9 +126,9 @@ HCL
 		floor_args=(-dir "$dir")
 		;;
 	pg)
-		through "$(hostport "$ICEOPS_TEST_PG_DSN")"
-		pgdsn=$(sed -E "s|^(postgres(ql)?://([^@/]*@)?)[^/?]+|\1$addr|" <<<"$ICEOPS_TEST_PG_DSN")
-		cat >"$cfg/catalog.iceops.hcl" <<HCL
+		through "$(hostport "$ICEWRIGHT_TEST_PG_DSN")"
+		pgdsn=$(sed -E "s|^(postgres(ql)?://([^@/]*@)?)[^/?]+|\1$addr|" <<<"$ICEWRIGHT_TEST_PG_DSN")
+		cat >"$cfg/catalog.icewright.hcl" <<HCL
 catalog "fleet$n" {
   type      = "sql"
   uri       = "$pgdsn"
@@ -140,19 +140,19 @@ HCL
 		floor_args=(-config "$cfg")
 		;;
 	rest)
-		through "$(hostport "$ICEOPS_TEST_REST_URI")"
+		through "$(hostport "$ICEWRIGHT_TEST_REST_URI")"
 		resturi=http://$addr
-		cat >"$cfg/catalog.iceops.hcl" <<HCL
+		cat >"$cfg/catalog.icewright.hcl" <<HCL
 catalog "fleetrest" {
   type      = "rest"
   uri       = "$resturi"
-  warehouse = "$ICEOPS_TEST_REST_WAREHOUSE"
+  warehouse = "$ICEWRIGHT_TEST_REST_WAREHOUSE"
   properties = {
-    "credential"           = "$ICEOPS_TEST_REST_ACCESS_KEY:$ICEOPS_TEST_REST_SECRET_KEY"
-    "s3.endpoint"          = "$ICEOPS_TEST_REST_S3_ENDPOINT"
+    "credential"           = "$ICEWRIGHT_TEST_REST_ACCESS_KEY:$ICEWRIGHT_TEST_REST_SECRET_KEY"
+    "s3.endpoint"          = "$ICEWRIGHT_TEST_REST_S3_ENDPOINT"
     "s3.region"            = "us-east-1"
-    "s3.access-key-id"     = "$ICEOPS_TEST_REST_ACCESS_KEY"
-    "s3.secret-access-key" = "$ICEOPS_TEST_REST_SECRET_KEY"
+    "s3.access-key-id"     = "$ICEWRIGHT_TEST_REST_ACCESS_KEY"
+    "s3.secret-access-key" = "$ICEWRIGHT_TEST_REST_SECRET_KEY"
   }
 }
 HCL
@@ -162,19 +162,19 @@ HCL
 		floor_args=(-config "$cfg" -prefix "f${n}_")
 		;;
 	esac
-	# The floor reads the catalog block alone; iceops reads it with the policy.
+	# The floor reads the catalog block alone; icewright reads it with the policy.
 	mkdir -p "$cfg/plan"
-	cp "$cfg/catalog.iceops.hcl" "$cfg/plan/"
-	policy_hcl "$selector" >"$cfg/plan/fleet.iceops.hcl"
-	PLAN="$WORK/iceops -chdir=$cfg/plan plan -no-color"
+	cp "$cfg/catalog.icewright.hcl" "$cfg/plan/"
+	policy_hcl "$selector" >"$cfg/plan/fleet.icewright.hcl"
+	PLAN="$WORK/icewright -chdir=$cfg/plan plan -no-color"
 	FLOOR="$WORK/fleetbench floor ${floor_args[*]} -parallelism $PAR"
 	echo "== $n tables, $CATALOG catalog${DELAY:+, $DELAY added per request}: $($FLOOR)"
-	echo "   iceops plan: $($PLAN 2>/dev/null | tail -1)"
+	echo "   icewright plan: $($PLAN 2>/dev/null | tail -1)"
 	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$WORK/fleet-$CATALOG-$n.json" \
-		-n "iceops plan" "$PLAN" -n "floor" "$FLOOR" >"$WORK/hyperfine.txt" 2>&1 || { cat "$WORK/hyperfine.txt"; exit 1; }
+		-n "icewright plan" "$PLAN" -n "floor" "$FLOOR" >"$WORK/hyperfine.txt" 2>&1 || { cat "$WORK/hyperfine.txt"; exit 1; }
 	jq -r --argjson n "$n" '.results as $r |
 		($r[] | "   \(.command): median \(.median*1000|round) ms (min \(.min*1000|round), max \(.max*1000|round)), \(.median*1e6/$n|round) µs per table"),
-		"   ratio iceops plan / floor (medians): \(($r[0].median/$r[1].median)*100|round/100)"' "$WORK/fleet-$CATALOG-$n.json"
+		"   ratio icewright plan / floor (medians): \(($r[0].median/$r[1].median)*100|round/100)"' "$WORK/fleet-$CATALOG-$n.json"
 	for c in "$PLAN" "$FLOOR"; do
 		/usr/bin/time -v $c >/dev/null 2>"$WORK/rss.txt" || true
 		echo "   peak RSS of ${c%% -*}: $(awk '/Maximum resident/ {printf "%.0f MiB", $6/1024}' "$WORK/rss.txt")"

@@ -1,7 +1,7 @@
 // Package objstore is the object-store benchmark (issue #30, part 3) on
 // the real S3 server (versitygw) behind a counting proxy: an orphan sweep
-// (iceops against iceberg-go's DeleteOrphanFiles and a bare paginated
+// (icewright against iceberg-go's DeleteOrphanFiles and a bare paginated
 // listing) and an expiry deleting what 20 expired snapshots alone reach
-// (iceops against iceberg-go's ExpireSnapshots), by requests, wall time,
+// (icewright against iceberg-go's ExpireSnapshots), by requests, wall time,
 // CPU and peak RSS. See run.sh and docs/benchmarks.md.
 package objstore

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // TestRunSmoke runs run.sh at its smoke size (SMOKE=1: one run of each case
@@ -31,14 +31,14 @@ func TestRunSmoke(t *testing.T) {
 	_ = l.Close()
 	cmd := exec.Command("bash", "run.sh")
 	cmd.Env = append(os.Environ(), "SMOKE=1", "WORK="+t.TempDir(), fmt.Sprintf("PORT=%d", port),
-		"ICEOPS_TEST_S3_ENDPOINT="+env.Endpoint, "ICEOPS_TEST_S3_BUCKET="+env.Bucket,
-		"ICEOPS_TEST_S3_ACCESS_KEY="+env.AccessKey, "ICEOPS_TEST_S3_SECRET_KEY="+env.SecretKey)
+		"ICEWRIGHT_TEST_S3_ENDPOINT="+env.Endpoint, "ICEWRIGHT_TEST_S3_BUCKET="+env.Bucket,
+		"ICEWRIGHT_TEST_S3_ACCESS_KEY="+env.AccessKey, "ICEWRIGHT_TEST_S3_SECRET_KEY="+env.SecretKey)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("run.sh: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, c := range []string{"bare", "iceops", "iceberg", "expiry-iceops", "expiry-iceberg"} {
+	for _, c := range []string{"bare", "icewright", "iceberg", "expiry-icewright", "expiry-iceberg"} {
 		if !strings.Contains(text, "\n  "+c+" ") {
 			t.Errorf("no figures for %s:\n%s", c, text)
 		}
@@ -47,7 +47,7 @@ func TestRunSmoke(t *testing.T) {
 		t.Errorf("%d expiries verified, want 2:\n%s", n, text)
 	}
 	// Each expiry found its table as setup left it: each deleted the 400
-	// expired data files itself (iceops says so, iceberg-go sent a DELETE
+	// expired data files itself (icewright says so, iceberg-go sent a DELETE
 	// for each).
 	for _, line := range strings.Split(text, "\n") {
 		f := strings.Fields(line)
@@ -61,7 +61,7 @@ func TestRunSmoke(t *testing.T) {
 			t.Fatalf("%s: counts %q: %v", f[0], f[5], err)
 		}
 		var deleted int
-		if f[0] == "expiry-iceops" {
+		if f[0] == "expiry-icewright" {
 			_, after, _ := strings.Cut(line, ", deleted ")
 			fmt.Sscan(after, &deleted)
 		} else {

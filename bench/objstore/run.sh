@@ -9,7 +9,7 @@
 # (default 100000:20000). Every measured run goes through a counting proxy
 # (objstorebench proxy), in the same run, RUNS times each:
 #   - bare:    a paginated ListObjectsV2 of the table's location (1,000 keys a page);
-#   - iceops:  plan (list + referenced set) and apply (re-check + delete) of an
+#   - icewright:  plan (list + referenced set) and apply (re-check + delete) of an
 #              orphan-only policy, in process, with the clock 10 days ahead;
 #   - iceberg: iceberg-go v0.7.0 Table.DeleteOrphanFiles on the same table.
 # The orphans are written again (not measured) before each deleting run.
@@ -18,12 +18,12 @@
 # commit replacing them all with 1,000 others); put back as setup left it
 # (not measured) before each contender, and checked after each (expiry-verify:
 # one snapshot left, every file it reaches present, every expired file gone):
-#   - expiry-iceops:  plan + apply of a snapshot_retention policy (max_age 1d,
+#   - expiry-icewright:  plan + apply of a snapshot_retention policy (max_age 1d,
 #                     min_snapshots 1), in process, with the clock 10 days ahead;
 #   - expiry-iceberg: iceberg-go v0.7.0 Transaction.ExpireSnapshots(WithOlderThan(0),
 #                     WithRetainLast(1)) + Commit (its post-commit deletion).
 # Prints wall time, peak RSS (/usr/bin/time -v) and requests by type.
-# Env: WORK (default /tmp/iceops-objstore-bench), PORT (proxy, default 17171),
+# Env: WORK (default /tmp/icewright-objstore-bench), PORT (proxy, default 17171),
 # CASES (default "orphans expiry"), EXPIRY, SMOKE=1 (one run of each case at a
 # few hundred objects: checks that the benchmark works, not how fast).
 set -euo pipefail
@@ -35,12 +35,12 @@ CASES=${CASES:-orphans expiry}
 if [[ -n ${SMOKE:-} ]]; then
 	RUNS=1 SCALE=2000:400 EXPIRY=400
 fi
-WORK=${WORK:-/tmp/iceops-objstore-bench}
+WORK=${WORK:-/tmp/icewright-objstore-bench}
 PORT=${PORT:-17171}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OBJECTS=${SCALE%%:*}
 ORPHANS=${SCALE##*:}
-[[ -n ${ICEOPS_TEST_S3_ENDPOINT:-} ]] || { echo 'eval "$(scripts/services.sh env)" first' >&2; exit 1; }
+[[ -n ${ICEWRIGHT_TEST_S3_ENDPOINT:-} ]] || { echo 'eval "$(scripts/services.sh env)" first' >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "needs /usr/bin/time" >&2; exit 1; }
 mkdir -p "$WORK"
 (cd "$ROOT" && go build -o "$WORK/objstorebench" ./bench/objstore/cmd/objstorebench)
@@ -48,7 +48,7 @@ OB=$WORK/objstorebench
 DIR=$WORK/t$OBJECTS-$ORPHANS
 PROXY=http://127.0.0.1:$PORT
 
-"$OB" proxy -listen 127.0.0.1:"$PORT" -upstream "$ICEOPS_TEST_S3_ENDPOINT" &
+"$OB" proxy -listen 127.0.0.1:"$PORT" -upstream "$ICEWRIGHT_TEST_S3_ENDPOINT" &
 PROXY_PID=$!
 trap 'kill $PROXY_PID 2>/dev/null || true' EXIT
 sleep 1
@@ -86,12 +86,12 @@ for r in $(seq "$RUNS"); do
 	if [[ $CASES == *orphans* ]]; then
 		"$OB" orphans -dir "$DIR"
 		measure bare "$OB" bare -dir "$DIR" -endpoint "$PROXY"
-		measure iceops "$OB" iceops -dir "$DIR" -endpoint "$PROXY"
+		measure icewright "$OB" icewright -dir "$DIR" -endpoint "$PROXY"
 		"$OB" orphans -dir "$DIR"
 		measure iceberg "$OB" iceberg -dir "$DIR" -endpoint "$PROXY"
 	fi
 	if [[ $CASES == *expiry* ]]; then
-		for c in iceops iceberg; do
+		for c in icewright iceberg; do
 			"$OB" expiry-reset -dir "$EDIR"
 			measure expiry-$c "$OB" expiry-$c -dir "$EDIR" -endpoint "$PROXY"
 			v=$("$OB" expiry-verify -dir "$EDIR" 2>&1) || { echo "expiry-$c: $v" >&2; exit 1; }
@@ -103,7 +103,7 @@ done
 # median of a column for LABEL
 med() { awk -v l="$1" -v c="$2" '$1 == l {print $c}' "$RESULTS" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "== medians of $RUNS runs (wall s, peak RSS KiB)"
-for l in bare iceops iceberg expiry-iceops expiry-iceberg; do
+for l in bare icewright iceberg expiry-icewright expiry-iceberg; do
 	grep -q "^$l " "$RESULTS" && echo "$l $(med $l 2) $(med $l 3)"
 done
 true

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/bench/plan/benchlake"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/bench/plan/benchlake"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers"
 )
 
 var (
@@ -51,7 +51,7 @@ func BenchmarkOrphanScan(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfgDir := b.TempDir()
-	if err := os.WriteFile(filepath.Join(cfgDir, "bench.iceops.hcl"), []byte(lake.HCL()+policy), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfgDir, "bench.icewright.hcl"), []byte(lake.HCL()+policy), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	_ = lake.Close()

@@ -10,20 +10,20 @@
 # partition directory. In the same run, interleaved, RUNS times each:
 #   - baseline: list the tree (with sizes and mtimes) + read every manifest
 #     once (orphanbench baseline);
-#   - iceops:   `iceops plan` (built binary) with an orphan-only policy, which
+#   - icewright:   `icewright plan` (built binary) with an orphan-only policy, which
 #     observes the table and runs the providers orphan scan;
 #   - iceberg-go: Table.PlanOrphanFiles with the same 3-day age guard
 #     (orphanbench iceberg).
 # Wall time and peak RSS come from /usr/bin/time -v; the script prints
 # min/median/max and the ratios. Tables are cached under $CACHE (default
-# ~/.cache/iceops-bench/orphans); building the 2M table takes ~7 minutes.
-# Env: REV (build iceops from this commit), WORK (scratch, default /tmp/iceops-orphan-bench), CACHE.
+# ~/.cache/icewright-bench/orphans); building the 2M table takes ~7 minutes.
+# Env: REV (build icewright from this commit), WORK (scratch, default /tmp/icewright-orphan-bench), CACHE.
 set -euo pipefail
 
 RUNS=${1:-3}
 SCALES=${2:-"200000:20000 2000000:200000"}
-CACHE=${CACHE:-$HOME/.cache/iceops-bench/orphans}
-WORK=${WORK:-/tmp/iceops-orphan-bench}
+CACHE=${CACHE:-$HOME/.cache/icewright-bench/orphans}
+WORK=${WORK:-/tmp/icewright-orphan-bench}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 [[ -x /usr/bin/time ]] || apt-get install -y time >/dev/null
@@ -36,11 +36,11 @@ if [[ -n ${REV:-} ]]; then
 	rm -rf "$SRC" && mkdir -p "$SRC"
 	git -C "$ROOT" archive "$REV" | tar -x -C "$SRC"
 fi
-echo "== iceops built from ${REV:+commit }$(git -C "$ROOT" rev-parse --short "${REV:-HEAD}")${REV:+}$([[ -z ${REV:-} ]] && echo ' + working tree')"
-(cd "$SRC" && go build -o "$WORK/iceops" ./cmd/iceops && go build -o "$WORK/orphanbench" ./bench/orphans/cmd/orphanbench)
+echo "== icewright built from ${REV:+commit }$(git -C "$ROOT" rev-parse --short "${REV:-HEAD}")${REV:+}$([[ -z ${REV:-} ]] && echo ' + working tree')"
+(cd "$SRC" && go build -o "$WORK/icewright" ./cmd/icewright && go build -o "$WORK/orphanbench" ./bench/orphans/cmd/orphanbench)
 # shellcheck source=../lib.sh
 source "$ROOT/bench/lib.sh"
-same_page_cache "$WORK/iceops" "$WORK/orphanbench"
+same_page_cache "$WORK/icewright" "$WORK/orphanbench"
 OB=$WORK/orphanbench
 
 # measure LABEL CMD...: appends "LABEL wall_s rss_kib" to $RESULTS.
@@ -77,7 +77,7 @@ for scale in $SCALES; do
 		touch "$D/.done"
 	fi
 	mkdir -p "$D/cfg"
-	cat >"$D/cfg/bench.iceops.hcl" <<HCL
+	cat >"$D/cfg/bench.icewright.hcl" <<HCL
 catalog "default" {
   type      = "sql"
   uri       = "sqlite:$D/catalog.db"
@@ -102,10 +102,10 @@ HCL
 	for i in $(seq 1 "$RUNS"); do
 		echo " run $i"
 		measure baseline "$OB" baseline -dir "$D"
-		measure iceops "$WORK/iceops" -chdir="$D/cfg" plan -no-color
+		measure icewright "$WORK/icewright" -chdir="$D/cfg" plan -no-color
 		measure iceberg-go "$OB" iceberg -dir "$D"
 	done
-	for l in baseline iceops iceberg-go; do
+	for l in baseline icewright iceberg-go; do
 		read -r w1 w2 w3 < <(stat "$l" 2)
 		read -r r1 r2 r3 < <(stat "$l" 3)
 		printf '%s %s %s %s %s %s %s %s\n' "$REF" "$l" "$w1" "$w2" "$w3" "$r1" "$r2" "$r3" >>"$SUMMARY"
@@ -118,14 +118,14 @@ echo "== ratios (medians)"
 awk '{w[$1" "$2]=$4; r[$1" "$2]=$7; s[$1]=1}
 	END {
 		for (k in s) {
-			printf "%8d iceops/baseline wall %.2f, RSS %.2f;  iceops/iceberg-go wall %.2f, RSS %.2f\n", k,
-				w[k" iceops"]/w[k" baseline"], r[k" iceops"]/r[k" baseline"], w[k" iceops"]/w[k" iceberg-go"], r[k" iceops"]/r[k" iceberg-go"]
+			printf "%8d icewright/baseline wall %.2f, RSS %.2f;  icewright/iceberg-go wall %.2f, RSS %.2f\n", k,
+				w[k" icewright"]/w[k" baseline"], r[k" icewright"]/r[k" baseline"], w[k" icewright"]/w[k" iceberg-go"], r[k" icewright"]/r[k" iceberg-go"]
 		}
 	}' "$SUMMARY" | sort -n
 awk '{r[$1" "$2]=$7; n[$1]=1} END {
 		lo = -1; hi = 0
 		for (k in n) { if (lo < 0 || k+0 < lo) lo = k+0; if (k+0 > hi) hi = k+0 }
 		if (lo == hi) exit
-		printf "growth %d -> %d files (x%.0f): peak RSS iceops x%.2f, baseline x%.2f, iceberg-go x%.2f\n", lo, hi, hi/lo,
-			r[hi" iceops"]/r[lo" iceops"], r[hi" baseline"]/r[lo" baseline"], r[hi" iceberg-go"]/r[lo" iceberg-go"]
+		printf "growth %d -> %d files (x%.0f): peak RSS icewright x%.2f, baseline x%.2f, iceberg-go x%.2f\n", lo, hi, hi/lo,
+			r[hi" icewright"]/r[lo" icewright"], r[hi" baseline"]/r[lo" baseline"], r[hi" iceberg-go"]/r[lo" iceberg-go"]
 	}' "$SUMMARY"

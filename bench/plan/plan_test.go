@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/bench/plan/benchlake"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/bench/plan/benchlake"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers"
 )
 
 // The default size is small so that `go test -bench .` stays cheap; the
@@ -71,7 +71,7 @@ func BenchmarkPlan(b *testing.B) {
 	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(cfgDir, "bench.iceops.hcl"), []byte(lake.HCL()+fmt.Sprintf(Policy, name)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfgDir, "bench.icewright.hcl"), []byte(lake.HCL()+fmt.Sprintf(Policy, name)), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cfg, diags := config.Load(cfgDir, config.LoadOptions{})

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Zamboni head-to-head (issue 27, item 5): iceops against Zamboni (PyPI
+# Zamboni head-to-head (issue 27, item 5): icewright against Zamboni (PyPI
 # iceberg-zamboni, the version scripts/tools.sh pins) on the same tables, in
 # the same run, each run starting from the same pristine copy:
 #
@@ -19,14 +19,14 @@
 #
 #   bench/zamboni/run.sh [RUNS]      (default 3; SMOKE=1: tiny tables, 1 run)
 #
-# Both tools run as their CLIs at their defaults (iceops: `iceops apply
+# Both tools run as their CLIs at their defaults (icewright: `icewright apply
 # -auto-approve` on a policy the script writes; Zamboni: `zamboni compact`,
 # `maintenance`, `remove-orphans` with --local-warehouse and --yes), except
-# what selects the same work: the strategy (iceops `strategy`/`zorder_columns`;
+# what selects the same work: the strategy (icewright `strategy`/`zorder_columns`;
 # Zamboni --sort-by-table-order, or a table-config.json with ordering.mode
 # "zorder" on the same columns) and, for maintenance, Zamboni's
 # --operations compact,expire,remove-orphans (its maintenance also rewrites
-# manifests and removes dangling deletes by default; the iceops policy has
+# manifests and removes dangling deletes by default; the icewright policy has
 # compaction, snapshot_retention and orphan_files blocks with their defaults).
 # The tools alternate which goes first in each pair. After every run
 # bench/zamboni/check.py (PyIceberg + DuckDB, neither tool's code) reads the
@@ -37,12 +37,12 @@
 #
 # Prints each run and, per case and tool, min / median / max of wall time,
 # user+sys CPU and peak RSS (/usr/bin/time -v), and of the per-pair ratios
-# iceops / Zamboni. Env: WORK (scratch, default /tmp/iceops-zamboni-bench),
+# icewright / Zamboni. Env: WORK (scratch, default /tmp/icewright-zamboni-bench),
 # CASES ("compaction maintenance orphans"), STRATEGIES ("binpack sort zorder"),
 # COMMITS ROWS (200 5000), TABLES TCOMMITS TROWS (200 20 100),
 # REFERENCED ORPHANS (20000 2000), ZSTD_LEVEL (unset: the compaction table sets
 # no write.parquet.compression-level, so each tool writes zstd at its own
-# default, iceops 3 like Iceberg Java, Zamboni 1 like pyarrow; a number: the
+# default, icewright 3 like Iceberg Java, Zamboni 1 like pyarrow; a number: the
 # table sets that level, which both tools honor, so both compress alike). Pristine tables are kept in WORK (their
 # paths are absolute in the metadata) and rebuilt after a day (the
 # maintenance lake's ages are relative to when it was built).
@@ -63,7 +63,7 @@ REFERENCED=${REFERENCED:-20000}
 ORPHANS=${ORPHANS:-2000}
 CASES=${CASES:-compaction maintenance orphans}
 STRATEGIES=${STRATEGIES:-binpack sort zorder}
-WORK=${WORK:-/tmp/iceops-zamboni-bench}
+WORK=${WORK:-/tmp/icewright-zamboni-bench}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 
@@ -72,13 +72,13 @@ WORK=$(cd "$WORK" && pwd)
 # Zamboni and the checker's PyIceberg and DuckDB: the suite's venv, whose
 # versions scripts/tools.sh pins (installed here when missing).
 eval "$(bash "$ROOT/scripts/tools.sh" env)"
-if [[ ! -f $ICEOPS_PY_VENV/.installed ]]; then
+if [[ ! -f $ICEWRIGHT_PY_VENV/.installed ]]; then
 	bash "$ROOT/scripts/tools.sh" spark
 fi
-ZAMBONI=$ICEOPS_PY_VENV/bin/zamboni
-PY=$ICEOPS_PY_VENV/bin/python
+ZAMBONI=$ICEWRIGHT_PY_VENV/bin/zamboni
+PY=$ICEWRIGHT_PY_VENV/bin/python
 zv=$("$ZAMBONI" --version 2>&1)
-[[ $zv == *"$ICEOPS_ZAMBONI_VERSION"* ]] || { echo "zamboni --version says '$zv', want $ICEOPS_ZAMBONI_VERSION" >&2; exit 1; }
+[[ $zv == *"$ICEWRIGHT_ZAMBONI_VERSION"* ]] || { echo "zamboni --version says '$zv', want $ICEWRIGHT_ZAMBONI_VERSION" >&2; exit 1; }
 # Zamboni reads ./zamboni.yml, ./.env and ZAMBONI_* settings: run it in an
 # empty directory with none of them.
 while read -r v; do unset "$v"; done < <(compgen -e | grep '^ZAMBONI_' || true)
@@ -86,14 +86,14 @@ ZRUN=$WORK/zamboni-cwd
 rm -rf "$ZRUN" && mkdir -p "$ZRUN"
 
 (cd "$ROOT" && for c in compactbench:bench/compaction/cmd/compactbench orphanbench:bench/orphans/cmd/orphanbench \
-	zambench:bench/zamboni/cmd/zambench iceops:cmd/iceops; do go build -o "$WORK/${c%%:*}" "./${c#*:}"; done)
+	zambench:bench/zamboni/cmd/zambench icewright:cmd/icewright; do go build -o "$WORK/${c%%:*}" "./${c#*:}"; done)
 # shellcheck source=../lib.sh
 source "$ROOT/bench/lib.sh"
-same_page_cache "$WORK/iceops"
-ICEOPS=$WORK/iceops
+same_page_cache "$WORK/icewright"
+ICEWRIGHT=$WORK/icewright
 CHECK=("$PY" "$ROOT/bench/zamboni/check.py")
 
-echo "== iceops $(git -C "$ROOT" rev-parse --short HEAD)$([[ -n $(git -C "$ROOT" status --porcelain) ]] && echo ' + working tree'), $zv ($("$PY" -c 'import pyiceberg, duckdb; print("pyiceberg", pyiceberg.__version__, "duckdb", duckdb.__version__)'))"
+echo "== icewright $(git -C "$ROOT" rev-parse --short HEAD)$([[ -n $(git -C "$ROOT" status --porcelain) ]] && echo ' + working tree'), $zv ($("$PY" -c 'import pyiceberg, duckdb; print("pyiceberg", pyiceberg.__version__, "duckdb", duckdb.__version__)'))"
 echo "== machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; load at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # pristine NAME BUILD...: $WORK/pristine-NAME, built by BUILD (with $T as the
@@ -144,8 +144,8 @@ verify() {
 RESULTS=$WORK/results.txt
 : >"$RESULTS"
 declare -A state
-# pair CASE I CHECKARGS -- ICEOPS_CMD... -- ZAMBONI_CMD...: one interleaved pair
-# (odd runs iceops first), each from the pristine copy, each verified.
+# pair CASE I CHECKARGS -- ICEWRIGHT_CMD... -- ZAMBONI_CMD...: one interleaved pair
+# (odd runs icewright first), each from the pristine copy, each verified.
 pair() {
 	local case=$1 i=$2
 	shift 2
@@ -155,14 +155,14 @@ pair() {
 	while [[ $1 != -- ]]; do icmd+=("$1"); shift; done
 	shift
 	zcmd=("$@")
-	local order=(iceops zamboni)
-	((i % 2 == 0)) && order=(zamboni iceops)
+	local order=(icewright zamboni)
+	((i % 2 == 0)) && order=(zamboni icewright)
 	local who
 	for who in "${order[@]}"; do
 		restore
-		if [[ $who == iceops ]]; then
+		if [[ $who == icewright ]]; then
 			measure env NO_COLOR=1 "${icmd[@]}"
-			grep -q 'Apply complete' "$WORK/stdout" || { echo "iceops did not apply:" >&2; cat "$WORK/stdout" >&2; exit 1; }
+			grep -q 'Apply complete' "$WORK/stdout" || { echo "icewright did not apply:" >&2; cat "$WORK/stdout" >&2; exit 1; }
 		else
 			measure env -C "$ZRUN" "${zcmd[@]}"
 		fi
@@ -174,13 +174,13 @@ pair() {
 	done
 	# Same rows is required (verify); the same end state is what makes the
 	# times comparable, so a difference is reported beside them.
-	[[ ${state[iceops]} == "${state[zamboni]}" ]] || echo "  NOTE: different end states: iceops ${state[iceops]}; zamboni ${state[zamboni]}"
+	[[ ${state[icewright]} == "${state[zamboni]}" ]] || echo "  NOTE: different end states: icewright ${state[icewright]}; zamboni ${state[zamboni]}"
 }
 
-# iceops_cfg DIR CATALOGDIR POLICYBODY SELECTOR: the iceops configuration.
-iceops_cfg() {
+# icewright_cfg DIR CATALOGDIR POLICYBODY SELECTOR: the icewright configuration.
+icewright_cfg() {
 	mkdir -p "$1"
-	cat >"$1/bench.iceops.hcl" <<EOF
+	cat >"$1/bench.icewright.hcl" <<EOF
 catalog "local" {
   type      = "sql"
   uri       = "sqlite:$2/catalog.db"
@@ -226,13 +226,13 @@ for case in $CASES; do
 			level=() lname=""
 			[[ -n ${ZSTD_LEVEL:-} ]] && level=(-zstd-level "$ZSTD_LEVEL") lname="-zstd$ZSTD_LEVEL"
 			pristine "events-$COMMITS-$ROWS${sorted[*]}$lname" bash -c "'$WORK/compactbench' setup -dir '$WORK/tables-events' -commits $COMMITS -rows $ROWS ${sorted[*]} ${level[*]} && '$WORK/zambench' rename -dir '$WORK/tables-events'"
-			iceops_cfg "$WORK/cfg-compact-$s" "$T" "$body" 'table "local.bench.events"'
+			icewright_cfg "$WORK/cfg-compact-$s" "$T" "$body" 'table "local.bench.events"'
 			echo "== compaction $s: $COMMITS x $ROWS rows ($P)"
 			cargs=()
 			[[ $s == sort ]] && cargs=(--order x,y)
 			expect "${cargs[@]}"
 			for i in $(seq 1 "$RUNS"); do
-				pair "compaction-$s" "$i" "${cargs[@]}" -- "$ICEOPS" -chdir="$WORK/cfg-compact-$s" apply -auto-approve -no-color \
+				pair "compaction-$s" "$i" "${cargs[@]}" -- "$ICEWRIGHT" -chdir="$WORK/cfg-compact-$s" apply -auto-approve -no-color \
 					-- "$ZAMBONI" compact bench.events --local-warehouse "$T" "${ZARGS[@]}" --yes
 			done
 			SORTCHECK=0
@@ -240,24 +240,24 @@ for case in $CASES; do
 		;;
 	maintenance)
 		pristine "lake-$TABLES-$TCOMMITS-$TROWS" "$WORK/zambench" lake -dir "$WORK/tables-lake" -tables "$TABLES" -commits "$TCOMMITS" -rows "$TROWS"
-		iceops_cfg "$WORK/cfg-maintain" "$T" "  compaction {}
+		icewright_cfg "$WORK/cfg-maintain" "$T" "  compaction {}
   snapshot_retention {}
   orphan_files {}" 'tables "local.bench.*"'
 		"$PY" -c 'import json, sys; print(json.dumps({"version": 2, "warehouse": "local", "namespaces": {"bench": {"tables": {"t%03d" % i: {} for i in range(int(sys.argv[1]))}}}}))' "$TABLES" >"$WORK/lake.json"
 		echo "== maintenance: $TABLES tables of $TCOMMITS x $TROWS rows ($P)"
 		expect
 		for i in $(seq 1 "$RUNS"); do
-			pair maintenance "$i" -- "$ICEOPS" -chdir="$WORK/cfg-maintain" apply -auto-approve -no-color \
+			pair maintenance "$i" -- "$ICEWRIGHT" -chdir="$WORK/cfg-maintain" apply -auto-approve -no-color \
 				-- "$ZAMBONI" maintenance --local-warehouse "$T" --table-config "$WORK/lake.json" --operations compact,expire,remove-orphans --yes
 		done
 		;;
 	orphans)
 		pristine "orphans-$REFERENCED-$ORPHANS" bash -c "'$WORK/orphanbench' setup -dir '$WORK/tables-orphans' -referenced $REFERENCED -orphans $ORPHANS && '$WORK/zambench' rename -dir '$WORK/tables-orphans'"
-		iceops_cfg "$WORK/cfg-orphans" "$T" "  orphan_files {}" 'table "local.bench.orphans"'
+		icewright_cfg "$WORK/cfg-orphans" "$T" "  orphan_files {}" 'table "local.bench.orphans"'
 		echo "== orphans: $REFERENCED referenced, $ORPHANS orphans ($P)"
 		expect --no-rows
 		for i in $(seq 1 "$RUNS"); do
-			pair orphans "$i" --no-rows -- "$ICEOPS" -chdir="$WORK/cfg-orphans" apply -auto-approve -no-color \
+			pair orphans "$i" --no-rows -- "$ICEWRIGHT" -chdir="$WORK/cfg-orphans" apply -auto-approve -no-color \
 				-- "$ZAMBONI" remove-orphans bench.orphans --local-warehouse "$T" --yes
 		done
 		;;
@@ -285,12 +285,12 @@ for case in $CASES; do
 			fi
 			body+="
   }"
-			iceops_cfg "$WORK/cfg-cluster-$s" "$T" "$body" 'table "local.bench.events"'
-			for who in iceops zamboni; do
+			icewright_cfg "$WORK/cfg-cluster-$s" "$T" "$body" 'table "local.bench.events"'
+			for who in icewright zamboni; do
 				restore
-				if [[ $who == iceops ]]; then
-					env NO_COLOR=1 "$ICEOPS" -chdir="$WORK/cfg-cluster-$s" apply -auto-approve -no-color >"$WORK/stdout"
-					grep -q 'Apply complete' "$WORK/stdout" || { echo "iceops did not apply:" >&2; cat "$WORK/stdout" >&2; exit 1; }
+				if [[ $who == icewright ]]; then
+					env NO_COLOR=1 "$ICEWRIGHT" -chdir="$WORK/cfg-cluster-$s" apply -auto-approve -no-color >"$WORK/stdout"
+					grep -q 'Apply complete' "$WORK/stdout" || { echo "icewright did not apply:" >&2; cat "$WORK/stdout" >&2; exit 1; }
 				else
 					env -C "$ZRUN" "$ZAMBONI" compact bench.events --local-warehouse "$T" --target-file-size-bytes "$CTARGET" "${ZARGS[@]}" --yes >"$WORK/stdout"
 				fi
@@ -312,14 +312,14 @@ echo "== summary over $RUNS run(s): min / median / max"
 echo "| case | tool | wall s | CPU s | peak RSS MiB |"
 echo "|---|---|---|---|---|"
 for c in $(awk '{print $1}' "$RESULTS" | uniq); do
-	for who in iceops zamboni; do
+	for who in icewright zamboni; do
 		echo "| $c | $who | $(awk -v c="$c" -v w="$who" '$1==c && $3==w {print $4}' "$RESULTS" | stats) | $(awk -v c="$c" -v w="$who" '$1==c && $3==w {print $6}' "$RESULTS" | stats) | $(awk -v c="$c" -v w="$who" '$1==c && $3==w {print $5/1024}' "$RESULTS" | stats) |"
 	done
 done
-echo "== ratios iceops / Zamboni, per pair: min / median / max"
+echo "== ratios icewright / Zamboni, per pair: min / median / max"
 echo "| case | wall | CPU | peak RSS |"
 echo "|---|---|---|---|"
 for c in $(awk '{print $1}' "$RESULTS" | uniq); do
-	r() { awk -v c="$c" -v k="$1" '$1==c {v[$2" "$3]=$k; n[$2]=1} END {for (i in n) print v[i" iceops"]/v[i" zamboni"]}' "$RESULTS" | stats; }
+	r() { awk -v c="$c" -v k="$1" '$1==c {v[$2" "$3]=$k; n[$2]=1} END {for (i in n) print v[i" icewright"]/v[i" zamboni"]}' "$RESULTS" | stats; }
 	echo "| $c | $(r 4) | $(r 6) | $(r 5) |"
 done

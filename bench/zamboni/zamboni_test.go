@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // TestRunSmoke runs run.sh at its smoke size (SMOKE=1: tables of a few
@@ -27,7 +27,7 @@ func TestRunSmoke(t *testing.T) {
 	}
 	text := string(out)
 	for _, c := range []string{"compaction-binpack", "compaction-sort", "compaction-zorder", "maintenance", "orphans"} {
-		for _, tool := range []string{"iceops", "zamboni"} {
+		for _, tool := range []string{"icewright", "zamboni"} {
 			if !strings.Contains(text, "| "+c+" | "+tool+" | ") {
 				t.Errorf("no %s figures for %s in the summary:\n%s", tool, c, text)
 			}

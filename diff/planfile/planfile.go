@@ -22,11 +22,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
 )
 
-// ErrInvalid marks a saved plan that iceops refuses to read.
+// ErrInvalid marks a saved plan that icewright refuses to read.
 var ErrInvalid = errors.New("invalid saved plan")
 
 // Write encodes the plan document: indented JSON and a final newline. It
@@ -49,7 +49,7 @@ func Write(w io.Writer, p *diff.Plan) error {
 // path of the lakehouse), atomically so a crash never leaves a truncated
 // plan that apply would have to refuse.
 func Save(path string, p *diff.Plan) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".iceops-plan-*")
+	f, err := os.CreateTemp(filepath.Dir(path), ".icewright-plan-*")
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
@@ -109,7 +109,7 @@ func Read(r io.Reader) (*diff.Plan, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if head.FormatVersion == nil {
-		return nil, fmt.Errorf("%w: no format_version: not an iceops plan", ErrInvalid)
+		return nil, fmt.Errorf("%w: no format_version: not an icewright plan", ErrInvalid)
 	}
 	if err := CheckVersion(*head.FormatVersion); err != nil {
 		return nil, err
@@ -131,21 +131,21 @@ func Read(r io.Reader) (*diff.Plan, error) {
 		return nil, err
 	}
 	if p.Checksum == "" {
-		return nil, fmt.Errorf("%w: no checksum: the plan was not written by iceops plan", ErrInvalid)
+		return nil, fmt.Errorf("%w: no checksum: the plan was not written by icewright plan", ErrInvalid)
 	}
 	want, err := Checksum(&p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if p.Checksum != want {
-		return nil, fmt.Errorf("%w: content does not match its checksum: the plan was edited after iceops wrote it; run iceops plan again", ErrInvalid)
+		return nil, fmt.Errorf("%w: content does not match its checksum: the plan was edited after icewright wrote it; run icewright plan again", ErrInvalid)
 	}
 	return &p, nil
 }
 
 // pathsSentinel stands in for an orphan action's paths while the rest of
 // its table is marshalled; no storage path contains NUL bytes.
-const pathsSentinel = "\x00iceops-orphan-paths\x00"
+const pathsSentinel = "\x00icewright-orphan-paths\x00"
 
 // writeTableJSON writes exactly json.Marshal(tp) to w, but marshals the
 // orphan paths one at a time: a table with 200,000 orphans would otherwise
@@ -232,7 +232,7 @@ func asReadBack(s string) string {
 	return b.String()
 }
 
-// CheckVersion accepts a plan document of this iceops' major format
+// CheckVersion accepts a plan document of this icewright' major format
 // version (diff.FormatVersion); additive changes keep the major.
 func CheckVersion(v string) error {
 	major, _, ok := strings.Cut(v, ".")
@@ -244,7 +244,7 @@ func CheckVersion(v string) error {
 		return fmt.Errorf("%w: format_version %q is not MAJOR.MINOR", ErrInvalid, v)
 	}
 	if major != want {
-		return fmt.Errorf("%w: format_version %s is not supported by this iceops (reads %s.x); plan again with this version", ErrInvalid, v, want)
+		return fmt.Errorf("%w: format_version %s is not supported by this icewright (reads %s.x); plan again with this version", ErrInvalid, v, want)
 	}
 	return nil
 }

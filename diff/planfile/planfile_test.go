@@ -11,17 +11,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 func samplePlan(t *testing.T) *diff.Plan {
 	t.Helper()
 	cur := int64(42)
 	p := &diff.Plan{
-		FormatVersion: diff.FormatVersion,
-		IceopsVersion: "0.1.0",
-		CreatedAt:     time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-		ConfigDigest:  "sha256:abc",
+		FormatVersion:    diff.FormatVersion,
+		IcewrightVersion: "0.1.0",
+		CreatedAt:        time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		ConfigDigest:     "sha256:abc",
 		Tables: []diff.TablePlan{{
 			Address: "lake.sales.orders",
 			Observed: diff.Observed{TableUUID: "9f7c0000-0000-4000-8000-000000000001",
@@ -41,7 +41,7 @@ func samplePlan(t *testing.T) *diff.Plan {
 	return seal(t, p)
 }
 
-// seal gives p the summary and checksum iceops plan gives a plan.
+// seal gives p the summary and checksum icewright plan gives a plan.
 func seal(t *testing.T, p *diff.Plan) *diff.Plan {
 	t.Helper()
 	diff.Summarize(p)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/plan-1.1.json")
@@ -24,11 +24,11 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 	tp := &p.Tables[0]
 	tp.Actions = []diff.Action{
 		tp.Actions[0],
-		{Type: diff.ReplaceSortOrder, Reason: "sort_order (main.iceops.hcl:4)", SortOrder: &diff.SortOrderChange{Before: []string{}, After: []string{"ts DESC NULLS LAST"},
+		{Type: diff.ReplaceSortOrder, Reason: "sort_order (main.icewright.hcl:4)", SortOrder: &diff.SortOrderChange{Before: []string{}, After: []string{"ts DESC NULLS LAST"},
 			Fields: []diff.SortField{{Transform: "identity", Column: "ts", Descending: true}}}},
-		{Type: diff.RemoveDanglingDeletes, Reason: "dangling_deletes (main.iceops.hcl:9): 2 position delete files apply to no live data file",
+		{Type: diff.RemoveDanglingDeletes, Reason: "dangling_deletes (main.icewright.hcl:9): 2 position delete files apply to no live data file",
 			DanglingDeletes: &diff.DanglingDeletes{DeleteFiles: 2, DeleteBytes: 2048, PositionDeletes: 2, ManifestsDropped: 1, SpecIDs: []int{0}}},
-		{Type: diff.AgePartitions, Reason: "partition_ageing (main.iceops.hcl:11): day partitions of ts whose month ended 90d ago or more, into 1 month partitions of new spec 1, not the default",
+		{Type: diff.AgePartitions, Reason: "partition_ageing (main.icewright.hcl:11): day partitions of ts whose month ended 90d ago or more, into 1 month partitions of new spec 1, not the default",
 			PartitionAgeing: &diff.PartitionAgeing{After: "90d", AfterMs: 7776000000, From: "day", To: "month", Column: "ts", Field: "ts_day", CutoffMs: 1711065600000,
 				TargetSpecID: 1, AddsSpec: true, InputFiles: 2, InputBytes: 2048, Records: 20,
 				Groups: []diff.AgeingGroup{{Partition: "ts_month=2024-01", Sources: []string{"ts_day=2024-01-01", "ts_day=2024-01-02"}, InputFiles: 2, InputBytes: 2048, Records: 20}}}},
@@ -85,7 +85,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(want, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"format_version", "iceops_version", "created_at", "config_digest", "tables", "summary", "checksum"} {
+	for _, k := range []string{"format_version", "icewright_version", "created_at", "config_digest", "tables", "summary", "checksum"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("missing %q", k)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // backend is one catalog + storage combination the end-to-end tests run on.
@@ -24,7 +24,7 @@ type backend struct {
 	cat  catalog.Catalog
 	// ioProps are the properties the table IO needs (s3.* keys).
 	ioProps map[string]string
-	// hcl is the `catalog "<name>"` block body for an iceops configuration.
+	// hcl is the `catalog "<name>"` block body for an icewright configuration.
 	hcl func(catalogName string) string
 	// location returns where a table of ours lives, or "" to let the
 	// catalog choose (REST).

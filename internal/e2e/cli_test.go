@@ -18,19 +18,19 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
-// iceopsBin is the CLI under test, built once by TestMain.
-var iceopsBin string
+// icewrightBin is the CLI under test, built once by TestMain.
+var icewrightBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "iceops-e2e-bin")
+	dir, err := os.MkdirTemp("", "icewright-e2e-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if iceopsBin, err = testenv.BuildIceops(dir); err != nil {
+	if icewrightBin, err = testenv.BuildIcewright(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
@@ -45,23 +45,23 @@ type cliResult struct {
 	stdout, stderr string
 }
 
-// iceops runs the CLI in dir, with no standard input, as CI and CD jobs do.
-func iceops(ctx context.Context, t testing.TB, dir string, args ...string) cliResult {
+// icewright runs the CLI in dir, with no standard input, as CI and CD jobs do.
+func icewright(ctx context.Context, t testing.TB, dir string, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, iceopsBin, append([]string{"-chdir=" + dir}, args...)...)
+	cmd := exec.CommandContext(ctx, icewrightBin, append([]string{"-chdir=" + dir}, args...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	code, err := testenv.ExitCode(cmd.Run())
 	if err != nil {
-		t.Fatalf("run iceops %v: %v", args, err)
+		t.Fatalf("run icewright %v: %v", args, err)
 	}
 	res := cliResult{code: code, stdout: out.String(), stderr: errb.String()}
-	t.Logf("iceops %s: exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
+	t.Logf("icewright %s: exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
 	return res
 }
 
-// TestCLIApplyWithS3Down runs the iceops binary on a PostgreSQL catalog
+// TestCLIApplyWithS3Down runs the icewright binary on a PostgreSQL catalog
 // whose S3 server (a private versitygw) is down when the reviewed plan is
 // applied: exit 1 and an error naming each affected table; once S3 is back,
 // apply succeeds and plan -detailed-exitcode says there is nothing to do.
@@ -110,24 +110,24 @@ tables "lake.cli.*" {
   policy = policy.e2e
 }
 `, dsn, s3.URL("warehouse"), s3.Endpoint, policyHCL)
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("E2E_S3_KEY", s3.AccessKey)
 	t.Setenv("E2E_S3_SECRET", s3.SecretKey)
 
-	if r := iceops(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 2 {
+	if r := icewright(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 2 {
 		t.Fatalf("plan -detailed-exitcode = %d, want 2 (changes)", r.code)
 	} else if strings.Contains(r.stdout+r.stderr, s3.SecretKey) {
 		t.Errorf("plan output shows the S3 secret")
 	}
 	planFile := filepath.Join(dir, "reviewed.plan")
-	if r := iceops(ctx, t, dir, "plan", "-out="+planFile); r.code != 0 {
+	if r := icewright(ctx, t, dir, "plan", "-out="+planFile); r.code != 0 {
 		t.Fatalf("plan -out = %d, want 0", r.code)
 	}
 
 	srv.Stop()
-	r := iceops(ctx, t, dir, "apply", "-auto-approve", planFile)
+	r := icewright(ctx, t, dir, "apply", "-auto-approve", planFile)
 	if r.code != 1 {
 		t.Errorf("apply with S3 down: exit %d, want 1", r.code)
 	}
@@ -150,10 +150,10 @@ tables "lake.cli.*" {
 			t.Errorf("%s: %d rows after the failed apply, want 40", name, rows)
 		}
 	}
-	if r := iceops(ctx, t, dir, "apply", "-auto-approve"); r.code != 0 {
+	if r := icewright(ctx, t, dir, "apply", "-auto-approve"); r.code != 0 {
 		t.Fatalf("apply after S3 is back: exit %d, want 0", r.code)
 	}
-	if r := iceops(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 0 {
+	if r := icewright(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 0 {
 		t.Errorf("plan after apply: exit %d, want 0 (nothing to do)", r.code)
 	}
 	for _, name := range []string{"a", "b"} {
@@ -174,7 +174,7 @@ tables "lake.cli.*" {
 	}
 }
 
-// TestCLIRESTConverges runs the iceops binary on the REST catalog: plan shows
+// TestCLIRESTConverges runs the icewright binary on the REST catalog: plan shows
 // changes without printing the catalog credential, apply -auto-approve
 // compacts, and a second plan has nothing to do.
 func TestCLIRESTConverges(t *testing.T) {
@@ -209,17 +209,17 @@ tables "lake.%s.*" {
   policy = policy.e2e
 }
 `, env.URI, env.Warehouse, env.S3.Endpoint, policyHCL, ns)
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("E2E_REST_KEY", env.S3.AccessKey)
 	t.Setenv("E2E_REST_SECRET", env.S3.SecretKey)
 
-	r := iceops(ctx, t, dir, "plan", "-detailed-exitcode")
+	r := icewright(ctx, t, dir, "plan", "-detailed-exitcode")
 	if r.code != 2 {
 		t.Fatalf("plan -detailed-exitcode = %d, want 2", r.code)
 	}
-	r = iceops(ctx, t, dir, "plan", "-json")
+	r = icewright(ctx, t, dir, "plan", "-json")
 	if r.code != 0 {
 		t.Fatalf("plan -json = %d, want 0", r.code)
 	}
@@ -229,12 +229,12 @@ tables "lake.%s.*" {
 	if !strings.Contains(r.stdout, `"compact"`) {
 		t.Errorf("plan -json has no compact action")
 	}
-	if r := iceops(ctx, t, dir, "apply", "-auto-approve"); r.code != 0 {
+	if r := icewright(ctx, t, dir, "apply", "-auto-approve"); r.code != 0 {
 		t.Fatalf("apply -auto-approve = %d, want 0", r.code)
 	} else if strings.Contains(r.stdout+r.stderr, env.S3.SecretKey) {
 		t.Errorf("apply output shows the catalog secret")
 	}
-	if r := iceops(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 0 {
+	if r := icewright(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 0 {
 		t.Errorf("plan after apply = %d, want 0 (nothing to do)", r.code)
 	}
 	tbl, err = be.cat.LoadTable(ctx, table.Identifier{ns, "events"})
@@ -294,7 +294,7 @@ func TestCLIPostgresMistakes(t *testing.T) {
 }
 %s
 %s`, label, uri, policyHCL, strings.ReplaceAll(blocks, "LABEL", label))
-		if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -314,14 +314,14 @@ tables "LABEL.n.*" {
 	// Unset: an error at load time naming the variable.
 	t.Setenv("E2E_PGUSER", "")
 	os.Unsetenv("E2E_PGUSER")
-	if r := iceops(ctx, t, dir, "plan"); r.code != 1 || !strings.Contains(r.stderr, "the environment variable E2E_PGUSER is not set") || r.stdout != "" {
+	if r := icewright(ctx, t, dir, "plan"); r.code != 1 || !strings.Contains(r.stderr, "the environment variable E2E_PGUSER is not set") || r.stdout != "" {
 		t.Errorf("plan with the credential variable unset: exit %d, want 1 and an error naming E2E_PGUSER on stderr", r.code)
 	}
 
 	// Wrong: the catalog's error once on stderr, nothing saved.
 	t.Setenv("E2E_PGUSER", "nobody_"+user)
 	planFile := filepath.Join(dir, "nightly.plan")
-	r := iceops(ctx, t, dir, "plan", "-out="+planFile)
+	r := icewright(ctx, t, dir, "plan", "-out="+planFile)
 	if r.code != 1 {
 		t.Errorf("plan with a wrong password: exit %d, want 1", r.code)
 	}
@@ -347,7 +347,7 @@ tables "LABEL.**" {
   policy = policy.e2e
 }
 `)
-	r = iceops(ctx, t, dir, "plan")
+	r = icewright(ctx, t, dir, "plan")
 	want := fmt.Sprintf(`catalog "warehouse" lists no table; its database has tables under catalog_name %q: did you mean catalog %[1]q?`, catalogName)
 	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "no table is managed by this configuration") {
 		t.Errorf("plan with a wrong label: exit %d, want 1, %q and the no-table error on stderr", r.code, want)

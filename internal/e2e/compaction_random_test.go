@@ -21,11 +21,11 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The seeds TestCompactionRandom runs: CI runs the first few; a longer run
@@ -141,7 +141,7 @@ func (tally *randomTally) note(files map[string]randomFile) {
 
 // optionalDuckDB is the DuckDB reader when it is installed: without it the
 // test still runs with iceberg-go's reader (it fails in CI, where
-// ICEOPS_REQUIRE_SERVICES=1 requires DuckDB).
+// ICEWRIGHT_REQUIRE_SERVICES=1 requires DuckDB).
 func optionalDuckDB(t *testing.T) *testenv.DuckDB {
 	var duck *testenv.DuckDB
 	t.Run("duckdb", func(t *testing.T) {
@@ -615,7 +615,7 @@ func (rt *randomTable) applyAndCheck(ctx context.Context, t *testing.T, pol rand
 	addr := catalogName + ".ns.t"
 	dir := t.TempDir()
 	src := rt.l.HCL() + "policy \"r\" {" + pol.hcl + "}\ntables \"" + catalogName + ".ns.*\" {\n  policy = policy.r\n}\n"
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load(dir, config.LoadOptions{Env: os.Environ()})

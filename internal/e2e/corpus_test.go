@@ -24,11 +24,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/compaction"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // corpusTable is one row of internal/testdata/tables/README.md: a table
@@ -181,8 +181,8 @@ func TestCorpusPlanApplyPlan(t *testing.T) {
 				// Every copied file is as old as the table's history, so
 				// the orphan age guard judges the strays below alone.
 				st.sideFiles = backdate(t, loc, old)
-				st.oldOrphan = filepath.Join(loc, "data", "iceops-corpus-orphan.parquet")
-				st.young = filepath.Join(loc, "data", "iceops-corpus-young.parquet")
+				st.oldOrphan = filepath.Join(loc, "data", "icewright-corpus-orphan.parquet")
+				st.young = filepath.Join(loc, "data", "icewright-corpus-young.parquet")
 				for _, p := range []string{st.oldOrphan, st.young} {
 					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 						t.Fatal(err)
@@ -365,7 +365,7 @@ func writeCorpusConfig(t testing.TB, be *backend, ns, policy, blocks string) *co
 	dir := t.TempDir()
 	src := fmt.Sprintf("catalog %q {\n  %s}\npolicy \"corpus\" {%s\n}\ntables \"%s.%s.*\" {\n  policy = policy.corpus\n}\n%s",
 		catalogName, be.hcl(catalogName), policy, catalogName, ns, blocks)
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load(dir, config.LoadOptions{Env: os.Environ()})
@@ -478,7 +478,7 @@ func (f fingerprint) equal(o fingerprint) bool {
 }
 
 // goFingerprint reads the table with iceberg-go's scanner (deletes
-// applied) as iceops' rewrite reads it: compaction.ScanTable adds the
+// applied) as icewright' rewrite reads it: compaction.ScanTable adds the
 // parts of the spec's column projection iceberg-go v0.7.0 lacks (partition
 // values of columns absent from a file, defaults in the spec's JSON forms).
 func goFingerprint(ctx context.Context, tbl *table.Table) (fingerprint, error) {
@@ -687,7 +687,7 @@ func duckType(typ iceberg.Type) string {
 		// DuckDB (1.5) has no TIMESTAMPTZ_NS: it reads a Parquet
 		// timestamp(NANOS, UTC) column as TIMESTAMPTZ, microseconds. Its
 		// fingerprint of such a column sees microseconds only; the
-		// nanoseconds are checked by iceops' reader (goFingerprint).
+		// nanoseconds are checked by icewright' reader (goFingerprint).
 		return "TIMESTAMPTZ"
 	case iceberg.StringType:
 		return "VARCHAR"

@@ -9,9 +9,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // danglingTables are merge-on-read tables: a merge-on-read DELETE writes

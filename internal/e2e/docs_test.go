@@ -12,11 +12,11 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
 )
 
 var (
@@ -40,9 +40,9 @@ func validateOnly(typ, snippet string) bool {
 }
 
 // TestDocsCatalogSnippets loads every configuration snippet of
-// docs/catalogs.md with the loader and checks of `iceops validate`, and
+// docs/catalogs.md with the loader and checks of `icewright validate`, and
 // those whose servers the suite has (scripts/services.sh) then create a
-// table, plan it and pass `iceops doctor`, so the documentation cannot
+// table, plan it and pass `icewright doctor`, so the documentation cannot
 // rot. Every catalog type and store the page promises must be there.
 func TestDocsCatalogSnippets(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "catalogs.md"))
@@ -93,7 +93,7 @@ tables "` + name + `.` + ns + `.*" {
 }
 `
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if validateOnly(typ, snippet) {

@@ -14,11 +14,11 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
 )
 
 // policyHCL is the policy every end-to-end table gets: compact small files,
@@ -44,7 +44,7 @@ policy "e2e" {
 }
 `
 
-// writeConfig writes an iceops configuration managing every table of ns and
+// writeConfig writes an icewright configuration managing every table of ns and
 // loads it.
 func writeConfig(t testing.TB, be *backend, ns string) *config.Config {
 	t.Helper()
@@ -57,7 +57,7 @@ func writeConfigWith(t testing.TB, be *backend, ns, policy string) *config.Confi
 	dir := t.TempDir()
 	src := fmt.Sprintf("catalog %q {\n  %s}\n%s\ntables \"%s.%s.*\" {\n  policy = policy.e2e\n}\n",
 		catalogName, be.hcl(catalogName), policy, catalogName, ns)
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load(dir, config.LoadOptions{Env: os.Environ()})

@@ -18,7 +18,7 @@ import (
 	sparksql "github.com/apache/spark-connect-go/spark/sql"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // sparkSQL runs statements through the Spark Connect server and returns
@@ -44,13 +44,13 @@ func sparkSQL(ctx context.Context, t testing.TB, s sparksql.SparkSession, stmts 
 }
 
 // sparkTable is a table Spark writes in its `local` catalog, in a
-// namespace of its own, with the iceops configuration that manages it.
+// namespace of its own, with the icewright configuration that manages it.
 type sparkTable struct {
 	env   testenv.SparkEnv
 	spark sparksql.SparkSession
 	ns    string
 	name  string // local.<ns>.t
-	dir   string // the iceops configuration's directory
+	dir   string // the icewright configuration's directory
 	cat   *sqlcat.Catalog
 	ident table.Identifier
 }
@@ -116,7 +116,7 @@ table "local.%s.t" {
   }
 }
 `, st.env.LocalDB, st.env.LocalWarehouse, engineBlock, st.ns, top, compaction)
-	if err := os.WriteFile(filepath.Join(st.dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(st.dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -142,7 +142,7 @@ func (st *sparkTable) rows(ctx context.Context, t *testing.T) []string {
 
 // TestSparkEngineCompaction: a Spark-written table whose policy sends its
 // large partition to Spark (engine_above) and leaves the small one to
-// iceops, under each strategy. The plan shows the CALL, with the reserved
+// icewright, under each strategy. The plan shows the CALL, with the reserved
 // column quoted and the partition value escaped; apply compacts through
 // Spark and checks its snapshot; Spark and DuckDB read the same rows and
 // values afterwards; the next plan is empty.
@@ -180,7 +180,7 @@ func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 		t.Fatal(err)
 	}
 
-	r := iceops(ctx, t, st.dir, "plan", "-json")
+	r := icewright(ctx, t, st.dir, "plan", "-json")
 	if r.code != 0 {
 		t.Fatalf("plan -json: exit %d", r.code)
 	}
@@ -210,17 +210,17 @@ func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 	}
 	c := doc.Tables[0].Actions[i]
 	if len(c.EngineCalls) != 1 || c.Commits != 2 {
-		t.Fatalf("want one engine call and 2 commits (Spark's and iceops'), got %+v", c)
+		t.Fatalf("want one engine call and 2 commits (Spark's and icewright'), got %+v", c)
 	}
 	want := fmt.Sprintf("CALL local.system.rewrite_data_files(table => '%s.t', %s, where => '`order` = \\'it\\\\\\'s\\' AND ts >= TIMESTAMP \\'2026-11-01 00:00:00.000000+00:00\\' AND ts < TIMESTAMP \\'2026-11-02 00:00:00.000000+00:00\\'', options => map(", st.ns, args)
 	if !strings.HasPrefix(c.EngineCalls[0].Statement, want) {
 		t.Fatalf("statement\n%s\nwant prefix\n%s", c.EngineCalls[0].Statement, want)
 	}
-	if r := iceops(ctx, t, st.dir, "plan"); r.code != 0 || !strings.Contains(r.stdout, want) {
+	if r := icewright(ctx, t, st.dir, "plan"); r.code != 0 || !strings.Contains(r.stdout, want) {
 		t.Fatalf("the text plan does not show the statement (exit %d)", r.code)
 	}
 
-	r = iceops(ctx, t, st.dir, "apply", "-auto-approve")
+	r = icewright(ctx, t, st.dir, "apply", "-auto-approve")
 	if r.code != 0 {
 		t.Fatalf("apply: exit %d", r.code)
 	}
@@ -233,7 +233,7 @@ func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 		replaces = append(replaces, string(s.Summary.Operation))
 	}
 	if !slices.Equal(replaces, []string{"replace", "replace"}) {
-		t.Errorf("new snapshots on main: %v, want two replaces (iceops' and Spark's)", replaces)
+		t.Errorf("new snapshots on main: %v, want two replaces (icewright' and Spark's)", replaces)
 	}
 	if got := after.CurrentSnapshot().Summary.Properties["total-data-files"]; got != "2" {
 		t.Errorf("total-data-files = %s, want 2 (one per partition)", got)
@@ -248,7 +248,7 @@ func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 	if !duckAfter.equal(duckBefore) {
 		t.Errorf("DuckDB reads other values: %+v, was %+v", duckAfter, duckBefore)
 	}
-	if r := iceops(ctx, t, st.dir, "plan", "-detailed-exitcode"); r.code != 0 {
+	if r := icewright(ctx, t, st.dir, "plan", "-detailed-exitcode"); r.code != 0 {
 		t.Errorf("plan after apply: exit %d, want 0 (converged)", r.code)
 	}
 }
@@ -267,7 +267,7 @@ func TestSparkEngineFailure(t *testing.T) {
 }`, "", `min_input_files = 2
     engine          = "spark"`)
 	before := st.load(ctx, t)
-	r := iceops(ctx, t, st.dir, "apply", "-auto-approve")
+	r := icewright(ctx, t, st.dir, "apply", "-auto-approve")
 	if r.code != 1 {
 		t.Fatalf("apply: exit %d, want 1", r.code)
 	}

@@ -10,13 +10,13 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/expiry"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/expiry"
 )
 
 // tagWriterCatalog commits a writer's tag on the real catalog right before
-// iceops' expiry commit reaches it: the window between iceops loading the
+// icewright' expiry commit reaches it: the window between icewright loading the
 // table and its commit landing, made certain by the hook, not by timing.
 type tagWriterCatalog struct {
 	table.CatalogIO
@@ -32,11 +32,11 @@ func (c *tagWriterCatalog) CommitTable(ctx context.Context, ident table.Identifi
 func (c *tagWriterCatalog) Unwrap() table.CatalogIO { return c.CatalogIO }
 
 // TestExpireKeepsConcurrentTag (issue 13.3): a writer tags a snapshot that
-// iceops is expiring, after iceops loaded the table. On every catalog the
+// icewright is expiring, after icewright loaded the table. On every catalog the
 // tag's rows stay readable and no file it reaches is deleted: SQL catalogs
 // make the commit conflict (and the retry keeps the tagged snapshot); the
-// REST catalog, which cannot take iceops' requirement, lands the commit,
-// drops the tag, and iceops then deletes nothing and fails loudly.
+// REST catalog, which cannot take icewright' requirement, lands the commit,
+// drops the tag, and icewright then deletes nothing and fails loudly.
 func TestExpireKeepsConcurrentTag(t *testing.T) {
 	for _, b := range allBackends {
 		t.Run(b.name, func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestExpireKeepsConcurrentTag(t *testing.T) {
 					t.Fatalf("tag reads %d rows, want 50", n)
 				}
 			case errors.Is(err, expiry.ErrRefDropped):
-				t.Logf("catalog dropped the tag; iceops refused to delete: %v", err)
+				t.Logf("catalog dropped the tag; icewright refused to delete: %v", err)
 				if res.FilesDeleted != 0 {
 					t.Fatalf("deleted %d files after the tag was dropped", res.FilesDeleted)
 				}

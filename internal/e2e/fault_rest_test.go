@@ -9,9 +9,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // restThrough is the REST backend with the configuration's catalog reached
@@ -22,7 +22,7 @@ func restThrough(ctx context.Context, t *testing.T, env testenv.RESTEnv, proxy *
 	be.hcl = func(string) string {
 		p := env.S3.Properties()
 		p["credential"] = env.Credential()
-		p["iceops.request-timeout"] = timeout
+		p["icewright.request-timeout"] = timeout
 		return fmt.Sprintf("type = \"rest\"\n  uri = %q\n  warehouse = %q\n  properties = {\n%s  }\n",
 			proxy.URL, env.Warehouse, hclMap(p))
 	}
@@ -146,7 +146,7 @@ func TestFaultRESTCatalogDeadlines(t *testing.T) {
 
 	// 4. A commit that lands but whose answer is cut: the second commit of
 	// t1 (its compaction, after the properties) reaches the catalog, and
-	// the answer breaks off. The outcome is unknown to iceops, which must
+	// the answer breaks off. The outcome is unknown to icewright, which must
 	// keep every file it wrote: the catalog now references them.
 	proxy.Add(testenv.Fault{Method: "POST", Path: commitPath, Nth: 2, Cut: true})
 	sess = openSession(cfg, now)

@@ -14,8 +14,8 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // faultTables creates n tables in ns with old history (six small appends

@@ -15,11 +15,11 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The tables of this file are foreign tables at a file: location whose
@@ -29,7 +29,7 @@ import (
 // v0.7.0's local IO opens such a URI decoded (.../09:15:20/...), where Java,
 // PyIceberg, Spark, Trino and DuckDB open it as written; the file is under
 // the written name (docs/design.md §5.5 rule 8). Values are read by DuckDB
-// only: iceops' reader goes through iceberg-go, which cannot open them.
+// only: icewright' reader goes through iceberg-go, which cannot open them.
 
 // escapedCorpusTable is a Spark + Java Iceberg table (v2, identity on a
 // timestamp) with escaped partition directories.

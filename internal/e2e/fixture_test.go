@@ -17,7 +17,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/twmb/avro/ocf"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // fixture is one Spark-written table of internal/testdata/tables (see its README).

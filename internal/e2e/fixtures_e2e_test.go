@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // TestFixturesRegistered copies the three Spark-written tables into each

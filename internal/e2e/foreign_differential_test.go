@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // sparkTimestamp is a Spark SQL timestamp literal with an explicit offset,
@@ -51,10 +51,10 @@ func (l *foreignLake) sparkHistory(ctx context.Context, t *testing.T, name strin
 }
 
 // TestForeignDifferentialExpireSnapshots runs Spark's expire_snapshots and
-// iceops's snapshot retention on two copies of one Spark-written history,
+// icewright's snapshot retention on two copies of one Spark-written history,
 // with the same cutoff (older_than = max_age before the plan's clock) and
 // the same count kept (retain_last = min_snapshots), and requires the same
-// snapshots expired (those iceops's plan listed) and the same files gone
+// snapshots expired (those icewright's plan listed) and the same files gone
 // from storage.
 func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -67,10 +67,10 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 	// One snapshot younger than the cutoff: both keep it.
 	l.sql(ctx, t, "INSERT INTO "+l.name("history")+" "+sparkRows(1000, 1010))
 	l.copyTable(ctx, t, "history", "history_spark")
-	l.copyTable(ctx, t, "history", "history_iceops")
+	l.copyTable(ctx, t, "history", "history_icewright")
 	dirs := map[string]string{}
 	before := map[string]map[string]time.Time{}
-	for _, c := range []string{"history_spark", "history_iceops"} {
+	for _, c := range []string{"history_spark", "history_icewright"} {
 		dirs[c] = localPath(l.load(ctx, t, c).Location())
 		before[c] = tableFiles(t, dirs[c])
 	}
@@ -83,8 +83,8 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 		return out
 	}
 	idsBefore := allIDs("history_spark")
-	if len(idsBefore) != len(ids)+1 || !slices.Equal(idsBefore, allIDs("history_iceops")) {
-		t.Fatalf("setup: copies hold snapshots %v and %v, the writer made %v and one more", idsBefore, allIDs("history_iceops"), ids)
+	if len(idsBefore) != len(ids)+1 || !slices.Equal(idsBefore, allIDs("history_icewright")) {
+		t.Fatalf("setup: copies hold snapshots %v and %v, the writer made %v and one more", idsBefore, allIDs("history_icewright"), ids)
 	}
 
 	const retain = 2
@@ -93,21 +93,21 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 	t.Logf("Spark expire_snapshots: %s", strings.Join(derefRow(res[0].table(t)[0]), " "))
 
 	now := cutoff.Add(24 * time.Hour)
-	cfg := l.configFor(t, "history_iceops", fmt.Sprintf(`
+	cfg := l.configFor(t, "history_icewright", fmt.Sprintf(`
   snapshot_retention {
     max_age       = "1d"
     min_snapshots = %d
   }`, retain))
 	p, applied := planApply(ctx, t, cfg, func() time.Time { return now }, nil)
 	requireApplied(t, applied)
-	exp := actionOf(findTable(t, p, l.name("history_iceops")), diff.ExpireSnapshots)
+	exp := actionOf(findTable(t, p, l.name("history_icewright")), diff.ExpireSnapshots)
 	if exp == nil {
-		t.Fatal("iceops plans no expiry")
+		t.Fatal("icewright plans no expiry")
 	}
 
-	sparkKept, iceopsKept := allIDs("history_spark"), allIDs("history_iceops")
-	if !slices.Equal(sparkKept, iceopsKept) {
-		t.Errorf("snapshots kept: Spark %v, iceops %v", sparkKept, iceopsKept)
+	sparkKept, icewrightKept := allIDs("history_spark"), allIDs("history_icewright")
+	if !slices.Equal(sparkKept, icewrightKept) {
+		t.Errorf("snapshots kept: Spark %v, icewright %v", sparkKept, icewrightKept)
 	}
 	var sparkExpired []int64
 	for _, id := range idsBefore {
@@ -117,7 +117,7 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 	}
 	planned := slices.Sorted(slices.Values(exp.Expire.SnapshotIDs))
 	if !slices.Equal(planned, sparkExpired) {
-		t.Errorf("expired: iceops's plan lists %v, Spark expired %v", planned, sparkExpired)
+		t.Errorf("expired: icewright's plan lists %v, Spark expired %v", planned, sparkExpired)
 	}
 	if len(sparkExpired) == 0 {
 		t.Fatal("Spark expired nothing: the comparison proves nothing")
@@ -133,9 +133,9 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 		}
 		slices.Sort(gone[c])
 	}
-	t.Logf("files gone: Spark %d, iceops %d (iceops planned %d)", len(gone["history_spark"]), len(gone["history_iceops"]), exp.Expire.FilesToDelete)
-	if !slices.Equal(gone["history_spark"], gone["history_iceops"]) {
-		t.Errorf("files gone differ:\n Spark  %v\n iceops %v", gone["history_spark"], gone["history_iceops"])
+	t.Logf("files gone: Spark %d, icewright %d (icewright planned %d)", len(gone["history_spark"]), len(gone["history_icewright"]), exp.Expire.FilesToDelete)
+	if !slices.Equal(gone["history_spark"], gone["history_icewright"]) {
+		t.Errorf("files gone differ:\n Spark  %v\n icewright %v", gone["history_spark"], gone["history_icewright"])
 	}
 	// Spark's counts (data, position delete, equality delete files,
 	// manifests, manifest lists, statistics) add up to what left its copy.
@@ -150,8 +150,8 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 	if counted != len(gone["history_spark"]) {
 		t.Errorf("Spark's expire_snapshots counts %d deleted files, %d left its copy", counted, len(gone["history_spark"]))
 	}
-	if int64(len(gone["history_iceops"])) != exp.Expire.FilesToDelete {
-		t.Errorf("iceops deleted %d files, its plan said %d", len(gone["history_iceops"]), exp.Expire.FilesToDelete)
+	if int64(len(gone["history_icewright"])) != exp.Expire.FilesToDelete {
+		t.Errorf("icewright deleted %d files, its plan said %d", len(gone["history_icewright"]), exp.Expire.FilesToDelete)
 	}
 	kinds := map[string]bool{}
 	for _, rel := range gone["history_spark"] {
@@ -169,7 +169,7 @@ func TestForeignDifferentialExpireSnapshots(t *testing.T) {
 	if len(kinds) < 3 {
 		t.Errorf("the expiry released only %v: the history should release data files, manifests and manifest lists", slices.Sorted(maps.Keys(kinds)))
 	}
-	requireReferencedPresent(ctx, t, "history_iceops", l.load(ctx, t, "history_iceops"))
+	requireReferencedPresent(ctx, t, "history_icewright", l.load(ctx, t, "history_icewright"))
 	requireReferencedPresent(ctx, t, "history_spark", l.load(ctx, t, "history_spark"))
 }
 
@@ -182,7 +182,7 @@ type orphanStray struct {
 
 // orphanStrays are the files every kind of orphan rule looks at: plain
 // old and young orphans, other engines' staging directories, hidden and
-// non-Iceberg names, a metadata file no log names, and iceops's own
+// non-Iceberg names, a metadata file no log names, and icewright's own
 // quarantine.
 var orphanStrays = []orphanStray{
 	{"data/orphan-old.parquet", true},
@@ -194,26 +194,26 @@ var orphanStrays = []orphanStray{
 	{"data/notes.txt", true},
 	{"data/_SUCCESS", true},
 	{"data/.orphan-old.parquet.crc", true},
-	{".iceops-quarantine/20240101T000000Z/data/x.parquet", true},
+	{".icewright-quarantine/20240101T000000Z/data/x.parquet", true},
 }
 
-// orphanDifference is one row of docs/orphans.md's table "iceops vs
+// orphanDifference is one row of docs/orphans.md's table "icewright vs
 // Spark's remove_orphan_files".
 type orphanDifference struct {
-	spark, iceops bool
+	spark, icewright bool
 }
 
 // loadOrphanDifferences reads that table: by "table/file", whether Spark
-// lists the file and whether iceops's plan deletes it.
+// lists the file and whether icewright's plan deletes it.
 func loadOrphanDifferences(t testing.TB) map[string]orphanDifference {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "orphans.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(raw), "## iceops vs Spark's remove_orphan_files")
+	_, section, ok := strings.Cut(string(raw), "## icewright vs Spark's remove_orphan_files")
 	if !ok {
-		t.Fatal("docs/orphans.md has no section \"iceops vs Spark's remove_orphan_files\"")
+		t.Fatal("docs/orphans.md has no section \"icewright vs Spark's remove_orphan_files\"")
 	}
 	out := map[string]orphanDifference{}
 	yes := map[string]bool{"yes": true, "no": false}
@@ -234,17 +234,17 @@ func loadOrphanDifferences(t testing.TB) map[string]orphanDifference {
 		if !sok || !iok {
 			continue // the header and its rule
 		}
-		out[cells[0]+"/"+cells[1]] = orphanDifference{spark: s, iceops: i}
+		out[cells[0]+"/"+cells[1]] = orphanDifference{spark: s, icewright: i}
 	}
 	if len(out) == 0 {
-		t.Fatal("docs/orphans.md: the table \"iceops vs Spark's remove_orphan_files\" has no rows")
+		t.Fatal("docs/orphans.md: the table \"icewright vs Spark's remove_orphan_files\" has no rows")
 	}
 	return out
 }
 
 // TestForeignDifferentialRemoveOrphanFiles lays stray files in two
 // Spark-written tables, then asks Spark's remove_orphan_files (dry run) and
-// iceops's plan, with the same cutoff, which files are orphans. `strays`
+// icewright's plan, with the same cutoff, which files are orphans. `strays`
 // gets every file of orphanStrays, and its metadata log is cut to two
 // entries (Spark's older metadata.json files are unreferenced; every file
 // Spark wrote is made as old as the old strays); `escaped` is partitioned by a string
@@ -318,27 +318,27 @@ func TestForeignDifferentialRemoveOrphanFiles(t *testing.T) {
 		}
 		p := planOnly(ctx, t, cfg, func() time.Time { return now })
 		tp := findTable(t, p, l.name(name))
-		iceopsSays := map[string]bool{}
+		icewrightSays := map[string]bool{}
 		if act := actionOf(tp, diff.RemoveOrphanFiles); act != nil {
 			for _, path := range act.Orphans.Paths {
-				iceopsSays[rel(path)] = true
+				icewrightSays[rel(path)] = true
 			}
 		}
-		t.Logf("%s: Spark lists %v; iceops plans %v, refuses %+v", name, slices.Sorted(maps.Keys(sparkSays)), slices.Sorted(maps.Keys(iceopsSays)), tp.Refusals)
+		t.Logf("%s: Spark lists %v; icewright plans %v, refuses %+v", name, slices.Sorted(maps.Keys(sparkSays)), slices.Sorted(maps.Keys(icewrightSays)), tp.Refusals)
 		if !sparkSays["data/orphan-old.parquet"] {
 			t.Errorf("%s: Spark does not list the plain old orphan", name)
 		}
 		for _, f := range slices.Sorted(maps.Keys(tableFiles(t, dir))) {
 			key := name + "/" + f
-			got := orphanDifference{spark: sparkSays[f], iceops: iceopsSays[f]}
+			got := orphanDifference{spark: sparkSays[f], icewright: icewrightSays[f]}
 			want, ok := documented[key]
 			switch {
-			case got.spark == got.iceops && ok:
-				t.Errorf("%s: docs/orphans.md lists a difference (Spark %v, iceops %v), both tools answer %v", key, want.spark, want.iceops, got.spark)
-			case got.spark != got.iceops && !ok:
-				t.Errorf("%s: Spark lists it %v, iceops %v: a difference docs/orphans.md does not explain", key, got.spark, got.iceops)
-			case got.spark != got.iceops && got != want:
-				t.Errorf("%s: Spark lists it %v, iceops %v; docs/orphans.md says Spark %v, iceops %v", key, got.spark, got.iceops, want.spark, want.iceops)
+			case got.spark == got.icewright && ok:
+				t.Errorf("%s: docs/orphans.md lists a difference (Spark %v, icewright %v), both tools answer %v", key, want.spark, want.icewright, got.spark)
+			case got.spark != got.icewright && !ok:
+				t.Errorf("%s: Spark lists it %v, icewright %v: a difference docs/orphans.md does not explain", key, got.spark, got.icewright)
+			case got.spark != got.icewright && got != want:
+				t.Errorf("%s: Spark lists it %v, icewright %v; docs/orphans.md says Spark %v, icewright %v", key, got.spark, got.icewright, want.spark, want.icewright)
 			}
 			seen[key] = true
 		}

@@ -19,13 +19,13 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
-// foreignCatalog is the label of Spark's `local` catalog: an iceops catalog
+// foreignCatalog is the label of Spark's `local` catalog: an icewright catalog
 // of the same label on the same SQLite file sees the same tables (a SQL
 // catalog's label is its catalog_name).
 const foreignCatalog = "local"
@@ -37,15 +37,15 @@ const foreignCatalog = "local"
 // judge as the plan did.
 const foreignSkew = 30 * 24 * time.Hour
 
-// foreignLake is one of Spark's catalogs as the writers, iceops,
+// foreignLake is one of Spark's catalogs as the writers, icewright,
 // iceberg-go and (on local files) DuckDB see it, with a namespace of the
 // test's own (the server is shared).
 type foreignLake struct {
 	spark testenv.SparkEnv
 	cat   catalog.Catalog
 	ns    string
-	label string            // Spark's name of the catalog, and iceops's label
-	hcl   string            // the iceops catalog block's body
+	label string            // Spark's name of the catalog, and icewright's label
+	hcl   string            // the icewright catalog block's body
 	conf  map[string]string // Spark session settings (a catalog of the test's own)
 }
 
@@ -96,15 +96,15 @@ func newForeignPG(ctx context.Context, t *testing.T) *foreignLake {
 }
 
 // newForeignREST is the REST catalog (SeaweedFS's, on its S3) as a Spark
-// catalog of the test's own session, `iceops_rest`, configured from the
-// same settings iceops and iceberg-go use (the catalog authenticates with
+// catalog of the test's own session, `icewright_rest`, configured from the
+// same settings icewright and iceberg-go use (the catalog authenticates with
 // an OAuth client credential, which Spark's `rest` catalog is not given).
 func newForeignREST(ctx context.Context, t *testing.T) *foreignLake {
 	t.Helper()
 	env := testenv.Spark(t)
 	rest := testenv.REST(t)
 	be := restBackend(ctx, t, rest)
-	const label = "iceops_rest"
+	const label = "icewright_rest"
 	pre := "spark.sql.catalog." + label
 	conf := map[string]string{
 		pre:                           "org.apache.iceberg.spark.SparkCatalog",
@@ -124,7 +124,7 @@ func newForeignREST(ctx context.Context, t *testing.T) *foreignLake {
 	return l
 }
 
-// name is the table's name as Spark and the iceops configuration spell it.
+// name is the table's name as Spark and the icewright configuration spell it.
 func (l *foreignLake) name(table string) string { return l.label + "." + l.ns + "." + table }
 
 func (l *foreignLake) ident(name string) table.Identifier { return table.Identifier{l.ns, name} }
@@ -273,7 +273,7 @@ func (l *foreignLake) pyiceberg(ctx context.Context, t testing.TB) map[string]in
 	return res.Tables
 }
 
-// config writes and loads an iceops configuration whose catalog is Spark's
+// config writes and loads an icewright configuration whose catalog is Spark's
 // `local` and whose policy (the body of policy "foreign") covers every
 // table of the namespace.
 func (l *foreignLake) config(t testing.TB, policy string) *config.Config {
@@ -286,7 +286,7 @@ func (l *foreignLake) configFor(t testing.TB, pattern, policy string) *config.Co
 	dir := t.TempDir()
 	src := fmt.Sprintf("catalog %q {\n  %s}\npolicy \"foreign\" {%s\n}\ntables \"%s.%s.%s\" {\n  policy = policy.foreign\n}\n",
 		l.label, l.hcl, policy, l.label, l.ns, pattern)
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load(dir, config.LoadOptions{Env: os.Environ()})

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // sparkRows is the SELECT of deterministic rows [from, to) every Spark
@@ -235,8 +235,8 @@ func TestForeignWritersPlanApplyPlan(t *testing.T) {
 	strays := map[string][2]string{} // old, young
 	for _, ft := range tables {
 		loc := localPath(l.load(ctx, t, ft.name).Location())
-		old := filepath.Join(loc, "data", "iceops-foreign-orphan.parquet")
-		young := filepath.Join(loc, "data", "iceops-foreign-young.parquet")
+		old := filepath.Join(loc, "data", "icewright-foreign-orphan.parquet")
+		young := filepath.Join(loc, "data", "icewright-foreign-young.parquet")
 		for _, p := range []string{old, young} {
 			if err := os.WriteFile(p, []byte("not referenced by any snapshot"), 0o644); err != nil {
 				t.Fatal(err)
@@ -275,7 +275,7 @@ func TestForeignWritersPlanApplyPlan(t *testing.T) {
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
 }
 
-// TestForeignWriterDuringApply appends with Spark while iceops plans and
+// TestForeignWriterDuringApply appends with Spark while icewright plans and
 // applies, again and again, compaction, expiry and the orphan sweep at the
 // wall clock on a Spark table: every row Spark committed is there once, the
 // rows that were there are unchanged (Spark's and DuckDB's fingerprints of
@@ -299,7 +299,7 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphan := filepath.Join(localPath(tbl.Location()), "data", "iceops-foreign-orphan.parquet")
+	orphan := filepath.Join(localPath(tbl.Location()), "data", "icewright-foreign-orphan.parquet")
 	if err := os.WriteFile(orphan, []byte("not referenced by any snapshot"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	// First, races made certain: when each action of an apply starts
 	// working (compaction: its first progress report, in the middle of the
 	// rewrite), the progress hook has Spark append 20 rows (ids from 5,000)
-	// and waits for the commit, so that Spark commits between iceops's
+	// and waits for the commit, so that Spark commits between icewright's
 	// reading of the table and its own commit.
 	var (
 		mu      sync.Mutex
@@ -366,7 +366,7 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	forcedRows := len(forced) * per
 
 	// Then a free-running writer: appends of 20 rows each, ids from 10,000,
-	// one commit each, while iceops plans and applies again and again.
+	// one commit each, while icewright plans and applies again and again.
 	var ops []sparkOp
 	for k := 0; k < appends; k++ {
 		ops = append(ops, sparkOp{SQL: "INSERT INTO " + n + " " + sparkRows(10000+k*per, 10000+k*per+per)})
@@ -423,7 +423,7 @@ func TestForeignWriterDuringApply(t *testing.T) {
 	lastFn := func() time.Time { return last }
 	run(lastFn)
 	appended := decodeSpark(t, werr, out, errb, appends)
-	t.Logf("%d plan+apply runs during %d Spark appends: %d commits by iceops, %d conflicts (retried or left to the next run)", runs, appends, committed, conflicts)
+	t.Logf("%d plan+apply runs during %d Spark appends: %d commits by icewright, %d conflicts (retried or left to the next run)", runs, appends, committed, conflicts)
 	var took []string
 	for _, r := range appended {
 		took = append(took, fmt.Sprintf("%.1fs", r.Seconds))
@@ -498,7 +498,7 @@ func TestForeignWritersObjectStores(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				orphans[ft.name] = strings.TrimSuffix(tbl.Location(), "/") + "/data/iceops-foreign-orphan.parquet"
+				orphans[ft.name] = strings.TrimSuffix(tbl.Location(), "/") + "/data/icewright-foreign-orphan.parquet"
 				writeOrphan(t, fsys, orphans[ft.name])
 			}
 			now := time.Now().Add(foreignSkew)

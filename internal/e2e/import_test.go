@@ -29,14 +29,14 @@ func TestImportForeignWriters(t *testing.T) {
 	l.pyiceberg(ctx, t)
 
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(fmt.Sprintf("catalog %q {\n  %s}\n", l.label, l.hcl)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(fmt.Sprintf("catalog %q {\n  %s}\n", l.label, l.hcl)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := iceops(ctx, t, dir, "import", "-target="+l.label+"."+l.ns+".*", "-out=imported.iceops.hcl")
+	res := icewright(ctx, t, dir, "import", "-target="+l.label+"."+l.ns+".*", "-out=imported.icewright.hcl")
 	if res.code != 0 {
 		t.Fatalf("import: exit %d", res.code)
 	}
-	src, err := os.ReadFile(filepath.Join(dir, "imported.iceops.hcl"))
+	src, err := os.ReadFile(filepath.Join(dir, "imported.icewright.hcl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +50,11 @@ func TestImportForeignWriters(t *testing.T) {
 			t.Errorf("missing %s in:\n%s", want, src)
 		}
 	}
-	t.Logf("imported.iceops.hcl:\n%s", src)
-	if res := iceops(ctx, t, dir, "fmt", "-check", "imported.iceops.hcl"); res.code != 0 {
+	t.Logf("imported.icewright.hcl:\n%s", src)
+	if res := icewright(ctx, t, dir, "fmt", "-check", "imported.icewright.hcl"); res.code != 0 {
 		t.Errorf("fmt -check: exit %d", res.code)
 	}
-	res = iceops(ctx, t, dir, "plan", "-detailed-exitcode")
+	res = icewright(ctx, t, dir, "plan", "-detailed-exitcode")
 	if res.code != 0 || !strings.Contains(res.stdout, "No changes.") {
 		t.Fatalf("plan after import: exit %d\n%s\n%s", res.code, res.stdout, src)
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Issue 32: expiry never deletes a file that was live when the apply

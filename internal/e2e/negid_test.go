@@ -13,12 +13,12 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The corpus table of issue 32 item 1: its head's snapshot id is negative,
@@ -213,7 +213,7 @@ func TestNegativeHeadOwnTable(t *testing.T) {
 		runs              []diff.ActionType
 	}{
 		{name: "every_kind", hcl: `
-  properties = { "iceops.test" = "negative-head" }
+  properties = { "icewright.test" = "negative-head" }
   compaction {
     strategy        = "binpack"
     min_input_files = 2
@@ -250,7 +250,7 @@ func TestNegativeHeadOwnTable(t *testing.T) {
 			loc := strings.TrimPrefix(be.fixtureLocation("ns", "t_"+pol.name), "file://")
 			md := testkit.CopyTable(t, strings.TrimPrefix(srcLoc, "file://"), loc, current, lakehouse.SnapshotIDs(ids))
 			backdate(t, loc, later.Add(-10*24*time.Hour))
-			orphan := filepath.Join(loc, "data", "iceops-negid-orphan.parquet")
+			orphan := filepath.Join(loc, "data", "icewright-negid-orphan.parquet")
 			testkit.WriteFileAt(t, orphan, 10, later.Add(-10*24*time.Hour))
 			if err := be.cat.DropTable(ctx, ident); err != nil && !strings.Contains(err.Error(), "not") {
 				t.Fatal(err)

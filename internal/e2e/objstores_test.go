@@ -17,9 +17,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // sqliteObjectStore: a sqlite SQL catalog whose warehouse is on an object
@@ -102,7 +102,7 @@ func TestObjectStoresFixtures(t *testing.T) {
 }
 
 // TestObjectStoresQuarantine: on GCS and Azure, an orphan sweep with
-// quarantine moves the old orphans under .iceops-quarantine/ (the young one
+// quarantine moves the old orphans under .icewright-quarantine/ (the young one
 // stays), the next plan is empty, and once the quarantine is due a plan
 // purges the run, after which nothing is left of it and the plan is empty
 // again. The rows are the same throughout. The purge deletes through the
@@ -152,7 +152,7 @@ func TestObjectStoresQuarantine(t *testing.T) {
 			files := listFiles(t, fsys, tbl.Location())
 			var quarantined []string
 			for _, f := range files {
-				if strings.Contains(f, "/.iceops-quarantine/") && strings.HasSuffix(f, ".parquet") {
+				if strings.Contains(f, "/.icewright-quarantine/") && strings.HasSuffix(f, ".parquet") {
 					quarantined = append(quarantined, f)
 				}
 			}
@@ -191,7 +191,7 @@ func TestObjectStoresQuarantine(t *testing.T) {
 				}
 			}
 			if slices.Contains(files, young) || !slices.ContainsFunc(files, func(f string) bool {
-				return strings.Contains(f, "/.iceops-quarantine/") && strings.HasSuffix(f, "/data/orphan-young.parquet")
+				return strings.Contains(f, "/.icewright-quarantine/") && strings.HasSuffix(f, "/data/orphan-young.parquet")
 			}) {
 				t.Errorf("the once young orphan is not in the second quarantine run: %v", files)
 			}

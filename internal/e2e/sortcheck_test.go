@@ -13,9 +13,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestCLISortOrderRefusedOnForeignTables: one shared policy, through a
@@ -45,11 +45,11 @@ func TestCLISortOrderRefusedOnForeignTables(t *testing.T) {
 		{name: "all_types_fits", corpus: trinoAllTypes, current: trinoCurrent,
 			sortOrder: `["uuid_col", "time_col desc", "bucket(8, binary_col)", "truncate(4, string_col)"]`},
 		{name: "all_types_list", corpus: trinoAllTypes, current: trinoCurrent, sortOrder: `["uuid_col", "list_col"]`,
-			refused: []string{`column "list_col" has type list<double>, which iceops cannot sort by`}},
+			refused: []string{`column "list_col" has type list<double>, which icewright cannot sort by`}},
 		{name: "all_types_day", corpus: trinoAllTypes, current: trinoCurrent, sortOrder: `["time_col", "day(string_col)"]`,
 			refused: []string{`"day(string_col) ASC NULLS FIRST": the day transform does not apply to column "string_col" of type string (transforms it takes: identity, bucket, truncate, void)`}},
 		{name: "nested", corpus: "duckdb-redpanda-hour-nested", current: "metadata/v1.metadata.json", sortOrder: `["redpanda.timestamp"]`,
-			refused: []string{`"redpanda.timestamp" is a field inside column "redpanda" of type struct<...>, and iceops sorts by top-level columns only`}},
+			refused: []string{`"redpanda.timestamp" is a field inside column "redpanda" of type struct<...>, and icewright sorts by top-level columns only`}},
 		{name: "case_names", corpus: "duckdb-case-sensitive-names", current: "metadata/00001-a7a3a44c-4aac-4619-bebd-11be37b27351.metadata.json", sortOrder: `["USER_ID"]`,
 			refused: []string{`column "USER_ID" is not in the table's schema, which has "user_id" and "uSeR_Id": column names are case-sensitive`}},
 		{name: "uuid", corpus: "duckdb-uuid", current: "metadata/00001-43fda1f4-1c96-4376-ad16-91beb71d0759.metadata.json", compacts: true,
@@ -79,7 +79,7 @@ func TestCLISortOrderRefusedOnForeignTables(t *testing.T) {
 policy "shared" {
   sort_order = ["id"]
   properties = {
-    "owner" = "iceops-e2e"
+    "owner" = "icewright-e2e"
   }
   compaction {
     strategy        = "sort"
@@ -96,16 +96,16 @@ tables "%s.%s.*" {
 }
 
 %s`, catalogName, be.hcl(catalogName), catalogName, ns, blocks.String())
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr := func(name string) string { return catalogName + "." + ns + "." + name }
 
 	// The plan: exit 1 (docs/cli.md: a refusal is an error someone must
 	// look at), every refusal in it.
-	if r := iceops(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 1 {
+	if r := icewright(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 1 {
 		t.Fatalf("plan -detailed-exitcode = %d, want 1 (refusals)", r.code)
-	} else if !strings.Contains(r.stdout, `! refused replace_sort_order: sort_order = ["USER_ID ASC NULLS FIRST"] (main.iceops.hcl:`) {
+	} else if !strings.Contains(r.stdout, `! refused replace_sort_order: sort_order = ["USER_ID ASC NULLS FIRST"] (main.icewright.hcl:`) {
 		t.Errorf("the text plan does not show the refusal")
 	}
 	first := planJSON(ctx, t, dir)
@@ -143,7 +143,7 @@ tables "%s.%s.*" {
 	}
 
 	// apply: exit 1, the other actions done, nothing refused attempted.
-	r := iceops(ctx, t, dir, "apply", "-auto-approve", "-json")
+	r := icewright(ctx, t, dir, "apply", "-auto-approve", "-json")
 	if r.code != 1 {
 		t.Fatalf("apply = %d, want 1 (the plan's refusals)", r.code)
 	}
@@ -170,7 +170,7 @@ tables "%s.%s.*" {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tbl.Properties()["owner"]; got != "iceops-e2e" {
+		if got := tbl.Properties()["owner"]; got != "icewright-e2e" {
 			t.Errorf("%s: property owner = %q: update_properties did not apply", c.name, got)
 		}
 		if n := len(tbl.Metadata().Snapshots()); snapshotsBefore[c.name] > 1 && n >= snapshotsBefore[c.name] {
@@ -191,7 +191,7 @@ tables "%s.%s.*" {
 	if !slices.Equal(first.Refusals, second.Refusals) {
 		t.Errorf("the second plan's refusals differ:\n first  %v\n second %v", first.Refusals, second.Refusals)
 	}
-	if r := iceops(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 1 {
+	if r := icewright(ctx, t, dir, "plan", "-detailed-exitcode"); r.code != 1 {
 		t.Fatalf("second plan -detailed-exitcode = %d, want 1 (the refusals)", r.code)
 	}
 }
@@ -199,7 +199,7 @@ tables "%s.%s.*" {
 // planJSON runs plan -json in dir and decodes the document.
 func planJSON(ctx context.Context, t testing.TB, dir string) *diff.Plan {
 	t.Helper()
-	r := iceops(ctx, t, dir, "plan", "-json")
+	r := icewright(ctx, t, dir, "plan", "-json")
 	var p diff.Plan
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
 		t.Fatalf("plan -json (exit %d): %v", r.code, err)

@@ -19,8 +19,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // stallStrays is how many orphans the paused sweep has (the issue's run
@@ -28,10 +28,10 @@ import (
 const stallStrays = 24
 
 // TestCLIQuarantineWithS3Paused is issue 32 item 5, as its author runs it:
-// the iceops binary applies a reviewed sweep (quarantine on S3) with the
+// the icewright binary applies a reviewed sweep (quarantine on S3) with the
 // default request settings, and the S3 server, a private versitygw, is
 // paused (SIGSTOP) mid-sweep, at the twelfth copy into the quarantine: the
-// files move in batches of 8 (iceops.delete-batch-size; each batch copied,
+// files move in batches of 8 (icewright.delete-batch-size; each batch copied,
 // then its originals deleted with one DeleteObjects), so the first batch
 // has moved and the second is being copied. The apply must exit 1 within 2 minutes (with the
 // default 30s timeout and 8 copies in flight the breaker trips after one
@@ -48,7 +48,7 @@ const stallStrays = 24
 func TestCLIQuarantineWithS3Paused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	l := newPausedLake(ctx, t, stallStrays, stallStrays, `    "iceops.delete-batch-size" = "8"
+	l := newPausedLake(ctx, t, stallStrays, stallStrays, `    "icewright.delete-batch-size" = "8"
 `, `
 policy "sweep" {
   orphan_files {
@@ -60,7 +60,7 @@ policy "sweep" {
 `)
 	// Pause the server at the twelfth CopyObject: the first batch has
 	// moved, the second is being copied, the third is not started.
-	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "PUT", Path: "/warehouse/t/.iceops-quarantine/", Query: "CopyObject", Nth: 12})
+	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "PUT", Path: "/warehouse/t/.icewright-quarantine/", Query: "CopyObject", Nth: 12})
 	if r.code != 1 {
 		t.Errorf("apply with S3 paused mid-sweep: exit %d, want 1", r.code)
 	}
@@ -156,9 +156,9 @@ policy "sweep" {
 
 // TestCLIExpiryWithS3Paused: expiry's deletions after its commit stop on
 // the same breaker. Its clock-dependent bound is scaled
-// (iceops.request-timeout = 1s, so the breaker trips after about 1s of
+// (icewright.request-timeout = 1s, so the breaker trips after about 1s of
 // silence): the server is paused when the fifth released manifest list
-// is deleted (batches of one key: iceops.delete-batch-size); the apply exits 1 within a minute, no new delete reaches
+// is deleted (batches of one key: icewright.delete-batch-size); the apply exits 1 within a minute, no new delete reaches
 // the server, the action fails saying the store was judged unresponsive,
 // and every released file is counted: deleted, left (unreferenced, for
 // the next sweep) or named in delete_errors.
@@ -167,8 +167,8 @@ func TestCLIExpiryWithS3Paused(t *testing.T) {
 	defer cancel()
 	// One key per DeleteObjects request: the pause comes at a known
 	// deletion, as with single DELETEs.
-	l := newPausedLake(ctx, t, 24, 0, `    "iceops.request-timeout" = "1s"
-    "iceops.delete-batch-size" = "1"
+	l := newPausedLake(ctx, t, 24, 0, `    "icewright.request-timeout" = "1s"
+    "icewright.delete-batch-size" = "1"
 `, `
 policy "sweep" {
   snapshot_retention {
@@ -181,7 +181,7 @@ policy "sweep" {
 	// the 24 appends were made: planned again now, the plan expires 23, so
 	// the fifth delete that pauses the server always comes.
 	time.Sleep(1500 * time.Millisecond)
-	if r := iceops(ctx, t, l.dir, "plan", "-out="+l.planFile); r.code != 0 || !strings.Contains(r.stdout, "- expire 23 snapshots") {
+	if r := icewright(ctx, t, l.dir, "plan", "-out="+l.planFile); r.code != 0 || !strings.Contains(r.stdout, "- expire 23 snapshots") {
 		t.Fatalf("plan after the snapshots aged: exit %d, want the expiry of 23 snapshots", r.code)
 	}
 	r, took, after := l.applyPaused(ctx, testenv.Fault{Method: "POST", Query: "delete", Nth: 5})
@@ -223,7 +223,7 @@ policy "sweep" {
 }
 
 // pausedLake is a sqlite catalog with one table, lake.sweep.t, on a private
-// versitygw reached through a fault proxy, and an iceops configuration
+// versitygw reached through a fault proxy, and an icewright configuration
 // with a reviewed plan of it.
 type pausedLake struct {
 	t        *testing.T
@@ -299,12 +299,12 @@ tables "lake.sweep.*" {
   policy = policy.sweep
 }
 `, dbPath, penv.URL("warehouse"), penv.Endpoint, props, policy)
-	if err := os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("E2E_S3_KEY", s3.AccessKey)
 	t.Setenv("E2E_S3_SECRET", s3.SecretKey)
-	if r := iceops(ctx, t, dir, "plan", "-out="+l.planFile); r.code != 0 {
+	if r := icewright(ctx, t, dir, "plan", "-out="+l.planFile); r.code != 0 {
 		t.Fatalf("plan -out = %d, want 0", r.code)
 	}
 	return l
@@ -323,7 +323,7 @@ func (l *pausedLake) applyPaused(ctx context.Context, f testenv.Fault) (cliResul
 	}
 	l.proxy.Add(f)
 	start := time.Now()
-	r := iceops(ctx, l.t, l.dir, "apply", "-auto-approve", "-json", l.planFile)
+	r := icewright(ctx, l.t, l.dir, "apply", "-auto-approve", "-json", l.planFile)
 	took := time.Since(start)
 	l.srv.Resume()
 	if atPause.Load() == 0 {

@@ -26,9 +26,9 @@ import (
 	"github.com/twmb/avro"
 	"github.com/twmb/avro/ocf"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The tables of this file are written by iceberg-go, NOT by another engine.
@@ -41,7 +41,7 @@ import (
 // PyIceberg, DuckDB's iceberg extension) can run here. So iceberg-go writes
 // them, and what makes them worth testing is held to the same bar as the
 // corpus: plan -> apply -> plan under binpack and sort, values read by
-// DuckDB (scripts/duckdb-fingerprint.cjs) and by iceops' reader
+// DuckDB (scripts/duckdb-fingerprint.cjs) and by icewright' reader
 // (compaction.ScanTable) unchanged, and a second plan with nothing to do.
 // On top of the corpus test, each rewritten file's partition tuple is
 // checked against its rows: the tuple of every output file is one of the
@@ -51,8 +51,8 @@ import (
 // percent-decodes a file:// URI, where Java's Hadoop IO and DuckDB read the
 // path literally, so the escaped partition directories iceberg-go's own
 // appends make (s_trunc=%C5%BC...) would be unreadable by DuckDB before
-// iceops touches them. TestFileURIPartitionPathsMeanOneFile covers what
-// iceops itself writes at a file:// location.
+// icewright touches them. TestFileURIPartitionPathsMeanOneFile covers what
+// icewright itself writes at a file:// location.
 
 // goWrittenTable is one iceberg-go-written test table.
 type goWrittenTable struct {
@@ -441,14 +441,14 @@ func buildBatch(t testing.TB, as *arrow.Schema, rows []row) arrow.RecordBatch {
 // iceberg-go-written tables of transformTables (not foreign tables: see
 // the comment at the top of this file) under binpack and under sort by each
 // table's two sort terms, and requires what TestCorpusPlanApplyPlan does
-// (values unchanged as DuckDB and iceops' reader read them, every
+// (values unchanged as DuckDB and icewright' reader read them, every
 // referenced file present, a second plan with no action) and: the first plan
 // compacts each table with no refusal; after apply every (spec, partition)
 // holds one file, the set of partition tuples is the one before, each
 // file's tuple is the transform of each of its rows (a void field's is
 // null), and under sort each file's rows are in the order's sequence.
 //
-// binpack_file_uri has iceops write its files through a file:// URI
+// binpack_file_uri has icewright write its files through a file:// URI
 // (write.data.path): iceberg-go's local IO percent-decodes such a URI, while
 // DuckDB and Java's Hadoop IO read the path literally, so a file written
 // under an escaped partition directory (s_trunc=%C5%BC) sat where no other
@@ -465,7 +465,7 @@ func runTransformTables(t *testing.T, ns string, tables []goWrittenTable) {
 		name string
 		sort int // index into sorts, -1 for binpack
 		// fileURI sets write.data.path to the data directory as a
-		// file:// URI, so iceops writes its files through one (see
+		// file:// URI, so icewright writes its files through one (see
 		// TestGoWrittenTransformsPlanApplyPlan's comment).
 		fileURI bool
 	}{{"binpack", -1, false}, {"sort_partition_column", 0, false}, {"sort_other_column", 1, false}, {"binpack_file_uri", -1, true}}
@@ -549,7 +549,7 @@ func runTransformTables(t *testing.T, ns string, tables []goWrittenTable) {
 				if got, err := goFingerprint(ctx, tbl); err != nil {
 					t.Errorf("%s: after apply: %v", st.g.name, err)
 				} else if !got.equal(st.goFP) {
-					t.Errorf("%s: iceops' reader reads other values after apply:\n before %v\n after  %v", st.g.name, st.goFP, got)
+					t.Errorf("%s: icewright' reader reads other values after apply:\n before %v\n after  %v", st.g.name, st.goFP, got)
 				}
 				if got, err := duckFingerprint(ctx, duck, tbl); err != nil {
 					t.Errorf("%s: after apply: %v", st.g.name, err)
@@ -1000,7 +1000,7 @@ func TestTwoDecimalPartitionFieldsRefusedInPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, err := goFingerprint(ctx, tbl); err != nil || !got.equal(goFP) {
-		t.Errorf("iceops' reader after apply: %v, %v, before %v", got, err, goFP)
+		t.Errorf("icewright' reader after apply: %v, %v, before %v", got, err, goFP)
 	}
 	if got, err := duckFingerprint(ctx, duck, tbl); err != nil || !got.equal(duckFP) {
 		t.Errorf("DuckDB after apply: %v, %v, before %v", got, err, duckFP)

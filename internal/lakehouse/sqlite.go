@@ -4,7 +4,7 @@
 // and the benchmarks: opening an embedded sqlite SQL catalog, registering a
 // table by metadata location, the fixtures of internal/testdata/tables
 // copied with their paths rewritten, and the "time machine" that backdates a
-// table's history. It imports no package of iceops, so that any of them,
+// table's history. It imports no package of icewright, so that any of them,
 // tests included, can use it without a cycle (providers' own tests import
 // testkit, which imports it).
 package lakehouse

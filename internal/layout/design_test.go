@@ -206,11 +206,11 @@ func TestDesignRowsParse(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"config":                    "none of ours",
-		"diff":                      "config",
-		"providers/compaction":      "providers/internal/bound, providers/internal/reach",
-		"providers/internal/reach":  "none of ours",
-		"cmd/iceops/internal/views": "diff, apply, config",
+		"config":                       "none of ours",
+		"diff":                         "config",
+		"providers/compaction":         "providers/internal/bound, providers/internal/reach",
+		"providers/internal/reach":     "none of ours",
+		"cmd/icewright/internal/views": "diff, apply, config",
 	}
 	for p, rule := range want {
 		r, ok := byPkg[p]
@@ -222,8 +222,8 @@ func TestDesignRowsParse(t *testing.T) {
 			t.Errorf("row of %s parses as %q, want %q", p, got, rule)
 		}
 	}
-	if r := byPkg["cmd/iceops"]; !r.all {
-		t.Errorf("row of cmd/iceops should allow everything below: %+v", r)
+	if r := byPkg["cmd/icewright"]; !r.all {
+		t.Errorf("row of cmd/icewright should allow everything below: %+v", r)
 	}
 	if r := byPkg["providers"]; !r.subs {
 		t.Errorf("row of providers should allow its subpackages: %+v", r)

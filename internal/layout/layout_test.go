@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-const module = "github.com/iceops/iceops"
+const module = "github.com/icewright/icewright"
 
 // rule says, for the packages under dir (the directory itself and, with
 // tree, every package below it), which of our packages they may import and
@@ -69,7 +69,7 @@ var rules = []rule{
 	// apply's results, and config's ranges and masking rule (config is below
 	// diff and owns the one secret rule). No providers package: the reports
 	// of inspect, restore and demo are diff types.
-	{dir: "cmd/iceops/internal/views", ours: []string{"diff", "apply", "config"}, forbidden: []string{iceberg, arrow, module + "/providers"}},
+	{dir: "cmd/icewright/internal/views", ours: []string{"diff", "apply", "config"}, forbidden: []string{iceberg, arrow, module + "/providers"}},
 }
 
 // noPrint are the packages below cmd: they return values or call hooks and
@@ -225,8 +225,8 @@ func TestOnlyViewsColour(t *testing.T) {
 	}
 	sort.Strings(importers)
 	for _, p := range importers {
-		if p != "cmd/iceops/internal/views" {
-			t.Errorf("%s imports fatih/color; only cmd/iceops/internal/views may", p)
+		if p != "cmd/icewright/internal/views" {
+			t.Errorf("%s imports fatih/color; only cmd/icewright/internal/views may", p)
 		}
 	}
 	if len(importers) == 0 {

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 )
 
-// BuildIceops compiles the iceops command into dir and returns the
+// BuildIcewright compiles the icewright command into dir and returns the
 // binary's path, for tests that run it as a user or a pipeline would.
-func BuildIceops(dir string) (string, error) {
-	bin := filepath.Join(dir, "iceops")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/iceops/iceops/cmd/iceops").CombinedOutput()
+func BuildIcewright(dir string) (string, error) {
+	bin := filepath.Join(dir, "icewright")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/icewright/icewright/cmd/icewright").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("build iceops: %w\n%s", err, out)
+		return "", fmt.Errorf("build icewright: %w\n%s", err, out)
 	}
 	return bin, nil
 }
@@ -34,13 +34,13 @@ func ExitCode(err error) (int, error) {
 	}
 }
 
-// InstallIceops runs `go install` of the iceops command with GOBIN=gobin,
+// InstallIcewright runs `go install` of the icewright command with GOBIN=gobin,
 // as a pipeline's install step does, and returns the binary's path.
-func InstallIceops(gobin string) (string, error) {
-	cmd := exec.Command("go", "install", "github.com/iceops/iceops/cmd/iceops")
+func InstallIcewright(gobin string) (string, error) {
+	cmd := exec.Command("go", "install", "github.com/icewright/icewright/cmd/icewright")
 	cmd.Env = append(os.Environ(), "GOBIN="+gobin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go install iceops: %w\n%s", err, out)
+		return "", fmt.Errorf("go install icewright: %w\n%s", err, out)
 	}
-	return filepath.Join(gobin, "iceops"), nil
+	return filepath.Join(gobin, "icewright"), nil
 }

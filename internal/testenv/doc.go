@@ -4,8 +4,8 @@
 //
 // A test that needs a service calls Postgres, S3 or REST. When the service's
 // environment variables are missing the test is skipped with the command that
-// starts it, unless ICEOPS_REQUIRE_SERVICES=1 (as in CI), where it fails.
+// starts it, unless ICEWRIGHT_REQUIRE_SERVICES=1 (as in CI), where it fails.
 //
 // It may import only the standard library, iceberg-go (to wait for a REST
-// catalog) and database drivers; nothing of iceops.
+// catalog) and database drivers; nothing of icewright.
 package testenv

@@ -17,13 +17,13 @@ type DuckDB struct {
 
 // Env is the environment the script needs on top of the test's own.
 func (d DuckDB) Env() []string {
-	return append(os.Environ(), "ICEOPS_DUCKDB_PREFIX="+d.Prefix)
+	return append(os.Environ(), "ICEWRIGHT_DUCKDB_PREFIX="+d.Prefix)
 }
 
 // DuckDBReader finds node and the npm prefix that scripts/tools.sh duckdb
-// filled: ICEOPS_DUCKDB_PREFIX (scripts/services.sh env sets it), else
-// $ICEOPS_CACHE/duckdb, else ~/.cache/iceops-ci/duckdb. It skips (fails under
-// ICEOPS_REQUIRE_SERVICES=1) when either is missing.
+// filled: ICEWRIGHT_DUCKDB_PREFIX (scripts/services.sh env sets it), else
+// $ICEWRIGHT_CACHE/duckdb, else ~/.cache/icewright-ci/duckdb. It skips (fails under
+// ICEWRIGHT_REQUIRE_SERVICES=1) when either is missing.
 func DuckDBReader(t testing.TB) DuckDB {
 	t.Helper()
 	node, err := exec.LookPath("node")
@@ -31,12 +31,12 @@ func DuckDBReader(t testing.TB) DuckDB {
 		missing(t, "needs node for the DuckDB reader (scripts/tools.sh duckdb installs it)")
 		return DuckDB{}
 	}
-	prefix := os.Getenv("ICEOPS_DUCKDB_PREFIX")
+	prefix := os.Getenv("ICEWRIGHT_DUCKDB_PREFIX")
 	if prefix == "" {
-		cache := os.Getenv("ICEOPS_CACHE")
+		cache := os.Getenv("ICEWRIGHT_CACHE")
 		if cache == "" {
 			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "iceops-ci")
+			cache = filepath.Join(home, ".cache", "icewright-ci")
 		}
 		prefix = filepath.Join(cache, "duckdb")
 	}

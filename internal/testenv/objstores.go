@@ -64,7 +64,7 @@ func (e GCSEnv) Through(p *FaultProxy) GCSEnv {
 // prefix unique to t.
 func GCS(t testing.TB) GCSEnv {
 	t.Helper()
-	v := lookup(t, "a GCS server", "ICEOPS_TEST_GCS_ENDPOINT", "ICEOPS_TEST_GCS_BUCKET")
+	v := lookup(t, "a GCS server", "ICEWRIGHT_TEST_GCS_ENDPOINT", "ICEWRIGHT_TEST_GCS_BUCKET")
 	e := GCSEnv{Endpoint: v[0], Bucket: v[1], Prefix: UniqueName(t, "")}
 	if err := createGCSBucket(e.Endpoint, e.Bucket); err != nil {
 		t.Fatalf("gcs bucket %s: %v", e.Bucket, err)
@@ -81,7 +81,7 @@ func createGCSBucket(endpoint, bucket string) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(endpoint, "/")+"/b?project=iceops", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(endpoint, "/")+"/b?project=icewright", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -155,8 +155,8 @@ func (e AzureEnv) ContainerClient(t testing.TB) *container.Client {
 // created and a prefix unique to t.
 func Azure(t testing.TB) AzureEnv {
 	t.Helper()
-	v := lookup(t, "an Azure Blob server", "ICEOPS_TEST_AZURE_ENDPOINT", "ICEOPS_TEST_AZURE_ACCOUNT",
-		"ICEOPS_TEST_AZURE_KEY", "ICEOPS_TEST_AZURE_CONTAINER")
+	v := lookup(t, "an Azure Blob server", "ICEWRIGHT_TEST_AZURE_ENDPOINT", "ICEWRIGHT_TEST_AZURE_ACCOUNT",
+		"ICEWRIGHT_TEST_AZURE_KEY", "ICEWRIGHT_TEST_AZURE_CONTAINER")
 	e := AzureEnv{Endpoint: v[0], Account: v[1], Key: v[2], Container: v[3], Prefix: UniqueName(t, "")}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -38,12 +38,12 @@ func TestReservePortReleasedWithTest(t *testing.T) {
 	var p int
 	t.Run("holder", func(t *testing.T) {
 		p = freePorts(t, 1)[0]
-		if claimFile(filepath.Join(os.TempDir(), "iceops-test-ports", strconv.Itoa(p+10000))) {
+		if claimFile(filepath.Join(os.TempDir(), "icewright-test-ports", strconv.Itoa(p+10000))) {
 			t.Fatalf("port %d+10000 is not reserved", p)
 		}
 	})
 	for _, port := range []int{p, p + 10000} {
-		if _, err := os.Stat(filepath.Join(os.TempDir(), "iceops-test-ports", strconv.Itoa(port))); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(os.TempDir(), "icewright-test-ports", strconv.Itoa(port))); !os.IsNotExist(err) {
 			t.Errorf("reservation of %d left after the test: %v", port, err)
 		}
 	}

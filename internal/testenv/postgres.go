@@ -15,7 +15,7 @@ import (
 func PostgresDatabase(t testing.TB) string {
 	t.Helper()
 	base := Postgres(t)
-	name := UniqueName(t, "iceops")
+	name := UniqueName(t, "icewright")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin, err := sql.Open("pgx", base)
@@ -41,7 +41,7 @@ func PostgresDatabase(t testing.TB) string {
 	})
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("parse ICEOPS_TEST_PG_DSN: %v", err)
+		t.Fatalf("parse ICEWRIGHT_TEST_PG_DSN: %v", err)
 	}
 	u.Path = "/" + name
 	return u.String()

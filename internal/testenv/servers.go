@@ -207,7 +207,7 @@ func freePorts(t testing.TB, n int) []int {
 // keys). A claim whose process is gone is stale and taken over.
 func reservePort(t testing.TB, p int) bool {
 	t.Helper()
-	dir := filepath.Join(os.TempDir(), "iceops-test-ports")
+	dir := filepath.Join(os.TempDir(), "icewright-test-ports")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatalf("port reservations: %v", err)
 	}
@@ -297,7 +297,7 @@ func portOpen(ctx context.Context, addr string) error {
 // Stopped when t ends.
 func StartS3(t testing.TB) (S3Env, *Server) {
 	t.Helper()
-	bin := binary(t, "ICEOPS_TEST_VERSITYGW_BIN", "versitygw")
+	bin := binary(t, "ICEWRIGHT_TEST_VERSITYGW_BIN", "versitygw")
 	dir := t.TempDir()
 	env := S3Env{
 		Endpoint: "", AccessKey: "privatekey", SecretKey: "privatesecret",
@@ -333,7 +333,7 @@ func StartS3(t testing.TB) (S3Env, *Server) {
 // environment and the server (for Stop/Start). Stopped when t ends.
 func StartREST(t testing.TB) (RESTEnv, *Server) {
 	t.Helper()
-	bin := binary(t, "ICEOPS_TEST_WEED_BIN", "SeaweedFS weed")
+	bin := binary(t, "ICEWRIGHT_TEST_WEED_BIN", "SeaweedFS weed")
 	dir := t.TempDir()
 	p := freePorts(t, 6)
 	master, volume, filer, s3, iceberg, admin := p[0], p[1], p[2], p[3], p[4], p[5]

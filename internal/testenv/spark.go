@@ -9,9 +9,9 @@ import (
 // SparkEnv is the Spark Connect server scripts/services.sh starts (Spark
 // with the Iceberg runtime, local mode) and the Python that drives it.
 // Spark's catalogs are `local` (JDBC in the SQLite file LocalDB, warehouse
-// LocalWarehouse), `pg` (JDBC in the PostgreSQL of ICEOPS_TEST_PG_DSN,
+// LocalWarehouse), `pg` (JDBC in the PostgreSQL of ICEWRIGHT_TEST_PG_DSN,
 // warehouse s3://<bucket>/spark-pg on the S3 server) and `rest` (the REST
-// catalog). An iceops catalog with the same label reads the same tables.
+// catalog). An icewright catalog with the same label reads the same tables.
 // Tests should create namespaces named with UniqueName: the server is shared.
 type SparkEnv struct {
 	Remote         string // sc://127.0.0.1:15002
@@ -21,11 +21,11 @@ type SparkEnv struct {
 }
 
 // Spark returns the Spark Connect server, or skips (fails under
-// ICEOPS_REQUIRE_SERVICES=1) when it is not running.
+// ICEWRIGHT_REQUIRE_SERVICES=1) when it is not running.
 func Spark(t testing.TB) SparkEnv {
 	t.Helper()
-	v := lookup(t, "a Spark Connect server", "ICEOPS_TEST_SPARK_REMOTE", "ICEOPS_TEST_SPARK_LOCAL_DB",
-		"ICEOPS_TEST_SPARK_LOCAL_WAREHOUSE")
+	v := lookup(t, "a Spark Connect server", "ICEWRIGHT_TEST_SPARK_REMOTE", "ICEWRIGHT_TEST_SPARK_LOCAL_DB",
+		"ICEWRIGHT_TEST_SPARK_LOCAL_WAREHOUSE")
 	if v == nil {
 		return SparkEnv{}
 	}
@@ -34,10 +34,10 @@ func Spark(t testing.TB) SparkEnv {
 
 // Python returns the suite's python (scripts/tools.sh spark makes its venv:
 // pyspark, PyIceberg, Zamboni), or skips (fails under
-// ICEOPS_REQUIRE_SERVICES=1) when it is missing.
+// ICEWRIGHT_REQUIRE_SERVICES=1) when it is missing.
 func Python(t testing.TB) string {
 	t.Helper()
-	v := lookup(t, "the suite's python venv (scripts/tools.sh spark)", "ICEOPS_TEST_PYTHON")
+	v := lookup(t, "the suite's python venv (scripts/tools.sh spark)", "ICEWRIGHT_TEST_PYTHON")
 	if v == nil {
 		return ""
 	}

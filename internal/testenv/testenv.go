@@ -12,7 +12,7 @@ import (
 
 // RequireServicesEnv, set to 1, turns every "service missing" skip into a
 // failure. CI sets it; a developer's quick `go test ./...` does not.
-const RequireServicesEnv = "ICEOPS_REQUIRE_SERVICES"
+const RequireServicesEnv = "ICEWRIGHT_REQUIRE_SERVICES"
 
 // Required reports whether missing services must fail tests.
 func Required() bool {
@@ -23,7 +23,7 @@ func Required() bool {
 const startHint = "run scripts/services.sh start && eval \"$(scripts/services.sh env)\""
 
 // lookup returns the values of vars, or skips (fails under
-// ICEOPS_REQUIRE_SERVICES=1) naming the service and the first missing variable.
+// ICEWRIGHT_REQUIRE_SERVICES=1) naming the service and the first missing variable.
 func lookup(t testing.TB, service string, vars ...string) []string {
 	t.Helper()
 	vals := make([]string, len(vars))
@@ -50,7 +50,7 @@ func missing(t testing.TB, msg string) {
 // Prefer PostgresDatabase for a database of the test's own.
 func Postgres(t testing.TB) string {
 	t.Helper()
-	return lookup(t, "PostgreSQL", "ICEOPS_TEST_PG_DSN")[0]
+	return lookup(t, "PostgreSQL", "ICEWRIGHT_TEST_PG_DSN")[0]
 }
 
 // S3Env is an S3 endpoint with a bucket the tests may write to.
@@ -88,11 +88,11 @@ func (e S3Env) URL(elem ...string) string {
 // unique to t.
 func S3(t testing.TB) S3Env {
 	t.Helper()
-	v := lookup(t, "an S3 server", "ICEOPS_TEST_S3_ENDPOINT", "ICEOPS_TEST_S3_ACCESS_KEY",
-		"ICEOPS_TEST_S3_SECRET_KEY", "ICEOPS_TEST_S3_BUCKET")
+	v := lookup(t, "an S3 server", "ICEWRIGHT_TEST_S3_ENDPOINT", "ICEWRIGHT_TEST_S3_ACCESS_KEY",
+		"ICEWRIGHT_TEST_S3_SECRET_KEY", "ICEWRIGHT_TEST_S3_BUCKET")
 	return S3Env{
 		Endpoint: v[0], AccessKey: v[1], SecretKey: v[2], Bucket: v[3],
-		Region: envOr("ICEOPS_TEST_S3_REGION", "us-east-1"),
+		Region: envOr("ICEWRIGHT_TEST_S3_REGION", "us-east-1"),
 		Prefix: UniqueName(t, ""),
 	}
 }
@@ -121,15 +121,15 @@ func (e RESTEnv) Properties() map[string]string {
 // create namespaces named with UniqueName, since the catalog is shared.
 func REST(t testing.TB) RESTEnv {
 	t.Helper()
-	v := lookup(t, "an Iceberg REST catalog", "ICEOPS_TEST_REST_URI", "ICEOPS_TEST_REST_WAREHOUSE",
-		"ICEOPS_TEST_REST_S3_ENDPOINT", "ICEOPS_TEST_REST_ACCESS_KEY", "ICEOPS_TEST_REST_SECRET_KEY")
+	v := lookup(t, "an Iceberg REST catalog", "ICEWRIGHT_TEST_REST_URI", "ICEWRIGHT_TEST_REST_WAREHOUSE",
+		"ICEWRIGHT_TEST_REST_S3_ENDPOINT", "ICEWRIGHT_TEST_REST_ACCESS_KEY", "ICEWRIGHT_TEST_REST_SECRET_KEY")
 	bucket := strings.TrimPrefix(v[1], "s3://")
 	bucket, _, _ = strings.Cut(bucket, "/")
 	return RESTEnv{
 		URI: v[0], Warehouse: v[1],
 		S3: S3Env{
 			Endpoint: v[2], AccessKey: v[3], SecretKey: v[4], Bucket: bucket,
-			Region: envOr("ICEOPS_TEST_REST_REGION", "us-east-1"),
+			Region: envOr("ICEWRIGHT_TEST_REST_REGION", "us-east-1"),
 			Prefix: UniqueName(t, ""),
 		},
 	}

@@ -45,7 +45,7 @@ func run(t *testing.T, f func(tb testing.TB)) *recorder {
 }
 
 func TestMissingServiceSkipsOrFails(t *testing.T) {
-	t.Setenv("ICEOPS_TEST_PG_DSN", "")
+	t.Setenv("ICEWRIGHT_TEST_PG_DSN", "")
 	t.Setenv(RequireServicesEnv, "")
 	r := run(t, func(tb testing.TB) { Postgres(tb) })
 	if !strings.Contains(r.skipped, "needs PostgreSQL") || !strings.Contains(r.skipped, "scripts/services.sh start") || r.failed != "" {
@@ -53,17 +53,17 @@ func TestMissingServiceSkipsOrFails(t *testing.T) {
 	}
 	t.Setenv(RequireServicesEnv, "1")
 	r = run(t, func(tb testing.TB) { Postgres(tb) })
-	if r.skipped != "" || !strings.Contains(r.failed, "ICEOPS_TEST_PG_DSN") {
+	if r.skipped != "" || !strings.Contains(r.failed, "ICEWRIGHT_TEST_PG_DSN") {
 		t.Errorf("with %s=1: skipped=%q failed=%q, want a failure naming the variable", RequireServicesEnv, r.skipped, r.failed)
 	}
 }
 
 func TestPresentService(t *testing.T) {
-	t.Setenv("ICEOPS_TEST_S3_ENDPOINT", "http://127.0.0.1:1")
-	t.Setenv("ICEOPS_TEST_S3_ACCESS_KEY", "k")
-	t.Setenv("ICEOPS_TEST_S3_SECRET_KEY", "s")
-	t.Setenv("ICEOPS_TEST_S3_BUCKET", "b")
-	t.Setenv("ICEOPS_TEST_S3_REGION", "")
+	t.Setenv("ICEWRIGHT_TEST_S3_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("ICEWRIGHT_TEST_S3_ACCESS_KEY", "k")
+	t.Setenv("ICEWRIGHT_TEST_S3_SECRET_KEY", "s")
+	t.Setenv("ICEWRIGHT_TEST_S3_BUCKET", "b")
+	t.Setenv("ICEWRIGHT_TEST_S3_REGION", "")
 	a, b := S3(t), S3(t)
 	if a.Prefix == b.Prefix {
 		t.Errorf("two S3 envs share prefix %q", a.Prefix)
@@ -132,11 +132,11 @@ func TestExitCode(t *testing.T) {
 
 // TestObjectStoreServicesMissing: without their variables the GCS and
 // Azure helpers skip, naming the service, and fail under
-// ICEOPS_REQUIRE_SERVICES=1, naming the variable.
+// ICEWRIGHT_REQUIRE_SERVICES=1, naming the variable.
 func TestObjectStoreServicesMissing(t *testing.T) {
 	for name, f := range map[string]func(testing.TB){
-		"ICEOPS_TEST_GCS_ENDPOINT":   func(tb testing.TB) { GCS(tb) },
-		"ICEOPS_TEST_AZURE_ENDPOINT": func(tb testing.TB) { Azure(tb) },
+		"ICEWRIGHT_TEST_GCS_ENDPOINT":   func(tb testing.TB) { GCS(tb) },
+		"ICEWRIGHT_TEST_AZURE_ENDPOINT": func(tb testing.TB) { Azure(tb) },
 	} {
 		t.Setenv(name, "")
 		t.Setenv(RequireServicesEnv, "")

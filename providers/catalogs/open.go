@@ -1,5 +1,5 @@
 // Package catalogs opens the catalogs a configuration declares through
-// iceberg-go: sql on sqlite or PostgreSQL (with iceops' own sqlite handle,
+// iceberg-go: sql on sqlite or PostgreSQL (with icewright' own sqlite handle,
 // see internal/lakehouse), rest, glue, hive and hadoop, and
 // registers the object stores (s3, gs, abfs; file is built in); Walk lists
 // every table of one. The session in providers opens them lazily, one per
@@ -35,8 +35,8 @@ import (
 	// PostgreSQL SQL catalogs: registers database/sql driver "pgx".
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/internal/lakehouse"
 )
 
 // Open opens one configured catalog. For sql catalogs it also returns

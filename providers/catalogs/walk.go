@@ -8,7 +8,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/bound"
 )
 
 // Walk calls fn with every table of cat. Namespaces are walked

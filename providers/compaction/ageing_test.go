@@ -16,8 +16,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 var dayToMonth = AgeingRule{From: iceberg.DayTransform{}, To: iceberg.MonthTransform{}, After: 90 * 24 * time.Hour}

@@ -9,7 +9,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/bench/compaction/benchtable"
+	"github.com/icewright/icewright/bench/compaction/benchtable"
 )
 
 // sentAt records when a commit reaches the catalog.

@@ -18,9 +18,9 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // checkTable is a partitioned table whose eu partition has two files, one

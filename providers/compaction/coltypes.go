@@ -24,9 +24,9 @@ import (
 // unrewritableTypes holds each with the sentence the plan shows.
 var unrewritableTypes = map[string]string{
 	"unknown":   "the spec keeps unknown columns out of data files, and iceberg-go's writer would write them, as a column that cannot be read back",
-	"variant":   "iceops cannot check that a rewrite keeps variant values as other engines read them (shredded fields)",
-	"geometry":  "iceops cannot write the bounding-box bounds the spec requires for geometry columns",
-	"geography": "iceops cannot write the bounding-box bounds the spec requires for geography columns",
+	"variant":   "icewright cannot check that a rewrite keeps variant values as other engines read them (shredded fields)",
+	"geometry":  "icewright cannot write the bounding-box bounds the spec requires for geometry columns",
+	"geography": "icewright cannot write the bounding-box bounds the spec requires for geography columns",
 }
 
 // unrewritableType is the key of t in unrewritableTypes ("" when none):
@@ -56,7 +56,7 @@ func TypesProblem(sc *iceberg.Schema) string {
 	}
 	byID, err := iceberg.IndexByID(sc)
 	if err != nil {
-		return fmt.Sprintf("iceops cannot index the table's schema (%v), so it rewrites no data file", err)
+		return fmt.Sprintf("icewright cannot index the table's schema (%v), so it rewrites no data file", err)
 	}
 	found := map[string][]string{}
 	for id, f := range byID {
@@ -88,6 +88,6 @@ func TypesProblem(sc *iceberg.Schema) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s: %s", noun, strings.Join(cols, ", "), unrewritableTypes[k]))
 	}
-	return "iceops rewrites no data file of a table with such columns (" + strings.Join(parts, "; ") +
+	return "icewright rewrites no data file of a table with such columns (" + strings.Join(parts, "; ") +
 		"); compact it with an engine that writes these types as the spec requires, or leave compaction out of its policy"
 }

@@ -12,7 +12,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 // commitCatalog sits between a table and its catalog for the engine's

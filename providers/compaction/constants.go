@@ -110,7 +110,7 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 	var subsets []constantSubset
 	for _, t := range g.Tasks {
 		if t.File.FileFormat() != iceberg.ParquetFile {
-			return nil, fmt.Errorf("%w: data file %s is %s: iceops rewrites only Parquet files", ErrRefused, t.File.FilePath(), t.File.FileFormat())
+			return nil, fmt.Errorf("%w: data file %s is %s: icewright rewrites only Parquet files", ErrRefused, t.File.FilePath(), t.File.FileFormat())
 		}
 		fileSchema, err := fileSchemaOf(fsys, t.File.FilePath(), tbl, nm)
 		if err != nil {
@@ -139,7 +139,7 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 				continue
 			}
 			if c.name == "" {
-				return nil, fmt.Errorf("%w: data file %s lacks the nested identity-partition column (field id %d): iceops cannot fill it from the partition value yet",
+				return nil, fmt.Errorf("%w: data file %s lacks the nested identity-partition column (field id %d): icewright cannot fill it from the partition value yet",
 					ErrRefused, t.File.FilePath(), c.fieldID)
 			}
 			missing = append(missing, c)
@@ -161,7 +161,7 @@ func splitByConstants(ctx context.Context, tbl *table.Table, g Group) ([]constan
 // column that t's file lacks ("" when none). iceberg-go compares the
 // delete's values with what the file holds there, not with the value the
 // spec projects (the partition value, a default), so it would keep rows
-// the delete removes or drop others; iceops refuses to rewrite such a file.
+// the delete removes or drop others; icewright refuses to rewrite such a file.
 func lacksEqualityColumn(tbl *table.Table, t table.FileScanTask, fileSchema *iceberg.Schema) string {
 	for _, d := range t.EqualityDeleteFiles {
 		for _, id := range d.EqualityFieldIDs() {
@@ -173,7 +173,7 @@ func lacksEqualityColumn(tbl *table.Table, t table.FileScanTask, fileSchema *ice
 				name = n
 			}
 			return fmt.Sprintf("the equality delete file %s matches on column %s, which data file %s does not hold (its value comes from the partition or a default): "+
-				"iceberg-go would apply the delete to the wrong rows, so iceops does not rewrite the file; compact the table once with Spark (rewrite_data_files), which applies such deletes, then iceops can",
+				"iceberg-go would apply the delete to the wrong rows, so icewright does not rewrite the file; compact the table once with Spark (rewrite_data_files), which applies such deletes, then icewright can",
 				d.FilePath(), name, t.File.FilePath())
 		}
 	}

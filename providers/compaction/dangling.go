@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 // posDeleteFilePathID is the reserved field id of a position delete file's

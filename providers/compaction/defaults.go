@@ -277,5 +277,5 @@ func DefaultsProblem(ctx context.Context, tbl *table.Table) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("the default of %s is an integer not below 2^53, which iceberg-go holds as a float64: every commit would write the schema back with another number there; "+
-		"iceops commits nothing to this table. Give the column a default below 2^53 (9007199254740992) in magnitude with another engine (Spark, PyIceberg), or compact the table with one", strings.Join(rounded, ", ")), nil
+		"icewright commits nothing to this table. Give the column a default below 2^53 (9007199254740992) in magnitude with another engine (Spark, PyIceberg), or compact the table with one", strings.Join(rounded, ", ")), nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // corpusTable copies a table of internal/testdata/tables (written by

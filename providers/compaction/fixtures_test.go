@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Spark-written tables (not ours) compact with their live rows unchanged.

@@ -23,7 +23,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/icewright/icewright/internal/lakehouse"
 )
 
 // testSchema is the schema of the engine's test tables: every kind of value

@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestJavaEqualityDeletes: tables whose equality delete files were written by

@@ -144,7 +144,7 @@ func sortSource(f table.SortField, sc *iceberg.Schema) (string, iceberg.NestedFi
 	}
 	src, ok := topLevel(sc, name)
 	if !ok {
-		return "", iceberg.NestedField{}, fmt.Errorf("sort column %q is a nested field: iceops sorts by top-level columns only", name)
+		return "", iceberg.NestedField{}, fmt.Errorf("sort column %q is a nested field: icewright sorts by top-level columns only", name)
 	}
 	return name, src, nil
 }
@@ -396,7 +396,7 @@ func valueGetter(t iceberg.Type) (func(arrow.Array, int) any, error) {
 			return iceberg.Decimal{Val: a.(*array.Decimal128).Value(i), Scale: dt.Scale()}
 		}, nil
 	}
-	return nil, fmt.Errorf("type %s cannot be sorted by iceops", t)
+	return nil, fmt.Errorf("type %s cannot be sorted by icewright", t)
 }
 
 // transformFunc adapts iceberg-go's transform implementations (so bucket

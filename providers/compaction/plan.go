@@ -13,7 +13,7 @@ import (
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 	"github.com/google/uuid"
 
-	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 // PlanConfig selects the files to rewrite.

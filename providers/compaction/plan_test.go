@@ -95,10 +95,10 @@ func TestPlanPartitionsMatchesIcebergGo(t *testing.T) {
 				}
 				ws, gs := groupSignature(tbl, want), groupSignature(tbl, got)
 				if !slices.Equal(ws, gs) {
-					t.Fatalf("limit %d: groups differ:\niceberg-go %d: %v\niceops     %d: %v", limit, len(ws), ws, len(gs), gs)
+					t.Fatalf("limit %d: groups differ:\niceberg-go %d: %v\nicewright     %d: %v", limit, len(ws), ws, len(gs), gs)
 				}
 				if deletesGot != deletesWant || deletesWant == 0 {
-					t.Fatalf("limit %d: delete files attached: iceops %d, iceberg-go %d", limit, deletesGot, deletesWant)
+					t.Fatalf("limit %d: delete files attached: icewright %d, iceberg-go %d", limit, deletesGot, deletesWant)
 				}
 			}
 			// Identity, time and void partitions are planned one by one

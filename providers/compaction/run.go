@@ -17,8 +17,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 // Strategy is the policy's compaction.strategy.

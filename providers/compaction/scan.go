@@ -15,7 +15,7 @@ import (
 // spec's column projection it lacks (an identity-partition column absent
 // from a file read from the file's partition tuple, defaults in the spec's
 // JSON forms), each batch in the table schema's Arrow types (no row-lineage
-// columns). It is what a table holds as iceops reads it; tests compare it
+// columns). It is what a table holds as icewright reads it; tests compare it
 // before and after a rewrite.
 func ScanTable(ctx context.Context, tbl *table.Table, fn func(arrow.RecordBatch) error) error {
 	tasks, err := tbl.Scan().PlanFiles(ctx)

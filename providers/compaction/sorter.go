@@ -30,7 +30,7 @@ type rowKeyer interface {
 	columns() []int
 }
 
-const keyColumn = "__iceops_sort_key"
+const keyColumn = "__icewright_sort_key"
 
 // externalSorter orders a stream of batches by key within a memory budget.
 // Rows accumulate until the run budget is reached; the run is sorted and,
@@ -187,7 +187,7 @@ func (s *externalSorter) spill() error {
 		return err
 	}
 	defer big.Release()
-	f, err := os.CreateTemp(s.tempDir, "iceops-run-*.arrow")
+	f, err := os.CreateTemp(s.tempDir, "icewright-run-*.arrow")
 	if err != nil {
 		return fmt.Errorf("create spill file: %w", err)
 	}
@@ -393,7 +393,7 @@ func compactBatch(rec arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatc
 }
 
 func (s *externalSorter) mergeToFile(runs []string) (string, error) {
-	f, err := os.CreateTemp(s.tempDir, "iceops-run-*.arrow")
+	f, err := os.CreateTemp(s.tempDir, "icewright-run-*.arrow")
 	if err != nil {
 		return "", fmt.Errorf("create merge file: %w", err)
 	}

@@ -20,7 +20,7 @@ import (
 // value keeps its nanoseconds. The values of a microsecond differ only in
 // their nanoseconds, so an order or a value that went through
 // microseconds shows. (The sort key had no encoding for them: apply
-// failed with "type timestamp_ns cannot be sorted by iceops".)
+// failed with "type timestamp_ns cannot be sorted by icewright".)
 func TestSortByNanosecondTimestamps(t *testing.T) {
 	cases := []struct {
 		name  string

@@ -286,7 +286,7 @@ func parquetWriterProps(p iceberg.Properties, as *arrow.Schema) (*parquet.Writer
 	default:
 		// iceberg-go silently falls back to uncompressed; writing a table
 		// with a codec nobody asked for is worse than refusing.
-		return nil, fmt.Errorf("%s = %q is not a codec iceops can write", table.ParquetCompressionKey, codecName)
+		return nil, fmt.Errorf("%s = %q is not a codec icewright can write", table.ParquetCompressionKey, codecName)
 	}
 	version := parquet.DataPageV2
 	if p.Get(table.ParquetPageVersionKey, table.ParquetPageVersionDefault) == "1" {

@@ -14,8 +14,8 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/lakehouse"
 )
 
 // CatalogName is the demo's catalog name.
@@ -24,7 +24,7 @@ const CatalogName = "demo"
 // demoConfig is the demo's configuration. Its policies make the plan hold
 // every action kind on analytics.events and clicks, and leave users (built
 // to already match policy "base") in policy.
-const demoConfig = `# Written by "iceops demo". Run "iceops plan" in this directory.
+const demoConfig = `# Written by "icewright demo". Run "icewright plan" in this directory.
 
 catalog "demo" {
   type      = "sql"
@@ -94,7 +94,7 @@ var usersProperties = iceberg.Properties{
 
 // Build builds a local lakehouse with realistic maintenance debt in dir:
 // dir/lakehouse/catalog.db (a sqlite catalog named "demo"),
-// dir/lakehouse/warehouse, and dir/demo.iceops.hcl. Every table is made by
+// dir/lakehouse/warehouse, and dir/demo.icewright.hcl. Every table is made by
 // real iceberg-go commits:
 //
 //   - analytics.events, partitioned by day: 60 small appends over 4 day
@@ -128,7 +128,7 @@ func Build(ctx context.Context, dir string, now time.Time) (*diff.DemoLakehouse,
 	}
 	info := &diff.DemoLakehouse{
 		Dir:        abs,
-		ConfigFile: filepath.Join(abs, "demo.iceops.hcl"),
+		ConfigFile: filepath.Join(abs, "demo.icewright.hcl"),
 		CatalogDB:  filepath.Join(abs, "lakehouse", "catalog.db"),
 		Warehouse:  filepath.Join(abs, "lakehouse", "warehouse"),
 		Catalog:    CatalogName,

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/providers"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
 )
 
 // Build into a temp dir, then load its configuration with config.Load,
@@ -19,7 +19,7 @@ import (
 // debt the demo promises, every action kind appears, users is in policy.
 func TestBuildDemo(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "iceops-demo")
+	dir := filepath.Join(t.TempDir(), "icewright-demo")
 	now := time.Now()
 	start := time.Now()
 	info, err := Build(ctx, dir, now)

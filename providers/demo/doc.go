@@ -1,4 +1,4 @@
-// Package demo builds the lakehouse `iceops demo` creates: a sqlite SQL
+// Package demo builds the lakehouse `icewright demo` creates: a sqlite SQL
 // catalog, three tables with the maintenance debt the quickstart shows
 // (small files, old snapshots, an unsorted table, orphans, a stray non-Iceberg
 // file), the configuration that manages them, and what to run next. It

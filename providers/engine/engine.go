@@ -1,6 +1,6 @@
-// Package engine is the seam between iceops' plan of a compaction and the
+// Package engine is the seam between icewright' plan of a compaction and the
 // engines that execute it (docs/design.md §5.4, docs/engines.md). A plan
-// chooses an engine per partition: `local`, iceops' own streaming rewrite
+// chooses an engine per partition: `local`, icewright' own streaming rewrite
 // (providers.Compact over providers/compaction, which shares the session's
 // aggregate and commit check and so stays in providers), or an engine of
 // an `engine` block, opened here. An engine plans a partition as a
@@ -17,12 +17,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/engine/spark"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/engine/spark"
 )
 
-// Local is the name of iceops' own rewrite (config.LocalEngine).
+// Local is the name of icewright' own rewrite (config.LocalEngine).
 const Local = config.LocalEngine
 
 // Engine executes delegated partitions.
@@ -43,5 +43,5 @@ func Open(e *config.Engine) (Engine, error) {
 	case spark.Name:
 		return spark.New(e), nil
 	}
-	return nil, fmt.Errorf("engine %q is not one iceops can run", e.Name)
+	return nil, fmt.Errorf("engine %q is not one icewright can run", e.Name)
 }

@@ -8,9 +8,9 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/internal/objdel"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // stallingFS is an object store whose deletes stop being answered after

@@ -7,8 +7,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // Estimate counts the files (and their bytes) that expiring expireIDs of md

@@ -10,9 +10,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 type sizeSet map[string]int64

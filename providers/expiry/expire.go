@@ -17,11 +17,11 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/internal/objdel"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // Spec is exactly what to expire: the snapshot ids and refs the
@@ -59,7 +59,7 @@ type Spec struct {
 const defaultFinishWithin = 10 * time.Minute
 
 // ErrRefDropped marks an expiry commit that landed but took with it a ref
-// that a writer created after iceops loaded the table (the catalog applies
+// that a writer created after icewright loaded the table (the catalog applies
 // remove-snapshots to its current metadata and drops refs whose snapshot
 // is gone). Nothing was deleted; the error names the ref and where its
 // snapshot's metadata still is.
@@ -112,7 +112,7 @@ func historyState(tbl *table.Table) *diff.TableState {
 //
 // iceberg-go's Transaction.ExpireSnapshots re-selects snapshots itself from
 // its own clock and properties and its post-commit cleanup deletes files on
-// its own reckoning; neither is what the reviewer approved. So iceops sends
+// its own reckoning; neither is what the reviewer approved. So icewright sends
 // the RemoveSnapshots update (post-commit deletion off) itself, re-reads the
 // committed metadata from the catalog, and deletes only files that no
 // snapshot of the re-read metadata reaches.
@@ -368,10 +368,10 @@ func idSet(ids []int64) map[int64]bool {
 }
 
 // noNewRefsAt fails the commit when the table the catalog commits against
-// has a ref iceops did not load pointing at a snapshot being removed.
+// has a ref icewright did not load pointing at a snapshot being removed.
 // iceberg-go's (and Java's) remove-snapshots silently drops such a ref,
 // and none of the standard requirements can see it: AssertRefSnapshotID
-// needs the name in advance. A writer that tags a snapshot while iceops
+// needs the name in advance. A writer that tags a snapshot while icewright
 // expires it thus makes the expiry conflict, and apply re-plans with the
 // tag protecting its snapshot.
 //
@@ -383,7 +383,7 @@ type noNewRefsAt struct {
 	known   map[string]table.SnapshotRef
 }
 
-func (noNewRefsAt) GetType() string { return "iceops-assert-no-new-refs-on-removed-snapshots" }
+func (noNewRefsAt) GetType() string { return "icewright-assert-no-new-refs-on-removed-snapshots" }
 
 func (a noNewRefsAt) Validate(m table.Metadata) error {
 	if m == nil {
@@ -400,7 +400,7 @@ func (a noNewRefsAt) Validate(m table.Metadata) error {
 
 // validatesLocally reports whether cat checks commit requirements in this
 // process against the metadata it then swaps (iceberg-go's sql, glue, hive
-// and hadoop catalogs), so a requirement of iceops' own is enforced. A
+// and hadoop catalogs), so a requirement of icewright' own is enforced. A
 // wrapper (tests) says what it wraps with Unwrap.
 func validatesLocally(cat table.CatalogIO) bool {
 	switch c := cat.(type) {
@@ -416,7 +416,7 @@ func validatesLocally(cat table.CatalogIO) bool {
 // last entry of the committed metadata's log) with what it committed: a
 // ref there that is gone now and that the plan did not remove was dropped
 // by remove-snapshots, because a writer created it on an expired snapshot
-// after iceops loaded the table. Then nothing may be deleted: the files
+// after icewright loaded the table. Then nothing may be deleted: the files
 // are the only copy of what that ref reads. Re-adding the snapshot is not
 // possible in general (a catalog refuses a snapshot whose sequence number
 // is below the table's), so the action fails with the exact state.
@@ -433,10 +433,10 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 		baseLoc = e.MetadataFile
 	}
 	if baseLoc == "" {
-		return fmt.Errorf("%w: the committed metadata has no metadata log, so iceops cannot check that no ref created meanwhile was dropped; nothing deleted", store.ErrRefused)
+		return fmt.Errorf("%w: the committed metadata has no metadata log, so icewright cannot check that no ref created meanwhile was dropped; nothing deleted", store.ErrRefused)
 	}
 	if store.NormPath(baseLoc) == store.NormPath(loaded.MetadataLocation()) {
-		// Committed against exactly what iceops loaded: its refs were all
+		// Committed against exactly what icewright loaded: its refs were all
 		// asserted and none pointed at an expired snapshot.
 		return nil
 	}
@@ -464,7 +464,7 @@ func checkRefsKept(ctx context.Context, ident table.Identifier, fs iceio.IO, cat
 		return nil
 	}
 	slices.Sort(lost)
-	return fmt.Errorf("%w: %s; a writer created it after iceops loaded the table and the catalog removed it with the expired snapshot. "+
+	return fmt.Errorf("%w: %s; a writer created it after icewright loaded the table and the catalog removed it with the expired snapshot. "+
 		"No file was deleted: every file it reads is still there, and its definition is in %s",
 		ErrRefDropped, strings.Join(lost, ", "), baseLoc)
 }

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/testkit"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // TestExpireRandomHistories builds random histories (appends, deletes,

@@ -10,23 +10,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/internal/objdel"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/testkit"
 
 	"github.com/apache/iceberg-go/table"
 )
 
 // refWriterCatalog runs a writer's commit on the real catalog right before
-// iceops' expiry commit reaches it: the window between iceops loading the
+// icewright' expiry commit reaches it: the window between icewright loading the
 // table and its commit landing, made certain instead of left to timing.
 type refWriterCatalog struct {
 	table.CatalogIO
 	once   sync.Once
 	writer func()
 	// remote makes it behave like a catalog that validates requirements on
-	// a server (REST): iceops cannot add requirements of its own there.
+	// a server (REST): icewright cannot add requirements of its own there.
 	remote bool
 }
 
@@ -79,8 +79,8 @@ func tagRows(t *testing.T, l *testkit.Orders, name string) int64 {
 	return s.NumRows()
 }
 
-// TestExpireConcurrentTagConflicts: a writer tags a snapshot that iceops is
-// expiring, after iceops loaded the table. On a catalog that checks
+// TestExpireConcurrentTagConflicts: a writer tags a snapshot that icewright is
+// expiring, after icewright loaded the table. On a catalog that checks
 // requirements here (sqlite), the commit conflicts instead of dropping the
 // tag; the retry (what apply does) keeps the tagged snapshot.
 func TestExpireConcurrentTagConflicts(t *testing.T) {
@@ -126,9 +126,9 @@ func TestExpireConcurrentTagConflicts(t *testing.T) {
 	}
 }
 
-// TestExpireConcurrentTagDroppedDeletesNothing: where iceops cannot assert
+// TestExpireConcurrentTagDroppedDeletesNothing: where icewright cannot assert
 // the refs set (a catalog that validates on its server), the commit lands
-// and the catalog drops the tag; iceops then deletes nothing and fails,
+// and the catalog drops the tag; icewright then deletes nothing and fails,
 // naming the tag, its snapshot and where its definition still is.
 func TestExpireConcurrentTagDroppedDeletesNothing(t *testing.T) {
 	ctx := context.Background()

@@ -10,10 +10,10 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestExpireFinishesDeletionsAfterInterruptS3 is

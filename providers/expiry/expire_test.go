@@ -13,10 +13,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 func TestExpireDeletesExactlyWhatIsNoLongerReachable(t *testing.T) {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // Kinds of expiry records: what reaches the file.

@@ -8,8 +8,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // KeepLive is what an apply knew of the table before it changed anything:

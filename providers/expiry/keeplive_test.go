@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/expiry"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Expiry never deletes a file that was live when the apply began, unless

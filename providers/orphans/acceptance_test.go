@@ -23,13 +23,13 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Only orphan_files is set, so no other action touches a file and the
@@ -114,7 +114,7 @@ func TestOrphanAcceptance(t *testing.T) {
 	sideOldCrc := testkit.WriteStray(t, side, "data/.x.parquet.crc", 8, old)
 	sideYoungCrc := testkit.WriteStray(t, side, "data/.y.parquet.crc", 8, young)
 
-	must(t, os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(lake.HCL()+acceptanceHCL), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(lake.HCL()+acceptanceHCL), 0o644))
 	cfg, diags := config.Load(dir, config.LoadOptions{})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
@@ -396,7 +396,7 @@ tables "lake.sales.*" {
   policy = policy.sweep
 }
 `
-	must(t, os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(hcl), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(hcl), 0o644))
 	cfg, diags := config.Load(dir, config.LoadOptions{})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())

@@ -12,8 +12,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // tripAfter is a remove that works n times, then stalls the breaker's

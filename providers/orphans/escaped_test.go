@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // Apply's re-check (Remove) keeps a planned orphan that the table has come

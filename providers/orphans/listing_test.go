@@ -178,7 +178,7 @@ func TestStagingRule(t *testing.T) {
 		"s3://b/t/data/.hive-staging_hive_1/-ext-1/000000_0":    "s3://b/t/data/.hive-staging_hive_1",
 		"s3://b/t/data/_ab=1/x.parquet":                         "s3://b/t/data/_ab=1", // not "_a="
 		"s3://b/t/_data/x.parquet":                              "",                    // the write path
-		"s3://b/t/.iceops-quarantine/r/data/x.parquet":          "s3://b/t/.iceops-quarantine",
+		"s3://b/t/.icewright-quarantine/r/data/x.parquet":       "s3://b/t/.icewright-quarantine",
 		"s3://b/t/data/_SUCCESS":                                "", // a file, not a directory
 		"s3://b/t/data/.x.parquet.crc":                          "",
 		"s3://b/other/_temporary/x.parquet":                     "", // outside every root

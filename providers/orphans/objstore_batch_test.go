@@ -21,16 +21,16 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/orphans"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/orphans"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // deleting turns the lake's sweep from quarantine into deletion and sets
-// the catalog's iceops.delete-* properties.
+// the catalog's icewright.delete-* properties.
 func (l *s3Lake) deleting(props map[string]string) {
 	l.t.Helper()
 	l.configure(props, false)
@@ -40,7 +40,7 @@ func (l *s3Lake) deleting(props map[string]string) {
 // quarantine or turns it into deletion.
 func (l *s3Lake) configure(props map[string]string, quarantine bool) {
 	l.t.Helper()
-	path := filepath.Join(l.dir, "main.iceops.hcl")
+	path := filepath.Join(l.dir, "main.icewright.hcl")
 	b, err := os.ReadFile(path)
 	must(l.t, err)
 	hcl := string(b)
@@ -150,7 +150,7 @@ func TestS3SweepListingFailsOnPage7(t *testing.T) {
 }
 
 // TestS3QuarantineCopiesServerSide: a quarantine on S3 copies each file
-// with one CopyObject, no byte of it passing through iceops (then deletes
+// with one CopyObject, no byte of it passing through icewright (then deletes
 // the original); all five are quarantined.
 func TestS3QuarantineCopiesServerSide(t *testing.T) {
 	ctx := context.Background()
@@ -166,7 +166,7 @@ func TestS3QuarantineCopiesServerSide(t *testing.T) {
 		t.Fatalf("apply: failed=%v %+v", res.Failed(), ar)
 	}
 	var copies, puts int
-	for _, r := range l.proxy.Requests(http.MethodPut, "/orders/.iceops-quarantine/") {
+	for _, r := range l.proxy.Requests(http.MethodPut, "/orders/.icewright-quarantine/") {
 		switch {
 		case strings.Contains(r.Query, "CopyObject"):
 			copies++

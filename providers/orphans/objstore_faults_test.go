@@ -25,14 +25,14 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/orphans"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/orphans"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // s3Lake is a sqlite catalog whose tables live on the shared S3 server,
@@ -93,7 +93,7 @@ tables "lake.sales.*" {
   policy = policy.sweep
 }
 `
-	must(t, os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(hcl), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(hcl), 0o644))
 	cfg, diags := config.Load(dir, config.LoadOptions{})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
@@ -436,7 +436,7 @@ func TestS3StalledServerFailsOneTable(t *testing.T) {
 }
 
 // TestS3QuarantineForbiddenRefusedInPlan is issue 17.6: the store answers
-// 403 to every write under .iceops-quarantine/. The plan says so (a refusal
+// 403 to every write under .icewright-quarantine/. The plan says so (a refusal
 // of remove_orphan_files naming the quarantine) before any move, the apply
 // fails that table, and every file is where it was.
 func TestS3QuarantineForbiddenRefusedInPlan(t *testing.T) {

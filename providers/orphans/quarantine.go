@@ -25,18 +25,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/internal/objlist"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/objlist"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // QuarantineManifestName is the manifest of one quarantine run, beside the
-// moved files in <location>/.iceops-quarantine/<run-id>/. Its leading dot
+// moved files in <location>/.icewright-quarantine/<run-id>/. Its leading dot
 // keeps it apart from the relative paths of the files (an orphan with that
 // exact relative path is not quarantined).
-const QuarantineManifestName = ".iceops-manifest.json"
+const QuarantineManifestName = ".icewright-manifest.json"
 
 // QuarantineManifest records what one apply moved, so that restore can put
 // every file back where it was and purge knows when the grace period ends.
@@ -46,12 +46,12 @@ type QuarantineManifest struct {
 	TableUUID string    `json:"table_uuid"`
 	CreatedAt time.Time `json:"created_at"`
 	// PurgeAfter is when a later apply may delete the run; zero when the
-	// policy's duration was not known (then it is never purged by iceops).
+	// policy's duration was not known (then it is never purged by icewright).
 	PurgeAfter time.Time              `json:"purge_after,omitzero"`
 	Files      []diff.QuarantinedFile `json:"files"`
 }
 
-// quarantineRoot is <location>/.iceops-quarantine.
+// quarantineRoot is <location>/.icewright-quarantine.
 func quarantineRoot(location string) string {
 	return strings.TrimSuffix(location, "/") + "/" + QuarantineDir
 }
@@ -142,7 +142,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	}
 	manPath := runDir + "/" + QuarantineManifestName
 	if err := writeQuarantineManifest(fs, loc, manPath, man); err != nil {
-		// Without a manifest the files could not be restored by iceops:
+		// Without a manifest the files could not be restored by icewright:
 		// move nothing.
 		for _, f := range moving {
 			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined (still in place): manifest: %v", f.path, err))
@@ -444,7 +444,7 @@ func copyIntoQuarantine(ctx context.Context, fs iceio.IO, loc, src, dst string) 
 		return stateInPlace, err
 	}
 	// On S3 the copy is server-side (CopyObject): no byte passes through
-	// iceops. A source over CopyObject's 5 GiB limit is streamed.
+	// icewright. A source over CopyObject's 5 GiB limit is streamed.
 	copied, gone, err := serverSideCopy(ctx, fs, src, dst)
 	if gone {
 		return stateGone, nil
@@ -516,7 +516,7 @@ func splitS3(loc string) (bucket, key string, ok bool) {
 	return bucket, key, key != ""
 }
 
-// streamCopy copies src to dst through iceops (read, then write).
+// streamCopy copies src to dst through icewright (read, then write).
 func streamCopy(ctx context.Context, fs iceio.IO, src, dst string, gone *bool) error {
 	wfs, ok := fs.(iceio.WriteFileIO)
 	if !ok {
@@ -729,7 +729,7 @@ func manifestDigest(b []byte) string {
 // another table's, or names a file outside its own run directory (the
 // manifest is data on storage; a run may only delete inside itself), or a
 // file that came from another engine's staging directory (moved by an
-// iceops without that rule; staged gives the directory, stagingRule): the
+// icewright without that rule; staged gives the directory, stagingRule): the
 // sweep never deletes such a file, so neither does the purge.
 func runProblem(dir string, m QuarantineManifest, tableUUID string, staged func(original string) string) string {
 	if m.TableUUID != tableUUID {
@@ -748,7 +748,7 @@ func runProblem(dir string, m QuarantineManifest, tableUUID string, staged func(
 		return "manifest names files outside the run (" + strings.Join(stray, ", ") + ")"
 	}
 	if len(foreign) > 0 {
-		return "it holds files moved out of other engines' staging directories (" + strings.Join(foreign, ", ") + "), which are not the table's; put them back with iceops restore"
+		return "it holds files moved out of other engines' staging directories (" + strings.Join(foreign, ", ") + "), which are not the table's; put them back with icewright restore"
 	}
 	return ""
 }
@@ -756,7 +756,7 @@ func runProblem(dir string, m QuarantineManifest, tableUUID string, staged func(
 // scanQuarantine reports the table's quarantine runs from their manifests
 // alone (one read each; the quarantined files are not listed). Nothing here
 // is fatal: a run whose manifest cannot be read (or that has none: a
-// directory below the quarantine without a manifest holds files no iceops
+// directory below the quarantine without a manifest holds files no icewright
 // command would otherwise see) is reported with the problem, and is never
 // due.
 //
@@ -781,7 +781,7 @@ func scanQuarantine(fs iceio.IO, location, tableUUID string, missing func(origin
 		m, raw, err := readQuarantineManifestRaw(fs, location, dir+"/"+QuarantineManifestName)
 		switch {
 		case err != nil && store.IsNotExist(err):
-			qr.Problem = "no manifest (" + QuarantineManifestName + "): its files cannot be restored or purged by iceops"
+			qr.Problem = "no manifest (" + QuarantineManifestName + "): its files cannot be restored or purged by icewright"
 			out = append(out, qr)
 			continue
 		case err != nil:
@@ -812,7 +812,7 @@ func scanQuarantine(fs iceio.IO, location, tableUUID string, missing func(origin
 // quarantineRun is one entry below a table's quarantine directory.
 type quarantineRun struct {
 	name    string
-	problem string // set when the entry is no run directory iceops can read
+	problem string // set when the entry is no run directory icewright can read
 }
 
 // quarantineRuns lists the entries below a table's quarantine: every run
@@ -917,7 +917,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			// Planned, and not done: the action fails.
 			pr.Errors = append(pr.Errors, r.RunID+": manifest unreadable, run kept: "+err.Error())
 		case manifestDigest(raw) != r.ManifestDigest:
-			pr.Kept = append(pr.Kept, r.RunID+": manifest changed since the plan, kept; run iceops plan again")
+			pr.Kept = append(pr.Kept, r.RunID+": manifest changed since the plan, kept; run icewright plan again")
 		case m.PurgeAfter.IsZero() || now.Before(m.PurgeAfter):
 			pr.Kept = append(pr.Kept, r.RunID+": not due, kept")
 		default:
@@ -956,7 +956,7 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			}
 		}
 		if len(live) > 0 {
-			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run iceops restore %s with this table's address", path.Base(d.dir), strings.Join(live, ", "), path.Base(d.dir)))
+			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run icewright restore %s with this table's address", path.Base(d.dir), strings.Join(live, ", "), path.Base(d.dir)))
 			continue
 		}
 		var (
@@ -1300,7 +1300,7 @@ func sameContent(fs iceio.IO, loc, root, a, b string) (bool, error) {
 
 // quarantineProbe checks, at plan time, that the quarantine of the table at
 // loc can be written and deleted in: it writes an empty object
-// .iceops-quarantine/.iceops-probe-<random> and removes it (locally it also
+// .icewright-quarantine/.icewright-probe-<random> and removes it (locally it also
 // removes the quarantine directory again when the probe created it). The
 // name starts with a dot, so it is no run directory; a probe left behind by
 // a failed delete is reported by the refusal and harmless otherwise. This
@@ -1312,7 +1312,7 @@ func quarantineProbe(fs iceio.IO, loc string) error {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	qroot := quarantineRoot(loc)
-	p := qroot + "/.iceops-probe-" + hex.EncodeToString(b[:])
+	p := qroot + "/.icewright-probe-" + hex.EncodeToString(b[:])
 	if l, ok := store.LocalPath(p); ok {
 		_, statErr := localLstat(loc, qroot)
 		created := store.IsNotExist(statErr)

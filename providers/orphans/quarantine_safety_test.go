@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/providers/internal/store"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/testkit"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // TestQuarantineSymlinksNeverFollowed is issue 13.4: a run directory whose

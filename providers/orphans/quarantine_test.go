@@ -19,9 +19,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/store"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // writeOld writes a stray file with an mtime of at.
@@ -237,7 +237,7 @@ func dirListing(t *testing.T, dir string) map[string]string {
 }
 
 // TestQuarantineRestorePurge walks the whole life of a quarantine on a real
-// table: orphans move under .iceops-quarantine/<run>/ with a manifest, the
+// table: orphans move under .icewright-quarantine/<run>/ with a manifest, the
 // table reads the same rows, restore puts them back byte for byte (and
 // refuses to overwrite), a second quarantine is purged only after its
 // duration, and never while the table references one of its files.

@@ -16,12 +16,12 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/catalogs"
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/internal/objdel"
-	"github.com/iceops/iceops/providers/internal/objlist"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/catalogs"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/internal/objlist"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // minAge is the floor of orphan_files.older_than (docs/design.md §3.2).
@@ -42,14 +42,14 @@ type Spec struct {
 	// quarantine moves otherwise (default 8). BatchSize is how many files
 	// one batch holds (default 1,000, and at most what the store's batch
 	// API takes); Cooldown is the pause after a batch before the next
-	// (docs/catalogs.md, iceops.delete-*). Deletes and moves stop at a
+	// (docs/catalogs.md, icewright.delete-*). Deletes and moves stop at a
 	// batch boundary when interrupted.
 	DeleteConcurrency int
 	BatchSize         int
 	Cooldown          time.Duration
 	Progress          store.Progress
 	// Quarantine moves the orphans under
-	// <table location>/.iceops-quarantine/<run-id>/ (keeping their relative
+	// <table location>/.icewright-quarantine/<run-id>/ (keeping their relative
 	// paths, with a manifest) instead of deleting them, when the policy sets
 	// orphan_files.quarantine. QuarantineFor is that duration, recorded in
 	// the run's manifest as its purge time: a later plan lists the run once
@@ -197,7 +197,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 			continue
 		}
 		if d := rule.stagingDir(norm(p)); d != "" {
-			// A plan of an older iceops may list it; the listing's rule
+			// A plan of an older icewright may list it; the listing's rule
 			// holds here too.
 			res.Skipped = append(res.Skipped, p+": inside "+d+", another engine's staging directory, never swept")
 			continue

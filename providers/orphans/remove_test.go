@@ -12,9 +12,9 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/store"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 func TestRemoveOrphanFilesRules(t *testing.T) {
@@ -202,7 +202,7 @@ func TestNestedAtApplySeesNewTables(t *testing.T) {
 }
 
 // Apply's re-check keeps the listing's staging rule: a planned path inside
-// another engine's staging directory (a plan of an iceops without the
+// another engine's staging directory (a plan of an icewright without the
 // rule) is skipped, never deleted, while a real orphan beside it goes; and
 // a quarantine run holding a file moved out of one is never purged.
 func TestRemoveKeepsStagingDirectories(t *testing.T) {

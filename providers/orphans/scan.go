@@ -15,18 +15,18 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/objlist"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/objlist"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // QuarantineDir is where a quarantining apply moves orphans (issue 5); the
 // listing skips it so quarantined files are never counted twice.
-const QuarantineDir = ".iceops-quarantine"
+const QuarantineDir = ".icewright-quarantine"
 
-// ownDir is a directory of iceops' own under a table's location, never
+// ownDir is a directory of icewright' own under a table's location, never
 // listed by the sweep: the quarantine and the leases (store.LockDir).
 func ownDir(name string) bool { return name == QuarantineDir || name == store.LockDir }
 

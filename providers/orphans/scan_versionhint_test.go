@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // A Spark-written Hadoop table that then got write.metadata.path: its new

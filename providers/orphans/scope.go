@@ -12,8 +12,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/diff"
-	"github.com/iceops/iceops/providers/internal/store"
+	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/store"
 )
 
 // The scope of an orphan sweep (docs/design.md §5.5 rules 6 and 8): which roots a

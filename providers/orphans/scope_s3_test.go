@@ -17,12 +17,12 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // scopeLake is a sqlite catalog whose warehouse is on a private S3 server,
@@ -86,7 +86,7 @@ func (l *scopeLake) config(t *testing.T, orphanBlock string) *config.Config {
 		hcl += "    \"" + k + "\" = \"" + v + "\"\n"
 	}
 	hcl += "  }\n}\npolicy \"sweep\" {\n  orphan_files {\n    older_than = \"3d\"\n" + orphanBlock + "  }\n}\ntables \"lake.ns.*\" {\n  policy = policy.sweep\n}\n"
-	must(t, os.WriteFile(filepath.Join(l.dir, "main.iceops.hcl"), []byte(hcl), 0o644))
+	must(t, os.WriteFile(filepath.Join(l.dir, "main.icewright.hcl"), []byte(hcl), 0o644))
 	cfg, diags := config.Load(l.dir, config.LoadOptions{})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())

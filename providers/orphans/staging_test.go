@@ -13,11 +13,11 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/providers"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The acceptance of issue 32 item 2: a sweep beside other engines' staging
@@ -55,7 +55,7 @@ func TestOrphanSweepSkipsStagingDirectories(t *testing.T) {
 		testkit.WriteStray(t, tbl, "data/_other=1/part-00003.parquet", 15, old), // "_" but no partition field of the table
 	}
 
-	must(t, os.WriteFile(filepath.Join(dir, "main.iceops.hcl"), []byte(lake.HCL()+`
+	must(t, os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(lake.HCL()+`
 policy "sweep" {
   orphan_files {
     older_than = "3d"

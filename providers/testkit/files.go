@@ -9,7 +9,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 // CurrentManifests opens tbl's IO and lists its current snapshot's

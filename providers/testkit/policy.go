@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
 )
 
 // Policy is the tests' policy of the table at address: a 512 MiB target

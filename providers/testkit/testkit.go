@@ -1,4 +1,4 @@
-// Package testkit builds real Iceberg tables for tests across iceops: a
+// Package testkit builds real Iceberg tables for tests across icewright: a
 // sqlite SQL catalog in a directory, tables written with iceberg-go and
 // arrow-go, backdated history, copies of the Spark-written fixtures, and row
 // counts read back through a real scan. Every helper fails the test on error.
@@ -27,9 +27,9 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // Lakehouse is a sqlite SQL catalog plus a local warehouse directory.

@@ -8,7 +8,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/icewright/icewright/internal/lakehouse"
 )
 
 func TestAppendDeletesAndScan(t *testing.T) {

@@ -36,11 +36,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
-	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/icewright/icewright/internal/lakehouse"
 )
 
 // CatalogName is the SQL catalog's name: the iceberg CLI's default
-// --catalog-name, and the label of the iceops catalog block.
+// --catalog-name, and the label of the icewright catalog block.
 const CatalogName = "default"
 
 // Lake is an open benchmark lakehouse.
@@ -79,10 +79,10 @@ func (l *Lake) Close() error {
 	return l.DB.Close()
 }
 
-// URI is the iceops catalog block's uri.
+// URI is the icewright catalog block's uri.
 func (l *Lake) URI() string { return "sqlite:" + filepath.Join(l.Dir, "catalog.db") }
 
-// HCL is the iceops catalog block for this lakehouse.
+// HCL is the icewright catalog block for this lakehouse.
 func (l *Lake) HCL() string {
 	return fmt.Sprintf("catalog %q {\n  type      = \"sql\"\n  uri       = %q\n  warehouse = %q\n}\n",
 		CatalogName, l.URI(), l.Warehouse)

@@ -20,8 +20,8 @@ import (
 
 	"github.com/apache/spark-connect-go/spark/sql"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
 )
 
 // Name is the engine block label of this engine.
@@ -31,7 +31,7 @@ const Name = "spark"
 // needs no connection (Plan is pure).
 type Engine struct {
 	remote  string
-	catalog string // the engine block's catalog ("" = the iceops label)
+	catalog string // the engine block's catalog ("" = the icewright label)
 
 	mu      sync.Mutex
 	session sql.SparkSession
@@ -104,7 +104,7 @@ func (e *Engine) query(ctx context.Context, stmt string) ([][]any, error) {
 // result; an error is Spark's message.
 func (e *Engine) Run(ctx context.Context, call diff.EngineCall) (string, error) {
 	// Spark's Iceberg catalog caches a loaded table; the rewrite must
-	// plan on the table as it is now, after iceops' own commits.
+	// plan on the table as it is now, after icewright' own commits.
 	if _, err := e.query(ctx, "REFRESH TABLE "+call.Target); err != nil {
 		return "", fmt.Errorf("spark: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // Plan renders the CALL that compacts one partition, or why Spark cannot
@@ -91,7 +91,7 @@ func predicate(v diff.PartitionValue) (string, string) {
 		return "", ""
 	}
 	if strings.Contains(v.Column, ".") || v.Column == "" {
-		return "", fmt.Sprintf("partition field %s has the source column %q, nested in a struct or with a dot in its name, which iceops does not write as a Spark column reference", v.Field, v.Column)
+		return "", fmt.Sprintf("partition field %s has the source column %q, nested in a struct or with a dot in its name, which icewright does not write as a Spark column reference", v.Field, v.Column)
 	}
 	col := ident(v.Column)
 	if v.Null {
@@ -140,7 +140,7 @@ func identityLiteral(v diff.PartitionValue) (string, string) {
 	case v.Type == "timestamp":
 		return timestampLiteral(time.UnixMicro(v.Ordinal).UTC(), false), ""
 	}
-	return "", fmt.Sprintf("partition field %s is an identity of a %s column, which iceops does not write as a Spark literal", v.Field, v.Type)
+	return "", fmt.Sprintf("partition field %s is an identity of a %s column, which icewright does not write as a Spark literal", v.Field, v.Type)
 }
 
 // timeRange is the half-open range of source values one year, month, day
@@ -170,7 +170,7 @@ func timeRange(v diff.PartitionValue) (string, string, string) {
 	case "timestamp":
 		return timestampLiteral(lo, false), timestampLiteral(hi, false), ""
 	}
-	return "", "", fmt.Sprintf("partition field %s is %s(%s) of a %s column, which iceops does not write as a Spark range", v.Field, v.Transform, v.Column, v.Type)
+	return "", "", fmt.Sprintf("partition field %s is %s(%s) of a %s column, which icewright does not write as a Spark range", v.Field, v.Transform, v.Column, v.Type)
 }
 
 // timestampLiteral writes a timestamptz with an explicit offset, so that
@@ -190,7 +190,7 @@ func sortOrder(fields []diff.SortField) (string, string) {
 	terms := make([]string, len(fields))
 	for i, f := range fields {
 		if f.Transform != "identity" && f.Transform != "" {
-			return "", fmt.Sprintf("the sort order has the term %s; iceops gives Spark's sort_order only plain columns", f.String())
+			return "", fmt.Sprintf("the sort order has the term %s; icewright gives Spark's sort_order only plain columns", f.String())
 		}
 		dir, nulls := "ASC", "NULLS LAST"
 		if f.Descending {

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
 )
 
 func delegation(parts ...diff.PartitionValue) diff.Delegation {

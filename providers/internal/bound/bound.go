@@ -3,7 +3,7 @@
 //
 // Why a package of its own: iceberg-go's catalogs honour the context of each
 // call, but build their HTTP client themselves (the REST catalog takes a
-// transport only through options that its property registry, which iceops
+// transport only through options that its property registry, which icewright
 // opens catalogs with, cannot pass), and a table's transaction commits
 // through the catalog the table was loaded from, not through any wrapper of
 // ours. So the bound travels in the context, set once per run by the

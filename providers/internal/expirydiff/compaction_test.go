@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go/table/compaction"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/diff"
 )
 
 // TestCompactionMatchesIcebergGo feeds the same random files to iceberg-go's
@@ -49,7 +49,7 @@ func TestCompactionMatchesIcebergGo(t *testing.T) {
 		pol.TargetFileSize = config.Setting[int64]{Value: target, Set: true}
 		pol.Compaction = config.CompactionPolicy{
 			Declared:            true,
-			DeclRange:           hcl.Range{Filename: "main.iceops.hcl", Start: hcl.Pos{Line: 1}},
+			DeclRange:           hcl.Range{Filename: "main.icewright.hcl", Start: hcl.Pos{Line: 1}},
 			MinInputFiles:       config.Setting[int]{Value: minInput, Set: true},
 			MinFileSize:         config.Setting[int64]{Value: cfg.MinFileSizeBytes},
 			MaxFileSize:         config.Setting[int64]{Value: cfg.MaxFileSizeBytes},

@@ -8,7 +8,7 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 
-	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/bound"
 )
 
 // eachConcurrency is how many single deletes a one-by-one Store runs at

@@ -1,4 +1,4 @@
-// Package objdel is the one path by which iceops deletes objects from
+// Package objdel is the one path by which icewright deletes objects from
 // storage in batches (issue #30): expiry, the orphan sweep, the quarantine
 // purge and the cleanup of a failed rewrite's staged files all hand it the
 // locations to delete, and each store deletes them with its own bulk API

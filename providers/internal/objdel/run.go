@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iceops/iceops/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/bound"
 )
 
 // Settings pace a run: how many locations one batch holds (capped at the

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/iceops/iceops/providers/internal/bound"
-	"github.com/iceops/iceops/providers/internal/objlist"
+	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/objlist"
 )
 
 // s3MaxBatch is the most keys one DeleteObjects request takes.

@@ -18,8 +18,8 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/internal/objdel"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/internal/objdel"
 )
 
 type s3Bench struct {

@@ -8,7 +8,7 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // proxied is a store under test reached through a FaultProxy, and

@@ -14,7 +14,7 @@ import (
 	_ "github.com/apache/iceberg-go/io/gocloud/azure"
 	_ "github.com/apache/iceberg-go/io/gocloud/gcs"
 
-	"github.com/iceops/iceops/internal/testenv"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 // remoteStore is one of the object stores under test: its IO properties

@@ -11,8 +11,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3://
 
-	"github.com/iceops/iceops/internal/testenv"
-	"github.com/iceops/iceops/providers/internal/objlist"
+	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/internal/objlist"
 )
 
 // lake writes 3 objects in each of 8 partition directories (and one at

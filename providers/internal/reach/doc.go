@@ -13,7 +13,7 @@
 // with SortedRefSet on the sorter), which the scan walks in ascending order
 // beside the sorted listing (docs/design.md §4, §6).
 //
-// It imports nothing of iceops and, of the outside world, only iceberg-go
+// It imports nothing of icewright and, of the outside world, only iceberg-go
 // (the walk reads manifests through the table's IO); it does no other I/O
 // than its spill files.
 package reach

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // A paced walk pauses once after every Every manifest entries read, for

@@ -69,7 +69,7 @@ func sortRecs(rs []Rec) {
 
 func (s *Sorter) spill() error {
 	if s.dir == "" {
-		d, err := os.MkdirTemp("", "iceops-sort-")
+		d, err := os.MkdirTemp("", "icewright-sort-")
 		if err != nil {
 			return fmt.Errorf("external sort: %w", err)
 		}

@@ -509,7 +509,7 @@ func manifestReadError(m iceberg.ManifestFile, err error) error {
 	if msg := err.Error(); strings.Contains(msg, "manifest file's '") && strings.Contains(msg, "metadata") {
 		return fmt.Errorf("read manifest %s: %w. The manifest's own metadata disagrees with the manifest list "+
 			"(a writer left out the 'content' key of a delete manifest, as older Trino versions do); iceberg-go, "+
-			"which iceops reads tables with, refuses such a manifest, so iceops can neither plan nor change this "+
+			"which icewright reads tables with, refuses such a manifest, so icewright can neither plan nor change this "+
 			"table. Rewriting its manifests with an engine that writes the key (Spark's rewrite_manifests "+
 			"procedure) makes it readable", m.FilePath(), err)
 	}

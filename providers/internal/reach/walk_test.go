@@ -12,9 +12,9 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/providers/internal/reach"
-	"github.com/iceops/iceops/providers/testkit"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // A manifest that cannot be read fails the whole walk (never a partial

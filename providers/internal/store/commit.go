@@ -26,7 +26,7 @@ func ClassifyCommit(err error) error {
 }
 
 // RefRequirements asserts that every ref of meta still points where it
-// did, and that the table is the same table: used for commits iceops sends
+// did, and that the table is the same table: used for commits icewright sends
 // to the catalog directly.
 func RefRequirements(meta table.Metadata) []table.Requirement {
 	reqs := []table.Requirement{table.AssertTableUUID(meta.TableUUID())}

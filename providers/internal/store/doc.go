@@ -5,5 +5,5 @@
 // requirements that pin a table's refs, the one path key (NormPath, a thin
 // call to diff.NormalizePath), local paths, and the gc.enabled rule.
 //
-// It imports diff and iceberg-go's table and io, nothing else of iceops.
+// It imports diff and iceberg-go's table and io, nothing else of icewright.
 package store

@@ -11,7 +11,7 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 
-	"github.com/iceops/iceops/diff"
+	"github.com/icewright/icewright/diff"
 )
 
 // NormPath is the key of a path for comparisons between references
@@ -44,7 +44,7 @@ func LiteralKey(p string) (string, bool) {
 // and only when no file has the decoded name: then the literal file is the
 // only file the location can mean (the writers that escape partition
 // values, Java and PyIceberg, wrote it there). When the decoded name
-// exists, iceops cannot tell which of the two files is the table's (an
+// exists, icewright cannot tell which of the two files is the table's (an
 // iceberg-go writer put it under the decoded name; or it is another file),
 // so both stay and why says so. When neither exists, the literal name is
 // returned: removing it finds nothing, and the file is gone either way.
@@ -60,7 +60,7 @@ func DeletionName(fsys iceio.IO, p string) (name, why string, err error) {
 	if decoded {
 		dec, _ := LocalPath(p)
 		return "", fmt.Sprintf("a file: URI with percent-escapes: iceberg-go reads it as %s, which exists, while Java, Spark, PyIceberg and DuckDB read it as %s; "+
-			"iceops cannot tell which file is the table's, so it deletes neither (an orphan sweep removes the one no table references)",
+			"icewright cannot tell which file is the table's, so it deletes neither (an orphan sweep removes the one no table references)",
 			dec, uriPathAsWritten(p)), nil
 	}
 	return lit, "", nil
@@ -108,14 +108,14 @@ func IsNotExist(err error) bool {
 	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, os.ErrNotExist)
 }
 
-// LockDir is the directory under a table's location that holds iceops'
+// LockDir is the directory under a table's location that holds icewright'
 // leases on the table (docs/design.md §5.4, Locking). Like the quarantine,
-// it is iceops' own: the orphan sweep never lists it. Its name is a
+// it is icewright' own: the orphan sweep never lists it. Its name is a
 // "format-owned" one (`_` and lower case, no dot or dash): an S3 table
 // bucket (SeaweedFS's, as AWS's) accepts keys only under data/, metadata/
 // (Iceberg file names only, no subdirectories) and such directories, and
 // Java's orphan removal never enters a `_` directory.
-const LockDir = "_iceops_lock"
+const LockDir = "_icewright_lock"
 
 // ioFamilies are the schemes one iceberg-go IO serves together
 // (iceberg-go internal/schemes: one registration per family).

@@ -1,5 +1,5 @@
 // Command compactbench builds the compaction benchmark table and runs the
-// iceops compaction engine on it, so that bench/compaction/run.sh can time
+// icewright compaction engine on it, so that bench/compaction/run.sh can time
 // it against `iceberg compact run` on identical copies of the same table.
 //
 //	compactbench setup -dir D [-commits 200] [-rows 1000] [-partitions 4] [-sorted]
@@ -34,8 +34,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/iceops/iceops/bench/compaction/benchtable"
-	"github.com/iceops/iceops/providers/compaction"
+	"github.com/icewright/icewright/bench/compaction/benchtable"
+	"github.com/icewright/icewright/providers/compaction"
 )
 
 func main() {
@@ -64,8 +64,8 @@ func run(args []string) error {
 	memprofile := fs.String("memprofile", "", "write a heap profile taken at the highest sampled heap")
 	perPartition := fs.Bool("per-partition", false, "one group per partition (a whole partition through one rewrite)")
 	concurrent := fs.Int("concurrent", 0, "groups rewritten at once at most (compaction.Options.MaxConcurrentGroups; 0: one per CPU, as memory allows)")
-	lowmemZstd := fs.Bool("lowmem-zstd", true, "install compaction.LowMemoryZstd as the zstd page codec (as iceops does)")
-	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (as iceops apply does)")
+	lowmemZstd := fs.Bool("lowmem-zstd", true, "install compaction.LowMemoryZstd as the zstd page codec (as icewright does)")
+	memlimit := fs.Bool("memlimit", true, "set the Go soft memory limit to compaction.ProcessMemoryLimit (as icewright apply does)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

@@ -17,13 +17,13 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/bench/plan/benchlake"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/providers/catalogs"
+	"github.com/icewright/icewright/bench/plan/benchlake"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers/catalogs"
 )
 
 // openConfigured opens the one catalog of the configuration in dir as
-// iceops does: the catalog, its block, and its database handle for a SQL
+// icewright does: the catalog, its block, and its database handle for a SQL
 // catalog (nil otherwise). The returned func closes both.
 func openConfigured(ctx context.Context, dir string) (catalog.Catalog, *config.Catalog, *sql.DB, func(), error) {
 	cfg, diags := config.Load(dir, config.LoadOptions{Env: os.Environ()})

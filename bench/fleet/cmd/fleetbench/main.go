@@ -19,8 +19,8 @@
 // namespace's tables once, loads every table through the catalog, reads
 // every snapshot's manifest list and every distinct manifest's entries,
 // P tables at once, and nothing else. It prints what it read. With -config
-// it reads the one catalog of an iceops configuration directory, opened as
-// iceops opens it (providers/catalogs), so the floor and the plan share
+// it reads the one catalog of an icewright configuration directory, opened as
+// icewright opens it (providers/catalogs), so the floor and the plan share
 // the driver, the pool and the HTTP client.
 //
 // register copies the sqlite fleet's catalog rows into the SQL catalog of
@@ -49,8 +49,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/bench/plan/benchlake"
-	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/icewright/icewright/bench/plan/benchlake"
+	"github.com/icewright/icewright/internal/lakehouse"
 )
 
 func main() {
@@ -71,7 +71,7 @@ func run(args []string) error {
 	parts := fs.Int("partitions", 3, "day partitions (setup)")
 	perNS := fs.Int("per-namespace", 1000, "tables per namespace (setup)")
 	par := fs.Int("parallelism", 4, "tables read at once (floor)")
-	cfgDir := fs.String("config", "", "iceops configuration directory with one catalog (floor, register, setup-catalog)")
+	cfgDir := fs.String("config", "", "icewright configuration directory with one catalog (floor, register, setup-catalog)")
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (delay)")
 	upstream := fs.String("upstream", "", "address to forward to (delay)")
 	delay := fs.Duration("delay", 0, "time each client chunk is held (delay)")

@@ -1,7 +1,7 @@
 package main
 
 // The expiry case (issue #30, part 3): a table whose expired snapshots own
-// N data files the current snapshot does not reach, expired by iceops and
+// N data files the current snapshot does not reach, expired by icewright and
 // by iceberg-go v0.7.0 on identical copies, each checked afterwards.
 
 import (
@@ -19,8 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/iceops/iceops/bench/plan/benchlake"
-	"github.com/iceops/iceops/config"
+	"github.com/icewright/icewright/bench/plan/benchlake"
+	"github.com/icewright/icewright/config"
 )
 
 var expiryIdent = table.Identifier{"bench", "expiry"}
@@ -164,9 +164,9 @@ func expiryReset(ctx context.Context, dir string, e env) error {
 	return put(ctx, e, append(keys, kept...))
 }
 
-// runIceopsExpiry plans and applies the retention policy in process, with
+// runIcewrightExpiry plans and applies the retention policy in process, with
 // the clock 10 days ahead.
-func runIceopsExpiry(ctx context.Context, dir string, e env, endpoint string) error {
+func runIcewrightExpiry(ctx context.Context, dir string, e env, endpoint string) error {
 	r, err := planApply(ctx, dir, e, endpoint, `policy "retain" {
   snapshot_retention {
     max_age       = "1d"
@@ -181,7 +181,7 @@ tables "bench.bench.expiry" {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("iceops: plan %.2fs, apply (commit + delete) %.2fs, of which deleting %.2fs, snapshots expired %d, deleted %d, delete errors %d, failed %v\n",
+	fmt.Printf("icewright: plan %.2fs, apply (commit + delete) %.2fs, of which deleting %.2fs, snapshots expired %d, deleted %d, delete errors %d, failed %v\n",
 		r.planned.Seconds(), r.applied.Seconds(), r.deleting.Seconds(), r.expired, r.deleted, r.errors, r.failed)
 	return nil
 }

@@ -3,10 +3,10 @@
 //	objstorebench proxy -listen ADDR -upstream URL   counting proxy (GET /__counts, POST /__reset)
 //	objstorebench setup -dir D -objects N -orphans M  the table and its N-M referenced objects
 //	objstorebench orphans -dir D                      (re)write the M orphan objects
-//	objstorebench bare|iceops|iceberg -dir D -endpoint URL
+//	objstorebench bare|icewright|iceberg -dir D -endpoint URL
 //	objstorebench expiry-setup -dir D -files N -kept K  a table whose expired snapshots alone own N data files
 //	objstorebench expiry-reset -dir D                   put that table back as setup left it
-//	objstorebench expiry-iceops|expiry-iceberg -dir D -endpoint URL
+//	objstorebench expiry-icewright|expiry-iceberg -dir D -endpoint URL
 //	objstorebench expiry-verify -dir D                  what the last expiry left: all reachable, no expired file
 //
 // setup, orphans and the expiry's setup, reset and verify talk to the
@@ -38,11 +38,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/iceops/iceops/apply"
-	"github.com/iceops/iceops/bench/plan/benchlake"
-	"github.com/iceops/iceops/config"
-	"github.com/iceops/iceops/internal/lakehouse"
-	"github.com/iceops/iceops/providers"
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/bench/plan/benchlake"
+	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers"
 )
 
 func main() {
@@ -70,13 +70,13 @@ func (e env) location() string { return "s3://" + e.Bucket + "/" + e.Prefix + "/
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: objstorebench proxy|setup|orphans|bare|iceops|iceberg|expiry-setup|expiry-reset|expiry-iceops|expiry-iceberg|expiry-verify ...")
+		return errors.New("usage: objstorebench proxy|setup|orphans|bare|icewright|iceberg|expiry-setup|expiry-reset|expiry-icewright|expiry-iceberg|expiry-verify ...")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", "", "benchmark directory (catalog, env.json)")
 	endpoint := fs.String("endpoint", "", "S3 endpoint for the measured run (the proxy)")
 	listen := fs.String("listen", "127.0.0.1:7071", "proxy: listen address")
-	upstream := fs.String("upstream", os.Getenv("ICEOPS_TEST_S3_ENDPOINT"), "proxy: the S3 server")
+	upstream := fs.String("upstream", os.Getenv("ICEWRIGHT_TEST_S3_ENDPOINT"), "proxy: the S3 server")
 	objects := fs.Int("objects", 100000, "setup: objects in the table's location (referenced + orphans)")
 	orphans := fs.Int("orphans", 20000, "setup: of which orphans")
 	perDir := fs.Int("per-dir", 2000, "setup: objects per partition directory")
@@ -98,11 +98,11 @@ func run(args []string) error {
 	}
 	*dir = abs
 	if args[0] == "setup" || args[0] == "expiry-setup" {
-		e := env{Endpoint: os.Getenv("ICEOPS_TEST_S3_ENDPOINT"), AccessKey: os.Getenv("ICEOPS_TEST_S3_ACCESS_KEY"),
-			SecretKey: os.Getenv("ICEOPS_TEST_S3_SECRET_KEY"), Region: "us-east-1", Bucket: os.Getenv("ICEOPS_TEST_S3_BUCKET"),
+		e := env{Endpoint: os.Getenv("ICEWRIGHT_TEST_S3_ENDPOINT"), AccessKey: os.Getenv("ICEWRIGHT_TEST_S3_ACCESS_KEY"),
+			SecretKey: os.Getenv("ICEWRIGHT_TEST_S3_SECRET_KEY"), Region: "us-east-1", Bucket: os.Getenv("ICEWRIGHT_TEST_S3_BUCKET"),
 			Prefix: fmt.Sprintf("objstorebench-%d", time.Now().Unix()), Objects: *objects, Orphans: *orphans, PerDir: *perDir}
 		if e.Endpoint == "" || e.Bucket == "" {
-			return errors.New("ICEOPS_TEST_S3_* are not set (eval \"$(scripts/services.sh env)\")")
+			return errors.New("ICEWRIGHT_TEST_S3_* are not set (eval \"$(scripts/services.sh env)\")")
 		}
 		if args[0] == "expiry-setup" {
 			e.Objects, e.Orphans, e.Expired, e.Kept = 0, 0, *files, *kept
@@ -127,14 +127,14 @@ func run(args []string) error {
 		return putOrphans(ctx, e)
 	case "bare":
 		return bare(ctx, e, ep)
-	case "iceops":
-		return runIceops(ctx, *dir, e, ep)
+	case "icewright":
+		return runIcewright(ctx, *dir, e, ep)
 	case "iceberg":
 		return runIceberg(ctx, *dir, e, ep)
 	case "expiry-reset":
 		return expiryReset(ctx, *dir, e)
-	case "expiry-iceops":
-		return runIceopsExpiry(ctx, *dir, e, ep)
+	case "expiry-icewright":
+		return runIcewrightExpiry(ctx, *dir, e, ep)
 	case "expiry-iceberg":
 		return runIcebergExpiry(ctx, *dir, e, ep)
 	case "expiry-verify":
@@ -356,10 +356,10 @@ func bare(ctx context.Context, e env, endpoint string) error {
 	return nil
 }
 
-// runIceops plans and applies an orphan-only policy in process, with a
+// runIcewright plans and applies an orphan-only policy in process, with a
 // clock 10 days ahead (S3 objects carry their upload time; the age guard
 // floor is a day).
-func runIceops(ctx context.Context, dir string, e env, endpoint string) error {
+func runIcewright(ctx context.Context, dir string, e env, endpoint string) error {
 	r, err := planApply(ctx, dir, e, endpoint, `policy "sweep" {
   orphan_files {
     older_than       = "3d"
@@ -374,7 +374,7 @@ tables "bench.bench.orphans" {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("iceops: plan (list + reference) %.2fs, apply (re-check + delete) %.2fs, of which deleting %.2fs, deleted %d, delete errors %d, failed %v\n",
+	fmt.Printf("icewright: plan (list + reference) %.2fs, apply (re-check + delete) %.2fs, of which deleting %.2fs, deleted %d, delete errors %d, failed %v\n",
 		r.planned.Seconds(), r.applied.Seconds(), r.deleting.Seconds(), r.deleted, r.errors, r.failed)
 	return nil
 }
@@ -393,7 +393,7 @@ type applied struct {
 // progress report (0 of N, after the re-checks) to the last.
 func planApply(ctx context.Context, dir string, e env, endpoint, policies string) (applied, error) {
 	var r applied
-	cfgDir := filepath.Join(dir, "iceops")
+	cfgDir := filepath.Join(dir, "icewright")
 	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
 		return r, err
 	}
@@ -410,7 +410,7 @@ func planApply(ctx context.Context, dir string, e env, endpoint, policies string
 }
 
 `, "sqlite:"+filepath.Join(dir, "catalog.db"), "s3://"+e.Bucket+"/"+e.Prefix, props.String()) + policies
-	if err := os.WriteFile(filepath.Join(cfgDir, "main.iceops.hcl"), []byte(hcl), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfgDir, "main.icewright.hcl"), []byte(hcl), 0o644); err != nil {
 		return r, err
 	}
 	cfg, diags := config.Load(cfgDir, config.LoadOptions{})

@@ -1,6 +1,6 @@
 // Command orphanbench builds the orphan benchmark table and runs the two
-// comparison scans of bench/orphans/run.sh; iceops itself runs as the built
-// binary (`iceops plan` with an orphan-only policy).
+// comparison scans of bench/orphans/run.sh; icewright itself runs as the built
+// binary (`icewright plan` with an orphan-only policy).
 //
 //	orphanbench setup    -dir D -referenced N -orphans M [-commits C] [-per-dir 2000]
 //	orphanbench baseline -dir D   # list the tree + read every manifest once
@@ -28,7 +28,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/iceops/iceops/bench/plan/benchlake"
+	"github.com/icewright/icewright/bench/plan/benchlake"
 )
 
 func main() {
@@ -201,7 +201,7 @@ func baseline(ctx context.Context, lake *benchlake.Lake) error {
 }
 
 // icebergScan runs iceberg-go's own planner with the same age guard as the
-// iceops policy (3 days). Only the counts are printed.
+// icewright policy (3 days). Only the counts are printed.
 func icebergScan(ctx context.Context, lake *benchlake.Lake) error {
 	tbl, err := lake.Catalog.LoadTable(ctx, ident)
 	if err != nil {

@@ -28,7 +28,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/iceops/iceops/bench/plan/benchlake"
+	"github.com/icewright/icewright/bench/plan/benchlake"
 )
 
 func main() {

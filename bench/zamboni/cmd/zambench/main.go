@@ -15,7 +15,7 @@
 // the Go builders give it ("default") to "local": Zamboni's --local-warehouse
 // opens D/catalog.db as a PyIceberg SQL catalog named "local", and both
 // iceberg-go's and PyIceberg's SQL catalogs keep the name in every row. The
-// iceops configuration of the bench names its catalog block "local" too.
+// icewright configuration of the bench names its catalog block "local" too.
 // lake renames when it is done.
 package main
 
@@ -26,8 +26,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/iceops/iceops/bench/plan/benchlake"
-	"github.com/iceops/iceops/internal/lakehouse"
+	"github.com/icewright/icewright/bench/plan/benchlake"
+	"github.com/icewright/icewright/internal/lakehouse"
 )
 
 // zamboniCatalog is the catalog name Zamboni's --local-warehouse uses.

@@ -1,0 +1,239 @@
+package views
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/icewright/icewright/diff"
+)
+
+// PlanMarker is the hidden first line of a Markdown plan. A pull-request
+// bot looks for it among a pull request's comments and edits that comment
+// instead of adding one per push (as tfcmt does).
+const PlanMarker = "<!-- icewright-plan -->"
+
+// PlanMarkdown renders the plan as a pull-request comment (GitHub and
+// GitLab flavoured Markdown): the summary line, a table of the tables to
+// change, the destructive actions called out, refusals, errors and
+// warnings, then one collapsible section per table holding its text plan.
+// Everything comes from the same diff.Plan as the text and the JSON.
+func PlanMarkdown(w io.Writer, p *diff.Plan) error {
+	plain := NewStyles(false)
+	var b strings.Builder
+	b.WriteString(PlanMarker + "\n")
+	b.WriteString("### icewright plan\n\n")
+	b.WriteString(Summary(p, plain) + "\n")
+	if len(p.Targets) > 0 {
+		fmt.Fprintf(&b, "\n**Targeted plan:** only tables matching %s were planned; other tables may not be in policy.\n",
+			strings.Join(mdCodeAll(p.Targets), ", "))
+	}
+
+	var shown []*diff.TablePlan
+	for i := range p.Tables {
+		if !p.Tables[i].Empty() {
+			shown = append(shown, &p.Tables[i])
+		}
+	}
+	if len(shown) > 0 {
+		b.WriteString("\n| Table | Actions | Destructive | To rewrite | To delete |\n")
+		b.WriteString("| --- | ---: | ---: | ---: | ---: |\n")
+		for _, t := range shown {
+			r := rowOf(t)
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", mdCell(mdCode(t.Address)), len(t.Actions),
+				r.destructive, r.rewrite, r.delete)
+		}
+	}
+
+	var destructive []string
+	for _, t := range shown {
+		for i := range t.Actions {
+			a := &t.Actions[i]
+			if !a.Destructive {
+				continue
+			}
+			for _, line := range actionLines(a, p.CreatedAt, plain) {
+				// actionLines starts with the symbol ("- expire ...").
+				destructive = append(destructive, fmt.Sprintf("%s: %s", mdCode(t.Address), mdText(strings.TrimPrefix(line, "- "))))
+			}
+		}
+	}
+	if len(destructive) > 0 {
+		b.WriteString("\n> [!CAUTION]\n> **Destructive actions**: these delete files and cannot be undone.\n>\n")
+		for _, d := range destructive {
+			b.WriteString("> - " + d + "\n")
+		}
+	}
+
+	if len(p.Refusals) > 0 || len(p.Errors) > 0 {
+		b.WriteString("\n#### Refused or not planned (the plan exits 1)\n\n")
+		for _, r := range refusalsOf(p) {
+			fmt.Fprintf(&b, "- %s: %s refused: %s\n", mdCode(r.Address), mdCode(r.Action), mdText(r.Reason))
+		}
+		for _, e := range p.Errors {
+			fmt.Fprintf(&b, "- %s: could not be planned: %s\n", mdCode(e.Address), mdText(e.Message))
+		}
+	}
+
+	var warnings []string
+	for _, wn := range p.Warnings {
+		warnings = append(warnings, warningItem("", wn))
+	}
+	for i := range p.Tables {
+		for _, wn := range p.Tables[i].Warnings {
+			warnings = append(warnings, warningItem(p.Tables[i].Address, wn))
+		}
+	}
+	if len(warnings) > 0 {
+		b.WriteString("\n#### Warnings\n\n")
+		for _, wn := range warnings {
+			b.WriteString("- " + wn + "\n")
+		}
+	}
+
+	for _, t := range shown {
+		var tb strings.Builder
+		writeTable(&tb, t, p.CreatedAt, plain)
+		what := countOf(len(t.Actions), "action", "actions")
+		if n := len(t.Refusals); n > 0 {
+			what += ", " + countOf(n, "refusal", "refusals")
+		}
+		fmt.Fprintf(&b, "\n<details><summary><code>%s</code>: %s</summary>\n\n%s\n</details>\n",
+			htmlEscape(t.Address), what, mdFence(tb.String()))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+type mdRow struct{ destructive, rewrite, delete string }
+
+// rowOf sums one table's summary-table figures: bytes compaction rewrites,
+// and the files and bytes expiry and orphan removal delete.
+func rowOf(t *diff.TablePlan) mdRow {
+	var (
+		nDestructive int
+		rewrite      int64
+		files, bytes int64
+	)
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		if a.Destructive {
+			nDestructive++
+		}
+		switch {
+		case a.Compact != nil:
+			rewrite += a.Compact.InputBytes
+		case a.Expire != nil:
+			files += a.Expire.FilesToDelete
+			bytes += a.Expire.BytesToDelete
+		case a.Orphans != nil:
+			files += int64(a.Orphans.Count)
+			bytes += a.Orphans.Bytes
+			for _, r := range a.Orphans.PurgeRuns {
+				files += r.Files
+				bytes += r.Bytes
+			}
+		}
+	}
+	r := mdRow{destructive: "–", rewrite: "–", delete: "–"}
+	if nDestructive > 0 {
+		r.destructive = "⚠️ " + Count(nDestructive)
+	}
+	if rewrite > 0 {
+		r.rewrite = Bytes(rewrite)
+	}
+	if files > 0 {
+		r.delete = fmt.Sprintf("%s (%s)", countOf(files, "file", "files"), Bytes(bytes))
+	}
+	return r
+}
+
+// refusalsOf is the plan's refusals, derived again from the tables (a
+// hand-edited file's list is not trusted, as Summary does).
+func refusalsOf(p *diff.Plan) []diff.AddressedRefusal {
+	cp := *p
+	diff.Summarize(&cp)
+	return cp.Refusals
+}
+
+func warningItem(address string, w diff.Warning) string {
+	var b strings.Builder
+	if w.Code != "" {
+		b.WriteString(mdCode(w.Code) + " ")
+	}
+	if w.Origin != "" {
+		b.WriteString(mdCode(w.Origin) + ": ")
+	}
+	if address != "" {
+		b.WriteString(mdCode(address) + ": ")
+	}
+	b.WriteString(mdText(w.Message))
+	if w.Detail != "" {
+		b.WriteString(": " + mdText(w.Detail))
+	}
+	return b.String()
+}
+
+// mdCode renders s as inline code, with a backtick fence longer than any
+// run of backticks inside it.
+func mdCode(s string) string {
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+func mdCodeAll(items []string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = mdCode(it)
+	}
+	return out
+}
+
+// mdFence renders a block as a fenced code block whose fence no line of
+// the block can close.
+func mdFence(s string) string {
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}
+
+// mdText escapes what would turn prose into markup: HTML (a path or an
+// error message with "<" would open a tag), and the characters that
+// start emphasis, links or code.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#', '~':
+			b.WriteByte('\\')
+		case '\n':
+			b.WriteString(" ")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mdCell escapes a table cell's pipes (inline code included, as GFM
+// requires).
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+func longestRun(s string, c byte) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}

@@ -1,0 +1,203 @@
+package views
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/icewright/icewright/apply"
+)
+
+// ResultsJSON writes `apply -json`: the results as one document.
+func ResultsJSON(w io.Writer, r *apply.Results) error {
+	return writeJSON(w, r, "results")
+}
+
+// Results renders the result table of docs/design.md §5.4: per table and action,
+// the status (with why it was skipped or how it failed), files and bytes
+// before → after, snapshots expired, files deleted, bytes freed and time,
+// then one summary line.
+func Results(w io.Writer, r *apply.Results, s *Styles) error {
+	var b strings.Builder
+	header := []string{"TABLE", "ACTION", "STATUS", "FILES", "BYTES", "SNAPSHOTS", "DELETED", "FREED", "TIME"}
+	rows := [][]string{}
+	notes := []string{}
+	statuses := []string{}
+	for i := range r.Tables {
+		t := &r.Tables[i]
+		if len(t.Actions) == 0 {
+			note := ""
+			if t.Error != "" {
+				note = t.Error
+			}
+			status, took := t.Status, ms(t.DurationMs)
+			if status == apply.StatusInPolicy {
+				status, took = "in policy", ""
+			}
+			rows = append(rows, []string{t.Address, "-", status, "", "", "", "", "", took})
+			notes = append(notes, note)
+			statuses = append(statuses, t.Status)
+			continue
+		}
+		for j := range t.Actions {
+			a := &t.Actions[j]
+			note := a.Reason
+			if a.Error != "" {
+				note = a.Error
+			}
+			if j == len(t.Actions)-1 && t.Error != "" && !strings.Contains(note, t.Error) {
+				note = strings.TrimPrefix(note+"; "+t.Error, "; ")
+			}
+			if len(a.NotApplied) > 0 {
+				note = strings.TrimPrefix(fmt.Sprintf("%s; %s not applied", note, countOf(len(a.NotApplied), "planned item", "planned items")), "; ")
+			}
+			if len(a.DeleteErrors) > 0 {
+				note = strings.TrimPrefix(fmt.Sprintf("%s; %s", note, countOf(len(a.DeleteErrors), "delete failed", "deletes failed")), "; ")
+			}
+			rows = append(rows, []string{
+				t.Address, string(a.Type), a.Status,
+				beforeAfter(a.FilesBefore, a.FilesAfter, Count[int64]),
+				beforeAfter(a.BytesBefore, a.BytesAfter, Bytes),
+				zeroBlank(int64(a.SnapshotsExpired), Count[int64]),
+				zeroBlank(a.FilesDeleted, Count[int64]),
+				zeroBlank(a.BytesFreed, Bytes),
+				took(a),
+			})
+			notes = append(notes, note)
+			statuses = append(statuses, a.Status)
+		}
+	}
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = len(h)
+	}
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	cell := func(row []string, i int) string { return fmt.Sprintf("%-*s", widths[i], row[i]) }
+	var line []string
+	for i := range header {
+		line = append(line, cell(header, i))
+	}
+	b.WriteString(s.Bold(strings.TrimRight(strings.Join(line, "  "), " ")) + "\n")
+	for k, row := range rows {
+		line = line[:0]
+		for i := range row {
+			c := cell(row, i)
+			if i == 2 {
+				c = statusStyle(statuses[k], s)(c)
+			}
+			line = append(line, c)
+		}
+		// Notes start in one column, after the padded TIME cell.
+		out := strings.TrimRight(strings.Join(line, "  "), " ")
+		if notes[k] != "" {
+			out = strings.Join(line, "  ") + "  " + s.Dim(notes[k])
+		}
+		b.WriteString(out + "\n")
+	}
+	b.WriteString(filePlaces(r, s))
+	b.WriteString("\n" + resultSummary(r, s) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// filePlaces names, for each action that did not finish its files, every
+// file and where it is (issue 32): those that moved (files_moved), then one
+// line per failure (delete_errors: still in place, in both places, or a
+// place unknown). Nothing when every action finished its files.
+func filePlaces(r *apply.Results, s *Styles) string {
+	var b strings.Builder
+	for _, t := range r.Tables {
+		for _, a := range t.Actions {
+			if len(a.DeleteErrors) == 0 && len(a.FilesMoved) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n%s %s: where each file is\n", t.Address, a.Type)
+			for _, m := range a.FilesMoved {
+				b.WriteString("  moved: " + m + "\n")
+			}
+			for _, e := range a.DeleteErrors {
+				b.WriteString("  " + s.Refuse(e) + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+func statusStyle(status string, s *Styles) func(string) string {
+	switch status {
+	case apply.StatusDone:
+		return s.Add
+	case apply.StatusSkipped:
+		return s.Change
+	case apply.StatusFailed:
+		return s.Refuse
+	case apply.StatusInterrupted:
+		return s.Warn
+	}
+	return s.Dim
+}
+
+func resultSummary(r *apply.Results, s *Styles) string {
+	sum := r.Summary
+	var head string
+	switch {
+	case r.Interrupted:
+		head = s.Warn("Apply interrupted:") + " no new work was started after the signal;"
+	case r.Failed():
+		head = s.Refuse("Apply finished with errors:")
+	default:
+		head = s.OK("Apply complete!")
+	}
+	parts := []string{
+		fmt.Sprintf("%s changed", countOf(sum.TablesChanged, "table", "tables")),
+		fmt.Sprintf("%s failed", Count(sum.TablesFailed)),
+		fmt.Sprintf("%s done, %s skipped, %s failed",
+			countOf(sum.ActionsDone, "action", "actions"), Count(sum.ActionsSkipped), Count(sum.ActionsFailed)),
+	}
+	if sum.Snapshots > 0 || sum.FilesDeleted > 0 {
+		parts = append(parts, fmt.Sprintf("%s expired, %s deleted, %s freed",
+			countOf(sum.Snapshots, "snapshot", "snapshots"), countOf(sum.FilesDeleted, "file", "files"), Bytes(sum.BytesFreed)))
+	}
+	return head + " " + strings.Join(parts, "; ") + "."
+}
+
+func beforeAfter(before, after int64, f func(int64) string) string {
+	if before == 0 && after == 0 {
+		return ""
+	}
+	if before == after {
+		return f(before)
+	}
+	return f(before) + " -> " + f(after)
+}
+
+func zeroBlank(n int64, f func(int64) string) string {
+	if n == 0 {
+		return ""
+	}
+	return f(n)
+}
+
+// took is an action's time; blank for a skip that did no work.
+func took(a *apply.ActionResult) string {
+	if a.Status == apply.StatusSkipped && a.DurationMs == 0 {
+		return ""
+	}
+	return ms(a.DurationMs)
+}
+
+// ms renders a duration in milliseconds for people: "850ms", "2.3s", "4m05s".
+func ms(d int64) string {
+	switch {
+	case d < 1000:
+		return fmt.Sprintf("%dms", d)
+	case d < 60_000:
+		return fmt.Sprintf("%.1fs", float64(d)/1000)
+	default:
+		return fmt.Sprintf("%dm%02ds", d/60_000, (d%60_000)/1000)
+	}
+}

@@ -1,0 +1,267 @@
+package views
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/diff"
+)
+
+func sampleResults() *apply.Results {
+	return &apply.Results{
+		FormatVersion: apply.ResultsFormatVersion,
+		Tables: []apply.TableResult{
+			{Address: "lake.a.events", Status: apply.StatusDone, Actions: []apply.ActionResult{
+				{Type: diff.Compact, Status: apply.StatusDone, FilesBefore: 1203, FilesAfter: 7, BytesBefore: 3328599345, BytesAfter: 3300000000, DurationMs: 2300},
+				{Type: diff.ExpireSnapshots, Destructive: true, Status: apply.StatusDone, SnapshotsExpired: 214, FilesDeleted: 900, BytesFreed: 1 << 30, DurationMs: 450},
+				{Type: diff.RemoveOrphanFiles, Destructive: true, Status: apply.StatusSkipped, Reason: "table changed since the plan; no listed path still qualifies"},
+			}},
+			{Address: "lake.a.broken", Status: apply.StatusFailed, Error: "commit: conflict after 4 retries", Actions: []apply.ActionResult{
+				{Type: diff.UpdateProperties, Status: apply.StatusFailed, Error: "commit: conflict after 4 retries", DurationMs: 80},
+			}},
+			{Address: "lake.a.users", Status: apply.StatusInPolicy},
+		},
+		Summary: apply.ResultSummary{Tables: 3, TablesChanged: 1, TablesFailed: 1, ActionsDone: 2, ActionsSkipped: 1, ActionsFailed: 1,
+			FilesDeleted: 900, BytesFreed: 1 << 30, Snapshots: 214},
+	}
+}
+
+func TestResultsTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Results(&buf, sampleResults(), NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `TABLE          ACTION               STATUS     FILES       BYTES               SNAPSHOTS  DELETED  FREED    TIME
+lake.a.events  compact              done       1,203 -> 7  3.1 GiB -> 3.1 GiB                               2.3s
+lake.a.events  expire_snapshots     done                                       214        900      1.0 GiB  450ms
+lake.a.events  remove_orphan_files  skipped                                                                        table changed since the plan; no listed path still qualifies
+lake.a.broken  update_properties    failed                                                                  80ms   commit: conflict after 4 retries
+lake.a.users   -                    in policy
+
+Apply finished with errors: 1 table changed; 1 failed; 2 actions done, 1 skipped, 1 failed; 214 snapshots expired, 900 files deleted, 1.0 GiB freed.
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestResultsNameEveryFile: an action that did not finish its files has
+// every file named with its place, in the text as in the JSON.
+func TestResultsNameEveryFile(t *testing.T) {
+	r := sampleResults()
+	r.Tables[0].Actions[2] = apply.ActionResult{Type: diff.RemoveOrphanFiles, Destructive: true, Status: apply.StatusFailed,
+		Error: "incomplete", FilesQuarantined: 1, FilesNotMoved: 1, FilesPlaceUnknown: 1,
+		FilesMoved: []string{"s3://b/t/data/a -> s3://b/t/.icewright-quarantine/r/data/a"},
+		DeleteErrors: []string{"s3://b/t/data/b: not quarantined, still in place: not started: storage judged unresponsive",
+			"s3://b/t/data/c: place unknown: copied into the quarantine; the delete of the original got no answer"}}
+	var buf bytes.Buffer
+	if err := Results(&buf, r, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+lake.a.events remove_orphan_files: where each file is
+  moved: s3://b/t/data/a -> s3://b/t/.icewright-quarantine/r/data/a
+  s3://b/t/data/b: not quarantined, still in place: not started: storage judged unresponsive
+  s3://b/t/data/c: place unknown: copied into the quarantine; the delete of the original got no answer
+`
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("got\n%s\nwant it to contain\n%s", buf.String(), want)
+	}
+}
+
+func TestResultsInterrupted(t *testing.T) {
+	r := sampleResults()
+	r.Interrupted = true
+	var buf bytes.Buffer
+	if err := Results(&buf, r, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "Apply interrupted:") {
+		t.Errorf("interruption not reported:\n%s", buf.String())
+	}
+}
+
+func TestProgressLogLines(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("CET", 3600))
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := NewProgress(&buf, false, false, NewStyles(false), clock)
+	var wg sync.WaitGroup
+	// Events come from many goroutines; lines must never interleave.
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tbl := fmt.Sprintf("lake.a.t%02d", i)
+			p.Event(apply.Event{Table: tbl, Action: "compact", Phase: apply.PhaseStart})
+			p.Event(apply.Event{Table: tbl, Action: "compact", Phase: apply.PhaseProgress, Done: 20, Total: 20, Unit: "files"})
+			p.Event(apply.Event{Table: tbl, Action: "compact", Phase: apply.PhaseDone})
+		}()
+	}
+	wg.Wait()
+	p.Event(apply.Event{Table: "lake.a.u", Action: "expire_snapshots", Phase: apply.PhaseStart})
+	mu.Lock()
+	now = now.Add(2500 * time.Millisecond)
+	mu.Unlock()
+	p.Event(apply.Event{Table: "lake.a.u", Action: "expire_snapshots", Phase: apply.PhaseFailed, Err: errors.New("boom")})
+	p.Done()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 42 {
+		t.Fatalf("%d lines, want 42 (no counter lines when not live):\n%s", len(lines), buf.String())
+	}
+	line := regexp.MustCompile(`^2026-11-30T11:00:00Z lake\.a\.t\d\d: compact (started|done \(20 of 20 files\) in 0s)$`)
+	for _, l := range lines[:40] {
+		if !line.MatchString(l) {
+			t.Errorf("unexpected line %q", l)
+		}
+	}
+	if want := "2026-11-30T11:00:02Z lake.a.u: expire_snapshots failed in 2.5s: boom"; lines[41] != want {
+		t.Errorf("last line %q, want %q", lines[41], want)
+	}
+}
+
+func TestProgressHeartbeat(t *testing.T) {
+	var buf syncBuffer
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	now := start
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := NewProgress(&buf, false, false, NewStyles(false), clock)
+	p.Event(apply.Event{Table: "lake.a.t", Action: "compact", Phase: apply.PhaseStart})
+	p.Event(apply.Event{Table: "lake.a.t", Action: "compact", Phase: apply.PhaseProgress, Done: 1 << 30, Total: 3 << 30, Unit: "bytes"})
+	mu.Lock()
+	now = start.Add(95 * time.Second)
+	mu.Unlock()
+	p.Heartbeat(5 * time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	want := "2026-11-30T12:01:35Z lake.a.t: compact running: 1.0 GiB of 3.0 GiB (1m35s so far)"
+	for !strings.Contains(buf.String(), want) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.Event(apply.Event{Table: "lake.a.t", Action: "compact", Phase: apply.PhaseDone})
+	p.Done()
+	out := buf.String()
+	if !strings.Contains(out, want) {
+		t.Fatalf("no heartbeat line %q:\n%s", want, out)
+	}
+	// After the action ends and Done, no more beats.
+	n := len(out)
+	time.Sleep(30 * time.Millisecond)
+	if buf.Len() != n {
+		t.Errorf("heartbeat after Done:\n%s", buf.String())
+	}
+}
+
+func TestProgressInterrupted(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	p := NewProgress(&buf, false, false, NewStyles(false), func() time.Time { return now })
+	p.Event(apply.Event{Table: "lake.a.t", Action: "expire_snapshots", Phase: apply.PhaseStart})
+	p.Interrupted("SIGTERM")
+	want := "2026-11-30T12:00:00Z SIGTERM received: no new action starts; finishing lake.a.t: expire_snapshots. Results follow.\n"
+	if !strings.HasSuffix(buf.String(), want) {
+		t.Errorf("got %q, want suffix %q", buf.String(), want)
+	}
+}
+
+// TestProgressLiveBounded: on a terminal the live area is one line per
+// running table plus a summary line, however many tables the run has.
+func TestProgressLiveBounded(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	p := NewProgress(&buf, true, false, NewStyles(false), func() time.Time { return now })
+	maxDrawn := 0
+	for i := range 40 {
+		// Two tables run at once.
+		for _, tbl := range []string{fmt.Sprintf("lake.a.t%02d", i), fmt.Sprintf("lake.b.t%02d", i)} {
+			p.Event(apply.Event{Table: tbl, Action: "compact", Phase: apply.PhaseStart})
+			maxDrawn = max(maxDrawn, p.drawn)
+		}
+		for _, tbl := range []string{fmt.Sprintf("lake.a.t%02d", i), fmt.Sprintf("lake.b.t%02d", i)} {
+			p.Event(apply.Event{Table: tbl, Action: "compact", Phase: apply.PhaseDone})
+			p.Event(apply.Event{Table: tbl, Phase: apply.PhaseFinished, Total: 80, Unit: "tables"})
+		}
+	}
+	if maxDrawn != 3 {
+		t.Errorf("live area was up to %d lines, want 3 (2 running tables + summary)", maxDrawn)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "80 of 80 tables finished") {
+		t.Errorf("no summary line:\n%q", out[max(0, len(out)-300):])
+	}
+	p.Done()
+	if !strings.HasSuffix(buf.String(), "\x1b[1A\x1b[J") {
+		t.Errorf("live lines not cleared at the end:\n%q", buf.String()[max(0, buf.Len()-100):])
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the heartbeat goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
+func TestProgressQuietPlan(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewProgress(&buf, false, true, NewStyles(false), time.Now)
+	p.Event(apply.Event{Table: "lake.a.t", Phase: apply.PhaseObserve})
+	p.Event(apply.Event{Table: "lake.a.t", Phase: apply.PhasePlanned})
+	p.Done()
+	if buf.Len() != 0 {
+		t.Errorf("plan progress in a log: %q", buf.String())
+	}
+}
+
+func TestProgressLiveRedrawsInPlace(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	p := NewProgress(&buf, true, false, NewStyles(false), func() time.Time { return now })
+	p.Event(apply.Event{Table: "lake.a.t", Action: "compact", Phase: apply.PhaseStart})
+	p.Event(apply.Event{Table: "lake.a.u", Action: "expire_snapshots", Phase: apply.PhaseStart})
+	now = now.Add(time.Second)
+	p.Event(apply.Event{Table: "lake.a.t", Action: "compact", Phase: apply.PhaseProgress, Done: 1 << 20, Total: 4 << 20, Unit: "bytes"})
+	// A counter update within the redraw interval is not drawn.
+	p.Event(apply.Event{Table: "lake.a.t", Action: "compact", Phase: apply.PhaseProgress, Done: 2 << 20, Total: 4 << 20, Unit: "bytes"})
+	out := buf.String()
+	if !strings.Contains(out, "lake.a.t: compact 1.0 MiB of 4.0 MiB") {
+		t.Errorf("no live byte counter:\n%q", out)
+	}
+	if strings.Contains(out, "2.0 MiB of 4.0 MiB") {
+		t.Errorf("redraw not throttled:\n%q", out)
+	}
+	// Second draw moves up two lines (one table and the summary), third
+	// moves up three.
+	if !strings.Contains(out, "\x1b[2A") || !strings.Contains(out, "\x1b[3A") {
+		t.Errorf("lines not redrawn in place:\n%q", out)
+	}
+	p.Done()
+	if !strings.HasSuffix(buf.String(), "\x1b[3A\x1b[J") {
+		t.Errorf("live lines not cleared at the end:\n%q", buf.String())
+	}
+}
