@@ -85,6 +85,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		Excluded:    scan.Excluded,
 		MaxRatio:    o.MaxOrphanRatio.Value,
 		Staging:     scan.Staging,
+		Foreign:     scan.Foreign,
 	}
 	if o.Quarantine.Value > 0 {
 		act.Quarantine = config.FormatDuration(o.Quarantine.Value)

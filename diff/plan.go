@@ -255,4 +255,7 @@ type OrphansAction struct {
 	// Staging is what the sweep did not enter (additive in 1.x): other
 	// engines' staging directories, kept whatever their age.
 	Staging *StagingSkip `json:"staging,omitempty"`
+	// Foreign is what other tables reference under the sweep (additive in
+	// 1.x): kept, whatever its age.
+	Foreign *ForeignKept `json:"foreign,omitempty"`
 }

@@ -247,6 +247,20 @@ type OrphanScan struct {
 	// Staging is what the listing did not enter: other engines' staging
 	// directories (docs/orphans.md); nil when there were none.
 	Staging *StagingSkip `json:"staging,omitempty"`
+	// Foreign is the unreferenced files the listing found that other
+	// tables reference (docs/design.md §5.5 rule 6): never candidates; nil
+	// when there were none.
+	Foreign *ForeignKept `json:"foreign,omitempty"`
+}
+
+// ForeignKept is the files under a sweep that the table does not reference
+// and other tables do (a file added to another table with add_files, a
+// table's files another took in): kept, whatever their age.
+type ForeignKept struct {
+	Files    int64    `json:"files"`
+	Bytes    int64    `json:"bytes"`
+	Tables   []string `json:"tables"`   // the tables that reference them, sorted
+	Examples []string `json:"examples"` // the first files by path (at most 5)
 }
 
 // StagingSkip is what an orphan sweep left alone because it lies in other

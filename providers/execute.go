@@ -360,6 +360,9 @@ func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, E
 	next, er, err := expiry.Expire(ctx, cat, req.Table.t, expiry.Spec{
 		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress, Delete: pace, StorageProps: props,
 		Abort: req.Abort, FinishWithin: req.FinishWithin, KeepLive: keepLive(req),
+		Foreign: func(ctx context.Context) (func(string) string, error) {
+			return s.foreignOwner(ctx, req.Policy.Address, req.Table.t.Location())
+		},
 		Retention: &expiry.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
 			MaxRefAge: rp.MaxRefAge.Value, Now: req.Now()},
 	})

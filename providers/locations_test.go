@@ -29,8 +29,8 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) != 3 || sess.locations.loads != 3 {
-		t.Fatalf("first check: %d tables, %d loads", len(first), sess.locations.loads)
+	if len(first.Locs) != 3 || sess.locations.loads != 3 {
+		t.Fatalf("first check: %d tables, %d loads", len(first.Locs), sess.locations.loads)
 	}
 	for range 5 {
 		if _, err := sess.tableLocations(ctx); err != nil {
@@ -43,7 +43,7 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 
 	// Created during the apply, inside another table's location, in the
 	// other catalog: the next check loads it (and only it).
-	inner := b.CreateTable(t, "q.inner", testkit.TableOptions{Location: first["a.s.one"].Location + "/data/inner"})
+	inner := b.CreateTable(t, "q.inner", testkit.TableOptions{Location: first.Locs["a.s.one"].Location + "/data/inner"})
 	if err := a.Catalog.DropTable(ctx, testkit.Ident("s.two")); err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +51,10 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["b.q.inner"].UUID != inner.Metadata().TableUUID().String() || got["b.q.inner"].Location != inner.Location() {
+	if got.Locs["b.q.inner"].UUID != inner.Metadata().TableUUID().String() || got.Locs["b.q.inner"].Location != inner.Location() {
 		t.Fatalf("a table created since the first check is missing: %+v", got)
 	}
-	if _, ok := got["a.s.two"]; ok || len(got) != 3 || sess.locations.loads != 4 {
-		t.Fatalf("after create and drop: %d tables %v, %d loads", len(got), got, sess.locations.loads)
+	if _, ok := got.Locs["a.s.two"]; ok || len(got.Locs) != 3 || sess.locations.loads != 4 {
+		t.Fatalf("after create and drop: %d tables %v, %d loads", len(got.Locs), got.Locs, sess.locations.loads)
 	}
 }

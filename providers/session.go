@@ -122,6 +122,28 @@ func (s *Session) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 // of its own name (the catalog's label), so this is what a label that
 // lists nothing could have been.
 func (s *Session) SQLCatalogNames(ctx context.Context, catalogName string) ([]string, error) {
+	rows, err := s.sqlTableRows(ctx, catalogName)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.catalog)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// sqlTableRow is one row of a SQL catalog database's iceberg_tables.
+type sqlTableRow struct {
+	catalog, namespace, name, metadata string
+	view                               bool // iceberg_type says VIEW
+}
+
+// sqlTableRows reads every row of a SQL catalog's iceberg_tables, whatever
+// its catalog_name. The table's columns are read by name: databases that
+// JDBC catalogs made before views have no iceberg_type.
+func (s *Session) sqlTableRows(ctx context.Context, catalogName string) ([]sqlTableRow, error) {
 	if _, err := s.Catalog(ctx, catalogName); err != nil {
 		return nil, err
 	}
@@ -131,23 +153,50 @@ func (s *Session) SQLCatalogNames(ctx context.Context, catalogName string) ([]st
 	if db == nil {
 		return nil, fmt.Errorf("catalog %q is not a SQL catalog", catalogName)
 	}
-	rows, err := db.QueryContext(ctx, "SELECT DISTINCT catalog_name FROM iceberg_tables ORDER BY catalog_name")
+	fail := func(err error) ([]sqlTableRow, error) {
+		return nil, fmt.Errorf("catalog %q: read its database's tables: %w", catalogName, err)
+	}
+	rows, err := db.QueryContext(ctx, "SELECT * FROM iceberg_tables")
 	if err != nil {
-		return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
+		return fail(err)
 	}
 	defer rows.Close()
-	var names []string
+	cols, err := rows.Columns()
+	if err != nil {
+		return fail(err)
+	}
+	var out []sqlTableRow
 	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
 		}
-		names = append(names, n)
+		if err := rows.Scan(ptrs...); err != nil {
+			return fail(err)
+		}
+		var r sqlTableRow
+		for i, c := range cols {
+			v := vals[i].String
+			switch strings.ToLower(c) {
+			case "catalog_name":
+				r.catalog = v
+			case "table_namespace":
+				r.namespace = v
+			case "table_name":
+				r.name = v
+			case "metadata_location":
+				r.metadata = v
+			case "iceberg_type":
+				r.view = strings.EqualFold(v, "VIEW")
+			}
+		}
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
+		return fail(err)
 	}
-	return names, nil
+	return out, nil
 }
 
 // Close closes every catalog that was opened.

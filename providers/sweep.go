@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/config"
@@ -40,6 +43,21 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 		SpillLimit:  s.spill,
 		Ride:        ride,
 	}, pol, tbl)
+}
+
+// foreignOwner is expiry's question at deletion (expiry.Spec.Foreign):
+// which table other than address references a file. When a table that
+// could hold files on the storage of location cannot be read, every file
+// there is kept, naming it.
+func (s *Session) foreignOwner(ctx context.Context, address, location string) (func(string) string, error) {
+	ts, err := s.tableLocations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if un := ts.Unreadable(address, []string{store.NormPath(location)}); len(un) > 0 {
+		return func(string) string { return "possibly " + un[0] + ", which could not be read" }, nil
+	}
+	return func(p string) string { return ts.ReferencedBy(address, p) }, nil
 }
 
 // recheckOrphans is apply's re-check of a sweep (orphans.Spec.Recheck):
@@ -80,61 +98,174 @@ func (s *Session) storageProperties(catalogName string) (map[string]string, erro
 	return maps.Clone(c.Properties), nil
 }
 
-// tableLocations lists every table of every configured catalog with its
-// location, keyed by address: the orphan sweep's OtherTables, in plan and
-// apply. Any catalog that cannot be listed makes the answer unknown (an
-// error).
+// tableLocations reads every table the run can see: every table of every
+// configured catalog, and the tables a SQL catalog's database holds under
+// other catalog names (sqlOtherNames), keyed by address, each with its
+// location, write paths and the files it references outside them
+// (orphans.ReadTable), indexed once (orphans.Tables): the orphan sweep's
+// and expiry's OtherTables, in plan and apply. A catalog that cannot be
+// listed makes the answer unknown (an error); a table that cannot be read
+// is in the answer, Unreadable, and refuses the sweeps it could reach.
 //
 // It runs right before each table's deletions, so it must see tables
-// created during the apply, but loading every table of every catalog for
-// each table checked costs a metadata read per table each time. So the
-// identifiers are listed afresh at every call (catalog listings only: a
-// table created since the last call is loaded and caught), while a table
-// already loaded in this session is not loaded again: its location is
-// taken as it was then. What this does not see is an existing table moved
-// during the apply (ALTER TABLE ... SET LOCATION, or dropped and recreated
-// under the same name elsewhere); files such a table writes there are
-// younger than the age guard, and the next plan's check sees it.
-func (s *Session) tableLocations(ctx context.Context) (map[string]orphans.TableLocation, error) {
+// created during the apply, but reading every table of every catalog for
+// each table checked would cost a manifest walk per table each time. So
+// the identifiers are listed afresh at every call (catalog listings only:
+// a table created since the last call is read and caught), while a table
+// already read in this session is not read again: it is taken as it was
+// then, and the index is rebuilt only when the set of tables changed.
+// What this does not see is an existing table changed during the run (moved
+// with ALTER TABLE ... SET LOCATION, dropped and recreated elsewhere, or
+// given another table's file with add_files); a saved plan's apply is a
+// new run and reads them afresh.
+func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
 	s.mu.Lock()
 	if s.locations == nil {
 		s.locations = &locationCache{byAddr: map[string]orphans.TableLocation{}}
 	}
 	lc := s.locations
 	s.mu.Unlock()
-	// One check at a time: the first loads every table once, the others
+	// One check at a time: the first reads every table once, the others
 	// then only list.
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	out := map[string]orphans.TableLocation{}
+	type pending struct {
+		addr string
+		load func(ctx context.Context) (*table.Table, error)
+	}
+	var (
+		addrs []string
+		todo  []pending
+	)
 	for _, c := range s.cfg.Catalogs {
-		addrs, err := s.ListTables(ctx, c.Name)
+		listed, err := s.ListTables(ctx, c.Name)
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range addrs {
-			if tl, ok := lc.byAddr[a]; ok {
-				out[a] = tl
-				continue
+		for _, a := range listed {
+			addrs = append(addrs, a)
+			if _, ok := lc.byAddr[a]; !ok {
+				todo = append(todo, pending{a, func(ctx context.Context) (*table.Table, error) { return s.loadTable(ctx, a) }})
 			}
-			t, err := s.loadTable(ctx, a)
-			if errors.Is(err, catalog.ErrNoSuchTable) {
-				continue // dropped since it was listed
+		}
+		others, err := s.sqlOtherNames(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range others {
+			addrs = append(addrs, o.addr)
+			if _, ok := lc.byAddr[o.addr]; !ok {
+				todo = append(todo, pending{o.addr, o.load})
 			}
-			if err != nil {
-				return nil, fmt.Errorf("catalog %q: %w", c.Name, err)
-			}
-			tl := orphans.LocationOf(t)
-			lc.byAddr[a], out[a] = tl, tl
-			lc.loads++
 		}
 	}
-	return out, nil
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, tableReaders)
+	)
+	for _, p := range todo {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var tl orphans.TableLocation
+			t, err := p.load(ctx)
+			switch {
+			case errors.Is(err, catalog.ErrNoSuchTable):
+				return // dropped since it was listed
+			case err != nil:
+				tl.Unreadable = err.Error()
+			default:
+				tl = orphans.ReadTable(ctx, t)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			lc.byAddr[p.addr] = tl
+			lc.loads++
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(addrs)
+	addrs = slices.Compact(addrs)
+	if lc.tables != nil && slices.Equal(lc.addrs, addrs) {
+		return lc.tables, nil
+	}
+	out := map[string]orphans.TableLocation{}
+	for _, a := range addrs {
+		if tl, ok := lc.byAddr[a]; ok {
+			out[a] = tl
+		}
+	}
+	lc.addrs, lc.tables = addrs, orphans.NewTables(out)
+	return lc.tables, nil
 }
 
-// locationCache is the apply-time table locations of one session.
+// tableReaders is how many tables tableLocations reads at once.
+const tableReaders = 4
+
+// locationCache is the tables one session has read (tableLocations).
 type locationCache struct {
 	mu     sync.Mutex
 	byAddr map[string]orphans.TableLocation
-	loads  int // tables loaded, for tests
+	loads  int // tables read, for tests
+	// addrs and tables are the last answer: the index is rebuilt only
+	// when the tables listed change.
+	addrs  []string
+	tables *orphans.Tables
+}
+
+// otherName is a table that a SQL catalog's database holds under another
+// catalog_name than the catalog's label.
+type otherName struct {
+	addr string
+	load func(ctx context.Context) (*table.Table, error)
+}
+
+// sqlOtherNames are the tables c's database holds under catalog names that
+// are not c's label (iceberg-go's SQL catalog reads only its own): PyIceberg's
+// "default" beside a catalog labelled "lake", say, whose tables sit at the
+// same locations when they have the same names. Each is named
+// "<catalog_name>.<namespace>.<table> (catalog_name ..., in catalog c's
+// database)" and read from its metadata location with c's storage settings.
+// A name that another configured SQL catalog on the same database reads
+// is that catalog's. Nothing for other catalog types.
+func (s *Session) sqlOtherNames(ctx context.Context, c *config.Catalog) ([]otherName, error) {
+	if c.Type != "sql" {
+		return nil, nil
+	}
+	rows, err := s.sqlTableRows(ctx, c.Name)
+	if err != nil {
+		return nil, err
+	}
+	read := map[string]bool{c.Name: true}
+	for _, o := range s.cfg.Catalogs {
+		if o.Type == "sql" && o.URI == c.URI {
+			read[o.Name] = true
+		}
+	}
+	var out []otherName
+	for _, r := range rows {
+		if read[r.catalog] || r.metadata == "" || r.view {
+			continue
+		}
+		ident := append(strings.Split(r.namespace, "."), r.name)
+		addr := fmt.Sprintf("%s (catalog_name %q, in catalog %q's database)", joinAddress(r.catalog, ident), r.catalog, c.Name)
+		meta := r.metadata
+		props := maps.Clone(c.Properties)
+		out = append(out, otherName{addr: addr, load: func(ctx context.Context) (*table.Table, error) {
+			t, err := table.NewFromLocation(ctx, ident, meta, func(ctx context.Context) (iceio.IO, error) {
+				return iceio.LoadFS(ctx, props, meta)
+			}, nil)
+			if err != nil {
+				return nil, fmt.Errorf("load %s from %s: %w", addr, meta, err)
+			}
+			return t, nil
+		}})
+	}
+	return out, nil
 }

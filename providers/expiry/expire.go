@@ -53,6 +53,11 @@ type Spec struct {
 	// KeepLive, when set, keeps the files live when the apply began that
 	// another writer released meanwhile (KeepLive); nil keeps none.
 	KeepLive *KeepLive
+	// Foreign, when set, is asked right before the deletions which other
+	// table references a released file ("" when none): such a file is kept
+	// (docs/design.md §8, nothing foreign is deleted). An error (the other
+	// tables cannot be read) keeps every file.
+	Foreign func(ctx context.Context) (func(path string) string, error)
 }
 
 // defaultFinishWithin bounds an expiry's deletions after its commit landed.
@@ -311,6 +316,21 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 			return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 		}
 	}
+	var foreign []fileRef
+	if spec.Foreign != nil && len(doomed) > 0 {
+		owner, err := spec.Foreign(ctx)
+		if err != nil {
+			res.Note = "expiry committed; other tables could not be read to see which released files they reference, so no file was deleted (they are unreferenced here: an orphan sweep removes what no table references)"
+			return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
+		}
+		doomed = slices.DeleteFunc(doomed, func(f fileRef) bool {
+			o := owner(f.path)
+			if o != "" {
+				foreign = append(foreign, fileRef{path: f.path + ": referenced by " + o + ", kept"})
+			}
+			return o != ""
+		})
+	}
 	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
 	// A second interrupt stops the deletions at once, within a batch too.
 	set := spec.Delete
@@ -325,15 +345,14 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		notes = append(notes, fmt.Sprintf("%d released files named by file: URIs with percent-escapes were left, under both names: a file has the decoded name too (see not applied)", kept))
 	}
 	if len(held) > 0 {
-		slices.SortFunc(held, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
 		notes = append(notes, fmt.Sprintf("%d released files were live when this apply began and another writer's commit released them meanwhile: kept for the next run (see not applied)", len(held)))
-		for i, h := range held {
-			if i == maxKeptListed {
-				res.Skipped = append(res.Skipped, fmt.Sprintf("%d more files live when this apply began, kept for the same reason", len(held)-maxKeptListed))
-				break
-			}
-			res.Skipped = append(res.Skipped, h.path+": live when this apply began, released meanwhile by another writer's commit; kept for the next run")
-		}
+		listKept(&res, held, func(f fileRef) string {
+			return f.path + ": live when this apply began, released meanwhile by another writer's commit; kept for the next run"
+		}, "files live when this apply began, kept for the same reason")
+	}
+	if len(foreign) > 0 {
+		notes = append(notes, fmt.Sprintf("%d released files are referenced by other tables: kept (see not applied)", len(foreign)))
+		listKept(&res, foreign, func(f fileRef) string { return f.path }, "files other tables reference, kept")
 	}
 	res.Note = strings.Join(notes, "; ")
 	if errors.Is(stopped, bound.ErrUnresponsive) {
@@ -341,6 +360,20 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		return fresh, res, fmt.Errorf("expiry committed; %d released files not deleted: %w", res.FilesLeft, stopped)
 	}
 	return fresh, res, nil
+}
+
+// listKept adds to res.Skipped a line for each of the files kept for one
+// reason, in path order, at most maxKeptListed of them and then how many
+// more there are.
+func listKept(res *store.Result, files []fileRef, line func(fileRef) string, more string) {
+	slices.SortFunc(files, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
+	for i, f := range files {
+		if i == maxKeptListed {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%d more %s", len(files)-maxKeptListed, more))
+			return
+		}
+		res.Skipped = append(res.Skipped, line(f))
+	}
 }
 
 // finishContext is the context of the work after a landed commit: not

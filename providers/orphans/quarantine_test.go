@@ -187,17 +187,17 @@ func TestRemoveOrphanFilesNestedTableSincePlan(t *testing.T) {
 	}
 
 	// Another catalog's table with exactly the same location.
-	other := func(context.Context) (map[string]TableLocation, error) {
-		return map[string]TableLocation{
+	other := func(context.Context) (*Tables, error) {
+		return NewTables(map[string]TableLocation{
 			"lake.sales.orders": {UUID: tbl.Metadata().TableUUID().String(), Location: tbl.Location()},
 			"other.x.twin":      {UUID: "6f1c7d1e-0000-0000-0000-000000000001", Location: tbl.Location()},
-		}, nil
+		}), nil
 	}
 	_, err = Remove(ctx, l.Cat, tbl, Spec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: other, Address: "lake.sales.orders"})
 	if !errors.Is(err, store.ErrRefused) || !strings.Contains(err.Error(), "other.x.twin") || strings.Contains(err.Error(), "lake.sales.orders") {
 		t.Fatalf("want a refusal naming other.x.twin only, got %v", err)
 	}
-	failing := func(context.Context) (map[string]TableLocation, error) { return nil, errors.New("catalog down") }
+	failing := func(context.Context) (*Tables, error) { return nil, errors.New("catalog down") }
 	_, err = Remove(ctx, l.Cat, tbl, Spec{Paths: []string{p}, OlderThan: 72 * time.Hour, Now: now, OtherTables: failing, Address: "lake.sales.orders"})
 	if !errors.Is(err, store.ErrRefused) {
 		t.Fatalf("an unknown answer must refuse, got %v", err)

@@ -65,12 +65,11 @@ type Spec struct {
 	// due at Now; with or without Quarantine (a run keeps its purge time
 	// when the policy changes).
 	PurgeRuns []diff.PurgeRun
-	// OtherTables lists every table of every configured catalog with its
-	// location and write paths, fresh (not the plan's), for the re-check of
-	// tables that overlap the sweep; Address is this table's key in it.
-	// Nil lists the tables of the table's own catalog, keyed by
-	// namespace.table.
-	OtherTables func(ctx context.Context) (map[string]TableLocation, error)
+	// OtherTables is every table the run can see, fresh (not the plan's),
+	// for the re-check of tables that overlap the sweep or reference files
+	// in it (Env.OtherTables); Address is this table's key in it. Nil reads
+	// the tables of the table's own catalog, keyed by namespace.table.
+	OtherTables func(ctx context.Context) (*Tables, error)
 	Address     string
 	// The policy's orphan_files.equal_schemes, equal_authorities and
 	// allow_storage_roots, applied as the plan applied them.
@@ -300,13 +299,33 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	slices.Sort(res.Skipped)
 	if len(doomed) > 0 || len(spec.PurgeRuns) > 0 {
 		// Rule 6 at apply time, right before anything is deleted, by the
-		// plan's rule: a table created (or given a write path) inside the
-		// sweep since the plan owns files that look orphaned to us.
-		if nested, err := nestedAtApply(ctx, cat, tbl, roots, norm, spec); err != nil {
+		// plan's rules: a table created (or given a write path) inside the
+		// sweep since the plan owns files that look orphaned to us; a file
+		// another table references is kept; a table that could hold files
+		// here and cannot be read refuses it all.
+		resolved, why := resolveRoots(roots, norm)
+		if why != "" {
+			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, why)
+		}
+		ts, self, err := tablesAtApply(ctx, cat, tbl, spec)
+		if err != nil {
 			return res, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", store.ErrRefused, err)
-		} else if len(nested) > 0 {
+		}
+		if nested := overlappingTables(self, ts.Locs, roots, resolved, norm); len(nested) > 0 {
 			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
 		}
+		if un := ts.Unreadable(self, roots); len(un) > 0 {
+			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, UnreadableRefusal(un))
+		}
+		foreign := ts.foreignUnder(self, roots, resolved, norm, len(spec.EqualSchemes)+len(spec.EqualAuthorities) > 0)
+		doomed = slices.DeleteFunc(doomed, func(f fileRef) bool {
+			owner, ok := foreign[norm(f.path)]
+			if ok {
+				res.Skipped = append(res.Skipped, f.path+": referenced by "+owner+", kept")
+			}
+			return ok
+		})
+		slices.Sort(res.Skipped)
 	}
 	// The store of each root deletes in batches (objdel): a root is
 	// reached with the storage the plan listed it with, a quarantine
@@ -505,42 +524,42 @@ func deleteFailure(f fileRef, err error, started bool, res *store.Result) {
 	}
 }
 
-// nestedAtApply names the tables, other than tbl, that overlap one of the
-// roots (overlappingTables, the plan's rule), from a fresh listing: a table
-// may have been created there since the plan.
-func nestedAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, roots []string, norm func(string) string, spec Spec) ([]string, error) {
-	var locs map[string]TableLocation
-	var err error
-	self := spec.Address
+// tablesAtApply is every table the run can see, from a fresh listing (a
+// table may have been created since the plan), and tbl's key among them.
+func tablesAtApply(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spec) (*Tables, string, error) {
 	if spec.OtherTables != nil {
-		if self == "" {
-			return nil, errors.New("the table's address is not known")
+		if spec.Address == "" {
+			return nil, "", errors.New("the table's address is not known")
 		}
-		locs, err = spec.OtherTables(ctx)
-	} else {
-		c, ok := cat.(catalog.Catalog)
-		if !ok {
-			return nil, fmt.Errorf("catalog %T cannot list its tables", cat)
-		}
-		self = strings.Join(tbl.Identifier(), ".")
-		locs, err = catalogTableLocations(ctx, c)
+		ts, err := spec.OtherTables(ctx)
+		return ts, spec.Address, err
 	}
+	c, ok := cat.(catalog.Catalog)
+	if !ok {
+		return nil, "", fmt.Errorf("catalog %T cannot list its tables", cat)
+	}
+	locs, err := catalogTableLocations(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return overlappingTables(self, locs, roots, norm), nil
+	return NewTables(locs), strings.Join(tbl.Identifier(), "."), nil
 }
 
-// catalogTableLocations loads every table of one catalog (namespaces walked
-// recursively), keyed by namespace.name.
+// catalogTableLocations reads every table of one catalog (namespaces walked
+// recursively; ReadTable), keyed by namespace.name; a table that cannot be
+// loaded is Unreadable.
 func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string]TableLocation, error) {
 	out := map[string]TableLocation{}
 	err := catalogs.Walk(ctx, cat, func(ident table.Identifier) error {
 		t, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			return fmt.Errorf("load %s: %w", strings.Join(ident, "."), err)
+		switch {
+		case errors.Is(err, catalog.ErrNoSuchTable):
+			// dropped since it was listed
+		case err != nil:
+			out[strings.Join(ident, ".")] = TableLocation{Unreadable: fmt.Sprintf("load: %v", err)}
+		default:
+			out[strings.Join(ident, ".")] = ReadTable(ctx, t)
 		}
-		out[strings.Join(ident, ".")] = LocationOf(t)
 		return nil
 	})
 	if err != nil {

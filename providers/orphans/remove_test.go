@@ -190,12 +190,19 @@ func TestNestedAtApplySeesNewTables(t *testing.T) {
 	sess := sessionFor(t, a, b)
 	roots := sweepRoots(tbl.Location(), tbl.Properties(), store.NormPath)
 	spec := Spec{Address: "a.s.one", OtherTables: sess.TableLocations}
-	nested, err := nestedAtApply(ctx, a.Catalog, tbl, roots, store.NormPath, spec)
+	nestedAtApply := func() ([]string, error) {
+		ts, self, err := tablesAtApply(ctx, a.Catalog, tbl, spec)
+		if err != nil {
+			return nil, err
+		}
+		return overlappingTables(self, ts.Locs, roots, make([]string, len(roots)), store.NormPath), nil
+	}
+	nested, err := nestedAtApply()
 	if err != nil || len(nested) != 0 {
 		t.Fatalf("before: nested %v %v", nested, err)
 	}
 	b.CreateTable(t, "q.inner", testkit.TableOptions{Location: tbl.Location() + "/data/inner"})
-	nested, err = nestedAtApply(ctx, a.Catalog, tbl, roots, store.NormPath, spec)
+	nested, err = nestedAtApply()
 	if err != nil || len(nested) != 1 || nested[0] != "b.q.inner" {
 		t.Fatalf("nested %v %v", nested, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -46,9 +47,11 @@ type Env struct {
 	// Storage are the catalog block's properties: the storage settings of
 	// roots outside the table location's storage (rootStorage).
 	Storage map[string]string
-	// OtherTables lists every table of every configured catalog with its
-	// location and write paths (rule 6), keyed by address.
-	OtherTables func(ctx context.Context) (map[string]TableLocation, error)
+	// OtherTables is every table the run can see (every table of every
+	// configured catalog, and those under other catalog names in a SQL
+	// catalog's database) with its location, write paths and the files it
+	// references outside them (rule 6), keyed by address, read once per run.
+	OtherTables func(ctx context.Context) (*Tables, error)
 	// SpillLimit is how many listed files, and how many references, the
 	// scan holds in memory before it sorts them out to disk; 0 is
 	// reach.DefaultSpillLimit (tests force spilling with a small one).
@@ -209,15 +212,27 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 		return nil, err
 	}
 
-	// Rule 6: other tables' files under the sweep, from the tables of
-	// every configured catalog (the session's: names listed afresh, each
-	// table loaded once per session). If a catalog cannot be listed the
-	// answer is unknown, and the sweep is refused.
-	locs, err := env.OtherTables(ctx)
+	// Rule 6: other tables' files under the sweep, from the tables the run
+	// can see (the session's: names listed afresh, each table read once per
+	// session). If a catalog cannot be listed the answer is unknown, and
+	// the sweep is refused; so is it when a table that could hold files
+	// here could not be read. A file another table references is kept.
+	resolved, why := resolveRoots(roots, norm)
+	if why != "" {
+		scan.Refusal = cmp.Or(scan.Refusal, why)
+		resolved = make([]string, len(roots))
+	}
+	ts, err := env.OtherTables(ctx)
 	if err != nil {
 		scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not check other tables for files inside the sweep: %v", err))
+		ts = NewTables(nil)
 	}
-	scan.NestedTables = overlappingTables(pol.Address, locs, roots, norm)
+	scan.NestedTables = overlappingTables(pol.Address, ts.Locs, roots, resolved, norm)
+	if un := ts.Unreadable(pol.Address, roots); len(un) > 0 {
+		scan.Refusal = cmp.Or(scan.Refusal, UnreadableRefusal(un))
+	}
+	mapped := len(pol.OrphanFiles.EqualSchemes.Value)+len(pol.OrphanFiles.EqualAuthorities.Value) > 0
+	keepForeign(scan, ts.foreignUnder(pol.Address, roots, resolved, norm, mapped), norm)
 	// The runs of earlier quarantining applies, from their manifests, so
 	// that the plan shows every run it would purge.
 	// A quarantined file is live when its path is a missing reference, or
@@ -234,6 +249,37 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 		}
 	}
 	return scan, nil
+}
+
+// keepForeign takes out of the scan's candidates and non-Iceberg files
+// those that another table references (foreign: key by norm -> table), and
+// says so in scan.Foreign.
+func keepForeign(scan *diff.OrphanScan, foreign map[string]string, norm func(string) string) {
+	if len(foreign) == 0 {
+		return
+	}
+	kept := &diff.ForeignKept{}
+	tables := map[string]bool{}
+	keep := func(f diff.FileInfo) bool {
+		owner, ok := foreign[norm(f.Path)]
+		if !ok {
+			return false
+		}
+		kept.Files++
+		kept.Bytes += max(f.Size, 0)
+		tables[owner] = true
+		kept.Examples = append(kept.Examples, f.Path)
+		return true
+	}
+	scan.Candidates = slices.DeleteFunc(scan.Candidates, keep)
+	scan.NonIceberg = slices.DeleteFunc(scan.NonIceberg, keep)
+	if kept.Files == 0 {
+		return
+	}
+	kept.Tables = slices.Sorted(maps.Keys(tables))
+	slices.Sort(kept.Examples)
+	kept.Examples = kept.Examples[:min(len(kept.Examples), 5)]
+	scan.Foreign = kept
 }
 
 // buildReferenced adds every file the metadata references: all snapshots'

@@ -146,14 +146,25 @@ func displayRoot(key string) string {
 }
 
 // TableLocation is one catalog table's identity and the places its files
-// live: its location and the write paths that are set (by property name).
+// live: its location and the write paths that are set (by property name),
+// and what it references outside them.
 type TableLocation struct {
 	UUID       string
 	Location   string
 	WritePaths map[string]string
+	// Resolved are the keys of the location and write paths on local
+	// storage with their symbolic links resolved, where that changes them.
+	Resolved []string
+	// Foreign are the files the table references outside its location and
+	// write paths (ReadTable), as written.
+	Foreign []string
+	// Unreadable, when set, says why the table could not be read (loaded,
+	// its manifests read, or its local location resolved): its references
+	// are unknown. Location is then what is known of it, maybe nothing.
+	Unreadable string
 }
 
-// LocationOf is t's TableLocation.
+// LocationOf is t's TableLocation, without its references (ReadTable).
 func LocationOf(t *table.Table) TableLocation {
 	tl := TableLocation{UUID: t.Metadata().TableUUID().String(), Location: t.Location()}
 	props := t.Properties()
@@ -165,6 +176,19 @@ func LocationOf(t *table.Table) TableLocation {
 			tl.WritePaths[k] = v
 		}
 	}
+	// A location spelled through a symbolic link is compared by where it
+	// leads (local storage only: object stores have no links).
+	for _, p := range tablePaths(tl.Location, tl.WritePaths) {
+		k := rootKey(p, store.NormPath)
+		r, err := resolveKey(k, store.NormPath)
+		if err != nil {
+			tl.Unreadable = err.Error()
+			continue
+		}
+		if r != k {
+			tl.Resolved = append(tl.Resolved, r)
+		}
+	}
 	return tl
 }
 
@@ -174,17 +198,25 @@ func LocationOf(t *table.Table) TableLocation {
 // would look orphaned. Only self (by address) is skipped: another catalog
 // entry with the same UUID (a register_table twin) is another table whose
 // commits we do not see, and is named like any other.
-func overlappingTables(self string, locs map[string]TableLocation, roots []string, norm func(string) string) []string {
+//
+// On local storage the comparison is also made on resolved paths (the
+// roots' resolved, the other tables' TableLocation.Resolved), so that a
+// location spelled through a symbolic link is compared by where it leads.
+func overlappingTables(self string, locs map[string]TableLocation, roots, resolved []string, norm func(string) string) []string {
+	all := slices.Concat(roots, resolved)
+	all = slices.DeleteFunc(all, func(r string) bool { return r == "" })
 	var out []string
 	for addr, tl := range locs {
 		if addr == self {
 			continue
 		}
-		paths := tablePaths(tl.Location, tl.WritePaths)
+		keys := slices.Clone(tl.Resolved)
+		for _, p := range tablePaths(tl.Location, tl.WritePaths) {
+			keys = append(keys, rootKey(p, norm))
+		}
 	check:
-		for _, p := range paths {
-			k := rootKey(p, norm)
-			for _, r := range roots {
+		for _, k := range keys {
+			for _, r := range all {
 				if overlaps(k, r) {
 					out = append(out, addr)
 					break check

@@ -86,9 +86,9 @@ func (s *testSession) LoadTable(ctx context.Context, address string) (*table.Tab
 	return cat.LoadTable(ctx, table.Identifier(parts[1:]))
 }
 
-// TableLocations lists the tables of every configured catalog by address;
+// TableLocations reads the tables of every configured catalog by address;
 // one that cannot be opened or listed makes the answer an error.
-func (s *testSession) TableLocations(ctx context.Context) (map[string]TableLocation, error) {
+func (s *testSession) TableLocations(ctx context.Context) (*Tables, error) {
 	out := map[string]TableLocation{}
 	for _, cc := range s.cfg.Catalogs {
 		cat, _, err := s.catalog(ctx, cc.Name)
@@ -103,7 +103,7 @@ func (s *testSession) TableLocations(ctx context.Context) (map[string]TableLocat
 			out[cc.Name+"."+k] = v
 		}
 	}
-	return out, nil
+	return NewTables(out), nil
 }
 
 // orphanHooks are the scan's test hooks (Env.afterListing).

@@ -381,6 +381,10 @@ func orphanSentence(o *diff.OrphansAction) string {
 		fmt.Fprintf(&b, "; %s of other engines not entered (%s, %s; first: %s)",
 			countOf(st.Dirs, "staging directory", "staging directories"), countOf(st.Files, "file", "files"), Bytes(st.Bytes), strings.Join(st.Examples, ", "))
 	}
+	if f := o.Foreign; f != nil {
+		fmt.Fprintf(&b, "; %s other tables reference kept (%s; by %s; first: %s)",
+			countOf(f.Files, "file", "files"), Bytes(f.Bytes), strings.Join(f.Tables, ", "), strings.Join(f.Examples, ", "))
+	}
 	if o.MaxRatio > 0 {
 		fmt.Fprintf(&b, "; %.1f%% unreferenced (max %g%%)", o.Ratio*100, o.MaxRatio*100)
 	}

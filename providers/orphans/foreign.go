@@ -1,0 +1,298 @@
+package orphans
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
+)
+
+// Other tables' references (docs/design.md §5.5 rule 6, issue 41): a file
+// that another table references is never this table's orphan, wherever it
+// lies. Every table the run can see is read once per run (ReadTable: its
+// location, write paths and every file its snapshots reach outside them),
+// and Tables indexes what they reference outside their own places by path,
+// so that a sweep asks the index for the files under its roots (Foreign)
+// instead of passing over the other tables.
+
+// ReadTable is t's TableLocation with its foreign references: every file
+// any snapshot of any ref reaches (data, deletes, deletion vectors' Puffin
+// files, statistics, manifests and manifest lists, the metadata log) that
+// lies outside the table's own location and write paths. A table whose
+// manifests cannot be read is Unreadable, with its location.
+func ReadTable(ctx context.Context, t *table.Table) TableLocation {
+	tl := LocationOf(t)
+	refs, err := foreignRefs(ctx, t)
+	if err != nil {
+		tl.Unreadable = err.Error()
+		return tl
+	}
+	tl.Foreign = refs
+	return tl
+}
+
+// foreignRefs walks every snapshot of t and keeps the paths outside its
+// sweep roots (plain path keys), as written, sorted and unique.
+func foreignRefs(ctx context.Context, t *table.Table) ([]string, error) {
+	roots := sweepRoots(t.Location(), t.Properties(), store.NormPath)
+	var out []string
+	keep := func(p string) {
+		if !underAny(store.NormPath(p), roots) {
+			out = append(out, p)
+		}
+	}
+	md := t.Metadata()
+	keep(t.MetadataLocation())
+	for e := range md.PreviousFiles() {
+		keep(e.MetadataFile)
+	}
+	if len(md.Snapshots()) > 0 {
+		fsys, err := t.FS(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open storage: %w", err)
+		}
+		err = reach.Walk(ctx, reach.Spec{
+			Meta:      md,
+			FS:        fsys,
+			Snapshots: reach.AllSnapshots(md),
+			Consumers: []reach.Consumer{{WithDeleted: true, File: func(f reach.File) error {
+				keep(f.Path)
+				return nil
+			}}},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read its manifests: %w", err)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Tables is every table the run can see, keyed by address (a table of a
+// configured catalog, or one under another catalog_name in a SQL catalog's
+// database), with the index of the references they hold outside their own
+// places, built once (NewTables).
+type Tables struct {
+	Locs map[string]TableLocation
+	refs []foreignRef // sorted by key
+}
+
+// foreignRef is one key of the index: a referenced file's plain path key
+// (store.NormPath), its literal-name key, or its resolved local spelling.
+type foreignRef struct {
+	key   string
+	raw   string // as written
+	owner string
+}
+
+// NewTables indexes locs' foreign references by path key.
+func NewTables(locs map[string]TableLocation) *Tables {
+	ts := &Tables{Locs: locs}
+	dirs := map[string]string{} // local directory -> its resolved key ("" unresolved)
+	for addr, tl := range locs {
+		for _, p := range tl.Foreign {
+			k := store.NormPath(p)
+			ts.refs = append(ts.refs, foreignRef{k, p, addr})
+			if lit, ok := store.LiteralKey(p); ok {
+				ts.refs = append(ts.refs, foreignRef{lit, p, addr})
+			}
+			if r := resolvedFileKey(k, dirs); r != "" && r != k {
+				ts.refs = append(ts.refs, foreignRef{r, p, addr})
+			}
+		}
+	}
+	slices.SortFunc(ts.refs, func(a, b foreignRef) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.owner, b.owner)
+	})
+	return ts
+}
+
+// resolvedFileKey is the key of a local file's path with its directory's
+// symbolic links resolved, or "" when it is not local or cannot be
+// resolved (a file that is not there cannot be deleted either). dirs
+// caches the directories' answers.
+func resolvedFileKey(key string, dirs map[string]string) string {
+	if !strings.HasPrefix(key, "file://") {
+		return ""
+	}
+	dir, base := key[:strings.LastIndexByte(key, '/')], key[strings.LastIndexByte(key, '/')+1:]
+	r, ok := dirs[dir]
+	if !ok {
+		r, _ = resolveKey(dir, store.NormPath)
+		dirs[dir] = r
+	}
+	if r == "" {
+		return ""
+	}
+	return r + "/" + base
+}
+
+// under is the index's entries whose key lies inside root (a key without
+// a trailing slash): one binary search and the run that follows.
+func (ts *Tables) under(root string) []foreignRef {
+	lo := root + "/"
+	i, _ := slices.BinarySearchFunc(ts.refs, lo, func(r foreignRef, k string) int { return strings.Compare(r.key, k) })
+	j := i
+	for j < len(ts.refs) && strings.HasPrefix(ts.refs[j].key, lo) {
+		j++
+	}
+	return ts.refs[i:j]
+}
+
+// foreignUnder is, for a sweep of self over roots (keys by norm; resolved,
+// their resolved spellings, or ""), the keys by norm of the files under
+// them that another table references, each with the first table that
+// does. mapped says norm maps schemes or authorities (equal_schemes,
+// equal_authorities): the index's plain keys are then normalised again.
+func (ts *Tables) foreignUnder(self string, roots, resolved []string, norm func(string) string, mapped bool) map[string]string {
+	out := map[string]string{}
+	add := func(k, owner string) {
+		if owner == self {
+			return
+		}
+		if _, ok := out[k]; !ok {
+			out[k] = owner
+		}
+	}
+	for i, r := range roots {
+		for _, e := range ts.under(r) {
+			add(e.key, e.owner)
+		}
+		if rr := resolved[i]; rr != "" && rr != r {
+			// A file referenced by its resolved path is listed under the
+			// root's own spelling.
+			for _, e := range ts.under(rr) {
+				add(r+strings.TrimPrefix(e.key, rr), e.owner)
+			}
+		}
+	}
+	if mapped {
+		for _, e := range ts.refs {
+			if k := norm(e.raw); underAny(k, roots) {
+				add(k, e.owner)
+			}
+		}
+	}
+	return out
+}
+
+// ReferencedBy names a table other than self that references the file p
+// (by its plain key, its literal name, or its resolved local path), or "".
+func (ts *Tables) ReferencedBy(self, p string) string {
+	keys := []string{store.NormPath(p)}
+	if lit, ok := store.LiteralKey(p); ok {
+		keys = append(keys, lit)
+	}
+	if r := resolvedFileKey(keys[0], map[string]string{}); r != "" && r != keys[0] {
+		keys = append(keys, r)
+	}
+	for _, k := range keys {
+		i, _ := slices.BinarySearchFunc(ts.refs, k, func(r foreignRef, k string) int { return strings.Compare(r.key, k) })
+		for ; i < len(ts.refs) && ts.refs[i].key == k; i++ {
+			if ts.refs[i].owner != self {
+				return ts.refs[i].owner
+			}
+		}
+	}
+	return ""
+}
+
+// Unreadable names the tables other than self that could not be read (or
+// whose local location could not be resolved) and that could hold files
+// under roots: the files they reference are unknown, so a sweep there is
+// refused (and expiry keeps every file there). A table of unknown location
+// can reach anything; one of known location, its own storage (bucket,
+// container or file system).
+func (ts *Tables) Unreadable(self string, roots []string) []string {
+	var out []string
+	for addr, tl := range ts.Locs {
+		if addr == self || tl.Unreadable == "" {
+			continue
+		}
+		if reaches(tl, roots) {
+			out = append(out, fmt.Sprintf("%s (%s)", addr, tl.Unreadable))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func reaches(tl TableLocation, roots []string) bool {
+	paths := tablePaths(tl.Location, tl.WritePaths)
+	if len(paths) == 0 {
+		return true
+	}
+	for _, p := range paths {
+		k := rootKey(p, store.NormPath)
+		for _, r := range roots {
+			if sameStorage(k, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// UnreadableRefusal is the reason a sweep is refused for tables whose
+// references could not be read, the same words in plan and apply.
+func UnreadableRefusal(tables []string) string {
+	return "other tables that could hold files under the sweep could not be read, so the files they reference are unknown: " + strings.Join(tables, "; ") +
+		"; grant this run read access to them (or fix them), or exclude their catalog from the configuration if they are not on this storage"
+}
+
+// resolveKey is a local key (file://) with every symbolic link of its path
+// resolved, normalised by norm; a path below the deepest existing directory
+// is taken as written (nothing there to resolve yet). Another key is
+// returned as it is. An error says the path cannot be resolved (a dangling
+// link, no permission).
+func resolveKey(key string, norm func(string) string) (string, error) {
+	local, err := keyLocalPath(key)
+	if err != nil {
+		return key, nil // not a local path
+	}
+	p, rest := local, ""
+	for {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return rootKey(filepath.Join(r, rest), norm), nil
+		}
+		if !errors.Is(err, iofs.ErrNotExist) {
+			return "", fmt.Errorf("resolve %s: %w", local, err)
+		}
+		if _, lerr := os.Lstat(p); lerr == nil {
+			return "", fmt.Errorf("resolve %s: %s is a symbolic link to nothing", local, p)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return key, nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// resolveRoots is each root's resolved spelling (resolveKey), or why one
+// cannot be resolved.
+func resolveRoots(roots []string, norm func(string) string) ([]string, string) {
+	out := make([]string, len(roots))
+	for i, r := range roots {
+		rr, err := resolveKey(r, norm)
+		if err != nil {
+			return nil, fmt.Sprintf("sweep root %s: %v: the sweep cannot tell which other tables' files lie under it", r, err)
+		}
+		out[i] = rr
+	}
+	return out, ""
+}
