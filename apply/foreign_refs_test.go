@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/diff/planfile"
+	"github.com/icewright/icewright/providers"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -54,32 +54,6 @@ tables "lake.t.*" {
 
 // localPath is a table path without its file:// scheme.
 func localPath(p string) string { return strings.TrimPrefix(p, "file://") }
-
-// copyFile copies src to dst with mtime at.
-func copyFile(t *testing.T, src, dst string, at time.Time) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(dst, at, at); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // addFiles commits paths into tbl with iceberg-go's add_files (the file's
 // own footer gives its statistics), as PyIceberg's and Spark's add_files do.
@@ -126,7 +100,7 @@ func TestSweepKeepsFilesOtherTablesReference(t *testing.T) {
 			b = e.lake.Backdate(t, b, 10*24*time.Hour)
 
 			export := filepath.Join(localPath(a.Location()), "data", "export-2025.parquet")
-			copyFile(t, localPath(testkit.DataFiles(t, b)[0]), export, time.Now())
+			testkit.CopyFileAt(t, localPath(testkit.DataFiles(t, b)[0]), export, time.Now())
 			b = addFiles(t, b, export)
 			if err := os.Chtimes(export, old, old); err != nil {
 				t.Fatal(err)
@@ -255,6 +229,20 @@ func TestSweepSeesOtherCatalogNameInDatabase(t *testing.T) {
 	i := slices.IndexFunc(tp.Refusals, func(r diff.Refusal) bool { return r.Action == string(diff.RemoveOrphanFiles) })
 	if i < 0 || !strings.Contains(tp.Refusals[i].Reason, `default.t.a (catalog_name "default", in catalog "lake"'s database)`) {
 		t.Fatalf("no refusal naming default.t.a and its catalog name: %+v", tp.Refusals)
+	}
+	if !slices.ContainsFunc(p.Warnings, func(w diff.Warning) bool {
+		return w.Code == diff.WarnCatalogNameShared && strings.Contains(w.Message, `catalog_name "default"`)
+	}) {
+		t.Fatalf("the plan does not say another catalog name shares the database: %+v", p.Warnings)
+	}
+	doc, err := e.sess.Doctor(context.Background(), providers.DoctorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(doc.Findings, func(f diff.DoctorFinding) bool {
+		return f.Check == "catalog names" && strings.Contains(f.Message, `catalog_name "default"`)
+	}) {
+		t.Fatalf("doctor does not say another catalog name shares the database: %+v", doc.Findings)
 	}
 	res := e.apply(p, false)
 	_ = res // the refusal fails the table; what matters is the other table

@@ -298,6 +298,7 @@ type listing struct {
 // is the catalog_name it reads, so a label that differs lists nothing.
 type sqlCatalogNames interface {
 	SQLCatalogNames(ctx context.Context, catalog string) ([]string, error)
+	OtherCatalogNames(ctx context.Context, catalog string) ([]string, error)
 }
 
 // warnings are the plan's nothing-matched warnings: a catalog that lists
@@ -322,6 +323,21 @@ func (l *listing) warnings(ctx context.Context, cfg *config.Config, b backend, t
 			}
 		}
 		out = append(out, w)
+	}
+	// A SQL catalog's database that holds tables under other catalog names
+	// too: they count as other tables for the sweep and expiry.
+	if n, ok := b.(sqlCatalogNames); ok {
+		for _, c := range cfg.Catalogs {
+			if c.Type != "sql" || l.unreachable[c.Name] || slices.Contains(l.empty, c) {
+				continue
+			}
+			if names, err := n.OtherCatalogNames(ctx, c.Name); err == nil && len(names) > 0 {
+				msg, detail := diff.CatalogNamesShared(c.Name, names)
+				w := diff.NewWarning(diff.WarnCatalogNameShared, msg, rangeOrigin(c.DeclRange))
+				w.Detail = detail
+				out = append(out, w)
+			}
+		}
 	}
 	blocked := func(pattern string) bool {
 		cat, _, _ := strings.Cut(pattern, ".")

@@ -35,6 +35,7 @@ const (
 	LintSelectorNoMatch  = "IW113"
 	LintTargetNoMatch    = "IW114"
 	LintEngineUnused     = "IW115"
+	LintCatalogNameShare = "IW116"
 )
 
 // Lints is every lint warning, by code; the one list docs, validation of
@@ -56,6 +57,7 @@ func Lints() []Lint {
 		{LintSelectorNoMatch, "selector_no_match", "A `tables` selector matches no table of its catalog (with a did-you-mean from the names the catalog has)."},
 		{LintTargetNoMatch, "target_no_match", "A `-target` matches no managed table (with a did-you-mean)."},
 		{LintEngineUnused, "engine_unused", "An `engine` block that no policy, `table` or `tables` block names in `compaction.engine`."},
+		{LintCatalogNameShare, "catalog_name_shared", "A SQL catalog's database also holds tables under another `catalog_name` that no catalog block reads: they count as other tables for the orphan sweep and expiry (plan-level, and in `doctor`)."},
 	}
 }
 

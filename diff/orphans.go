@@ -289,3 +289,15 @@ func originSuffix[T any](s config.Setting[T]) string {
 func OverlapRefusal(tables []string) string {
 	return fmt.Sprintf("other tables lie inside the sweep or share its paths (their location or a write path overlaps a sweep root): %s", strings.Join(tables, ", "))
 }
+
+// CatalogNamesShared is what the plan (WarnCatalogNameShared) and doctor
+// say when catalog's database holds tables under the other catalog names
+// names, which no catalog block reads.
+func CatalogNamesShared(catalog string, names []string) (message, detail string) {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return fmt.Sprintf("catalog %q's database also holds tables under catalog_name %s, which no catalog block reads", catalog, strings.Join(q, ", ")),
+		"icewright counts them as other tables: an orphan sweep keeps every file they reference and is refused where their locations overlap it, and expiry keeps what they reference; to manage them, add a catalog block labelled with that name on the same database."
+}

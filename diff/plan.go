@@ -100,6 +100,9 @@ const (
 	WarnCatalogEmpty    = config.LintCatalogEmpty    // a catalog lists no table at all
 	WarnSelectorNoMatch = config.LintSelectorNoMatch // a tables selector matches no table
 	WarnTargetNoMatch   = config.LintTargetNoMatch   // a -target matches no managed table
+	// WarnCatalogNameShared: a SQL catalog's database holds tables under
+	// another catalog_name too.
+	WarnCatalogNameShared = config.LintCatalogNameShare
 )
 
 // ListingWarning reports whether code is one of the warnings above, which
@@ -107,7 +110,7 @@ const (
 // is loaded).
 func ListingWarning(code string) bool {
 	switch code {
-	case WarnCatalogEmpty, WarnSelectorNoMatch, WarnTargetNoMatch:
+	case WarnCatalogEmpty, WarnSelectorNoMatch, WarnTargetNoMatch, WarnCatalogNameShared:
 		return true
 	}
 	return false

@@ -114,6 +114,15 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
 			Message: fmt.Sprintf("the %s catalog answered: %d tables", cc.Type, len(tables))})
 	}
+	if reachable && cc.Type == "sql" {
+		switch names, err := s.OtherCatalogNames(ctx, cc.Name); {
+		case err != nil:
+			add(diff.DoctorFinding{Check: "catalog names", Status: diff.DoctorWarn, Message: err.Error()})
+		case len(names) > 0:
+			msg, detail := diff.CatalogNamesShared(cc.Name, names)
+			add(diff.DoctorFinding{Check: "catalog names", Status: diff.DoctorWarn, Message: msg, Fix: detail})
+		}
+	}
 	base := config.ResolveWarehouse(cc.Warehouse, s.cfg.Dir)
 	add(catalogAuth(s, cc))
 	add(credentialSource(ctx, s, cc, base))

@@ -219,6 +219,35 @@ type locationCache struct {
 	tables *orphans.Tables
 }
 
+// namesRead are the catalog names that the configured SQL catalogs on c's
+// database read (their labels), c's own included.
+func (s *Session) namesRead(c *config.Catalog) map[string]bool {
+	read := map[string]bool{c.Name: true}
+	for _, o := range s.cfg.Catalogs {
+		if o.Type == "sql" && o.URI == c.URI {
+			read[o.Name] = true
+		}
+	}
+	return read
+}
+
+// OtherCatalogNames are the catalog names a SQL catalog's database holds
+// tables under that no configured catalog block reads, sorted: their tables
+// count as other tables (sqlOtherNames), and the plan (IW116) and doctor
+// say so. Nothing for other catalog types.
+func (s *Session) OtherCatalogNames(ctx context.Context, catalogName string) ([]string, error) {
+	c, err := s.catalogConfig(catalogName)
+	if err != nil || c.Type != "sql" {
+		return nil, err
+	}
+	names, err := s.SQLCatalogNames(ctx, catalogName)
+	if err != nil {
+		return nil, err
+	}
+	read := s.namesRead(c)
+	return slices.DeleteFunc(names, func(n string) bool { return read[n] }), nil
+}
+
 // otherName is a table that a SQL catalog's database holds under another
 // catalog_name than the catalog's label.
 type otherName struct {
@@ -242,12 +271,7 @@ func (s *Session) sqlOtherNames(ctx context.Context, c *config.Catalog) ([]other
 	if err != nil {
 		return nil, err
 	}
-	read := map[string]bool{c.Name: true}
-	for _, o := range s.cfg.Catalogs {
-		if o.Type == "sql" && o.URI == c.URI {
-			read[o.Name] = true
-		}
-	}
+	read := s.namesRead(c)
 	var out []otherName
 	for _, r := range rows {
 		if read[r.catalog] || r.metadata == "" || r.view {

@@ -67,3 +67,22 @@ func WriteFileAt(t testing.TB, p string, size int, mtime time.Time) {
 		t.Fatal(err)
 	}
 }
+
+// CopyFileAt copies src to dst (directories created) with mtime: a file
+// staged where another table will take it in (add_files).
+func CopyFileAt(t testing.TB, src, dst string, mtime time.Time) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(dst, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
