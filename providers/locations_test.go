@@ -40,6 +40,22 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 	if sess.locations.loads != 3 {
 		t.Fatalf("later checks loaded tables again: %d loads", sess.locations.loads)
 	}
+	// References are read when first asked, each table once per session.
+	if sess.locations.reads != 0 {
+		t.Fatalf("references read before anyone asked: %d", sess.locations.reads)
+	}
+	for range 3 {
+		ts, err := sess.tableLocations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.ReadReferences(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sess.locations.reads != 3 {
+		t.Fatalf("references read %d times for 3 tables", sess.locations.reads)
+	}
 
 	// Created during the apply, inside another table's location, in the
 	// other catalog: the next check loads it (and only it).

@@ -54,6 +54,9 @@ func (s *Session) foreignOwner(ctx context.Context, address, location string) (f
 	if err != nil {
 		return nil, err
 	}
+	if err := ts.ReadReferences(ctx); err != nil {
+		return nil, err
+	}
 	if un := ts.Unreadable(address, []string{store.NormPath(location)}); len(un) > 0 {
 		return func(string) string { return "possibly " + un[0] + ", which could not be read" }, nil
 	}
@@ -98,45 +101,36 @@ func (s *Session) storageProperties(catalogName string) (map[string]string, erro
 	return maps.Clone(c.Properties), nil
 }
 
-// tableLocations reads every table the run can see: every table of every
+// tableLocations lists every table the run can see: every table of every
 // configured catalog, and the tables a SQL catalog's database holds under
 // other catalog names (sqlOtherNames), keyed by address, each with its
-// location, write paths and the files it references outside them
-// (orphans.ReadTable), indexed once (orphans.Tables): the orphan sweep's
-// and expiry's OtherTables, in plan and apply. A catalog that cannot be
-// listed makes the answer unknown (an error); a table that cannot be read
-// is in the answer, Unreadable, and refuses the sweeps it could reach.
+// location and write paths (orphans.LocationOf), and, read when first asked
+// (orphans.Tables.ReadReferences, tableReferences), the files each
+// references outside them: the orphan sweep's and expiry's OtherTables, in
+// plan and apply. A catalog that cannot be listed makes the answer unknown
+// (an error); a table that cannot be loaded is in the answer, Unreadable,
+// and refuses the sweeps it could reach.
 //
 // It runs right before each table's deletions, so it must see tables
-// created during the apply, but reading every table of every catalog for
-// each table checked would cost a manifest walk per table each time. So
-// the identifiers are listed afresh at every call (catalog listings only:
-// a table created since the last call is read and caught), while a table
-// already read in this session is not read again: it is taken as it was
-// then, and the index is rebuilt only when the set of tables changed.
-// What this does not see is an existing table changed during the run (moved
-// with ALTER TABLE ... SET LOCATION, dropped and recreated elsewhere, or
-// given another table's file with add_files); a saved plan's apply is a
-// new run and reads them afresh.
+// created during the apply, but loading every table of every catalog for
+// each table checked costs a metadata read per table each time, and
+// reading their references a manifest walk. So the identifiers are listed
+// afresh at every call (catalog listings only: a table created since the
+// last call is loaded and caught), while a table already loaded (or read)
+// in this session is not loaded (or read) again: it is taken as it was
+// then, and the answer is rebuilt only when the set of tables changed.
+// What this does not see is an existing table changed during the run
+// (moved with ALTER TABLE ... SET LOCATION, dropped and recreated
+// elsewhere, or given another table's file with add_files after it was
+// read); files such a table writes are younger than the age guard, a saved
+// plan's apply is a new run, and the next plan's check sees it.
 func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
-	s.mu.Lock()
-	if s.locations == nil {
-		s.locations = &locationCache{byAddr: map[string]orphans.TableLocation{}}
-	}
-	lc := s.locations
-	s.mu.Unlock()
-	// One check at a time: the first reads every table once, the others
+	lc := s.tableCache()
+	// One check at a time: the first loads every table once, the others
 	// then only list.
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	type pending struct {
-		addr string
-		load func(ctx context.Context) (*table.Table, error)
-	}
-	var (
-		addrs []string
-		todo  []pending
-	)
+	var addrs []string
 	for _, c := range s.cfg.Catalogs {
 		listed, err := s.ListTables(ctx, c.Name)
 		if err != nil {
@@ -144,8 +138,8 @@ func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
 		}
 		for _, a := range listed {
 			addrs = append(addrs, a)
-			if _, ok := lc.byAddr[a]; !ok {
-				todo = append(todo, pending{a, func(ctx context.Context) (*table.Table, error) { return s.loadTable(ctx, a) }})
+			if _, ok := lc.loaders[a]; !ok {
+				lc.loaders[a] = func(ctx context.Context) (*table.Table, error) { return s.loadTable(ctx, a) }
 			}
 		}
 		others, err := s.sqlOtherNames(ctx, c)
@@ -154,44 +148,17 @@ func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
 		}
 		for _, o := range others {
 			addrs = append(addrs, o.addr)
-			if _, ok := lc.byAddr[o.addr]; !ok {
-				todo = append(todo, pending{o.addr, o.load})
+			if _, ok := lc.loaders[o.addr]; !ok {
+				lc.loaders[o.addr] = o.load
 			}
 		}
 	}
-	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, tableReaders)
-	)
-	for _, p := range todo {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			var tl orphans.TableLocation
-			t, err := p.load(ctx)
-			switch {
-			case errors.Is(err, catalog.ErrNoSuchTable):
-				return // dropped since it was listed
-			case err != nil:
-				tl.Unreadable = err.Error()
-			default:
-				tl = orphans.ReadTable(ctx, t)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			lc.byAddr[p.addr] = tl
-			lc.loads++
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	slices.Sort(addrs)
 	addrs = slices.Compact(addrs)
+	err := readTables(ctx, lc, addrs, lc.byAddr, orphans.LocationOf, func() { lc.loads++ })
+	if err != nil {
+		return nil, err
+	}
 	if lc.tables != nil && slices.Equal(lc.addrs, addrs) {
 		return lc.tables, nil
 	}
@@ -201,20 +168,98 @@ func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
 			out[a] = tl
 		}
 	}
-	lc.addrs, lc.tables = addrs, orphans.NewTables(out)
+	lc.addrs = addrs
+	lc.tables = orphans.LazyTables(out, func(ctx context.Context) (map[string]orphans.TableLocation, error) {
+		return s.tableReferences(ctx, addrs)
+	})
 	return lc.tables, nil
 }
 
-// tableReaders is how many tables tableLocations reads at once.
+// tableReferences reads the references of the tables at addrs
+// (orphans.ReadTable), each once per session.
+func (s *Session) tableReferences(ctx context.Context, addrs []string) (map[string]orphans.TableLocation, error) {
+	lc := s.tableCache()
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	err := readTables(ctx, lc, addrs, lc.withRefs, func(t *table.Table) orphans.TableLocation { return orphans.ReadTable(ctx, t) }, func() { lc.reads++ })
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]orphans.TableLocation{}
+	for _, a := range addrs {
+		if tl, ok := lc.withRefs[a]; ok {
+			out[a] = tl
+		}
+	}
+	return out, nil
+}
+
+// readTables loads each table of addrs that into does not hold yet,
+// tableReaders at a time, and puts read's answer for it there (a table
+// that cannot be loaded: Unreadable; a dropped one: nothing). counted runs
+// for each table loaded. The caller holds lc.mu.
+func readTables(ctx context.Context, lc *locationCache, addrs []string, into map[string]orphans.TableLocation, read func(*table.Table) orphans.TableLocation, counted func()) error {
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, tableReaders)
+	)
+	for _, a := range addrs {
+		if _, ok := into[a]; ok {
+			continue
+		}
+		load := lc.loaders[a]
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var tl orphans.TableLocation
+			t, err := load(ctx)
+			switch {
+			case errors.Is(err, catalog.ErrNoSuchTable):
+				return // dropped since it was listed
+			case err != nil:
+				tl.Unreadable = err.Error()
+			default:
+				tl = read(t)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			into[a] = tl
+			counted()
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// tableReaders is how many tables tableLocations loads, and
+// tableReferences reads, at once.
 const tableReaders = 4
 
-// locationCache is the tables one session has read (tableLocations).
+// tableCache is the session's locationCache, made on first use.
+func (s *Session) tableCache() *locationCache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.locations == nil {
+		s.locations = &locationCache{byAddr: map[string]orphans.TableLocation{}, withRefs: map[string]orphans.TableLocation{},
+			loaders: map[string]func(context.Context) (*table.Table, error){}}
+	}
+	return s.locations
+}
+
+// locationCache is the tables one session has loaded (tableLocations) and
+// read (tableReferences).
 type locationCache struct {
-	mu     sync.Mutex
-	byAddr map[string]orphans.TableLocation
-	loads  int // tables read, for tests
-	// addrs and tables are the last answer: the index is rebuilt only
-	// when the tables listed change.
+	mu       sync.Mutex
+	loaders  map[string]func(context.Context) (*table.Table, error)
+	byAddr   map[string]orphans.TableLocation // loaded: locations
+	withRefs map[string]orphans.TableLocation // read: with references
+	loads    int                              // tables loaded, for tests
+	reads    int                              // tables read with references, for tests
+	// addrs and tables are the last answer: it is rebuilt only when the
+	// tables listed change.
 	addrs  []string
 	tables *orphans.Tables
 }

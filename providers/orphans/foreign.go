@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -79,11 +80,21 @@ func foreignRefs(ctx context.Context, t *table.Table) ([]string, error) {
 
 // Tables is every table the run can see, keyed by address (a table of a
 // configured catalog, or one under another catalog_name in a SQL catalog's
-// database), with the index of the references they hold outside their own
-// places, built once (NewTables).
+// database), with its location and write paths, and the index of the
+// references they hold outside their own places. The references cost a
+// read of every manifest of every table, so they are read once per run and
+// only when a sweep or an expiry has something to delete
+// (ReadReferences): a sweep with no candidate never pays for them.
 type Tables struct {
 	Locs map[string]TableLocation
-	refs []foreignRef // sorted by key
+
+	// references reads every table's references (ReadTable); nil: Locs
+	// hold them already (NewTables).
+	references func(ctx context.Context) (map[string]TableLocation, error)
+	once       sync.Once
+	err        error
+	read       map[string]TableLocation // with references, once read
+	refs       []foreignRef             // sorted by key
 }
 
 // foreignRef is one key of the index: a referenced file's plain path key
@@ -94,29 +105,50 @@ type foreignRef struct {
 	owner string
 }
 
-// NewTables indexes locs' foreign references by path key.
+// NewTables is locs, read with their references (ReadTable).
 func NewTables(locs map[string]TableLocation) *Tables {
-	ts := &Tables{Locs: locs}
-	dirs := map[string]string{} // local directory -> its resolved key ("" unresolved)
-	for addr, tl := range locs {
-		for _, p := range tl.Foreign {
-			k := store.NormPath(p)
-			ts.refs = append(ts.refs, foreignRef{k, p, addr})
-			if lit, ok := store.LiteralKey(p); ok {
-				ts.refs = append(ts.refs, foreignRef{lit, p, addr})
-			}
-			if r := resolvedFileKey(k, dirs); r != "" && r != k {
-				ts.refs = append(ts.refs, foreignRef{r, p, addr})
+	return &Tables{Locs: locs}
+}
+
+// LazyTables is locs (LocationOf), whose references references reads when
+// first asked (ReadReferences).
+func LazyTables(locs map[string]TableLocation, references func(ctx context.Context) (map[string]TableLocation, error)) *Tables {
+	return &Tables{Locs: locs, references: references}
+}
+
+// ReadReferences reads the tables' references, once, and indexes them by
+// path key; an error (a catalog that cannot be listed) leaves them unknown.
+// foreignUnder and ReferencedBy answer from what it read.
+func (ts *Tables) ReadReferences(ctx context.Context) error {
+	ts.once.Do(func() {
+		locs := ts.Locs
+		if ts.references != nil {
+			if locs, ts.err = ts.references(ctx); ts.err != nil {
+				return
 			}
 		}
-	}
-	slices.SortFunc(ts.refs, func(a, b foreignRef) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
+		ts.read = locs
+		dirs := map[string]string{} // local directory -> its resolved key ("" unresolved)
+		for addr, tl := range locs {
+			for _, p := range tl.Foreign {
+				k := store.NormPath(p)
+				ts.refs = append(ts.refs, foreignRef{k, p, addr})
+				if lit, ok := store.LiteralKey(p); ok {
+					ts.refs = append(ts.refs, foreignRef{lit, p, addr})
+				}
+				if r := resolvedFileKey(k, dirs); r != "" && r != k {
+					ts.refs = append(ts.refs, foreignRef{r, p, addr})
+				}
+			}
 		}
-		return strings.Compare(a.owner, b.owner)
+		slices.SortFunc(ts.refs, func(a, b foreignRef) int {
+			if c := strings.Compare(a.key, b.key); c != 0 {
+				return c
+			}
+			return strings.Compare(a.owner, b.owner)
+		})
 	})
-	return ts
+	return ts.err
 }
 
 // resolvedFileKey is the key of a local file's path with its directory's
@@ -214,10 +246,14 @@ func (ts *Tables) ReferencedBy(self, p string) string {
 // under roots: the files they reference are unknown, so a sweep there is
 // refused (and expiry keeps every file there). A table of unknown location
 // can reach anything; one of known location, its own storage (bucket,
-// container or file system).
+// container or file system). Before ReadReferences, only what loading the
+// tables found.
 func (ts *Tables) Unreadable(self string, roots []string) []string {
 	var out []string
 	for addr, tl := range ts.Locs {
+		if r, ok := ts.read[addr]; ok {
+			tl = r
+		}
 		if addr == self || tl.Unreadable == "" {
 			continue
 		}

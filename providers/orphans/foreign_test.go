@@ -1,6 +1,7 @@
 package orphans
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,6 +83,9 @@ func TestTablesForeignUnder(t *testing.T) {
 		"c.a": {Location: "s3://bk/a", Foreign: []string{"s3://bk/a/data/own.parquet"}},
 		"c.d": {Location: "s3://bk/d", Foreign: []string{"s3a://bk/a/data/w.parquet"}},
 	})
+	if err := ts.ReadReferences(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	got := ts.foreignUnder("c.a", []string{"s3://bk/a", "s3://bk/link"}, []string{"", "s3://bk/real"}, store.NormPath, false)
 	want := map[string]string{"s3://bk/a/data/x.parquet": "c.b", "s3://bk/a/data/w.parquet": "c.d", "s3://bk/link/z.parquet": "c.b"}
 	if len(got) != len(want) {

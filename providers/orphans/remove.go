@@ -314,6 +314,9 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		if nested := overlappingTables(self, ts.Locs, roots, resolved, norm); len(nested) > 0 {
 			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
 		}
+		if err := ts.ReadReferences(ctx); err != nil {
+			return res, fmt.Errorf("%w: could not read other tables' references (nothing deleted): %v", store.ErrRefused, err)
+		}
 		if un := ts.Unreadable(self, roots); len(un) > 0 {
 			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, UnreadableRefusal(un))
 		}

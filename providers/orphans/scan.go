@@ -228,11 +228,18 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 		ts = NewTables(nil)
 	}
 	scan.NestedTables = overlappingTables(pol.Address, ts.Locs, roots, resolved, norm)
+	if len(scan.Candidates)+len(scan.NonIceberg) > 0 {
+		// Something to delete: other tables' references are read (once
+		// per run) and what they reference is kept.
+		if err := ts.ReadReferences(ctx); err != nil {
+			scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not read other tables' references: %v", err))
+		}
+		mapped := len(pol.OrphanFiles.EqualSchemes.Value)+len(pol.OrphanFiles.EqualAuthorities.Value) > 0
+		keepForeign(scan, ts.foreignUnder(pol.Address, roots, resolved, norm, mapped), norm)
+	}
 	if un := ts.Unreadable(pol.Address, roots); len(un) > 0 {
 		scan.Refusal = cmp.Or(scan.Refusal, UnreadableRefusal(un))
 	}
-	mapped := len(pol.OrphanFiles.EqualSchemes.Value)+len(pol.OrphanFiles.EqualAuthorities.Value) > 0
-	keepForeign(scan, ts.foreignUnder(pol.Address, roots, resolved, norm, mapped), norm)
 	// The runs of earlier quarantining applies, from their manifests, so
 	// that the plan shows every run it would purge.
 	// A quarantined file is live when its path is a missing reference, or
