@@ -122,16 +122,41 @@ func (s *Session) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 // of its own name (the catalog's label), so this is what a label that
 // lists nothing could have been.
 func (s *Session) SQLCatalogNames(ctx context.Context, catalogName string) ([]string, error) {
-	rows, err := s.sqlTableRows(ctx, catalogName)
+	db, err := s.sqlDB(ctx, catalogName)
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, r := range rows {
-		names = append(names, r.catalog)
+	rows, err := db.QueryContext(ctx, "SELECT DISTINCT catalog_name FROM iceberg_tables ORDER BY catalog_name")
+	if err != nil {
+		return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
 	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
+	}
+	return names, nil
+}
+
+// sqlDB is the database of a SQL catalog.
+func (s *Session) sqlDB(ctx context.Context, catalogName string) (*sql.DB, error) {
+	if _, err := s.Catalog(ctx, catalogName); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	db := s.catalogs[catalogName].db
+	s.mu.Unlock()
+	if db == nil {
+		return nil, fmt.Errorf("catalog %q is not a SQL catalog", catalogName)
+	}
+	return db, nil
 }
 
 // sqlTableRow is one row of a SQL catalog database's iceberg_tables.
@@ -144,14 +169,9 @@ type sqlTableRow struct {
 // its catalog_name. The table's columns are read by name: databases that
 // JDBC catalogs made before views have no iceberg_type.
 func (s *Session) sqlTableRows(ctx context.Context, catalogName string) ([]sqlTableRow, error) {
-	if _, err := s.Catalog(ctx, catalogName); err != nil {
+	db, err := s.sqlDB(ctx, catalogName)
+	if err != nil {
 		return nil, err
-	}
-	s.mu.Lock()
-	db := s.catalogs[catalogName].db
-	s.mu.Unlock()
-	if db == nil {
-		return nil, fmt.Errorf("catalog %q is not a SQL catalog", catalogName)
 	}
 	fail := func(err error) ([]sqlTableRow, error) {
 		return nil, fmt.Errorf("catalog %q: read its database's tables: %w", catalogName, err)

@@ -309,8 +309,10 @@ type otherName struct {
 // A name that another configured SQL catalog on the same database reads
 // is that catalog's. Nothing for other catalog types.
 func (s *Session) sqlOtherNames(ctx context.Context, c *config.Catalog) ([]otherName, error) {
-	if c.Type != "sql" {
-		return nil, nil
+	// The catalog names first (one index scan): the rows are read only
+	// when another name is there.
+	if names, err := s.OtherCatalogNames(ctx, c.Name); err != nil || len(names) == 0 {
+		return nil, err
 	}
 	rows, err := s.sqlTableRows(ctx, c.Name)
 	if err != nil {
