@@ -204,10 +204,14 @@ func readTables(ctx context.Context, lc *locationCache, addrs []string, into map
 		wg  sync.WaitGroup
 		sem = make(chan struct{}, tableReaders)
 	)
+	// What to read is decided before the readers start: they write into.
+	var todo []string
 	for _, a := range addrs {
-		if _, ok := into[a]; ok {
-			continue
+		if _, ok := into[a]; !ok {
+			todo = append(todo, a)
 		}
+	}
+	for _, a := range todo {
 		load := lc.loaders[a]
 		sem <- struct{}{}
 		wg.Add(1)

@@ -19,11 +19,13 @@ import (
 
 // Other tables' references (docs/design.md §5.5 rule 6, issue 41): a file
 // that another table references is never this table's orphan, wherever it
-// lies. Every table the run can see is read once per run (ReadTable: its
-// location, write paths and every file its snapshots reach outside them),
-// and Tables indexes what they reference outside their own places by path,
-// so that a sweep asks the index for the files under its roots (Foreign)
-// instead of passing over the other tables.
+// lies. Every table the run can see is read once per run, when a sweep or
+// an expiry first has something to delete (ReadTable: its location, write
+// paths and every file its snapshots reach outside them), and Tables
+// indexes what they reference outside their own places by path, so that a
+// sweep asks the index for the files under its roots (foreignUnder) and
+// expiry for a file (ReferencedBy) instead of passing over the other
+// tables.
 
 // ReadTable is t's TableLocation with its foreign references: every file
 // any snapshot of any ref reaches (data, deletes, deletion vectors' Puffin
