@@ -302,10 +302,20 @@ func layer(created time.Time, entries []entry) (v1.Layer, error) {
 		return nil, err
 	}
 	raw := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(raw)), nil
 	}, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, err
+	}
+	return plainLayer{l}, nil
 }
+
+// plainLayer hides the tarball layer's own descriptor, whose empty (not
+// nil) annotations made the image's parsed manifest differ from its raw
+// one (go-containerregistry's validate.Index catches it); the descriptor
+// is then computed from the digest, size and media type alone.
+type plainLayer struct{ v1.Layer }
 
 // WriteLayout writes idx as the OCI layout dir (which must not exist or be
 // empty), its index.json naming it ref.

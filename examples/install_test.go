@@ -1,0 +1,111 @@
+package examples
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
+
+	"github.com/icewright/icewright/internal/testenv"
+)
+
+const modulePath = "github.com/icewright/icewright"
+
+// TestGoInstallFromModule tries docs/install.md's first path as a user
+// would, from outside any module: `go install
+// github.com/icewright/icewright/cmd/icewright@VERSION`. The module is this
+// checkout's HEAD commit, zipped by the Go module rules (golang.org/x/mod/zip,
+// what the module proxy serves) into a file proxy under a pseudo-version,
+// so the test catches a wrong module path, a replace directive (which go
+// install refuses), a file the module zip leaves out, and a version command
+// that cannot read the commit from the pseudo-version. Dependencies come
+// through the usual GOPROXY (the module cache, when it holds them).
+func TestGoInstallFromModule(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	rev, err := exec.Command("git", "-C", root, "log", "-1", "--format=%H %ct").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): the module is zipped from a commit", err)
+	}
+	hash, unix, _ := strings.Cut(strings.TrimSpace(string(rev)), " ")
+	secs, err := strconv.ParseInt(unix, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := module.PseudoVersion("v0", "", time.Unix(secs, 0), hash[:12])
+	mv := module.Version{Path: modulePath, Version: version}
+
+	tmp := t.TempDir()
+	proxy := filepath.Join(tmp, "proxy", modulePath, "@v")
+	if err := os.MkdirAll(proxy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	zf, err := os.Create(filepath.Join(proxy, version+".zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := modzip.CreateFromVCS(zf, mv, root, hash, ""); err != nil {
+		t.Fatalf("zip the module at %s: %v", hash, err)
+	}
+	if err := zf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := exec.Command("git", "-C", root, "show", hash+":go.mod").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(map[string]any{"Version": version, "Time": time.Unix(secs, 0).UTC()})
+	for name, data := range map[string][]byte{"list": []byte(version + "\n"), version + ".mod": gomod, version + ".info": info} {
+		if err := os.WriteFile(filepath.Join(proxy, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	goproxy, err := exec.Command("go", "env", "GOPROXY").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, gobin := filepath.Join(tmp, "work"), filepath.Join(tmp, "bin")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, "go", "install", modulePath+"/cmd/icewright@"+version)
+	install.Dir = work
+	install.Env = append(os.Environ(),
+		"GOBIN="+gobin, "GOWORK=off", "GOFLAGS=-modcacherw", "CGO_ENABLED=0",
+		"GOPROXY=file://"+filepath.Join(tmp, "proxy")+","+strings.TrimSpace(string(goproxy)),
+		// The commit is not public: no checksum database knows it.
+		"GONOSUMDB="+modulePath,
+	)
+	t.Cleanup(func() {
+		// The module cache is shared: take this pseudo-version out of it.
+		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+		if err != nil {
+			return
+		}
+		mc := strings.TrimSpace(string(out))
+		_ = os.RemoveAll(filepath.Join(mc, modulePath+"@"+version))
+		for _, ext := range []string{".zip", ".ziphash", ".mod", ".info", ".lock"} {
+			_ = os.Remove(filepath.Join(mc, "cache", "download", modulePath, "@v", version+ext))
+		}
+	})
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s/cmd/icewright@%s: %v\n%s", modulePath, version, err, out)
+	}
+	out, err := exec.Command(filepath.Join(gobin, "icewright"), "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("icewright version: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "commit "+hash[:12]) {
+		t.Errorf("icewright version installed at %s:\n%s\nwant the commit %s from the pseudo-version", version, out, hash[:12])
+	}
+}
