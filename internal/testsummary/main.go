@@ -169,6 +169,10 @@ func (s *summary) closing() string {
 	if n := s.skipped[""]; n > 0 {
 		other = fmt.Sprintf(" (and %d skipped for other reasons, e.g. -short)", n)
 	}
-	return fmt.Sprintf("NOT THE WHOLE SUITE: %d tests (%d top-level) skipped for want of a server or tool: %s%s. Run them all: %s",
-		total, tops, strings.Join(parts, ", "), other, AllCommand)
+	noun := "tests"
+	if total == 1 {
+		noun = "test"
+	}
+	return fmt.Sprintf("NOT THE WHOLE SUITE: %d %s (%d top-level) skipped for want of a server or tool: %s%s. Run them all: %s",
+		total, noun, tops, strings.Join(parts, ", "), other, AllCommand)
 }
