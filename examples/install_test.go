@@ -109,8 +109,17 @@ func TestGoInstallFromModule(t *testing.T) {
 		}
 		mc := strings.TrimSpace(string(out))
 		_ = os.RemoveAll(filepath.Join(mc, modulePath+"@"+version))
+		dl := filepath.Join(mc, "cache", "download", modulePath, "@v")
 		for _, ext := range []string{".zip", ".ziphash", ".mod", ".info", ".lock"} {
-			_ = os.Remove(filepath.Join(mc, "cache", "download", modulePath, "@v", version+ext))
+			_ = os.Remove(filepath.Join(dl, version+ext))
+		}
+		// The list of versions and the directories, if nothing else is
+		// left in them (os.Remove does not remove a directory with files).
+		if rest, _ := os.ReadDir(dl); len(rest) == 1 && rest[0].Name() == "list" {
+			_ = os.Remove(filepath.Join(dl, "list"))
+		}
+		for _, d := range []string{dl, filepath.Dir(dl), filepath.Dir(filepath.Dir(dl)), filepath.Join(mc, filepath.Dir(modulePath))} {
+			_ = os.Remove(d)
 		}
 	})
 	out, err := install.CombinedOutput()
