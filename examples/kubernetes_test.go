@@ -312,8 +312,9 @@ func checkRendered(t *testing.T, out, appVersion string) {
 }
 
 // TestChartRefuses: values that would deploy a reconciler with no policies,
-// two sources of them, a NetworkPolicy that cuts the catalog off or a grace
-// period that kills running commits fail to render, with a message.
+// two sources of them, a NetworkPolicy that cuts the catalog off, a grace
+// period that kills running commits or a value the chart does not know
+// fail to render, with a message.
 func TestChartRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -324,7 +325,11 @@ func TestChartRefuses(t *testing.T) {
 		{"two sources", append(slices.Clone(exampleArgs), "--set", "policies.existingConfigMap=x"), "(2 set)"},
 		{"git-sync without repo", []string{"--set", "policies.gitSync.enabled=true"}, "needs policies.gitSync.repo"},
 		{"network policy without peers", append(slices.Clone(exampleArgs), "--set", "networkPolicy.enabled=true"), "needs networkPolicy.catalog and networkPolicy.store"},
-		{"short grace", append(slices.Clone(exampleArgs), "--set", "terminationGracePeriodSeconds=60"), "must be more than 600"},
+		{"short grace", append(slices.Clone(exampleArgs), "--set", "terminationGracePeriodSeconds=60"), "terminationGracePeriodSeconds"},
+		// values.schema.json: a misspelt or misplaced value is an error,
+		// not a default silently kept.
+		{"unknown value", append(slices.Clone(exampleArgs), "--set", "replicas=3"), "'replicas' not allowed"},
+		{"unknown nested value", append(slices.Clone(exampleArgs), "--set", "networkPolicy.egress[0].to=x"), "'egress' not allowed"},
 	} {
 		out, err := helm(t, append([]string{"template", "icewright", chart}, tc.args...)...)
 		if err == nil || !strings.Contains(out, tc.want) {

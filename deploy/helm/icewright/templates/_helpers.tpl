@@ -59,7 +59,9 @@ link "current" atomically; icewright resolves the path at every read. */}}
 {{- end -}}
 
 {{/* Loud, not green: a chart that would run without policies, or a
-NetworkPolicy that would cut the catalog off, fails to render. */}}
+NetworkPolicy that would cut the catalog off, fails to render. Bounds of
+single values (the grace period over the 10 minutes running commits may
+take after SIGTERM, replicas) are in values.schema.json. */}}
 {{- define "icewright.validate" -}}
 {{- $sources := 0 -}}
 {{- if .Values.policies.files }}{{ $sources = add1 $sources }}{{ end -}}
@@ -76,12 +78,6 @@ NetworkPolicy that would cut the catalog off, fails to render. */}}
 {{- end -}}
 {{- if and .Values.networkPolicy.enabled .Values.policies.gitSync.enabled (not .Values.networkPolicy.git) -}}
 {{- fail "icewright: networkPolicy.enabled with policies.gitSync needs networkPolicy.git (the git server's peers and ports)" -}}
-{{- end -}}
-{{- if le (int .Values.terminationGracePeriodSeconds) 600 -}}
-{{- fail "icewright: terminationGracePeriodSeconds must be more than 600: running commits may take 10 minutes to finish after SIGTERM" -}}
-{{- end -}}
-{{- if lt (int .Values.replicaCount) 1 -}}
-{{- fail "icewright: replicaCount must be at least 1" -}}
 {{- end -}}
 {{- end -}}
 
