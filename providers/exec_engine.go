@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -154,6 +155,7 @@ func checkDelegated(ctx context.Context, tbl *table.Table, snap *table.Snapshot,
 	var g reach.RewriteGroup
 	var retired []iceberg.DataFile
 	retiredSeq := map[string]int64{} // data sequence numbers, by reach.FileKey
+	parts := map[string]bool{}       // the replaced data files' spec and partition
 	err = reach.Walk(ctx, reach.Spec{Meta: tbl.Metadata(), FS: fsys, Snapshots: []int64{snap.SnapshotID}, Consumers: []reach.Consumer{{
 		WithDeleted: true,
 		File: func(f reach.File) error {
@@ -172,6 +174,7 @@ func checkDelegated(ctx context.Context, tbl *table.Table, snap *table.Snapshot,
 				g.RowsRead += df.Count()
 			case f.Category == reach.CategoryData && f.Deleted:
 				g.Inputs = append(g.Inputs, df.FilePath())
+				parts[fmt.Sprintf("spec %d partition %v", df.SpecID(), df.Partition())] = true
 			case f.Category == reach.CategoryDelete && f.Deleted:
 				retired = append(retired, df)
 				retiredSeq[reach.FileKey(df)] = f.Entry.SequenceNum()
@@ -196,6 +199,12 @@ func checkDelegated(ctx context.Context, tbl *table.Table, snap *table.Snapshot,
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%d of the %d planned files are still live (first: %s)", len(missing), len(planned), missing[0])
+	}
+	if len(parts) > 1 {
+		// Only the delegated partition's rows are fingerprinted: a data
+		// file of another one replaced (or dropped) is not checked.
+		return fmt.Errorf("snapshot %d replaces data files of %d partitions (%s): a statement bounded to one partition may replace only that partition's files",
+			snap.SnapshotID, len(parts), strings.Join(slices.Sorted(maps.Keys(parts)), "; "))
 	}
 	if err := retiredDangling(ctx, tbl, snap, retired, retiredSeq); err != nil {
 		return err

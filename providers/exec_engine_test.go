@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -191,5 +193,49 @@ func TestEngineCommitMayDropOnlyDanglingDeletes(t *testing.T) {
 				t.Fatalf("a dangling delete dropped with its data file refused: %v", err)
 			}
 		})
+	}
+}
+
+// TestEngineCommitMayReplaceOnlyItsPartition: a delegated statement is
+// bounded to one partition, and only that partition's rows are
+// fingerprinted, so an engine's replace that also removes a data file of
+// another partition is refused (without the rule it passed: no output, so
+// no record count to disagree).
+func TestEngineCommitMayReplaceOnlyItsPartition(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "sales.events", testkit.TableOptions{Partitioned: true}), 2, 10, 2)
+	fs, mans := testkit.CurrentManifests(t, tbl)
+	byPart := map[string]iceberg.DataFile{}
+	for _, m := range mans {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			byPart[fmt.Sprint(e.DataFile().Partition())] = e.DataFile()
+		}
+	}
+	if len(byPart) != 2 {
+		t.Fatalf("setup: data files in %d partitions, want 2", len(byPart))
+	}
+	txn := tbl.NewTransaction()
+	rw := txn.NewRewrite(nil)
+	var planned []string
+	for _, df := range byPart {
+		rw.DeleteFile(df)
+		if planned == nil {
+			planned = []string{store.NormPath(df.FilePath())}
+		}
+	}
+	if err := rw.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkDelegated(ctx, next, next.CurrentSnapshot(), planned)
+	if err == nil || !strings.Contains(err.Error(), "replaces data files of 2 partitions") {
+		t.Fatalf("err = %v, want a refusal of a replace spanning 2 partitions", err)
 	}
 }
