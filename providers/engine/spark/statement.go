@@ -98,7 +98,10 @@ func predicate(v diff.PartitionValue) (string, string) {
 	if v.Transform == "void" {
 		return "", ""
 	}
-	if strings.Contains(v.Column, ".") || v.Column == "" {
+	if v.Column == "" {
+		return "", fmt.Sprintf("partition field %s's source column is no longer in the table's schema (dropped): no Spark where selects its rows", v.Field)
+	}
+	if strings.Contains(v.Column, ".") {
 		return "", fmt.Sprintf("partition field %s has the source column %q, nested in a struct or with a dot in its name, which icewright does not write as a Spark column reference", v.Field, v.Column)
 	}
 	col := ident(v.Column)

@@ -121,6 +121,7 @@ func TestPlanRefusals(t *testing.T) {
 		{"truncate", delegation(diff.PartitionValue{Field: "t", Column: "s", Transform: "truncate[4]", Type: "string", Value: "abcd"}), "truncate[4](s)"},
 		{"timestamp_ns", delegation(diff.PartitionValue{Field: "d", Column: "ts", Transform: "day", Type: "timestamp_ns", Value: "2026-11-01", Ordinal: 1}), "timestamp_ns"},
 		{"nested column", delegation(diff.PartitionValue{Field: "d", Column: "a.b", Transform: "identity", Type: "int", Value: "1"}), "nested"},
+		{"dropped source column", delegation(diff.PartitionValue{Field: "region", Transform: "identity", Type: "string", Value: "eu"}), "region's source column is no longer in the table's schema"},
 		{"another spec", other, "more than one partition spec"},
 		{"sort by a transform", sorted, "bucket(16, id)"},
 		{"z-order on a decimal", zDecimal, "column price is a decimal(9, 2), which Spark's z-order cannot order by"},
