@@ -332,8 +332,15 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	if spec.Foreign != nil && len(doomed) > 0 {
 		owner, err := spec.Foreign(ctx)
 		if err != nil {
-			res.Note = "expiry committed; other tables could not be read to see which released files they reference, so no file was deleted (they are unreferenced here: an orphan sweep removes what no table references)"
-			return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
+			// Another table could reference any of them (a catalog that
+			// cannot be listed): every released file is kept, as for a
+			// table that cannot be read. The expiry itself landed, and, as
+			// Iceberg's own expire_snapshots does with files it cannot
+			// delete, apply says so instead of failing: they are
+			// unreferenced here, so a sweep removes them once every table
+			// can be read.
+			reason := "other tables could not be read (" + err.Error() + ")"
+			owner = func(string) string { return "possibly another table: " + reason }
 		}
 		doomed = slices.DeleteFunc(doomed, func(f fileRef) bool {
 			o := owner(f.path)
