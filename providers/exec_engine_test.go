@@ -65,7 +65,9 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 				_, bytes := summaryTotals(tbl)
 				half := sel
 				half.Target, half.Min, half.Max = bytes/2+1, bytes/2, bytes
-				_, _, err := Compact(ctx, tbl, CompactSpec{Selection: half, Strategy: "binpack", Catalog: l.Cat, MaxBytes: 1})
+				act := plannedCompaction(t, tbl, half, "binpack")
+				act.Groups = act.Groups[:1] // max_bytes_per_run = 1
+				_, _, err := Compact(ctx, tbl, CompactSpec{Action: act, Catalog: l.Cat})
 				return err
 			}
 		}, func(int64) func(int64) diff.RowFingerprint { return same }, "2 of the 4 planned files are still live", true},
@@ -134,7 +136,12 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 func compactWith(sel diff.CompactionSelection) func(l *testkit.Orders) func(context.Context) error {
 	return func(l *testkit.Orders) func(context.Context) error {
 		return func(ctx context.Context) error {
-			_, _, err := Compact(ctx, l.Load(), CompactSpec{Selection: sel, Strategy: "binpack", Catalog: l.Cat})
+			tbl := l.Load()
+			act, err := PlanCompaction(ctx, tbl, sel, "binpack", time.Now())
+			if err != nil {
+				return err
+			}
+			_, _, err = Compact(ctx, tbl, CompactSpec{Action: act, Catalog: l.Cat})
 			return err
 		}
 	}

@@ -116,7 +116,7 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 			}
 			return
 		}
-		stats, err := partitionStats(ctx, tbl, cfg.Selection, cfg.Stale)
+		stats, err := partitionStats(ctx, tbl, cfg.Selection, cfg.Stale, nil)
 		if err != nil {
 			yield(Group{}, err)
 			return
@@ -230,8 +230,8 @@ type planStats struct {
 
 // partitionStats streams the current snapshot's manifests and counts, per
 // (spec, partition), live data files, size candidates, stale files and
-// delete files.
-func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Config, stale *StaleSort) (*planStats, error) {
+// delete files. onData, when set, also sees each live data file.
+func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Config, stale *StaleSort, onData func(key string, df iceberg.DataFile)) (*planStats, error) {
 	st := &planStats{parts: map[string]*partStat{}}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
@@ -273,6 +273,9 @@ func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Con
 			}
 			p.files++
 			st.files++
+			if onData != nil {
+				onData(key, df)
+			}
 			if stale.Stale(df) {
 				p.stale++
 			}
