@@ -60,7 +60,9 @@ type Options struct {
 	SortOrder *table.SortOrder
 	// ZOrderColumns are the zorder columns (at least two).
 	ZOrderColumns []string
-	// TargetFileSize defaults to write.target-file-size-bytes, else 512 MiB.
+	// TargetFileSize defaults to write.target-file-size-bytes, else
+	// iceberg-go's default (table.WriteTargetFileSizeBytesDefault); apply
+	// always passes the plan's.
 	TargetFileSize int64
 	// MemoryBudget bounds what the run buffers, all its groups at once
 	// together; default 2×target + 16 MiB per concurrent group. A group
