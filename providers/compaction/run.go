@@ -508,31 +508,6 @@ func checkGroup(tbl *table.Table, g Group) error {
 	return nil
 }
 
-// WithoutLineageGaps drops the groups of a format v3 table that hold a file
-// with no first_row_id, which checkGroup would refuse (and with them the
-// whole run): the plan refuses those partitions up front
-// (diff.compactRefusals) and the others are still compacted. held counts
-// the files left out.
-func WithoutLineageGaps(tbl *table.Table, groups []Group) (kept []Group, held int) {
-	if tbl.Metadata().Version() < 3 {
-		return groups, 0
-	}
-	for _, g := range groups {
-		n := 0
-		for _, t := range g.Tasks {
-			if t.FirstRowID == nil {
-				n++
-			}
-		}
-		if n > 0 {
-			held += n
-			continue
-		}
-		kept = append(kept, g)
-	}
-	return kept, held
-}
-
 // stagedGroup is a rewritten group not yet committed.
 type stagedGroup struct {
 	index        int
