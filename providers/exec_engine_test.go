@@ -184,7 +184,7 @@ func TestEngineCommitMayDropOnlyDanglingDeletes(t *testing.T) {
 			} else {
 				sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 1}
 				var err error
-				if tbl, _, err = Compact(ctx, tbl, CompactSpec{Selection: sel, Strategy: "binpack", Catalog: l.Cat}); err != nil {
+				if tbl, _, err = Compact(ctx, tbl, CompactSpec{Action: plannedCompaction(t, tbl, sel, "binpack"), Catalog: l.Cat}); err != nil {
 					t.Fatal(err)
 				}
 			}
