@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -137,11 +138,19 @@ func TestWhereScopesPlanAndApply(t *testing.T) {
 	}
 }
 
-// A where relative to now is evaluated at the plan's clock by the plan and
-// at apply's clock by apply, which re-derives the compaction from the
-// table as it is: a saved plan applied a day later compacts the window as
-// of the apply, the older day it showed is left alone.
+// A where relative to now is evaluated at the plan's clock by the plan, and
+// apply rewrites the files the plan's groups name: a saved plan applied a
+// day later to an unchanged table compacts the window it showed. On a
+// table changed since the plan, the fresh plan (at apply's clock) bounds
+// the approved groups: the day that left the window is not applied, and
+// the files that arrived are not touched.
 func TestWhereRelativeToNow(t *testing.T) {
+	for _, changed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("changed=%v", changed), func(t *testing.T) { whereRelativeToNow(t, changed) })
+	}
+}
+
+func whereRelativeToNow(t *testing.T, changed bool) {
 	e := newEnv(t, `
 policy "recent" {
   target_file_size = "64MiB"
@@ -180,19 +189,41 @@ table "lake.recent.daily" { policy = policy.recent }
 		t.Fatalf("planned partitions %v with %d files at %s, want %v with 9", parts, act.Compact.InputFiles, clock, want)
 	}
 
+	var arrived []string
+	if changed {
+		// One more file in each day; the table's metadata moved.
+		grown := filesByPartition(t, testkit.Append(t, e.lake.Reload(t, "recent.daily"), 4, 1, 4))
+		for part, files := range grown {
+			for _, f := range files {
+				if !slices.Contains(before[part], f) {
+					arrived = append(arrived, f)
+				}
+			}
+		}
+		if len(arrived) != 4 {
+			t.Fatalf("arrived %v", arrived)
+		}
+	}
 	clock = clock.Add(24 * time.Hour) // current_date - 2 days is now 2026-11-03
-	if tr := tableResult(t, e.applyAt(p, true, clock), "lake.recent.daily"); tr.Status != "done" {
+	tr := tableResult(t, e.applyAt(p, true, clock), "lake.recent.daily")
+	if tr.Status != "done" {
 		t.Fatalf("apply: %+v", tr)
 	}
 	after := filesByPartition(t, e.lake.Reload(t, "recent.daily"))
 	var rewritten []string
 	for part, files := range before {
-		switch got := after[part]; {
-		case slices.Equal(got, files):
-		case len(got) == 1:
+		kept := slices.DeleteFunc(slices.Clone(after[part]), func(f string) bool { return slices.Contains(arrived, f) })
+		switch {
+		case slices.Equal(kept, files):
+		case len(kept) == 1 && !slices.Contains(files, kept[0]):
 			rewritten = append(rewritten, part)
 		default:
-			t.Fatalf("partition %s: %d files after apply, want 1 or the 3 it had", part, len(got))
+			t.Fatalf("partition %s: %v after apply, want one new file or the 3 it had", part, kept)
+		}
+	}
+	for _, f := range arrived {
+		if !slices.ContainsFunc(slices.Collect(maps.Values(after)), func(fs []string) bool { return slices.Contains(fs, f) }) {
+			t.Fatalf("%s arrived after the plan and is gone", f)
 		}
 	}
 	slices.Sort(rewritten)
@@ -200,10 +231,23 @@ table "lake.recent.daily" { policy = policy.recent }
 	day := func(d int) string {
 		return fmt.Sprint(map[int]any{1000: int32(time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)})
 	}
-	if want := []string{day(3), day(4)}; !slices.Equal(rewritten, want) {
-		t.Fatalf("apply at %s rewrote partitions %v, want %v (2026-11-03 and 2026-11-04)", clock, rewritten, want)
+	want := []string{day(2), day(3), day(4)} // the plan's window
+	if changed {
+		want = want[1:] // bounded by the fresh plan's
+		var notes []string
+		for _, a := range tr.Actions {
+			if a.Type == diff.Compact {
+				notes = a.NotApplied
+			}
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], `partition "event_day=2026-11-02", 3 files): a fresh plan no longer compacts this partition`) {
+			t.Fatalf("not applied: %q", notes)
+		}
 	}
-	if testkit.ScanRows(t, e.lake.Reload(t, "recent.daily")) != 120 {
-		t.Fatal("rows changed")
+	if !slices.Equal(rewritten, want) {
+		t.Fatalf("apply at %s rewrote partitions %v, want %v", clock, rewritten, want)
+	}
+	if rows, want := testkit.ScanRows(t, e.lake.Reload(t, "recent.daily")), int64(120+len(arrived)); rows != want {
+		t.Fatalf("%d rows, want %d", rows, want)
 	}
 }

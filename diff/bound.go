@@ -112,3 +112,54 @@ func boundPurgeRuns(approved, fresh []PurgeRun, notes []string) ([]PurgeRun, []s
 	}
 	return out, notes
 }
+
+// boundCompact keeps the approved compaction groups (and engine calls)
+// whose partition the fresh plan still compacts the same way, by
+// icewright's rewrite or by the same engine: a partition the fresh plan
+// refuses, delegates otherwise or no longer compacts is left alone. Files
+// that arrived since the plan are in no approved group, so they are not
+// touched; the executor then checks each kept group's files against the
+// table it commits on (providers/compaction.Resolve) and skips, with the
+// reason, a group that no longer matches.
+func boundCompact(a, f Action) Bounded {
+	type place struct {
+		spec      int
+		partition string
+		engine    string
+	}
+	still := map[place]bool{}
+	for _, g := range f.Compact.Groups {
+		still[place{g.SpecID, g.Partition, g.Engine}] = true
+	}
+	act := a
+	c := *a.Compact
+	c.Groups, c.EngineCalls = nil, nil
+	c.InputFiles, c.InputBytes, c.EstimatedOutputFiles, c.Partitions = 0, 0, 0, 0
+	parts := map[place]bool{}
+	var notes []string
+	for i, g := range a.Compact.Groups {
+		at := place{g.SpecID, g.Partition, g.Engine}
+		if !still[at] {
+			notes = append(notes, fmt.Sprintf("compaction group %d (spec %d, partition %q, %d files): a fresh plan no longer compacts this partition so (the table changed since the plan), left as it is", i+1, g.SpecID, g.Partition, g.InputFiles))
+			continue
+		}
+		c.Groups = append(c.Groups, g)
+		c.InputFiles += g.InputFiles
+		c.InputBytes += g.InputBytes
+		c.EstimatedOutputFiles += g.EstimatedOutputFiles
+		if !parts[at] {
+			parts[at] = true
+			c.Partitions++
+		}
+	}
+	for _, call := range a.Compact.EngineCalls {
+		if parts[place{call.SpecID, call.Partition, call.Engine}] {
+			c.EngineCalls = append(c.EngineCalls, call)
+		}
+	}
+	act.Compact = &c
+	if len(c.Groups) == 0 {
+		return Bounded{Action: act, Skip: "no partition the plan compacts is still planned for compaction", NotApplied: notes}
+	}
+	return Bounded{Action: act, NotApplied: notes}
+}

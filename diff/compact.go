@@ -165,7 +165,10 @@ func packEnd(weights []int64, target int64, lookback int) [][]int {
 // compactGroups packs one partition's candidates exactly as
 // compaction.Config.PlanCompaction does: nothing when the partition has fewer
 // than MinInputFiles candidates, and bins below MinInputFiles are dropped.
-func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
+// Each group names its files when the partition carries the candidates'
+// paths (PartitionStats.CandidatePaths).
+func (s CompactionSelection) compactGroups(p PartitionStats) []CompactGroup {
+	sizes := p.CandidateSizes
 	if len(sizes) < s.MinInputFiles || len(sizes) == 0 {
 		return nil
 	}
@@ -174,7 +177,7 @@ func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
 		if len(bin) < s.MinInputFiles {
 			continue
 		}
-		g := CompactGroup{InputFiles: len(bin)}
+		g := CompactGroup{InputFiles: len(bin), Files: candidateFiles(p, bin)}
 		for _, i := range bin {
 			g.InputBytes += sizes[i]
 		}
@@ -182,6 +185,22 @@ func (s CompactionSelection) compactGroups(sizes []int64) []CompactGroup {
 		groups = append(groups, g)
 	}
 	return groups
+}
+
+// candidateFiles are the paths of p's candidates at indexes (all of them
+// when indexes is nil); nil when p carries no paths.
+func candidateFiles(p PartitionStats, indexes []int) []string {
+	if len(p.CandidatePaths) != len(p.CandidateSizes) {
+		return nil
+	}
+	if indexes == nil {
+		return slices.Clone(p.CandidatePaths)
+	}
+	files := make([]string, len(indexes))
+	for i, at := range indexes {
+		files[i] = p.CandidatePaths[at]
+	}
+	return files
 }
 
 // sortsWholePartitions is whether the strategy rewrites each partition as
@@ -207,14 +226,14 @@ func (s CompactionSelection) sortsWholePartitions() bool {
 // its order changes.
 func (s CompactionSelection) partitionGroups(p PartitionStats) []CompactGroup {
 	if p.StaleSortFiles > 0 && len(p.CandidateSizes) > 0 {
-		g := CompactGroup{InputFiles: len(p.CandidateSizes), StaleSortFiles: int(p.StaleSortFiles)}
+		g := CompactGroup{InputFiles: len(p.CandidateSizes), StaleSortFiles: int(p.StaleSortFiles), Files: candidateFiles(p, nil)}
 		for _, n := range p.CandidateSizes {
 			g.InputBytes += n
 		}
 		g.EstimatedOutputFiles = max(1, int((g.InputBytes+s.Target-1)/s.Target))
 		return []CompactGroup{g}
 	}
-	groups := s.compactGroups(p.CandidateSizes)
+	groups := s.compactGroups(p)
 	if s.sortsWholePartitions() && len(groups) > 1 {
 		// A sort or z-order rewrites the partition as one group of all
 		// its bins (providers' sortsWholePartitions, PlanConfig
@@ -224,6 +243,7 @@ func (s CompactionSelection) partitionGroups(p PartitionStats) []CompactGroup {
 		for _, g := range groups {
 			one.InputFiles += g.InputFiles
 			one.InputBytes += g.InputBytes
+			one.Files = append(one.Files, g.Files...)
 		}
 		one.EstimatedOutputFiles = max(1, int((one.InputBytes+s.Target-1)/s.Target))
 		groups = []CompactGroup{one}

@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -128,19 +130,19 @@ func TestStaleSortPartitionOneGroup(t *testing.T) {
 	pol.SortOrder = config.Setting[[]config.SortField]{Value: []config.SortField{{Column: "v", Transform: "identity"}}, Set: true}
 	sel := SelectionFor(pol)
 	st := &TableState{SortOrder: []SortField{{Transform: "identity", Column: "v"}}, Partitions: []PartitionStats{
-		{Partition: "r=eu", DataFiles: 1, CandidateSizes: []int64{sel.Min + 1}, StaleSortFiles: 1},
-		{Partition: "r=us", DataFiles: 3, CandidateSizes: []int64{sel.Min + 1, 10, sel.Max + 1}, StaleSortFiles: 2},
-		{Partition: "r=ap", DataFiles: 1, CandidateSizes: []int64{10}},
+		{Partition: "r=eu", DataFiles: 1, CandidateSizes: []int64{sel.Min + 1}, CandidatePaths: []string{"eu/1"}, StaleSortFiles: 1},
+		{Partition: "r=us", DataFiles: 3, CandidateSizes: []int64{sel.Min + 1, 10, sel.Max + 1}, CandidatePaths: []string{"us/1", "us/2", "us/3"}, StaleSortFiles: 2},
+		{Partition: "r=ap", DataFiles: 1, CandidateSizes: []int64{10}, CandidatePaths: []string{"ap/1"}},
 	}}
 	a, _, ok := planCompact(pol, st)
 	if !ok || len(a.Compact.Groups) != 2 {
 		t.Fatalf("planned %v: %+v", ok, a.Compact)
 	}
 	for i, want := range []CompactGroup{
-		{Partition: "r=eu", InputFiles: 1, InputBytes: sel.Min + 1, EstimatedOutputFiles: 1, StaleSortFiles: 1},
-		{Partition: "r=us", InputFiles: 3, InputBytes: sel.Min + sel.Max + 12, EstimatedOutputFiles: int((sel.Min + sel.Max + 12 + sel.Target - 1) / sel.Target), StaleSortFiles: 2},
+		{Partition: "r=eu", InputFiles: 1, InputBytes: sel.Min + 1, EstimatedOutputFiles: 1, StaleSortFiles: 1, Files: []string{"eu/1"}},
+		{Partition: "r=us", InputFiles: 3, InputBytes: sel.Min + sel.Max + 12, EstimatedOutputFiles: int((sel.Min + sel.Max + 12 + sel.Target - 1) / sel.Target), StaleSortFiles: 2, Files: []string{"us/1", "us/2", "us/3"}},
 	} {
-		if a.Compact.Groups[i] != want {
+		if !reflect.DeepEqual(a.Compact.Groups[i], want) {
 			t.Errorf("group %d = %+v, want %+v", i, a.Compact.Groups[i], want)
 		}
 	}
@@ -188,5 +190,41 @@ func TestSortPartitionOneGroup(t *testing.T) {
 				t.Errorf("groups take %d files, %d bytes; want 6, %d", files, bytes, 6*third)
 			}
 		})
+	}
+}
+
+// TestCompactGroupsNameTheirFiles: each planned group names exactly the
+// candidates the packer put in it (their sizes sum to its input bytes),
+// no file is in two groups, and the whole-partition merge of a sort keeps
+// every bin's files.
+func TestCompactGroupsNameTheirFiles(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(42, 7))
+	for _, strategy := range []string{"binpack", "sort"} {
+		for range 50 {
+			sel := CompactionSelection{Target: 1000, Min: 750, Max: 1800, MinInputFiles: 1 + rnd.IntN(3), DeleteFileThreshold: 5, Strategy: strategy}
+			p := PartitionStats{Partition: "p", DeleteFiles: 1}
+			size := map[string]int64{}
+			for i := range 1 + rnd.IntN(40) {
+				n := 1 + rnd.Int64N(740)
+				path := fmt.Sprintf("f%d", i)
+				p.CandidateSizes = append(p.CandidateSizes, n)
+				p.CandidatePaths = append(p.CandidatePaths, path)
+				size[path] = n
+			}
+			seen := map[string]bool{}
+			for _, g := range sel.partitionGroups(p) {
+				var sum int64
+				for _, f := range g.Files {
+					if seen[f] {
+						t.Fatalf("%s: %s in two groups", strategy, f)
+					}
+					seen[f] = true
+					sum += size[f]
+				}
+				if len(g.Files) != g.InputFiles || sum != g.InputBytes {
+					t.Fatalf("%s: group of %d files (%d bytes) names %v (%d bytes)", strategy, g.InputFiles, g.InputBytes, g.Files, sum)
+				}
+			}
+		}
 	}
 }

@@ -117,7 +117,7 @@ var kinds = []Kind{
 		},
 		commits: func(*PartitionAgeing) int { return 1 }}),
 	kind(Compact, func(a *Action) **CompactAction { return &a.Compact }, rules[CompactAction]{
-		validate: validateCompact,
+		validate: validateCompact, bound: boundCompact,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			a, _, delegated, ok := planCompactDelegating(in.pol, in.st)
 			refusals := append(compactRefusals(in.pol, in.st), delegated...)
@@ -362,6 +362,18 @@ func validateSortOrder(so *SortOrderChange) error {
 func validateCompact(c *CompactAction) error {
 	if c == nil || c.InputFiles <= 0 {
 		return errors.New("no input files")
+	}
+	seen := map[string]bool{}
+	for i, g := range c.Groups {
+		if len(g.Files) != g.InputFiles {
+			return fmt.Errorf("group %d names %d files for %d input files", i+1, len(g.Files), g.InputFiles)
+		}
+		for _, f := range g.Files {
+			if f == "" || seen[f] {
+				return fmt.Errorf("group %d: file %q is empty or in two groups", i+1, f)
+			}
+			seen[f] = true
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/icewright/icewright/config"
@@ -96,10 +97,46 @@ func TestBoundKeepsOnlyApproved(t *testing.T) {
 	if b := Bound(approved, fresh); len(b.Action.Orphans.Paths) != 0 || b.Skip == "" {
 		t.Errorf("orphans bound %+v", b)
 	}
-	// A non-destructive kind runs the fresh action.
-	fresh = Action{Type: Compact, Compact: &CompactAction{InputFiles: 7}}
-	if b := Bound(Action{Type: Compact, Compact: &CompactAction{InputFiles: 3}}, fresh); b.Action.Compact.InputFiles != 7 {
-		t.Errorf("compact bound %+v", b)
+	// A compaction runs the approved groups whose partition the fresh
+	// plan still compacts, never the fresh plan's files: day=2 is no
+	// longer planned, and e (arrived since) is in no approved group.
+	group := func(part string, files ...string) CompactGroup {
+		return CompactGroup{Partition: part, InputFiles: len(files), InputBytes: 10 * int64(len(files)), EstimatedOutputFiles: 1, Files: files}
+	}
+	approved = Action{Type: Compact, Compact: &CompactAction{InputFiles: 4, InputBytes: 40, Partitions: 2, EstimatedOutputFiles: 2,
+		Groups: []CompactGroup{group("day=1", "a", "b"), group("day=2", "c", "d")}}}
+	fresh = Action{Type: Compact, Compact: &CompactAction{InputFiles: 5, Partitions: 2,
+		Groups: []CompactGroup{group("day=1", "a", "b", "e"), group("day=3", "f", "g")}}}
+	b := Bound(approved, fresh)
+	if c := b.Action.Compact; b.Skip != "" || len(c.Groups) != 1 || !slices.Equal(c.Groups[0].Files, []string{"a", "b"}) || c.InputFiles != 2 || c.InputBytes != 20 || c.Partitions != 1 ||
+		len(b.NotApplied) != 1 || !strings.Contains(b.NotApplied[0], `compaction group 2 (spec 0, partition "day=2", 2 files)`) {
+		t.Errorf("compact bound %+v, %+v", b, b.Action.Compact)
+	}
+	if len(approved.Compact.Groups) != 2 {
+		t.Errorf("the approved action changed: %+v", approved.Compact)
+	}
+	fresh.Compact.Groups = []CompactGroup{group("day=3", "f", "g")}
+	if b := Bound(approved, fresh); b.Skip == "" || len(b.NotApplied) != 2 {
+		t.Errorf("compact bound with no partition left %+v", b)
+	}
+}
+
+// TestValidateCompactFiles: a saved plan's compaction group names as many
+// files as it counts, each once across the action.
+func TestValidateCompactFiles(t *testing.T) {
+	for _, c := range []struct {
+		groups []CompactGroup
+		want   string
+	}{
+		{[]CompactGroup{{InputFiles: 2, Files: []string{"a", "b"}}, {InputFiles: 1, Files: []string{"c"}}}, ""},
+		{[]CompactGroup{{InputFiles: 2, Files: []string{"a"}}}, "group 1 names 1 files for 2 input files"},
+		{[]CompactGroup{{InputFiles: 1, Files: []string{"a"}}, {InputFiles: 1, Files: []string{"a"}}}, "in two groups"},
+		{[]CompactGroup{{InputFiles: 1, Files: []string{""}}}, "empty"},
+	} {
+		err := validateCompact(&CompactAction{InputFiles: 3, Groups: c.groups})
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.groups, err, c.want)
+		}
 	}
 }
 

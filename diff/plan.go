@@ -8,7 +8,10 @@ import (
 
 // FormatVersion of the plan document (JSON, saved plan). Additive changes
 // keep 1.x; a breaking change bumps the major.
-const FormatVersion = "1.1"
+//
+// 2.0: a compaction group names its files (CompactGroup.Files), which apply
+// rewrites; a 1.x plan has none, and is refused.
+const FormatVersion = "2.0"
 
 // Plan is the whole plan: the JSON document of `plan -json`, `show -json`
 // and the content of a saved plan file. The human view is rendered from it.
@@ -165,6 +168,11 @@ type CompactGroup struct {
 	// sort order than the rewrite writes, whatever their size
 	// (CompactionSelection.Strategy; format 1.x, additive).
 	StaleSortFiles int `json:"stale_sort_files,omitempty"`
+	// Files are the group's data files as their manifests name them
+	// (format 2.0): apply checks them against the table as it is then (each
+	// still live, in this spec and partition, of InputBytes in all) and
+	// rewrites exactly these, or skips the group and says why.
+	Files []string `json:"files"`
 }
 
 type CompactAction struct {

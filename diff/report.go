@@ -25,7 +25,8 @@ type Inspection struct {
 	Schema     InspectSchema      `json:"schema"`
 
 	// TargetFileSize is the size small files are measured against: the
-	// policy's, else the table's write.target-file-size-bytes, else 512 MiB.
+	// policy's, else the table's write.target-file-size-bytes, else
+	// config.DefaultTargetFileSize.
 	TargetFileSize int64     `json:"target_file_size"`
 	SmallFileLimit int64     `json:"small_file_limit"` // below this a file is small
 	Files          FileStats `json:"files"`

@@ -148,7 +148,12 @@ type PartitionStats struct {
 	DeleteFiles    int64   `json:"delete_files"`
 	DeleteBytes    int64   `json:"delete_bytes"`
 	CandidateSizes []int64 `json:"-"`
-	CandidateBytes int64   `json:"candidate_bytes"`
+	// CandidatePaths are the candidates' paths, as their manifests name
+	// them, in the order of CandidateSizes: the plan records each group's
+	// files (CompactGroup.Files) and apply rewrites exactly those. Empty
+	// when the observer did not keep them (the groups then name no files).
+	CandidatePaths []string `json:"-"`
+	CandidateBytes int64    `json:"candidate_bytes"`
 	// StaleSortFiles counts the candidates that record another sort order
 	// than a sort or zorder rewrite writes (CompactionSelection.Strategy):
 	// such a partition is one group of all its candidates, whatever

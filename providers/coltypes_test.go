@@ -62,7 +62,7 @@ func TestUnrewritableColumnTypesRefused(t *testing.T) {
 			}
 
 			before := tbl.MetadataLocation()
-			_, res, err := Compact(ctx, tbl, CompactSpec{Selection: diff.SelectionFor(pol), Strategy: "binpack"})
+			_, res, err := Compact(ctx, tbl, CompactSpec{Action: plannedCompaction(t, tbl, diff.SelectionFor(pol), "binpack")})
 			if !errors.Is(err, compaction.ErrRefused) || res.Committed {
 				t.Fatalf("executor: committed %v, err %v", res.Committed, err)
 			}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -87,15 +90,43 @@ func TestEscapedPartitionPlanAndExecutorAgree(t *testing.T) {
 		t.Fatalf("no refusal of p=a:b naming a file: %+v", tp.Refusals)
 	}
 
-	next, res, err := Compact(ctx, tbl, CompactSpec{Selection: diff.SelectionFor(pol), Strategy: "binpack"})
+	next, res, err := Compact(ctx, tbl, CompactSpec{Action: compact})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Committed || res.FilesBefore != 4 || res.FilesAfter != 3 || !strings.Contains(res.Note, "2 files of partitions with files named by file: URIs") {
+	if !res.Committed || res.FilesBefore != 4 || res.FilesAfter != 3 {
 		t.Fatalf("result %+v", res)
 	}
 	afterEscaped, afterPlain := files(next)
 	if !slices.Equal(afterEscaped, escaped) || len(afterPlain) != 1 {
 		t.Fatalf("after apply: escaped %v (before %v), plain %v", afterEscaped, escaped, afterPlain)
 	}
+}
+
+// appendRows commits one append of rows to a table of a long and a string
+// column: ids[i] and strs[i] make row i.
+func appendRows(t testing.TB, tbl *table.Table, ids []int64, strs []string) *table.Table {
+	t.Helper()
+	as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	for i, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append(strs[i])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	next, err := tbl.Append(context.Background(), rdr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
 }

@@ -14,31 +14,28 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	icecompaction "github.com/apache/iceberg-go/table/compaction"
 
+	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/internal/objdel"
 	"github.com/icewright/icewright/providers/internal/store"
 )
 
-// CompactSpec is what the compact action asks for at apply time. The groups
-// are re-derived from the table's current files with the same selection rules
-// diff used, so a table that changed since the plan is compacted as it is now.
+// CompactSpec is what the compact action asks for at apply time: the
+// approved action (its groups name the files to rewrite; its strategy,
+// z-order columns and target size say how), and how to run it.
 type CompactSpec struct {
 	// StorageProps are the catalog block's properties, with which the
 	// batched deletion of a failed rewrite's files opens its store
 	// (objdel.ForIO: GCS and Azure credentials and endpoints).
-	StorageProps    map[string]string
-	Selection       diff.CompactionSelection
-	Strategy        string // binpack | sort | zorder
-	ZOrderColumns   []string
+	StorageProps map[string]string
+	// Action is the approved compaction (diff.CompactAction). Its groups
+	// that another engine rewrites (Engine set) are left to that engine.
+	Action          *diff.CompactAction
 	PartialProgress bool
 	MaxConcurrent   int   // 0: one per CPU
 	MemoryBudget    int64 // compaction.memory; 0: the engine's default
-	// MaxBytes is compaction.max_bytes_per_run: groups in order, the first
-	// always, later ones only while the total fits (as diff plans it).
-	MaxBytes int64
 	// Catalog is the table's catalog: the commit goes through it, and before
 	// removing what a failed commit left behind Compact checks there that
 	// the commit did not land. Without it those files are kept.
@@ -54,47 +51,36 @@ type CompactSpec struct {
 	// Memory, when set, keeps the process's Go soft memory limit sized for
 	// this compaction (and the others running) while it runs.
 	Memory *compaction.MemoryLimiter
-	// AssignRowIDs (diff.CompactAction.AssignRowIDs): when candidates lack
-	// first_row_id, first commit a rewrite of the manifests toward
-	// ManifestTarget, whose v3 manifest list assigns their ids.
-	AssignRowIDs   bool
+	// ManifestTarget is the manifest size of the rewrite that assigns row
+	// ids first (Action.AssignRowIDs: some files lack first_row_id).
 	ManifestTarget int64
-	// Now is the clock of Selection.Where's current_date and now(): apply's,
-	// so a saved plan's window moves with the apply. Nil means time.Now.
-	Now func() time.Time
-	// Delegated are the partitions the plan gave to another engine
-	// (diff.CompactAction.EngineCalls): this rewrite leaves them alone.
-	Delegated []diff.EngineCall
 }
 
-func (s CompactSpec) now() time.Time {
-	if s.Now == nil {
-		return time.Now()
-	}
-	return s.Now()
-}
-
-// Compact rewrites the selected small files with icewright' compaction engine
-// (providers/compaction: bounded memory, sort and zorder, a live-row check
-// before committing, staged files removed when a commit definitely failed
-// and kept when its outcome is unknown) and commits a replace snapshot.
+// Compact rewrites exactly the files of the approved groups with icewright'
+// compaction engine (providers/compaction: bounded memory, sort and zorder,
+// a live-row check before committing, staged files removed when a commit
+// definitely failed and kept when its outcome is unknown) and commits a
+// replace snapshot. Each group is checked against the table first
+// (compaction.Resolve): one that no longer matches is skipped, and the
+// result names it and why (ExecResult.Skipped).
 func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Table, ExecResult, error) {
 	res, stop, err := rewriteStart(tbl)
 	if stop || err != nil {
 		return tbl, res, err
 	}
 	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)
-	sel := spec.Selection
-	where, err := parseWhere(sel.Where, spec.now())
-	if err != nil {
-		return tbl, res, err
+	act := spec.Action
+	if act == nil {
+		res.NoOp, res.Note = true, "no compaction planned"
+		return tbl, res, nil
 	}
-	groups, err := compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel), Stale: staleSortRule(tbl.Metadata(), sel), PerPartition: sortsWholePartitions(spec.Strategy)})
+	approved := approvedGroups(act)
+	groups, skips, err := compaction.Resolve(ctx, tbl, approved, partitionRender(tbl.Metadata()))
 	if err != nil {
-		return tbl, res, fmt.Errorf("plan compaction: %w", err)
+		return tbl, res, fmt.Errorf("check the planned groups: %w", err)
 	}
-	assigned := ""
-	if _, gaps := compaction.WithoutLineageGaps(tbl, groups); gaps > 0 && spec.AssignRowIDs {
+	var notes []string
+	if gaps := lineageGaps(tbl, groups); gaps > 0 && act.AssignRowIDs {
 		next, mr, err := rewriteManifests(ctx, tbl, spec.ManifestTarget)
 		if err != nil {
 			return tbl, res, fmt.Errorf("assign row ids by rewriting the manifests: %w", err)
@@ -102,39 +88,20 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		if mr.Committed {
 			tbl, res.Committed, res.MetadataLocation = next, true, next.MetadataLocation()
 			res.Snapshots = mr.Snapshots // the rewrite's follow (own snapshots: expiry.KeepLive)
-			assigned = fmt.Sprintf("row ids assigned to %d files first (manifests rewritten, %d into %d)", gaps, mr.FilesBefore, mr.FilesAfter)
-			if groups, err = compaction.PlanGroups(ctx, tbl, compaction.PlanConfig{Where: where, Selection: compactionConfig(sel), Stale: staleSortRule(tbl.Metadata(), sel), PerPartition: sortsWholePartitions(spec.Strategy)}); err != nil {
-				return tbl, res, fmt.Errorf("plan compaction: %w", err)
+			notes = append(notes, fmt.Sprintf("row ids assigned to %d files first (manifests rewritten, %d into %d)", gaps, mr.FilesBefore, mr.FilesAfter))
+			if groups, skips, err = compaction.Resolve(ctx, tbl, approved, partitionRender(tbl.Metadata())); err != nil {
+				return tbl, res, fmt.Errorf("check the planned groups: %w", err)
 			}
 		}
 	}
-	// The plan's own aggregate of the current snapshot, read once: apply
-	// drops what the plan does not plan or refuses by the same counts.
-	var parts *planPartitions
-	if len(groups) > 0 {
-		if parts, err = aggregatePartitions(ctx, tbl, sel, spec.now()); err != nil {
-			return tbl, res, fmt.Errorf("plan compaction: %w", err)
-		}
-		groups = parts.withoutNoOpGroups(groups)
-		groups, _ = parts.withoutDelegated(groups, spec.Delegated)
+	groups, skips = skipLineageGaps(tbl, approved, groups, skips)
+	for _, sk := range skips {
+		res.Skipped = append(res.Skipped, sk.Describe(approved[sk.Index]))
 	}
-	groups, held := compaction.WithoutLineageGaps(tbl, groups)
-	res.Note = assigned
-	if held > 0 {
-		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files without first_row_id left as they are (row lineage; the plan refuses them)", held), "; ")
+	if len(skips) > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d planned groups skipped: the table no longer matches them (first: %s)", len(skips), len(approved), skips[0].Reason))
 	}
-	groups, unwritable := compaction.WithoutUnwritableSpecs(tbl, groups)
-	if unwritable > 0 {
-		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of specs whose manifests iceberg-go cannot write left as they are (the plan refuses them)", unwritable), "; ")
-	}
-	groups, escaped := parts.withoutEscapedPartitions(groups)
-	if escaped > 0 {
-		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of partitions with files named by file: URIs with percent-escapes left as they are (the plan refuses them)", escaped), "; ")
-	}
-	groups, foreign := parts.withoutForeignPartitions(groups)
-	if foreign > 0 {
-		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d files of partitions with files on another storage than the table location's left as they are (the plan refuses them)", foreign), "; ")
-	}
+	res.Note = strings.Join(notes, "; ")
 	if len(groups) == 0 {
 		res.NoOp = !res.Committed
 		if res.Note == "" {
@@ -167,13 +134,12 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		}
 	}
 	opts := compaction.Options{
-		Strategy:            compaction.Strategy(strings.ToLower(spec.Strategy)),
-		ZOrderColumns:       spec.ZOrderColumns,
-		TargetFileSize:      sel.Target,
+		Strategy:            compaction.Strategy(strings.ToLower(act.Strategy)),
+		ZOrderColumns:       act.ZOrderColumns,
+		TargetFileSize:      act.TargetFileSize,
 		PartialProgress:     spec.PartialProgress,
 		MaxConcurrentGroups: spec.MaxConcurrent,
 		MemoryBudget:        spec.MemoryBudget,
-		MaxBytesPerRun:      spec.MaxBytes,
 		SnapshotProps:       iceberg.Properties{"icewright.action": "compact"},
 		// The engine commits through the catalog in every case, so that
 		// its commit check sees each attempt as sent.
@@ -241,112 +207,71 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	return next, res, nil
 }
 
-// compactionConfig is iceberg-go's planner configuration for the plan's
-// selection.
-func compactionConfig(sel diff.CompactionSelection) icecompaction.Config {
-	return icecompaction.Config{
-		TargetFileSizeBytes:  sel.Target,
-		MinFileSizeBytes:     sel.Min,
-		MaxFileSizeBytes:     sel.Max,
-		MinInputFiles:        uint(max(sel.MinInputFiles, 1)),
-		DeleteFileThreshold:  max(sel.DeleteFileThreshold, 1),
-		DeleteRatioThreshold: sel.DeleteRatio,
-		PackingLookback:      icecompaction.DefaultPackingLookback,
+// approvedGroups are the action's groups that icewright rewrites (those
+// with no Engine), as compaction.Resolve checks them.
+func approvedGroups(act *diff.CompactAction) []compaction.Approved {
+	var out []compaction.Approved
+	for _, g := range act.Groups {
+		if g.Engine == "" {
+			out = append(out, compaction.Approved{SpecID: g.SpecID, Partition: g.Partition, Files: g.Files, Bytes: g.InputBytes})
+		}
+	}
+	return out
+}
+
+// partitionRender names a partition as the plan's observation does
+// (aggregator.key), so that a group's partition compares with the plan's.
+func partitionRender(md table.Metadata) func(specID int, part map[int]any) string {
+	renderers := map[int]*partitionRenderer{}
+	return func(specID int, part map[int]any) string {
+		r, ok := renderers[specID]
+		if !ok {
+			r = newPartitionRenderer(md.PartitionSpecByID(specID), md.CurrentSchema())
+			renderers[specID] = r
+		}
+		return r.render(part)
 	}
 }
 
-// planPartitions is the plan's aggregate of a table's current snapshot
-// (every live file of a partition counts, not only a group's), which apply
-// reads once more when there are groups so that it drops exactly the
-// groups the plan does not plan or refuses.
-type planPartitions struct {
-	agg *snapshotAggregate
-	a   *aggregator
-}
-
-func aggregatePartitions(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, now time.Time) (*planPartitions, error) {
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open table storage: %w", err)
+// lineageGaps counts the groups' files of a format v3 table that have no
+// first_row_id: a rewrite cannot carry their rows' ids.
+func lineageGaps(tbl *table.Table, groups []compaction.Group) int {
+	if tbl.Metadata().Version() < 3 {
+		return 0
 	}
-	sel.Where = "" // which files are candidates does not matter here
-	a := newAggregator(tbl.Metadata(), sel, now)
-	a.compacts = false
-	agg, err := aggregateInto(ctx, fsys, tbl.Metadata(), tbl.CurrentSnapshot(), a, nil)
-	if err != nil {
-		return nil, err
+	n := 0
+	for _, g := range groups {
+		for _, t := range g.Tasks {
+			if t.FirstRowID == nil {
+				n++
+			}
+		}
 	}
-	return &planPartitions{agg: agg, a: a}, nil
+	return n
 }
 
-// part is the aggregate's partition of a group (nil when it has none).
-func (pp *planPartitions) part(g compaction.Group) *diff.PartitionStats {
-	return pp.agg.parts[pp.a.key(g.Tasks[0].File)]
-}
-
-// withoutNoOpGroups drops the groups of one file in a partition with no
-// delete file: rewriting a file into one file changes nothing, whatever its
-// spec (a rewrite keeps a group's spec) or order, and the plan plans no
-// such group (diff.planCompact, whose rule this is: a delete file of the
-// partition keeps the group, since the rewrite also drops dead and
-// dangling deletes). iceberg-go's planner makes them whenever
-// min_input_files is 1, so apply rewrote lone files, of an older spec too,
-// that the plan did not show.
-func (pp *planPartitions) withoutNoOpGroups(groups []compaction.Group) []compaction.Group {
+// skipLineageGaps moves to skips the resolved groups that still hold a file
+// without first_row_id (the manifest rewrite that assigns them committed
+// nothing): the rewrite would refuse them, and with them the whole run.
+func skipLineageGaps(tbl *table.Table, approved []compaction.Approved, groups []compaction.Group, skips []compaction.Skip) ([]compaction.Group, []compaction.Skip) {
+	if lineageGaps(tbl, groups) == 0 {
+		return groups, skips
+	}
 	var kept []compaction.Group
-	for _, g := range groups {
-		if p := pp.part(g); len(g.Tasks) == 1 && (p == nil || p.DeleteFiles == 0) && !pp.a.stale.Stale(g.Tasks[0].File) {
+	g := 0
+	for i := range approved {
+		if slices.ContainsFunc(skips, func(s compaction.Skip) bool { return s.Index == i }) {
 			continue
 		}
-		kept = append(kept, g)
-	}
-	return kept
-}
-
-// withoutEscapedPartitions drops the groups of the partitions the plan
-// refuses for files named by file: URIs whose path changes when decoded
-// (diff.PartitionStats.EscapedFileURIs): iceberg-go would open another name
-// than the one their writer used, and read no file or another one. held
-// counts the files left out. pp is nil when there were no groups.
-func (pp *planPartitions) withoutEscapedPartitions(groups []compaction.Group) (kept []compaction.Group, held int) {
-	if pp == nil || pp.agg.escapedExample == "" {
-		return groups, 0
-	}
-	return pp.without(groups, func(p *diff.PartitionStats) bool { return p.EscapedFileURIs > 0 })
-}
-
-// withoutForeignPartitions drops the groups of the partitions the plan
-// refuses for files on another storage than the table location's
-// (diff.PartitionStats.ForeignFiles): the table's IO cannot open them.
-func (pp *planPartitions) withoutForeignPartitions(groups []compaction.Group) (kept []compaction.Group, held int) {
-	if pp == nil || pp.agg.foreignExample == "" {
-		return groups, 0
-	}
-	return pp.without(groups, func(p *diff.PartitionStats) bool { return p.ForeignFiles > 0 })
-}
-
-// withoutDelegated drops the groups of the partitions delegated to another
-// engine (diff.EngineCall), which that engine rewrites.
-func (pp *planPartitions) withoutDelegated(groups []compaction.Group, calls []diff.EngineCall) (kept []compaction.Group, held int) {
-	if len(calls) == 0 {
-		return groups, 0
-	}
-	return pp.without(groups, func(p *diff.PartitionStats) bool {
-		return slices.ContainsFunc(calls, func(c diff.EngineCall) bool { return c.SpecID == p.SpecID && c.Partition == p.Partition })
-	})
-}
-
-// without drops the groups whose partition drop picks; held counts their
-// files.
-func (pp *planPartitions) without(groups []compaction.Group, drop func(*diff.PartitionStats) bool) (kept []compaction.Group, held int) {
-	for _, g := range groups {
-		if p := pp.part(g); p != nil && drop(p) {
-			held += len(g.Tasks)
-			continue
+		if n := lineageGaps(tbl, groups[g:g+1]); n > 0 {
+			skips = append(skips, compaction.Skip{Index: i, Reason: fmt.Sprintf("%d of its files have no first_row_id (format v3 row lineage) and rewriting the manifests assigned none", n)})
+		} else {
+			kept = append(kept, groups[g])
 		}
-		kept = append(kept, g)
+		g++
 	}
-	return kept, held
+	slices.SortFunc(skips, func(a, b compaction.Skip) int { return a.Index - b.Index })
+	return kept, skips
 }
 
 // classifyCompactErr: the engine removes staged files itself when a commit
@@ -555,24 +480,40 @@ func candidatePaths(ctx context.Context, tbl *table.Table, sel diff.CompactionSe
 	return in, nil
 }
 
-// parseWhere parses compaction.where at now; nil when unset.
-func parseWhere(text string, now time.Time) (iceberg.BooleanExpression, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, nil
-	}
-	e, err := compaction.ParseWhere(text, now)
+// PlanCompaction is the compaction a plan makes of tbl under the selection
+// sel and strategy ("" for binpack) when no policy file names them: the
+// table observed as a plan observes it (each candidate's path carried),
+// then diff's planner, the one planner. now is the plan's clock (of
+// sel.Where). It returns nil when there is nothing to compact, and an
+// error naming the refusals when the plan refuses to. For tools and tests
+// that compact a table directly (Compact runs the result).
+func PlanCompaction(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, strategy string, now time.Time) (*diff.CompactAction, error) {
+	pol := &config.Effective{Address: strings.Join(tbl.Identifier(), ".")}
+	pol.TargetFileSize = config.Setting[int64]{Value: sel.Target, Set: sel.Target > 0}
+	c := &pol.Compaction
+	c.Declared = true
+	c.Strategy = config.Setting[string]{Value: strategy, Set: strategy != ""}
+	c.MinFileSize = config.Setting[int64]{Value: sel.Min, Set: sel.Min > 0}
+	c.MaxFileSize = config.Setting[int64]{Value: sel.Max, Set: sel.Max > 0}
+	c.MinInputFiles = config.Setting[int]{Value: sel.MinInputFiles, Set: sel.MinInputFiles > 0}
+	c.DeleteFileThreshold = config.Setting[int]{Value: sel.DeleteFileThreshold, Set: sel.DeleteFileThreshold > 0}
+	c.Where = config.Setting[string]{Value: sel.Where, Set: sel.Where != ""}
+	st, err := observeTable(ctx, tbl, pol.Address, diff.SelectionFor(pol), now)
 	if err != nil {
-		return nil, fmt.Errorf("compaction.where %q: %w", text, err)
+		return nil, err
 	}
-	return e, nil
-}
-
-// sortsWholePartitions: a sort or z-order rewrites each partition as one
-// group, so that its files are consecutive ranges of one order and a reader
-// can skip files by their bounds; in iceberg-go's bins of one target size
-// each output file would span the partition's whole range (measured: no
-// file of 160 skipped for a 5% range on the sort column).
-func sortsWholePartitions(strategy string) bool {
-	s := compaction.Strategy(strings.ToLower(strategy))
-	return s == compaction.Sort || s == compaction.ZOrder
+	tp := diff.PlanTable(pol, st, now)
+	for _, a := range tp.Actions {
+		if a.Type == diff.Compact {
+			return a.Compact, nil
+		}
+	}
+	if len(tp.Refusals) > 0 {
+		var why []string
+		for _, r := range tp.Refusals {
+			why = append(why, r.Reason)
+		}
+		return nil, fmt.Errorf("%w: %s", ErrRefused, strings.Join(why, "; "))
+	}
+	return nil, nil
 }

@@ -70,7 +70,9 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 				_, bytes := summaryTotals(tbl)
 				half := sel
 				half.Target, half.Min, half.Max = bytes/2+1, bytes/2, bytes
-				_, _, err := Compact(ctx, tbl, CompactSpec{Selection: half, Strategy: "binpack", Catalog: l.Cat, MaxBytes: 1})
+				act := plannedCompaction(t, tbl, half, "binpack")
+				act.Groups = act.Groups[:1] // max_bytes_per_run = 1
+				_, _, err := Compact(ctx, tbl, CompactSpec{Action: act, Catalog: l.Cat})
 				return err
 			}
 		}, func(int64) func(int64) diff.RowFingerprint { return same }, "2 of the 4 planned files are still live", true},
@@ -139,7 +141,12 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 func compactWith(sel diff.CompactionSelection) func(l *testkit.Orders) func(context.Context) error {
 	return func(l *testkit.Orders) func(context.Context) error {
 		return func(ctx context.Context) error {
-			_, _, err := Compact(ctx, l.Load(), CompactSpec{Selection: sel, Strategy: "binpack", Catalog: l.Cat})
+			tbl := l.Load()
+			act, err := PlanCompaction(ctx, tbl, sel, "binpack", time.Now())
+			if err != nil {
+				return err
+			}
+			_, _, err = Compact(ctx, tbl, CompactSpec{Action: act, Catalog: l.Cat})
 			return err
 		}
 	}
@@ -177,7 +184,7 @@ func TestEngineCommitMayDropOnlyDanglingDeletes(t *testing.T) {
 			} else {
 				sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 1}
 				var err error
-				if tbl, _, err = Compact(ctx, tbl, CompactSpec{Selection: sel, Strategy: "binpack", Catalog: l.Cat}); err != nil {
+				if tbl, _, err = Compact(ctx, tbl, CompactSpec{Action: plannedCompaction(t, tbl, sel, "binpack"), Catalog: l.Cat}); err != nil {
 					t.Fatal(err)
 				}
 			}

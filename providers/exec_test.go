@@ -118,7 +118,7 @@ func TestCompactPreservesRowsAndReplacesFiles(t *testing.T) {
 		tbl = testkit.AppendIDs(t, tbl, i*10, 10)
 	}
 	var progressed int
-	next, res, err := Compact(ctx, tbl, CompactSpec{Selection: testkit.SmallFiles, Strategy: "binpack",
+	next, res, err := Compact(ctx, tbl, CompactSpec{Action: plannedCompaction(t, tbl, testkit.SmallFiles, "binpack"),
 		Progress: func(done, total int64, unit string) { progressed++ }})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestCompactPreservesRowsAndReplacesFiles(t *testing.T) {
 	}
 
 	// Nothing left to do: no commit.
-	_, res, err = Compact(ctx, next, CompactSpec{Selection: testkit.SmallFiles})
+	_, res, err = Compact(ctx, next, CompactSpec{Action: plannedCompaction(t, next, testkit.SmallFiles, "")})
 	if err != nil || !res.NoOp || res.Committed {
 		t.Fatalf("second compaction: %+v %v", res, err)
 	}
@@ -162,7 +162,7 @@ func TestCompactConflictRemovesStagedFiles(t *testing.T) {
 	testkit.AppendIDs(t, l.Load(), 50, 7) // concurrent writer
 	before := testkit.FilesUnder(t, stale)
 
-	_, res, err := Compact(ctx, stale, CompactSpec{Selection: testkit.SmallFiles, Catalog: l.Cat})
+	_, res, err := Compact(ctx, stale, CompactSpec{Action: plannedCompaction(t, stale, testkit.SmallFiles, ""), Catalog: l.Cat})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("want ErrConflict, got %v", err)
 	}
@@ -209,7 +209,7 @@ func TestCompactUnknownOutcomeKeepsStagedFiles(t *testing.T) {
 			for i := range int64(5) {
 				tbl = testkit.AppendIDs(t, tbl, i*10, 10)
 			}
-			_, res, err := Compact(ctx, tbl, CompactSpec{Selection: testkit.SmallFiles, Catalog: &testkit.FlakyCatalog{CatalogIO: l.Cat, Land: land}})
+			_, res, err := Compact(ctx, tbl, CompactSpec{Action: plannedCompaction(t, tbl, testkit.SmallFiles, ""), Catalog: &testkit.FlakyCatalog{CatalogIO: l.Cat, Land: land}})
 			if !errors.Is(err, ErrCommitUnknown) {
 				t.Fatalf("want ErrCommitUnknown, got %v", err)
 			}
@@ -242,7 +242,7 @@ func TestCompactRebasesOverConcurrentAppend(t *testing.T) {
 	}
 	stale := tbl
 	testkit.AppendIDs(t, l.Load(), 50, 7)
-	next, res, err := Compact(ctx, stale, CompactSpec{Selection: testkit.SmallFiles, Catalog: l.Cat, Rebase: true})
+	next, res, err := Compact(ctx, stale, CompactSpec{Action: plannedCompaction(t, stale, testkit.SmallFiles, ""), Catalog: l.Cat, Rebase: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestCompactProgressFromConcurrentGroups(t *testing.T) {
 		reports []int64
 		total   int64
 	)
-	_, res, err := Compact(ctx, tbl, CompactSpec{Selection: testkit.SmallFiles, Strategy: "binpack", MaxConcurrent: 6,
+	_, res, err := Compact(ctx, tbl, CompactSpec{Action: plannedCompaction(t, tbl, testkit.SmallFiles, "binpack"), MaxConcurrent: 6,
 		Progress: func(done, tot int64, unit string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -317,4 +317,15 @@ func TestCompactProgressFromConcurrentGroups(t *testing.T) {
 	if !slices.IsSorted(reports) {
 		t.Fatalf("progress went back: %v", reports)
 	}
+}
+
+// plannedCompaction is the compaction a plan makes of tbl under sel and
+// strategy (PlanCompaction at fixedNow); it fails the test on an error.
+func plannedCompaction(t testing.TB, tbl *table.Table, sel diff.CompactionSelection, strategy string) *diff.CompactAction {
+	t.Helper()
+	act, err := PlanCompaction(context.Background(), tbl, sel, strategy, fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return act
 }

@@ -266,14 +266,11 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
-	sel := diff.SelectionFor(pol)
 	next, er, err := Compact(ctx, req.Table.t, CompactSpec{
-		Selection: sel, Strategy: a.Compact.Strategy, StorageProps: props,
-		ZOrderColumns: c.ZOrderColumns.Value, PartialProgress: c.PartialProgress.Value,
-		MaxConcurrent: c.MaxConcurrentGroups.Value, MemoryBudget: c.Memory.Value, MaxBytes: c.MaxBytesPerRun.Value,
-		AssignRowIDs: a.Compact.AssignRowIDs, ManifestTarget: diff.ManifestTarget(pol),
-		Catalog: cat, Rebase: true, Progress: req.Progress, Memory: req.Memory, Now: req.Now,
-		Delegated: calls})
+		Action: a.Compact, StorageProps: props, PartialProgress: c.PartialProgress.Value,
+		MaxConcurrent: c.MaxConcurrentGroups.Value, MemoryBudget: c.Memory.Value,
+		ManifestTarget: diff.ManifestTarget(pol),
+		Catalog:        cat, Rebase: true, Progress: req.Progress, Memory: req.Memory})
 	if err != nil || len(calls) == 0 {
 		return req.Table.with(next), er, err
 	}
@@ -285,7 +282,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 	if req.Now != nil {
 		now = req.Now
 	}
-	run := delegatedRun{engine: eng, cat: cat, sel: sel, now: now()}
+	run := delegatedRun{engine: eng, cat: cat, sel: diff.SelectionFor(pol), now: now()}
 	for _, call := range calls {
 		n, dr, err := runDelegated(ctx, next, run, call)
 		next = n

@@ -706,8 +706,9 @@ type aggregator struct {
 	agg       *snapshotAggregate
 	idx       *deleteIndex
 	renderers map[int]*partitionRenderer
-	// compacts says the policy compacts: only then is each candidate's size
-	// kept (PartitionStats.CandidateSizes, which diff packs into groups).
+	// compacts says the policy compacts: only then are each candidate's size
+	// and path kept (PartitionStats.CandidateSizes, which diff packs into
+	// groups, and CandidatePaths, the files the plan's groups name).
 	// On a table of millions of small files the sizes were the largest
 	// thing an orphan-only plan held (8 bytes a file).
 	compacts bool
@@ -897,6 +898,7 @@ func (a *aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 		}
 		if a.compacts {
 			p.CandidateSizes = append(p.CandidateSizes, size)
+			p.CandidatePaths = append(p.CandidatePaths, df.FilePath())
 		}
 		p.CandidateBytes += size
 		// The reader inherits first_row_id from the manifest list; a v3

@@ -131,7 +131,7 @@ func TestDiagnosticsColourFollowsStderr(t *testing.T) {
 func TestPlanCheckCatchesBrokenDocuments(t *testing.T) {
 	snap := int64(7)
 	p := diff.Plan{
-		FormatVersion: "1.0", IcewrightVersion: "0.1.0", CreatedAt: time.Now(), ConfigDigest: "sha256:x",
+		FormatVersion: diff.FormatVersion, IcewrightVersion: "0.1.0", CreatedAt: time.Now(), ConfigDigest: "sha256:x",
 		Tables: []diff.TablePlan{{
 			Address:  "a.b.c",
 			Observed: diff.Observed{TableUUID: "u", MetadataLocation: "m", CurrentSnapshotID: &snap},
@@ -166,7 +166,7 @@ func TestPlanCheckCatchesBrokenDocuments(t *testing.T) {
 		return m["tables"].([]any)[0].(map[string]any)["actions"].([]any)[i].(map[string]any)
 	}
 	bad := map[string]func(m map[string]any){
-		"major version":   func(m map[string]any) { m["format_version"] = "2.0" },
+		"major version":   func(m map[string]any) { m["format_version"] = "1.1" },
 		"no digest":       func(m map[string]any) { delete(m, "config_digest") },
 		"not destructive": func(m map[string]any) { action(m, 1)["destructive"] = false },
 		"no reason":       func(m map[string]any) { action(m, 0)["reason"] = "" },

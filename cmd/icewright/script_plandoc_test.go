@@ -14,7 +14,7 @@ import (
 // destructive flag and an unknown kind each fail.
 func TestCheckPlanDocKinds(t *testing.T) {
 	doc := func(actions string) any {
-		src := `{"format_version":"1.1","icewright_version":"test","created_at":"2026-12-03T00:00:00Z","config_digest":"sha256:00",
+		src := `{"format_version":"2.0","icewright_version":"test","created_at":"2026-12-03T00:00:00Z","config_digest":"sha256:00",
 "tables":[{"address":"lake.ns.t","observed":{"table_uuid":"u","metadata_location":"m"},"actions":[` + actions + `]}],
 "summary":{"actions":2,"destructive_actions":1,"tables_changed":1}}`
 		d := json.NewDecoder(strings.NewReader(src))

@@ -243,6 +243,11 @@ func CheckVersion(v string) error {
 	if _, err := strconv.Atoi(major); err != nil {
 		return fmt.Errorf("%w: format_version %q is not MAJOR.MINOR", ErrInvalid, v)
 	}
+	if n, _ := strconv.Atoi(major); n == 1 && want == "2" {
+		// Format 2.0 records each compaction group's files, which apply
+		// rewrites; a 1.x plan has only their counts.
+		return fmt.Errorf("%w: format_version %s was written by an older icewright, whose compaction groups do not name their files; this icewright reads %s.x and rewrites exactly the files a plan names: run plan again", ErrInvalid, v, want)
+	}
 	if major != want {
 		return fmt.Errorf("%w: format_version %s is not supported by this icewright (reads %s.x); plan again with this version", ErrInvalid, v, want)
 	}

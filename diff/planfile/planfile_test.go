@@ -106,7 +106,8 @@ func TestReadRefuses(t *testing.T) {
 		{"truncated", good[:len(good)*2/3], "truncated"},
 		{"truncated at a value boundary", good[:bytes.LastIndex(good, []byte("}"))], "truncated"},
 		{"not json", []byte("plan: yes"), "truncated"},
-		{"other major version", edit(t, good, func(m map[string]any) { m["format_version"] = "2.0" }), "not supported"},
+		{"other major version", edit(t, good, func(m map[string]any) { m["format_version"] = "3.0" }), "not supported"},
+		{"a 1.x plan", edit(t, good, func(m map[string]any) { m["format_version"] = "1.1" }), "format_version 1.1 was written by an older icewright, whose compaction groups do not name their files"},
 		{"no version", edit(t, good, func(m map[string]any) { delete(m, "format_version") }), "format_version"},
 		{"added snapshot id", edit(t, good, func(m map[string]any) {
 			e := firstTableActions(m)[1].(map[string]any)

@@ -14,7 +14,7 @@ import (
 	"github.com/icewright/icewright/diff"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/plan-1.1.json")
+var update = flag.Bool("update", false, "rewrite testdata/plan-2.0.json")
 
 // everyKindPlan has one action of every kind, so the round trip covers
 // every payload.
@@ -33,7 +33,8 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 				TargetSpecID: 1, AddsSpec: true, InputFiles: 2, InputBytes: 2048, Records: 20,
 				Groups: []diff.AgeingGroup{{Partition: "ts_month=2024-01", Sources: []string{"ts_day=2024-01-01", "ts_day=2024-01-02"}, InputFiles: 2, InputBytes: 2048, Records: 20}}}},
 		{Type: diff.Compact, Reason: "r", Compact: &diff.CompactAction{Strategy: "binpack", InputFiles: 3, InputBytes: 300, Partitions: 1, EstimatedOutputFiles: 1, TargetFileSize: 1 << 29,
-			Groups: []diff.CompactGroup{{Partition: "day=1", InputFiles: 3, InputBytes: 300, EstimatedOutputFiles: 1}}, Commits: 1, Where: "day > 0"}},
+			Groups: []diff.CompactGroup{{Partition: "day=1", InputFiles: 3, InputBytes: 300, EstimatedOutputFiles: 1,
+				Files: []string{"/w/sales.db/orders/data/day=1/a.parquet", "/w/sales.db/orders/data/day=1/b.parquet", "/w/sales.db/orders/data/day=1/c.parquet"}}}, Commits: 1, Where: "day > 0"}},
 		{Type: diff.RewriteManifests, Reason: "r", Manifests: &diff.ManifestsAction{ManifestsBefore: 9, EstimatedManifestsAfter: 1, TargetSize: 8 << 20}},
 		tp.Actions[1],
 		{Type: diff.RemoveOrphanFiles, Destructive: true, Reason: "r", Orphans: &diff.OrphansAction{Count: 1, Bytes: 10, Paths: []string{"/w/sales.db/orders/data/x.parquet"},
@@ -46,7 +47,7 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 
 // TestRoundTrip: Write, Read and Write again give the same bytes and the
 // same plan, for every action kind; the bytes are the checked-in document
-// of format 1.1, so a change of the on-disk format fails here (plans saved
+// of format 2.0, so a change of the on-disk format fails here (plans saved
 // by an earlier build must still read).
 func TestRoundTrip(t *testing.T) {
 	p := everyKindPlan(t)
@@ -54,7 +55,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := Write(&first, p); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "plan-1.1.json")
+	golden := filepath.Join("testdata", "plan-2.0.json")
 	if *update {
 		if err := os.WriteFile(golden, first.Bytes(), 0o644); err != nil {
 			t.Fatal(err)

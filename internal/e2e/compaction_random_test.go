@@ -689,6 +689,15 @@ func (rt *randomTable) applyAndCheck(ctx context.Context, t *testing.T, pol rand
 			if n != g.InputFiles {
 				t.Errorf("group %s: the plan counts %d input files, the partition has %d", k, g.InputFiles, n)
 			}
+			// The plan names the files apply rewrites (format 2.0).
+			for _, path := range g.Files {
+				if f, ok := oldFiles[path]; !ok || f.content != iceberg.EntryContentData || f.specID != g.SpecID || f.part != g.Partition {
+					t.Errorf("group %s names %s, which is not a data file of its partition", k, path)
+				}
+			}
+			if len(g.Files) != n {
+				t.Errorf("group %s names %d files, the partition has %d", k, len(g.Files), n)
+			}
 			// A partition with files written under another sort order
 			// than a sort or z-order rewrite's is one group whatever
 			// min_input_files (stale sort, issue 29): only then, and

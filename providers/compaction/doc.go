@@ -13,9 +13,12 @@
 // _last_updated_sequence_number; a group whose files lack first_row_id is
 // refused rather than rewritten without lineage.
 //
-// Flow: PlanPartitions/PlanGroups (plan.go) choose the groups exactly as
-// iceberg-go's compaction.Config does, one partition at a time on large
-// tables; Run (run.go) rewrites each group (read via iceberg-go's scanner,
+// Flow: Resolve (approved.go) turns the groups a plan approved (their
+// files, as diff's planner named them) into scan tasks with the deletes
+// that apply today, skipping a group the table no longer matches;
+// PlanPartitions/PlanGroups (plan.go) choose groups exactly as iceberg-go's
+// compaction.Config does, for the benchmark tool and the tests that hold
+// diff's planner to iceberg-go's; Run (run.go) rewrites each group (read via iceberg-go's scanner,
 // keys.go/sorter.go/zorder.go order the rows, writer.go writes Parquet and
 // builds DataFiles from the footers; columns.go encodes a flat schema's
 // columns in parallel, byte for byte as pqarrow would) and commits

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -19,10 +20,12 @@ import (
 func TestJavaEqualityDeletesApplyPath(t *testing.T) {
 	compaction.ForEachJavaTable(t, func(t *testing.T, l *testkit.Lakehouse, tbl *table.Table) *table.Table {
 		rows := compaction.RowStrings(t, tbl)
-		_, res, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{
-			Selection: diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 230 << 20, MinInputFiles: 1, DeleteFileThreshold: 1},
-			Strategy:  "binpack", Catalog: l.Catalog, Rebase: true,
-		})
+		sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 230 << 20, MinInputFiles: 1, DeleteFileThreshold: 1}
+		act, err := providers.PlanCompaction(context.Background(), tbl, sel, "binpack", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, res, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{Action: act, Catalog: l.Catalog, Rebase: true})
 		if err != nil {
 			t.Fatal(err)
 		}

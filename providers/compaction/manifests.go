@@ -115,22 +115,3 @@ func (c *SpecCheck) Unwritable(tbl *table.Table) map[int]string {
 	}
 	return nil
 }
-
-// WithoutUnwritableSpecs drops the groups of specs in UnwritableSpecs,
-// whose commit would fail: the plan refuses them up front
-// (diff.compactRefusals) and the others are still compacted. held counts
-// the files left out.
-func WithoutUnwritableSpecs(tbl *table.Table, groups []Group) (kept []Group, held int) {
-	bad := UnwritableSpecs(tbl)
-	if len(bad) == 0 {
-		return groups, 0
-	}
-	for _, g := range groups {
-		if _, ok := bad[g.SpecID]; ok {
-			held += len(g.Tasks)
-			continue
-		}
-		kept = append(kept, g)
-	}
-	return kept, held
-}

@@ -116,7 +116,7 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 			}
 			return
 		}
-		stats, err := partitionStats(ctx, tbl, cfg.Selection, cfg.Stale)
+		stats, err := partitionStats(ctx, tbl, cfg.Selection, cfg.Stale, nil)
 		if err != nil {
 			yield(Group{}, err)
 			return
@@ -228,10 +228,11 @@ type planStats struct {
 	files         int  // live data files
 }
 
-// partitionStats streams the current snapshot's manifests and counts, per
-// (spec, partition), live data files, size candidates, stale files and
-// delete files.
-func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Config, stale *StaleSort) (*planStats, error) {
+// partitionStats counts, per (spec, partition) of the current snapshot,
+// live data files, size candidates, stale files and delete files, through
+// the one manifest walk (reach.Walk, whose aggregate sees each live entry
+// of the snapshot). onData, when set, also sees each live data file.
+func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Config, stale *StaleSort, onData func(key string, df iceberg.DataFile)) (*planStats, error) {
 	st := &planStats{parts: map[string]*partStat{}}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
@@ -241,47 +242,61 @@ func partitionStats(ctx context.Context, tbl *table.Table, sel icecompaction.Con
 	if err != nil {
 		return nil, fmt.Errorf("open table io: %w", err)
 	}
-	manifests, err := snap.Manifests(fs)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list: %w", err)
-	}
-	for _, m := range manifests {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-			}
-			df := e.DataFile()
-			spec := tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
-			if df.ContentType() != iceberg.EntryContentData {
-				if spec == nil || spec.IsUnpartitioned() {
-					st.globalDeletes = true
-				}
-			}
-			key := partKey(int(df.SpecID()), df.Partition())
-			p, ok := st.parts[key]
-			if !ok {
-				p = &partStat{specID: int(df.SpecID()), partition: df.Partition()}
-				st.parts[key] = p
-				st.order = append(st.order, key)
-			}
-			if df.ContentType() != iceberg.EntryContentData {
-				p.deletes++
-				continue
-			}
-			p.files++
-			st.files++
-			if stale.Stale(df) {
-				p.stale++
-			}
-			if size := df.FileSizeBytes(); size < sel.MinFileSizeBytes && size <= sel.MaxFileSizeBytes {
-				p.sizeCandidates++
-			}
-		}
+	agg := &statsAggregate{md: tbl.Metadata(), st: st, sel: sel, stale: stale, onData: onData}
+	w := reach.Spec{Meta: tbl.Metadata(), FS: fs, Snapshots: []int64{snap.SnapshotID}, Aggregate: agg, AggregateSnapshot: snap.SnapshotID}
+	if err := reach.Walk(ctx, w); err != nil {
+		return nil, err
 	}
 	return st, nil
+}
+
+// statsAggregate is partitionStats' reach.Aggregate.
+type statsAggregate struct {
+	md     table.Metadata
+	st     *planStats
+	sel    icecompaction.Config
+	stale  *StaleSort
+	onData func(key string, df iceberg.DataFile)
+}
+
+func (a *statsAggregate) part(df iceberg.DataFile) (string, *partStat) {
+	key := partKey(int(df.SpecID()), df.Partition())
+	p, ok := a.st.parts[key]
+	if !ok {
+		p = &partStat{specID: int(df.SpecID()), partition: df.Partition()}
+		a.st.parts[key] = p
+		a.st.order = append(a.st.order, key)
+	}
+	return key, p
+}
+
+func (a *statsAggregate) Manifest(iceberg.ManifestFile) {}
+func (a *statsAggregate) SealDeletes()                  {}
+
+func (a *statsAggregate) DeleteEntry(e iceberg.ManifestEntry) {
+	df := e.DataFile()
+	if spec := a.md.PartitionSpecByID(int(df.SpecID())); spec == nil || spec.IsUnpartitioned() {
+		a.st.globalDeletes = true
+	}
+	_, p := a.part(df)
+	p.deletes++
+}
+
+func (a *statsAggregate) DataEntry(e iceberg.ManifestEntry) (reach.Group, bool) {
+	df := e.DataFile()
+	key, p := a.part(df)
+	p.files++
+	a.st.files++
+	if a.onData != nil {
+		a.onData(key, df)
+	}
+	if a.stale.Stale(df) {
+		p.stale++
+	}
+	if size := df.FileSizeBytes(); size < a.sel.MinFileSizeBytes && size <= a.sel.MaxFileSizeBytes {
+		p.sizeCandidates++
+	}
+	return reach.Group{}, false
 }
 
 // planPartition plans one partition through iceberg-go under a filter that

@@ -103,7 +103,7 @@ func TestPlanPartitionsMatchesIcebergGo(t *testing.T) {
 			}
 			// Identity, time and void partitions are planned one by one
 			// (no full pass); bucket and truncate ones take the fallback.
-			st, err := partitionStats(context.Background(), tbl, sel, nil)
+			st, err := partitionStats(context.Background(), tbl, sel, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

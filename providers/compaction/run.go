@@ -60,7 +60,9 @@ type Options struct {
 	SortOrder *table.SortOrder
 	// ZOrderColumns are the zorder columns (at least two).
 	ZOrderColumns []string
-	// TargetFileSize defaults to write.target-file-size-bytes, else 512 MiB.
+	// TargetFileSize defaults to write.target-file-size-bytes, else
+	// iceberg-go's default (table.WriteTargetFileSizeBytesDefault); apply
+	// always passes the plan's.
 	TargetFileSize int64
 	// MemoryBudget bounds what the run buffers, all its groups at once
 	// together; default 2×target + 16 MiB per concurrent group. A group
@@ -505,31 +507,6 @@ func checkGroup(tbl *table.Table, g Group) error {
 		}
 	}
 	return nil
-}
-
-// WithoutLineageGaps drops the groups of a format v3 table that hold a file
-// with no first_row_id, which checkGroup would refuse (and with them the
-// whole run): the plan refuses those partitions up front
-// (diff.compactRefusals) and the others are still compacted. held counts
-// the files left out.
-func WithoutLineageGaps(tbl *table.Table, groups []Group) (kept []Group, held int) {
-	if tbl.Metadata().Version() < 3 {
-		return groups, 0
-	}
-	for _, g := range groups {
-		n := 0
-		for _, t := range g.Tasks {
-			if t.FirstRowID == nil {
-				n++
-			}
-		}
-		if n > 0 {
-			held += n
-			continue
-		}
-		kept = append(kept, g)
-	}
-	return kept, held
 }
 
 // stagedGroup is a rewritten group not yet committed.

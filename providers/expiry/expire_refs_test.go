@@ -50,7 +50,7 @@ func (c *refWriterCatalog) Unwrap() table.CatalogIO {
 func tagHistory(t *testing.T, l *testkit.Orders) *table.Table {
 	t.Helper()
 	tbl := l.History(nil, 5, 10*24*time.Hour)
-	tbl, _, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{Selection: testkit.SmallFiles})
+	tbl, _, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{Action: smallFilesCompaction(t, tbl)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers"
 	"github.com/icewright/icewright/providers/expiry"
 	"github.com/icewright/icewright/providers/internal/reach"
@@ -24,7 +25,7 @@ func TestExpireDeletesExactlyWhatIsNoLongerReachable(t *testing.T) {
 	l := testkit.NewOrders(t)
 	tbl := l.History(nil, 5, 10*24*time.Hour)
 	// Compact, so the small files are reachable only from old snapshots.
-	tbl, _, err := providers.Compact(ctx, tbl, providers.CompactSpec{Selection: testkit.SmallFiles})
+	tbl, _, err := providers.Compact(ctx, tbl, providers.CompactSpec{Action: smallFilesCompaction(t, tbl)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestReleasedFilesSpilled(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewOrders(t)
 	tbl := l.History(nil, 6, 10*24*time.Hour)
-	tbl, _, err := providers.Compact(ctx, tbl, providers.CompactSpec{Selection: testkit.SmallFiles, Catalog: l.Cat})
+	tbl, _, err := providers.Compact(ctx, tbl, providers.CompactSpec{Action: smallFilesCompaction(t, tbl), Catalog: l.Cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,4 +297,16 @@ func liveFiles(ctx context.Context, t *testing.T, tbl *table.Table) []iceberg.Da
 		out = append(out, task.File)
 	}
 	return out
+}
+
+// smallFilesCompaction is the compaction a plan makes of tbl under
+// testkit.SmallFiles (providers.PlanCompaction); it fails the test on an
+// error.
+func smallFilesCompaction(t testing.TB, tbl *table.Table) *diff.CompactAction {
+	t.Helper()
+	act, err := providers.PlanCompaction(context.Background(), tbl, testkit.SmallFiles, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return act
 }

@@ -104,7 +104,7 @@ func TestExpireDeletesWhatTheApplysOwnCompactionReplaced(t *testing.T) {
 	began := l.History(nil, 4, 10*24*time.Hour)
 	inputs := liveFiles(ctx, t, began)
 	tbl := testkit.AppendIDs(t, began, 50, 10) // another writer
-	tbl, cres, err := providers.Compact(ctx, tbl, providers.CompactSpec{Selection: testkit.SmallFiles})
+	tbl, cres, err := providers.Compact(ctx, tbl, providers.CompactSpec{Action: smallFilesCompaction(t, tbl)})
 	if err != nil {
 		t.Fatal(err)
 	}

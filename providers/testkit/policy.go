@@ -10,9 +10,9 @@ import (
 	"github.com/icewright/icewright/diff"
 )
 
-// Policy is the tests' policy of the table at address: a 512 MiB target
-// and a compaction block (observation keeps candidate sizes only for a
-// policy that compacts).
+// Policy is the tests' policy of the table at address: config's default
+// target and a compaction block (observation keeps candidate sizes and
+// paths only for a policy that compacts).
 func Policy(address string) *config.Effective {
 	parts, err := config.SplitLevels(address)
 	if err != nil {
@@ -24,7 +24,7 @@ func Policy(address string) *config.Effective {
 		Namespace: parts[1 : len(parts)-1],
 		Table:     parts[len(parts)-1],
 		PolicyBody: config.PolicyBody{
-			TargetFileSize: config.Setting[int64]{Value: 512 << 20, Set: true},
+			TargetFileSize: config.Setting[int64]{Value: config.DefaultTargetFileSize, Set: true},
 			Compaction:     config.CompactionPolicy{Declared: true},
 		},
 	}
