@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -235,6 +236,12 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 			// The same message for every address it blocks, so that the
 			// views report it once with their count.
 			msg := fmt.Sprintf("catalog %q unreachable: %s", c.Name, catalogCause(c.Name, err))
+			var reached interface{ Reached() bool }
+			if errors.As(err, &reached) && reached.Reached() {
+				// The server answered (a refused login, a missing
+				// warehouse): not "unreachable", and the cause says what.
+				msg = fmt.Sprintf("catalog %q: %s", c.Name, catalogCause(c.Name, err))
+			}
 			for _, tb := range cfg.Tables {
 				if strings.HasPrefix(tb.Address, c.Name+".") && targeted(tb.Address) {
 					errs = append(errs, diff.TableError{Address: tb.Address, Message: msg})

@@ -26,14 +26,15 @@ type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
 // iceberg-go commits.
 func scriptCmds() map[string]scriptCmd {
 	return map[string]scriptCmd{
-		"jsoneq":    cmdJSONEq,
-		"jsonnorm":  cmdJSONNorm,
-		"textnorm":  cmdTextNorm,
-		"clocknorm": cmdClockNorm,
-		"plancheck": cmdPlanCheck,
-		"summaryeq": cmdSummaryEq,
-		"jsonlines": cmdJSONLines,
-		"fixtures":  cmdFixtures,
+		"jsoneq":     cmdJSONEq,
+		"jsonnorm":   cmdJSONNorm,
+		"textnorm":   cmdTextNorm,
+		"clocknorm":  cmdClockNorm,
+		"plancheck":  cmdPlanCheck,
+		"summaryeq":  cmdSummaryEq,
+		"jsonlines":  cmdJSONLines,
+		"fixtures":   cmdFixtures,
+		"restserver": cmdRESTServer,
 	}
 }
 
