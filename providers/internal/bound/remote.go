@@ -164,6 +164,7 @@ func serverMessage(body []byte) string {
 		case doc.Message != "" || doc.Type != "":
 			return joinNonEmpty(": ", doc.Type, doc.Message)
 		}
+		return "" // JSON without a message
 	}
 	text := strings.TrimSpace(string(body))
 	if i := strings.IndexAny(text, "\r\n"); i >= 0 {
@@ -290,8 +291,8 @@ func Explain(err error, last *Exchange) error {
 		if e.Message == "" {
 			e.Message = serverMessage(oe.Body)
 		}
-		if e.Status == http.StatusForbidden {
-			e.Class = ClassPermission
+		if e.Class = statusClass(e.Status); e.Class == ClassOther {
+			e.Class = ClassAuth // 400 invalid_client, invalid_grant, ...
 		}
 		return e
 	}
