@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +24,13 @@ type LoadOptions struct {
 	VarFiles []string // "-var-file" paths; relative ones are against dir
 	Env      []string // os.Environ() form: ICEWRIGHT_VAR_name and env()
 	Version  string   // icewright version, checked against required_version
+	// UnsetEnvUnknown makes an unset env() without a default an unknown
+	// value instead of an error: `icewright validate` checks a
+	// configuration without its secrets (a pull request from a fork, a CI
+	// check job), as terraform validate does regardless of variables.
+	// Everything that does not depend on the value is still checked;
+	// plan, apply and the other commands leave it false and fail on it.
+	UnsetEnvUnknown bool
 }
 
 type loader struct {
@@ -284,7 +292,7 @@ func (l *loader) buildContext() {
 			"path":  cty.ObjectVal(map[string]cty.Value{"root": root, "module": root}),
 			"local": cty.EmptyObjectVal,
 		},
-		Functions: functions(l.absDir, l.env),
+		Functions: functions(l.absDir, l.env, l.onUnsetEnv()),
 	}
 }
 
@@ -353,4 +361,17 @@ func (l *loader) decodeLocals(blocks []*hcl.Block) {
 		eval(n, nil)
 	}
 	l.ctx.Variables["local"] = cty.ObjectVal(values)
+}
+
+// onUnsetEnv is env()'s hook for an unset variable: nil (an error) unless
+// LoadOptions.UnsetEnvUnknown, else it records the name in Config.UnsetEnv.
+func (l *loader) onUnsetEnv() func(string) {
+	if !l.opts.UnsetEnvUnknown {
+		return nil
+	}
+	return func(name string) {
+		if i, found := slices.BinarySearch(l.cfg.UnsetEnv, name); !found {
+			l.cfg.UnsetEnv = slices.Insert(l.cfg.UnsetEnv, i, name)
+		}
+	}
 }

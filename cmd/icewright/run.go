@@ -44,6 +44,9 @@ type cli struct {
 	now            func() time.Time
 	dir            string // absolute working directory, after -chdir
 	noColor        bool   // -no-color on the command line
+	// validating is set by validate: an unset env() is an unknown value
+	// (config.LoadOptions.UnsetEnvUnknown), not an error.
+	validating bool
 	// compactWarnings is -compact-warnings: a warning is one line.
 	compactWarnings bool
 	// jsonEvents is apply -json: progress is a stream of JSON lines on
