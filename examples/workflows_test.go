@@ -388,6 +388,7 @@ func ghEvents() (pr, push, schedule ghEvent) {
 		// The cache stub always hits.
 		"steps.cache-icewright.outputs.cache-hit != 'true'": "false",
 		"always()": "true",
+		"!cancelled() && steps.plan.outcome != 'skipped'": "true",
 	}
 	with := func(name string, kv ...string) ghEvent {
 		e := ghEvent{name: name, exprs: map[string]string{}}
