@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -275,7 +276,11 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 		}
 		for _, tb := range cfg.Tables {
 			if strings.HasPrefix(tb.Address, c.Name+".") && !exists[tb.Address] && targeted(tb.Address) {
-				errs = append(errs, diff.TableError{Address: tb.Address, Message: fmt.Sprintf("table %s does not exist in catalog %q (declared at %s)", tb.Address, c.Name, tb.DeclRange)})
+				msg := fmt.Sprintf("table %s does not exist in catalog %q (declared at %s)", tb.Address, c.Name, rangeOrigin(tb.DeclRange))
+				if sug := config.SuggestPattern(tb.Address, slices.Sorted(maps.Keys(exists))); sug != "" {
+					msg += fmt.Sprintf("; did you mean %q?", sug)
+				}
+				errs = append(errs, diff.TableError{Address: tb.Address, Message: msg})
 			}
 		}
 	}

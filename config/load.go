@@ -103,6 +103,32 @@ func configFileNames(dir string) ([]string, error) {
 	return names, nil
 }
 
+// otherHCLFiles says which .hcl files dir holds that are not configuration
+// files (main.hcl, icewright.hcl: a name habit from elsewhere), or "".
+func otherHCLFiles(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var found []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") {
+			found = append(found, e.Name())
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	stem := strings.TrimSuffix(found[0], ".hcl")
+	stem = strings.TrimSuffix(stem, ".icewright")
+	if stem == "icewright" {
+		stem = "main"
+	}
+	return fmt.Sprintf(" It has %s, which icewright does not read: configuration files end in %s (rename %s to %s%s).",
+		strings.Join(found, ", "), FileSuffix, found[0], stem, FileSuffix)
+}
+
 func (l *loader) finish() (*Config, hcl.Diagnostics) {
 	for name, f := range l.parser.Files() {
 		l.cfg.Files[name] = f
@@ -119,7 +145,7 @@ func (l *loader) load() {
 	}
 	var bodies []hcl.Body
 	if len(names) == 0 {
-		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.", l.dir, FileSuffix)
+		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.%s", l.dir, FileSuffix, otherHCLFiles(l.dir))
 		return
 	}
 	for _, name := range names {

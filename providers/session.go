@@ -219,6 +219,11 @@ func (s *Session) loadTable(ctx context.Context, address string) (*table.Table, 
 		tbl, err = cat.LoadTable(ctx, ident)
 		return err
 	})
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		// iceberg-go's message ends in the identifier as a Go slice
+		// ("table does not exist: [analytics evnts]").
+		return nil, fmt.Errorf("load %s: %w in catalog %q", address, catalog.ErrNoSuchTable, catName)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", address, err)
 	}

@@ -71,7 +71,13 @@ func (c *cli) plan(args []string) int {
 	if save && a.Format == FormatText {
 		fmt.Fprintf(c.stdout, "\nSaved the plan to: %s\n", a.Out)
 		if !c.inAutomation() {
-			fmt.Fprintf(c.stdout, "\nTo perform exactly these actions, run:\n  icewright apply %s\n", a.Out)
+			// The plan file's path is relative to -chdir's directory,
+			// so the command needs the same -chdir.
+			global := ""
+			if c.chdir != "" {
+				global = "-chdir=" + views.ShellQuote(c.chdir) + " "
+			}
+			fmt.Fprintf(c.stdout, "\nTo perform exactly these actions, run:\n  icewright %sapply %s\n", global, views.ShellQuote(a.Out))
 		}
 	}
 	return code
