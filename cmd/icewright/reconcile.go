@@ -247,10 +247,10 @@ func (c *cli) reconcileResults(status []reconcile.TableStatus) (bad int) {
 		counts[s.Result]++
 		line := s.Address + ": " + strings.ReplaceAll(s.Result, "_", " ")
 		switch {
-		case len(s.PendingActions) > 0:
-			line += " (" + strings.Join(s.PendingActions, ", ") + ")"
 		case s.Error != "":
 			line += " (see the error below)"
+		case len(s.PendingActions) > 0:
+			line += " (" + strings.Join(s.PendingActions, ", ") + ")"
 		}
 		fmt.Fprintln(c.stdout, line)
 		if s.Result == reconcile.ResultFailed || s.Result == reconcile.ResultError {
