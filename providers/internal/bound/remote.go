@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/apache/iceberg-go/catalog/rest"
 	"golang.org/x/oauth2"
 )
 
@@ -208,8 +209,11 @@ type RemoteError struct {
 
 func (e *RemoteError) Unwrap() error { return e.Err }
 
-// Reached says whether the server answered (with an HTTP status).
-func (e *RemoteError) Reached() bool { return e.Status != 0 }
+// Reached says whether the server answered: with an HTTP status, or
+// (the OAuth token endpoint) with a refused login.
+func (e *RemoteError) Reached() bool {
+	return e.Status != 0 || e.Class == ClassAuth || e.Class == ClassPermission
+}
 
 func (e *RemoteError) Error() string {
 	var b strings.Builder
@@ -362,6 +366,10 @@ func Classify(err error) string {
 		if oe.Response != nil && oe.Response.StatusCode == http.StatusForbidden {
 			return ClassPermission
 		}
+		return ClassAuth
+	case errors.Is(err, rest.ErrOAuthError):
+		// iceberg-go's token exchange failed (its error keeps the OAuth
+		// error code and description, not the status).
 		return ClassAuth
 	case errors.As(err, &ue), errors.As(err, &he), errors.As(err, &ce), errors.As(err, &rhe),
 		strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "x509: "):
