@@ -37,6 +37,10 @@ type Delegation struct {
 	// SortOrder is the order a sort rewrite uses (after replace_sort_order).
 	SortOrder     []SortField
 	ZOrderColumns []string
+	// Schema is the table's top-level columns (TableState.Schema), so an
+	// engine can refuse a key column whose type it cannot order by; nil
+	// when not observed.
+	Schema []Column
 	// Partition is the partition's tuple; nil for an unpartitioned spec.
 	Partition []PartitionValue
 	// SpecID is the partition's spec, DefaultSpecID the table's current
@@ -120,7 +124,7 @@ func delegate(pol *config.Effective, st *TableState, act *CompactAction, p Parti
 	}
 	ep, refusal := st.Engine.Plan(Delegation{
 		Catalog: pol.Catalog, Namespace: pol.Namespace, Table: pol.Table,
-		Strategy: act.Strategy, SortOrder: sortOrder, ZOrderColumns: act.ZOrderColumns,
+		Strategy: act.Strategy, SortOrder: sortOrder, ZOrderColumns: act.ZOrderColumns, Schema: st.Schema,
 		Partition: p.Values, SpecID: p.SpecID, DefaultSpecID: st.DefaultSpecID, OtherSpecs: other,
 		DeleteFiles: p.DeleteFiles, Selection: SelectionFor(pol),
 	})

@@ -105,3 +105,26 @@ func TestCompactEngineRefusalInThePlan(t *testing.T) {
 		t.Fatalf("refusals without the engine = %+v", tp.Refusals)
 	}
 }
+
+// schemaEngine records the schema each delegation carries.
+type schemaEngine struct{ got *[]Column }
+
+func (schemaEngine) Name() string { return "spark" }
+
+func (e schemaEngine) Plan(d Delegation) (EnginePlan, string) {
+	*e.got = d.Schema
+	return EnginePlan{Statement: "REWRITE"}, ""
+}
+
+// TestDelegationCarriesTheSchema: the engine is given the table's columns,
+// so it can refuse in the plan a sort or z-order key of a type it cannot
+// order by (Spark's z-order refuses decimals at apply otherwise).
+func TestDelegationCarriesTheSchema(t *testing.T) {
+	var got []Column
+	st := engineState(schemaEngine{got: &got})
+	st.Schema = []Column{{ID: 1, Name: "p", Type: "string"}, {ID: 2, Name: "price", Type: "decimal(9, 2)"}}
+	PlanTable(enginePolicy(50), st, testNow)
+	if len(got) != 2 || got[1].Type != "decimal(9, 2)" {
+		t.Fatalf("the delegation's schema = %+v, want the table's", got)
+	}
+}

@@ -3,14 +3,18 @@ package providers
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/engine"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
@@ -150,6 +154,8 @@ func checkDelegated(ctx context.Context, tbl *table.Table, snap *table.Snapshot,
 	}
 	var g reach.RewriteGroup
 	var retired []iceberg.DataFile
+	retiredSeq := map[string]int64{} // data sequence numbers, by reach.FileKey
+	parts := map[string]bool{}       // the replaced data files' spec and partition
 	err = reach.Walk(ctx, reach.Spec{Meta: tbl.Metadata(), FS: fsys, Snapshots: []int64{snap.SnapshotID}, Consumers: []reach.Consumer{{
 		WithDeleted: true,
 		File: func(f reach.File) error {
@@ -168,8 +174,10 @@ func checkDelegated(ctx context.Context, tbl *table.Table, snap *table.Snapshot,
 				g.RowsRead += df.Count()
 			case f.Category == reach.CategoryData && f.Deleted:
 				g.Inputs = append(g.Inputs, df.FilePath())
+				parts[fmt.Sprintf("spec %d partition %v", df.SpecID(), df.Partition())] = true
 			case f.Category == reach.CategoryDelete && f.Deleted:
 				retired = append(retired, df)
+				retiredSeq[reach.FileKey(df)] = f.Entry.SequenceNum()
 			case f.Category == reach.CategoryDelete && f.Added:
 				return fmt.Errorf("snapshot %d adds delete file %s: a rewrite adds none", snap.SnapshotID, df.FilePath())
 			}
@@ -192,8 +200,84 @@ func checkDelegated(ctx context.Context, tbl *table.Table, snap *table.Snapshot,
 	if len(missing) > 0 {
 		return fmt.Errorf("%d of the %d planned files are still live (first: %s)", len(missing), len(planned), missing[0])
 	}
+	if len(parts) > 1 {
+		// Only the delegated partition's rows are fingerprinted: a data
+		// file of another one replaced (or dropped) is not checked.
+		return fmt.Errorf("snapshot %d replaces data files of %d partitions (%s): a statement bounded to one partition may replace only that partition's files",
+			snap.SnapshotID, len(parts), strings.Join(slices.Sorted(maps.Keys(parts)), "; "))
+	}
+	if err := retiredDangling(ctx, tbl, snap, retired, retiredSeq); err != nil {
+		return err
+	}
 	// The rows read are the outputs' records here: the engine's rows are
 	// compared by fingerprint, and the check still holds them to no more
 	// than the inputs' records.
 	return reach.CheckSnapshots(ctx, fsys, tbl.Metadata(), *snap.ParentSnapshotID, snap.SnapshotID, reach.Change{Groups: []reach.RewriteGroup{g}, RetiredDeletes: retired})
+}
+
+// retiredDangling holds an engine's snapshot to the one rule on the delete
+// files it may drop (docs/engines.md): a delete file only when it is
+// dangling, no live data file of the new snapshot it can apply to, by the
+// rules compaction's own removal uses (compaction.DanglingAgainst: a
+// deletion vector or position delete whose data file, by reference or by
+// exact file_path bounds, is gone; an equality delete older than every
+// live data file it could apply to), and Java's own (MergingSnapshotProducer
+// drops every delete file whose data sequence number is below that of
+// every live data file of the table: it can apply to none). seq holds the
+// retired files' data sequence numbers by reach.FileKey.
+func retiredDangling(ctx context.Context, tbl *table.Table, snap *table.Snapshot, retired []iceberg.DataFile, seq map[string]int64) error {
+	if len(retired) == 0 {
+		return nil
+	}
+	md := tbl.Metadata()
+	parent := md.SnapshotByID(*snap.ParentSnapshotID)
+	if parent == nil {
+		return fmt.Errorf("snapshot %d's parent %d is not in the metadata", snap.SnapshotID, *snap.ParentSnapshotID)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("open table storage: %w", err)
+	}
+	d, err := compaction.DanglingAgainst(ctx, fsys, md, parent, snap)
+	if err != nil {
+		return fmt.Errorf("which delete files snapshot %d leaves dangling: %w", snap.SnapshotID, err)
+	}
+	dangling := map[string]bool{}
+	for _, df := range d.Files {
+		dangling[reach.FileKey(df)] = true
+	}
+	minData, err := minDataSequence(fsys, snap)
+	if err != nil {
+		return err
+	}
+	var live []string
+	for _, df := range retired {
+		if k := reach.FileKey(df); !dangling[k] && (seq[k] <= 0 || seq[k] >= minData) {
+			live = append(live, df.FilePath())
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	slices.Sort(live)
+	return fmt.Errorf("snapshot %d drops %d delete files that still apply to live data files (first: %s): a rewrite may drop a delete file only when no live data file is left for it to apply to",
+		snap.SnapshotID, len(live), live[0])
+}
+
+// minDataSequence is the lowest data sequence number a live data file of
+// snap can have: the least min_sequence_number of its data manifests that
+// hold added or existing files, as Java reckons it (math.MaxInt64 when it
+// has none).
+func minDataSequence(fsys iceio.IO, snap *table.Snapshot) (int64, error) {
+	mans, err := snap.Manifests(fsys)
+	if err != nil {
+		return 0, fmt.Errorf("read snapshot %d's manifest list: %w", snap.SnapshotID, err)
+	}
+	least := int64(math.MaxInt64)
+	for _, m := range mans {
+		if m.ManifestContent() == iceberg.ManifestContentData && (m.HasAddedFiles() || m.HasExistingFiles()) {
+			least = min(least, m.MinSequenceNum())
+		}
+	}
+	return least, nil
 }

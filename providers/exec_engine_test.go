@@ -3,11 +3,16 @@ package providers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -137,5 +142,100 @@ func compactWith(sel diff.CompactionSelection) func(l *testkit.Orders) func(cont
 			_, _, err := Compact(ctx, l.Load(), CompactSpec{Selection: sel, Strategy: "binpack", Catalog: l.Cat})
 			return err
 		}
+	}
+}
+
+// TestEngineCommitMayDropOnlyDanglingDeletes: an engine's replace may drop
+// a delete file only when no live data file is left for it to apply to
+// (docs/engines.md). A snapshot that drops a position delete file whose
+// data file is still live is refused, naming the file; one that rewrites
+// the data file and drops its delete with it (icewright' own rewrite, a
+// real replace) passes.
+func TestEngineCommitMayDropOnlyDanglingDeletes(t *testing.T) {
+	ctx := context.Background()
+	for _, dropAlone := range []bool{true, false} {
+		t.Run(map[bool]string{true: "live delete dropped", false: "delete dropped with its data file"}[dropAlone], func(t *testing.T) {
+			l := testkit.NewOrders(t)
+			tbl := l.Create(nil)
+			for i := range int64(3) {
+				tbl = testkit.AppendIDs(t, tbl, i*10, 10)
+			}
+			tbl = testkit.DeletePositions(t, tbl, iceberg.EqualTo(iceberg.Reference("id"), int64(3)))
+			dels := testkit.LiveDeleteFiles(t, tbl)
+			if len(dels) != 1 {
+				t.Fatalf("setup: %d live delete files, want 1", len(dels))
+			}
+			if dropAlone {
+				txn := tbl.NewTransaction()
+				if err := txn.NewRewrite(nil).DeleteFile(dels[0]).Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				if tbl, err = txn.Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 1}
+				var err error
+				if tbl, _, err = Compact(ctx, tbl, CompactSpec{Selection: sel, Strategy: "binpack", Catalog: l.Cat}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			snap := tbl.CurrentSnapshot()
+			if snap.Summary.Operation != table.OpReplace {
+				t.Fatalf("setup: the new snapshot is a %s", snap.Summary.Operation)
+			}
+			err := checkDelegated(ctx, tbl, snap, nil)
+			switch {
+			case dropAlone && (err == nil || !strings.Contains(err.Error(), dels[0].FilePath()) || !strings.Contains(err.Error(), "still apply")):
+				t.Fatalf("a live delete file dropped: err = %v, want a refusal naming %s", err, dels[0].FilePath())
+			case !dropAlone && err != nil:
+				t.Fatalf("a dangling delete dropped with its data file refused: %v", err)
+			}
+		})
+	}
+}
+
+// TestEngineCommitMayReplaceOnlyItsPartition: a delegated statement is
+// bounded to one partition, and only that partition's rows are
+// fingerprinted, so an engine's replace that also removes a data file of
+// another partition is refused (without the rule it passed: no output, so
+// no record count to disagree).
+func TestEngineCommitMayReplaceOnlyItsPartition(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "sales.events", testkit.TableOptions{Partitioned: true}), 2, 10, 2)
+	fs, mans := testkit.CurrentManifests(t, tbl)
+	byPart := map[string]iceberg.DataFile{}
+	for _, m := range mans {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			byPart[fmt.Sprint(e.DataFile().Partition())] = e.DataFile()
+		}
+	}
+	if len(byPart) != 2 {
+		t.Fatalf("setup: data files in %d partitions, want 2", len(byPart))
+	}
+	txn := tbl.NewTransaction()
+	rw := txn.NewRewrite(nil)
+	var planned []string
+	for _, df := range byPart {
+		rw.DeleteFile(df)
+		if planned == nil {
+			planned = []string{store.NormPath(df.FilePath())}
+		}
+	}
+	if err := rw.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkDelegated(ctx, next, next.CurrentSnapshot(), planned)
+	if err == nil || !strings.Contains(err.Error(), "replaces data files of 2 partitions") {
+		t.Fatalf("err = %v, want a refusal of a replace spanning 2 partitions", err)
 	}
 }

@@ -115,23 +115,7 @@ func TestForeignDanglingDeletesRemoved(t *testing.T) {
 	requireConverged(t, planOnly(ctx, t, cfg, nowFn))
 }
 
-// liveDeleteFiles is every live delete entry of the current snapshot (a DV
-// by its Puffin file and data file).
-func liveDeleteFiles(ctx context.Context, t *testing.T, tbl *table.Table) []iceberg.DataFile {
-	t.Helper()
-	fs, mans := testkit.CurrentManifests(t, tbl)
-	var out []iceberg.DataFile
-	for _, m := range mans {
-		if m.ManifestContent() != iceberg.ManifestContentDeletes {
-			continue
-		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, e.DataFile())
-		}
-	}
-	_ = ctx
-	return out
+// liveDeleteFiles is testkit.LiveDeleteFiles.
+func liveDeleteFiles(_ context.Context, t *testing.T, tbl *table.Table) []iceberg.DataFile {
+	return testkit.LiveDeleteFiles(t, tbl)
 }

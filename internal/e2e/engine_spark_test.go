@@ -60,6 +60,21 @@ type sparkTable struct {
 // of a timestamp: six files in partition (it's, day 1), whose value
 // needs escaping in the statement, and three one-row files in ('b', day 2).
 func newSparkTable(ctx context.Context, t *testing.T) *sparkTable {
+	st := createSparkTable(ctx, t, "(id bigint, `order` string, ts timestamp, note string) USING iceberg PARTITIONED BY (`order`, days(ts))")
+	s := st.spark
+	for i := range 6 {
+		sparkSQL(ctx, t, s, fmt.Sprintf("INSERT INTO %s SELECT id, 'it''s', TIMESTAMP '2026-11-01 00:00:00+00:00' + make_interval(0, 0, 0, 0, 0, 0, id %% 86000), concat('row ', id, ' of file %d') FROM range(%d, %d)", st.name, i, i*2000, (i+1)*2000))
+	}
+	for i := range 3 {
+		sparkSQL(ctx, t, s, fmt.Sprintf("INSERT INTO %s VALUES (%d, 'b', TIMESTAMP '2026-11-02 10:00:00+00:00', 'small')", st.name, 100000+i))
+	}
+	return st
+}
+
+// createSparkTable creates local.<ns>.t in a namespace of its own with
+// the rest of a CREATE TABLE statement (columns, USING, ...), dropped
+// with the test, and opens the `local` catalog for icewright's reads.
+func createSparkTable(ctx context.Context, t *testing.T, definition string) *sparkTable {
 	env := testenv.Spark(t)
 	s, err := sparksql.NewSessionBuilder().Remote(env.Remote).Build(ctx)
 	if err != nil {
@@ -69,7 +84,7 @@ func newSparkTable(ctx context.Context, t *testing.T) *sparkTable {
 	st.name = "local." + st.ns + ".t"
 	sparkSQL(ctx, t, s,
 		"CREATE NAMESPACE local."+st.ns,
-		"CREATE TABLE "+st.name+" (id bigint, `order` string, ts timestamp, note string) USING iceberg PARTITIONED BY (`order`, days(ts))")
+		"CREATE TABLE "+st.name+" "+definition)
 	t.Cleanup(func() {
 		c, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -79,12 +94,6 @@ func newSparkTable(ctx context.Context, t *testing.T) *sparkTable {
 			}
 		}
 	})
-	for i := range 6 {
-		sparkSQL(ctx, t, s, fmt.Sprintf("INSERT INTO %s SELECT id, 'it''s', TIMESTAMP '2026-11-01 00:00:00+00:00' + make_interval(0, 0, 0, 0, 0, 0, id %% 86000), concat('row ', id, ' of file %d') FROM range(%d, %d)", st.name, i, i*2000, (i+1)*2000))
-	}
-	for i := range 3 {
-		sparkSQL(ctx, t, s, fmt.Sprintf("INSERT INTO %s VALUES (%d, 'b', TIMESTAMP '2026-11-02 10:00:00+00:00', 'small')", st.name, 100000+i))
-	}
 	db, err := sql.Open(sqliteshim.ShimName, "file:"+env.LocalDB)
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +247,14 @@ func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 	if got := after.CurrentSnapshot().Summary.Properties["total-data-files"]; got != "2" {
 		t.Errorf("total-data-files = %s, want 2 (one per partition)", got)
 	}
+	st.requireSameAndConverged(ctx, t, after, rowsBefore, duck, duckBefore)
+}
+
+// requireSameAndConverged fails t unless Spark reads rowsBefore and
+// DuckDB duckBefore from after (the table after an apply), and the next
+// plan is empty.
+func (st *sparkTable) requireSameAndConverged(ctx context.Context, t *testing.T, after *table.Table, rowsBefore []string, duck testenv.DuckDB, duckBefore fingerprint) {
+	t.Helper()
 	if rowsAfter := st.rows(ctx, t); !slices.Equal(rowsAfter, rowsBefore) {
 		t.Errorf("Spark reads other rows after the apply: %d rows, was %d", len(rowsAfter), len(rowsBefore))
 	}
@@ -249,7 +266,7 @@ func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 		t.Errorf("DuckDB reads other values: %+v, was %+v", duckAfter, duckBefore)
 	}
 	if r := icewright(ctx, t, st.dir, "plan", "-detailed-exitcode"); r.code != 0 {
-		t.Errorf("plan after apply: exit %d, want 0 (converged)", r.code)
+		t.Errorf("plan after apply: exit %d, want 0 (converged)\n%s", r.code, r.stdout)
 	}
 }
 
@@ -276,5 +293,79 @@ func TestSparkEngineFailure(t *testing.T) {
 	}
 	if after := st.load(ctx, t); after.MetadataLocation() != before.MetadataLocation() {
 		t.Errorf("metadata moved from %s to %s", before.MetadataLocation(), after.MetadataLocation())
+	}
+}
+
+// TestSparkEngineMergeOnReadDeletes: Spark compacts, in one apply, every
+// partition of a merge-on-read table whose every data file carries
+// deletes: deletion vectors on format v3 (Spark writes them into Puffin
+// files, and the summary counts each at its content_size_in_bytes), and
+// position delete files on format v2 (Spark's rewrite leaves them behind,
+// dangling, until its last statement drops them all by sequence number). Each of Spark's replace snapshots
+// passes the check after its commit (its sizes counted as Iceberg counts
+// them, the delete files it drops all dangling); the apply exits 0, Spark
+// and DuckDB read the same rows, no delete file is left and the next plan
+// is empty (issue 41).
+func TestSparkEngineMergeOnReadDeletes(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, deleteFormat string
+	}{
+		{"v3 deletion vectors", "3", "puffin"},
+		{"v2 position deletes", "2", "parquet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			st := createSparkTable(ctx, t, "(id bigint, `order` string, ts timestamp, note string) USING iceberg PARTITIONED BY (`order`) "+
+				"TBLPROPERTIES ('format-version' = '"+tc.version+"', 'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read')")
+			const parts, filesPerPart, rowsPerFile = 4, 3, 500
+			for f := range filesPerPart {
+				sparkSQL(ctx, t, st.spark, fmt.Sprintf("INSERT INTO %s SELECT id, concat('p', id %% %d), TIMESTAMP '2026-11-01 00:00:00+00:00' + make_interval(0, 0, 0, 0, 0, 0, id), concat('row ', id) FROM range(%d, %d)",
+					st.name, parts, f*parts*rowsPerFile, (f+1)*parts*rowsPerFile))
+			}
+			sparkSQL(ctx, t, st.spark, "DELETE FROM "+st.name+" WHERE id % 7 = 0")
+			// One more file per partition, newer than every delete: once
+			// the last partition's old files are rewritten, no live data
+			// file is as old as the deletes, and Iceberg drops the other
+			// partitions' dangling ones in that last commit (on v2, where
+			// Spark's rewrite leaves position deletes behind), which the
+			// check must accept as dangling.
+			sparkSQL(ctx, t, st.spark, fmt.Sprintf("INSERT INTO %s SELECT id, concat('p', id %% %d), TIMESTAMP '2026-11-02 00:00:00+00:00', concat('late ', id) FROM range(%d, %d)",
+				st.name, parts, filesPerPart*parts*rowsPerFile, filesPerPart*parts*rowsPerFile+parts*10))
+			before := st.load(ctx, t)
+			deletesIn := map[string]bool{}
+			for _, df := range liveDeleteFiles(ctx, t, before) {
+				if got := strings.ToLower(string(df.FileFormat())); got != tc.deleteFormat {
+					t.Fatalf("setup: Spark wrote a %s delete file, want %s", got, tc.deleteFormat)
+				}
+				deletesIn[fmt.Sprint(df.Partition())] = true
+			}
+			if len(deletesIn) != parts {
+				t.Fatalf("setup: delete files in %d partitions, want every one of %d", len(deletesIn), parts)
+			}
+			rowsBefore := st.rows(ctx, t)
+			duck := testenv.DuckDBReader(t)
+			duckBefore, err := duckFingerprint(ctx, duck, before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("E2E_SPARK_REMOTE", st.env.Remote)
+			st.configure(t, `engine "spark" { remote = env("E2E_SPARK_REMOTE") }`, "", `strategy        = "binpack"
+    min_input_files = 2
+    engine          = "spark"`)
+
+			r := icewright(ctx, t, st.dir, "apply", "-auto-approve")
+			if r.code != 0 {
+				t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if n := strings.Count(r.stdout, "by spark (rewritten_data_files_count="); n != parts {
+				t.Errorf("apply's result names %d Spark rewrites, want one per partition (%d):\n%s", n, parts, r.stdout)
+			}
+			after := st.load(ctx, t)
+			if got := after.CurrentSnapshot().Summary.Properties["total-delete-files"]; got != "0" {
+				t.Errorf("total-delete-files = %s after the apply, want 0", got)
+			}
+			st.requireSameAndConverged(ctx, t, after, rowsBefore, duck, duckBefore)
+		})
 	}
 }

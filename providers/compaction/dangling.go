@@ -52,7 +52,15 @@ func FindDangling(ctx context.Context, tbl *table.Table) (*Dangling, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open table io: %w", err)
 	}
-	return danglingDeletes(ctx, fs, tbl.Metadata(), snap)
+	return danglingDeletes(ctx, fs, tbl.Metadata(), snap, snap)
+}
+
+// DanglingAgainst is the delete files live in deletesOf that can apply to
+// no live data file of dataOf (danglingDeletes' rules), both snapshots of
+// md: what an engine's rewrite committed as dataOf, with deletesOf its
+// parent, may drop (docs/engines.md).
+func DanglingAgainst(ctx context.Context, fs icebergio.IO, md table.Metadata, deletesOf, dataOf *table.Snapshot) (*Dangling, error) {
+	return danglingDeletes(ctx, fs, md, deletesOf, dataOf)
 }
 
 // danglingDeletes is the delete files of snap that can apply to no live
@@ -84,14 +92,23 @@ func FindDangling(ctx context.Context, tbl *table.Table) (*Dangling, error) {
 // the table and the next plan counts them as deletes its files still carry,
 // compacting the same files again on every run. Only the data file paths
 // the position deletes can name are held, not every live path.
-func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, snap *table.Snapshot) (*Dangling, error) {
+//
+// The delete files are those of snap, the data files they are matched
+// against those of dataOf (snap itself, except for DanglingAgainst).
+func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, snap, dataOf *table.Snapshot) (*Dangling, error) {
 	out := &Dangling{}
-	if snap == nil {
+	if snap == nil || dataOf == nil {
 		return out, nil
 	}
-	mans, err := snap.Manifests(fs)
+	delMans, err := snap.Manifests(fs)
 	if err != nil {
 		return nil, err
+	}
+	dataMans := delMans
+	if dataOf != snap {
+		if dataMans, err = dataOf.Manifests(fs); err != nil {
+			return nil, err
+		}
 	}
 	type rangeDelete struct {
 		lower, upper []byte
@@ -105,6 +122,10 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, sn
 	}
 	// each calls fn with every live entry of the manifests of one content.
 	each := func(content iceberg.ManifestContent, fn func(int, iceberg.ManifestEntry)) error {
+		mans := delMans
+		if content == iceberg.ManifestContentData {
+			mans = dataMans
+		}
 		for i, m := range mans {
 			if m.ManifestContent() != content {
 				continue
@@ -189,19 +210,15 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, sn
 		}
 		seen[key] = true
 		out.Files = append(out.Files, df)
-		size := df.FileSizeBytes()
 		switch {
 		case df.ContentType() == iceberg.EntryContentEqDeletes:
 			out.EqualityDeletes++
 		case df.FileFormat() == iceberg.PuffinFile:
 			out.DVs++
-			if cs := df.ContentSizeInBytes(); cs != nil {
-				size = *cs
-			}
 		default:
 			out.PositionDeletes++
 		}
-		out.Bytes += size
+		out.Bytes += reach.SummarySize(df)
 	}
 	for _, cs := range exact {
 		for _, c := range cs {

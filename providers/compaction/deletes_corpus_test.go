@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -14,7 +15,7 @@ import (
 // path), so the second stayed in the table referencing a file that no
 // longer exists, and the next plan wanted to compact again.
 func TestDeletionVectorsSharingAPuffinFileRemoved(t *testing.T) {
-	_, tbl := corpusTable(t, "iceberg-cxx-trino-v3-deletion-vectors",
+	l, tbl := corpusTable(t, "iceberg-cxx-trino-v3-deletion-vectors",
 		"metadata/00004-ae0294d0-1de5-4fab-97f1-cd80e0078fa4.metadata.json", nil)
 	puffins := map[string]int{}
 	for _, e := range liveDeleteEntries(t, tbl) {
@@ -27,7 +28,8 @@ func TestDeletionVectorsSharingAPuffinFileRemoved(t *testing.T) {
 	if !shared {
 		t.Fatalf("setup: no Puffin file holds two DVs: %v", puffins)
 	}
-	rewriteAllDropsDeletes(t, tbl, 8)
+	next := rewriteAllDropsDeletes(t, l.Catalog, tbl, 8)
+	requireSummarySizeAsIceberg(t, next)
 }
 
 // Trino's optimize rewrote the data files two position delete files named
@@ -43,18 +45,18 @@ func TestDanglingPositionDeletesRemoved(t *testing.T) {
 	if pos, eq, dv := countDeletes(liveTasks(t, tbl)); pos+eq+dv != 0 {
 		t.Fatalf("setup: the deletes apply to a live file (%d position, %d equality, %d DVs)", pos, eq, dv)
 	}
-	rewriteAllDropsDeletes(t, tbl, 10)
+	rewriteAllDropsDeletes(t, nil, tbl, 10)
 }
 
 // rewriteAllDropsDeletes rewrites every live file of tbl (rows live rows)
 // and requires the same rows after it and no delete file entry left.
-func rewriteAllDropsDeletes(t *testing.T, tbl *table.Table, rows int) {
+func rewriteAllDropsDeletes(t *testing.T, cat table.CatalogIO, tbl *table.Table, rows int) *table.Table {
 	t.Helper()
 	before := scanStrings(t, tbl)
 	if len(before) != rows {
 		t.Fatalf("setup: %d live rows, want %d", len(before), rows)
 	}
-	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{Strategy: Binpack, TargetFileSize: 1 << 20})
+	res, err := Run(context.Background(), tbl, groupsAll(t, tbl), Options{Strategy: Binpack, TargetFileSize: 1 << 20, Catalog: cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +70,42 @@ func rewriteAllDropsDeletes(t *testing.T, tbl *table.Table, rows int) {
 			ref = *r
 		}
 		t.Errorf("delete entry kept after the rewrite: %s (names %s)", e.FilePath(), ref)
+	}
+	return res.Table
+}
+
+// requireSummarySizeAsIceberg fails t unless the current snapshot's
+// total-files-size is the size of its live files as Java Iceberg counts
+// it: a deletion vector at its content_size_in_bytes, not its Puffin
+// file's size (issue 41: Spark's commits are counted so, and the local
+// path must agree).
+func requireSummarySizeAsIceberg(t *testing.T, tbl *table.Table) {
+	t.Helper()
+	fs, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := tbl.CurrentSnapshot()
+	mans, err := snap.Manifests(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, m := range mans {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			df := e.DataFile()
+			size := df.FileSizeBytes()
+			if table.IsDeletionVector(df) && df.ContentSizeInBytes() != nil {
+				size = *df.ContentSizeInBytes()
+			}
+			want += size
+		}
+	}
+	if got := snap.Summary.Properties["total-files-size"]; got != strconv.FormatInt(want, 10) {
+		t.Fatalf("summary total-files-size is %s; the live files, deletion vectors at their content size, make %d", got, want)
 	}
 }
 
@@ -90,7 +128,7 @@ func TestDanglingDeletesKeepLiveOnes(t *testing.T) {
 			if len(liveDeleteEntries(t, tbl)) == 0 {
 				t.Fatal("setup: no delete files")
 			}
-			got, err := danglingDeletes(context.Background(), fs, tbl.Metadata(), tbl.CurrentSnapshot())
+			got, err := danglingDeletes(context.Background(), fs, tbl.Metadata(), tbl.CurrentSnapshot(), tbl.CurrentSnapshot())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,6 +30,13 @@ func UnwritableSpecs(tbl *table.Table) map[int]string {
 	sc := tbl.Schema()
 	var out map[int]string
 	for _, spec := range md.PartitionSpecs() {
+		if why := droppedSource(spec, sc); why != "" {
+			if out == nil {
+				out = map[int]string{}
+			}
+			out[spec.ID()] = why
+			continue
+		}
 		_, err := iceberg.NewManifestWriter(md.Version(), io.Discard, spec, sc, 0)
 		if err == nil {
 			continue
@@ -54,6 +61,27 @@ func UnwritableSpecs(tbl *table.Table) map[int]string {
 	return out
 }
 
+// droppedSource is why a rewrite cannot write spec's files when a
+// partition field's source column is gone from the current schema sc (the
+// column dropped after the field was removed from the spec, which Java and
+// Spark allow), or "". iceberg-go resolves a field's source in the current
+// schema only, so it writes the outputs' partition tuples empty, and the
+// commit check refuses every such rewrite (nothing is lost, but apply fails
+// on every run). A void field has no value to lose.
+func droppedSource(spec iceberg.PartitionSpec, sc *iceberg.Schema) string {
+	for _, f := range spec.Fields() {
+		if _, void := f.Transform.(iceberg.VoidTransform); void {
+			continue
+		}
+		if _, ok := sc.FindFieldByID(f.SourceID()); !ok {
+			return fmt.Sprintf("partition spec %d's field %s is %s of column id %d, which was dropped from the schema, and iceberg-go v0.7.0 writes a rewritten file's partition only from the current schema's columns, so the commit would fail. "+
+				"Its files are left as they are; compact them with another engine (Spark's rewrite_data_files), or rewrite them into the current spec",
+				spec.ID(), f.Name, f.Transform, f.SourceID())
+		}
+	}
+	return ""
+}
+
 // SpecCheck memoizes UnwritableSpecs across the tables of a plan: a fleet's
 // tables share a few partition types, and building a manifest writer (an
 // Avro schema compiled) per table was a tenth of a fleet plan's CPU
@@ -71,6 +99,9 @@ func (c *SpecCheck) Unwritable(tbl *table.Table) map[int]string {
 	md := tbl.Metadata()
 	sc := tbl.Schema()
 	for _, spec := range md.PartitionSpecs() {
+		if droppedSource(spec, sc) != "" {
+			return UnwritableSpecs(tbl)
+		}
 		key := fmt.Sprintf("%d|%s", md.Version(), spec.PartitionType(sc))
 		v, ok := c.m.Load(key)
 		if !ok {

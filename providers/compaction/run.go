@@ -84,8 +84,9 @@ type Options struct {
 	// with a concurrent writer is replayed by iceberg-go (with the rewrite's
 	// conflict validation), a failed commit is known to have changed
 	// nothing, and the commit check runs on each attempt as sent; without
-	// it such a commit fails cleanly instead of retrying, and the check
-	// runs on the staged snapshot.
+	// it such a commit fails cleanly instead of retrying, the check runs on
+	// the staged snapshot, and a rewrite that retires deletion vectors is
+	// refused (countDVsAsIceberg needs the commit catalog).
 	Catalog table.CatalogIO
 	// NoReplay makes a commit through Catalog that loses a race fail
 	// cleanly (table.ErrCommitFailed) instead of being replayed, whatever
@@ -905,7 +906,7 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 		if err != nil {
 			return nil, 0, errors.Join(fmt.Errorf("collect dead equality deletes: %w", err), removeAll(ctx, staged))
 		}
-		d, err := danglingDeletes(ctx, fs, tbl.Metadata(), snap)
+		d, err := danglingDeletes(ctx, fs, tbl.Metadata(), snap, snap)
 		if err != nil {
 			return nil, 0, errors.Join(fmt.Errorf("collect dangling deletes: %w", err), removeAll(ctx, staged))
 		}
@@ -955,6 +956,9 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 	if cc != nil {
 		// Checked on each attempt, as sent (commitCatalog).
 		cc.change = change
+	} else if dvSizeOvercount(change.RetiredDeletes) != 0 {
+		// Only the commit catalog can correct iceberg-go's summary.
+		return nil, 0, errors.Join(fmt.Errorf("%w: the rewrite retires deletion vectors, whose summary size only a commit through Options.Catalog counts as Iceberg does (nothing committed, staged files removed)", reach.ErrCommitCheck), removeAll(ctx, staged))
 	} else if err := checkStaged(ctx, fs, tbl, txn, change); err != nil {
 		return nil, 0, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
 	}

@@ -226,7 +226,7 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	ident := tbl.Identifier()
 	reqs := store.RefRequirements(meta)
 	if validatesLocally(cat) {
-		reqs = append(reqs, noNewRefsAt{removed: idSet(ids), known: refs})
+		reqs = append(reqs, noNewRefsAt{removed: idSet(ids), known: refs}, gcStillEnabled{})
 	}
 	if err := ctx.Err(); err != nil {
 		// Interrupted before the commit was sent: nothing changed.
@@ -258,6 +258,14 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		return tbl, res, fmt.Errorf("open table storage after expiry (nothing deleted): %w", err)
 	}
 
+	// Another engine may have set gc.enabled=false after icewright loaded
+	// the table: the catalog then committed the expiry on top of it (a
+	// catalog that validates on its server cannot be given gcStillEnabled).
+	// The released files may be another table's now: none is deleted.
+	if committed != nil && !store.GCEnabled(committed.Properties()) {
+		res.Note = "expiry committed on metadata that says gc.enabled=false (set by another writer meanwhile); no file was deleted"
+		return tbl, res, fmt.Errorf("%w: gc.enabled=false was set while the expiry ran: the released files may be shared with other tables; nothing deleted", store.ErrRefused)
+	}
 	if err := checkRefsKept(ctx, ident, fs, cat, tbl, committed, refNames); err != nil {
 		res.Note = "expiry committed; no file was deleted"
 		return tbl, res, err
@@ -275,6 +283,10 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	if fm.TableUUID() != meta.TableUUID() {
 		res.Note = "table replaced right after expiry; no file was deleted"
 		return fresh, res, fmt.Errorf("%w: table UUID changed after expiry commit; nothing deleted", store.ErrRefused)
+	}
+	if !store.GCEnabled(fm.Properties()) {
+		res.Note = "expiry committed; the table now says gc.enabled=false (set by another writer meanwhile), so no file was deleted"
+		return fresh, res, fmt.Errorf("%w: gc.enabled=false was set while the expiry ran: the released files may be shared with other tables; nothing deleted", store.ErrRefused)
 	}
 	for _, id := range ids {
 		if fm.SnapshotByID(id) != nil {
@@ -394,6 +406,26 @@ func (a noNewRefsAt) Validate(m table.Metadata) error {
 			return fmt.Errorf("requirement failed: %s %q was created concurrently on snapshot %d, which this commit expires",
 				ref.SnapshotRefType, name, ref.SnapshotID)
 		}
+	}
+	return nil
+}
+
+// gcStillEnabled fails the commit when the metadata the catalog commits
+// against says gc.enabled=false: another engine turned garbage collection
+// off after icewright loaded the table, and the files this expiry would
+// release may now be shared with another table. Only for catalogs that
+// validate here (validatesLocally); elsewhere Expire checks the committed
+// metadata and deletes nothing.
+type gcStillEnabled struct{}
+
+func (gcStillEnabled) GetType() string { return "icewright-assert-gc-enabled" }
+
+func (gcStillEnabled) Validate(m table.Metadata) error {
+	if m == nil {
+		return errors.New("requirement failed: current table metadata does not exist")
+	}
+	if !store.GCEnabled(m.Properties()) {
+		return fmt.Errorf("requirement failed: gc.enabled is %q: set while the expiry ran", m.Properties()[table.GCEnabledKey])
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/icewright/icewright/providers/internal/objdel"
 	"github.com/icewright/icewright/providers/testkit"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -152,12 +153,19 @@ func TestExpireConcurrentTagDroppedDeletesNothing(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
+	requireNothingDeleted(t, res, before, "a ref was dropped")
+}
+
+// requireNothingDeleted fails t when res counts a deletion or a file of
+// before is gone.
+func requireNothingDeleted(t *testing.T, res providers.ExecResult, before map[string]bool, why string) {
+	t.Helper()
 	if res.FilesDeleted != 0 {
-		t.Fatalf("deleted %d files although a ref was dropped", res.FilesDeleted)
+		t.Fatalf("deleted %d files although %s", res.FilesDeleted, why)
 	}
 	for p := range before {
 		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s deleted although a ref was dropped", p)
+			t.Fatalf("%s deleted although %s", p, why)
 		}
 	}
 }
@@ -261,4 +269,52 @@ func TestExpireSecondInterruptStopsDeletions(t *testing.T) {
 		t.Fatalf("note %q does not say what was left", res.Note)
 	}
 	testkit.AssertAllReferencedExist(t, next)
+}
+
+// TestExpireGCDisabledMidExpiryDeletesNothing: another engine sets
+// gc.enabled=false after icewright loaded the table and before its expiry
+// commit (the writer runs in that window, made certain). Nothing is
+// deleted and the action is refused: on a catalog that validates here the
+// commit itself is refused (a conflict; the retry sees the property and
+// refuses), on one that validates on its server the commit lands on the
+// writer's metadata and icewright deletes nothing.
+func TestExpireGCDisabledMidExpiryDeletesNothing(t *testing.T) {
+	for _, remote := range []bool{false, true} {
+		t.Run(map[bool]string{false: "local", true: "remote"}[remote], func(t *testing.T) {
+			ctx := context.Background()
+			l := testkit.NewOrders(t)
+			tbl := tagHistory(t, l)
+			ids := testkit.SnapshotIDs(tbl)
+			expire := ids[:len(ids)-1]
+			if n, _, err := estimate(ctx, t, tbl, expire, nil); err != nil || n == 0 {
+				t.Fatalf("the expiry would release %d files (%v): the test needs some", n, err)
+			}
+			before := testkit.FilesUnder(t, tbl)
+			cat := &refWriterCatalog{CatalogIO: l.Cat, remote: remote, writer: func() {
+				if _, _, err := l.Cat.CommitTable(ctx, l.Ident, nil, []table.Update{
+					table.NewSetPropertiesUpdate(iceberg.Properties{"gc.enabled": "false"})}); err != nil {
+					t.Errorf("writer's gc.enabled=false: %v", err)
+				}
+			}}
+			_, res, err := expiry.Expire(ctx, cat, tbl, expiry.Spec{SnapshotIDs: expire})
+			if remote {
+				if !errors.Is(err, providers.ErrRefused) || !strings.Contains(err.Error(), "gc.enabled=false") {
+					t.Fatalf("want a refusal naming gc.enabled=false, got %v (%+v)", err, res)
+				}
+			} else {
+				if !errors.Is(err, providers.ErrConflict) || res.Committed {
+					t.Fatalf("want the commit refused as a conflict, got %v (%+v)", err, res)
+				}
+				// What apply does on a conflict: load the table again and retry.
+				_, res, err = expiry.Expire(ctx, l.Cat, l.Load(), expiry.Spec{SnapshotIDs: expire})
+				if !errors.Is(err, providers.ErrRefused) || res.Committed {
+					t.Fatalf("retry: want a refusal, got %v (%+v)", err, res)
+				}
+			}
+			requireNothingDeleted(t, res, before, "gc.enabled=false was set")
+			if l.Load().Properties()["gc.enabled"] != "false" {
+				t.Fatal("the writer's gc.enabled=false is gone")
+			}
+		})
+	}
 }

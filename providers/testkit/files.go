@@ -27,6 +27,27 @@ func CurrentManifests(t testing.TB, tbl *table.Table) (iceio.IO, []iceberg.Manif
 	return fsys, ms
 }
 
+// LiveDeleteFiles is every live delete entry of tbl's current snapshot (a
+// DV by its Puffin file and data file), whether or not a live data file
+// still matches it.
+func LiveDeleteFiles(t testing.TB, tbl *table.Table) []iceberg.DataFile {
+	t.Helper()
+	fsys, mans := CurrentManifests(t, tbl)
+	var out []iceberg.DataFile
+	for _, m := range mans {
+		if m.ManifestContent() != iceberg.ManifestContentDeletes {
+			continue
+		}
+		for e, err := range m.Entries(fsys, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e.DataFile())
+		}
+	}
+	return out
+}
+
 // RequireManifestsAgree fails for each live entry of tbl's current
 // snapshot that is not in a manifest of its own spec and content (a data
 // manifest holds data files, a delete manifest delete files), as Zamboni's

@@ -491,3 +491,29 @@ func (l *Lakehouse) CopyAs(t testing.TB, tbl *table.Table, name string, opts ...
 	dst := filepath.Join(l.Warehouse, "copies", strings.ReplaceAll(name, ".", "_"))
 	return l.RegisterSQL(t, name, CopyTable(t, src, dst, current, opts...))
 }
+
+// DropPartitionSource removes partition field field from tbl's spec and
+// then drops column (its source) from the schema, two commits, as Spark's
+// ALTER TABLE ... DROP PARTITION FIELD and DROP COLUMN do: the files
+// written before stay live in the old spec, whose source column the
+// current schema no longer has.
+func DropPartitionSource(t testing.TB, tbl *table.Table, field, column string) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	txn := tbl.NewTransaction()
+	if err := txn.UpdateSpec(true).RemoveField(field).Commit(); err != nil {
+		t.Fatalf("testkit: remove partition field %s: %v", field, err)
+	}
+	tbl, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatalf("testkit: remove partition field %s: %v", field, err)
+	}
+	txn = tbl.NewTransaction()
+	if err := txn.UpdateSchema(true, false).DeleteColumn([]string{column}).Commit(); err != nil {
+		t.Fatalf("testkit: drop column %s: %v", column, err)
+	}
+	if tbl, err = txn.Commit(ctx); err != nil {
+		t.Fatalf("testkit: drop column %s: %v", column, err)
+	}
+	return tbl
+}

@@ -49,10 +49,18 @@ func (e *Engine) Plan(d diff.Delegation) (diff.EnginePlan, string) {
 		if why != "" {
 			return diff.EnginePlan{}, why
 		}
+		for _, f := range d.SortOrder {
+			if why := orderable(d.Schema, f.Column, "sort", sortRefused); why != "" {
+				return diff.EnginePlan{}, why
+			}
+		}
 		args = append(args, "strategy => 'sort'", "sort_order => "+literal(order))
 	case "zorder":
 		cols := make([]string, len(d.ZOrderColumns))
 		for i, c := range d.ZOrderColumns {
+			if why := orderable(d.Schema, c, "z-order", zorderRefused); why != "" {
+				return diff.EnginePlan{}, why
+			}
 			cols[i] = ident(c)
 		}
 		args = append(args, "strategy => 'sort'", "sort_order => "+literal("zorder("+strings.Join(cols, ",")+")"))
@@ -90,7 +98,10 @@ func predicate(v diff.PartitionValue) (string, string) {
 	if v.Transform == "void" {
 		return "", ""
 	}
-	if strings.Contains(v.Column, ".") || v.Column == "" {
+	if v.Column == "" {
+		return "", fmt.Sprintf("partition field %s's source column is no longer in the table's schema (dropped): no Spark where selects its rows", v.Field)
+	}
+	if strings.Contains(v.Column, ".") {
 		return "", fmt.Sprintf("partition field %s has the source column %q, nested in a struct or with a dot in its name, which icewright does not write as a Spark column reference", v.Field, v.Column)
 	}
 	col := ident(v.Column)
@@ -202,6 +213,46 @@ func sortOrder(fields []diff.SortField) (string, string) {
 		terms[i] = fmt.Sprintf("%s %s %s", ident(f.Column), dir, nulls)
 	}
 	return strings.Join(terms, ", "), ""
+}
+
+// zorderRefused says whether Spark's z-order (Iceberg's SparkZOrderUDF)
+// refuses a column of this Iceberg type: it orders only the Spark types
+// byte, short, int, long, float, double, string, binary, boolean, date,
+// timestamp and timestamp_ntz, so decimal, time and the rest fail the
+// rewrite at apply ("Cannot use column ... in ZOrdering").
+func zorderRefused(typ string) bool {
+	switch typ {
+	case "int", "long", "float", "double", "string", "uuid", "binary", "boolean", "date", "timestamp", "timestamptz":
+		return false
+	}
+	return !strings.HasPrefix(typ, "fixed[")
+}
+
+// sortRefused says whether Spark cannot sort by a column of this Iceberg
+// type: types Spark has no type to read them as (time, nanosecond
+// timestamps, geospatial) or cannot order (variant).
+func sortRefused(typ string) bool {
+	switch {
+	case typ == "time", typ == "timestamp_ns", typ == "timestamptz_ns", typ == "variant",
+		strings.HasPrefix(typ, "geometry"), strings.HasPrefix(typ, "geography"):
+		return true
+	}
+	return false
+}
+
+// orderable is why Spark cannot order the rows by column (refused says
+// which types it refuses), or "": the plan refuses what Spark would refuse
+// at apply. A schema that was not observed is not checked.
+func orderable(schema []diff.Column, column, what string, refused func(string) bool) string {
+	for _, c := range schema {
+		if c.Name == column {
+			if refused(c.Type) {
+				return fmt.Sprintf("column %s is a %s, which Spark's %s cannot order by", column, c.Type, what)
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 var plainIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -85,8 +85,17 @@ func TestPlanSortAndZOrder(t *testing.T) {
 	if want := "CALL lake.system.rewrite_data_files(table => 'sales.orders', strategy => 'sort', sort_order => 'ts DESC NULLS LAST, `user id` ASC NULLS FIRST', "; !strings.HasPrefix(p.Statement, want) {
 		t.Errorf("statement\n %s\nwant\n %s", p.Statement, want)
 	}
+	// Every type Spark's z-order orders, and a decimal sorted (Spark sorts
+	// decimals; only its z-order refuses them).
+	d.Schema = []diff.Column{{Name: "a", Type: "fixed[16]"}, {Name: "b", Type: "timestamptz"}, {Name: "ts", Type: "decimal(9, 2)"}, {Name: "user id", Type: "uuid"}}
+	if _, why := e.Plan(d); why != "" {
+		t.Fatalf("sort refused: %s", why)
+	}
 	d.Strategy, d.ZOrderColumns = "zorder", []string{"a", "b"}
-	p, _ = e.Plan(d)
+	p, why = e.Plan(d)
+	if why != "" {
+		t.Fatalf("zorder refused: %s", why)
+	}
 	if !strings.Contains(p.Statement, "strategy => 'sort', sort_order => 'zorder(a,b)'") {
 		t.Errorf("zorder statement: %s", p.Statement)
 	}
@@ -98,6 +107,11 @@ func TestPlanRefusals(t *testing.T) {
 	other.OtherSpecs = true
 	sorted := delegation()
 	sorted.Strategy, sorted.SortOrder = "sort", []diff.SortField{{Transform: "bucket[16]", Column: "id"}}
+	schema := []diff.Column{{ID: 1, Name: "id", Type: "long"}, {ID: 2, Name: "price", Type: "decimal(9, 2)"}, {ID: 3, Name: "at", Type: "time"}}
+	zDecimal := delegation()
+	zDecimal.Strategy, zDecimal.ZOrderColumns, zDecimal.Schema = "zorder", []string{"id", "price"}, schema
+	sortTime := delegation()
+	sortTime.Strategy, sortTime.SortOrder, sortTime.Schema = "sort", []diff.SortField{{Column: "id"}, {Column: "at"}}, schema
 	for _, tc := range []struct {
 		name string
 		d    diff.Delegation
@@ -107,8 +121,11 @@ func TestPlanRefusals(t *testing.T) {
 		{"truncate", delegation(diff.PartitionValue{Field: "t", Column: "s", Transform: "truncate[4]", Type: "string", Value: "abcd"}), "truncate[4](s)"},
 		{"timestamp_ns", delegation(diff.PartitionValue{Field: "d", Column: "ts", Transform: "day", Type: "timestamp_ns", Value: "2026-11-01", Ordinal: 1}), "timestamp_ns"},
 		{"nested column", delegation(diff.PartitionValue{Field: "d", Column: "a.b", Transform: "identity", Type: "int", Value: "1"}), "nested"},
+		{"dropped source column", delegation(diff.PartitionValue{Field: "region", Transform: "identity", Type: "string", Value: "eu"}), "region's source column is no longer in the table's schema"},
 		{"another spec", other, "more than one partition spec"},
 		{"sort by a transform", sorted, "bucket(16, id)"},
+		{"z-order on a decimal", zDecimal, "column price is a decimal(9, 2), which Spark's z-order cannot order by"},
+		{"sort on a time", sortTime, "column at is a time, which Spark's sort cannot order by"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, why := e.Plan(tc.d)

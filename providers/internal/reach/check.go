@@ -474,7 +474,7 @@ func (t *liveTotals) add(df iceberg.DataFile, times int) {
 		*t = liveTotals{}
 	}
 	n := int64(times)
-	(*t)["total-files-size"] += n * df.FileSizeBytes()
+	(*t)["total-files-size"] += n * SummarySize(df)
 	switch df.ContentType() {
 	case iceberg.EntryContentData:
 		(*t)["total-data-files"] += n
@@ -497,6 +497,21 @@ func (t liveTotals) minus(o liveTotals) liveTotals {
 		d[k] -= v
 	}
 	return d
+}
+
+// SummarySize is the size a snapshot summary counts for a file, as Java
+// Iceberg counts it (SnapshotSummary, ContentFileUtil.contentSizeInBytes):
+// a deletion vector is its blob, content_size_in_bytes, not its Puffin
+// file, which may hold the DVs of several data files; every other file is
+// its file_size_in_bytes. iceberg-go v0.7.0 counts a DV at its whole
+// Puffin file (compaction's commit catalog corrects what it sends).
+func SummarySize(df iceberg.DataFile) int64 {
+	if table.IsDeletionVector(df) {
+		if cs := df.ContentSizeInBytes(); cs != nil {
+			return *cs
+		}
+	}
+	return df.FileSizeBytes()
 }
 
 // summaryTotals are the totals a snapshot summary carries.
