@@ -2,7 +2,9 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -235,6 +237,12 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 			// The same message for every address it blocks, so that the
 			// views report it once with their count.
 			msg := fmt.Sprintf("catalog %q unreachable: %s", c.Name, catalogCause(c.Name, err))
+			var reached interface{ Reached() bool }
+			if errors.As(err, &reached) && reached.Reached() {
+				// The server answered (a refused login, a missing
+				// warehouse): not "unreachable", and the cause says what.
+				msg = fmt.Sprintf("catalog %q: %s", c.Name, catalogCause(c.Name, err))
+			}
 			for _, tb := range cfg.Tables {
 				if strings.HasPrefix(tb.Address, c.Name+".") && targeted(tb.Address) {
 					errs = append(errs, diff.TableError{Address: tb.Address, Message: msg})
@@ -268,7 +276,11 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 		}
 		for _, tb := range cfg.Tables {
 			if strings.HasPrefix(tb.Address, c.Name+".") && !exists[tb.Address] && targeted(tb.Address) {
-				errs = append(errs, diff.TableError{Address: tb.Address, Message: fmt.Sprintf("table %s does not exist in catalog %q (declared at %s)", tb.Address, c.Name, tb.DeclRange)})
+				msg := fmt.Sprintf("table %s does not exist in catalog %q (declared at %s)", tb.Address, c.Name, rangeOrigin(tb.DeclRange))
+				if sug := config.SuggestPattern(tb.Address, slices.Sorted(maps.Keys(exists))); sug != "" {
+					msg += fmt.Sprintf("; did you mean %q?", sug)
+				}
+				errs = append(errs, diff.TableError{Address: tb.Address, Message: msg})
 			}
 		}
 	}

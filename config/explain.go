@@ -40,6 +40,11 @@ func (e *Effective) Explain() []ExplainLine {
 		sp := f.get(&e.PolicyBody).(settingPtr)
 		set, origin, block := sp.meta()
 		line := ExplainLine{Name: f.path(), Value: renderValue(f.kind, sp.value()), Default: !set}
+		if n, ok := sp.value().(int64); ok && f.kind == kindSize && n >= 1024 && FormatSizeExact(n) == strconv.FormatInt(n, 10) {
+			// A size no unit divides (max_file_size's default, 180% of
+			// the target) reads in the unit of its neighbours as well.
+			line.Value += " (" + FormatSize(n) + ")"
+		}
 		if !set {
 			if u := unsetMeaning(f.path()); u != "" {
 				line.Value, line.Unset = "", u

@@ -15,7 +15,7 @@ import (
 // functions under the names Terraform users know, plus env() and file().
 // env reads the environment passed in LoadOptions, never the process's, so
 // a Load is a pure function of its inputs.
-func functions(dir string, env map[string]string) map[string]function.Function {
+func functions(dir string, env map[string]string, onUnset func(name string)) map[string]function.Function {
 	fns := map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"ceil":            stdlib.CeilFunc,
@@ -78,7 +78,7 @@ func functions(dir string, env map[string]string) map[string]function.Function {
 		"tolist":          stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
 		"toset":           stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)),
 		"tomap":           stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)),
-		"env":             envFunc(env),
+		"env":             envFunc(env, onUnset),
 		"file":            fileFunc(dir),
 	}
 	for name, fn := range fns {
@@ -91,8 +91,9 @@ func functions(dir string, env map[string]string) map[string]function.Function {
 // default is an error naming it, at load time: an empty password or
 // credential would otherwise surface as the catalog's authentication error,
 // which does not say which variable is missing. A default, even
-// env("X", ""), allows it unset.
-func envFunc(env map[string]string) function.Function {
+// env("X", ""), allows it unset. With onUnset (validate) an unset
+// variable is an unknown string instead, and onUnset is told its name.
+func envFunc(env map[string]string, onUnset func(name string)) function.Function {
 	return function.New(&function.Spec{
 		Description: "The value of an environment variable.",
 		Params:      []function.Parameter{{Name: "name", Type: cty.String}},
@@ -108,6 +109,10 @@ func envFunc(env map[string]string) function.Function {
 			}
 			if len(args) == 2 {
 				return args[1], nil
+			}
+			if onUnset != nil {
+				onUnset(name)
+				return cty.UnknownVal(cty.String), nil
 			}
 			return cty.NilVal, fmt.Errorf("the environment variable %s is not set (env(%q, \"\") allows it unset)", name, name)
 		},

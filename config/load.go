@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +24,13 @@ type LoadOptions struct {
 	VarFiles []string // "-var-file" paths; relative ones are against dir
 	Env      []string // os.Environ() form: ICEWRIGHT_VAR_name and env()
 	Version  string   // icewright version, checked against required_version
+	// UnsetEnvUnknown makes an unset env() without a default an unknown
+	// value instead of an error: `icewright validate` checks a
+	// configuration without its secrets (a pull request from a fork, a CI
+	// check job), as terraform validate does regardless of variables.
+	// Everything that does not depend on the value is still checked;
+	// plan, apply and the other commands leave it false and fail on it.
+	UnsetEnvUnknown bool
 }
 
 type loader struct {
@@ -95,6 +103,32 @@ func configFileNames(dir string) ([]string, error) {
 	return names, nil
 }
 
+// otherHCLFiles says which .hcl files dir holds that are not configuration
+// files (main.hcl, icewright.hcl: a name habit from elsewhere), or "".
+func otherHCLFiles(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var found []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") {
+			found = append(found, e.Name())
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	stem := strings.TrimSuffix(found[0], ".hcl")
+	stem = strings.TrimSuffix(stem, ".icewright")
+	if stem == "icewright" {
+		stem = "main"
+	}
+	return fmt.Sprintf(" It has %s, which icewright does not read: configuration files end in %s (rename %s to %s%s).",
+		strings.Join(found, ", "), FileSuffix, found[0], stem, FileSuffix)
+}
+
 func (l *loader) finish() (*Config, hcl.Diagnostics) {
 	for name, f := range l.parser.Files() {
 		l.cfg.Files[name] = f
@@ -111,7 +145,7 @@ func (l *loader) load() {
 	}
 	var bodies []hcl.Body
 	if len(names) == 0 {
-		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.", l.dir, FileSuffix)
+		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.%s", l.dir, FileSuffix, otherHCLFiles(l.dir))
 		return
 	}
 	for _, name := range names {
@@ -284,7 +318,7 @@ func (l *loader) buildContext() {
 			"path":  cty.ObjectVal(map[string]cty.Value{"root": root, "module": root}),
 			"local": cty.EmptyObjectVal,
 		},
-		Functions: functions(l.absDir, l.env),
+		Functions: functions(l.absDir, l.env, l.onUnsetEnv()),
 	}
 }
 
@@ -353,4 +387,17 @@ func (l *loader) decodeLocals(blocks []*hcl.Block) {
 		eval(n, nil)
 	}
 	l.ctx.Variables["local"] = cty.ObjectVal(values)
+}
+
+// onUnsetEnv is env()'s hook for an unset variable: nil (an error) unless
+// LoadOptions.UnsetEnvUnknown, else it records the name in Config.UnsetEnv.
+func (l *loader) onUnsetEnv() func(string) {
+	if !l.opts.UnsetEnvUnknown {
+		return nil
+	}
+	return func(name string) {
+		if i, found := slices.BinarySearch(l.cfg.UnsetEnv, name); !found {
+			l.cfg.UnsetEnv = slices.Insert(l.cfg.UnsetEnv, i, name)
+		}
+	}
 }

@@ -966,3 +966,43 @@ catalog "pg" {
 		}
 	}
 }
+
+// TestEnvUnsetUnknown: with UnsetEnvUnknown (validate), an unset env()
+// without a default is an unknown value, not an error: the variables are
+// named in UnsetEnv, and a mistake that does not depend on them is still
+// reported (issue 43).
+func TestEnvUnsetUnknown(t *testing.T) {
+	dir := writeDir(t, map[string]string{"main.icewright.hcl": `
+catalog "pg" {
+  type = "sql"
+  uri  = "postgres://u:${env("PGPW")}@h/db"
+  properties = {
+    "credential" = env("CRED")
+    "region"     = env("REGION", "eu")
+  }
+}
+`})
+	cfg, diags := Load(dir, LoadOptions{UnsetEnvUnknown: true})
+	if diags.HasErrors() {
+		t.Fatalf("unset env() in validate: %v", diags)
+	}
+	if got := strings.Join(cfg.UnsetEnv, ","); got != "CRED,PGPW" {
+		t.Errorf("UnsetEnv = %q, want CRED,PGPW", got)
+	}
+	dir = writeDir(t, map[string]string{"main.icewright.hcl": `
+catalog "pg" {
+  type = "sql"
+  uri  = env("PGURI")
+}
+policy "p" {
+  target_file_size = "12 parsecs"
+}
+`})
+	_, diags = Load(dir, LoadOptions{UnsetEnvUnknown: true})
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "parsecs") {
+		t.Errorf("a bad size beside an unset env(): %v, want its error", diags)
+	}
+	if _, diags = Load(dir, LoadOptions{}); !strings.Contains(diags.Error(), "PGURI is not set") {
+		t.Errorf("without UnsetEnvUnknown: %v, want the unset variable's error", diags)
+	}
+}

@@ -295,7 +295,7 @@ and the ` + "`file:line`" + ` of every value.
 
 	b.WriteString("\n## Functions\n\nExpressions may call these (the go-cty standard library under Terraform's names, plus `env` and `file`):\n\n")
 	b.WriteString("| function | what it does |\n| --- | --- |\n")
-	fns := functions("", nil)
+	fns := functions("", nil, nil)
 	names := make([]string, 0, len(fns))
 	for n := range fns {
 		names = append(names, n)
@@ -312,8 +312,13 @@ and the ` + "`file:line`" + ` of every value.
 		}
 		fmt.Fprintf(&b, "| `%s(%s)` | %s |\n", n, strings.Join(params, ", "), strings.ReplaceAll(fn.Description(), "|", `\|`))
 	}
-	fmt.Fprintf(&b, "\n`env(NAME)` of an unset variable is an error when the configuration is loaded, naming the variable\n"+
-		"(`validate` too: a missing password would otherwise surface as the catalog's authentication error);\n"+
+	fmt.Fprintf(&b, "\n`env(NAME)` of an unset variable is an error when `plan`, `apply`, `explain` and every other command\n"+
+		"that reaches a catalog load the configuration, naming the variable (a missing password would otherwise\n"+
+		"surface as the catalog's authentication error). `validate` needs no secrets, as `terraform validate`\n"+
+		"checks a configuration regardless of variables: there an unset variable is an unknown value,\n"+
+		"everything that does not depend on it is checked, and the output names the variables it could not\n"+
+		"use (`Unset environment variables (...): ICEBERG_REST_CREDENTIAL.`), so a pull request's check job\n"+
+		"runs without secrets (`examples/ci`). `fmt` never evaluates anything.\n"+
 		"`env(NAME, DEFAULT)` gives the default, and `env(NAME, \"\")` allows the variable unset. A variable set\n"+
 		"to the empty string is set. `env()` values are not part of a saved plan's digest, so credentials rotate\n"+
 		"without making plans stale. `file(PATH)` reads at most %d MiB of a regular UTF-8 file, relative to the\n"+

@@ -95,7 +95,7 @@ func TestReferenceHasEveryAttribute(t *testing.T) {
 			want(b.Type, nested[b.Type])
 		}
 	}
-	fns := functions("", nil)
+	fns := functions("", nil, nil)
 	for name := range fns {
 		if !strings.Contains(doc, "| `"+name+"(") {
 			t.Errorf("docs/configuration.md does not list the function %s", name)

@@ -34,6 +34,9 @@ type Config struct {
 	Tables    []*TableBlock  // `table "addr"` blocks
 	Selectors []*TablesBlock // `tables "pattern"` blocks
 	Digest    string         // "sha256:..." over the file contents and resolved variable values
+	// UnsetEnv names the variables env() read unset, sorted, when
+	// LoadOptions.UnsetEnvUnknown made them unknown (validate).
+	UnsetEnv []string
 	// Secrets are the secret values the configuration holds, for masking
 	// every output (filled even when Load reports errors).
 	Secrets Secrets

@@ -172,6 +172,25 @@ func TestCIScript(t *testing.T) {
 	if r := c.run("plan"); r.code != 1 || !strings.Contains(r.stderr, "plan failed (exit 1)") {
 		t.Errorf("plan without a catalog: exit %d, want 1 and a message", r.code)
 	}
+	// The comment now says the plan failed, instead of the last "No
+	// changes" (issue 43).
+	md = c.read("icewright-plan.md")
+	if !strings.HasPrefix(md, planMarker+"\n") || strings.Contains(md, "No changes.") ||
+		!strings.Contains(md, "could not be planned") || !strings.Contains(md, "catalog.db") {
+		t.Errorf("the comment after a failed plan:\n%s", md)
+	}
+	// A configuration error too.
+	if err := os.WriteFile(filepath.Join(c.dir, "lake", "typo.icewright.hcl"), []byte("policy \"x\" {\n  bad = 1\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run("plan"); r.code != 1 {
+		t.Errorf("plan with a configuration error: exit %d, want 1", r.code)
+	}
+	md = c.read("icewright-plan.md")
+	if !strings.HasPrefix(md, planMarker+"\n") || !strings.Contains(md, "the configuration has errors") ||
+		!strings.Contains(md, `An argument named "bad" is not expected here.`) {
+		t.Errorf("the comment after a configuration error:\n%s", md)
+	}
 }
 
 // TestCIScriptReplan: after merge without the artifact, apply plans again

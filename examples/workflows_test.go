@@ -388,6 +388,7 @@ func ghEvents() (pr, push, schedule ghEvent) {
 		// The cache stub always hits.
 		"steps.cache-icewright.outputs.cache-hit != 'true'": "false",
 		"always()": "true",
+		"!cancelled() && steps.plan.outcome != 'skipped'": "true",
 	}
 	with := func(name string, kv ...string) ghEvent {
 		e := ghEvent{name: name, exprs: map[string]string{}}
@@ -654,7 +655,7 @@ func TestGitLabPipeline(t *testing.T) {
 	if strings.Join(ran, " ") != "icewright:apply" {
 		t.Errorf("scheduled pipeline ran %v", ran)
 	}
-	if got := r.read(filepath.Join(r.artifacts, "icewright:apply", "icewright-apply.txt")); !strings.Contains(got, "Apply complete! 2 tables changed") {
+	if got := r.read(filepath.Join(r.artifacts, "icewright:apply", "icewright-apply.txt")); !strings.Contains(got, "Apply complete! tables: 2 changed") {
 		t.Errorf("the apply artifact:\n%s", got)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -95,24 +96,40 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 		rep.Add(f)
 	}
 	limit := s.catalogTimeout(cc.Name)
-	cctx, cancel := context.WithTimeout(bound.With(ctx, limit), limit)
+	cctx, cancel := bound.Call(bound.With(ctx, limit))
 	tables, err := s.ListTables(cctx, cc.Name)
 	cancel()
 	reachable := err == nil
-	if !reachable {
-		fix := "check the catalog's uri, that the server runs and that this machine can reach it (icewright.request-timeout sets the deadline)"
+	class := bound.Classify(err)
+	auth := catalogAuth(s, cc)
+	switch {
+	case reachable:
+		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
+			Message: fmt.Sprintf("the %s catalog answered: %d tables", cc.Type, len(tables))})
+	case class == bound.ClassAuth || class == bound.ClassPermission:
+		// The server answered: the login (or the grant) is what failed,
+		// and the error says what to check.
+		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
+			Message: fmt.Sprintf("the %s catalog answered, and refused the request", cc.Type)})
+		auth = diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorFail,
+			Message: fmt.Sprintf("%s (%s)", trimCatalog(cc.Name, err), auth.Message)}
+	case class == bound.ClassNotFound || class == bound.ClassServer || class == bound.ClassOther && isReached(err):
+		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
+			Message: fmt.Sprintf("the %s catalog answered with an error: %s", cc.Type, trimCatalog(cc.Name, err)),
+			Fix:     bound.ClassHint(class)})
+	default:
+		fix := bound.ClassHint(class)
 		switch {
 		case cc.Type == "hadoop":
 			fix = "check that the warehouse directory exists and that this user can read it"
 		case strings.HasPrefix(cc.URI, "sqlite:"):
 			fix = "check the sqlite file's path (relative to the configuration directory) and that this user can read it"
+		case class != bound.ClassTLS:
+			fix = "check the catalog's uri, that the server runs and that this machine can reach it (icewright.request-timeout sets the deadline)"
 		}
 		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
 			Message: fmt.Sprintf("the %s catalog cannot be reached (deadline %s): %v", cc.Type, config.FormatDuration(limit), err),
 			Fix:     fix})
-	} else {
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
-			Message: fmt.Sprintf("the %s catalog answered: %d tables", cc.Type, len(tables))})
 	}
 	if reachable && cc.Type == "sql" {
 		switch names, err := s.OtherCatalogNames(ctx, cc.Name); {
@@ -124,7 +141,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 		}
 	}
 	base := config.ResolveWarehouse(cc.Warehouse, s.cfg.Dir)
-	add(catalogAuth(s, cc))
+	add(auth)
 	add(credentialSource(ctx, s, cc, base))
 	var fsys iceio.IO
 
@@ -394,4 +411,16 @@ func skewText(d time.Duration) string {
 		return fmt.Sprintf("about %d days", int(d.Hours()/24+0.5))
 	}
 	return d.Round(time.Second).String()
+}
+
+// trimCatalog is err without the `catalog "NAME": ` the session put in
+// front: the doctor's line names the catalog already.
+func trimCatalog(name string, err error) string {
+	return strings.TrimPrefix(err.Error(), fmt.Sprintf("catalog %q: ", name))
+}
+
+// isReached says whether err is an answer of the server (an HTTP status).
+func isReached(err error) bool {
+	var re *bound.RemoteError
+	return errors.As(err, &re) && re.Reached()
 }

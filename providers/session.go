@@ -109,7 +109,14 @@ func (s *Session) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 	}
 	s.mu.Unlock()
 	e.once.Do(func() {
-		e.cat, e.db, e.err = catalogs.Open(ctx, s.cfg.Dir, cc)
+		// Opening a REST catalog is its first call (GET /v1/config):
+		// bounded and repeated like any read, so that a catalog that
+		// accepts and never answers fails its own tables, not the run.
+		e.err = bound.Read(bound.With(ctx, s.catalogTimeout(name)), func(ctx context.Context) error {
+			var err error
+			e.cat, e.db, err = catalogs.Open(ctx, s.cfg.Dir, cc)
+			return err
+		})
 		if e.err != nil {
 			e.err = fmt.Errorf("catalog %q: %w", name, e.err)
 		}
@@ -281,6 +288,11 @@ func (s *Session) loadTable(ctx context.Context, address string) (*table.Table, 
 		tbl, err = cat.LoadTable(ctx, ident)
 		return err
 	})
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		// iceberg-go's message ends in the identifier as a Go slice
+		// ("table does not exist: [analytics evnts]").
+		return nil, fmt.Errorf("load %s: %w in catalog %q", address, catalog.ErrNoSuchTable, catName)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", address, err)
 	}
@@ -294,7 +306,7 @@ func (s *Session) ListTables(ctx context.Context, catalogName string) ([]string,
 		return nil, err
 	}
 	var out []string
-	err = catalogs.Walk(ctx, cat, func(ident table.Identifier) error {
+	err = catalogs.Walk(bound.With(ctx, s.catalogTimeout(catalogName)), cat, func(ident table.Identifier) error {
 		out = append(out, joinAddress(catalogName, ident))
 		return nil
 	})

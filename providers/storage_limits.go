@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	stdlog "log"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/icewright/icewright/providers/internal/bound"
 )
@@ -154,6 +156,11 @@ func (s *Session) awsConfig(ctx context.Context) (*aws.Config, error) {
 			inner = awshttp.NewBuildableClient()
 		}
 		cfg.HTTPClient = &stallClient{inner: inner, timeout: s.requestTimeout()}
+		// The SDK's own logger writes to stderr in its own format; the
+		// standard log package is routed through icewright's logger.
+		cfg.Logger = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+			stdlog.Printf("%s %s", c, fmt.Sprintf(format, v...))
+		})
 		cfg.Retryer = func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = storageMaxAttempts

@@ -592,7 +592,9 @@ func (r *Reconciler) requeue(addr string) {
 }
 
 // onceDone: with Once, every table known has been reconciled once (a
-// table in policy at the listing counts as reconciled).
+// table in policy at the listing counts as reconciled, and so does one the
+// listing could not plan, its catalog unreachable: retrying it until it
+// answers made reconcile -once run forever, issue 43).
 func (r *Reconciler) onceDone() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -600,7 +602,7 @@ func (r *Reconciler) onceDone() bool {
 		return false
 	}
 	for _, e := range r.tables {
-		if e.status.Runs == 0 && e.status.Result != ResultInPolicy {
+		if e.status.Runs == 0 && e.status.Result != ResultInPolicy && e.status.Result != ResultError {
 			return false
 		}
 	}

@@ -136,6 +136,25 @@ func (c *cli) apply(args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	// Each failed table once on stderr, where a pipeline looks for
+	// "Error:" (the results on stdout hold it too, in a table cell).
+	for _, t := range res.Tables {
+		if t.Status == apply.StatusFailed {
+			msg := t.Error
+			if msg == "" {
+				for _, ac := range t.Actions {
+					if ac.Status == apply.StatusFailed && ac.Error != "" {
+						msg = fmt.Sprintf("%s: %s", ac.Type, ac.Error)
+						break
+					}
+				}
+			}
+			if msg = strings.TrimSpace(msg); msg == "" {
+				msg = "failed"
+			}
+			views.Error(c.stderr, fmt.Errorf("%s: %s", t.Address, msg), c.colorErr())
+		}
+	}
 	if res.Failed() || res.Interrupted || len(plan.Errors) > 0 {
 		return exitError
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,6 +232,12 @@ func TestApplyLeaseHeldByAnotherRun(t *testing.T) {
 	if !strings.Contains(out, "locked by alice@ci-7 (run run-42, since 2026-12-01T00:00:00Z) until 2099-01-02T03:04:05Z") ||
 		!strings.Contains(out, "icewright force-unlock run-42 demo.analytics.events") {
 		t.Errorf("no message naming the holder, since when, until when and the way out:\n%s", out)
+	}
+	// The reason is an Error: line of its own (stderr), not only a cell of
+	// the results; the summary counts tables and actions apart (issue 43).
+	if !regexp.MustCompile(`(?m)^Error: demo\.analytics\.events: .*locked by alice@ci-7`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^Apply finished with errors: tables: 1 changed, 1 failed; actions: \d+ done, \d+ skipped, 0 failed`).MatchString(out) {
+		t.Errorf("no Error: line for the locked table, or a summary mixing tables and actions:\n%s", out)
 	}
 	if got := lake.Reload(t, "analytics.events"); got.MetadataLocation() != before {
 		t.Errorf("the locked table was changed")

@@ -43,6 +43,8 @@ func (c *cli) readConfig(v Vars, lint bool) (*config.Config, hcl.Diagnostics) {
 		VarFiles: v.VarFiles,
 		Env:      c.environ,
 		Version:  version,
+		// validate needs no secrets: an unset env() is unknown there.
+		UnsetEnvUnknown: c.validating,
 	})
 	if cfg != nil {
 		// From here on nothing printed may carry a secret of the

@@ -31,7 +31,9 @@ func (c *cli) explain(args []string) int {
 		if err := views.NotManaged(c.stdout, a.Address, excludedBy(cfg, a.Address), s); err != nil {
 			return c.fail(err)
 		}
-		return exitOK
+		// Not an answer a script may read as success (a typo in the
+		// address reads the same).
+		return exitError
 	}
 	lines := eff.Explain()
 	rows := make([]views.ExplainRow, len(lines))

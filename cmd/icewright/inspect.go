@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/apache/iceberg-go/catalog"
 	"slices"
 	"strings"
 
@@ -45,6 +47,9 @@ func (c *cli) inspect(args []string) int {
 	for _, addr := range addrs {
 		in, err := sess.Inspect(ctx, addr, providers.InspectOptions{PerPartition: a.Partitions})
 		if err != nil {
+			if errors.Is(err, catalog.ErrNoSuchTable) {
+				err = withSuggestion(ctx, sess, addr, err)
+			}
 			code = c.fail(err)
 			continue
 		}
@@ -124,4 +129,21 @@ func inspectAddresses(ctx context.Context, cfg *config.Config, sess *providers.S
 		}
 	}
 	return out, nil
+}
+
+// withSuggestion adds a did-you-mean to err, a table that does not exist,
+// from the tables its catalog lists.
+func withSuggestion(ctx context.Context, sess *providers.Session, addr string, err error) error {
+	cat, _, _, serr := config.SplitAddress(addr)
+	if serr != nil {
+		return err
+	}
+	listed, lerr := sess.ListTables(ctx, cat)
+	if lerr != nil {
+		return err
+	}
+	if sug := config.SuggestPattern(addr, listed); sug != "" {
+		return fmt.Errorf("%w; did you mean %q?", err, sug)
+	}
+	return err
 }

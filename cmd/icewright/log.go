@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"slices"
 	"strings"
@@ -65,7 +66,37 @@ func (c *cli) startLog() error {
 		return err
 	}
 	c.log = log
+	// iceberg-go and the cloud SDKs log with the standard library's log
+	// package (iceberg-go's SQL catalog warns about a legacy schema there;
+	// providers hands the AWS SDK's log to it too): their lines go through
+	// this logger, at their level, so that ICEWRIGHT_LOG and
+	// ICEWRIGHT_LOG_FORMAT govern them and masking sees them.
+	stdlog.SetFlags(0)
+	stdlog.SetPrefix("")
+	stdlog.SetOutput(thirdPartyLog{log})
 	return nil
+}
+
+// thirdPartyLog turns a line of the standard log package into a record
+// of icewright's logger: "WARN ..."/"WARNING: ..." at warn, "DEBUG ..." at
+// debug, "ERROR ..." at error, anything else at info.
+type thirdPartyLog struct{ log *slog.Logger }
+
+func (w thirdPartyLog) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		level := slog.LevelInfo
+		for _, l := range []struct {
+			prefix string
+			level  slog.Level
+		}{{"WARNING:", slog.LevelWarn}, {"WARN", slog.LevelWarn}, {"ERROR", slog.LevelError}, {"DEBUG", slog.LevelDebug}} {
+			if rest, ok := strings.CutPrefix(line, l.prefix); ok {
+				line, level = strings.TrimSpace(rest), l.level
+				break
+			}
+		}
+		w.log.Log(context.Background(), level, line, "from", "library")
+	}
+	return len(p), nil
 }
 
 // stderrNow writes to the cli's stderr of the moment.

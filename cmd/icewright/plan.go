@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/hashicorp/hcl/v2"
@@ -28,6 +29,18 @@ func (c *cli) plan(args []string) int {
 	c.compactWarnings = a.CompactWarnings
 	cfg, warnings, ok := c.loadConfigWarnings(a.Vars, true)
 	if !ok {
+		if a.Format == FormatMarkdown {
+			// A pull request's comment says the plan failed, in place
+			// of the last plan's (examples/ci/icewright-ci.sh).
+			cfg, diags := c.readConfig(a.Vars, false)
+			var files map[string]*hcl.File
+			if cfg != nil {
+				files = cfg.Files
+			}
+			if err := views.ConfigErrorsMarkdown(c.stdout, files, diags); err != nil {
+				return c.fail(err)
+			}
+		}
 		return exitError
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -58,7 +71,13 @@ func (c *cli) plan(args []string) int {
 	if save && a.Format == FormatText {
 		fmt.Fprintf(c.stdout, "\nSaved the plan to: %s\n", a.Out)
 		if !c.inAutomation() {
-			fmt.Fprintf(c.stdout, "\nTo perform exactly these actions, run:\n  icewright apply %s\n", a.Out)
+			// The plan file's path is relative to -chdir's directory,
+			// so the command needs the same -chdir.
+			global := ""
+			if c.chdir != "" {
+				global = "-chdir=" + views.ShellQuote(c.chdir) + " "
+			}
+			fmt.Fprintf(c.stdout, "\nTo perform exactly these actions, run:\n  icewright %sapply %s\n", global, views.ShellQuote(a.Out))
 		}
 	}
 	return code
@@ -70,9 +89,12 @@ func (c *cli) plan(args []string) int {
 func (c *cli) reportPlanProblems(p *diff.Plan) {
 	_ = views.PlanProblems(c.stderr, p, c.colorErr(), c.compactWarnings) // stderr: nowhere to report to
 	if managesNothing(p) {
-		views.Error(c.stderr, errors.New(views.NoTableManaged+` (check the catalogs' labels and the tables selectors; "icewright validate" lists what the configuration declares)`), c.colorErr())
+		views.Error(c.stderr, errors.New(noTableManagedError), c.colorErr())
 	}
 }
+
+// noTableManagedError is the error of a plan that manages no table.
+const noTableManagedError = views.NoTableManaged + ` (check the catalogs' labels and the tables selectors; "icewright validate" lists what the configuration declares)`
 
 // managesNothing is a plan of every table (no -target) that found none:
 // an error, not a green "no changes" (a wrong catalog label, a selector
@@ -88,6 +110,14 @@ func (c *cli) printPlan(p *diff.Plan, format string) error {
 	case FormatJSON:
 		// The JSON view is the plan document itself, byte for byte what
 		// plan -out saves.
+		if managesNothing(p) {
+			// Exit 1 with an error a pipeline can read, not "errors": []
+			// (such a plan is never saved).
+			cp := *p
+			cp.Errors = append(slices.Clone(p.Errors), diff.TableError{Message: noTableManagedError})
+			cp.Summary.Errors++
+			p = &cp
+		}
 		return planfile.Write(c.stdout, p)
 	case FormatMarkdown:
 		return views.PlanMarkdown(c.stdout, p)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/icewright/icewright/apply"
 	"github.com/icewright/icewright/apply/reconcile"
+	"github.com/icewright/icewright/cmd/icewright/internal/views"
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers"
@@ -67,6 +70,13 @@ func ParseReconcile(args []string) (Reconcile, error) {
 	fs.BoolVar(&a.NoColor, "no-color", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return a, err
+	}
+	// -once serves no endpoint unless -listen asks for one: a one-shot
+	// run (a CronJob, a CI job) needs no port, and one taken must not fail it.
+	listenSet := false
+	fs.Visit(func(f *flag.Flag) { listenSet = listenSet || f.Name == "listen" })
+	if a.Once && !listenSet {
+		a.Listen = ""
 	}
 	if err := maxArgs(fs, 0, ""); err != nil {
 		return a, err
@@ -196,7 +206,7 @@ func (c *cli) reconcile(args []string) int {
 	if a.Listen != "" {
 		ln, err := net.Listen("tcp", a.Listen)
 		if err != nil {
-			return c.fail(fmt.Errorf("reconcile: listen on %s: %w", a.Listen, err))
+			return c.fail(fmt.Errorf("reconcile: -listen=%s: %w (choose another address with -listen=ADDR, or -listen=\"\" to serve none)", a.Listen, err))
 		}
 		srv := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
@@ -207,13 +217,7 @@ func (c *cli) reconcile(args []string) int {
 		return c.fail(err)
 	}
 	if a.Once {
-		bad := 0
-		for _, s := range r.Status() {
-			if s.Result == reconcile.ResultFailed || s.Result == reconcile.ResultError {
-				bad++
-				fmt.Fprintf(c.stderr, "%s: %s: %s\n", s.Address, s.Result, s.Error)
-			}
-		}
+		bad := c.reconcileResults(r.Status())
 		if bad > 0 {
 			return c.fail(fmt.Errorf("%d tables failed or could not be planned", bad))
 		}
@@ -230,4 +234,41 @@ func applyTemplate(c *cli, abort context.Context, leaseTTL time.Duration) (o app
 	o.LockOwner = c.lockOwner() + " (reconcile)"
 	o.RunID = uuid.NewString()
 	return o
+}
+
+// reconcileResults prints what reconcile -once did, as apply prints its
+// results: one line per table on stdout, then the counts by outcome, and
+// each failure on stderr. It returns how many tables failed or could not be
+// planned.
+func (c *cli) reconcileResults(status []reconcile.TableStatus) (bad int) {
+	slices.SortFunc(status, func(a, b reconcile.TableStatus) int { return strings.Compare(a.Address, b.Address) })
+	counts := map[string]int{}
+	for _, s := range status {
+		counts[s.Result]++
+		line := s.Address + ": " + strings.ReplaceAll(s.Result, "_", " ")
+		switch {
+		case s.Error != "":
+			line += " (see the error below)"
+		case len(s.PendingActions) > 0:
+			line += " (" + strings.Join(s.PendingActions, ", ") + ")"
+		}
+		fmt.Fprintln(c.stdout, line)
+		if s.Result == reconcile.ResultFailed || s.Result == reconcile.ResultError {
+			bad++
+			fmt.Fprintf(c.stderr, "%s: %s: %s\n", s.Address, s.Result, s.Error)
+		}
+	}
+	var parts []string
+	for _, r := range []string{reconcile.ResultApplied, reconcile.ResultPlanned, reconcile.ResultInPolicy, reconcile.ResultSkipped,
+		reconcile.ResultInterrupted, reconcile.ResultFailed, reconcile.ResultError, reconcile.ResultNew} {
+		if n := counts[r]; n > 0 || r == reconcile.ResultFailed {
+			label := strings.ReplaceAll(r, "_", " ")
+			if r == reconcile.ResultError {
+				label = "could not be planned"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, label))
+		}
+	}
+	fmt.Fprintf(c.stdout, "\nReconcile complete: %s; %s.\n", views.CountOf(len(status), "table", "tables"), strings.Join(parts, ", "))
+	return bad
 }

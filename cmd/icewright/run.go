@@ -43,7 +43,11 @@ type cli struct {
 	stderrTTY      bool
 	now            func() time.Time
 	dir            string // absolute working directory, after -chdir
+	chdir          string // -chdir as given, for the commands the output suggests
 	noColor        bool   // -no-color on the command line
+	// validating is set by validate: an unset env() is an unknown value
+	// (config.LoadOptions.UnsetEnvUnknown), not an error.
+	validating bool
 	// compactWarnings is -compact-warnings: a warning is one line.
 	compactWarnings bool
 	// jsonEvents is apply -json: progress is a stream of JSON lines on
@@ -177,6 +181,7 @@ func (c *cli) run(args []string) int {
 			return c.fail(fmt.Errorf("-chdir: %s is not a directory", g.Chdir))
 		}
 		c.dir = d
+		c.chdir = g.Chdir
 	}
 
 	cmdArgs, err := c.withEnvArgs(g.Command, g.Args)
@@ -187,6 +192,9 @@ func (c *cli) run(args []string) int {
 	cmd, ok := lookupCommand(g.Command)
 	if !ok {
 		msg := fmt.Sprintf("unknown command %q", g.Command)
+		if hint, ok := terraformHabits[g.Command]; ok {
+			return c.fail(errors.New(msg + ": " + hint + ` (run "icewright -help" for the list)`))
+		}
 		if s := suggest(g.Command, commandNames()); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
@@ -194,6 +202,14 @@ func (c *cli) run(args []string) int {
 	}
 	c.logger().Debug("command", "name", g.Command, "args", loggedArgs(cmdArgs), "dir", c.dir)
 	return cmd.run(c, cmdArgs)
+}
+
+// terraformHabits answers the Terraform commands icewright has no use for
+// with what to run instead.
+var terraformHabits = map[string]string{
+	"init":    `icewright needs no init (no providers or state to install); write *.icewright.hcl files, or run "icewright demo DIR" for a working example, then "icewright validate" and "icewright plan"`,
+	"refresh": `icewright keeps no state to refresh: "icewright plan" reads every table as it is now`,
+	"destroy": `icewright never drops tables; to stop managing one, remove its table block or selector`,
 }
 
 // withEnvArgs adds ICEWRIGHT_CLI_ARGS and ICEWRIGHT_CLI_ARGS_<cmd> before the

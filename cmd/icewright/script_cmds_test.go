@@ -26,14 +26,15 @@ type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
 // iceberg-go commits.
 func scriptCmds() map[string]scriptCmd {
 	return map[string]scriptCmd{
-		"jsoneq":    cmdJSONEq,
-		"jsonnorm":  cmdJSONNorm,
-		"textnorm":  cmdTextNorm,
-		"clocknorm": cmdClockNorm,
-		"plancheck": cmdPlanCheck,
-		"summaryeq": cmdSummaryEq,
-		"jsonlines": cmdJSONLines,
-		"fixtures":  cmdFixtures,
+		"jsoneq":     cmdJSONEq,
+		"jsonnorm":   cmdJSONNorm,
+		"textnorm":   cmdTextNorm,
+		"clocknorm":  cmdClockNorm,
+		"plancheck":  cmdPlanCheck,
+		"summaryeq":  cmdSummaryEq,
+		"jsonlines":  cmdJSONLines,
+		"fixtures":   cmdFixtures,
+		"restserver": cmdRESTServer,
 	}
 }
 
@@ -74,7 +75,7 @@ func cmdSummaryEq(ts *testscript.TestScript, neg bool, args []string) {
 // jsonlines FILE: apply -json's stream. Every line is one JSON object; the
 // first is the version line; every line but the last is an event with
 // type, timestamp (RFC 3339), level and message; the last is the results
-// document (format_version, tables, summary).
+// document (type "results", format_version, tables, summary).
 func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: jsonlines FILE")
@@ -89,6 +90,9 @@ func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s line %d is not a JSON object: %v\n%s", args[0], i+1, err, line)
 		}
 		if i == len(lines)-1 {
+			if obj["type"] != "results" {
+				ts.Fatalf("%s: the last line has type %v, want \"results\":\n%s", args[0], obj["type"], line)
+			}
 			for _, k := range []string{"format_version", "tables", "summary"} {
 				if _, ok := obj[k]; !ok {
 					ts.Fatalf("%s: the last line is not the results document (no %q):\n%s", args[0], k, line)

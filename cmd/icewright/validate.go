@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/icewright/icewright/cmd/icewright/internal/views"
 )
@@ -14,6 +15,7 @@ func (c *cli) validate(args []string) int {
 	}
 	c.noColor = c.noColor || a.NoColor
 	c.compactWarnings = a.CompactWarnings
+	c.validating = true
 	if a.JSON {
 		// As terraform validate -json: the document is the whole output,
 		// and the exit code says whether it is valid.
@@ -32,5 +34,10 @@ func (c *cli) validate(args []string) int {
 	}
 	s := c.colorOut()
 	fmt.Fprintf(c.stdout, "%s The configuration is valid: %s.\n", s.OK("Success!"), views.ConfigSummary(cfg))
+	if len(cfg.UnsetEnv) > 0 {
+		// Validate needs no secrets; say what it could not check.
+		fmt.Fprintf(c.stdout, "Unset environment variables (what depends on them was not checked; plan and apply need them): %s.\n",
+			strings.Join(cfg.UnsetEnv, ", "))
+	}
 	return exitOK
 }

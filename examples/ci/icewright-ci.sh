@@ -68,6 +68,14 @@ cmd_plan() {
 	2) output changes true ;;
 	*)
 		echo "icewright-ci: plan failed (exit $rc)" >&2
+		# The comment says the plan failed, in place of the last plan's
+		# ("No changes" must not stay up): the Markdown plan renders the
+		# errors (a catalog that cannot be reached, a configuration error).
+		# Nothing is saved by it.
+		icewright plan -input=false -format=markdown >"$ICEWRIGHT_COMMENT" 2>/dev/null || true
+		if [[ -n ${GITHUB_STEP_SUMMARY:-} && -s $ICEWRIGHT_COMMENT ]]; then
+			cat "$ICEWRIGHT_COMMENT" >>"$GITHUB_STEP_SUMMARY"
+		fi
 		return "$rc"
 		;;
 	esac

@@ -51,7 +51,13 @@ func Open(ctx context.Context, dir string, c *config.Catalog) (catalog.Catalog, 
 	switch c.Type {
 	case "sql":
 		return openSQLCatalog(ctx, dir, c.Name, c.URI, props)
-	case "rest", "glue", "hive", "hadoop":
+	case "rest":
+		cat, err := openREST(ctx, c.Name, c.URI, props)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cat, nil, nil
+	case "glue", "hive", "hadoop":
 		props["type"] = c.Type
 		if c.URI != "" {
 			props["uri"] = c.URI

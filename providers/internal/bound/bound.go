@@ -51,10 +51,16 @@ func Of(ctx context.Context) time.Duration {
 // ErrDeadline is the cause of a call stopped by its bound.
 var ErrDeadline = errors.New("the catalog did not answer in time")
 
+// deadlineError is the cause of a call stopped by its bound d.
+type deadlineError struct{ d time.Duration }
+
+func (e *deadlineError) Error() string        { return fmt.Sprintf("%v (%s)", ErrDeadline, e.d) }
+func (e *deadlineError) Is(target error) bool { return target == ErrDeadline }
+
 // Call is the context of one catalog call: ctx, bounded.
 func Call(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := Of(ctx)
-	return context.WithTimeoutCause(ctx, d, fmt.Errorf("%w (%s)", ErrDeadline, d))
+	return context.WithTimeoutCause(ctx, d, &deadlineError{d})
 }
 
 // Commit is the context of a commit once sent: not cancelled with ctx (an
@@ -69,11 +75,14 @@ func Commit(ctx context.Context) (context.Context, context.CancelFunc) {
 // bounded by Call, up to Attempts times while it fails transiently (a 5xx
 // answer, a timeout, a refused or reset connection), with exponential
 // backoff. It stops at once when ctx ends or the error is not transient.
+// The error it returns names the last HTTP exchange of the last attempt
+// (Explain), when the catalog speaks HTTP through Transport.
 func Read(ctx context.Context, fn func(context.Context) error) error {
 	var err error
 	wait := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		actx, cancel := Call(ctx)
+		actx, last := Recording(actx)
 		err = fn(actx)
 		timedOut := errors.Is(context.Cause(actx), ErrDeadline)
 		cancel()
@@ -81,7 +90,7 @@ func Read(ctx context.Context, fn func(context.Context) error) error {
 			if err != nil && timedOut {
 				err = fmt.Errorf("%w: %w", context.Cause(actx), err)
 			}
-			return err
+			return Explain(err, last())
 		}
 		select {
 		case <-ctx.Done():

@@ -48,6 +48,9 @@ func firstTable(info *diff.DemoLakehouse) string {
 	return info.Tables[0].Address
 }
 
+// ShellQuote is shellQuote for the commands' "run this next" hints.
+func ShellQuote(s string) string { return shellQuote(s) }
+
 // shellQuote quotes a path for a POSIX shell only when it needs it.
 func shellQuote(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~") {

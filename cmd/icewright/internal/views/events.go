@@ -28,7 +28,7 @@ type jsonEvent struct {
 	Catalog          string `json:"catalog,omitempty"`
 	Table            string `json:"table,omitempty"`
 	Action           string `json:"action,omitempty"`
-	Done             int64  `json:"done,omitempty"`
+	Done             *int64 `json:"done,omitempty"` // set whenever the event is a counter, 0 included
 	Total            int64  `json:"total,omitempty"`
 	Unit             string `json:"unit,omitempty"`
 	Error            string `json:"error,omitempty"`
@@ -50,9 +50,16 @@ var eventTypes = map[string]string{
 	apply.PhaseFinished:  "table_finished",
 }
 
+// catalogFailed is the type of a catalog that could not be listed (its
+// phase is PhaseConnected, with the error).
+const catalogFailed = "catalog_failed"
+
+// resultsType is the type of the stream's last line, the results document.
+const resultsType = "results"
+
 // EventTypes lists the stream's types, for docs and their test.
 func EventTypes() []string {
-	out := []string{"version"}
+	out := []string{"version", catalogFailed, resultsType}
 	for _, ph := range []string{apply.PhaseConnect, apply.PhaseConnected, apply.PhaseObserve, apply.PhasePlanned,
 		apply.PhaseStart, apply.PhaseProgress, apply.PhaseRetry, apply.PhaseDone, apply.PhaseSkipped, apply.PhaseFailed, apply.PhaseFinished} {
 		out = append(out, eventTypes[ph])
@@ -93,9 +100,19 @@ func (p *Progress) jsonEvent(e apply.Event) {
 		st.emitted = p.now()
 	}
 	je := jsonEvent{Type: eventTypes[e.Phase], Level: "info", Message: msg, Catalog: e.Catalog, Table: e.Table, Action: e.Action,
-		Done: e.Done, Total: e.Total, Unit: e.Unit}
+		Total: e.Total, Unit: e.Unit}
+	if e.Done != 0 || e.Unit != "" || e.Total != 0 || e.Phase == apply.PhaseProgress {
+		// A counter keeps done: 0 (a stream reader sees 0 of N, not a
+		// missing field).
+		done := e.Done
+		je.Done = &done
+	}
 	if je.Type == "" {
 		je.Type = e.Phase
+	}
+	if e.Phase == apply.PhaseConnected && e.Err != nil {
+		// A catalog that could not be listed did not connect.
+		je.Type, je.Done = catalogFailed, nil
 	}
 	if e.Err != nil {
 		je.Error = e.Err.Error()
@@ -130,11 +147,15 @@ func (p *Progress) writeJSON(e jsonEvent) {
 }
 
 // ResultsJSONLine writes the results document as one line: the last line
-// of the apply -json stream.
+// of the apply -json stream, with "type": "results" first, as every line
+// of the stream has a type.
 func ResultsJSONLine(w io.Writer, r *apply.Results) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
+	}
+	if len(b) > 2 && b[0] == '{' {
+		b = append([]byte(`{"type":"`+resultsType+`",`), b[1:]...)
 	}
 	if _, err := w.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("write results: %w", err)

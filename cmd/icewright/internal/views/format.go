@@ -64,6 +64,9 @@ func countOf[T ~int | ~int64](n T, one, many string) string {
 	return Count(n) + " " + plural(n, one, many)
 }
 
+// CountOf is countOf for the commands.
+func CountOf[T ~int | ~int64](n T, one, many string) string { return countOf(n, one, many) }
+
 // quoteList renders ["a", "b"] as Terraform renders a list of strings.
 func quoteList(items []string) string {
 	q := make([]string, len(items))

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/icewright/icewright/diff"
 )
 
@@ -236,4 +238,23 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// ConfigErrorsMarkdown is the pull-request comment of a plan that stopped
+// at the configuration: the marker, so that it replaces the last plan's
+// comment, and the errors as `icewright validate` prints them.
+func ConfigErrorsMarkdown(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics) error {
+	var text strings.Builder
+	DiagnosticsWith(&text, files, diags, NewStyles(false), false)
+	var b strings.Builder
+	b.WriteString(PlanMarker + "\n")
+	b.WriteString("### icewright plan\n\n")
+	b.WriteString("Error: the configuration has errors, so nothing was planned (the plan exits 1).\n\n")
+	fence := "```"
+	for strings.Contains(text.String(), fence) {
+		fence += "`"
+	}
+	fmt.Fprintf(&b, "%stext\n%s%s\n", fence, strings.TrimRight(text.String(), "\n")+"\n", fence)
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -76,3 +76,42 @@ func TestProgressJSONLines(t *testing.T) {
 		t.Errorf("last event:\n%s", buf.String())
 	}
 }
+
+// apply -json reads right in a pipeline (issue 43): a counter at 0 keeps
+// "done": 0, a catalog that could not be listed is catalog_failed (not
+// catalog_connected at level error), and the results line has a type.
+func TestProgressJSONEdges(t *testing.T) {
+	clk := &fakeClock{time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)}
+	var buf bytes.Buffer
+	p := NewJSONProgress(&buf, clk.now)
+	p.Event(apply.Event{Table: "lake.a.t", Action: "compact", Phase: apply.PhaseStart})
+	clk.advance(2 * time.Second)
+	p.Event(apply.Event{Table: "lake.a.t", Action: "compact", Phase: apply.PhaseProgress, Done: 0, Total: 5, Unit: "files"})
+	p.Event(apply.Event{Catalog: "down", Phase: apply.PhaseConnect})
+	p.Event(apply.Event{Catalog: "down", Phase: apply.PhaseConnected, Err: errors.New("connection refused")})
+	if err := ResultsJSONLine(&buf, &apply.Results{FormatVersion: "1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var events []map[string]any
+	for _, line := range lines {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		events = append(events, e)
+	}
+	if d, ok := events[1]["done"]; events[1]["type"] != "action_progress" || !ok || d != float64(0) {
+		t.Errorf("a progress event at 0 lost done: %s", lines[1])
+	}
+	if _, ok := events[0]["done"]; ok {
+		t.Errorf("action_start has a done: %s", lines[0])
+	}
+	if events[3]["type"] != "catalog_failed" || events[3]["level"] != "error" || events[3]["error"] != "connection refused" {
+		t.Errorf("an unreachable catalog: %s", lines[3])
+	}
+	last := events[len(events)-1]
+	if last["type"] != "results" || last["format_version"] != "1.0" || !strings.HasPrefix(lines[len(lines)-1], `{"type":"results",`) {
+		t.Errorf("the results line: %s", lines[len(lines)-1])
+	}
+}

@@ -65,6 +65,13 @@ func Restore(w io.Writer, address string, res diff.RestoreResult, s *Styles) err
 	if res.ManifestKept != "" {
 		fmt.Fprintf(&b, "The run's manifest is kept: %s.\n", res.ManifestKept)
 	}
+	if len(res.Restored) > 0 {
+		// Restored files are still referenced by no snapshot: the next
+		// plan finds them again. Say so now, not at the next apply.
+		fmt.Fprintf(&b, "\n%s no snapshot of %s references the restored files, so the next plan finds them again as orphan files "+
+			"and its apply would quarantine them again. To keep them, add their paths (relative to the table location) to "+
+			"orphan_files.exclude, or add them to the table.\n", s.Warn("Note:"), address)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

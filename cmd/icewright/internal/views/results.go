@@ -152,11 +152,12 @@ func resultSummary(r *apply.Results, s *Styles) string {
 	default:
 		head = s.OK("Apply complete!")
 	}
+	// Tables and actions counted apart, each named: "2 failed; 0
+	// actions done" read as two counts of one thing.
 	parts := []string{
-		fmt.Sprintf("%s changed", countOf(sum.TablesChanged, "table", "tables")),
-		fmt.Sprintf("%s failed", Count(sum.TablesFailed)),
-		fmt.Sprintf("%s done, %s skipped, %s failed",
-			countOf(sum.ActionsDone, "action", "actions"), Count(sum.ActionsSkipped), Count(sum.ActionsFailed)),
+		fmt.Sprintf("tables: %s changed, %s failed", Count(sum.TablesChanged), Count(sum.TablesFailed)),
+		fmt.Sprintf("actions: %s done, %s skipped, %s failed",
+			Count(sum.ActionsDone), Count(sum.ActionsSkipped), Count(sum.ActionsFailed)),
 	}
 	if sum.Snapshots > 0 || sum.FilesDeleted > 0 {
 		parts = append(parts, fmt.Sprintf("%s expired, %s deleted, %s freed",

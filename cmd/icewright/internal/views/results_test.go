@@ -45,7 +45,7 @@ lake.a.events  remove_orphan_files  skipped                                     
 lake.a.broken  update_properties    failed                                                                  80ms   commit: conflict after 4 retries
 lake.a.users   -                    in policy
 
-Apply finished with errors: 1 table changed; 1 failed; 2 actions done, 1 skipped, 1 failed; 214 snapshots expired, 900 files deleted, 1.0 GiB freed.
+Apply finished with errors: tables: 1 changed, 1 failed; actions: 2 done, 1 skipped, 1 failed; 214 snapshots expired, 900 files deleted, 1.0 GiB freed.
 `
 	if got := buf.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
