@@ -97,7 +97,7 @@ func configFileNames(dir string) ([]string, error) {
 
 func (l *loader) finish() (*Config, hcl.Diagnostics) {
 	for name, f := range l.parser.Files() {
-		l.cfg.Files[name] = f
+		l.cfg.Files[name] = fileForDiagnostics(name, f.Bytes)
 	}
 	sortDiagnostics(l.diags)
 	return l.cfg, l.diags
@@ -114,12 +114,19 @@ func (l *loader) load() {
 		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.", l.dir, FileSuffix)
 		return
 	}
+	total := 0
 	for _, name := range names {
 		path := filepath.Join(l.dir, name)
 		src, err := ReadRegularFile(path, MaxConfigFileBytes)
 		if err != nil {
 			l.errorf(nil, "Cannot read configuration file", "%s.", err)
 			continue
+		}
+		if total += len(src); total > maxConfigBytes {
+			l.errorf(&hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos}, "Configuration too large",
+				"With this file the *%s files of %s hold %s, more than %s, the limit icewright reads (it keeps memory bounded). Split the configuration, or match tables with tables blocks instead of one table block each.",
+				FileSuffix, l.dir, FormatSize(int64(total)), FormatSize(int64(maxConfigBytes)))
+			return
 		}
 		l.sources[name] = src
 		if d := checkNesting(src, path); d != nil {
@@ -134,6 +141,7 @@ func (l *loader) load() {
 	}
 
 	byType := map[string][]*hcl.Block{}
+	blocks := 0
 	for _, body := range bodies {
 		content, diags := body.Content(topSchema)
 		l.diags = append(l.diags, diags...)
@@ -141,6 +149,12 @@ func (l *loader) load() {
 			continue
 		}
 		for _, b := range content.Blocks {
+			if blocks++; blocks > maxBlocks {
+				l.errorf(b.DefRange.Ptr(), "Too many blocks",
+					"The configuration has more than %s blocks; this is block %s. icewright reads at most %s, a limit that keeps validate and plan within a few hundred MiB of memory. Match tables with tables blocks (patterns) rather than one table block each.",
+					GroupDigits(int64(maxBlocks)), GroupDigits(int64(maxBlocks+1)), GroupDigits(int64(maxBlocks)))
+				return
+			}
 			byType[b.Type] = append(byType[b.Type], b)
 		}
 	}

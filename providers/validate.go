@@ -26,7 +26,8 @@ func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
 		bodies = append(bodies, &p.Body)
 	}
 	for _, t := range cfg.Tables {
-		bodies = append(bodies, &t.Body)
+		b := t.Body()
+		bodies = append(bodies, &b)
 	}
 	for _, t := range cfg.Selectors {
 		bodies = append(bodies, &t.Body)
