@@ -224,3 +224,47 @@ func FuzzLoadLimits(f *testing.F) {
 		}
 	})
 }
+
+// FuzzItemStarts: cutting a file where itemStarts says (here before every
+// item, chunk 1) never changes what hcl parses. If the whole input parses
+// without errors, every chunk does, with the whole parse's blocks and
+// ranges; Load relies on this for files over chunkBytes, and otherwise
+// falls back to the whole parse.
+func FuzzItemStarts(f *testing.F) {
+	f.Add("table \"a.b.c\" {}\nlocals {\n  h = <<-EOT\n  }\n  EOT\n}\n/* x\n}\n*/ x = 1\n")
+	f.Add("a = \"${\"}\"}\"\n# }\nb = [\n1]\n")
+	f.Add("x = <<EOT\r\nEOT\r\ny = 2\r\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		if checkNesting([]byte(src), "") != nil {
+			return
+		}
+		whole, d := hclsyntax.ParseConfig([]byte(src), "f.hcl", hcl.InitialPos)
+		if d.HasErrors() {
+			return
+		}
+		starts := itemStarts([]byte(src), 1)
+		var blocks hclsyntax.Blocks
+		var attrs int
+		for i, s := range starts {
+			end := len(src)
+			if i+1 < len(starts) {
+				end = starts[i+1].Byte
+			}
+			c, d := hclsyntax.ParseConfig([]byte(src[s.Byte:end]), "f.hcl", s)
+			if d.HasErrors() {
+				t.Fatalf("chunk %d at %v (%q) has errors the whole input has not: %v", i, s, src[s.Byte:end], d)
+			}
+			blocks = append(blocks, c.Body.(*hclsyntax.Body).Blocks...)
+			attrs += len(c.Body.(*hclsyntax.Body).Attributes)
+		}
+		want := whole.Body.(*hclsyntax.Body)
+		if len(blocks) != len(want.Blocks) || attrs != len(want.Attributes) {
+			t.Fatalf("%d blocks and %d attributes, want %d and %d", len(blocks), attrs, len(want.Blocks), len(want.Attributes))
+		}
+		for i := range blocks {
+			if blocks[i].Range() != want.Blocks[i].Range() {
+				t.Fatalf("block %d at %v, want %v", i, blocks[i].Range(), want.Blocks[i].Range())
+			}
+		}
+	})
+}

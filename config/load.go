@@ -109,7 +109,7 @@ func (l *loader) load() {
 		l.errorf(nil, "Cannot read configuration directory", "%s.", err)
 		return
 	}
-	var bodies []hcl.Body
+	var bodies []parsedChunk
 	if len(names) == 0 {
 		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.", l.dir, FileSuffix)
 		return
@@ -133,21 +133,33 @@ func (l *loader) load() {
 			l.diags = append(l.diags, d)
 			continue
 		}
+		if chunks, diags, ok := parseInChunks(src, path); ok {
+			l.diags = append(l.diags, diags...)
+			bodies = append(bodies, chunks...)
+			l.cfg.Files[path] = fileForDiagnostics(path, src)
+			continue
+		}
 		f, diags := l.parser.ParseHCL(src, path)
 		l.diags = append(l.diags, diags...)
 		if f != nil && f.Body != nil {
-			bodies = append(bodies, f.Body)
+			bodies = append(bodies, parsedChunk{body: f.Body})
 		}
 	}
 
 	byType := map[string][]*hcl.Block{}
+	// tableSources are the table blocks in declaration order: a chunk's
+	// are parsed again when they are decoded rather than kept (memory.go).
+	var tableSources []tableSource
 	blocks := 0
-	for _, body := range bodies {
-		content, diags := body.Content(topSchema)
+	for i := range bodies {
+		c := &bodies[i]
+		content, diags := c.body.Content(topSchema)
+		c.body = nil
 		l.diags = append(l.diags, diags...)
 		if content == nil {
 			continue
 		}
+		src := tableSource{}
 		for _, b := range content.Blocks {
 			if blocks++; blocks > maxBlocks {
 				l.errorf(b.DefRange.Ptr(), "Too many blocks",
@@ -155,7 +167,17 @@ func (l *loader) load() {
 					GroupDigits(int64(maxBlocks)), GroupDigits(int64(maxBlocks+1)), GroupDigits(int64(maxBlocks)))
 				return
 			}
-			byType[b.Type] = append(byType[b.Type], b)
+			switch {
+			case b.Type == "table" && c.src != nil:
+				src.chunk = c
+			case b.Type == "table":
+				src.blocks = append(src.blocks, b)
+			default:
+				byType[b.Type] = append(byType[b.Type], b)
+			}
+		}
+		if src.chunk != nil || src.blocks != nil {
+			tableSources = append(tableSources, src)
 		}
 	}
 
@@ -172,8 +194,10 @@ func (l *loader) load() {
 	for _, b := range byType["policy"] {
 		l.decodePolicy(b)
 	}
-	for _, b := range byType["table"] {
-		l.decodeTable(b)
+	for _, ts := range tableSources {
+		for _, b := range ts.tableBlocks() {
+			l.decodeTable(b)
+		}
 	}
 	for _, b := range byType["tables"] {
 		l.decodeTables(b)

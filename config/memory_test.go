@@ -7,6 +7,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // oneLineTables writes a configuration of n one-line table blocks, the shape
@@ -130,4 +133,62 @@ func TestLoadLimits(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestParseInChunks: a file parsed a run of items at a time gives the
+// blocks, ranges and byte offsets of the whole-file parse; a file whose
+// cuts would fall inside a heredoc, a comment or brackets is cut elsewhere
+// or parsed whole.
+func TestParseInChunks(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 400; i++ {
+		switch i % 5 {
+		case 0:
+			fmt.Fprintf(&b, "table \"lake.ns.t%d\" { target_file_size = \"128MiB\" }\n", i)
+		case 1:
+			fmt.Fprintf(&b, "locals {\n  h%d = <<-EOT\n    }\n    table \"x.y.z\" {\n  EOT\n}\n", i)
+		case 2:
+			fmt.Fprintf(&b, "/* a comment\n}\n*/ policy \"p%d\" {\n  properties = {\n    \"a\" = \"${\"}\"}\\\"\"\n  }\n}\n", i)
+		case 3:
+			fmt.Fprintf(&b, "# a } comment\r\ntables \"lake.n%d.*\" {\r\n  exclude = [\r\n    \"lake.n.x\",\r\n  ]\r\n}\r\n", i)
+		default:
+			fmt.Fprintf(&b, "// x\nlocals { l%d = [for x in [1] : \"${x}\"] }\n", i)
+		}
+	}
+	src := []byte(b.String())
+	whole, wd := hclsyntax.ParseConfig(src, "f.hcl", hcl.InitialPos)
+	if wd.HasErrors() {
+		t.Fatal(wd)
+	}
+	for _, chunk := range []int{1, 7, 100, 4096} {
+		starts := itemStarts(src, chunk)
+		if len(starts) < 3 {
+			t.Fatalf("chunk %d: %d starts", chunk, len(starts))
+		}
+		var blocks hclsyntax.Blocks
+		for i, s := range starts {
+			end := len(src)
+			if i+1 < len(starts) {
+				end = starts[i+1].Byte
+			}
+			f, d := hclsyntax.ParseConfig(src[s.Byte:end], "f.hcl", s)
+			if d.HasErrors() {
+				t.Fatalf("chunk %d at %v: %v", chunk, s, d)
+			}
+			blocks = append(blocks, f.Body.(*hclsyntax.Body).Blocks...)
+		}
+		want := whole.Body.(*hclsyntax.Body).Blocks
+		if len(blocks) != len(want) {
+			t.Fatalf("chunk %d: %d blocks, want %d", chunk, len(blocks), len(want))
+		}
+		for i := range want {
+			if blocks[i].Type != want[i].Type || blocks[i].Range() != want[i].Range() || fmt.Sprint(blocks[i].Labels) != fmt.Sprint(want[i].Labels) {
+				t.Fatalf("chunk %d, block %d: %s %v %v, want %s %v %v", chunk, i, blocks[i].Type, blocks[i].Labels, blocks[i].Range(), want[i].Type, want[i].Labels, want[i].Range())
+			}
+		}
+	}
+	// Unterminated: parsed whole, so the error is hcl's for the file.
+	if _, _, ok := parseInChunks(append([]byte(strings.Repeat("locals { a = 1 }\n", 20000)), "x = <<EOT\n"...), "f.hcl"); ok {
+		t.Fatal("a file ending in an open heredoc was parsed in chunks")
+	}
 }
