@@ -4,6 +4,8 @@
 #   $ICEWRIGHT_CACHE/bin/versitygw  S3 server (real SigV4), for the SQL catalog's warehouse
 #   $ICEWRIGHT_CACHE/bin/weed       SeaweedFS: Iceberg REST catalog + S3
 #   $ICEWRIGHT_CACHE/bin/fake-gcs-server  GCS emulator (JSON API and its batch endpoint)
+#   $ICEWRIGHT_CACHE/bin/helm       Helm, for the chart's lint and render checks
+#                                (deploy/helm/icewright, deploy/helm_test.go)
 #   $ICEWRIGHT_CACHE/duckdb         npm prefix with @duckdb/node-api, the non-Go
 #                                reader of the corpus test (scripts/duckdb-fingerprint.cjs)
 #   $ICEWRIGHT_CACHE/azurite        npm prefix with azurite, the Azure Blob emulator
@@ -16,7 +18,7 @@
 # Every version the suite runs is pinned here, and only here (scripts/services.sh
 # and the tests read them through `scripts/tools.sh env`).
 #
-# Usage: scripts/tools.sh [all|postgres|versitygw|weed|fakegcs|azurite|duckdb|spark|env]
+# Usage: scripts/tools.sh [all|postgres|versitygw|weed|fakegcs|azurite|duckdb|spark|helm|env]
 # Idempotent: a binary already built at the pinned version is kept.
 set -euo pipefail
 
@@ -25,6 +27,8 @@ BIN="$CACHE/bin"
 VERSITYGW_VERSION="v1.8.0"
 SEAWEEDFS_VERSION="v0.0.0-20261109003541-7506e5f91cd6"
 FAKE_GCS_VERSION="v1.56.1"
+# Helm is not in Debian; it builds from its Go module (3-8 min cold).
+HELM_VERSION="v4.3.2"
 AZURITE_VERSION="3.37.0"
 # The npm package ships DuckDB itself (its platform package holds the binary).
 DUCKDB_NODE_VERSION="1.5.6-r.1"
@@ -89,6 +93,8 @@ go_install() {
 install_versitygw() { go_install versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"; }
 
 install_fakegcs() { go_install fake-gcs-server github.com/fsouza/fake-gcs-server "$FAKE_GCS_VERSION"; }
+
+install_helm() { go_install helm helm.sh/helm/v4/cmd/helm "$HELM_VERSION"; }
 
 install_weed() {
 	local stamp="$BIN/.weed-$SEAWEEDFS_VERSION"
@@ -230,6 +236,7 @@ print_env() {
 	echo "ICEWRIGHT_ICEBERG_JAVA_VERSION='$ICEBERG_JAVA_VERSION'"
 	echo "ICEWRIGHT_PYICEBERG_VERSION='$PYICEBERG_VERSION'"
 	echo "ICEWRIGHT_ZAMBONI_VERSION='$ZAMBONI_VERSION'"
+	echo "ICEWRIGHT_HELM='$BIN/helm'"
 }
 
 what="${1:-all}"
@@ -242,6 +249,7 @@ all)
 	install_spark
 	install_fakegcs
 	install_azurite
+	install_helm
 	;;
 postgres) install_postgres ;;
 duckdb) install_duckdb ;;
@@ -249,10 +257,11 @@ versitygw) install_versitygw ;;
 weed) install_weed ;;
 fakegcs) install_fakegcs ;;
 azurite) install_azurite ;;
+helm) install_helm ;;
 spark) install_spark ;;
 env) print_env ;;
 *)
-	echo "usage: $0 [all|postgres|versitygw|weed|fakegcs|azurite|duckdb|spark|env]" >&2
+	echo "usage: $0 [all|postgres|versitygw|weed|fakegcs|azurite|duckdb|spark|helm|env]" >&2
 	exit 2
 	;;
 esac

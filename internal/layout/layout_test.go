@@ -261,6 +261,40 @@ func TestOnlySparkPackageSpeaksSpark(t *testing.T) {
 	}
 }
 
+// TestOnlyImageBuilderLinksRegistryCode: go-containerregistry is imported by
+// internal/ociimage alone, and that by its command alone (scripts/release.sh
+// runs it), so the icewright binary never grows by the image builder.
+func TestOnlyImageBuilderLinksRegistryCode(t *testing.T) {
+	root := repoRoot(t)
+	allowed := map[string]string{
+		"github.com/google/go-containerregistry": "internal/ociimage",
+		module + "/internal/ociimage":            "internal/ociimage/mkimage",
+	}
+	found := map[string]bool{}
+	for _, dir := range packageDirs(t, root, ".", true) {
+		rel, _ := filepath.Rel(root, dir)
+		rel = filepath.ToSlash(rel)
+		for _, f := range goFiles(t, dir) {
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				for prefix, only := range allowed {
+					if path == prefix || strings.HasPrefix(path, prefix+"/") {
+						found[prefix] = true
+						if rel != only {
+							t.Errorf("%s imports %s; only %s may (docs/design.md §7)", rel, path, only)
+						}
+					}
+				}
+			}
+		}
+	}
+	for prefix := range allowed {
+		if !found[prefix] {
+			t.Errorf("no package imports %s: is the walk looking at the repository?", prefix)
+		}
+	}
+}
+
 // TestNothingBelowCmdPrintsOrExits: no os.Exit, log.Fatal/Print, fmt.Print*
 // or os.Stdout/os.Stderr in the packages below cmd.
 func TestNothingBelowCmdPrintsOrExits(t *testing.T) {

@@ -33,12 +33,7 @@ func DuckDBReader(t testing.TB) DuckDB {
 	}
 	prefix := os.Getenv("ICEWRIGHT_DUCKDB_PREFIX")
 	if prefix == "" {
-		cache := os.Getenv("ICEWRIGHT_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "icewright-ci")
-		}
-		prefix = filepath.Join(cache, "duckdb")
+		prefix = filepath.Join(ToolsCache(), "duckdb")
 	}
 	if _, err := os.Stat(filepath.Join(prefix, "node_modules", "@duckdb", "node-api", "package.json")); err != nil {
 		missing(t, "needs @duckdb/node-api in "+prefix+" (run scripts/tools.sh duckdb)")

@@ -1,6 +1,6 @@
-# The policies the reconciler keeps, from git: kustomize puts this directory
-# in a ConfigMap (kustomization.yaml), mounted at /etc/icewright. Secrets come
-# from the environment (the Secret icewright-catalog) and are never printed.
+# The policies the reconciler keeps, from git: the chart puts this file in a
+# ConfigMap (helm --set-file, values.yaml), mounted at /etc/icewright. Secrets
+# come from the environment (the Secret icewright-catalog) and are never printed.
 
 icewright {
   required_version = ">= 0.1"
