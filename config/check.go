@@ -232,7 +232,7 @@ func (l *loader) checkEffective() {
 		}
 	}
 	for _, t := range l.cfg.Tables {
-		check(t.Body, t.Policy, fmt.Sprintf("table %q", t.Address))
+		check(t.Body(), t.Policy, fmt.Sprintf("table %q", t.Address))
 	}
 	for _, t := range l.cfg.Selectors {
 		check(t.Body, t.Policy, fmt.Sprintf("tables %q", t.Pattern))

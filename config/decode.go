@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -210,7 +211,29 @@ const (
 	bodyTables
 )
 
+// bodySchemas are the schemas of a kind of body and of its nested blocks,
+// built once per kind and shared (hcl only reads them): a configuration can
+// have hundreds of thousands of table blocks.
 func (l *loader) bodySchemas(kind bodyKind) (*hcl.BodySchema, map[string]*hcl.BodySchema) {
+	s := bodySchemaTable()[kind]
+	return s.top, s.nested
+}
+
+type bodySchemaSet struct {
+	top    *hcl.BodySchema
+	nested map[string]*hcl.BodySchema
+}
+
+var bodySchemaTable = sync.OnceValue(func() []bodySchemaSet {
+	var out []bodySchemaSet
+	for kind := bodyPolicy; kind <= bodyTables; kind++ {
+		top, nested := buildBodySchemas(kind)
+		out = append(out, bodySchemaSet{top, nested})
+	}
+	return out
+})
+
+func buildBodySchemas(kind bodyKind) (*hcl.BodySchema, map[string]*hcl.BodySchema) {
 	top := &hcl.BodySchema{}
 	nested := map[string]*hcl.BodySchema{}
 	for _, b := range nestedBlocks {
@@ -581,7 +604,7 @@ func (l *loader) decodeTable(b *hcl.Block) {
 		return
 	}
 	pb, content := l.decodeBody(b.Body, bodyTable, fmt.Sprintf("table %q", addr))
-	t := &TableBlock{Address: addr, Body: pb, DeclRange: b.DefRange}
+	t := &TableBlock{Address: addr, body: compact(&pb), DeclRange: b.DefRange}
 	if a, ok := content.Attributes["policy"]; ok {
 		if ref, ok := l.policyRef(a); ok {
 			t.Policy, t.PolicyRng = ref, a.Expr.Range()

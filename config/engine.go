@@ -76,7 +76,7 @@ func (l *loader) checkEngines() {
 		check(l.cfg.Policies[name].Body)
 	}
 	for _, t := range l.cfg.Tables {
-		check(t.Body)
+		check(t.Body())
 	}
 	for _, t := range l.cfg.Selectors {
 		check(t.Body)

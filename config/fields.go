@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -64,7 +65,14 @@ const (
 	minOlderThan      = 24 * time.Hour
 )
 
-func policyFields() []fieldDesc {
+// policyFields is the table of policy attributes, built once: decoding
+// walks it for every block, and a configuration can have hundreds of
+// thousands of table blocks. Callers must not modify it.
+func policyFields() []fieldDesc { return policyFieldTable() }
+
+var policyFieldTable = sync.OnceValue(buildPolicyFields)
+
+func buildPolicyFields() []fieldDesc {
 	return []fieldDesc{
 		{"", "target_file_size", kindSize, func(p *PolicyBody) any { return &p.TargetFileSize }, checkTargetSize,
 			"The size compaction writes data files at, and the size Iceberg writers aim for. Also sets the table property."},
@@ -259,6 +267,7 @@ type settingPtr interface {
 	fillFrom(other any)
 	meta() (set bool, origin hcl.Range, block string)
 	value() any
+	copySetting() settingPtr
 }
 
 func (s *Setting[T]) fillFrom(other any) {
@@ -269,7 +278,13 @@ func (s *Setting[T]) fillFrom(other any) {
 }
 
 func (s *Setting[T]) meta() (bool, hcl.Range, string) { return s.Set, s.Origin, s.Block }
-func (s *Setting[T]) value() any                      { return s.Value }
+
+// copySetting is a copy of the setting on its own, for compactBody.
+func (s *Setting[T]) copySetting() settingPtr {
+	c := *s
+	return &c
+}
+func (s *Setting[T]) value() any { return s.Value }
 
 // renderValue writes a value the way it would be written in HCL, so explain
 // output can be pasted back into a configuration.

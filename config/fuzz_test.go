@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Fuzz targets: run one per invocation, e.g.
@@ -169,5 +170,101 @@ func FuzzLoadNesting(f *testing.F) {
 			t.Fatal("Load returned no Config")
 		}
 		_, _ = Format([]byte(src), "main.icewright.hcl")
+	})
+}
+
+// FuzzLoadLimits covers the block limit (issue 43.7) with the limit lowered
+// to a size a fuzzer reaches: a prefix, then one item repeated n times.
+// Over the limit, Load answers with the "Too many blocks" error at a block
+// of the input and decodes nothing; under it, never with that error.
+func FuzzLoadLimits(f *testing.F) {
+	f.Add(baseCatalog, `table "lake.a.t" { target_file_size = "128MiB" }`+"\n", uint16(40), uint8(30))
+	f.Add(``, `tables "lake.*.*" {}`+"\n", uint16(10), uint8(20))
+	f.Add(`policy "p" {}`, "\n# only a comment\n", uint16(500), uint8(1))
+	f.Add(``, `locals { x = 1 }`, uint16(3), uint8(2))
+	f.Fuzz(func(t *testing.T, prefix, item string, n uint16, limit uint8) {
+		defer func(m int) { maxBlocks = m }(maxBlocks)
+		maxBlocks = int(limit)
+		src := prefix + strings.Repeat(item, int(n%2000))
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		cfg, diags := Load(dir, LoadOptions{Version: "0.1.0"})
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("Load took %v", d)
+		}
+		blocks := 0
+		if checkNesting([]byte(src), "") != nil {
+			return // refused before parsing; FuzzLoadNesting covers it
+		}
+		if f, _ := hclsyntax.ParseConfig([]byte(src), "main.icewright.hcl", hcl.InitialPos); f != nil {
+			blocks = len(f.Body.(*hclsyntax.Body).Blocks)
+		}
+		over := false
+		for _, d := range diags {
+			if d.Summary == "Too many blocks" {
+				over = true
+				if d.Subject == nil || d.Subject.Filename == "" || d.Subject.Start.Line < 1 {
+					t.Fatalf("limit error without a place: %v", d.Subject)
+				}
+			}
+		}
+		// The limit counts the blocks of the top-level schema; blocks of an
+		// unknown type are errors of their own and count too.
+		if over && blocks <= int(limit) {
+			t.Fatalf("Too many blocks with %d blocks, limit %d", blocks, limit)
+		}
+		if !over && blocks > int(limit) && !diags.HasErrors() {
+			t.Fatalf("%d blocks, limit %d, no error", blocks, limit)
+		}
+		if over && (len(cfg.Tables) > 0 || len(cfg.Selectors) > 0) {
+			t.Fatal("decoded past the limit")
+		}
+	})
+}
+
+// FuzzItemStarts: cutting a file where itemStarts says (here before every
+// item, chunk 1) never changes what hcl parses. If the whole input parses
+// without errors, every chunk does, with the whole parse's blocks and
+// ranges; Load relies on this for files over chunkBytes, and otherwise
+// falls back to the whole parse.
+func FuzzItemStarts(f *testing.F) {
+	f.Add("table \"a.b.c\" {}\nlocals {\n  h = <<-EOT\n  }\n  EOT\n}\n/* x\n}\n*/ x = 1\n")
+	f.Add("a = \"${\"}\"}\"\n# }\nb = [\n1]\n")
+	f.Add("x = <<EOT\r\nEOT\r\ny = 2\r\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		if checkNesting([]byte(src), "") != nil {
+			return
+		}
+		whole, d := hclsyntax.ParseConfig([]byte(src), "f.hcl", hcl.InitialPos)
+		if d.HasErrors() {
+			return
+		}
+		starts := itemStarts([]byte(src), 1)
+		var blocks hclsyntax.Blocks
+		var attrs int
+		for i, s := range starts {
+			end := len(src)
+			if i+1 < len(starts) {
+				end = starts[i+1].Byte
+			}
+			c, d := hclsyntax.ParseConfig([]byte(src[s.Byte:end]), "f.hcl", s)
+			if d.HasErrors() {
+				t.Fatalf("chunk %d at %v (%q) has errors the whole input has not: %v", i, s, src[s.Byte:end], d)
+			}
+			blocks = append(blocks, c.Body.(*hclsyntax.Body).Blocks...)
+			attrs += len(c.Body.(*hclsyntax.Body).Attributes)
+		}
+		want := whole.Body.(*hclsyntax.Body)
+		if len(blocks) != len(want.Blocks) || attrs != len(want.Attributes) {
+			t.Fatalf("%d blocks and %d attributes, want %d and %d", len(blocks), attrs, len(want.Blocks), len(want.Attributes))
+		}
+		for i := range blocks {
+			if blocks[i].Range() != want.Blocks[i].Range() {
+				t.Fatalf("block %d at %v, want %v", i, blocks[i].Range(), want.Blocks[i].Range())
+			}
+		}
 	})
 }

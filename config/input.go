@@ -16,13 +16,24 @@ import (
 // a FIFO hang the command, nor a saved plan of gigabytes be read whole
 // before it is refused.
 const (
-	MaxConfigFileBytes = 16 << 20  // one *.icewright.hcl or -var-file
-	MaxPlanFileBytes   = 512 << 20 // a saved plan (orphan path lists can be long)
+	MaxConfigFileBytes = 16 << 20 // one *.icewright.hcl or -var-file
+	// MaxConfigBytes bounds all *.icewright.hcl files of a directory
+	// together, and MaxBlocks their top-level blocks: memory grows with
+	// both (about 500 bytes kept per one-line table block, and the parse of
+	// a file several times its size), and a fleet that large is written
+	// with tables selectors. 185,000 one-line table blocks (10 MB) are
+	// within both (docs/benchmarks.md, "Configuration size").
+	MaxConfigBytes   = 32 << 20
+	MaxBlocks        = 250_000
+	MaxPlanFileBytes = 512 << 20 // a saved plan (orphan path lists can be long)
 	// MaxNesting bounds how deep brackets, braces, parentheses and template
 	// interpolations nest. hcl's parser recurses once per level, so 400 KB
 	// of "[" overflowed the Go stack; real configurations nest a few levels.
 	MaxNesting = 100
 )
+
+// The limits Load applies: MaxConfigBytes and MaxBlocks, lowered by tests.
+var maxConfigBytes, maxBlocks = MaxConfigBytes, MaxBlocks
 
 // ReadRegularFile reads path, which must be a regular file (a symlink to
 // one is fine) of at most limit bytes. It never blocks on a FIFO or device:

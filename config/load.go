@@ -131,7 +131,7 @@ func otherHCLFiles(dir string) string {
 
 func (l *loader) finish() (*Config, hcl.Diagnostics) {
 	for name, f := range l.parser.Files() {
-		l.cfg.Files[name] = f
+		l.cfg.Files[name] = fileForDiagnostics(name, f.Bytes)
 	}
 	sortDiagnostics(l.diags)
 	return l.cfg, l.diags
@@ -143,11 +143,12 @@ func (l *loader) load() {
 		l.errorf(nil, "Cannot read configuration directory", "%s.", err)
 		return
 	}
-	var bodies []hcl.Body
+	var bodies []parsedChunk
 	if len(names) == 0 {
 		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.%s", l.dir, FileSuffix, otherHCLFiles(l.dir))
 		return
 	}
+	total := 0
 	for _, name := range names {
 		path := filepath.Join(l.dir, name)
 		src, err := ReadRegularFile(path, MaxConfigFileBytes)
@@ -155,27 +156,62 @@ func (l *loader) load() {
 			l.errorf(nil, "Cannot read configuration file", "%s.", err)
 			continue
 		}
+		if total += len(src); total > maxConfigBytes {
+			l.errorf(&hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos}, "Configuration too large",
+				"With this file the *%s files of %s hold %s, more than %s, the limit icewright reads (it keeps memory bounded). Split the configuration, or match tables with tables blocks instead of one table block each.",
+				FileSuffix, l.dir, FormatSize(int64(total)), FormatSize(int64(maxConfigBytes)))
+			return
+		}
 		l.sources[name] = src
 		if d := checkNesting(src, path); d != nil {
 			l.diags = append(l.diags, d)
 			continue
 		}
+		if chunks, diags, ok := parseInChunks(src, path); ok {
+			l.diags = append(l.diags, diags...)
+			bodies = append(bodies, chunks...)
+			l.cfg.Files[path] = fileForDiagnostics(path, src)
+			continue
+		}
 		f, diags := l.parser.ParseHCL(src, path)
 		l.diags = append(l.diags, diags...)
 		if f != nil && f.Body != nil {
-			bodies = append(bodies, f.Body)
+			bodies = append(bodies, parsedChunk{body: f.Body})
 		}
 	}
 
 	byType := map[string][]*hcl.Block{}
-	for _, body := range bodies {
-		content, diags := body.Content(topSchema)
+	// tableSources are the table blocks in declaration order: a chunk's
+	// are parsed again when they are decoded rather than kept (memory.go).
+	var tableSources []tableSource
+	blocks := 0
+	for i := range bodies {
+		c := &bodies[i]
+		content, diags := c.body.Content(topSchema)
+		c.body = nil
 		l.diags = append(l.diags, diags...)
 		if content == nil {
 			continue
 		}
+		src := tableSource{}
 		for _, b := range content.Blocks {
-			byType[b.Type] = append(byType[b.Type], b)
+			if blocks++; blocks > maxBlocks {
+				l.errorf(b.DefRange.Ptr(), "Too many blocks",
+					"The configuration has more than %s blocks; this is block %s. icewright reads at most %s, a limit that keeps validate and plan within a few hundred MiB of memory. Match tables with tables blocks (patterns) rather than one table block each.",
+					GroupDigits(int64(maxBlocks)), GroupDigits(int64(maxBlocks+1)), GroupDigits(int64(maxBlocks)))
+				return
+			}
+			switch {
+			case b.Type == "table" && c.src != nil:
+				src.chunk = c
+			case b.Type == "table":
+				src.blocks = append(src.blocks, b)
+			default:
+				byType[b.Type] = append(byType[b.Type], b)
+			}
+		}
+		if src.chunk != nil || src.blocks != nil {
+			tableSources = append(tableSources, src)
 		}
 	}
 
@@ -192,8 +228,10 @@ func (l *loader) load() {
 	for _, b := range byType["policy"] {
 		l.decodePolicy(b)
 	}
-	for _, b := range byType["table"] {
-		l.decodeTable(b)
+	for _, ts := range tableSources {
+		for _, b := range ts.tableBlocks() {
+			l.decodeTable(b)
+		}
 	}
 	for _, b := range byType["tables"] {
 		l.decodeTables(b)

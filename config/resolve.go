@@ -56,7 +56,7 @@ func (c *Config) Resolve(address string) (*Effective, bool) {
 	var policy string
 	found := false
 	if t := c.tableBlock(address); t != nil {
-		body, policy = t.Body, t.Policy
+		body, policy = t.Body(), t.Policy
 		e.MatchedBy, e.MatchRange = fmt.Sprintf("table %q", t.Address), t.DeclRange
 		found = true
 	}

@@ -215,8 +215,8 @@ func TestResolveDoesNotShareState(t *testing.T) {
 	if _, ok := again.Properties["z"]; ok {
 		t.Fatal("a caller's change to an Effective leaked into the Config")
 	}
-	if len(cfg.Tables[0].Body.Properties) != 1 {
-		t.Fatalf("the table block's own properties changed: %v", cfg.Tables[0].Body.Properties)
+	if len(cfg.Tables[0].Body().Properties) != 1 {
+		t.Fatalf("the table block's own properties changed: %v", cfg.Tables[0].Body().Properties)
 	}
 }
 

@@ -221,9 +221,16 @@ type TableBlock struct {
 	Address   string
 	Policy    string // referenced policy name, "" when none
 	PolicyRng hcl.Range
-	Body      PolicyBody // inline overrides
+	// body holds the inline overrides as written: only what the block sets
+	// (compact.go), since a configuration can have hundreds of thousands
+	// of table blocks. Body returns them as a PolicyBody.
+	body      compactBody
 	DeclRange hcl.Range
 }
+
+// Body is the block's inline overrides: only the attributes and nested
+// blocks written in it are set. Each call returns a fresh PolicyBody.
+func (t *TableBlock) Body() PolicyBody { return t.body.expand() }
 
 // TablesBlock is `tables "pattern"`, a selector with * and ** globs.
 type TablesBlock struct {
