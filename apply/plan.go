@@ -274,11 +274,21 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 				items = append(items, planItem{address: a, pol: pol})
 			}
 		}
+		var sorted []string // the catalog's addresses, for did-you-means
+		missing := 0
 		for _, tb := range cfg.Tables {
 			if strings.HasPrefix(tb.Address, c.Name+".") && !exists[tb.Address] && targeted(tb.Address) {
 				msg := fmt.Sprintf("table %s does not exist in catalog %q (declared at %s)", tb.Address, c.Name, rangeOrigin(tb.DeclRange))
-				if sug := config.SuggestPattern(tb.Address, slices.Sorted(maps.Keys(exists))); sug != "" {
-					msg += fmt.Sprintf("; did you mean %q?", sug)
+				// A did-you-mean compares the address with every table of
+				// the catalog: for the first missing tables only, or 185,000
+				// table blocks against a large catalog would take hours.
+				if missing++; missing <= maxMissingSuggestions {
+					if sorted == nil {
+						sorted = slices.Sorted(maps.Keys(exists))
+					}
+					if sug := config.SuggestPattern(tb.Address, sorted); sug != "" {
+						msg += fmt.Sprintf("; did you mean %q?", sug)
+					}
 				}
 				errs = append(errs, diff.TableError{Address: tb.Address, Message: msg})
 			}
@@ -290,6 +300,10 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 	}
 	return items, errs, l.warnings(ctx, cfg, b, targets)
 }
+
+// maxMissingSuggestions is how many table blocks of one catalog naming a
+// table that does not exist get a did-you-mean in the plan.
+const maxMissingSuggestions = 100
 
 // catalogCause is a listing error without the `catalog "NAME": ` its
 // backend put in front, so that the plan's message names the catalog once.

@@ -183,8 +183,11 @@ func (l *loader) checkEffective() {
 		}
 		l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()})
 	}
-	check := func(body PolicyBody, policy string, what string) {
-		pb := l.cfg.merged(body, policy)
+	// Two bodies reused for every block: a PolicyBody is 4.6 KB, and a
+	// configuration can have 250,000 table blocks.
+	var body, pb PolicyBody
+	check := func(policy string, what string) {
+		l.cfg.mergedInto(&pb, &body, policy)
 		c := pb.Compaction
 		if c.Declared && c.Strategy.Value == "sort" && len(pb.SortOrder.Value) == 0 {
 			rng := c.Strategy.Origin
@@ -232,10 +235,12 @@ func (l *loader) checkEffective() {
 		}
 	}
 	for _, t := range l.cfg.Tables {
-		check(t.Body(), t.Policy, fmt.Sprintf("table %q", t.Address))
+		t.BodyInto(&body)
+		check(t.Policy, fmt.Sprintf("table %q", t.Address))
 	}
 	for _, t := range l.cfg.Selectors {
-		check(t.Body, t.Policy, fmt.Sprintf("tables %q", t.Pattern))
+		body = t.Body
+		check(t.Policy, fmt.Sprintf("tables %q", t.Pattern))
 	}
 }
 

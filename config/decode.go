@@ -261,12 +261,19 @@ func buildBodySchemas(kind bodyKind) (*hcl.BodySchema, map[string]*hcl.BodySchem
 // table and tables blocks. blockName is recorded on every Setting for
 // explain. It returns the content so callers can read their own extras.
 func (l *loader) decodeBody(body hcl.Body, kind bodyKind, blockName string) (PolicyBody, *hcl.BodyContent) {
-	top, nested := l.bodySchemas(kind)
 	var pb PolicyBody
+	content := l.decodeBodyInto(&pb, body, kind, blockName)
+	return pb, content
+}
+
+// decodeBodyInto is decodeBody into *pb, which must be zero: readTable
+// reuses one for every table block (a PolicyBody is 4.6 KB).
+func (l *loader) decodeBodyInto(pb *PolicyBody, body hcl.Body, kind bodyKind, blockName string) *hcl.BodyContent {
+	top, nested := l.bodySchemas(kind)
 	content, diags := body.Content(top)
 	l.diags = append(l.diags, diags...)
 	if content == nil {
-		return pb, &hcl.BodyContent{Attributes: hcl.Attributes{}}
+		return &hcl.BodyContent{Attributes: hcl.Attributes{}}
 	}
 	attrsByBlock := map[string]hcl.Attributes{"": content.Attributes}
 	seen := map[string]*hcl.Block{}
@@ -276,7 +283,7 @@ func (l *loader) decodeBody(body hcl.Body, kind bodyKind, blockName string) (Pol
 			continue
 		}
 		seen[blk.Type] = blk
-		declared, rng := blockState(&pb, blk.Type)
+		declared, rng := blockState(pb, blk.Type)
 		*declared, *rng = true, blk.DefRange
 		c, diags := blk.Body.Content(nested[blk.Type])
 		l.diags = append(l.diags, diags...)
@@ -290,12 +297,12 @@ func (l *loader) decodeBody(body hcl.Body, kind bodyKind, blockName string) (Pol
 		if !ok {
 			continue
 		}
-		l.decodeField(f, a, &pb, blockName)
+		l.decodeField(f, a, pb, blockName)
 	}
 	if a, ok := content.Attributes["properties"]; ok {
-		l.decodeProperties(a, &pb, blockName)
+		l.decodeProperties(a, pb, blockName)
 	}
-	return pb, content
+	return content
 }
 
 // decodeField evaluates one attribute into its Setting.
@@ -594,28 +601,63 @@ func (l *loader) decodePolicy(b *hcl.Block) {
 }
 
 func (l *loader) decodeTable(b *hcl.Block) {
+	t := l.readTable(b)
+	l.addTable(&t)
+}
+
+// decodedTable is a table block decoded but not yet added to the
+// configuration, with the diagnostics of its decoding: Load decodes the
+// table blocks of a large file as it parses them (readChunk) and adds them
+// in declaration order after the policies, as decodeTable does.
+type decodedTable struct {
+	table *TableBlock // nil when the address is invalid
+	label hcl.Range
+	diags hcl.Diagnostics
+}
+
+func (l *loader) readTable(b *hcl.Block) (d decodedTable) {
+	outer := l.diags
+	l.diags = nil
+	defer func() { d.diags, l.diags = l.diags, outer }()
 	addr := b.Labels[0]
 	if _, _, _, err := SplitAddress(addr); err != nil {
 		l.errorf(b.LabelRanges[0].Ptr(), "Invalid table address", "%s. A table block names one table; use a tables block for patterns.", err)
-		return
+		return d
 	}
-	if t, dup := l.cfg.tableIndex[addr]; dup {
-		l.errorf(b.DefRange.Ptr(), "Duplicate table block", "The table %q already has a block at %s.", addr, t.DeclRange)
-		return
+	if l.scratch == nil {
+		l.scratch = new(PolicyBody)
 	}
-	pb, content := l.decodeBody(b.Body, bodyTable, fmt.Sprintf("table %q", addr))
-	t := &TableBlock{Address: addr, body: compact(&pb), DeclRange: b.DefRange}
+	pb := l.scratch
+	*pb = PolicyBody{}
+	content := l.decodeBodyInto(pb, b.Body, bodyTable, fmt.Sprintf("table %q", addr))
+	t := &TableBlock{Address: addr, body: compact(pb), DeclRange: b.DefRange}
 	if a, ok := content.Attributes["policy"]; ok {
 		if ref, ok := l.policyRef(a); ok {
 			t.Policy, t.PolicyRng = ref, a.Expr.Range()
 		}
 	}
+	return decodedTable{table: t, label: b.LabelRanges[0]}
+}
+
+// addTable adds a decoded table block, or says why not: a second block for
+// the same table is an error whose body's diagnostics are not reported.
+func (l *loader) addTable(d *decodedTable) {
+	t := d.table
+	if t == nil {
+		l.diags = append(l.diags, d.diags...)
+		return
+	}
+	if prev, dup := l.cfg.tableIndex[t.Address]; dup {
+		l.errorf(t.DeclRange.Ptr(), "Duplicate table block", "The table %q already has a block at %s.", t.Address, prev.DeclRange)
+		return
+	}
+	l.diags = append(l.diags, d.diags...)
 	l.cfg.Tables = append(l.cfg.Tables, t)
 	if l.cfg.tableIndex == nil {
 		l.cfg.tableIndex = map[string]*TableBlock{}
 	}
-	l.cfg.tableIndex[addr] = t
-	l.labelRanges[t] = b.LabelRanges[0]
+	l.cfg.tableIndex[t.Address] = t
+	l.labelRanges[t] = d.label
 }
 
 func (l *loader) decodeTables(b *hcl.Block) {

@@ -53,7 +53,7 @@ func (l *loader) decodeEngine(b *hcl.Block) {
 // since it does nothing.
 func (l *loader) checkEngines() {
 	used := map[string]bool{}
-	check := func(pb PolicyBody) {
+	check := func(pb *PolicyBody) {
 		s := pb.Compaction.Engine
 		if !s.Set {
 			return
@@ -73,13 +73,15 @@ func (l *loader) checkEngines() {
 		l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown engine", Detail: detail, Subject: s.Origin.Ptr()})
 	}
 	for _, name := range slices.Sorted(maps.Keys(l.cfg.Policies)) {
-		check(l.cfg.Policies[name].Body)
+		check(&l.cfg.Policies[name].Body)
 	}
+	var body PolicyBody
 	for _, t := range l.cfg.Tables {
-		check(t.Body())
+		t.BodyInto(&body)
+		check(&body)
 	}
 	for _, t := range l.cfg.Selectors {
-		check(t.Body)
+		check(&t.Body)
 	}
 	for _, e := range l.cfg.Engines {
 		if !used[e.Name] {

@@ -1,8 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,6 +268,118 @@ func FuzzItemStarts(f *testing.F) {
 			if blocks[i].Range() != want.Blocks[i].Range() {
 				t.Fatalf("block %d at %v, want %v", i, blocks[i].Range(), want.Blocks[i].Range())
 			}
+		}
+	})
+}
+
+// FuzzLoadChunked: a file Load parses a run of items at a time (chunkBytes
+// lowered to a few bytes, so small inputs are) reads as the same file
+// parsed whole (issue 43.7). Whatever the input, no panic and every error
+// at a file:line:col; an input is an error both ways or neither; one that
+// loads without errors gives the same configuration and the same
+// diagnostics, each with the same context ("in table ...").
+func FuzzLoadChunked(f *testing.F) {
+	f.Add(resolveSrc+`table "lake.a.t" { target_file_size = "128MiB" }
+table "lake.a.u" {
+  policy = policy.leaf
+  compaction {
+    min_input_files = 3
+  }
+}
+`, uint8(1))
+	f.Add(baseCatalog+`variable "size" {
+  default = "64MiB"
+}
+locals {
+  n = 4
+}
+table "lake.a.t" { target_file_size = var.size }
+table "lake.a.u" { target_file_size = "1GiB" }
+table "lake.a.v" {
+  compaction {
+    min_input_files = local.n
+  }
+}
+`, uint8(20))
+	f.Add(baseCatalog+`table "lake.a.t" {}
+table "lake" {}
+table "lake.a.t" { target_file_size = var.nope }
+`, uint8(2))
+	f.Add(baseCatalog+`table "lake.a.t" {
+  properties = {
+    "x" = <<-EOT
+    }
+    table "lake.b.c" {
+    EOT
+    y = "${"}"}"
+  }
+}
+# table "lake.c.d" {
+/* } */ table "lake.e.f" { target_file_size = format("%dMiB", 64) }
+table "lake.g.h" { target_file_size = "1KiB" }
+`, uint8(7))
+	f.Add(baseCatalog+`table "lake.a.t" { target_file_size = env("NOPE") }
+table "lake.a.u" { unknown = 1 }
+x = 1
+table "lake.a.v" {
+`, uint8(3))
+	f.Fuzz(func(t *testing.T, src string, chunk uint8) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "main.icewright.hcl")
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts := LoadOptions{Version: "0.1.0", Env: []string{"ICEWRIGHT_VAR_v=x"}}
+		whole, wdiags := Load(dir, opts)
+		// The context a diagnostic at each offset would name, from hcl's
+		// navigator of the whole file (before chunkBytes is lowered).
+		step := max(1, len(src)/100)
+		contexts := func(c *Config) []string {
+			var out []string
+			for o := 0; o <= len(src); o += step {
+				out = append(out, c.Files[path].Nav.(interface{ ContextString(int) string }).ContextString(o))
+			}
+			return out
+		}
+		var wcontexts []string
+		if !wdiags.HasErrors() {
+			wcontexts = contexts(whole)
+		}
+		defer func(n int) { chunkBytes = n }(chunkBytes)
+		chunkBytes = 1 + int(chunk%64)
+		start := time.Now()
+		cfg, diags := Load(dir, opts)
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("Load took %v", d)
+		}
+		for _, d := range diags {
+			if s := d.Subject; d.Severity == hcl.DiagError && (s == nil || s.Filename == "" || s.Start.Line < 1 || s.Start.Column < 1) {
+				t.Fatalf("error without a file:line:col: %s: %s (%v)", d.Summary, d.Detail, s)
+			}
+		}
+		if wdiags.HasErrors() != diags.HasErrors() {
+			t.Fatalf("errors parsed whole: %v; in chunks: %v", diagLines(wdiags), diagLines(diags))
+		}
+		if wdiags.HasErrors() {
+			return
+		}
+		full := func(diags hcl.Diagnostics) string {
+			var b strings.Builder
+			for _, d := range diags {
+				fmt.Fprintf(&b, "%v %s: %s %v %v\n", d.Severity, d.Summary, d.Detail, d.Subject, d.Context)
+			}
+			return b.String()
+		}
+		if w, c := full(wdiags), full(diags); w != c {
+			t.Fatalf("diagnostics parsed whole:\n%s\nin chunks:\n%s", w, c)
+		}
+		if c := contexts(cfg); !slices.Equal(wcontexts, c) {
+			t.Fatalf("contexts at every %d bytes parsed whole:\n%q\nin chunks:\n%q", step, wcontexts, c)
+		}
+		a, b := *whole, *cfg
+		a.Files, b.Files = nil, nil
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("configurations differ:\nwhole  %+v\nchunks %+v", a, b)
 		}
 	})
 }

@@ -51,6 +51,9 @@ type loader struct {
 	// ignoreRanges are the elements of ignore_warnings, where an unknown
 	// code is reported.
 	ignoreRanges []hcl.Range
+	// scratch is the body readTable decodes each table block into before
+	// it keeps what the block set.
+	scratch *PolicyBody
 }
 
 // Load reads every *.icewright.hcl file in dir (not recursively), merges them
@@ -148,6 +151,9 @@ func (l *loader) load() {
 		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.%s", l.dir, FileSuffix, otherHCLFiles(l.dir))
 		return
 	}
+	// The context of the table blocks readChunk decodes as their file is
+	// parsed: functions and path, var and local still empty.
+	l.buildContext()
 	total := 0
 	for _, name := range names {
 		path := filepath.Join(l.dir, name)
@@ -167,7 +173,7 @@ func (l *loader) load() {
 			l.diags = append(l.diags, d)
 			continue
 		}
-		if chunks, diags, ok := parseInChunks(src, path); ok {
+		if chunks, diags, ok := parseInChunks(src, path, l.readChunk); ok {
 			l.diags = append(l.diags, diags...)
 			bodies = append(bodies, chunks...)
 			l.cfg.Files[path] = fileForDiagnostics(path, src)
@@ -181,36 +187,43 @@ func (l *loader) load() {
 	}
 
 	byType := map[string][]*hcl.Block{}
-	// tableSources are the table blocks in declaration order: a chunk's
-	// are parsed again when they are decoded rather than kept (memory.go).
+	// tableSources are the table blocks in declaration order (memory.go).
 	var tableSources []tableSource
 	blocks := 0
 	for i := range bodies {
 		c := &bodies[i]
-		content, diags := c.body.Content(topSchema)
-		c.body = nil
-		l.diags = append(l.diags, diags...)
-		if content == nil {
-			continue
+		if c.body != nil {
+			content, diags := c.body.Content(topSchema)
+			c.body = nil
+			c.diags = diags
+			if content != nil {
+				for _, b := range content.Blocks {
+					c.items = append(c.items, chunkItem{block: b, defRange: b.DefRange})
+				}
+			}
 		}
+		l.diags = append(l.diags, c.diags...)
 		src := tableSource{}
-		for _, b := range content.Blocks {
+		for _, it := range c.items {
 			if blocks++; blocks > maxBlocks {
-				l.errorf(b.DefRange.Ptr(), "Too many blocks",
+				l.errorf(it.defRange.Ptr(), "Too many blocks",
 					"The configuration has more than %s blocks; this is block %s. icewright reads at most %s, a limit that keeps validate and plan within a few hundred MiB of memory. Match tables with tables blocks (patterns) rather than one table block each.",
 					GroupDigits(int64(maxBlocks)), GroupDigits(int64(maxBlocks+1)), GroupDigits(int64(maxBlocks)))
 				return
 			}
 			switch {
-			case b.Type == "table" && c.src != nil:
+			case it.table != nil:
+				src.decoded = append(src.decoded, it.table)
+			case it.block == nil:
 				src.chunk = c
-			case b.Type == "table":
-				src.blocks = append(src.blocks, b)
+			case it.block.Type == "table":
+				src.blocks = append(src.blocks, it.block)
 			default:
-				byType[b.Type] = append(byType[b.Type], b)
+				byType[it.block.Type] = append(byType[it.block.Type], it.block)
 			}
 		}
-		if src.chunk != nil || src.blocks != nil {
+		c.items = nil
+		if src.chunk != nil || src.blocks != nil || src.decoded != nil {
 			tableSources = append(tableSources, src)
 		}
 	}
@@ -229,6 +242,9 @@ func (l *loader) load() {
 		l.decodePolicy(b)
 	}
 	for _, ts := range tableSources {
+		for _, t := range ts.decoded {
+			l.addTable(t)
+		}
 		for _, b := range ts.tableBlocks() {
 			l.decodeTable(b)
 		}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -51,63 +52,107 @@ func compact(pb *PolicyBody) compactBody {
 // callers that change it copy it first (merged does).
 func (c compactBody) expand() PolicyBody {
 	var pb PolicyBody
-	fields := policyFields()
-	for _, f := range c.fields {
-		fields[f.index].get(&pb).(settingPtr).fillFrom(f.setting)
-	}
-	for _, b := range c.blocks {
-		declared, rng := blockState(&pb, b.name)
-		*declared, *rng = true, b.declRange
-	}
-	pb.Properties = c.properties
+	c.expandInto(&pb)
 	return pb
 }
 
+// expandInto sets *pb to the PolicyBody c was made from, as expand, in a
+// body the caller reuses (a PolicyBody is 4.6 KB: Load checks every table
+// block's).
+func (c compactBody) expandInto(pb *PolicyBody) {
+	*pb = PolicyBody{}
+	fields := policyFields()
+	for _, f := range c.fields {
+		fields[f.index].get(pb).(settingPtr).fillFrom(f.setting)
+	}
+	for _, b := range c.blocks {
+		declared, rng := blockState(pb, b.name)
+		*declared, *rng = true, b.declRange
+	}
+	pb.Properties = c.properties
+}
+
 // fileForDiagnostics is what Config.Files keeps of a parsed file: its bytes,
-// for the source lines a diagnostic shows, and a navigator that parses the
-// file again the first time a diagnostic asks for its context ("in table
-// ..."). Keeping every file's syntax tree for that would hold about 1.3 KB
-// per one-line block for as long as the Config lives.
+// for the source lines a diagnostic shows, and a navigator that finds a
+// diagnostic's context ("in table ...") the first time one asks. Keeping
+// every file's syntax tree for that would hold about 1.3 KB per one-line
+// block for as long as the Config lives.
 func fileForDiagnostics(filename string, src []byte) *hcl.File {
 	return &hcl.File{Bytes: src, Nav: &lazyNav{filename: filename, src: src}}
 }
 
+type contextNav interface{ ContextString(offset int) string }
+
+// lazyNav is hcl's navigator of a file, built when first asked. A file up
+// to chunkBytes is parsed whole, once, as hcl would. A larger one is not:
+// its whole parse took 400 MB for the 10 MB configuration of issue 43.7,
+// and plan prints one warning with context; the navigator keeps the starts
+// of its top-level lines instead, and parses only the item an offset is
+// in, which is the item hcl's navigator would name.
 type lazyNav struct {
 	filename string
 	src      []byte
 	once     sync.Once
-	nav      interface{ ContextString(offset int) string }
+	whole    contextNav
+	starts   []hcl.Pos // a large file's top-level line starts
 }
 
 func (n *lazyNav) ContextString(offset int) string {
 	n.once.Do(func() {
+		if len(n.src) > chunkBytes {
+			n.starts = itemStarts(n.src, 1)
+			return
+		}
 		f, _ := hclsyntax.ParseConfig(n.src, n.filename, hcl.InitialPos)
 		if f != nil {
-			n.nav, _ = f.Nav.(interface{ ContextString(offset int) string })
+			n.whole, _ = f.Nav.(contextNav)
 		}
 	})
-	if n.nav == nil {
+	if n.starts == nil {
+		if n.whole == nil {
+			return ""
+		}
+		return n.whole.ContextString(offset)
+	}
+	// A top-level item begins a line outside brackets, so the item holding
+	// offset begins at the last such line start at or before it.
+	i := sort.Search(len(n.starts), func(i int) bool { return n.starts[i].Byte > offset }) - 1
+	if i < 0 {
 		return ""
 	}
-	return n.nav.ContextString(offset)
+	start, end := n.starts[i], len(n.src)
+	if i+1 < len(n.starts) {
+		end = n.starts[i+1].Byte
+	}
+	f, _ := hclsyntax.ParseConfig(n.src[start.Byte:end], n.filename, start)
+	if f == nil {
+		return ""
+	}
+	nav, _ := f.Nav.(contextNav)
+	if nav == nil {
+		return ""
+	}
+	return nav.ContextString(offset)
 }
 
 // chunkBytes is how much of a configuration file hcl parses at once: a file
 // larger than this is parsed a run of whole top-level items at a time.
 // hcl's parser first lexes a whole input into tokens (about 96 bytes per
 // token, 21 times the source for one-line table blocks), so a 10 MB file
-// needed 210 MB of tokens next to its syntax tree.
-const chunkBytes = 256 << 10
+// needed 210 MB of tokens next to its syntax tree. A variable so that
+// FuzzLoadChunked parses small inputs in chunks.
+var chunkBytes = 256 << 10
 
 // parseInChunks parses src in runs of whole top-level items of about
-// chunkBytes, each with its true position in the file, and returns their
-// bodies. ok is false when src is small enough to parse whole, or when a
-// chunk has an error: then the caller parses src whole, so diagnostics are
-// hcl's own for the whole file. A cut the scanner puts inside a multi-line
-// construct (a heredoc, a comment, brackets) leaves the chunk before it
-// unterminated, which hcl reports as an error, so a wrong cut can only
-// send the file to the whole parse.
-func parseInChunks(src []byte, filename string) (chunks []parsedChunk, diags hcl.Diagnostics, ok bool) {
+// chunkBytes, each with its true position in the file, and has read take
+// what Load needs of each run's body (readChunk), so only one run's syntax
+// tree is alive at a time. ok is false when src is small enough to parse
+// whole, or when a chunk has an error: then the caller drops the chunks and
+// parses src whole, so diagnostics are hcl's own for the whole file. A cut
+// the scanner puts inside a multi-line construct (a heredoc, a comment,
+// brackets) leaves the chunk before it unterminated, which hcl reports as
+// an error, so a wrong cut can only send the file to the whole parse.
+func parseInChunks(src []byte, filename string, read func(*parsedChunk, hcl.Body)) (chunks []parsedChunk, diags hcl.Diagnostics, ok bool) {
 	starts := itemStarts(src, chunkBytes)
 	if len(starts) < 2 {
 		return nil, nil, false
@@ -122,28 +167,96 @@ func parseInChunks(src []byte, filename string) (chunks []parsedChunk, diags hcl
 			return nil, nil, false
 		}
 		diags = append(diags, d...)
-		chunks = append(chunks, parsedChunk{body: f.Body, src: src[s.Byte:end], start: s, filename: filename})
+		c := parsedChunk{src: src[s.Byte:end], start: s, filename: filename}
+		read(&c, f.Body)
+		chunks = append(chunks, c)
 	}
 	return chunks, diags, true
 }
 
-// parsedChunk is a parsed file, or a run of items of one (src is set then).
+// parsedChunk is a parsed file (body is set until Load reads it), or a run
+// of items of one, read as it was parsed (src is set then).
 type parsedChunk struct {
 	body     hcl.Body
 	src      []byte
 	start    hcl.Pos
 	filename string
+	// A chunk's top-level schema diagnostics and items, in order.
+	diags hcl.Diagnostics
+	items []chunkItem
+}
+
+// chunkItem is a top-level block of a chunk: a block other than table, or a
+// table block decoded as the chunk was parsed, or (table nil) a table block
+// whose chunk is parsed again when it is decoded.
+type chunkItem struct {
+	block    *hcl.Block
+	table    *decodedTable
+	defRange hcl.Range
+}
+
+// readChunk is what Load keeps of a chunk's body. Its table blocks are
+// decoded now when none refers to var or local, which are known only once
+// every file is read: the values of other expressions do not depend on
+// them (the context then has the same names, var and local empty, so even
+// a mistake reads the same). Otherwise the chunk is parsed again when its
+// table blocks are decoded: keeping the syntax tree of every chunk until
+// then held about 1.3 KB per one-line block.
+func (l *loader) readChunk(c *parsedChunk, body hcl.Body) {
+	content, diags := body.Content(topSchema)
+	c.diags = diags
+	if content == nil {
+		return
+	}
+	early := true
+	for _, b := range content.Blocks {
+		if b.Type == "table" && refersToVarOrLocal(b.Body) {
+			early = false
+			break
+		}
+	}
+	for _, b := range content.Blocks {
+		switch {
+		case b.Type != "table":
+			c.items = append(c.items, chunkItem{block: b, defRange: b.DefRange})
+		case early:
+			t := l.readTable(b)
+			c.items = append(c.items, chunkItem{table: &t, defRange: b.DefRange})
+		default:
+			c.items = append(c.items, chunkItem{defRange: b.DefRange})
+		}
+	}
+}
+
+// refersToVarOrLocal says whether an expression of body, at any depth,
+// refers to var or local (or body is not hcl's native syntax).
+func refersToVarOrLocal(body hcl.Body) bool {
+	b, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return true
+	}
+	for _, a := range b.Attributes {
+		for _, tr := range a.Expr.Variables() {
+			if r := tr.RootName(); r == "var" || r == "local" {
+				return true
+			}
+		}
+	}
+	for _, nb := range b.Blocks {
+		if refersToVarOrLocal(nb.Body) {
+			return true
+		}
+	}
+	return false
 }
 
 // tableSource is where Load finds table blocks, in declaration order:
-// blocks already parsed, or a chunk of a file parsed in chunks, parsed again
-// when its blocks are decoded. Keeping the syntax tree of every chunk until
-// the table blocks are decoded (after variables, locals and policies) held
-// about 1.3 KB per one-line block; parsing a chunk again costs its parse
-// time and about 25 times its size, for a moment.
+// blocks already parsed, table blocks decoded as their chunk was parsed, or
+// a chunk parsed again when its blocks are decoded (readChunk).
 type tableSource struct {
-	blocks []*hcl.Block
-	chunk  *parsedChunk
+	blocks  []*hcl.Block
+	decoded []*decodedTable
+	chunk   *parsedChunk
 }
 
 func (ts tableSource) tableBlocks() []*hcl.Block {

@@ -188,7 +188,7 @@ func TestParseInChunks(t *testing.T) {
 		}
 	}
 	// Unterminated: parsed whole, so the error is hcl's for the file.
-	if _, _, ok := parseInChunks(append([]byte(strings.Repeat("locals { a = 1 }\n", 20000)), "x = <<EOT\n"...), "f.hcl"); ok {
+	if _, _, ok := parseInChunks(append([]byte(strings.Repeat("locals { a = 1 }\n", 20000)), "x = <<EOT\n"...), "f.hcl", func(*parsedChunk, hcl.Body) {}); ok {
 		t.Fatal("a file ending in an open heredoc was parsed in chunks")
 	}
 }

@@ -451,7 +451,20 @@ func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided b
 func SuggestPattern(pattern string, addresses []string) string {
 	levels := strings.Split(pattern, ".")
 	best, bestDist := "", max(3, len(pattern)/5+1)
+	literal := !strings.Contains(pattern, "*")
 	for _, a := range addresses {
+		if literal {
+			// The candidate is a itself when it has as many levels (the
+			// general case below without compiling a pattern per address);
+			// the distance is at least the difference in length.
+			if a == pattern || strings.Count(a, ".") != len(levels)-1 || max(len(a)-len(pattern), len(pattern)-len(a)) >= bestDist {
+				continue
+			}
+			if d := levenshtein.Distance(pattern, a, nil); d < bestDist {
+				best, bestDist = a, d
+			}
+			continue
+		}
 		parts := strings.Split(a, ".")
 		cand := make([]string, 0, len(levels))
 		for i, l := range levels {

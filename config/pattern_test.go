@@ -266,17 +266,30 @@ func TestSelectorsOverlapBounded(t *testing.T) {
 // addresses there are, globs kept; a pattern too far from every address,
 // or one that already fits, gets no suggestion.
 func TestSuggestPattern(t *testing.T) {
-	addrs := []string{"demo.analytics.events", "demo.analytics.clicks", "demo.sales.orders"}
-	for _, tc := range []struct{ pattern, want string }{
-		{"demo.analytcs.*", "demo.analytics.*"},
-		{"demo.analytics.event", "demo.analytics.events"},
-		{"demo.salse.**", "demo.sales.**"},
-		{"dmeo.**", "demo.**"},
-		{"demo.finance.*", ""},
-		{"other.x.y", ""},
-		{"demo.analytics.*", ""},
+	demo := []string{"demo.analytics.events", "demo.analytics.clicks", "demo.sales.orders"}
+	// An address (no glob) is compared with the addresses of as many
+	// levels, the first closest one winning (the plan's "did you mean" for
+	// a table block naming a table that does not exist).
+	lake := []string{"c.ns.t1x", "c.ns.t12", "c.ns.t1.v", "c.n.s.t13", "c.ns.t13"}
+	for _, tc := range []struct {
+		addrs         []string
+		pattern, want string
+	}{
+		{demo, "demo.analytcs.*", "demo.analytics.*"},
+		{demo, "demo.analytics.event", "demo.analytics.events"},
+		{demo, "demo.salse.**", "demo.sales.**"},
+		{demo, "dmeo.**", "demo.**"},
+		{demo, "demo.finance.*", ""},
+		{demo, "other.x.y", ""},
+		{demo, "demo.analytics.*", ""},
+		{lake, "c.ns.t14", "c.ns.t1x"},
+		{lake, "c.ns.t13", "c.ns.t1x"},
+		{lake, "c.ns.t1", "c.ns.t1x"},
+		{lake, "c.ns.t1.w", "c.ns.t1.v"},
+		{lake, "c.ns", ""},
+		{lake, "c.ns.t1234567", ""},
 	} {
-		if got := SuggestPattern(tc.pattern, addrs); got != tc.want {
+		if got := SuggestPattern(tc.pattern, tc.addrs); got != tc.want {
 			t.Errorf("SuggestPattern(%q) = %q, want %q", tc.pattern, got, tc.want)
 		}
 	}

@@ -94,7 +94,15 @@ func selectorMatches(s *TablesBlock, address string) bool {
 // merged layers body over its policy chain and fills defaults. The walk
 // stops at a cycle or an unknown policy (both are Load errors).
 func (c *Config) merged(body PolicyBody, policy string) PolicyBody {
-	out := clonePolicyBody(body)
+	var out PolicyBody
+	c.mergedInto(&out, &body, policy)
+	return out
+}
+
+// mergedInto sets *out to merged(*body, policy), in a body the caller
+// reuses.
+func (c *Config) mergedInto(out, body *PolicyBody, policy string) {
+	*out = clonePolicyBody(*body)
 	seen := map[string]bool{}
 	for n := policy; n != "" && !seen[n]; {
 		seen[n] = true
@@ -102,11 +110,10 @@ func (c *Config) merged(body PolicyBody, policy string) PolicyBody {
 		if !ok {
 			break
 		}
-		mergeInto(&out, &p.Body)
+		mergeInto(out, &p.Body)
 		n = p.Extends
 	}
-	fillDefaults(&out)
-	return out
+	fillDefaults(out)
 }
 
 func clonePolicyBody(b PolicyBody) PolicyBody {

@@ -21,14 +21,18 @@ import (
 // A catalog's icewright.delete-* properties (docs/catalogs.md) are checked
 // here too, so a malformed one fails validate and plan, not an apply.
 func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
-	// Only the where settings are kept: a table block's Body is a fresh
-	// PolicyBody of about 4.6 KB, and there can be 250,000 of them.
+	// Only the where settings are kept, each table block's read through one
+	// reused body: a PolicyBody is about 4.6 KB, and there can be 250,000
+	// table blocks.
 	var wheres []config.Setting[string]
 	for _, p := range cfg.Policies {
 		wheres = append(wheres, p.Body.Compaction.Where)
 	}
+	var body config.PolicyBody
 	for _, t := range cfg.Tables {
-		wheres = append(wheres, t.Body().Compaction.Where)
+		if t.BodyInto(&body); body.Compaction.Where.Set {
+			wheres = append(wheres, body.Compaction.Where)
+		}
 	}
 	for _, t := range cfg.Selectors {
 		wheres = append(wheres, t.Body.Compaction.Where)
