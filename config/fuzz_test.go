@@ -323,6 +323,16 @@ table "lake.a.u" { unknown = 1 }
 x = 1
 table "lake.a.v" {
 `, uint8(3))
+	// A property holding a secret declared further down is masked.
+	f.Add(`table "pg.a.t" {
+  properties = { "comment" = "pw is s3cret-pw" }
+}
+table "pg.a.u" { target_file_size = "128MiB" }
+catalog "pg" {
+  type = "sql"
+  uri  = "postgres://u:s3cret-pw@db.example.com/cat"
+}
+`, uint8(5))
 	f.Fuzz(func(t *testing.T, src string, chunk uint8) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "main.icewright.hcl")

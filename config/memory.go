@@ -196,12 +196,10 @@ type chunkItem struct {
 }
 
 // readChunk is what Load keeps of a chunk's body. Its table blocks are
-// decoded now when none refers to var or local, which are known only once
-// every file is read: the values of other expressions do not depend on
-// them (the context then has the same names, var and local empty, so even
-// a mistake reads the same). Otherwise the chunk is parsed again when its
-// table blocks are decoded: keeping the syntax tree of every chunk until
-// then held about 1.3 KB per one-line block.
+// decoded now when none needs what is known only once every file is read
+// (decodedLate): otherwise the chunk is parsed again when its table blocks
+// are decoded, since keeping the syntax tree of every chunk until then held
+// about 1.3 KB per one-line block.
 func (l *loader) readChunk(c *parsedChunk, body hcl.Body) {
 	content, diags := body.Content(topSchema)
 	c.diags = diags
@@ -210,7 +208,7 @@ func (l *loader) readChunk(c *parsedChunk, body hcl.Body) {
 	}
 	early := true
 	for _, b := range content.Blocks {
-		if b.Type == "table" && refersToVarOrLocal(b.Body) {
+		if b.Type == "table" && decodedLate(b.Body) {
 			early = false
 			break
 		}
@@ -228,14 +226,22 @@ func (l *loader) readChunk(c *parsedChunk, body hcl.Body) {
 	}
 }
 
-// refersToVarOrLocal says whether an expression of body, at any depth,
-// refers to var or local (or body is not hcl's native syntax).
-func refersToVarOrLocal(body hcl.Body) bool {
+// decodedLate says whether a table block's body reads what is known only
+// once every file is read: an expression (at any depth) that refers to var
+// or local, or properties, whose values are marked sensitive when they hold
+// a secret of a catalog or variable declared anywhere. Other expressions
+// evaluate the same in the context readChunk has (the same names, var and
+// local empty), mistakes included. A body not in hcl's native syntax is
+// decoded late too.
+func decodedLate(body hcl.Body) bool {
 	b, ok := body.(*hclsyntax.Body)
 	if !ok {
 		return true
 	}
-	for _, a := range b.Attributes {
+	for name, a := range b.Attributes {
+		if name == "properties" {
+			return true
+		}
 		for _, tr := range a.Expr.Variables() {
 			if r := tr.RootName(); r == "var" || r == "local" {
 				return true
@@ -243,7 +249,7 @@ func refersToVarOrLocal(body hcl.Body) bool {
 		}
 	}
 	for _, nb := range b.Blocks {
-		if refersToVarOrLocal(nb.Body) {
+		if decodedLate(nb.Body) {
 			return true
 		}
 	}
