@@ -192,3 +192,52 @@ func TestParseInChunks(t *testing.T) {
 		t.Fatal("a file ending in an open heredoc was parsed in chunks")
 	}
 }
+
+// TestContextOfLargeFile (issue 43.7): the context a diagnostic shows ("in
+// table ...") in a file over chunkBytes is what hcl's navigator of the
+// whole file says, found by parsing one item: plan printed one warning
+// with context and parsed the 10 MB configuration whole for it (413 MB of
+// tokens, peak RSS 1.3 GB against validate's 0.6 GB).
+func TestContextOfLargeFile(t *testing.T) {
+	dir := t.TempDir()
+	oneLineTables(t, dir, 20000) // 1.1 MB
+	src, err := os.ReadFile(filepath.Join(dir, "main.icewright.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src) <= chunkBytes {
+		t.Fatalf("%d bytes: not over chunkBytes", len(src))
+	}
+	whole, diags := hclsyntax.ParseConfig(src, "f.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := whole.Nav.(contextNav)
+	nav := fileForDiagnostics("f.hcl", src).Nav.(contextNav)
+	step := len(src)/1000 + 1
+	for o := 0; o <= len(src); o += step {
+		if got, w := nav.ContextString(o), want.ContextString(o); got != w {
+			t.Fatalf("context at byte %d: %q, want %q", o, got, w)
+		}
+	}
+	// The first context costs about the file's size (its line starts), not
+	// the 25 times of a whole parse; the others, one item's parse.
+	fresh := fileForDiagnostics("f.hcl", src).Nav.(contextNav)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_ = fresh.ContextString(len(src) / 2)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4*uint64(len(src)) {
+		t.Errorf("the first context allocates %d bytes; the file is %d", n, len(src))
+	}
+	calls := 0
+	runtime.ReadMemStats(&before)
+	for o := 0; o <= len(src); o += step {
+		_ = fresh.ContextString(o)
+		calls++
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / uint64(calls); per > 64<<10 {
+		t.Errorf("a context allocates %d bytes; the file is %d", per, len(src))
+	}
+}
