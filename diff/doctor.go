@@ -26,6 +26,9 @@ const (
 // DoctorFinding is one line of the report.
 type DoctorFinding struct {
 	Catalog string `json:"catalog"`
+	// Engine is the engine block's name for an engine's findings (its
+	// Catalog is then ""); omitted for the others.
+	Engine string `json:"engine,omitempty"`
 	// Table is the table's address for a table's findings, "" for the
 	// catalog's own.
 	Table string `json:"table,omitempty"`

@@ -72,6 +72,7 @@ func (s *Session) Doctor(ctx context.Context, opts DoctorOptions) (*diff.Doctor,
 		listed = append(listed, tables...)
 		unreachable[cc.Name] = !ok
 	}
+	s.doctorEngines(ctx, cats, rep)
 	// A selector that matches nothing is a mistake to show, as plan shows
 	// a -target that matches nothing, unless its catalog did not answer.
 	for _, sel := range opts.Selectors {

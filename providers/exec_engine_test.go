@@ -35,6 +35,7 @@ func (e toyEngine) Fingerprint(_ context.Context, _ diff.EngineCall, id int64) (
 	return e.fp(id), nil
 }
 func (toyEngine) Close() error { return nil }
+func (toyEngine) Doctor(context.Context, []string) []diff.DoctorFinding { return nil }
 
 // TestDelegatedRunChecksTheEngineCommit drives runDelegated with an engine
 // that commits through icewright' own rewrite: a good replace is checked and
