@@ -34,7 +34,7 @@ func (e toyEngine) Run(ctx context.Context, _ diff.EngineCall) (string, error) {
 func (e toyEngine) Fingerprint(_ context.Context, _ diff.EngineCall, id int64) (diff.RowFingerprint, error) {
 	return e.fp(id), nil
 }
-func (toyEngine) Close() error { return nil }
+func (toyEngine) Close() error                                          { return nil }
 func (toyEngine) Doctor(context.Context, []string) []diff.DoctorFinding { return nil }
 
 // TestDelegatedRunChecksTheEngineCommit drives runDelegated with an engine
