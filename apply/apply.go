@@ -661,6 +661,7 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 			StagedFilesRemoved: er.StagedRemoved, StagedFilesKept: er.StagedKept,
 			NotApplied: append(slices.Clone(s.notApplied), er.Skipped...),
 			Reason:     er.Note,
+			Partitions: er.Partitions,
 			DurationMs: dur,
 		}
 		phase := PhaseDone

@@ -128,6 +128,11 @@ type ActionResult struct {
 	StagedFilesRemoved int      `json:"staged_files_removed,omitempty"`
 	StagedFilesKept    []string `json:"staged_files_kept,omitempty"`
 
+	// Partitions are the outcomes of the partitions a compaction
+	// delegated to an engine, one each: a failure is said in its entry
+	// (and is the action's Error).
+	Partitions []diff.PartitionOutcome `json:"partitions,omitempty"`
+
 	DurationMs int64 `json:"duration_ms"`
 }
 

@@ -71,6 +71,35 @@ type EnginePlan struct {
 	Filter    string // "" when the partition is the whole table
 }
 
+// Statuses of a PartitionOutcome, apply's words for an action's.
+const (
+	PartitionDone    = "done"
+	PartitionSkipped = "skipped"
+	PartitionFailed  = "failed"
+)
+
+// PartitionOutcome is what became of one partition an action delegated to
+// an engine (apply -json: tables[].actions[].partitions[]): a report type, like
+// Doctor, so the views render it without providers.
+type PartitionOutcome struct {
+	// Partition is the partition as the plan names it ("" for an
+	// unpartitioned table).
+	Partition string `json:"partition"`
+	Engine    string `json:"engine"`
+	// Status is done, skipped (nothing left to rewrite, or not run after
+	// an earlier partition failed) or failed.
+	Status string `json:"status"`
+	// Snapshot is the engine's commit, checked (done) or not (a failed
+	// check names it in Error); 0 when it committed nothing.
+	Snapshot int64 `json:"snapshot_id,omitempty"`
+	// Rows are the partition's rows, the same before and after (done).
+	Rows int64 `json:"rows,omitempty"`
+	// Detail is the engine's own account of the call (done) or why it was
+	// skipped.
+	Detail string `json:"detail,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
 // EngineCall is one partition of a compaction delegated to an engine: what
 // the plan shows and apply runs.
 type EngineCall struct {

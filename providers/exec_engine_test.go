@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,10 +120,18 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 				if ids := testkit.OrderIDs(t, l.Load()); len(ids) != want {
 					t.Errorf("%d rows after the engine's commit, want %d", len(ids), want)
 				}
-				if len(res.Snapshots) != 1 || res.Snapshots[0] != next.CurrentSnapshot().SnapshotID || !strings.Contains(res.Note, "checked, 40 rows unchanged") {
+				if len(res.Snapshots) != 1 || res.Snapshots[0] != next.CurrentSnapshot().SnapshotID || len(res.Partitions) != 1 ||
+					res.Partitions[0].Status != diff.PartitionDone || res.Partitions[0].Snapshot != res.Snapshots[0] ||
+					!strings.Contains(res.Partitions[0].Detail, "toy did it; snapshot ") || !strings.Contains(res.Partitions[0].Detail, "checked, 40 rows unchanged") {
 					t.Errorf("result = %+v", res)
 				}
 				return
+			}
+			// The partition's entry says the failure once, without the
+			// partition's name, which the entry has.
+			if len(res.Partitions) != 1 || res.Partitions[0].Status != diff.PartitionFailed || !strings.HasSuffix(err.Error(), res.Partitions[0].Error) ||
+				strings.Contains(res.Partitions[0].Error, "compaction of partition") {
+				t.Errorf("partitions = %+v for %v", res.Partitions, err)
 			}
 			if len(res.Snapshots) != 0 {
 				t.Errorf("an unverified engine snapshot is handed on as verified: %v", res.Snapshots)
@@ -132,6 +141,59 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 			}
 			if !tc.commits && tc.name == "the engine fails" && l.Load().MetadataLocation() != tbl.MetadataLocation() {
 				t.Errorf("metadata moved")
+			}
+		})
+	}
+}
+
+// TestDelegatedPartitionsEachHaveAnOutcome: every delegated partition of
+// an action has its own outcome, in the plan's order: after a failure the
+// rest say they were not run, and the action's note counts them (issue 43,
+// item 6: not one cell with every partition's account).
+func TestDelegatedPartitionsEachHaveAnOutcome(t *testing.T) {
+	ctx := context.Background()
+	sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 5}
+	same := func(int64) diff.RowFingerprint { return diff.RowFingerprint{Rows: 40, Digest: "d"} }
+	calls := []diff.EngineCall{{Engine: "toy"}, {Engine: "toy"}, {Engine: "toy"}}
+	for _, tc := range []struct {
+		name     string
+		run      func(l *testkit.Orders) func(context.Context) error
+		statuses []string
+		note     string
+	}{
+		{"the first compacts, the second fails", func(l *testkit.Orders) func(context.Context) error {
+			calls := 0
+			return func(ctx context.Context) error {
+				if calls++; calls > 1 {
+					return errors.New("spark: boom")
+				}
+				return compactWith(sel)(l)(ctx)
+			}
+		}, []string{diff.PartitionDone, diff.PartitionFailed, diff.PartitionSkipped}, `3 partitions by engine "toy": 1 done, 1 skipped, 1 failed`},
+		{"the first fails", func(*testkit.Orders) func(context.Context) error {
+			return func(context.Context) error { return errors.New("spark: boom") }
+		}, []string{diff.PartitionFailed, diff.PartitionSkipped, diff.PartitionSkipped}, `3 partitions by engine "toy": 2 skipped, 1 failed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := testkit.NewOrders(t)
+			tbl := l.Create(nil)
+			for i := range int64(4) {
+				tbl = testkit.AppendIDs(t, tbl, i*10, 10)
+			}
+			run := delegatedRun{engine: toyEngine{run: tc.run(l), fp: same}, cat: l.Cat, sel: sel, now: time.Now()}
+			_, er, err := runDelegatedCalls(ctx, tbl, run, calls, ExecResult{})
+			if err == nil || !strings.HasSuffix(err.Error(), "spark: boom") {
+				t.Fatalf("err = %v", err)
+			}
+			var got []string
+			for _, p := range er.Partitions {
+				got = append(got, p.Status)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.statuses) || er.Note != tc.note {
+				t.Errorf("outcomes %v, note %q; want %v, %q", got, er.Note, tc.statuses, tc.note)
+			}
+			if last := er.Partitions[len(er.Partitions)-1]; last.Detail != "not run: an earlier partition failed" || !slices.ContainsFunc(er.Partitions, func(p PartitionOutcome) bool { return p.Error == "spark: boom" }) {
+				t.Errorf("partitions = %+v", er.Partitions)
 			}
 		})
 	}

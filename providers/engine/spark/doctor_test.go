@@ -111,5 +111,7 @@ func TestDoctorSpark(t *testing.T) {
 	if p := by["procedures"]; len(p) != 2 || p[0].Status != diff.DoctorOK || !strings.Contains(p[0].Message, "local.system.rewrite_data_files exists") ||
 		p[1].Status != diff.DoctorFail || !strings.Contains(p[1].Message, `"spark_catalog" has no system.rewrite_data_files`) || !strings.Contains(p[1].Fix, "IcebergSparkSessionExtensions") {
 		t.Errorf("procedures = %+v", p)
+	} else if m := p[1].Message; strings.Count(m, "MISSING_CATALOG_ABILITY.PROCEDURES") != 1 || strings.Count(m, "SQLSTATE") != 1 || strings.Contains(m, "execution error") {
+		t.Errorf("Spark's failure is not said once, as Spark worded it: %s", m)
 	}
 }

@@ -71,17 +71,42 @@ func (e *Engine) connect(ctx context.Context) (sql.SparkSession, error) {
 }
 
 // clean keeps the endpoint's token out of an error: spark-connect-go names
-// the connection string in some of its own.
+// the connection string in some of its own. A failure Spark reported is
+// said once, as Spark worded it: spark-connect-go's own text repeats the
+// error class and the SQLSTATE ("execution error: failed to execute sql:
+// <statement>: execution error: [X] [X] ... SQLSTATE: 1. SQLSTATE: 1"),
+// and the statement is the plan's, shown there already.
 func (e *Engine) clean(err error) error {
 	if err == nil {
 		return nil
 	}
+	msg := err.Error()
+	var se *sparkerrors.SparkError
+	if errors.As(err, &se) && se.Message != "" {
+		msg = se.Message
+		if se.Code != codes.Internal && se.Code != codes.Unknown {
+			msg = se.Code.String() + ": " + msg
+		}
+	}
 	red := config.RedactConnectURL(e.remote)
-	if red == e.remote {
+	if red != e.remote {
+		msg = strings.ReplaceAll(msg, e.remote, red)
+	}
+	if msg == err.Error() {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), e.remote, red))
+	return &cleaned{msg: msg, err: err}
 }
+
+// cleaned is an error said shorter: ErrorCode and ErrorClass still find
+// Spark's error under it.
+type cleaned struct {
+	msg string
+	err error
+}
+
+func (c *cleaned) Error() string { return c.msg }
+func (c *cleaned) Unwrap() error { return c.err }
 
 // query runs one statement and collects its rows as Go values.
 func (e *Engine) query(ctx context.Context, stmt string) ([][]any, error) {
