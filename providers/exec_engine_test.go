@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,7 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 			return func(ctx context.Context) error {
 				// Half the table per group, and only the first group.
 				tbl := l.Load()
-				_, bytes := summaryTotals(tbl)
+				_, bytes := summaryTotals(ctx, tbl)
 				half := sel
 				half.Target, half.Min, half.Max = bytes/2+1, bytes/2, bytes
 				act := plannedCompaction(t, tbl, half, "binpack")
@@ -307,5 +308,32 @@ func TestEngineCommitMayReplaceOnlyItsPartition(t *testing.T) {
 	err = checkDelegated(ctx, next, next.CurrentSnapshot(), planned)
 	if err == nil || !strings.Contains(err.Error(), "replaces data files of 2 partitions") {
 		t.Fatalf("err = %v, want a refusal of a replace spanning 2 partitions", err)
+	}
+}
+
+// TestResultTotalsCountWhatThePlanCounts: apply's files and bytes of a
+// compaction count the same files as the plan's compact line, the live
+// data files at their size: a table with a delete file has the same
+// bytes in the plan and in the result, not the delete file's on top
+// (issue 43, item 6: the plan said 366.2 KiB, apply 401.9 KiB for the same
+// 218 files).
+func TestResultTotalsCountWhatThePlanCounts(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := l.Create(nil)
+	for i := range int64(3) {
+		tbl = testkit.AppendIDs(t, tbl, i*10, 10)
+	}
+	tbl = testkit.DeletePositions(t, tbl, iceberg.EqualTo(iceberg.Reference("id"), int64(3)))
+	// Every data file is planned (a delete file makes its data file a
+	// candidate at threshold 1), so the plan's input is the whole table.
+	sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 1}
+	act := plannedCompaction(t, tbl, sel, "binpack")
+	files, bytes := summaryTotals(ctx, tbl)
+	if int(files) != act.InputFiles || bytes != act.InputBytes {
+		t.Errorf("result totals %d files, %d bytes; the plan's compact line %d files, %d bytes", files, bytes, act.InputFiles, act.InputBytes)
+	}
+	if total, _ := strconv.ParseInt(tbl.CurrentSnapshot().Summary.Properties["total-files-size"], 10, 64); total <= bytes {
+		t.Fatalf("setup: total-files-size %d does not count the delete file on top of %d", total, bytes)
 	}
 }

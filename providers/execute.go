@@ -306,7 +306,7 @@ func runDelegatedCalls(ctx context.Context, tbl *table.Table, run delegatedRun, 
 	if failed != nil {
 		return tbl, er, failed
 	}
-	er.FilesAfter, er.BytesAfter = summaryTotals(tbl)
+	er.FilesAfter, er.BytesAfter = summaryTotals(ctx, tbl)
 	return tbl, er, nil
 }
 
