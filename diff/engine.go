@@ -141,8 +141,8 @@ func delegate(pol *config.Effective, st *TableState, act *CompactAction, p Parti
 		where = "(unpartitioned)"
 	}
 	if st.Engine == nil || st.Engine.Name() != c.Engine.Value {
-		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%d files, %s) goes to engine %q (compaction.engine at %s), which this icewright session cannot reach: it is not compacted",
-			where, call.InputFiles, config.FormatSize(call.InputBytes), c.Engine.Value, fileLine(c.Engine.Origin))}
+		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%s, %s) goes to engine %q (compaction.engine at %s), which this icewright session cannot reach: it is not compacted",
+			where, config.CountOf(call.InputFiles, "file", "files"), config.FormatSize(call.InputBytes), c.Engine.Value, fileLine(c.Engine.Origin))}
 	}
 	other := false
 	for _, q := range st.Partitions {
@@ -158,8 +158,8 @@ func delegate(pol *config.Effective, st *TableState, act *CompactAction, p Parti
 		DeleteFiles: p.DeleteFiles, Selection: SelectionFor(pol),
 	})
 	if refusal != "" {
-		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%d files, %s) goes to engine %q, which cannot be bounded to exactly this partition: %s; it is not compacted (compact it with engine = \"local\", or raise engine_above)",
-			where, call.InputFiles, config.FormatSize(call.InputBytes), c.Engine.Value, refusal)}
+		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%s, %s) goes to engine %q, which cannot be bounded to exactly this partition: %s; it is not compacted (compact it with engine = \"local\", or raise engine_above)",
+			where, config.CountOf(call.InputFiles, "file", "files"), config.FormatSize(call.InputBytes), c.Engine.Value, refusal)}
 	}
 	call.Statement, call.Target, call.Filter = ep.Statement, ep.Target, ep.Filter
 	call.Bound = fmt.Sprintf("above compaction.engine_above (%s): %s rewrites only this partition's files (where) that the policy's size rules select (options), in one commit",

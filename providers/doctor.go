@@ -106,7 +106,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	switch {
 	case reachable:
 		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
-			Message: fmt.Sprintf("the %s catalog answered: %d tables", cc.Type, len(tables))})
+			Message: fmt.Sprintf("the %s catalog answered: %s", cc.Type, config.CountOf(len(tables), "table", "tables"))})
 	case class == bound.ClassAuth || class == bound.ClassPermission:
 		// The server answered: the login (or the grant) is what failed,
 		// and the error says what to check.

@@ -100,7 +100,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		res.Skipped = append(res.Skipped, sk.Describe(approved[sk.Index]))
 	}
 	if len(skips) > 0 {
-		notes = append(notes, fmt.Sprintf("%d of %d planned groups skipped: the table no longer matches them (first: %s)", len(skips), len(approved), skips[0].Reason))
+		notes = append(notes, fmt.Sprintf("%d of %s skipped: the table no longer matches them (first: %s)", len(skips), config.CountOf(len(approved), "planned group", "planned groups"), skips[0].Reason))
 	}
 	res.Note = strings.Join(notes, "; ")
 	if len(groups) == 0 {
@@ -180,7 +180,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		}
 	}
 	if skipped > 0 {
-		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("%d groups left for a later run by max_bytes_per_run", skipped), "; ")
+		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("%s left for a later run by max_bytes_per_run", config.CountOf(skipped, "group", "groups")), "; ")
 	}
 	res.MetadataLocation = next.MetadataLocation()
 	res.FilesAfter, res.BytesAfter = summaryTotals(ctx, next)

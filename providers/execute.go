@@ -255,7 +255,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 			return nil, ExecResult{}, err
 		}
 		if eng == nil || eng.Name() != calls[0].Engine {
-			return nil, ExecResult{}, fmt.Errorf("%w: the plan delegates %d partitions to engine %q, which compaction.engine no longer names", ErrRefused, len(calls), calls[0].Engine)
+			return nil, ExecResult{}, fmt.Errorf("%w: the plan delegates %s to engine %q, which compaction.engine no longer names", ErrRefused, config.CountOf(len(calls), "partition", "partitions"), calls[0].Engine)
 		}
 	}
 	// Rebase: icewright' compaction engine lets iceberg-go rebase its replace
