@@ -70,6 +70,14 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 			statuses = append(statuses, a.Status)
 			subs = append(subs, partitionLines(a.Partitions, s))
 		}
+		// What the plan refused, under the table's last action, one line
+		// each, unless its error says it already.
+		if !strings.Contains(t.Error, t.Refused()) || t.Error == "" {
+			last := len(subs) - 1
+			for _, rf := range t.PlannedRefusals {
+				subs[last] = append(subs[last], s.Refuse("refused in the plan")+": "+rf.Action+": "+s.Dim(rf.Reason))
+			}
+		}
 	}
 	widths := make([]int, len(header))
 	for i, h := range header {
@@ -199,15 +207,19 @@ func resultSummary(r *apply.Results, s *Styles) string {
 	switch {
 	case r.Interrupted:
 		head = s.Warn("Apply interrupted:") + " no new work was started after the signal;"
-	case r.Failed():
+	case r.HasFailure():
 		head = s.Refuse("Apply finished with errors:")
+	case r.Failed():
+		// Nothing failed, yet the plan refused something: exit 1 all
+		// the same (docs/cli.md, Exit codes).
+		head = s.Refuse("Apply finished with refusals:")
 	default:
 		head = s.OK("Apply complete!")
 	}
 	// Tables and actions counted apart, each named: "2 failed; 0
 	// actions done" read as two counts of one thing.
 	parts := []string{
-		fmt.Sprintf("tables: %s changed, %s failed", Count(sum.TablesChanged), Count(sum.TablesFailed)),
+		fmt.Sprintf("tables: %s changed, %s failed", Count(sum.TablesChanged), Count(sum.TablesFailed)) + refusedCount(sum.TablesRefused),
 		fmt.Sprintf("actions: %s done, %s skipped, %s failed",
 			Count(sum.ActionsDone), Count(sum.ActionsSkipped), Count(sum.ActionsFailed)),
 	}
@@ -216,6 +228,14 @@ func resultSummary(r *apply.Results, s *Styles) string {
 			countOf(sum.Snapshots, "snapshot", "snapshots"), countOf(sum.FilesDeleted, "file", "files"), Bytes(sum.BytesFreed)))
 	}
 	return head + " " + strings.Join(parts, "; ") + "."
+}
+
+// refusedCount is the summary's count of tables with refusals, when any.
+func refusedCount(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %s with refusals", Count(n))
 }
 
 func beforeAfter(before, after int64, f func(int64) string) string {

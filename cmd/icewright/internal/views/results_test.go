@@ -319,3 +319,31 @@ Apply finished with errors: tables: 1 changed, 1 failed; actions: 0 done, 0 skip
 		}
 	}
 }
+
+// TestResultsRefusedTableIsChanged: a table whose actions ran while the
+// plan refused one partition is counted changed, not failed; the refusal
+// is a line of its own under it, and the summary says the apply has
+// refusals (it exits 1) rather than errors (issue 43, item 6).
+func TestResultsRefusedTableIsChanged(t *testing.T) {
+	why := `partition id_bucket=3 (16 files, 40.0 KiB) goes to engine "spark", which cannot be bounded to exactly this partition: bucket; it is not compacted`
+	r := &apply.Results{Tables: []apply.TableResult{{Address: "lake.a.events", Status: apply.StatusDone,
+		PlannedRefusals: []diff.Refusal{{Action: "compact", Reason: why}},
+		Actions:         []apply.ActionResult{{Type: diff.Compact, Status: apply.StatusDone, Committed: true, FilesBefore: 40, FilesAfter: 25, DurationMs: 1200}}}}}
+	r.Summary = apply.ResultSummary{Tables: 1, TablesChanged: 1, TablesRefused: 1, ActionsDone: 1}
+	var buf bytes.Buffer
+	if err := Results(&buf, r, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `TABLE          ACTION   STATUS  FILES     BYTES  SNAPSHOTS  DELETED  FREED  TIME
+lake.a.events  compact  done    40 -> 25                                    1.2s
+                 refused in the plan: compact: ` + why + `
+
+Apply finished with refusals: tables: 1 changed, 0 failed, 1 with refusals; actions: 1 done, 0 skipped, 0 failed.
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if !r.Failed() || r.HasFailure() {
+		t.Errorf("Failed %v, HasFailure %v: a refusal exits 1 and is no failure", r.Failed(), r.HasFailure())
+	}
+}
