@@ -85,15 +85,15 @@ var libraryNotes = []struct {
 	msg    string
 }{
 	// iceberg-go's SQL catalog, on a database whose iceberg_tables has no
-	// iceberg_type column (Java's JdbcCatalog before Iceberg 1.7 and
-	// PyIceberg create it so). It says it on every run, with a property
-	// name only iceberg-go's API knows.
+	// iceberg_type column (Java's JdbcCatalog creates it so unless told
+	// jdbc.schema-version = V1, and PyIceberg does). It says it on every
+	// run, naming a property as iceberg-go's API does.
 	{"iceberg_tables is on the legacy V0 schema", "a SQL catalog's iceberg_tables table has the legacy V0 schema " +
-		"(no iceberg_type column, as Java's JdbcCatalog before Iceberg 1.7 and PyIceberg create it). Harmless: icewright lists, " +
-		"reads and commits its tables the same (iceberg-go runs in V0-compatible mode; only views need the column). " +
+		"(no iceberg_type column: Java's JdbcCatalog creates it so unless jdbc.schema-version = V1, and PyIceberg does). " +
+		"Harmless: icewright lists, reads and commits its tables the same (iceberg-go runs in V0-compatible mode; only views need the column). " +
 		"To migrate the database once, set properties = { \"jdbc.schema-version\" = \"V1\" } in that catalog block: " +
-		"the next run adds the column (ALTER TABLE iceberg_tables ADD COLUMN iceberg_type), a one-way change that " +
-		"clients naming their columns (Java's JdbcCatalog, PyIceberg) read as before. ICEWRIGHT_LOG=error hides this warning"},
+		"the next run adds the column (ALTER TABLE iceberg_tables ADD COLUMN iceberg_type), a one-way change; " +
+		"writers that name their columns keep working. ICEWRIGHT_LOG=error hides this warning"},
 }
 
 // thirdPartyLog turns a line of the standard log package into a record
