@@ -26,6 +26,8 @@ Not restored (1), still in the quarantine:
 Listed but never held by this run (not moved by it, not at their original path), left alone (1):
   ? /t/data/c.parquet
 The run's manifest is kept: 1 file is not back.
+
+Note: no snapshot of lake.a.t references the restored files, so the next plan finds them again as orphan files and its apply would quarantine them again. To keep them, add their paths (relative to the table location) to orphan_files.exclude, or add them to the table.
 `
 	if plain.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", plain.String(), want)
