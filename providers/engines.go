@@ -51,8 +51,9 @@ func (s *Session) withEngine(pol *config.Effective, st *diff.TableState) error {
 // doctorEngines probes each declared engine block's endpoint (docs/engines.md,
 // doctor): a plan never connects to one, so without this a wrong remote
 // shows first at apply. The probe of one engine has the deadline of a
-// catalog call (the longest of the catalogs'); cats are the checked catalogs, whose labels name the
-// engine's catalogs when its block names none.
+// catalog call (the longest of the catalogs'); cats are the checked
+// catalogs, whose labels name the engine's catalogs when its block names
+// none.
 func (s *Session) doctorEngines(ctx context.Context, cats []*config.Catalog, rep *diff.Doctor) {
 	labels := make([]string, len(cats))
 	for i, c := range cats {
