@@ -473,13 +473,12 @@ steps:
 	default:
 		tr.Status = StatusSkipped
 	}
-	if len(tp.Refusals) > 0 {
-		// A refusal in the plan makes the table an error either way.
-		tr.Status = StatusFailed
-		if tr.Error == "" {
-			tr.Error = "the plan refused actions: " + refusalText(tp.Refusals)
-		}
-	}
+	// A refusal in the plan (a partition an engine cannot be bounded to,
+	// a sweep a safety rule stopped) is not a failure of what ran: the
+	// table keeps its actions' status (done: counted changed), its
+	// refusals listed (planned_refusals) and counted (tables_refused). The
+	// apply still exits 1 (Results.Failed), as the plan did: part of the
+	// declared state was not reached, and someone must look at why.
 	return tr
 }
 
@@ -661,6 +660,7 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 			StagedFilesRemoved: er.StagedRemoved, StagedFilesKept: er.StagedKept,
 			NotApplied: append(slices.Clone(s.notApplied), er.Skipped...),
 			Reason:     er.Note,
+			Partitions: er.Partitions,
 			DurationMs: dur,
 		}
 		phase := PhaseDone

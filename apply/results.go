@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"slices"
 	"time"
 
 	"github.com/icewright/icewright/diff"
@@ -41,9 +42,13 @@ type Results struct {
 
 // ResultSummary counts Results.
 type ResultSummary struct {
-	Tables             int   `json:"tables"`
-	TablesChanged      int   `json:"tables_changed"`
-	TablesFailed       int   `json:"tables_failed"`
+	Tables        int `json:"tables"`
+	TablesChanged int `json:"tables_changed"`
+	TablesFailed  int `json:"tables_failed"`
+	// TablesRefused counts tables whose plan refused something
+	// (planned_refusals), whatever their status: each makes the apply
+	// exit 1.
+	TablesRefused      int   `json:"tables_refused"`
 	TablesInterrupted  int   `json:"tables_interrupted,omitempty"`
 	ActionsDone        int   `json:"actions_done"`
 	ActionsSkipped     int   `json:"actions_skipped"`
@@ -128,11 +133,26 @@ type ActionResult struct {
 	StagedFilesRemoved int      `json:"staged_files_removed,omitempty"`
 	StagedFilesKept    []string `json:"staged_files_kept,omitempty"`
 
+	// Partitions are the outcomes of the partitions a compaction
+	// delegated to an engine, one each: a failure is said in its entry
+	// (and is the action's Error).
+	Partitions []diff.PartitionOutcome `json:"partitions,omitempty"`
+
 	DurationMs int64 `json:"duration_ms"`
 }
 
-// Failed reports whether any table or action failed (exit 1).
+// Failed reports whether the apply exits 1: any table or action failed
+// (HasFailure), or the plan refused something (a table with
+// planned_refusals, which is no failure of what ran).
 func (r *Results) Failed() bool {
+	if r == nil {
+		return false
+	}
+	return r.HasFailure() || slices.ContainsFunc(r.Tables, func(t TableResult) bool { return len(t.PlannedRefusals) > 0 })
+}
+
+// HasFailure reports whether any table or action failed.
+func (r *Results) HasFailure() bool {
 	if r == nil {
 		return false
 	}
@@ -149,6 +169,15 @@ func (r *Results) Failed() bool {
 	return false
 }
 
+// Refused says what the plan refused on the table ("" when nothing): its
+// refusals are no failure of what ran, yet the apply exits 1 on them.
+func (t *TableResult) Refused() string {
+	if len(t.PlannedRefusals) == 0 {
+		return ""
+	}
+	return "the plan refused actions: " + refusalText(t.PlannedRefusals)
+}
+
 func (r *Results) summarize() {
 	s := ResultSummary{Tables: len(r.Tables)}
 	for _, t := range r.Tables {
@@ -158,6 +187,9 @@ func (r *Results) summarize() {
 			s.TablesFailed++
 		case StatusInterrupted:
 			s.TablesInterrupted++
+		}
+		if len(t.PlannedRefusals) > 0 {
+			s.TablesRefused++
 		}
 		for _, a := range t.Actions {
 			switch a.Status {

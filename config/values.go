@@ -81,6 +81,20 @@ func splitSize(s string) (num, unit string) {
 // decimalToIEC maps a decimal (SI) unit to the binary unit usually meant.
 var decimalToIEC = map[string]string{"kb": "KiB", "mb": "MiB", "gb": "GiB", "tb": "TiB", "pb": "PiB"}
 
+// Plural picks the singular or the plural noun for n: every message that
+// counts something ("1 partition", "16 data files") picks its noun here.
+func Plural[T ~int | ~int64](n T, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// CountOf writes n with its noun: "1 partition", "1,203 files".
+func CountOf[T ~int | ~int64](n T, one, many string) string {
+	return GroupDigits(int64(n)) + " " + Plural(n, one, many)
+}
+
 // GroupDigits writes n with thousands separators: 128,000,000 (the
 // views count with it too).
 func GroupDigits(n int64) string {

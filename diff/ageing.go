@@ -66,7 +66,7 @@ func planAgeing(pol *config.Effective, st *TableState) (Action, []Refusal, bool)
 	}
 	if why, ok := st.UnwritableSpecs[ag.SourceSpecID]; ok {
 		return Action{}, []Refusal{{Action: string(AgePartitions),
-			Reason: fmt.Sprintf("%d partitions are not aged: spec %d, %s", len(ag.Groups), ag.SourceSpecID, why)}}, false
+			Reason: fmt.Sprintf("%s %s not aged: spec %d, %s", partitions(len(ag.Groups)), config.Plural(len(ag.Groups), "is", "are"), ag.SourceSpecID, why)}}, false
 	}
 	if st.CompactProblem != "" {
 		return Action{}, []Refusal{{Action: string(AgePartitions), Reason: st.CompactProblem}}, false

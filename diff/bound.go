@@ -1,6 +1,10 @@
 package diff
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/icewright/icewright/config"
+)
 
 // boundExpire keeps the approved snapshot ids and refs that the fresh plan
 // still expires (docs/design.md §5.3): apply never expires a snapshot the
@@ -43,7 +47,7 @@ func boundExpire(a, f Action) Bounded {
 		}
 	}
 	if extra > 0 {
-		notes = append(notes, fmt.Sprintf("%d snapshots now qualify that the plan did not list; left for the next plan", extra))
+		notes = append(notes, fmt.Sprintf("%s now %s that the plan did not list; left for the next plan", config.CountOf(extra, "snapshot", "snapshots"), config.Plural(extra, "qualifies", "qualify")))
 	}
 	act.Expire = &e
 	if len(e.SnapshotIDs) == 0 && len(e.RefsToRemove) == 0 {
@@ -108,7 +112,7 @@ func boundPurgeRuns(approved, fresh []PurgeRun, notes []string) ([]PurgeRun, []s
 		}
 	}
 	if extra > 0 {
-		notes = append(notes, fmt.Sprintf("%d quarantine runs are now due that the plan did not list; left for the next plan", extra))
+		notes = append(notes, fmt.Sprintf("%s %s now due that the plan did not list; left for the next plan", config.CountOf(extra, "quarantine run", "quarantine runs"), config.Plural(extra, "is", "are")))
 	}
 	return out, notes
 }

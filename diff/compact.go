@@ -435,7 +435,7 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 	for _, id := range specs {
 		refusals = append(refusals, Refusal{
 			Action: string(Compact),
-			Reason: fmt.Sprintf("%d data files in %d partitions of spec %d are not compacted: %s", bySpec[id].files, bySpec[id].parts, id, st.UnwritableSpecs[id]),
+			Reason: fmt.Sprintf("%s in %s of spec %d %s not compacted: %s", dataFiles(bySpec[id].files), partitions(bySpec[id].parts), id, config.Plural(bySpec[id].files, "is", "are"), st.UnwritableSpecs[id]),
 		})
 	}
 	assign := rowIDsAssignable(pol, st)
@@ -466,27 +466,27 @@ func compactRefusals(pol *config.Effective, st *TableState) []Refusal {
 	if files > 0 {
 		refusals = append(refusals, Refusal{
 			Action: string(Compact),
-			Reason: fmt.Sprintf("%d data files in %d partitions have no first_row_id (format v3 row lineage): rewriting them would not preserve their rows' _row_id and _last_updated_sequence_number, so they are not compacted. "+
+			Reason: fmt.Sprintf("%s in %s %s no first_row_id (format v3 row lineage): rewriting them would not preserve their rows' _row_id and _last_updated_sequence_number, so they are not compacted. "+
 				"Their manifests were listed before the table had row lineage (a table upgraded to v3 with no commit since), and the next v3 manifest list assigns the ids: %s",
-				files, parts, rowIDsHint(pol, st)),
+				dataFiles(files), partitions(parts), config.Plural(files, "has", "have"), rowIDsHint(pol, st)),
 		})
 	}
 	if forFiles > 0 {
 		refusals = append(refusals, Refusal{
 			Action: string(Compact),
-			Reason: fmt.Sprintf("%d data files in %d partitions are not compacted: the table names them, or delete files of their partitions, on another storage than its location %s (first: %s). "+
+			Reason: fmt.Sprintf("%s in %s %s not compacted: the table names them, or delete files of their partitions, on another storage than its location %s (first: %s). "+
 				"iceberg-go reads a table's files through the one IO of its metadata location's storage (one file system, bucket or container), which cannot open them: a rewrite would fail on the first one. "+
 				"Compact these partitions with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths; icewright compacts the table's other partitions",
-				forFiles, forParts, st.Location, st.ForeignFile),
+				dataFiles(forFiles), partitions(forParts), config.Plural(forFiles, "is", "are"), st.Location, st.ForeignFile),
 		})
 	}
 	if escFiles > 0 {
 		refusals = append(refusals, Refusal{
 			Action: string(Compact),
-			Reason: fmt.Sprintf("%d data files in %d partitions are not compacted: the table names them, or files of their partitions, by file: URIs with percent-escapes (first: %s). "+
+			Reason: fmt.Sprintf("%s in %s %s not compacted: the table names them, or files of their partitions, by file: URIs with percent-escapes (first: %s). "+
 				"iceberg-go v0.7.0's local IO opens such a URI percent-decoded, while Java, PyIceberg, Spark, Trino and DuckDB open it as written, and the engines that escape partition values (Java, PyIceberg) put the files there: "+
 				"a rewrite would read no file, or another one. Compact these partitions with an engine that reads the paths as written (Spark's rewrite_data_files); icewright compacts the table's other partitions",
-				escFiles, escParts, st.EscapedFileURI),
+				dataFiles(escFiles), partitions(escParts), config.Plural(escFiles, "is", "are"), st.EscapedFileURI),
 		})
 	}
 	return refusals
@@ -566,3 +566,8 @@ func compactBlocked(pol *config.Effective, st *TableState) string {
 	}
 	return st.CompactProblem
 }
+
+// dataFiles and partitions count the refusals' files and partitions with
+// the right noun: "1 data file in 1 partition".
+func dataFiles[T ~int | ~int64](n T) string  { return config.CountOf(n, "data file", "data files") }
+func partitions[T ~int | ~int64](n T) string { return config.CountOf(n, "partition", "partitions") }

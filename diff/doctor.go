@@ -3,6 +3,8 @@ package diff
 import (
 	"fmt"
 	"slices"
+
+	"github.com/icewright/icewright/config"
 )
 
 // Doctor is the report of `icewright doctor`: what icewright can and cannot do
@@ -26,6 +28,9 @@ const (
 // DoctorFinding is one line of the report.
 type DoctorFinding struct {
 	Catalog string `json:"catalog"`
+	// Engine is the engine block's name for an engine's findings (its
+	// Catalog is then ""); omitted for the others.
+	Engine string `json:"engine,omitempty"`
 	// Table is the table's address for a table's findings, "" for the
 	// catalog's own.
 	Table string `json:"table,omitempty"`
@@ -84,7 +89,7 @@ func TableLimits(st *TableState) []DoctorFinding {
 		noRowID += p.NoRowIDCandidates
 	}
 	if noRowID > 0 {
-		out = append(out, f("row-lineage", DoctorWarn, fmt.Sprintf("%d data files have no first_row_id (format v3 row lineage): compaction leaves them until a manifest rewrite assigns the ids (declare a manifests block, or let another engine commit once)", noRowID)))
+		out = append(out, f("row-lineage", DoctorWarn, fmt.Sprintf("%s %s no first_row_id (format v3 row lineage): compaction leaves them until a manifest rewrite assigns the ids (declare a manifests block, or let another engine commit once)", dataFiles(noRowID), config.Plural(noRowID, "has", "have"))))
 	}
 	if st.ForeignFile != "" {
 		out = append(out, f("storage", DoctorWarn, fmt.Sprintf("the table names files on another storage than its location %s (first: %s), which iceberg-go's one IO per table cannot read or delete: their partitions are not compacted and expiry that would free them is refused", st.Location, st.ForeignFile)))
@@ -108,8 +113,8 @@ func formatSummary(st *TableState) string {
 	}
 	s := fmt.Sprintf("format v%d, %d %s", st.FormatVersion, st.Files.DataFiles, noun)
 	if st.Files.DeleteFiles > 0 {
-		s += fmt.Sprintf(", %d delete files (%d position, %d equality, %d deletion vectors)",
-			st.Files.DeleteFiles, st.Files.PositionDeletes, st.Files.EqualityDeletes, st.Files.DeletionVectors)
+		s += fmt.Sprintf(", %s (%d position, %d equality, %s)",
+			config.CountOf(st.Files.DeleteFiles, "delete file", "delete files"), st.Files.PositionDeletes, st.Files.EqualityDeletes, config.CountOf(st.Files.DeletionVectors, "deletion vector", "deletion vectors"))
 	}
 	return s
 }

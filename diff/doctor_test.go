@@ -29,7 +29,7 @@ func TestTableLimits(t *testing.T) {
 		{"row lineage", TableState{FormatVersion: 3, Partitions: []PartitionStats{{NoRowIDCandidates: 3}}},
 			map[string]string{"format": DoctorOK, "row-lineage": DoctorWarn}, "3 data files have no first_row_id"},
 		{"deletes", TableState{FormatVersion: 3, Files: FileStats{DataFiles: 4, DeleteFiles: 3, PositionDeletes: 1, EqualityDeletes: 1, DeletionVectors: 1}},
-			map[string]string{"format": DoctorOK}, "3 delete files (1 position, 1 equality, 1 deletion vectors)"},
+			map[string]string{"format": DoctorOK}, "3 delete files (1 position, 1 equality, 1 deletion vector)"},
 		{"foreign and escaped", TableState{FormatVersion: 2, ForeignFile: "s3://other/f.parquet", EscapedFileURI: "file:///a%3Db/f.parquet"},
 			map[string]string{"format": DoctorOK, "storage": DoctorWarn, "file-names": DoctorWarn}, "s3://other/f.parquet"},
 	} {

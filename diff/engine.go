@@ -71,6 +71,35 @@ type EnginePlan struct {
 	Filter    string // "" when the partition is the whole table
 }
 
+// Statuses of a PartitionOutcome, apply's words for an action's.
+const (
+	PartitionDone    = "done"
+	PartitionSkipped = "skipped"
+	PartitionFailed  = "failed"
+)
+
+// PartitionOutcome is what became of one partition an action delegated to
+// an engine (apply -json: tables[].actions[].partitions[]): a report type, like
+// Doctor, so the views render it without providers.
+type PartitionOutcome struct {
+	// Partition is the partition as the plan names it ("" for an
+	// unpartitioned table).
+	Partition string `json:"partition"`
+	Engine    string `json:"engine"`
+	// Status is done, skipped (nothing left to rewrite, or not run after
+	// an earlier partition failed) or failed.
+	Status string `json:"status"`
+	// Snapshot is the engine's commit, checked (done) or not (a failed
+	// check names it in Error); 0 when it committed nothing.
+	Snapshot int64 `json:"snapshot_id,omitempty"`
+	// Rows are the partition's rows, the same before and after (done).
+	Rows int64 `json:"rows,omitempty"`
+	// Detail is the engine's own account of the call (done) or why it was
+	// skipped.
+	Detail string `json:"detail,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
 // EngineCall is one partition of a compaction delegated to an engine: what
 // the plan shows and apply runs.
 type EngineCall struct {
@@ -112,8 +141,8 @@ func delegate(pol *config.Effective, st *TableState, act *CompactAction, p Parti
 		where = "(unpartitioned)"
 	}
 	if st.Engine == nil || st.Engine.Name() != c.Engine.Value {
-		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%d files, %s) goes to engine %q (compaction.engine at %s), which this icewright session cannot reach: it is not compacted",
-			where, call.InputFiles, config.FormatSize(call.InputBytes), c.Engine.Value, fileLine(c.Engine.Origin))}
+		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%s, %s) goes to engine %q (compaction.engine at %s), which this icewright session cannot reach: it is not compacted",
+			where, config.CountOf(call.InputFiles, "file", "files"), config.FormatSize(call.InputBytes), c.Engine.Value, fileLine(c.Engine.Origin))}
 	}
 	other := false
 	for _, q := range st.Partitions {
@@ -129,8 +158,8 @@ func delegate(pol *config.Effective, st *TableState, act *CompactAction, p Parti
 		DeleteFiles: p.DeleteFiles, Selection: SelectionFor(pol),
 	})
 	if refusal != "" {
-		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%d files, %s) goes to engine %q, which cannot be bounded to exactly this partition: %s; it is not compacted (compact it with engine = \"local\", or raise engine_above)",
-			where, call.InputFiles, config.FormatSize(call.InputBytes), c.Engine.Value, refusal)}
+		return call, &Refusal{Action: string(Compact), Reason: fmt.Sprintf("partition %s (%s, %s) goes to engine %q, which cannot be bounded to exactly this partition: %s; it is not compacted (compact it with engine = \"local\", or raise engine_above)",
+			where, config.CountOf(call.InputFiles, "file", "files"), config.FormatSize(call.InputBytes), c.Engine.Value, refusal)}
 	}
 	call.Statement, call.Target, call.Filter = ep.Statement, ep.Target, ep.Filter
 	call.Bound = fmt.Sprintf("above compaction.engine_above (%s): %s rewrites only this partition's files (where) that the policy's size rules select (options), in one commit",

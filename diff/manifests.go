@@ -59,7 +59,7 @@ func planManifests(pol *config.Effective, st *TableState, compactCommits int) (A
 		if held[id] > 1 {
 			refusals = append(refusals, Refusal{
 				Action: string(RewriteManifests),
-				Reason: fmt.Sprintf("%d data manifests of spec %d are not rewritten: %s", held[id], id, st.UnwritableSpecs[id]),
+				Reason: fmt.Sprintf("%s of spec %d %s not rewritten: %s", config.CountOf(held[id], "data manifest", "data manifests"), id, config.Plural(held[id], "is", "are"), st.UnwritableSpecs[id]),
 			})
 		}
 	}

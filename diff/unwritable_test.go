@@ -37,7 +37,7 @@ func TestUnwritableSpecRefused(t *testing.T) {
 		if a == nil || a.Compact.InputFiles != 2 || slices.ContainsFunc(a.Compact.Groups, func(g CompactGroup) bool { return g.SpecID == 1 }) {
 			t.Fatalf("want spec 0's two files compacted, nothing of spec 1: %+v", a)
 		}
-		if got := refusal(tp, Compact); !strings.Contains(got, "3 data files in 1 partitions of spec 1 are not compacted: "+why) {
+		if got := refusal(tp, Compact); !strings.Contains(got, "3 data files in 1 partition of spec 1 are not compacted: "+why) {
 			t.Fatalf("refusal %q", got)
 		}
 		st.Partitions = st.Partitions[1:]

@@ -72,6 +72,7 @@ func (s *Session) Doctor(ctx context.Context, opts DoctorOptions) (*diff.Doctor,
 		listed = append(listed, tables...)
 		unreachable[cc.Name] = !ok
 	}
+	s.doctorEngines(ctx, cats, rep)
 	// A selector that matches nothing is a mistake to show, as plan shows
 	// a -target that matches nothing, unless its catalog did not answer.
 	for _, sel := range opts.Selectors {
@@ -105,7 +106,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	switch {
 	case reachable:
 		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
-			Message: fmt.Sprintf("the %s catalog answered: %d tables", cc.Type, len(tables))})
+			Message: fmt.Sprintf("the %s catalog answered: %s", cc.Type, config.CountOf(len(tables), "table", "tables"))})
 	case class == bound.ClassAuth || class == bound.ClassPermission:
 		// The server answered: the login (or the grant) is what failed,
 		// and the error says what to check.

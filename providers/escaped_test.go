@@ -85,7 +85,7 @@ func TestEscapedPartitionPlanAndExecutorAgree(t *testing.T) {
 		t.Fatalf("want p=ab compacted alone: %+v", compact)
 	}
 	if !slices.ContainsFunc(tp.Refusals, func(r diff.Refusal) bool {
-		return r.Action == string(diff.Compact) && strings.Contains(r.Reason, "2 data files in 1 partitions") && strings.Contains(r.Reason, "/p=a%3Ab/")
+		return r.Action == string(diff.Compact) && strings.Contains(r.Reason, "2 data files in 1 partition ") && strings.Contains(r.Reason, "/p=a%3Ab/")
 	}) {
 		t.Fatalf("no refusal of p=a:b naming a file: %+v", tp.Refusals)
 	}

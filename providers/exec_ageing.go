@@ -86,7 +86,7 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 	if err != nil {
 		return tbl, res, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)
+	res.FilesBefore, res.BytesBefore = summaryTotals(ctx, tbl)
 	rtbl, rec, err := recording(ctx, tbl, cat)
 	if err != nil {
 		return tbl, res, err
@@ -108,7 +108,7 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 	res.Committed = true
 	res.MetadataLocation = next.MetadataLocation()
 	res.Snapshots = run.Snapshots
-	res.FilesAfter, res.BytesAfter = summaryTotals(next)
+	res.FilesAfter, res.BytesAfter = summaryTotals(ctx, next)
 	for _, g := range run.Groups {
 		res.RowsBefore += g.InputRows
 		res.RowsAfter += g.OutputRows

@@ -35,6 +35,9 @@ type ExecProgress = store.Progress
 // ExecResult is what one executed action did (store.Result).
 type ExecResult = store.Result
 
+// PartitionOutcome is one delegated partition of an ExecResult.
+type PartitionOutcome = diff.PartitionOutcome
+
 // headIDRefusal refuses an executor that adds a snapshot on a main head
 // whose id iceberg-go v0.7.0 takes for "no parent" (diff.HeadIDProblem, which
 // the plan refuses too): a saved plan applied to such a table stops here.

@@ -19,6 +19,7 @@ import (
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
 )
 
@@ -68,7 +69,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if stop || err != nil {
 		return tbl, res, err
 	}
-	res.FilesBefore, res.BytesBefore = summaryTotals(tbl)
+	res.FilesBefore, res.BytesBefore = summaryTotals(ctx, tbl)
 	act := spec.Action
 	if act == nil {
 		res.NoOp, res.Note = true, "no compaction planned"
@@ -99,7 +100,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		res.Skipped = append(res.Skipped, sk.Describe(approved[sk.Index]))
 	}
 	if len(skips) > 0 {
-		notes = append(notes, fmt.Sprintf("%d of %d planned groups skipped: the table no longer matches them (first: %s)", len(skips), len(approved), skips[0].Reason))
+		notes = append(notes, fmt.Sprintf("%d of %s skipped: the table no longer matches them (first: %s)", len(skips), config.CountOf(len(approved), "planned group", "planned groups"), skips[0].Reason))
 	}
 	res.Note = strings.Join(notes, "; ")
 	if len(groups) == 0 {
@@ -179,10 +180,10 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		}
 	}
 	if skipped > 0 {
-		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("%d groups left for a later run by max_bytes_per_run", skipped), "; ")
+		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("%s left for a later run by max_bytes_per_run", config.CountOf(skipped, "group", "groups")), "; ")
 	}
 	res.MetadataLocation = next.MetadataLocation()
-	res.FilesAfter, res.BytesAfter = summaryTotals(next)
+	res.FilesAfter, res.BytesAfter = summaryTotals(ctx, next)
 	if err != nil {
 		cerr := classifyCompactErr(err)
 		if out != nil && !res.Committed {
@@ -292,16 +293,44 @@ func classifyCompactErr(err error) error {
 	return err
 }
 
-// summaryTotals reads the live data file count and size from the current
-// snapshot's summary (no manifest is read).
-func summaryTotals(tbl *table.Table) (files, bytes int64) {
+// summaryTotals is the table's live data files and their bytes, the files
+// the plan counts a compaction's input in (data files at their
+// file_size_in_bytes): the current snapshot's total-data-files, and its
+// total-files-size less what it counts for the live delete files
+// (reach.SummarySize), which only the delete manifests are read for (none
+// when the summary counts no delete file). The bytes are 0 (not shown)
+// when the delete manifests cannot be read.
+func summaryTotals(ctx context.Context, tbl *table.Table) (files, bytes int64) {
 	s := tbl.CurrentSnapshot()
 	if s == nil || s.Summary == nil {
 		return 0, 0
 	}
 	files, _ = strconv.ParseInt(s.Summary.Properties["total-data-files"], 10, 64)
 	bytes, _ = strconv.ParseInt(s.Summary.Properties["total-files-size"], 10, 64)
-	return files, bytes
+	if n, _ := strconv.ParseInt(s.Summary.Properties["total-delete-files"], 10, 64); n == 0 {
+		return files, bytes
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return files, 0
+	}
+	mans, err := s.Manifests(fsys)
+	if err != nil {
+		return files, 0
+	}
+	for _, m := range mans {
+		if m.ManifestContent() != iceberg.ManifestContentDeletes {
+			continue
+		}
+		entries, err := m.FetchEntries(fsys, true)
+		if err != nil {
+			return files, 0
+		}
+		for _, e := range entries {
+			bytes -= reach.SummarySize(e.DataFile())
+		}
+	}
+	return files, max(bytes, 0)
 }
 
 // recordingIO remembers every file written through it. iceberg-go writes a

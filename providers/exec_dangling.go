@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
 )
@@ -70,7 +71,7 @@ func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.Cata
 	if s := next.CurrentSnapshot(); s != nil {
 		res.Snapshots = []int64{s.SnapshotID}
 	}
-	res.Note = fmt.Sprintf("%d dangling delete files removed (%d delete manifests dropped, %d rewritten)", len(d.Files), d.ManifestsDropped, d.ManifestsRewritten)
+	res.Note = fmt.Sprintf("%s removed (%s dropped, %d rewritten)", config.CountOf(len(d.Files), "dangling delete file", "dangling delete files"), config.CountOf(d.ManifestsDropped, "delete manifest", "delete manifests"), d.ManifestsRewritten)
 	return next, res, nil
 }
 

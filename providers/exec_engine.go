@@ -38,14 +38,39 @@ type delegatedRun struct {
 // the same in that snapshot as in its parent. The engine commits on its
 // own, so a check that fails comes after the commit: the action fails
 // loudly, naming the snapshot, which icewright cannot undo.
+//
+// The result's one Partitions entry says what became of the partition, its
+// failure included (without the partition's name, which the entry has).
 func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call diff.EngineCall) (*table.Table, ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
-	where := call.Partition
-	if where == "" {
-		where = "(unpartitioned)"
+	prefix := fmt.Sprintf("compaction of partition %s by %s: ", partitionName(call.Partition), call.Engine)
+	next, res, err := delegate(ctx, tbl, r, call, prefix)
+	o := PartitionOutcome{Partition: call.Partition, Engine: call.Engine, Status: diff.PartitionDone, Detail: res.Note, Rows: res.RowsAfter}
+	if len(res.Snapshots) > 0 {
+		o.Snapshot = res.Snapshots[0]
 	}
+	switch {
+	case err != nil:
+		o.Status, o.Detail, o.Error = diff.PartitionFailed, "", strings.TrimPrefix(err.Error(), prefix)
+	case res.NoOp:
+		o.Status = diff.PartitionSkipped
+	}
+	res.Partitions, res.Note = []PartitionOutcome{o}, ""
+	return next, res, err
+}
+
+// partitionName is a plan's partition for people: "" is the table's one.
+func partitionName(p string) string {
+	if p == "" {
+		return "(unpartitioned)"
+	}
+	return p
+}
+
+// delegate is runDelegated's work; its errors start with prefix.
+func delegate(ctx context.Context, tbl *table.Table, r delegatedRun, call diff.EngineCall, prefix string) (*table.Table, ExecResult, error) {
+	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("compaction of partition %s by %s: %s", where, call.Engine, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s%s", prefix, fmt.Sprintf(format, args...))
 	}
 	cur, err := r.cat.LoadTable(ctx, tbl.Identifier())
 	if err != nil {
@@ -63,7 +88,7 @@ func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call di
 	if len(planned) == 0 {
 		// Nothing left to rewrite (another writer compacted it): the
 		// engine would commit nothing.
-		res.NoOp, res.Note = true, fmt.Sprintf("partition %s: no candidate files now, nothing for %s to do", where, call.Engine)
+		res.NoOp, res.Note = true, fmt.Sprintf("no candidate files now, nothing for %s to do", call.Engine)
 		return cur, res, nil
 	}
 	said, err := r.engine.Run(ctx, call)
@@ -118,7 +143,7 @@ func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call di
 		return next, res, fail("%s; the partition's rows differ: %d rows (digest %s) before, %d (digest %s) after", undo, before.Rows, before.Digest, after.Rows, after.Digest)
 	}
 	res.Snapshots = []int64{snap.SnapshotID}
-	res.Note = fmt.Sprintf("partition %s by %s (%s): snapshot %d checked, %d rows unchanged", where, call.Engine, said, snap.SnapshotID, after.Rows)
+	res.Note = fmt.Sprintf("%s; snapshot %d checked, %d rows unchanged", said, snap.SnapshotID, after.Rows)
 	return next, res, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +36,8 @@ func (e toyEngine) Run(ctx context.Context, _ diff.EngineCall) (string, error) {
 func (e toyEngine) Fingerprint(_ context.Context, _ diff.EngineCall, id int64) (diff.RowFingerprint, error) {
 	return e.fp(id), nil
 }
-func (toyEngine) Close() error { return nil }
+func (toyEngine) Close() error                                          { return nil }
+func (toyEngine) Doctor(context.Context, []string) []diff.DoctorFinding { return nil }
 
 // TestDelegatedRunChecksTheEngineCommit drives runDelegated with an engine
 // that commits through icewright' own rewrite: a good replace is checked and
@@ -67,7 +70,7 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 			return func(ctx context.Context) error {
 				// Half the table per group, and only the first group.
 				tbl := l.Load()
-				_, bytes := summaryTotals(tbl)
+				_, bytes := summaryTotals(ctx, tbl)
 				half := sel
 				half.Target, half.Min, half.Max = bytes/2+1, bytes/2, bytes
 				act := plannedCompaction(t, tbl, half, "binpack")
@@ -118,10 +121,18 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 				if ids := testkit.OrderIDs(t, l.Load()); len(ids) != want {
 					t.Errorf("%d rows after the engine's commit, want %d", len(ids), want)
 				}
-				if len(res.Snapshots) != 1 || res.Snapshots[0] != next.CurrentSnapshot().SnapshotID || !strings.Contains(res.Note, "checked, 40 rows unchanged") {
+				if len(res.Snapshots) != 1 || res.Snapshots[0] != next.CurrentSnapshot().SnapshotID || len(res.Partitions) != 1 ||
+					res.Partitions[0].Status != diff.PartitionDone || res.Partitions[0].Snapshot != res.Snapshots[0] ||
+					!strings.Contains(res.Partitions[0].Detail, "toy did it; snapshot ") || !strings.Contains(res.Partitions[0].Detail, "checked, 40 rows unchanged") {
 					t.Errorf("result = %+v", res)
 				}
 				return
+			}
+			// The partition's entry says the failure once, without the
+			// partition's name, which the entry has.
+			if len(res.Partitions) != 1 || res.Partitions[0].Status != diff.PartitionFailed || !strings.HasSuffix(err.Error(), res.Partitions[0].Error) ||
+				strings.Contains(res.Partitions[0].Error, "compaction of partition") {
+				t.Errorf("partitions = %+v for %v", res.Partitions, err)
 			}
 			if len(res.Snapshots) != 0 {
 				t.Errorf("an unverified engine snapshot is handed on as verified: %v", res.Snapshots)
@@ -131,6 +142,59 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 			}
 			if !tc.commits && tc.name == "the engine fails" && l.Load().MetadataLocation() != tbl.MetadataLocation() {
 				t.Errorf("metadata moved")
+			}
+		})
+	}
+}
+
+// TestDelegatedPartitionsEachHaveAnOutcome: every delegated partition of
+// an action has its own outcome, in the plan's order: after a failure the
+// rest say they were not run, and the action's note counts them (issue 43,
+// item 6: not one cell with every partition's account).
+func TestDelegatedPartitionsEachHaveAnOutcome(t *testing.T) {
+	ctx := context.Background()
+	sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 5}
+	same := func(int64) diff.RowFingerprint { return diff.RowFingerprint{Rows: 40, Digest: "d"} }
+	calls := []diff.EngineCall{{Engine: "toy"}, {Engine: "toy"}, {Engine: "toy"}}
+	for _, tc := range []struct {
+		name     string
+		run      func(l *testkit.Orders) func(context.Context) error
+		statuses []string
+		note     string
+	}{
+		{"the first compacts, the second fails", func(l *testkit.Orders) func(context.Context) error {
+			calls := 0
+			return func(ctx context.Context) error {
+				if calls++; calls > 1 {
+					return errors.New("spark: boom")
+				}
+				return compactWith(sel)(l)(ctx)
+			}
+		}, []string{diff.PartitionDone, diff.PartitionFailed, diff.PartitionSkipped}, `3 partitions by engine "toy": 1 done, 1 skipped, 1 failed`},
+		{"the first fails", func(*testkit.Orders) func(context.Context) error {
+			return func(context.Context) error { return errors.New("spark: boom") }
+		}, []string{diff.PartitionFailed, diff.PartitionSkipped, diff.PartitionSkipped}, `3 partitions by engine "toy": 2 skipped, 1 failed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := testkit.NewOrders(t)
+			tbl := l.Create(nil)
+			for i := range int64(4) {
+				tbl = testkit.AppendIDs(t, tbl, i*10, 10)
+			}
+			run := delegatedRun{engine: toyEngine{run: tc.run(l), fp: same}, cat: l.Cat, sel: sel, now: time.Now()}
+			_, er, err := runDelegatedCalls(ctx, tbl, run, calls, ExecResult{})
+			if err == nil || !strings.HasSuffix(err.Error(), "spark: boom") {
+				t.Fatalf("err = %v", err)
+			}
+			var got []string
+			for _, p := range er.Partitions {
+				got = append(got, p.Status)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.statuses) || er.Note != tc.note {
+				t.Errorf("outcomes %v, note %q; want %v, %q", got, er.Note, tc.statuses, tc.note)
+			}
+			if last := er.Partitions[len(er.Partitions)-1]; last.Detail != "not run: an earlier partition failed" || !slices.ContainsFunc(er.Partitions, func(p PartitionOutcome) bool { return p.Error == "spark: boom" }) {
+				t.Errorf("partitions = %+v", er.Partitions)
 			}
 		})
 	}
@@ -244,5 +308,32 @@ func TestEngineCommitMayReplaceOnlyItsPartition(t *testing.T) {
 	err = checkDelegated(ctx, next, next.CurrentSnapshot(), planned)
 	if err == nil || !strings.Contains(err.Error(), "replaces data files of 2 partitions") {
 		t.Fatalf("err = %v, want a refusal of a replace spanning 2 partitions", err)
+	}
+}
+
+// TestResultTotalsCountWhatThePlanCounts: apply's files and bytes of a
+// compaction count the same files as the plan's compact line, the live
+// data files at their size: a table with a delete file has the same
+// bytes in the plan and in the result, not the delete file's on top
+// (issue 43, item 6: the plan said 366.2 KiB, apply 401.9 KiB for the same
+// 218 files).
+func TestResultTotalsCountWhatThePlanCounts(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := l.Create(nil)
+	for i := range int64(3) {
+		tbl = testkit.AppendIDs(t, tbl, i*10, 10)
+	}
+	tbl = testkit.DeletePositions(t, tbl, iceberg.EqualTo(iceberg.Reference("id"), int64(3)))
+	// Every data file is planned (a delete file makes its data file a
+	// candidate at threshold 1), so the plan's input is the whole table.
+	sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 1}
+	act := plannedCompaction(t, tbl, sel, "binpack")
+	files, bytes := summaryTotals(ctx, tbl)
+	if int(files) != act.InputFiles || bytes != act.InputBytes {
+		t.Errorf("result totals %d files, %d bytes; the plan's compact line %d files, %d bytes", files, bytes, act.InputFiles, act.InputBytes)
+	}
+	if total, _ := strconv.ParseInt(tbl.CurrentSnapshot().Summary.Properties["total-files-size"], 10, 64); total <= bytes {
+		t.Fatalf("setup: total-files-size %d does not count the delete file on top of %d", total, bytes)
 	}
 }

@@ -255,7 +255,7 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 			return nil, ExecResult{}, err
 		}
 		if eng == nil || eng.Name() != calls[0].Engine {
-			return nil, ExecResult{}, fmt.Errorf("%w: the plan delegates %d partitions to engine %q, which compaction.engine no longer names", ErrRefused, len(calls), calls[0].Engine)
+			return nil, ExecResult{}, fmt.Errorf("%w: the plan delegates %s to engine %q, which compaction.engine no longer names", ErrRefused, config.CountOf(len(calls), "partition", "partitions"), calls[0].Engine)
 		}
 	}
 	// Rebase: icewright' compaction engine lets iceberg-go rebase its replace
@@ -283,16 +283,31 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 		now = req.Now
 	}
 	run := delegatedRun{engine: eng, cat: cat, sel: diff.SelectionFor(pol), now: now()}
+	next, er, err = runDelegatedCalls(ctx, next, run, calls, er)
+	return req.Table.with(next), er, err
+}
+
+// runDelegatedCalls runs the delegated partitions in the plan's order
+// after icewright' own groups (er), each with its outcome in
+// er.Partitions; after a failure the rest are not run, and say so.
+func runDelegatedCalls(ctx context.Context, tbl *table.Table, run delegatedRun, calls []diff.EngineCall, er ExecResult) (*table.Table, ExecResult, error) {
+	var failed error
 	for _, call := range calls {
-		n, dr, err := runDelegated(ctx, next, run, call)
-		next = n
-		er = mergeDelegated(er, dr)
-		if err != nil {
-			return req.Table.with(next), er, err
+		if failed != nil {
+			er.Partitions = append(er.Partitions, PartitionOutcome{Partition: call.Partition, Engine: call.Engine, Status: diff.PartitionSkipped,
+				Detail: "not run: an earlier partition failed"})
+			continue
 		}
+		next, dr, err := runDelegated(ctx, tbl, run, call)
+		tbl, failed = next, err
+		er = mergeDelegated(er, dr)
 	}
-	er.FilesAfter, er.BytesAfter = summaryTotals(next)
-	return req.Table.with(next), er, nil
+	er.Note = strings.TrimPrefix(er.Note+"; "+delegatedNote(er.Partitions), "; ")
+	if failed != nil {
+		return tbl, er, failed
+	}
+	er.FilesAfter, er.BytesAfter = summaryTotals(ctx, tbl)
+	return tbl, er, nil
 }
 
 // mergeDelegated adds a delegated partition's result to the action's.
@@ -303,10 +318,27 @@ func mergeDelegated(er, dr ExecResult) ExecResult {
 	er.RowsBefore += dr.RowsBefore
 	er.RowsAfter += dr.RowsAfter
 	er.MetadataLocation = dr.MetadataLocation
-	if dr.Note != "" {
-		er.Note = strings.TrimPrefix(er.Note+"; "+dr.Note, "; ")
-	}
+	er.Partitions = append(er.Partitions, dr.Partitions...)
 	return er
+}
+
+// delegatedNote counts the delegated partitions' outcomes for the action's
+// note; each has its own line in the results.
+func delegatedNote(ps []PartitionOutcome) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	n := map[string]int{}
+	for _, p := range ps {
+		n[p.Status]++
+	}
+	var parts []string
+	for _, st := range []string{diff.PartitionDone, diff.PartitionSkipped, diff.PartitionFailed} {
+		if n[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+		}
+	}
+	return fmt.Sprintf("%s by engine %q: %s", config.CountOf(len(ps), "partition", "partitions"), ps[0].Engine, strings.Join(parts, ", "))
 }
 
 func (s *Session) executeDangling(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {

@@ -253,7 +253,7 @@ func recommend(in *diff.Inspection, pol *config.Effective, sel diff.CompactionSe
 	compactTodo := func() string {
 		if compact != nil && compact.Compact != nil {
 			c := compact.Compact
-			return fmt.Sprintf("the next apply rewrites %d files (%s) in %d partitions", c.InputFiles, config.FormatSize(c.InputBytes), c.Partitions)
+			return fmt.Sprintf("the next apply rewrites %s (%s) in %s", config.CountOf(c.InputFiles, "file", "files"), config.FormatSize(c.InputBytes), config.CountOf(c.Partitions, "partition", "partitions"))
 		}
 		if compactRefused != "" {
 			return "the plan refuses the compaction: " + compactRefused

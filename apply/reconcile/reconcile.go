@@ -801,6 +801,11 @@ func (r *Reconciler) applyPlan(ctx context.Context, cfg *config.Config, sess *pr
 		return ResultSkipped, "locked by another run: " + tr.Error
 	case tr.Status == "failed":
 		return ResultFailed, tr.Error
+	case tr.Refused() != "":
+		// Not in policy: the plan refused part of it (apply counts the
+		// table changed when its other actions ran; reconcile reports
+		// what is left, as before).
+		return ResultFailed, tr.Refused()
 	case tr.Status == "interrupted":
 		return ResultInterrupted, tr.Error
 	case tr.Status == "done":

@@ -137,7 +137,9 @@ func (c *cli) apply(args []string) int {
 		return c.fail(err)
 	}
 	// Each failed table once on stderr, where a pipeline looks for
-	// "Error:" (the results on stdout hold it too, in a table cell).
+	// "Error:" (the results on stdout hold it too, in a table cell). A
+	// refusal was said there by the plan (a plan with refusals is never
+	// saved, so apply made it), and is not said again.
 	for _, t := range res.Tables {
 		if t.Status == apply.StatusFailed {
 			msg := t.Error

@@ -245,8 +245,10 @@ Examples:
   write, list, read and delete of a probe object under _icewright_lock/
   (removed afterwards), and the clock skew against the store, which the
   orphan age guard depends on; per table (all of the catalog's, or those
-  the SELECTOR globs match), what icewright cannot do there and why. Any
-  failure exits 1; warnings exit 0.
+  the SELECTOR globs match), what icewright cannot do there and why; per
+  engine block, that its Spark Connect endpoint answers, Spark's version,
+  and that its catalog and rewrite_data_files procedure exist (nothing is
+  rewritten). Any failure exits 1; warnings exit 0.
 
 Options:
   -catalog=NAME    Check only this catalog

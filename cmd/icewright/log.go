@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/icewright/icewright/apply"
@@ -73,16 +74,39 @@ func (c *cli) startLog() error {
 	// ICEWRIGHT_LOG_FORMAT govern them and masking sees them.
 	stdlog.SetFlags(0)
 	stdlog.SetPrefix("")
-	stdlog.SetOutput(thirdPartyLog{log})
+	stdlog.SetOutput(&thirdPartyLog{log: log})
 	return nil
+}
+
+// libraryNotes are the library lines icewright knows, said for an
+// icewright user (what it means here, what to do), once per run.
+var libraryNotes = []struct {
+	prefix string // of the line, after its level
+	msg    string
+}{
+	// iceberg-go's SQL catalog, on a database whose iceberg_tables has no
+	// iceberg_type column (Java's JdbcCatalog creates it so unless told
+	// jdbc.schema-version = V1, and PyIceberg does). It says it on every
+	// run, naming a property as iceberg-go's API does.
+	{"iceberg_tables is on the legacy V0 schema", "a SQL catalog's iceberg_tables table has the legacy V0 schema " +
+		"(no iceberg_type column: Java's JdbcCatalog creates it so unless jdbc.schema-version = V1, and PyIceberg does). " +
+		"Harmless: icewright lists, reads and commits its tables the same (iceberg-go runs in V0-compatible mode; only views need the column). " +
+		"To migrate the database once, set properties = { \"jdbc.schema-version\" = \"V1\" } in that catalog block: " +
+		"the next run adds the column (ALTER TABLE iceberg_tables ADD COLUMN iceberg_type), a one-way change; " +
+		"writers that name their columns keep working. ICEWRIGHT_LOG=error hides this warning"},
 }
 
 // thirdPartyLog turns a line of the standard log package into a record
 // of icewright's logger: "WARN ..."/"WARNING: ..." at warn, "DEBUG ..." at
-// debug, "ERROR ..." at error, anything else at info.
-type thirdPartyLog struct{ log *slog.Logger }
+// debug, "ERROR ..." at error, anything else at info. A line of
+// libraryNotes is said in icewright's words, once.
+type thirdPartyLog struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	said map[string]bool
+}
 
-func (w thirdPartyLog) Write(p []byte) (int, error) {
+func (w *thirdPartyLog) Write(p []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
 		level := slog.LevelInfo
 		for _, l := range []struct {
@@ -93,6 +117,19 @@ func (w thirdPartyLog) Write(p []byte) (int, error) {
 				line, level = strings.TrimSpace(rest), l.level
 				break
 			}
+		}
+		if i := slices.IndexFunc(libraryNotes, func(n struct{ prefix, msg string }) bool { return strings.HasPrefix(line, n.prefix) }); i >= 0 {
+			w.mu.Lock()
+			said := w.said[libraryNotes[i].prefix]
+			if w.said == nil {
+				w.said = map[string]bool{}
+			}
+			w.said[libraryNotes[i].prefix] = true
+			w.mu.Unlock()
+			if said {
+				continue
+			}
+			line = libraryNotes[i].msg
 		}
 		w.log.Log(context.Background(), level, line, "from", "library")
 	}

@@ -276,8 +276,9 @@ func TestCorpusPlanApplyPlan(t *testing.T) {
 						failed[tr.Address] += fmt.Sprintf("%s: %s; ", a.Type, a.Error)
 					}
 				}
-				// apply fails a table whose plan refused actions with
-				// exactly those refusals: shown in the plan, so not an
+				// A table whose plan refused actions carries them
+				// (planned_refusals; a table with nothing else fails
+				// with exactly those): shown in the plan, so not an
 				// apply failure. Anything else in tr.Error is one.
 				if tr.Error != "" && (len(tr.PlannedRefusals) == 0 || !strings.HasPrefix(tr.Error, "the plan refused actions: ")) {
 					failed[tr.Address] += tr.Error

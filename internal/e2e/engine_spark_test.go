@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -233,8 +234,9 @@ func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 	if r.code != 0 {
 		t.Fatalf("apply: exit %d", r.code)
 	}
-	if !strings.Contains(r.stdout, "by spark (rewritten_data_files_count=6") {
-		t.Errorf("apply's result does not say what Spark did")
+	// Each delegated partition on a line of its own, with Spark's account.
+	if !regexp.MustCompile(`(?m)^ +partition .* by engine "spark": done: rewritten_data_files_count=6, .*; snapshot \d+ checked, \d+ rows unchanged$`).MatchString(r.stdout) {
+		t.Errorf("apply's result does not say what Spark did, on the partition's line:\n%s", r.stdout)
 	}
 	after := st.load(ctx, t)
 	var replaces []string
@@ -290,6 +292,12 @@ func TestSparkEngineFailure(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout+r.stderr, "by spark: spark:") || !strings.Contains(r.stdout+r.stderr, "no_such_catalog") {
 		t.Errorf("the failure does not carry Spark's message")
+	}
+	// Said once in the results, on the failed partition's line, without
+	// spark-connect-go's repetition of the error class; the partition
+	// after it says it was not run.
+	if n := strings.Count(r.stdout, "REQUIRES_SINGLE_PART_NAMESPACE"); n != 1 || !strings.Contains(r.stdout, ": skipped: not run: an earlier partition failed") {
+		t.Errorf("the failure is said %d times in the results, or the partition after it is not said:\n%s", n, r.stdout)
 	}
 	if after := st.load(ctx, t); after.MetadataLocation() != before.MetadataLocation() {
 		t.Errorf("metadata moved from %s to %s", before.MetadataLocation(), after.MetadataLocation())
@@ -358,8 +366,9 @@ func TestSparkEngineMergeOnReadDeletes(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
-			if n := strings.Count(r.stdout, "by spark (rewritten_data_files_count="); n != parts {
-				t.Errorf("apply's result names %d Spark rewrites, want one per partition (%d):\n%s", n, parts, r.stdout)
+			// One line per partition, each with Spark's account.
+			if n := strings.Count(r.stdout, `by engine "spark": done: rewritten_data_files_count=`); n != parts {
+				t.Errorf("apply's result names %d Spark rewrites, want one per partition (%d), each on its line:\n%s", n, parts, r.stdout)
 			}
 			after := st.load(ctx, t)
 			if got := after.CurrentSnapshot().Summary.Properties["total-delete-files"]; got != "0" {

@@ -252,7 +252,7 @@ func TestFileURIEscapedPathsPlanApplyPlan(t *testing.T) {
 	if actionOf(tp, diff.Compact) != nil {
 		t.Errorf("the plan compacts files iceberg-go cannot open: %+v", actionOf(tp, diff.Compact).Compact)
 	}
-	if why := refusal(diff.Compact); !strings.Contains(why, "3 data files in 1 partitions") || !strings.Contains(why, "percent-escapes") || !strings.Contains(why, "partition_col=2023-08-22T09%3A15%3A20/") {
+	if why := refusal(diff.Compact); !strings.Contains(why, "3 data files in 1 partition ") || !strings.Contains(why, "percent-escapes") || !strings.Contains(why, "partition_col=2023-08-22T09%3A15%3A20/") {
 		t.Errorf("compaction refusal %q does not say which files and why", why)
 	}
 	// Expiry: planned, with the files named by escaped URIs said.

@@ -33,6 +33,11 @@ type Engine interface {
 	Run(ctx context.Context, call diff.EngineCall) (string, error)
 	// Fingerprint reads the rows of the call's partition in one snapshot.
 	Fingerprint(ctx context.Context, call diff.EngineCall, snapshotID int64) (diff.RowFingerprint, error)
+	// Doctor checks the endpoint for `icewright doctor`, without rewriting
+	// anything: that it answers (within ctx's deadline), its version, and
+	// for each catalog it would be given a table of (labels: icewright
+	// catalog labels) that the catalog and its rewrite procedure exist.
+	Doctor(ctx context.Context, labels []string) []diff.DoctorFinding
 	Close() error
 }
 

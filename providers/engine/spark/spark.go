@@ -15,10 +15,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/apache/spark-connect-go/spark/client/channel"
+	"github.com/apache/spark-connect-go/spark/sparkerrors"
 	"github.com/apache/spark-connect-go/spark/sql"
+	"google.golang.org/grpc/codes"
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
@@ -66,17 +71,42 @@ func (e *Engine) connect(ctx context.Context) (sql.SparkSession, error) {
 }
 
 // clean keeps the endpoint's token out of an error: spark-connect-go names
-// the connection string in some of its own.
+// the connection string in some of its own. A failure Spark reported is
+// said once, as Spark worded it: spark-connect-go's own text repeats the
+// error class and the SQLSTATE ("execution error: failed to execute sql:
+// <statement>: execution error: [X] [X] ... SQLSTATE: 1. SQLSTATE: 1"),
+// and the statement is the plan's, shown there already.
 func (e *Engine) clean(err error) error {
 	if err == nil {
 		return nil
 	}
+	msg := err.Error()
+	var se *sparkerrors.SparkError
+	if errors.As(err, &se) && se.Message != "" {
+		msg = se.Message
+		if se.Code != codes.Internal && se.Code != codes.Unknown {
+			msg = se.Code.String() + ": " + msg
+		}
+	}
 	red := config.RedactConnectURL(e.remote)
-	if red == e.remote {
+	if red != e.remote {
+		msg = strings.ReplaceAll(msg, e.remote, red)
+	}
+	if msg == err.Error() {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), e.remote, red))
+	return &cleaned{msg: msg, err: err}
 }
+
+// cleaned is an error said shorter: ErrorCode and ErrorClass still find
+// Spark's error under it.
+type cleaned struct {
+	msg string
+	err error
+}
+
+func (c *cleaned) Error() string { return c.msg }
+func (c *cleaned) Unwrap() error { return c.err }
 
 // query runs one statement and collects its rows as Go values.
 func (e *Engine) query(ctx context.Context, stmt string) ([][]any, error) {
@@ -152,6 +182,108 @@ func (e *Engine) Fingerprint(ctx context.Context, call diff.EngineCall, snapshot
 		return diff.RowFingerprint{}, fmt.Errorf("spark: fingerprint of snapshot %d: count is %T", snapshotID, rows[0][0])
 	}
 	return diff.RowFingerprint{Rows: n, Digest: fmt.Sprint(rows[0][1])}, nil
+}
+
+// Procedure is the Iceberg procedure every delegated partition calls.
+const Procedure = "system.rewrite_data_files"
+
+// Probe is what `icewright doctor` learns of the endpoint, step by step;
+// a step after one that failed is not tried (its error is nil and its
+// value empty). Nothing is rewritten: the procedure is described, never
+// called.
+type Probe struct {
+	// Address is the endpoint's host:port; Dial is the TCP connection's
+	// failure.
+	Address string
+	Dial    error
+	// Version is Spark's version(); Session is the failure of the first
+	// statement (a login, a TLS or a protocol error shows here).
+	Version string
+	Session error
+	// Catalogs are the probed catalog names, each with its failure
+	// (nil: Spark has it and lists its namespaces) and, when it answered, the failure
+	// of describing its rewrite_data_files (nil: the procedure exists).
+	Catalogs []CatalogProbe
+}
+
+// CatalogProbe is one catalog of a Probe.
+type CatalogProbe struct {
+	Name      string
+	Err       error
+	Procedure error
+}
+
+// Probe checks the endpoint for labels, the icewright catalogs whose tables
+// may be delegated (the engine block's catalog, when it names one, is
+// probed instead). Each step is bounded by ctx.
+func (e *Engine) Probe(ctx context.Context, labels []string) Probe {
+	var p Probe
+	cb, err := channel.NewBuilder(e.remote)
+	if err != nil {
+		p.Dial = e.clean(err)
+		return p
+	}
+	p.Address = net.JoinHostPort(cb.Host(), strconv.Itoa(cb.Port()))
+	// A dial first: a wrong host or port fails here at once, where the
+	// client would retry an unavailable server for minutes.
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", p.Address)
+	if err != nil {
+		p.Dial = err
+		return p
+	}
+	_ = conn.Close()
+	rows, err := e.query(ctx, "SELECT version()")
+	if err != nil {
+		p.Session = err
+		return p
+	}
+	if len(rows) == 1 && len(rows[0]) == 1 {
+		p.Version, _, _ = strings.Cut(fmt.Sprint(rows[0][0]), " ") // "4.1.4 <git hash>"
+	}
+	names := labels
+	if e.catalog != "" {
+		names = []string{e.catalog}
+	}
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		c := CatalogProbe{Name: name}
+		// SET CATALOG fails with CATALOG_NOT_FOUND for a catalog Spark
+		// does not have (SHOW NAMESPACES IN would look for a namespace of
+		// the session catalog); doctor's session is its own, thrown away.
+		if _, c.Err = e.query(ctx, "SET CATALOG "+ident(name)); c.Err == nil {
+			_, c.Err = e.query(ctx, "SHOW NAMESPACES IN "+ident(name))
+		}
+		if c.Err == nil {
+			_, c.Procedure = e.query(ctx, "DESCRIBE PROCEDURE "+ident(name)+"."+Procedure)
+		}
+		p.Catalogs = append(p.Catalogs, c)
+	}
+	return p
+}
+
+// ErrorCode is the gRPC status code of a Spark Connect failure
+// (codes.Unknown when err is none).
+func ErrorCode(err error) codes.Code {
+	var se *sparkerrors.SparkError
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return codes.Unknown
+}
+
+// ErrorClass is Spark's error class of a failure ("" when it has none):
+// CATALOG_NOT_FOUND, for one.
+func ErrorClass(err error) string {
+	var se *sparkerrors.SparkError
+	if errors.As(err, &se) {
+		return se.ErrorClass
+	}
+	return ""
 }
 
 // Close ends the session (spark-connect-go's Stop releases nothing more).

@@ -86,7 +86,7 @@ func (e *Engine) Plan(d diff.Delegation) (diff.EnginePlan, string) {
 	}
 	args = append(args, "options => map("+strings.Join(kv, ", ")+")")
 	return diff.EnginePlan{
-		Statement: fmt.Sprintf("CALL %s.system.rewrite_data_files(%s)", ident(catalog), strings.Join(args, ", ")),
+		Statement: fmt.Sprintf("CALL %s.%s(%s)", ident(catalog), Procedure, strings.Join(args, ", ")),
 		Target:    ident(catalog) + "." + tableName,
 		Filter:    filter,
 	}, ""

@@ -1,6 +1,10 @@
 package store
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/icewright/icewright/diff"
+)
 
 // ErrConflict marks a commit that definitely did not land because the table
 // moved underneath it (a concurrent writer committed, or a requirement such
@@ -83,4 +87,8 @@ type Result struct {
 	// outcome is unknown.
 	StagedRemoved int
 	StagedKept    []string
+
+	// Partitions are the outcomes of the partitions the action delegated
+	// to an engine, one each, in the plan's order.
+	Partitions []diff.PartitionOutcome
 }

@@ -27,6 +27,9 @@ func Doctor(w io.Writer, d *diff.Doctor, s *Styles) error {
 			status = s.Refuse("FAIL")
 		}
 		where := f.Catalog
+		if f.Engine != "" {
+			where = fmt.Sprintf("engine %q", f.Engine)
+		}
 		if f.Table != "" {
 			where = f.Table
 		}
@@ -36,7 +39,7 @@ func Doctor(w io.Writer, d *diff.Doctor, s *Styles) error {
 		}
 		b.WriteString(line + "\n")
 	}
-	fmt.Fprintf(&b, "\n%d failures, %d warnings, %d checks.\n", d.Failures, d.Warnings, len(d.Findings))
+	fmt.Fprintf(&b, "\n%s, %s, %s.\n", countOf(d.Failures, "failure", "failures"), countOf(d.Warnings, "warning", "warnings"), countOf(len(d.Findings), "check", "checks"))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -51,21 +51,14 @@ func Age(d time.Duration) string {
 // AgeMs is Age for a millisecond count.
 func AgeMs(ms int64) string { return Age(time.Duration(ms) * time.Millisecond) }
 
-// plural picks the singular or plural noun for n.
-func plural[T ~int | ~int64](n T, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// plural picks the singular or plural noun for n (config.Plural).
+func plural[T ~int | ~int64](n T, one, many string) string { return config.Plural(n, one, many) }
 
-// countOf renders "1 table", "3 tables", "1,203 files".
-func countOf[T ~int | ~int64](n T, one, many string) string {
-	return Count(n) + " " + plural(n, one, many)
-}
+// countOf renders "1 table", "3 tables", "1,203 files" (config.CountOf).
+func countOf[T ~int | ~int64](n T, one, many string) string { return config.CountOf(n, one, many) }
 
 // CountOf is countOf for the commands.
-func CountOf[T ~int | ~int64](n T, one, many string) string { return countOf(n, one, many) }
+func CountOf[T ~int | ~int64](n T, one, many string) string { return config.CountOf(n, one, many) }
 
 // quoteList renders ["a", "b"] as Terraform renders a list of strings.
 func quoteList(items []string) string {

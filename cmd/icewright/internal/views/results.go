@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/diff"
 )
 
 // ResultsJSON writes `apply -json`: the results as one document.
@@ -23,6 +24,7 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 	rows := [][]string{}
 	notes := []string{}
 	statuses := []string{}
+	subs := [][]string{} // a row's lines of its own: a delegated partition each
 	for i := range r.Tables {
 		t := &r.Tables[i]
 		if len(t.Actions) == 0 {
@@ -37,15 +39,16 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 			rows = append(rows, []string{t.Address, "-", status, "", "", "", "", "", took})
 			notes = append(notes, note)
 			statuses = append(statuses, t.Status)
+			subs = append(subs, nil)
 			continue
 		}
 		for j := range t.Actions {
 			a := &t.Actions[j]
 			note := a.Reason
-			if a.Error != "" {
+			if a.Error != "" && !partitionSaid(a) {
 				note = a.Error
 			}
-			if j == len(t.Actions)-1 && t.Error != "" && !strings.Contains(note, t.Error) {
+			if j == len(t.Actions)-1 && t.Error != "" && !actionSaid(t) {
 				note = strings.TrimPrefix(note+"; "+t.Error, "; ")
 			}
 			if len(a.NotApplied) > 0 {
@@ -65,6 +68,15 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 			})
 			notes = append(notes, note)
 			statuses = append(statuses, a.Status)
+			subs = append(subs, partitionLines(a.Partitions, s))
+		}
+		// What the plan refused, under the table's last action, one line
+		// each, unless its error says it already.
+		if !strings.Contains(t.Error, t.Refused()) || t.Error == "" {
+			last := len(subs) - 1
+			for _, rf := range t.PlannedRefusals {
+				subs[last] = append(subs[last], s.Refuse("refused in the plan")+": "+rf.Action+": "+s.Dim(rf.Reason))
+			}
 		}
 	}
 	widths := make([]int, len(header))
@@ -97,11 +109,59 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 			out = strings.Join(line, "  ") + "  " + s.Dim(notes[k])
 		}
 		b.WriteString(out + "\n")
+		// Under the ACTION column, one line each, whatever their length.
+		for _, l := range subs[k] {
+			b.WriteString(strings.Repeat(" ", widths[0]+2) + "  " + l + "\n")
+		}
 	}
 	b.WriteString(filePlaces(r, s))
 	b.WriteString("\n" + resultSummary(r, s) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// partitionLines are an action's delegated partitions, one line each:
+// where, by which engine, the status and the engine's account or error.
+func partitionLines(ps []diff.PartitionOutcome, s *Styles) []string {
+	var out []string
+	for _, p := range ps {
+		where := p.Partition
+		if where == "" {
+			where = "(unpartitioned)"
+		}
+		what := p.Detail
+		if p.Error != "" {
+			what = p.Error
+		}
+		line := fmt.Sprintf("partition %s by engine %q: %s", where, p.Engine, statusStyle(p.Status, s)(p.Status))
+		if what != "" {
+			line += ": " + s.Dim(what)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// partitionSaid: the action's error is one of its partitions', which its
+// own line says; the action's note counts them instead of saying it again.
+func partitionSaid(a *apply.ActionResult) bool {
+	for _, p := range a.Partitions {
+		if p.Error != "" && strings.HasSuffix(a.Error, p.Error) {
+			return true
+		}
+	}
+	return false
+}
+
+// actionSaid: the table's error is an action's (the table failed because
+// that action did), which that action's row says already.
+func actionSaid(t *apply.TableResult) bool {
+	for _, a := range t.Actions {
+		if a.Error != "" && strings.Contains(t.Error, a.Error) {
+			return true
+		}
+	}
+	return false
 }
 
 // filePlaces names, for each action that did not finish its files, every
@@ -147,15 +207,19 @@ func resultSummary(r *apply.Results, s *Styles) string {
 	switch {
 	case r.Interrupted:
 		head = s.Warn("Apply interrupted:") + " no new work was started after the signal;"
-	case r.Failed():
+	case r.HasFailure():
 		head = s.Refuse("Apply finished with errors:")
+	case r.Failed():
+		// Nothing failed, yet the plan refused something: exit 1 all
+		// the same (docs/cli.md, Exit codes).
+		head = s.Refuse("Apply finished with refusals:")
 	default:
 		head = s.OK("Apply complete!")
 	}
 	// Tables and actions counted apart, each named: "2 failed; 0
 	// actions done" read as two counts of one thing.
 	parts := []string{
-		fmt.Sprintf("tables: %s changed, %s failed", Count(sum.TablesChanged), Count(sum.TablesFailed)),
+		fmt.Sprintf("tables: %s changed, %s failed", Count(sum.TablesChanged), Count(sum.TablesFailed)) + refusedCount(sum.TablesRefused),
 		fmt.Sprintf("actions: %s done, %s skipped, %s failed",
 			Count(sum.ActionsDone), Count(sum.ActionsSkipped), Count(sum.ActionsFailed)),
 	}
@@ -164,6 +228,14 @@ func resultSummary(r *apply.Results, s *Styles) string {
 			countOf(sum.Snapshots, "snapshot", "snapshots"), countOf(sum.FilesDeleted, "file", "files"), Bytes(sum.BytesFreed)))
 	}
 	return head + " " + strings.Join(parts, "; ") + "."
+}
+
+// refusedCount is the summary's count of tables with refusals, when any.
+func refusedCount(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %s with refusals", Count(n))
 }
 
 func beforeAfter(before, after int64, f func(int64) string) string {

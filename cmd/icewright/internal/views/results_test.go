@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -263,5 +264,86 @@ func TestProgressLiveRedrawsInPlace(t *testing.T) {
 	p.Done()
 	if !strings.HasSuffix(buf.String(), "\x1b[3A\x1b[J") {
 		t.Errorf("live lines not cleared at the end:\n%q", buf.String())
+	}
+}
+
+// TestResultsDelegatedPartitions: each partition an action delegated to an
+// engine has a line of its own under the action (not one long cell), and
+// a failure is said once: on its partition's line, not again in the
+// action's note or as the table's error (issue 43, item 6).
+func TestResultsDelegatedPartitions(t *testing.T) {
+	boom := "spark: [TABLE_OR_VIEW_NOT_FOUND] The table `lake`.`a`.`events` cannot be found. SQLSTATE: 42P01"
+	actErr := "compaction of partition day=2026-06-14 by spark: " + boom
+	r := &apply.Results{Tables: []apply.TableResult{{Address: "lake.a.events", Status: apply.StatusFailed, Error: "compact: " + actErr,
+		Actions: []apply.ActionResult{{Type: diff.Compact, Status: apply.StatusFailed, Error: actErr, Committed: true,
+			Reason: `3 partitions by engine "spark": 1 done, 1 skipped, 1 failed`, FilesBefore: 240, FilesAfter: 240, DurationMs: 2300,
+			Partitions: []diff.PartitionOutcome{
+				{Partition: "day=2026-06-13", Engine: "spark", Status: diff.PartitionDone, Snapshot: 7, Rows: 60, Detail: "rewritten_data_files_count=60, added_data_files_count=1; snapshot 7 checked, 60 rows unchanged"},
+				{Partition: "day=2026-06-14", Engine: "spark", Status: diff.PartitionFailed, Error: boom},
+				{Partition: "day=2026-06-15", Engine: "spark", Status: diff.PartitionSkipped, Detail: "not run: an earlier partition failed"},
+			}}}}},
+		Summary: apply.ResultSummary{Tables: 1, TablesChanged: 1, TablesFailed: 1, ActionsFailed: 1}}
+	var buf bytes.Buffer
+	if err := Results(&buf, r, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `TABLE          ACTION   STATUS  FILES  BYTES  SNAPSHOTS  DELETED  FREED  TIME
+lake.a.events  compact  failed  240                                      2.3s  3 partitions by engine "spark": 1 done, 1 skipped, 1 failed
+                 partition day=2026-06-13 by engine "spark": done: rewritten_data_files_count=60, added_data_files_count=1; snapshot 7 checked, 60 rows unchanged
+                 partition day=2026-06-14 by engine "spark": failed: ` + boom + `
+                 partition day=2026-06-15 by engine "spark": skipped: not run: an earlier partition failed
+
+Apply finished with errors: tables: 1 changed, 1 failed; actions: 0 done, 0 skipped, 1 failed.
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if n := strings.Count(buf.String(), "TABLE_OR_VIEW_NOT_FOUND"); n != 1 {
+		t.Errorf("the failure is said %d times", n)
+	}
+	buf.Reset()
+	if err := ResultsJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var doc bytes.Buffer
+	if err := json.Compact(&doc, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	buf = doc
+	for _, want := range []string{
+		`"partitions":[{"partition":"day=2026-06-13","engine":"spark","status":"done","snapshot_id":7,"rows":60,"detail":`,
+		`{"partition":"day=2026-06-14","engine":"spark","status":"failed","error":`,
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("apply -json lacks %s:\n%s", want, buf.String())
+		}
+	}
+}
+
+// TestResultsRefusedTableIsChanged: a table whose actions ran while the
+// plan refused one partition is counted changed, not failed; the refusal
+// is a line of its own under it, and the summary says the apply has
+// refusals (it exits 1) rather than errors (issue 43, item 6).
+func TestResultsRefusedTableIsChanged(t *testing.T) {
+	why := `partition id_bucket=3 (16 files, 40.0 KiB) goes to engine "spark", which cannot be bounded to exactly this partition: bucket; it is not compacted`
+	r := &apply.Results{Tables: []apply.TableResult{{Address: "lake.a.events", Status: apply.StatusDone,
+		PlannedRefusals: []diff.Refusal{{Action: "compact", Reason: why}},
+		Actions:         []apply.ActionResult{{Type: diff.Compact, Status: apply.StatusDone, Committed: true, FilesBefore: 40, FilesAfter: 25, DurationMs: 1200}}}}}
+	r.Summary = apply.ResultSummary{Tables: 1, TablesChanged: 1, TablesRefused: 1, ActionsDone: 1}
+	var buf bytes.Buffer
+	if err := Results(&buf, r, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := `TABLE          ACTION   STATUS  FILES     BYTES  SNAPSHOTS  DELETED  FREED  TIME
+lake.a.events  compact  done    40 -> 25                                    1.2s
+                 refused in the plan: compact: ` + why + `
+
+Apply finished with refusals: tables: 1 changed, 0 failed, 1 with refusals; actions: 1 done, 0 skipped, 0 failed.
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if !r.Failed() || r.HasFailure() {
+		t.Errorf("Failed %v, HasFailure %v: a refusal exits 1 and is no failure", r.Failed(), r.HasFailure())
 	}
 }
