@@ -27,6 +27,10 @@
 # DELAY=D (pg, rest) puts `fleetbench delay` between both sides and the
 # catalog: every request or query waits D more, as across a network.
 #
+# BEFORE=REV adds `icewright plan` built from commit REV (git archive) as a
+# third contender in the same hyperfine run, interleaved: the before/after
+# figures of a change (docs/benchmarks.md, issue 41's orphan_files rows).
+#
 # Fleets are cached under $CACHE (default ~/.cache/icewright-bench/fleet).
 # Env: RUNS (default 5), WARMUP (default 1), PAR (parallelism of both,
 # default 4), CACHE, WORK, CATALOG, DELAY.
@@ -45,7 +49,17 @@ mkdir -p "$WORK" "$CACHE"
 (cd "$ROOT" && go build -o "$WORK/icewright" ./cmd/icewright && go build -o "$WORK/fleetbench" ./bench/fleet/cmd/fleetbench)
 # shellcheck source=../lib.sh
 source "$ROOT/bench/lib.sh"
-same_page_cache "$WORK/icewright" "$WORK/fleetbench"
+before_bin=""
+if [[ -n ${BEFORE:-} ]]; then
+	short=$(git -C "$ROOT" rev-parse --short "$BEFORE")
+	before_bin=$WORK/icewright-$short
+	if [[ ! -x $before_bin ]]; then
+		rm -rf "$WORK/src-$short" && mkdir -p "$WORK/src-$short"
+		git -C "$ROOT" archive "$short" | tar -x -C "$WORK/src-$short"
+		(cd "$WORK/src-$short" && go build -o "$before_bin" ./cmd/icewright)
+	fi
+fi
+same_page_cache "$WORK/icewright" "$WORK/fleetbench" ${before_bin:+"$before_bin"}
 echo "== icewright $(git -C "$ROOT" rev-parse --short HEAD); machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 CATALOG=${CATALOG:-sqlite}
@@ -170,12 +184,16 @@ HCL
 	FLOOR="$WORK/fleetbench floor ${floor_args[*]} -parallelism $PAR"
 	echo "== $n tables, $CATALOG catalog${DELAY:+, $DELAY added per request}: $($FLOOR)"
 	echo "   icewright plan: $($PLAN 2>/dev/null | tail -1)"
+	BEFORE_PLAN=${before_bin:+$before_bin -chdir=$cfg/plan plan -no-color}
+	before_args=()
+	[[ -n $BEFORE_PLAN ]] && before_args=(-n "icewright plan at $BEFORE" "$BEFORE_PLAN")
 	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$WORK/fleet-$CATALOG-$n.json" \
-		-n "icewright plan" "$PLAN" -n "floor" "$FLOOR" >"$WORK/hyperfine.txt" 2>&1 || { cat "$WORK/hyperfine.txt"; exit 1; }
+		-n "icewright plan" "$PLAN" -n "floor" "$FLOOR" "${before_args[@]}" >"$WORK/hyperfine.txt" 2>&1 || { cat "$WORK/hyperfine.txt"; exit 1; }
 	jq -r --argjson n "$n" '.results as $r |
 		($r[] | "   \(.command): median \(.median*1000|round) ms (min \(.min*1000|round), max \(.max*1000|round)), \(.median*1e6/$n|round) µs per table"),
-		"   ratio icewright plan / floor (medians): \(($r[0].median/$r[1].median)*100|round/100)"' "$WORK/fleet-$CATALOG-$n.json"
-	for c in "$PLAN" "$FLOOR"; do
+		"   ratio icewright plan / floor (medians): \(($r[0].median/$r[1].median)*100|round/100)",
+		(if ($r|length) > 2 then "   ratio \($r[2].command) / floor (medians): \(($r[2].median/$r[1].median)*100|round/100)" else empty end)' "$WORK/fleet-$CATALOG-$n.json"
+	for c in "$PLAN" "$FLOOR" ${BEFORE_PLAN:+"$BEFORE_PLAN"}; do
 		/usr/bin/time -v $c >/dev/null 2>"$WORK/rss.txt" || true
 		echo "   peak RSS of ${c%% -*}: $(awk '/Maximum resident/ {printf "%.0f MiB", $6/1024}' "$WORK/rss.txt")"
 	done
