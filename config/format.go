@@ -10,7 +10,7 @@ import (
 // errors is not formatted (hclwrite would reshape broken tokens); the
 // errors are returned instead.
 func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
-	if d := checkNesting(src, filename); d != nil {
+	if d := checkInput(src, filename); d != nil {
 		return nil, hcl.Diagnostics{d}
 	}
 	_, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)

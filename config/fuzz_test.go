@@ -199,7 +199,7 @@ func FuzzLoadLimits(f *testing.F) {
 			t.Fatalf("Load took %v", d)
 		}
 		blocks := 0
-		if checkNesting([]byte(src), "") != nil {
+		if checkInput([]byte(src), "") != nil {
 			return // refused before parsing; FuzzLoadNesting covers it
 		}
 		if f, _ := hclsyntax.ParseConfig([]byte(src), "main.icewright.hcl", hcl.InitialPos); f != nil {
@@ -238,7 +238,7 @@ func FuzzItemStarts(f *testing.F) {
 	f.Add("a = \"${\"}\"}\"\n# }\nb = [\n1]\n")
 	f.Add("x = <<EOT\r\nEOT\r\ny = 2\r\n")
 	f.Fuzz(func(t *testing.T, src string) {
-		if checkNesting([]byte(src), "") != nil {
+		if checkInput([]byte(src), "") != nil {
 			return
 		}
 		whole, d := hclsyntax.ParseConfig([]byte(src), "f.hcl", hcl.InitialPos)

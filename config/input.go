@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -103,12 +104,15 @@ func regular(path string, st os.FileInfo, limit int64) error {
 	return nil
 }
 
-// checkNesting reports input whose brackets nest deeper than MaxNesting,
-// before hcl parses it. It counts ( [ { and the ${ %{ of templates outside
+// checkInput reports input that is not UTF-8 (checkEncoding), and input
+// whose brackets nest deeper than MaxNesting, before hcl parses it. It counts ( [ { and the ${ %{ of templates outside
 // comments; inside a quoted string only those interpolations count, and the
 // string resumes after the interpolation's closing brace. One linear pass;
 // heredocs are scanned as code, which can only over-count.
-func checkNesting(src []byte, filename string) *hcl.Diagnostic {
+func checkInput(src []byte, filename string) *hcl.Diagnostic {
+	if d := checkEncoding(src, filename); d != nil {
+		return d
+	}
 	var frames []bool // per open level: true when it is an interpolation inside a string
 	inString := false
 	line, col := 1, 1
@@ -172,6 +176,37 @@ func checkNesting(src []byte, filename string) *hcl.Diagnostic {
 				Subject:  &hcl.Range{Filename: filename, Start: pos, End: pos},
 			}
 		}
+	}
+	return nil
+}
+
+// checkEncoding reports the first byte of src that is not UTF-8. hcl finds
+// most such bytes itself, but not all ("A=\xec\n0" parses without an
+// error), and a file parsed in chunks (parseInChunks) must not read
+// differently from the same file parsed whole, so the whole input is
+// checked once, before either.
+func checkEncoding(src []byte, filename string) *hcl.Diagnostic {
+	if utf8.Valid(src) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && n <= 1 {
+			pos := hcl.Pos{Line: line, Column: col, Byte: i}
+			return &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid character encoding",
+				Detail:   "All input files must be UTF-8 encoded. Ensure that UTF-8 encoding is selected in your editor.",
+				Subject:  &hcl.Range{Filename: filename, Start: pos, End: hcl.Pos{Line: line, Column: col + 1, Byte: i + 1}},
+			}
+		}
+		if src[i] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -131,6 +132,29 @@ func TestDeepNestingIsAnError(t *testing.T) {
 	}
 }
 
+// TestInvalidEncodingIsAnError: a file that is not UTF-8 is refused with
+// the position of its first bad byte, also where hcl's own parse finds no
+// error ("A=\xec\n0", found by FuzzItemStarts: its chunks then read
+// differently from the whole), and whether it is parsed whole or in chunks.
+func TestInvalidEncodingIsAnError(t *testing.T) {
+	for _, src := range []string{"A=\xec\n0", "catalog \"c\" {\n  type = \"sql\" # \xff\n}\n"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		diags := loadWithin(t, dir, LoadOptions{})
+		wantError(t, diags, "Invalid character encoding", "UTF-8")
+		d := checkInput([]byte(src), "f")
+		bad := strings.IndexFunc(src, func(r rune) bool { return r == utf8.RuneError })
+		if d == nil || d.Subject.Start.Byte != bad {
+			t.Fatalf("%q: %+v, want the first invalid byte", src, d)
+		}
+		if _, d := Format([]byte(src), "x.icewright.hcl"); !d.HasErrors() {
+			t.Fatalf("Format accepted %q", src)
+		}
+	}
+}
+
 // TestNestingCountsOnlyCode: brackets in strings and comments do not count;
 // interpolations do, and the string resumes after them.
 func TestNestingCountsOnlyCode(t *testing.T) {
@@ -145,7 +169,7 @@ func TestNestingCountsOnlyCode(t *testing.T) {
 		strings.Repeat(`x = ["${a}", [1], {b = "c"}]`+"\n", 10*MaxNesting),
 		`x = ` + strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting),
 	} {
-		if d := checkNesting([]byte(src), "f"); d != nil {
+		if d := checkInput([]byte(src), "f"); d != nil {
 			t.Errorf("%.60q: %s", src, d.Detail)
 		}
 	}

@@ -169,7 +169,7 @@ func (l *loader) load() {
 			return
 		}
 		l.sources[name] = src
-		if d := checkNesting(src, path); d != nil {
+		if d := checkInput(src, path); d != nil {
 			l.diags = append(l.diags, d)
 			continue
 		}

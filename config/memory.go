@@ -289,7 +289,7 @@ func (ts tableSource) tableBlocks() []*hcl.Block {
 // itemStarts is where chunks of src begin: 0, then the starts of lines at
 // least chunk bytes apart that begin outside any bracket, string, heredoc
 // or comment (so between top-level items). One linear pass, like
-// checkNesting; heredocs end at a line holding only their marker.
+// checkInput; heredocs end at a line holding only their marker.
 func itemStarts(src []byte, chunk int) []hcl.Pos {
 	starts := []hcl.Pos{hcl.InitialPos}
 	var frames []bool // per open level: true when it is an interpolation inside a string

@@ -196,7 +196,7 @@ func (l *loader) readVarFile(path string, decls map[string]*varDecl, values map[
 		return
 	}
 	l.sources["var-file:"+path] = src
-	if d := checkNesting(src, full); d != nil {
+	if d := checkInput(src, full); d != nil {
 		l.diags = append(l.diags, d)
 		return
 	}
