@@ -4,23 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
-	"github.com/icewright/icewright/providers/internal/objdel"
-	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/kind"
+	"github.com/icewright/icewright/providers/manifests"
 )
 
 // CompactSpec is what the compact action asks for at apply time: the
@@ -65,11 +62,11 @@ type CompactSpec struct {
 // (compaction.Resolve): one that no longer matches is skipped, and the
 // result names it and why (ExecResult.Skipped).
 func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Table, ExecResult, error) {
-	res, stop, err := rewriteStart(tbl)
+	res, stop, err := kind.RewriteStart(tbl)
 	if stop || err != nil {
 		return tbl, res, err
 	}
-	res.FilesBefore, res.BytesBefore = summaryTotals(ctx, tbl)
+	res.FilesBefore, res.BytesBefore = kind.SummaryTotals(ctx, tbl)
 	act := spec.Action
 	if act == nil {
 		res.NoOp, res.Note = true, "no compaction planned"
@@ -82,7 +79,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	}
 	var notes []string
 	if gaps := lineageGaps(tbl, groups); gaps > 0 && act.AssignRowIDs {
-		next, mr, err := rewriteManifests(ctx, tbl, spec.ManifestTarget)
+		next, mr, err := manifests.Rewrite(ctx, tbl, spec.ManifestTarget)
 		if err != nil {
 			return tbl, res, fmt.Errorf("assign row ids by rewriting the manifests: %w", err)
 		}
@@ -127,9 +124,9 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	// enables rebasing; the recording IO sees every file the run writes, so
 	// a definitely failed commit leaves nothing behind.
 	verifyCat := spec.Catalog
-	rtbl, rec := tbl, (*recordingIO)(nil)
+	rtbl, rec := tbl, (*kind.RecordingIO)(nil)
 	if verifyCat != nil {
-		rtbl, rec, err = recording(ctx, tbl, verifyCat)
+		rtbl, rec, err = kind.Recording(ctx, tbl, verifyCat)
 		if err != nil {
 			return tbl, res, err
 		}
@@ -183,9 +180,9 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("%s left for a later run by max_bytes_per_run", config.CountOf(skipped, "group", "groups")), "; ")
 	}
 	res.MetadataLocation = next.MetadataLocation()
-	res.FilesAfter, res.BytesAfter = summaryTotals(ctx, next)
+	res.FilesAfter, res.BytesAfter = kind.SummaryTotals(ctx, next)
 	if err != nil {
-		cerr := classifyCompactErr(err)
+		cerr := kind.ClassifyErr(err)
 		if out != nil && !res.Committed {
 			for _, g := range out.Groups {
 				if errors.Is(cerr, ErrCommitUnknown) {
@@ -197,7 +194,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 			}
 		}
 		if rec != nil && !res.Committed && !errors.Is(cerr, ErrCommitUnknown) {
-			n, lerr := removeLeaked(context.WithoutCancel(ctx), verifyCat, tbl, rec.WriteFileIO, spec.StorageProps, minusPaths(rec.written(), outputPaths(out)))
+			n, lerr := kind.RemoveLeaked(context.WithoutCancel(ctx), verifyCat, tbl, rec.WriteFileIO, spec.StorageProps, kind.MinusPaths(rec.Written(), kind.OutputPaths(out)))
 			res.StagedRemoved += n
 			if lerr != nil {
 				res.Note = strings.TrimPrefix(res.Note+"; "+lerr.Error(), "; ")
@@ -273,182 +270,6 @@ func skipLineageGaps(tbl *table.Table, approved []compaction.Approved, groups []
 	}
 	slices.SortFunc(skips, func(a, b compaction.Skip) int { return a.Index - b.Index })
 	return kept, skips
-}
-
-// classifyCompactErr: the engine removes staged files itself when a commit
-// definitely failed and says "outcome unknown" when it kept them. Conflicts
-// become ErrConflict (apply reloads and retries); an unknown outcome
-// ErrCommitUnknown; anything else (a read or write error, a refusal, a row
-// mismatch) stays as it is.
-func classifyCompactErr(err error) error {
-	switch {
-	case strings.Contains(err.Error(), "outcome unknown"):
-		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
-	case errors.Is(err, table.ErrCommitFailed), errors.Is(err, table.ErrCommitDiverged),
-		errors.Is(err, table.ErrConflictingDeleteFiles), strings.Contains(strings.ToLower(err.Error()), "requirement failed"):
-		return fmt.Errorf("%w: %w", ErrConflict, err)
-	case errors.Is(err, compaction.ErrRefused):
-		return fmt.Errorf("%w: %w", ErrRefused, err)
-	}
-	return err
-}
-
-// summaryTotals is the table's live data files and their bytes, the files
-// the plan counts a compaction's input in (data files at their
-// file_size_in_bytes): the current snapshot's total-data-files, and its
-// total-files-size less what it counts for the live delete files
-// (reach.SummarySize), which only the delete manifests are read for (none
-// when the summary counts no delete file). The bytes are 0 (not shown)
-// when the delete manifests cannot be read.
-func summaryTotals(ctx context.Context, tbl *table.Table) (files, bytes int64) {
-	s := tbl.CurrentSnapshot()
-	if s == nil || s.Summary == nil {
-		return 0, 0
-	}
-	files, _ = strconv.ParseInt(s.Summary.Properties["total-data-files"], 10, 64)
-	bytes, _ = strconv.ParseInt(s.Summary.Properties["total-files-size"], 10, 64)
-	if n, _ := strconv.ParseInt(s.Summary.Properties["total-delete-files"], 10, 64); n == 0 {
-		return files, bytes
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return files, 0
-	}
-	mans, err := s.Manifests(fsys)
-	if err != nil {
-		return files, 0
-	}
-	for _, m := range mans {
-		if m.ManifestContent() != iceberg.ManifestContentDeletes {
-			continue
-		}
-		entries, err := m.FetchEntries(fsys, true)
-		if err != nil {
-			return files, 0
-		}
-		for _, e := range entries {
-			bytes -= reach.SummarySize(e.DataFile())
-		}
-	}
-	return files, max(bytes, 0)
-}
-
-// recordingIO remembers every file written through it. iceberg-go writes a
-// rewrite's manifests and manifest list through the table's IO and leaves
-// them behind when the commit fails; the engine removes the data files it
-// wrote, and the rest is found here.
-type recordingIO struct {
-	iceio.WriteFileIO
-	mu    sync.Mutex
-	paths []string
-}
-
-func (r *recordingIO) note(name string) {
-	r.mu.Lock()
-	r.paths = append(r.paths, name)
-	r.mu.Unlock()
-}
-
-func (r *recordingIO) Create(name string) (iceio.FileWriter, error) {
-	r.note(name)
-	return r.WriteFileIO.Create(name)
-}
-
-func (r *recordingIO) WriteFile(name string, p []byte) error {
-	r.note(name)
-	return r.WriteFileIO.WriteFile(name, p)
-}
-
-// ReadFile keeps the fast path of IOs that have one.
-func (r *recordingIO) ReadFile(name string) ([]byte, error) {
-	if rf, ok := r.WriteFileIO.(iceio.ReadFileIO); ok {
-		return rf.ReadFile(name)
-	}
-	f, err := r.WriteFileIO.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
-func (r *recordingIO) written() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.paths)
-}
-
-// recording rebinds tbl to an IO that records writes.
-func recording(ctx context.Context, tbl *table.Table, cat table.CatalogIO) (*table.Table, *recordingIO, error) {
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open table storage: %w", err)
-	}
-	wfs, ok := fs.(iceio.WriteFileIO)
-	if !ok {
-		return nil, nil, fmt.Errorf("table storage %T cannot write", fs)
-	}
-	rec := &recordingIO{WriteFileIO: wfs}
-	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
-		func(context.Context) (iceio.IO, error) { return rec, nil }, cat), rec, nil
-}
-
-// removeLeaked deletes files a definitely failed compaction wrote, after
-// checking on the catalog's current metadata that no snapshot's manifest
-// list is among them (if one were, the commit landed after all and nothing
-// may go).
-func removeLeaked(ctx context.Context, cat table.CatalogIO, tbl *table.Table, fs iceio.IO, props map[string]string, paths []string) (int, error) {
-	if len(paths) == 0 {
-		return 0, nil
-	}
-	mine := map[string]bool{}
-	for _, p := range paths {
-		mine[store.NormPath(p)] = true
-	}
-	cur, err := cat.LoadTable(ctx, tbl.Identifier())
-	if err != nil {
-		return 0, fmt.Errorf("verify before removing staged files (kept): %w", err)
-	}
-	for _, s := range cur.Metadata().Snapshots() {
-		if mine[store.NormPath(s.ManifestList)] {
-			return 0, fmt.Errorf("snapshot %d uses a file the failed compaction wrote; staged files kept", s.SnapshotID)
-		}
-	}
-	// The one deletion path (objdel), one store per bucket; a file that
-	// could not be removed is simply not counted, as before.
-	n := 0
-	_ = objdel.RunGrouped(ctx, paths, func(i int) string { return store.Storage(paths[i]) }, func(bucket string) (objdel.Store, error) {
-		return objdel.ForIO(ctx, fs, props, bucket)
-	}, objdel.Settings{}, objdel.Hooks{Done: func(_ int, err error) {
-		if err == nil {
-			n++
-		}
-	}})
-	return n, nil
-}
-
-func outputPaths(out *compaction.Result) []string {
-	var ps []string
-	if out != nil {
-		for _, g := range out.Groups {
-			ps = append(ps, g.OutputPaths...)
-		}
-	}
-	return ps
-}
-
-func minusPaths(a, b []string) []string {
-	drop := map[string]bool{}
-	for _, p := range b {
-		drop[p] = true
-	}
-	var outp []string
-	for _, p := range a {
-		if !drop[p] {
-			outp = append(outp, p)
-		}
-	}
-	return outp
 }
 
 // compactionInputs reports which data files a compaction of tbl under sel

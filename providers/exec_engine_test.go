@@ -15,6 +15,7 @@ import (
 
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/kind"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -70,7 +71,7 @@ func TestDelegatedRunChecksTheEngineCommit(t *testing.T) {
 			return func(ctx context.Context) error {
 				// Half the table per group, and only the first group.
 				tbl := l.Load()
-				_, bytes := summaryTotals(ctx, tbl)
+				_, bytes := kind.SummaryTotals(ctx, tbl)
 				half := sel
 				half.Target, half.Min, half.Max = bytes/2+1, bytes/2, bytes
 				act := plannedCompaction(t, tbl, half, "binpack")
@@ -329,7 +330,7 @@ func TestResultTotalsCountWhatThePlanCounts(t *testing.T) {
 	// candidate at threshold 1), so the plan's input is the whole table.
 	sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 1 << 30, MinInputFiles: 2, DeleteFileThreshold: 1}
 	act := plannedCompaction(t, tbl, sel, "binpack")
-	files, bytes := summaryTotals(ctx, tbl)
+	files, bytes := kind.SummaryTotals(ctx, tbl)
 	if int(files) != act.InputFiles || bytes != act.InputBytes {
 		t.Errorf("result totals %d files, %d bytes; the plan's compact line %d files, %d bytes", files, bytes, act.InputFiles, act.InputBytes)
 	}

@@ -5,110 +5,14 @@ import (
 	"errors"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
-	"github.com/icewright/icewright/providers/testkit"
-
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
-
-func TestApplyMetadataOneCommitAndNoOps(t *testing.T) {
-	ctx := context.Background()
-	l := testkit.NewOrders(t)
-	tbl := l.Create(iceberg.Properties{"keep.me": "x", "old.key": "1"})
-	tbl = testkit.AppendIDs(t, tbl, 0, 10)
-	logBefore := execSeqCount(tbl.Metadata().PreviousFiles())
-
-	order := []diff.SortField{{Transform: "identity", Column: "id", Descending: true}}
-	next, res, err := applyMetadata(ctx, tbl, metadataChange{
-		Set: map[string]string{"write.target-file-size-bytes": "134217728"}, Remove: []string{"old.key", "absent.key"},
-		SortOrder: &order,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Committed {
-		t.Fatal("expected a commit")
-	}
-	if got := execSeqCount(next.Metadata().PreviousFiles()); got != logBefore+1 {
-		t.Fatalf("properties and sort order took %d metadata versions, want 1", got-logBefore)
-	}
-	p := next.Properties()
-	if p["write.target-file-size-bytes"] != "134217728" || p["keep.me"] != "x" {
-		t.Fatalf("properties: %v", p)
-	}
-	if _, ok := p["old.key"]; ok {
-		t.Fatal("old.key not removed")
-	}
-	if next.SortOrder().Len() != 1 || next.SortOrder().Field(0).Direction != table.SortDESC {
-		t.Fatalf("sort order: %v", next.SortOrder())
-	}
-
-	// The same change again writes nothing.
-	again, res, err := applyMetadata(ctx, next, metadataChange{
-		Set: map[string]string{"write.target-file-size-bytes": "134217728"}, Remove: []string{"old.key"},
-		SortOrder: &order,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Committed || !res.NoOp || again.MetadataLocation() != next.MetadataLocation() {
-		t.Fatalf("re-apply committed: %+v", res)
-	}
-	if l.Load().MetadataLocation() != next.MetadataLocation() {
-		t.Fatal("catalog moved on a no-op")
-	}
-}
-
-// The replace_sort_order executor refuses an order the plan refuses (the
-// engine's rule, compaction.CheckSortOrder), before any commit, and the
-// properties of the same batch with it.
-func TestApplyMetadataRefusesUnsortableOrder(t *testing.T) {
-	ctx := context.Background()
-	l := testkit.NewOrders(t)
-	tbl := testkit.AppendIDs(t, l.Create(nil), 0, 10)
-	for _, tt := range []struct {
-		field diff.SortField
-		want  string
-	}{
-		{diff.SortField{Transform: "day", Column: "region"}, "transform day does not apply to type string"},
-		{diff.SortField{Transform: "bucket[4]", Column: "Region"}, `column "Region" is not in the table's schema`},
-	} {
-		order := []diff.SortField{tt.field}
-		_, res, err := applyMetadata(ctx, tbl, metadataChange{Set: map[string]string{"a": "b"}, SortOrder: &order})
-		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.want) || res.Committed {
-			t.Fatalf("%+v: err = %v (committed %v), want ErrRefused with %q", tt.field, err, res.Committed, tt.want)
-		}
-	}
-	if got := l.Load().MetadataLocation(); got != tbl.MetadataLocation() {
-		t.Fatalf("the table moved: %s", got)
-	}
-}
-
-func TestApplyMetadataConflictKeepsWriterCommit(t *testing.T) {
-	ctx := context.Background()
-	l := testkit.NewOrders(t)
-	stale := testkit.AppendIDs(t, l.Create(nil), 0, 10)
-	testkit.AppendIDs(t, l.Load(), 10, 5) // a writer commits after we loaded
-
-	_, res, err := applyMetadata(ctx, stale, metadataChange{Set: map[string]string{"a": "b"}})
-	if !errors.Is(err, ErrConflict) {
-		t.Fatalf("want ErrConflict, got %v", err)
-	}
-	if res.Committed {
-		t.Fatal("reported committed")
-	}
-	cur := l.Load()
-	if _, ok := cur.Properties()["a"]; ok {
-		t.Fatal("property landed despite the conflict")
-	}
-	testkit.MustEqualIDs(t, testkit.OrderIDs(t, cur), testkit.Seq(0, 15))
-}
 
 func TestCompactPreservesRowsAndReplacesFiles(t *testing.T) {
 	ctx := context.Background()
@@ -179,27 +83,6 @@ func TestCompactConflictRemovesStagedFiles(t *testing.T) {
 	testkit.AssertAllReferencedExist(t, cur)
 }
 
-func TestRewriteManifests(t *testing.T) {
-	ctx := context.Background()
-	l := testkit.NewOrders(t)
-	tbl := l.Create(nil)
-	for i := range int64(6) {
-		tbl = testkit.AppendIDs(t, tbl, i*10, 10)
-	}
-	next, res, err := rewriteManifests(ctx, tbl, 8<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Committed || res.FilesBefore != 6 || res.FilesAfter >= 6 {
-		t.Fatalf("result %+v", res)
-	}
-	testkit.MustEqualIDs(t, testkit.OrderIDs(t, next), testkit.Seq(0, 60))
-	_, res, err = rewriteManifests(ctx, next, 8<<20)
-	if err != nil || res.Committed {
-		t.Fatalf("second rewrite: %+v %v", res, err)
-	}
-}
-
 func TestCompactUnknownOutcomeKeepsStagedFiles(t *testing.T) {
 	for _, land := range []bool{false, true} {
 		t.Run(map[bool]string{false: "lost", true: "landed"}[land], func(t *testing.T) {
@@ -254,33 +137,6 @@ func TestCompactRebasesOverConcurrentAppend(t *testing.T) {
 		t.Fatal("returned table is not the catalog's")
 	}
 	testkit.MustEqualIDs(t, testkit.OrderIDs(t, cur), testkit.Seq(0, 57))
-	testkit.AssertAllReferencedExist(t, cur)
-}
-
-func TestRewriteManifestsConflictRemovesStagedFiles(t *testing.T) {
-	ctx := context.Background()
-	l := testkit.NewOrders(t)
-	tbl := l.Create(nil)
-	for i := range int64(6) {
-		tbl = testkit.AppendIDs(t, tbl, i*10, 10)
-	}
-	stale := tbl
-	testkit.AppendIDs(t, l.Load(), 60, 4)
-	before := testkit.FilesUnder(t, stale)
-	_, res, err := rewriteManifests(ctx, stale, 8<<20)
-	if !errors.Is(err, ErrConflict) {
-		t.Fatalf("want ErrConflict, got %v", err)
-	}
-	if res.StagedRemoved == 0 {
-		t.Fatalf("nothing removed: %+v", res)
-	}
-	for p := range testkit.FilesUnder(t, stale) {
-		if !before[p] {
-			t.Errorf("failed manifest rewrite left %s behind", p)
-		}
-	}
-	cur := l.Load()
-	testkit.MustEqualIDs(t, testkit.OrderIDs(t, cur), testkit.Seq(0, 64))
 	testkit.AssertAllReferencedExist(t, cur)
 }
 

@@ -3,7 +3,6 @@ package providers
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -13,8 +12,7 @@ import (
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/engine"
-	"github.com/icewright/icewright/providers/expiry"
-	"github.com/icewright/icewright/providers/orphans"
+	"github.com/icewright/icewright/providers/kind"
 )
 
 // Table is an opaque handle on one loaded table: what apply holds between
@@ -194,64 +192,30 @@ type ExecRequest struct {
 	Committed []int64
 }
 
-// Executor returns the executor of action kind t: this session's, through
-// iceberg-go. ok is false for a kind without one (a test enumerates
-// diff.Kinds so that none lacks it).
-func (s *Session) Executor(t diff.ActionType) (Executor, bool) {
-	f, ok := s.executors()[t]
-	if !ok {
-		return nil, false
-	}
-	return f, true
+// compactKind is the compact action kind (its home moves to its own
+// package with the aggregate it shares with the plan's observation).
+type compactKind struct{ s *Session }
+
+func (compactKind) Types() []diff.ActionType { return []diff.ActionType{diff.Compact} }
+
+// Observe: the aggregate is compaction's observation.
+func (compactKind) Observe(context.Context, *kind.Env, *table.Table, *diff.TableState) error {
+	return nil
 }
 
-// executors is one executor per action kind; properties and the sort order
-// share one, which commits them together.
-func (s *Session) executors() map[diff.ActionType]ExecutorFunc {
-	return map[diff.ActionType]ExecutorFunc{
-		diff.UpdateProperties:      s.executeMetadata,
-		diff.ReplaceSortOrder:      s.executeMetadata,
-		diff.RemoveDanglingDeletes: s.executeDangling,
-		diff.AgePartitions:         s.executeAgeing,
-		diff.Compact:               s.executeCompact,
-		diff.RewriteManifests:      s.executeManifests,
-		diff.ExpireSnapshots:       s.executeExpire,
-		diff.RemoveOrphanFiles:     s.executeOrphans,
-	}
-}
-
-// executeMetadata commits properties and the sort order together.
-func (s *Session) executeMetadata(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	var ch metadataChange
-	for _, a := range req.Actions {
-		if p := a.Properties; p != nil {
-			ch.Set, ch.Remove = p.Set, p.Remove
-		}
-		if so := a.SortOrder; so != nil {
-			f := slices.Clone(so.Fields)
-			if f == nil {
-				f = []diff.SortField{}
-			}
-			ch.SortOrder = &f
-		}
-	}
-	next, er, err := applyMetadata(ctx, req.Table.t, ch)
-	return req.Table.with(next), er, err
-}
-
-func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	cat, err := s.Catalog(ctx, req.Policy.Catalog)
+func (k compactKind) Execute(ctx context.Context, env *kind.Env, req kind.Request) (*table.Table, ExecResult, error) {
+	cat, err := env.Catalog(ctx)
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
-	pol, a := req.Policy, req.Actions[0]
+	pol, a := env.Policy, req.Actions[0]
 	c := pol.Compaction
 	calls := a.Compact.EngineCalls
 	var eng engine.Engine
 	if len(calls) > 0 {
 		// Opened before anything runs: a configuration that lost its
 		// engine fails the action before icewright' own groups commit.
-		if eng, _, err = s.policyEngine(pol); err != nil {
+		if eng, err = env.Engine(); err != nil {
 			return nil, ExecResult{}, err
 		}
 		if eng == nil || eng.Name() != calls[0].Engine {
@@ -262,29 +226,24 @@ func (s *Session) executeCompact(ctx context.Context, req ExecRequest) (*Table, 
 	// commit onto concurrent appends, with the rewrite's conflict
 	// validation (a concurrent delete on a replaced file fails it). Without
 	// it a table with frequent appends never gets compacted.
-	props, err := s.storageProperties(pol.Catalog)
+	props, err := env.Storage()
 	if err != nil {
 		return nil, ExecResult{}, err
 	}
-	next, er, err := Compact(ctx, req.Table.t, CompactSpec{
+	next, er, err := Compact(ctx, req.Table, CompactSpec{
 		Action: a.Compact, StorageProps: props, PartialProgress: c.PartialProgress.Value,
 		MaxConcurrent: c.MaxConcurrentGroups.Value, MemoryBudget: c.Memory.Value,
 		ManifestTarget: diff.ManifestTarget(pol),
 		Catalog:        cat, Rebase: true, Progress: req.Progress, Memory: req.Memory})
 	if err != nil || len(calls) == 0 {
-		return req.Table.with(next), er, err
+		return next, er, err
 	}
 	if er.NoOp {
 		// Every planned group was delegated: icewright' rewrite had nothing.
 		er.NoOp, er.Note = true, ""
 	}
-	now := time.Now
-	if req.Now != nil {
-		now = req.Now
-	}
-	run := delegatedRun{engine: eng, cat: cat, sel: diff.SelectionFor(pol), now: now()}
-	next, er, err = runDelegatedCalls(ctx, next, run, calls, er)
-	return req.Table.with(next), er, err
+	run := delegatedRun{engine: eng, cat: cat, sel: diff.SelectionFor(pol), now: req.Clock()}
+	return runDelegatedCalls(ctx, next, run, calls, er)
 }
 
 // runDelegatedCalls runs the delegated partitions in the plan's order
@@ -306,7 +265,7 @@ func runDelegatedCalls(ctx context.Context, tbl *table.Table, run delegatedRun, 
 	if failed != nil {
 		return tbl, er, failed
 	}
-	er.FilesAfter, er.BytesAfter = summaryTotals(ctx, tbl)
+	er.FilesAfter, er.BytesAfter = kind.SummaryTotals(ctx, tbl)
 	return tbl, er, nil
 }
 
@@ -339,120 +298,6 @@ func delegatedNote(ps []PartitionOutcome) string {
 		}
 	}
 	return fmt.Sprintf("%s by engine %q: %s", config.CountOf(len(ps), "partition", "partitions"), ps[0].Engine, strings.Join(parts, ", "))
-}
-
-func (s *Session) executeDangling(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	cat, props, err := s.catalogAndStorage(ctx, req.Policy.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	next, er, err := removeDanglingDeletes(ctx, req.Table.t, cat, props)
-	return req.Table.with(next), er, err
-}
-
-// catalogAndStorage opens the named catalog and reads its storage
-// properties, which an executor that may remove files it wrote needs.
-func (s *Session) catalogAndStorage(ctx context.Context, name string) (table.CatalogIO, map[string]string, error) {
-	cat, err := s.Catalog(ctx, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	props, err := s.storageProperties(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cat, props, nil
-}
-
-func (s *Session) executeManifests(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	next, er, err := rewriteManifests(ctx, req.Table.t, req.Actions[0].Manifests.TargetSize)
-	return req.Table.with(next), er, err
-}
-
-func (s *Session) executeExpire(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	cat, err := s.Catalog(ctx, req.Policy.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	pace, err := s.deleteSettings(req.Policy.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	if ctx, err = s.withReadPace(ctx, req.Policy.Catalog); err != nil {
-		return nil, ExecResult{}, err
-	}
-	props, err := s.storageProperties(req.Policy.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	e, rp := req.Actions[0].Expire, req.Policy.SnapshotRetention
-	next, er, err := expiry.Expire(ctx, cat, req.Table.t, expiry.Spec{
-		SnapshotIDs: e.SnapshotIDs, RefsToRemove: e.RefsToRemove, Progress: req.Progress, Delete: pace, StorageProps: props,
-		Abort: req.Abort, FinishWithin: req.FinishWithin, KeepLive: keepLive(req),
-		Foreign: func(ctx context.Context) (func(string) string, error) {
-			return s.foreignOwner(ctx, req.Policy.Address, req.Table.t.Location())
-		},
-		Retention: &expiry.RetentionCheck{MaxAge: rp.MaxAge.Value, MinSnapshots: rp.MinSnapshots.Value,
-			MaxRefAge: rp.MaxRefAge.Value, Now: req.Now()},
-	})
-	return req.Table.with(next), er, err
-}
-
-func keepLive(req ExecRequest) *expiry.KeepLive {
-	if req.Began == nil {
-		return nil
-	}
-	return &expiry.KeepLive{Began: req.Began.t, Own: req.Committed}
-}
-
-func (s *Session) executeOrphans(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	cat, err := s.Catalog(ctx, req.Policy.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	pol := req.Policy
-	storage, err := s.storageProperties(pol.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	pace, err := s.deleteSettings(pol.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	if ctx, err = s.withReadPace(ctx, pol.Catalog); err != nil {
-		return nil, ExecResult{}, err
-	}
-	a, o := req.Actions[0].Orphans, pol.OrphanFiles
-	er, err := orphans.Remove(ctx, cat, req.Table.t, orphans.Spec{
-		Paths:     a.Paths,
-		BatchSize: pace.BatchSize, DeleteConcurrency: pace.Concurrency, Cooldown: pace.Cooldown,
-		OlderThan:  time.Duration(a.OlderThanMs) * time.Millisecond,
-		Now:        req.Now(),
-		Progress:   req.Progress,
-		Quarantine: a.Quarantine != "",
-		// The plan carries the duration as written ("7d"); it was
-		// validated with the configuration.
-		QuarantineFor: orphanQuarantine(a.Quarantine),
-		PurgeRuns:     a.PurgeRuns,
-		OtherTables:   s.tableLocations,
-		Address:       pol.Address,
-		// The plan's scope rules, applied again as the plan applied them.
-		EqualSchemes: o.EqualSchemes.Value, EqualAuthorities: o.EqualAuthorities.Value,
-		AllowStorageRoots: o.AllowStorageRoots.Value,
-		StorageProps:      storage,
-		Recheck: func(ctx context.Context, tbl *table.Table) (*diff.OrphansAction, error) {
-			return s.recheckOrphans(ctx, pol, tbl, req.Now())
-		},
-	})
-	return req.Table, er, err
-}
-
-func orphanQuarantine(s string) time.Duration {
-	if s == "" {
-		return 0
-	}
-	d, _ := config.ParseDuration(s)
-	return d
 }
 
 // MemoryLimiter holds the Go soft memory limit to what running compactions

@@ -21,6 +21,7 @@ import (
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/orphans"
+	"github.com/icewright/icewright/providers/tablemeta"
 )
 
 // Observe reads one managed table into diff's plain state: its metadata, the
@@ -220,23 +221,14 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 			}
 		}
 	}
-	if pol.DanglingDeletes.Declared && agg.files.DeleteFiles > 0 {
-		d, err := compaction.FindDangling(ctx, tbl)
-		if err != nil {
-			return nil, fmt.Errorf("observe %s: dangling deletes: %w", pol.Address, err)
-		}
-		o.State.DanglingDeletes = danglingState(d)
-	}
-	if pol.PartitionAgeing.Declared {
-		if o.State.PartitionAgeing, o.State.AgeingRefusal, err = observeAgeing(ctx, tbl, pol.PartitionAgeing, o.now); err != nil {
-			return nil, fmt.Errorf("observe %s: partition ageing: %w", pol.Address, err)
-		}
-	}
 	o.State.Partitions = agg.partitions()
 	o.State.Files = agg.files
 	o.State.Manifests = agg.manifests
 	o.State.EscapedFileURI = agg.escapedExample
 	o.State.ForeignFile = agg.foreignExample
+	if err := s.observeKinds(ctx, pol, tbl, o.State, o.now); err != nil {
+		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+	}
 	return o, nil
 }
 
@@ -962,7 +954,7 @@ func staleSortRule(md table.Metadata, sel diff.CompactionSelection) *compaction.
 	}
 	var order *table.SortOrder
 	if sel.Strategy == string(compaction.Sort) && len(sel.SortOrder) > 0 {
-		o, err := buildSortOrder(md.CurrentSchema(), sel.SortOrder)
+		o, err := tablemeta.BuildSortOrder(md.CurrentSchema(), sel.SortOrder)
 		if err != nil {
 			return nil
 		}

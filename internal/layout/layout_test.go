@@ -59,8 +59,15 @@ var rules = []rule{
 	// The domains below the session: each reads and changes tables through
 	// iceberg-go and providers/internal, knows no other domain and never
 	// the session (providers), which calls it; none writes data files.
-	{dir: "providers/expiry", ours: []string{"diff", "config", "providers/internal"}, forbidden: []string{arrow, colour}},
-	{dir: "providers/orphans", ours: []string{"diff", "config", "providers/catalogs", "providers/internal"}, forbidden: []string{arrow, colour}},
+	// Each action kind's home (providers/kind) knows the kind seam and the
+	// compaction engine below it, no other kind.
+	{dir: "providers/expiry", ours: []string{"diff", "config", "providers/internal", "providers/kind"}, forbidden: []string{arrow, colour}},
+	{dir: "providers/orphans", ours: []string{"diff", "config", "providers/catalogs", "providers/internal", "providers/kind"}, forbidden: []string{arrow, colour}},
+	{dir: "providers/kind", ours: []string{"diff", "config", "providers/compaction", "providers/engine", "providers/internal"}, forbidden: []string{arrow, colour}},
+	{dir: "providers/tablemeta", ours: []string{"diff", "providers/compaction", "providers/internal", "providers/kind"}, forbidden: []string{arrow, colour}},
+	{dir: "providers/dangling", ours: []string{"diff", "config", "providers/compaction", "providers/internal", "providers/kind"}, forbidden: []string{arrow, colour}},
+	{dir: "providers/ageing", ours: []string{"diff", "config", "providers/compaction", "providers/internal", "providers/kind"}, forbidden: []string{arrow, colour}},
+	{dir: "providers/manifests", ours: []string{"diff", "providers/compaction", "providers/internal", "providers/kind"}, forbidden: []string{arrow, colour}},
 	// apply reaches the engines only through providers' seam (Executor,
 	// MemoryLimiter), never a providers subpackage: not the domains
 	// (orphans, expiry, compaction, catalogs, demo), not internal.
@@ -74,7 +81,7 @@ var rules = []rule{
 
 // noPrint are the packages below cmd: they return values or call hooks and
 // never print or exit (docs/design.md §7). Test helpers are not in the list.
-var noPrint = []string{"config", "diff", "diff/planfile", "apply", "providers", "providers/compaction", "providers/internal/expirydiff", "providers/internal/bound", "providers/internal/objdel", "providers/internal/reach", "providers/internal/store", "providers/expiry", "providers/orphans", "providers/demo", "providers/catalogs"}
+var noPrint = []string{"config", "diff", "diff/planfile", "apply", "providers", "providers/compaction", "providers/internal/expirydiff", "providers/internal/bound", "providers/internal/objdel", "providers/internal/reach", "providers/internal/store", "providers/expiry", "providers/orphans", "providers/demo", "providers/catalogs", "providers/kind", "providers/tablemeta", "providers/dangling", "providers/ageing", "providers/manifests"}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()

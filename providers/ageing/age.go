@@ -1,4 +1,4 @@
-package providers
+package ageing
 
 import (
 	"context"
@@ -11,7 +11,40 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/kind"
 )
+
+// Kind is age_partitions.
+type Kind struct{}
+
+var _ kind.Kind = Kind{}
+
+// Types is age_partitions.
+func (Kind) Types() []diff.ActionType { return []diff.ActionType{diff.AgePartitions} }
+
+// Observe is, when the policy declares partition_ageing, what ageing would
+// do to the table at the session's clock (st.PartitionAgeing), or why it
+// cannot (st.AgeingRefusal).
+func (Kind) Observe(ctx context.Context, env *kind.Env, tbl *table.Table, st *diff.TableState) error {
+	if !env.Policy.PartitionAgeing.Declared {
+		return nil
+	}
+	var err error
+	if st.PartitionAgeing, st.AgeingRefusal, err = observe(ctx, tbl, env.Policy.PartitionAgeing, env.Now()); err != nil {
+		return fmt.Errorf("partition ageing: %w", err)
+	}
+	return nil
+}
+
+// Execute ages the partitions as the approved action says.
+func (Kind) Execute(ctx context.Context, env *kind.Env, req kind.Request) (*table.Table, store.Result, error) {
+	cat, props, err := env.CatalogAndStorage(ctx)
+	if err != nil {
+		return nil, store.Result{}, err
+	}
+	return Age(ctx, req.Table, cat, props, req.Actions[0].PartitionAgeing)
+}
 
 // ageingRule is a partition_ageing rule as compaction reads it.
 func ageingRule(from, to string, after time.Duration, setDefault bool) (compaction.AgeingRule, error) {
@@ -26,9 +59,9 @@ func ageingRule(from, to string, after time.Duration, setDefault bool) (compacti
 	return compaction.AgeingRule{From: f, To: t, After: after, Default: setDefault}, nil
 }
 
-// observeAgeing is the plan's view of what partition ageing would do to
+// observe is the plan's view of what partition ageing would do to
 // tbl at now, or why it cannot (the refusal).
-func observeAgeing(ctx context.Context, tbl *table.Table, ag config.AgeingPolicy, now time.Time) (*diff.PartitionAgeing, string, error) {
+func observe(ctx context.Context, tbl *table.Table, ag config.AgeingPolicy, now time.Time) (*diff.PartitionAgeing, string, error) {
 	rule, err := ageingRule(ag.From.Value, ag.To.Value, ag.After.Value, ag.Default.Value)
 	if err != nil {
 		return nil, "", err
@@ -60,34 +93,25 @@ func ageingState(a *compaction.Ageing, from, to string, after time.Duration) *di
 	return out
 }
 
-func (s *Session) executeAgeing(ctx context.Context, req ExecRequest) (*Table, ExecResult, error) {
-	cat, props, err := s.catalogAndStorage(ctx, req.Policy.Catalog)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	next, er, err := agePartitions(ctx, req.Table.t, cat, props, req.Actions[0].PartitionAgeing)
-	return req.Table.with(next), er, err
-}
-
-// agePartitions ages tbl's partitions as the approved action says: by its
+// Age ages tbl's partitions as the approved action says: by its
 // rule and its cutoff, not apply's clock, so apply rewrites no window the
 // plan did not call aged (files written since into those windows go too).
 // The coarser spec and the rewrite are one commit through cat
 // (compaction.RunAgeing), never replayed: a table changed meanwhile fails
 // it and apply plans again. Files written for a commit that definitely
 // failed are removed.
-func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, props map[string]string, p *diff.PartitionAgeing) (*table.Table, ExecResult, error) {
-	res, stop, err := rewriteStart(tbl)
+func Age(ctx context.Context, tbl *table.Table, cat table.CatalogIO, props map[string]string, p *diff.PartitionAgeing) (*table.Table, store.Result, error) {
+	res, stop, err := kind.RewriteStart(tbl)
 	if stop || err != nil {
 		return tbl, res, err
 	}
 	after := time.Duration(p.AfterMs) * time.Millisecond
 	rule, err := ageingRule(p.From, p.To, after, p.SetsDefault)
 	if err != nil {
-		return tbl, res, fmt.Errorf("%w: %w", ErrRefused, err)
+		return tbl, res, fmt.Errorf("%w: %w", store.ErrRefused, err)
 	}
-	res.FilesBefore, res.BytesBefore = summaryTotals(ctx, tbl)
-	rtbl, rec, err := recording(ctx, tbl, cat)
+	res.FilesBefore, res.BytesBefore = kind.SummaryTotals(ctx, tbl)
+	rtbl, rec, err := kind.Recording(ctx, tbl, cat)
 	if err != nil {
 		return tbl, res, err
 	}
@@ -97,7 +121,7 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 		Catalog:       cat,
 	})
 	if err != nil {
-		return tbl, res, fmt.Errorf("age partitions: %w", failedCommit(ctx, cat, tbl, rec, props, &res, err))
+		return tbl, res, fmt.Errorf("age partitions: %w", kind.FailedCommit(ctx, cat, tbl, rec, props, &res, err))
 	}
 	if len(a.Groups) == 0 && !a.SetsDefault {
 		res.NoOp, res.Note = true, "no partition to age"
@@ -108,7 +132,7 @@ func agePartitions(ctx context.Context, tbl *table.Table, cat table.CatalogIO, p
 	res.Committed = true
 	res.MetadataLocation = next.MetadataLocation()
 	res.Snapshots = run.Snapshots
-	res.FilesAfter, res.BytesAfter = summaryTotals(ctx, next)
+	res.FilesAfter, res.BytesAfter = kind.SummaryTotals(ctx, next)
 	for _, g := range run.Groups {
 		res.RowsBefore += g.InputRows
 		res.RowsAfter += g.OutputRows

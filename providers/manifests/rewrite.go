@@ -1,4 +1,4 @@
-package providers
+package manifests
 
 import (
 	"context"
@@ -9,13 +9,33 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/internal/bound"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/kind"
 )
 
-// rewriteManifests merges the current snapshot's manifests toward
+// Kind is rewrite_manifests. Its observation is the manifest counts the
+// current snapshot's aggregate holds (diff.TableState.Manifests).
+type Kind struct{}
+
+var _ kind.Kind = Kind{}
+
+// Types is rewrite_manifests.
+func (Kind) Types() []diff.ActionType { return []diff.ActionType{diff.RewriteManifests} }
+
+// Observe adds nothing: the aggregate counts the manifests.
+func (Kind) Observe(context.Context, *kind.Env, *table.Table, *diff.TableState) error { return nil }
+
+// Execute rewrites the manifests toward the approved target size.
+func (Kind) Execute(ctx context.Context, _ *kind.Env, req kind.Request) (*table.Table, store.Result, error) {
+	return Rewrite(ctx, req.Table, req.Actions[0].Manifests.TargetSize)
+}
+
+// Rewrite merges the current snapshot's manifests toward
 // targetSize with iceberg-go's RewriteManifests and commits a replace
 // snapshot asserting main has not moved. iceberg-go reports "already
 // optimal" itself; then nothing is written. Before the commit is sent, the
@@ -24,16 +44,16 @@ import (
 // removes the staged manifests and fails the action. The staged snapshot
 // is the one sent: the assertion on main makes iceberg-go refuse a replay
 // onto a moved head, and it rebuilds nothing while the head stays.
-func rewriteManifests(ctx context.Context, tbl *table.Table, targetSize int64) (*table.Table, ExecResult, error) {
-	return rewriteManifestsTampered(ctx, tbl, targetSize, nil)
+func Rewrite(ctx context.Context, tbl *table.Table, targetSize int64) (*table.Table, store.Result, error) {
+	return rewriteTampered(ctx, tbl, targetSize, nil)
 }
 
-// manifestTamper changes a staged manifest rewrite before it is checked
+// tamperFunc changes a staged manifest rewrite before it is checked
 // (tests only: the seam that shows the check stops a wrong snapshot).
-type manifestTamper func(fs iceio.IO, staged table.Metadata) error
+type tamperFunc func(fs iceio.IO, staged table.Metadata) error
 
-func rewriteManifestsTampered(ctx context.Context, tbl *table.Table, targetSize int64, tamper manifestTamper) (*table.Table, ExecResult, error) {
-	res, stop, err := rewriteStart(tbl)
+func rewriteTampered(ctx context.Context, tbl *table.Table, targetSize int64, tamper tamperFunc) (*table.Table, store.Result, error) {
+	res, stop, err := kind.RewriteStart(tbl)
 	if stop || err != nil {
 		return tbl, res, err
 	}
@@ -51,7 +71,7 @@ func rewriteManifestsTampered(ctx context.Context, tbl *table.Table, targetSize 
 		res.BytesBefore += m.Length()
 	}
 	txn := tbl.NewTransaction()
-	if err := execPinRefs(txn); err != nil {
+	if err := kind.PinRefs(txn); err != nil {
 		return tbl, res, err
 	}
 	var opts []table.RewriteManifestsOpt
@@ -80,13 +100,13 @@ func rewriteManifestsTampered(ctx context.Context, tbl *table.Table, targetSize 
 		err = tamper(fs, staged.Metadata())
 	}
 	if err == nil {
-		written, err = execStagedFiles(ctx, fs, tbl.Metadata(), staged.Metadata())
+		written, err = kind.StagedFiles(ctx, fs, tbl.Metadata(), staged.Metadata())
 	}
 	if err != nil {
 		return tbl, res, fmt.Errorf("inspect staged manifests: %w", err)
 	}
 	if err := reach.CheckSnapshots(ctx, fs, staged.Metadata(), cur.SnapshotID, staged.CurrentSnapshot().SnapshotID, reach.Change{}); err != nil {
-		n, errs := execRemoveStaged(fs, written)
+		n, errs := kind.RemoveStaged(fs, written)
 		res.StagedRemoved = n
 		if len(errs) > 0 {
 			res.StagedKept = written
@@ -99,8 +119,8 @@ func rewriteManifestsTampered(ctx context.Context, tbl *table.Table, targetSize 
 	cancel()
 	if err != nil {
 		cerr := store.ClassifyCommit(err)
-		if errors.Is(cerr, ErrConflict) {
-			n, _ := execRemoveStaged(fs, written)
+		if errors.Is(cerr, store.ErrConflict) {
+			n, _ := kind.RemoveStaged(fs, written)
 			res.StagedRemoved = n
 		} else {
 			res.StagedKept = written

@@ -1,11 +1,9 @@
-package providers
+package dangling
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -13,10 +11,44 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/kind"
 )
 
-// danglingState is the plan's view of what compaction.FindDangling found.
-func danglingState(d *compaction.Dangling) *diff.DanglingDeletes {
+// Kind is remove_dangling_deletes.
+type Kind struct{}
+
+var _ kind.Kind = Kind{}
+
+// Types is remove_dangling_deletes.
+func (Kind) Types() []diff.ActionType { return []diff.ActionType{diff.RemoveDanglingDeletes} }
+
+// Observe finds the current snapshot's dangling delete files
+// (compaction.FindDangling) when the policy declares dangling_deletes and
+// the aggregate counted a delete file.
+func (Kind) Observe(ctx context.Context, env *kind.Env, tbl *table.Table, st *diff.TableState) error {
+	if !env.Policy.DanglingDeletes.Declared || st.Files.DeleteFiles == 0 || tbl.CurrentSnapshot() == nil {
+		return nil
+	}
+	d, err := compaction.FindDangling(ctx, tbl)
+	if err != nil {
+		return fmt.Errorf("dangling deletes: %w", err)
+	}
+	st.DanglingDeletes = state(d)
+	return nil
+}
+
+// Execute removes the dangling delete files of the table as it is now.
+func (Kind) Execute(ctx context.Context, env *kind.Env, req kind.Request) (*table.Table, store.Result, error) {
+	cat, props, err := env.CatalogAndStorage(ctx)
+	if err != nil {
+		return nil, store.Result{}, err
+	}
+	return Remove(ctx, req.Table, cat, props)
+}
+
+// state is the plan's view of what compaction.FindDangling found.
+func state(d *compaction.Dangling) *diff.DanglingDeletes {
 	out := &diff.DanglingDeletes{
 		DeleteFiles: len(d.Files), DeleteBytes: d.Bytes,
 		PositionDeletes: d.PositionDeletes, EqualityDeletes: d.EqualityDeletes, DeletionVectors: d.DVs,
@@ -34,20 +66,20 @@ func danglingState(d *compaction.Dangling) *diff.DanglingDeletes {
 	return out
 }
 
-// removeDanglingDeletes removes the dangling delete files of tbl's current
+// Remove removes the dangling delete files of tbl's current
 // snapshot from its metadata in one replace snapshot
 // (compaction.RemoveDangling: the commit check holds it to exactly that
 // change), or commits nothing when there are none (the table changed since
 // the plan). The commit goes through cat and is not rebased: a commit that
 // lost a race fails and leaves nothing, and apply plans again. Files
 // iceberg-go wrote for a commit that definitely failed are removed.
-func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.CatalogIO, props map[string]string) (*table.Table, ExecResult, error) {
-	res, stop, err := rewriteStart(tbl)
+func Remove(ctx context.Context, tbl *table.Table, cat table.CatalogIO, props map[string]string) (*table.Table, store.Result, error) {
+	res, stop, err := kind.RewriteStart(tbl)
 	if stop || err != nil {
 		return tbl, res, err
 	}
-	res.FilesBefore = deleteFilesOf(tbl)
-	rtbl, rec, err := recording(ctx, tbl, cat)
+	res.FilesBefore = kind.DeleteFilesOf(tbl)
+	rtbl, rec, err := kind.Recording(ctx, tbl, cat)
 	if err != nil {
 		return tbl, res, err
 	}
@@ -57,7 +89,7 @@ func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.Cata
 		NoReplay:      true,
 	})
 	if err != nil {
-		return tbl, res, fmt.Errorf("remove dangling deletes: %w", failedCommit(ctx, cat, tbl, rec, props, &res, err))
+		return tbl, res, fmt.Errorf("remove dangling deletes: %w", kind.FailedCommit(ctx, cat, tbl, rec, props, &res, err))
 	}
 	if len(d.Files) == 0 {
 		res.NoOp, res.Note = true, "no dangling delete files"
@@ -66,37 +98,11 @@ func removeDanglingDeletes(ctx context.Context, tbl *table.Table, cat table.Cata
 	}
 	res.Committed = true
 	res.MetadataLocation = next.MetadataLocation()
-	res.FilesAfter = deleteFilesOf(next)
+	res.FilesAfter = kind.DeleteFilesOf(next)
 	res.BytesBefore, res.BytesAfter = d.Bytes, 0
 	if s := next.CurrentSnapshot(); s != nil {
 		res.Snapshots = []int64{s.SnapshotID}
 	}
 	res.Note = fmt.Sprintf("%s removed (%s dropped, %d rewritten)", config.CountOf(len(d.Files), "dangling delete file", "dangling delete files"), config.CountOf(d.ManifestsDropped, "delete manifest", "delete manifests"), d.ManifestsRewritten)
 	return next, res, nil
-}
-
-// failedCommit classifies the error of a failed single-commit action
-// (classifyCompactErr) and, unless the commit's outcome is unknown (the
-// catalog may now reference them), removes every file it wrote
-// (res.StagedRemoved; a failed removal is res.Note).
-func failedCommit(ctx context.Context, cat table.CatalogIO, tbl *table.Table, rec *recordingIO, props map[string]string, res *ExecResult, err error) error {
-	cerr := classifyCompactErr(err)
-	if !errors.Is(cerr, ErrCommitUnknown) {
-		n, lerr := removeLeaked(context.WithoutCancel(ctx), cat, tbl, rec.WriteFileIO, props, rec.written())
-		res.StagedRemoved = n
-		if lerr != nil {
-			res.Note = lerr.Error()
-		}
-	}
-	return cerr
-}
-
-// deleteFilesOf is the snapshot summary's total-delete-files.
-func deleteFilesOf(tbl *table.Table) int64 {
-	s := tbl.CurrentSnapshot()
-	if s == nil || s.Summary == nil {
-		return 0
-	}
-	n, _ := strconv.ParseInt(s.Summary.Properties["total-delete-files"], 10, 64)
-	return n
 }

@@ -1,4 +1,4 @@
-package providers
+package tablemeta
 
 import (
 	"context"
@@ -13,11 +13,12 @@ import (
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/internal/bound"
 	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/kind"
 )
 
-// metadataChange is what update_properties and replace_sort_order ask for.
+// Change is what update_properties and replace_sort_order ask for.
 // Both go into ONE metadata commit.
-type metadataChange struct {
+type Change struct {
 	Set    map[string]string
 	Remove []string
 	// SortOrder is the order to install; nil leaves the order alone. An empty
@@ -25,13 +26,13 @@ type metadataChange struct {
 	SortOrder *[]diff.SortField
 }
 
-// applyMetadata commits properties and the sort order in one metadata commit
+// Apply commits properties and the sort order in one metadata commit
 // asserting that main has not moved. Keys already at their value, keys to
 // remove that are absent, and an identical sort order are filtered out first:
 // iceberg-go writes a new metadata version even for an unchanged
 // SetProperties, and a re-apply of a satisfied policy must write nothing.
-func applyMetadata(ctx context.Context, tbl *table.Table, ch metadataChange) (*table.Table, ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
+func Apply(ctx context.Context, tbl *table.Table, ch Change) (*table.Table, store.Result, error) {
+	res := store.Result{MetadataLocation: tbl.MetadataLocation()}
 	cur := tbl.Properties()
 	set := iceberg.Properties{}
 	for k, v := range ch.Set {
@@ -52,11 +53,11 @@ func applyMetadata(ctx context.Context, tbl *table.Table, ch metadataChange) (*t
 
 	var order *table.SortOrder
 	if ch.SortOrder != nil {
-		o, err := buildSortOrder(tbl.Schema(), *ch.SortOrder)
+		o, err := BuildSortOrder(tbl.Schema(), *ch.SortOrder)
 		if err != nil {
-			return tbl, res, fmt.Errorf("%w: sort order: %w", ErrRefused, err)
+			return tbl, res, fmt.Errorf("%w: sort order: %w", store.ErrRefused, err)
 		}
-		if !execSameOrder(tbl.SortOrder(), o) {
+		if !sameOrder(tbl.SortOrder(), o) {
 			order = &o
 		}
 	}
@@ -67,7 +68,7 @@ func applyMetadata(ctx context.Context, tbl *table.Table, ch metadataChange) (*t
 	}
 
 	txn := tbl.NewTransaction()
-	if err := execPinRefs(txn); err != nil {
+	if err := kind.PinRefs(txn); err != nil {
 		return tbl, res, err
 	}
 	if len(set) > 0 {
@@ -99,7 +100,7 @@ func applyMetadata(ctx context.Context, tbl *table.Table, ch metadataChange) (*t
 	return next, res, nil
 }
 
-func execSameOrder(a, b table.SortOrder) bool {
+func sameOrder(a, b table.SortOrder) bool {
 	if a.Len() != b.Len() {
 		return false
 	}
@@ -111,10 +112,10 @@ func execSameOrder(a, b table.SortOrder) bool {
 	return true
 }
 
-// buildSortOrder turns the configuration's sort fields into an iceberg-go
+// BuildSortOrder turns the configuration's sort fields into an iceberg-go
 // sort order against schema (columns by name, transforms in Iceberg's
 // spelling "bucket[16]").
-func buildSortOrder(schema *iceberg.Schema, fields []diff.SortField) (table.SortOrder, error) {
+func BuildSortOrder(schema *iceberg.Schema, fields []diff.SortField) (table.SortOrder, error) {
 	if len(fields) == 0 {
 		return table.UnsortedSortOrder, nil
 	}

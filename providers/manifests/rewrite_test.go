@@ -1,4 +1,4 @@
-package providers
+package manifests
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -80,7 +81,7 @@ func TestRewriteManifestsCheckAbortsAWrongSnapshot(t *testing.T) {
 				tbl = testkit.AppendIDs(t, tbl, i*10, 10)
 			}
 			before := testkit.FilesUnder(t, tbl)
-			_, res, err := rewriteManifestsTampered(ctx, tbl, 8<<20, func(fs iceio.IO, staged table.Metadata) error {
+			_, res, err := rewriteTampered(ctx, tbl, 8<<20, func(fs iceio.IO, staged table.Metadata) error {
 				snap := *staged.CurrentSnapshot()
 				return testkit.RewriteManifestList(t, fs, staged, snap, func(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
 					return tc.edit(t, fs, staged, snap, ms)
@@ -111,4 +112,52 @@ func TestRewriteManifestsCheckAbortsAWrongSnapshot(t *testing.T) {
 			testkit.MustEqualIDs(t, testkit.OrderIDs(t, cur), testkit.Seq(0, 60))
 		})
 	}
+}
+
+func TestRewriteManifests(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := l.Create(nil)
+	for i := range int64(6) {
+		tbl = testkit.AppendIDs(t, tbl, i*10, 10)
+	}
+	next, res, err := Rewrite(ctx, tbl, 8<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Committed || res.FilesBefore != 6 || res.FilesAfter >= 6 {
+		t.Fatalf("result %+v", res)
+	}
+	testkit.MustEqualIDs(t, testkit.OrderIDs(t, next), testkit.Seq(0, 60))
+	_, res, err = Rewrite(ctx, next, 8<<20)
+	if err != nil || res.Committed {
+		t.Fatalf("second rewrite: %+v %v", res, err)
+	}
+}
+
+func TestRewriteManifestsConflictRemovesStagedFiles(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewOrders(t)
+	tbl := l.Create(nil)
+	for i := range int64(6) {
+		tbl = testkit.AppendIDs(t, tbl, i*10, 10)
+	}
+	stale := tbl
+	testkit.AppendIDs(t, l.Load(), 60, 4)
+	before := testkit.FilesUnder(t, stale)
+	_, res, err := Rewrite(ctx, stale, 8<<20)
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("want store.ErrConflict, got %v", err)
+	}
+	if res.StagedRemoved == 0 {
+		t.Fatalf("nothing removed: %+v", res)
+	}
+	for p := range testkit.FilesUnder(t, stale) {
+		if !before[p] {
+			t.Errorf("failed manifest rewrite left %s behind", p)
+		}
+	}
+	cur := l.Load()
+	testkit.MustEqualIDs(t, testkit.OrderIDs(t, cur), testkit.Seq(0, 64))
+	testkit.AssertAllReferencedExist(t, cur)
 }
