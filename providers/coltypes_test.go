@@ -11,6 +11,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/testkit"
 )
@@ -62,7 +63,11 @@ func TestUnrewritableColumnTypesRefused(t *testing.T) {
 			}
 
 			before := tbl.MetadataLocation()
-			_, res, err := Compact(ctx, tbl, CompactSpec{Action: plannedCompaction(t, tbl, diff.SelectionFor(pol), "binpack")})
+			act, err := compact.PlanCompaction(ctx, tbl, diff.SelectionFor(pol), "binpack", fixedNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, res, err := compact.Compact(ctx, tbl, compact.CompactSpec{Action: act})
 			if !errors.Is(err, compaction.ErrRefused) || res.Committed {
 				t.Fatalf("executor: committed %v, err %v", res.Committed, err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/tablestate"
 )
 
 // Describe reads what one table's metadata says (properties, schema, specs,
@@ -16,5 +17,5 @@ func (s *Session) Describe(ctx context.Context, address string) (*diff.TableStat
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", address, err)
 	}
-	return observeMetadata(tbl, address, new(compaction.SpecCheck)), nil
+	return tablestate.Metadata(tbl, address, new(compaction.SpecCheck)), nil
 }

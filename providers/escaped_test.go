@@ -8,15 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	compactpkg "github.com/icewright/icewright/providers/compact"
+	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -43,7 +42,7 @@ func TestEscapedPartitionPlanAndExecutorAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	for batch := range int64(2) {
-		tbl = appendRows(t, tbl, []int64{batch * 10, batch*10 + 1}, []string{"a:b", "ab"})
+		tbl = testkit.AppendRows(t, tbl, []int64{batch * 10, batch*10 + 1}, []string{"a:b", "ab"})
 	}
 	files := func(tbl *table.Table) (escaped, plain []string) {
 		tasks, err := tbl.Scan().PlanFiles(ctx)
@@ -51,7 +50,8 @@ func TestEscapedPartitionPlanAndExecutorAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, task := range tasks {
-			if p := task.File.FilePath(); escapedPath(p) {
+			p := task.File.FilePath()
+			if _, esc := store.LiteralKey(p); esc {
 				escaped = append(escaped, p)
 			} else {
 				plain = append(plain, p)
@@ -90,7 +90,7 @@ func TestEscapedPartitionPlanAndExecutorAgree(t *testing.T) {
 		t.Fatalf("no refusal of p=a:b naming a file: %+v", tp.Refusals)
 	}
 
-	next, res, err := Compact(ctx, tbl, CompactSpec{Action: compact})
+	next, res, err := compactpkg.Compact(ctx, tbl, compactpkg.CompactSpec{Action: compact})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,32 +101,4 @@ func TestEscapedPartitionPlanAndExecutorAgree(t *testing.T) {
 	if !slices.Equal(afterEscaped, escaped) || len(afterPlain) != 1 {
 		t.Fatalf("after apply: escaped %v (before %v), plain %v", afterEscaped, escaped, afterPlain)
 	}
-}
-
-// appendRows commits one append of rows to a table of a long and a string
-// column: ids[i] and strs[i] make row i.
-func appendRows(t testing.TB, tbl *table.Table, ids []int64, strs []string) *table.Table {
-	t.Helper()
-	as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-	defer b.Release()
-	for i, id := range ids {
-		b.Field(0).(*array.Int64Builder).Append(id)
-		b.Field(1).(*array.StringBuilder).Append(strs[i])
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	next, err := tbl.Append(context.Background(), rdr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return next
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
-	"github.com/icewright/icewright/providers/engine"
-	"github.com/icewright/icewright/providers/kind"
 )
 
 // Table is an opaque handle on one loaded table: what apply holds between
@@ -190,114 +188,6 @@ type ExecRequest struct {
 	// (expiry.KeepLive). A nil Began keeps nothing that way.
 	Began     *Table
 	Committed []int64
-}
-
-// compactKind is the compact action kind (its home moves to its own
-// package with the aggregate it shares with the plan's observation).
-type compactKind struct{ s *Session }
-
-func (compactKind) Types() []diff.ActionType { return []diff.ActionType{diff.Compact} }
-
-// Observe: the aggregate is compaction's observation.
-func (compactKind) Observe(context.Context, *kind.Env, *table.Table, *diff.TableState) error {
-	return nil
-}
-
-func (k compactKind) Execute(ctx context.Context, env *kind.Env, req kind.Request) (*table.Table, ExecResult, error) {
-	cat, err := env.Catalog(ctx)
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	pol, a := env.Policy, req.Actions[0]
-	c := pol.Compaction
-	calls := a.Compact.EngineCalls
-	var eng engine.Engine
-	if len(calls) > 0 {
-		// Opened before anything runs: a configuration that lost its
-		// engine fails the action before icewright' own groups commit.
-		if eng, err = env.Engine(); err != nil {
-			return nil, ExecResult{}, err
-		}
-		if eng == nil || eng.Name() != calls[0].Engine {
-			return nil, ExecResult{}, fmt.Errorf("%w: the plan delegates %s to engine %q, which compaction.engine no longer names", ErrRefused, config.CountOf(len(calls), "partition", "partitions"), calls[0].Engine)
-		}
-	}
-	// Rebase: icewright' compaction engine lets iceberg-go rebase its replace
-	// commit onto concurrent appends, with the rewrite's conflict
-	// validation (a concurrent delete on a replaced file fails it). Without
-	// it a table with frequent appends never gets compacted.
-	props, err := env.Storage()
-	if err != nil {
-		return nil, ExecResult{}, err
-	}
-	next, er, err := Compact(ctx, req.Table, CompactSpec{
-		Action: a.Compact, StorageProps: props, PartialProgress: c.PartialProgress.Value,
-		MaxConcurrent: c.MaxConcurrentGroups.Value, MemoryBudget: c.Memory.Value,
-		ManifestTarget: diff.ManifestTarget(pol),
-		Catalog:        cat, Rebase: true, Progress: req.Progress, Memory: req.Memory})
-	if err != nil || len(calls) == 0 {
-		return next, er, err
-	}
-	if er.NoOp {
-		// Every planned group was delegated: icewright' rewrite had nothing.
-		er.NoOp, er.Note = true, ""
-	}
-	run := delegatedRun{engine: eng, cat: cat, sel: diff.SelectionFor(pol), now: req.Clock()}
-	return runDelegatedCalls(ctx, next, run, calls, er)
-}
-
-// runDelegatedCalls runs the delegated partitions in the plan's order
-// after icewright' own groups (er), each with its outcome in
-// er.Partitions; after a failure the rest are not run, and say so.
-func runDelegatedCalls(ctx context.Context, tbl *table.Table, run delegatedRun, calls []diff.EngineCall, er ExecResult) (*table.Table, ExecResult, error) {
-	var failed error
-	for _, call := range calls {
-		if failed != nil {
-			er.Partitions = append(er.Partitions, PartitionOutcome{Partition: call.Partition, Engine: call.Engine, Status: diff.PartitionSkipped,
-				Detail: "not run: an earlier partition failed"})
-			continue
-		}
-		next, dr, err := runDelegated(ctx, tbl, run, call)
-		tbl, failed = next, err
-		er = mergeDelegated(er, dr)
-	}
-	er.Note = strings.TrimPrefix(er.Note+"; "+delegatedNote(er.Partitions), "; ")
-	if failed != nil {
-		return tbl, er, failed
-	}
-	er.FilesAfter, er.BytesAfter = kind.SummaryTotals(ctx, tbl)
-	return tbl, er, nil
-}
-
-// mergeDelegated adds a delegated partition's result to the action's.
-func mergeDelegated(er, dr ExecResult) ExecResult {
-	er.NoOp = er.NoOp && dr.NoOp
-	er.Committed = er.Committed || dr.Committed
-	er.Snapshots = append(er.Snapshots, dr.Snapshots...)
-	er.RowsBefore += dr.RowsBefore
-	er.RowsAfter += dr.RowsAfter
-	er.MetadataLocation = dr.MetadataLocation
-	er.Partitions = append(er.Partitions, dr.Partitions...)
-	return er
-}
-
-// delegatedNote counts the delegated partitions' outcomes for the action's
-// note; each has its own line in the results.
-func delegatedNote(ps []PartitionOutcome) string {
-	if len(ps) == 0 {
-		return ""
-	}
-	n := map[string]int{}
-	for _, p := range ps {
-		n[p.Status]++
-	}
-	var parts []string
-	for _, st := range []string{diff.PartitionDone, diff.PartitionSkipped, diff.PartitionFailed} {
-		if n[st] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
-		}
-	}
-	return fmt.Sprintf("%s by engine %q: %s", config.CountOf(len(ps), "partition", "partitions"), ps[0].Engine, strings.Join(parts, ", "))
 }
 
 // MemoryLimiter holds the Go soft memory limit to what running compactions

@@ -14,8 +14,10 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/expiry"
 	"github.com/icewright/icewright/providers/internal/reach"
+	"github.com/icewright/icewright/providers/tablestate"
 )
 
 const topPartitions = 5
@@ -42,7 +44,7 @@ func (s *Session) Inspect(ctx context.Context, address string, opts InspectOptio
 	// what apply compacts, not what inspect reports (and a where naming a
 	// column this table lacks must not make the table uninspectable).
 	sel.Where = ""
-	st, agg, err := observeTableSizes(ctx, tbl, address, sel, s.now(), opts.PerPartition)
+	st, agg, err := compact.ObserveTableSizes(ctx, tbl, address, sel, s.now(), opts.PerPartition)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
@@ -73,20 +75,15 @@ func (s *Session) Inspect(ctx context.Context, address string, opts InspectOptio
 	in.Schema = inspectSchema(md.CurrentSchema())
 	for _, so := range md.SortOrders() {
 		o := diff.InspectSortOrder{ID: so.OrderID(), Fields: []string{}, Default: so.OrderID() == md.DefaultSortOrder()}
-		for _, f := range sortFields(so, md.CurrentSchema()) {
+		for _, f := range tablestate.SortFields(so, md.CurrentSchema()) {
 			o.Fields = append(o.Fields, f.String())
 		}
 		in.SortOrders = append(in.SortOrders, o)
 	}
 	in.SizeHistogram = []diff.SizeBucket{}
 	if agg != nil {
-		in.SizeHistogram = agg.hist.octaves().buckets(sel.Target)
-		for k, o := range agg.partOctaves {
-			in.PartitionHistograms = append(in.PartitionHistograms, diff.PartitionHistogram{SpecID: k.spec, Partition: k.part, Buckets: o.buckets(sel.Target)})
-		}
-		slices.SortFunc(in.PartitionHistograms, func(a, b diff.PartitionHistogram) int {
-			return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition))
-		})
+		in.SizeHistogram = agg.SizeHistogram(sel.Target)
+		in.PartitionHistograms = agg.PartitionHistograms(sel.Target)
 	}
 	if st.Files.DataFiles > 0 {
 		in.SmallFileShare = float64(st.Files.SmallFiles) / float64(st.Files.DataFiles)

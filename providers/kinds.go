@@ -9,6 +9,7 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/ageing"
+	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/dangling"
 	"github.com/icewright/icewright/providers/engine"
 	"github.com/icewright/icewright/providers/expiry"
@@ -27,7 +28,7 @@ func (s *Session) kinds() []kind.Kind {
 		tablemeta.Kind{},
 		dangling.Kind{},
 		ageing.Kind{},
-		compactKind{s},
+		compact.Kind{},
 		manifests.Kind{},
 		expiry.Kind{Foreign: s.foreignOwner},
 		orphans.Kind{OtherTables: s.tableLocations, Recheck: s.recheckOrphans},

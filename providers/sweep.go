@@ -18,6 +18,7 @@ import (
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/orphans"
+	"github.com/icewright/icewright/providers/tablestate"
 )
 
 // The session's side of the orphan sweep (providers/orphans): the scan's
@@ -70,7 +71,7 @@ func (s *Session) recheckOrphans(ctx context.Context, pol *config.Effective, tbl
 	if err != nil {
 		return nil, fmt.Errorf("orphan scan: %w", err)
 	}
-	st := observeMetadata(tbl, pol.Address, &s.specs)
+	st := tablestate.Metadata(tbl, pol.Address, &s.specs)
 	st.Orphans = scan
 	act, refusal := diff.RecheckOrphans(pol, st, now)
 	if refusal != "" {

@@ -13,11 +13,12 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The one-walk expiry index (ObservePlan) must give exactly the figures of
-// the separate walks (Session.estimateExpiry with compactionInputs), for
+// the separate walks (Session.estimateExpiry with compact.Inputs), for
 // every prefix of the history expired, with and without the plan's
 // compaction groups, with and without an orphan scan riding the same walk,
 // on a history with appends, an overwrite, position and equality deletes,
@@ -118,7 +119,7 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 				for _, gs := range [][]diff.CompactGroup{nil, groups, groups[:1]} {
 					var compactIn func(string) bool
 					if gs != nil {
-						if compactIn, err = compactionInputs(ctx, tbl, sel, gs, sess.now()); err != nil {
+						if compactIn, err = compact.Inputs(ctx, tbl, sel, gs, sess.now()); err != nil {
 							t.Fatal(err)
 						}
 					}

@@ -9,23 +9,23 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/diff"
-	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The Java-written equality-delete tables through the apply path
-// (providers.Compact: selection from a policy's rules, the recording IO, the
+// (compact.Compact: selection from a policy's rules, the recording IO, the
 // rebasing commit).
 func TestJavaEqualityDeletesApplyPath(t *testing.T) {
 	compaction.ForEachJavaTable(t, func(t *testing.T, l *testkit.Lakehouse, tbl *table.Table) *table.Table {
 		rows := compaction.RowStrings(t, tbl)
 		sel := diff.CompactionSelection{Target: 128 << 20, Min: 96 << 20, Max: 230 << 20, MinInputFiles: 1, DeleteFileThreshold: 1}
-		act, err := providers.PlanCompaction(context.Background(), tbl, sel, "binpack", time.Now())
+		act, err := compact.PlanCompaction(context.Background(), tbl, sel, "binpack", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, res, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{Action: act, Catalog: l.Catalog, Rebase: true})
+		_, res, err := compact.Compact(context.Background(), tbl, compact.CompactSpec{Action: act, Catalog: l.Catalog, Rebase: true})
 		if err != nil {
 			t.Fatal(err)
 		}

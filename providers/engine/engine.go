@@ -1,7 +1,7 @@
 // Package engine is the seam between icewright' plan of a compaction and the
 // engines that execute it (docs/design.md §5.4, docs/engines.md). A plan
 // chooses an engine per partition: `local`, icewright' own streaming rewrite
-// (providers.Compact over providers/compaction, which shares the session's
+// (providers/compact.Compact over providers/compaction, which shares the session's
 // aggregate and commit check and so stays in providers), or an engine of
 // an `engine` block, opened here. An engine plans a partition as a
 // statement (diff.Engine, pure), runs it, and reads the rows apply's check

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/expiry"
 	"github.com/icewright/icewright/providers/internal/objdel"
 	"github.com/icewright/icewright/providers/testkit"
-
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 )
 
 // refWriterCatalog runs a writer's commit on the real catalog right before
@@ -50,7 +51,7 @@ func (c *refWriterCatalog) Unwrap() table.CatalogIO {
 func tagHistory(t *testing.T, l *testkit.Orders) *table.Table {
 	t.Helper()
 	tbl := l.History(nil, 5, 10*24*time.Hour)
-	tbl, _, err := providers.Compact(context.Background(), tbl, providers.CompactSpec{Action: smallFilesCompaction(t, tbl)})
+	tbl, _, err := compact.Compact(context.Background(), tbl, compact.CompactSpec{Action: smallFilesCompaction(t, tbl)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/expiry"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/testkit"
@@ -25,7 +26,7 @@ func TestExpireDeletesExactlyWhatIsNoLongerReachable(t *testing.T) {
 	l := testkit.NewOrders(t)
 	tbl := l.History(nil, 5, 10*24*time.Hour)
 	// Compact, so the small files are reachable only from old snapshots.
-	tbl, _, err := providers.Compact(ctx, tbl, providers.CompactSpec{Action: smallFilesCompaction(t, tbl)})
+	tbl, _, err := compact.Compact(ctx, tbl, compact.CompactSpec{Action: smallFilesCompaction(t, tbl)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestReleasedFilesSpilled(t *testing.T) {
 	ctx := context.Background()
 	l := testkit.NewOrders(t)
 	tbl := l.History(nil, 6, 10*24*time.Hour)
-	tbl, _, err := providers.Compact(ctx, tbl, providers.CompactSpec{Action: smallFilesCompaction(t, tbl), Catalog: l.Cat})
+	tbl, _, err := compact.Compact(ctx, tbl, compact.CompactSpec{Action: smallFilesCompaction(t, tbl), Catalog: l.Cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,11 +301,11 @@ func liveFiles(ctx context.Context, t *testing.T, tbl *table.Table) []iceberg.Da
 }
 
 // smallFilesCompaction is the compaction a plan makes of tbl under
-// testkit.SmallFiles (providers.PlanCompaction); it fails the test on an
+// testkit.SmallFiles (compact.PlanCompaction); it fails the test on an
 // error.
 func smallFilesCompaction(t testing.TB, tbl *table.Table) *diff.CompactAction {
 	t.Helper()
-	act, err := providers.PlanCompaction(context.Background(), tbl, testkit.SmallFiles, "", time.Now())
+	act, err := compact.PlanCompaction(context.Background(), tbl, testkit.SmallFiles, "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

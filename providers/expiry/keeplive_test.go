@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/expiry"
 	"github.com/icewright/icewright/providers/testkit"
 )
@@ -104,7 +104,7 @@ func TestExpireDeletesWhatTheApplysOwnCompactionReplaced(t *testing.T) {
 	began := l.History(nil, 4, 10*24*time.Hour)
 	inputs := liveFiles(ctx, t, began)
 	tbl := testkit.AppendIDs(t, began, 50, 10) // another writer
-	tbl, cres, err := providers.Compact(ctx, tbl, providers.CompactSpec{Action: smallFilesCompaction(t, tbl)})
+	tbl, cres, err := compact.Compact(ctx, tbl, compact.CompactSpec{Action: smallFilesCompaction(t, tbl)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -517,3 +517,31 @@ func DropPartitionSource(t testing.TB, tbl *table.Table, field, column string) *
 	}
 	return tbl
 }
+
+// AppendRows commits one append of rows to a table of a long and a string
+// column: ids[i] and strs[i] make row i.
+func AppendRows(t testing.TB, tbl *table.Table, ids []int64, strs []string) *table.Table {
+	t.Helper()
+	as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	for i, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append(strs[i])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	next, err := tbl.Append(context.Background(), rdr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}

@@ -1,4 +1,4 @@
-package providers
+package compact
 
 import (
 	"context"
@@ -183,7 +183,7 @@ func TestDelegatedPartitionsEachHaveAnOutcome(t *testing.T) {
 				tbl = testkit.AppendIDs(t, tbl, i*10, 10)
 			}
 			run := delegatedRun{engine: toyEngine{run: tc.run(l), fp: same}, cat: l.Cat, sel: sel, now: time.Now()}
-			_, er, err := runDelegatedCalls(ctx, tbl, run, calls, ExecResult{})
+			_, er, err := runDelegatedCalls(ctx, tbl, run, calls, store.Result{})
 			if err == nil || !strings.HasSuffix(err.Error(), "spark: boom") {
 				t.Fatalf("err = %v", err)
 			}
@@ -194,7 +194,7 @@ func TestDelegatedPartitionsEachHaveAnOutcome(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(tc.statuses) || er.Note != tc.note {
 				t.Errorf("outcomes %v, note %q; want %v, %q", got, er.Note, tc.statuses, tc.note)
 			}
-			if last := er.Partitions[len(er.Partitions)-1]; last.Detail != "not run: an earlier partition failed" || !slices.ContainsFunc(er.Partitions, func(p PartitionOutcome) bool { return p.Error == "spark: boom" }) {
+			if last := er.Partitions[len(er.Partitions)-1]; last.Detail != "not run: an earlier partition failed" || !slices.ContainsFunc(er.Partitions, func(p diff.PartitionOutcome) bool { return p.Error == "spark: boom" }) {
 				t.Errorf("partitions = %+v", er.Partitions)
 			}
 		})

@@ -1,4 +1,4 @@
-package providers
+package compact
 
 import (
 	"context"
@@ -13,11 +13,13 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/engine"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
+	"github.com/icewright/icewright/providers/kind"
 )
 
 // delegatedRun is what runDelegated needs besides the call.
@@ -41,10 +43,10 @@ type delegatedRun struct {
 //
 // The result's one Partitions entry says what became of the partition, its
 // failure included (without the partition's name, which the entry has).
-func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call diff.EngineCall) (*table.Table, ExecResult, error) {
+func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call diff.EngineCall) (*table.Table, store.Result, error) {
 	prefix := fmt.Sprintf("compaction of partition %s by %s: ", partitionName(call.Partition), call.Engine)
 	next, res, err := delegate(ctx, tbl, r, call, prefix)
-	o := PartitionOutcome{Partition: call.Partition, Engine: call.Engine, Status: diff.PartitionDone, Detail: res.Note, Rows: res.RowsAfter}
+	o := diff.PartitionOutcome{Partition: call.Partition, Engine: call.Engine, Status: diff.PartitionDone, Detail: res.Note, Rows: res.RowsAfter}
 	if len(res.Snapshots) > 0 {
 		o.Snapshot = res.Snapshots[0]
 	}
@@ -54,7 +56,7 @@ func runDelegated(ctx context.Context, tbl *table.Table, r delegatedRun, call di
 	case res.NoOp:
 		o.Status = diff.PartitionSkipped
 	}
-	res.Partitions, res.Note = []PartitionOutcome{o}, ""
+	res.Partitions, res.Note = []diff.PartitionOutcome{o}, ""
 	return next, res, err
 }
 
@@ -67,8 +69,8 @@ func partitionName(p string) string {
 }
 
 // delegate is runDelegated's work; its errors start with prefix.
-func delegate(ctx context.Context, tbl *table.Table, r delegatedRun, call diff.EngineCall, prefix string) (*table.Table, ExecResult, error) {
-	res := ExecResult{MetadataLocation: tbl.MetadataLocation()}
+func delegate(ctx context.Context, tbl *table.Table, r delegatedRun, call diff.EngineCall, prefix string) (*table.Table, store.Result, error) {
+	res := store.Result{MetadataLocation: tbl.MetadataLocation()}
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s%s", prefix, fmt.Sprintf(format, args...))
 	}
@@ -305,4 +307,58 @@ func minDataSequence(fsys iceio.IO, snap *table.Snapshot) (int64, error) {
 		}
 	}
 	return least, nil
+}
+
+// runDelegatedCalls runs the delegated partitions in the plan's order
+// after icewright' own groups (er), each with its outcome in
+// er.Partitions; after a failure the rest are not run, and say so.
+func runDelegatedCalls(ctx context.Context, tbl *table.Table, run delegatedRun, calls []diff.EngineCall, er store.Result) (*table.Table, store.Result, error) {
+	var failed error
+	for _, call := range calls {
+		if failed != nil {
+			er.Partitions = append(er.Partitions, diff.PartitionOutcome{Partition: call.Partition, Engine: call.Engine, Status: diff.PartitionSkipped,
+				Detail: "not run: an earlier partition failed"})
+			continue
+		}
+		next, dr, err := runDelegated(ctx, tbl, run, call)
+		tbl, failed = next, err
+		er = mergeDelegated(er, dr)
+	}
+	er.Note = strings.TrimPrefix(er.Note+"; "+delegatedNote(er.Partitions), "; ")
+	if failed != nil {
+		return tbl, er, failed
+	}
+	er.FilesAfter, er.BytesAfter = kind.SummaryTotals(ctx, tbl)
+	return tbl, er, nil
+}
+
+// mergeDelegated adds a delegated partition's result to the action's.
+func mergeDelegated(er, dr store.Result) store.Result {
+	er.NoOp = er.NoOp && dr.NoOp
+	er.Committed = er.Committed || dr.Committed
+	er.Snapshots = append(er.Snapshots, dr.Snapshots...)
+	er.RowsBefore += dr.RowsBefore
+	er.RowsAfter += dr.RowsAfter
+	er.MetadataLocation = dr.MetadataLocation
+	er.Partitions = append(er.Partitions, dr.Partitions...)
+	return er
+}
+
+// delegatedNote counts the delegated partitions' outcomes for the action's
+// note; each has its own line in the results.
+func delegatedNote(ps []diff.PartitionOutcome) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	n := map[string]int{}
+	for _, p := range ps {
+		n[p.Status]++
+	}
+	var parts []string
+	for _, st := range []string{diff.PartitionDone, diff.PartitionSkipped, diff.PartitionFailed} {
+		if n[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+		}
+	}
+	return fmt.Sprintf("%s by engine %q: %s", config.CountOf(len(ps), "partition", "partitions"), ps[0].Engine, strings.Join(parts, ", "))
 }

@@ -1,4 +1,4 @@
-package providers
+package compact
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func TestWhereObserveMatchesEngine(t *testing.T) {
 				}
 				s := sel
 				s.Where = tc.where
-				st, err := observeTable(ctx, tb, "lake.w."+tbl.name, s, whereNow)
+				st, err := ObserveTable(ctx, tb, "lake.w."+tbl.name, s, whereNow)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -107,7 +107,7 @@ func TestWhereErrors(t *testing.T) {
 		"event_ts >= current_date - 7": "expected INTERVAL",
 		"kind >= current_date":         "TimestampLiteral to string",
 	} {
-		st, err := observeTable(ctx, tbl, "lake.w.daily", diff.CompactionSelection{Target: 1 << 20, Min: 1 << 19, Max: 2 << 20, MinInputFiles: 1, Where: where}, whereNow)
+		st, err := ObserveTable(ctx, tbl, "lake.w.daily", diff.CompactionSelection{Target: 1 << 20, Min: 1 << 19, Max: 2 << 20, MinInputFiles: 1, Where: where}, whereNow)
 		if err == nil || st != nil {
 			t.Fatalf("%q: want an error, got state %v", where, st)
 		}
@@ -201,7 +201,7 @@ func TestWhereObserveMatchesEngineAcrossSpecs(t *testing.T) {
 	}
 	tbl = testkit.Append(t, tbl, 4, 16, 2)
 	sel, engineSel := whereSelections()
-	all, err := observeTable(ctx, tbl, "lake.w.evolving", sel, whereNow)
+	all, err := ObserveTable(ctx, tbl, "lake.w.evolving", sel, whereNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestWhereObserveMatchesEngineAcrossSpecs(t *testing.T) {
 		t.Run(where, func(t *testing.T) {
 			s := sel
 			s.Where = where
-			st, err := observeTable(ctx, tbl, "lake.w.evolving", s, whereNow)
+			st, err := ObserveTable(ctx, tbl, "lake.w.evolving", s, whereNow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +245,7 @@ func TestWhereReadsNoDataFile(t *testing.T) {
 	tbl := testkit.Append(t, l.CreateTable(t, "w.daily", testkit.TableOptions{Partitioned: true}), 8, 10, 4)
 	sel, _ := whereSelections()
 	sel.Where = "event_ts >= '2026-11-03T00:00:00Z'"
-	before, err := observeTable(ctx, tbl, "lake.w.daily", sel, whereNow)
+	before, err := ObserveTable(ctx, tbl, "lake.w.daily", sel, whereNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestWhereReadsNoDataFile(t *testing.T) {
 	if err != nil || removed != 8 {
 		t.Fatalf("removed %d data files (want 8): %v", removed, err)
 	}
-	after, err := observeTable(ctx, tbl, "lake.w.daily", sel, whereNow)
+	after, err := ObserveTable(ctx, tbl, "lake.w.daily", sel, whereNow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package providers
+package compact
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func TestCompactRunsThePlannedGroups(t *testing.T) {
 	}
 	id := int64(0)
 	for _, region := range []string{"eu", "eu", "us", "us", "ap", "ap", "sa", "sa", "af", "af"} {
-		tbl = appendRows(t, tbl, []int64{id, id + 1}, []string{region, region})
+		tbl = testkit.AppendRows(t, tbl, []int64{id, id + 1}, []string{region, region})
 		id += 2
 	}
 	act := plannedCompaction(t, tbl, testkit.SmallFiles, "binpack")
@@ -50,7 +50,7 @@ func TestCompactRunsThePlannedGroups(t *testing.T) {
 	if err != nil || !res.Committed {
 		t.Fatalf("compact eu: %+v %v", res, err)
 	}
-	tbl = appendRows(t, l.Load(), []int64{100, 101}, []string{"us", "us"})
+	tbl = testkit.AppendRows(t, l.Load(), []int64{100, 101}, []string{"us", "us"})
 	arrived := slices.DeleteFunc(testkit.DataFiles(t, tbl), func(p string) bool {
 		return !strings.Contains(p, "region=us") || slices.Contains(groups["region=us"].Files, p)
 	})

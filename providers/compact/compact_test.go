@@ -1,4 +1,4 @@
-package providers
+package compact
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -67,8 +69,8 @@ func TestCompactConflictRemovesStagedFiles(t *testing.T) {
 	before := testkit.FilesUnder(t, stale)
 
 	_, res, err := Compact(ctx, stale, CompactSpec{Action: plannedCompaction(t, stale, testkit.SmallFiles, ""), Catalog: l.Cat})
-	if !errors.Is(err, ErrConflict) {
-		t.Fatalf("want ErrConflict, got %v", err)
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("want store.ErrConflict, got %v", err)
 	}
 	if res.StagedRemoved == 0 {
 		t.Fatalf("no staged file removed: %+v", res)
@@ -93,8 +95,8 @@ func TestCompactUnknownOutcomeKeepsStagedFiles(t *testing.T) {
 				tbl = testkit.AppendIDs(t, tbl, i*10, 10)
 			}
 			_, res, err := Compact(ctx, tbl, CompactSpec{Action: plannedCompaction(t, tbl, testkit.SmallFiles, ""), Catalog: &testkit.FlakyCatalog{CatalogIO: l.Cat, Land: land}})
-			if !errors.Is(err, ErrCommitUnknown) {
-				t.Fatalf("want ErrCommitUnknown, got %v", err)
+			if !errors.Is(err, store.ErrCommitUnknown) {
+				t.Fatalf("want store.ErrCommitUnknown, got %v", err)
 			}
 			if res.StagedRemoved != 0 || len(res.StagedKept) == 0 {
 				t.Fatalf("staged files removed on an unknown outcome: %+v", res)
@@ -185,3 +187,7 @@ func plannedCompaction(t testing.TB, tbl *table.Table, sel diff.CompactionSelect
 	}
 	return act
 }
+
+// fixedNow is the clock of these tests (providers' observation tests have
+// the same).
+var fixedNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

@@ -1,4 +1,4 @@
-package providers
+package compact
 
 import (
 	"context"
@@ -45,7 +45,7 @@ type CompactSpec struct {
 	// reloads, re-plans and retries, which a table with frequent appends can
 	// starve.
 	Rebase   bool
-	Progress ExecProgress
+	Progress store.Progress
 	// Memory, when set, keeps the process's Go soft memory limit sized for
 	// this compaction (and the others running) while it runs.
 	Memory *compaction.MemoryLimiter
@@ -60,8 +60,8 @@ type CompactSpec struct {
 // definitely failed and kept when its outcome is unknown) and commits a
 // replace snapshot. Each group is checked against the table first
 // (compaction.Resolve): one that no longer matches is skipped, and the
-// result names it and why (ExecResult.Skipped).
-func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Table, ExecResult, error) {
+// result names it and why (store.Result.Skipped).
+func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Table, store.Result, error) {
 	res, stop, err := kind.RewriteStart(tbl)
 	if stop || err != nil {
 		return tbl, res, err
@@ -185,7 +185,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		cerr := kind.ClassifyErr(err)
 		if out != nil && !res.Committed {
 			for _, g := range out.Groups {
-				if errors.Is(cerr, ErrCommitUnknown) {
+				if errors.Is(cerr, store.ErrCommitUnknown) {
 					res.StagedKept = append(res.StagedKept, g.OutputPaths...)
 				} else {
 					// The engine removed the data files it wrote.
@@ -193,7 +193,7 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 				}
 			}
 		}
-		if rec != nil && !res.Committed && !errors.Is(cerr, ErrCommitUnknown) {
+		if rec != nil && !res.Committed && !errors.Is(cerr, store.ErrCommitUnknown) {
 			n, lerr := kind.RemoveLeaked(context.WithoutCancel(ctx), verifyCat, tbl, rec.WriteFileIO, spec.StorageProps, kind.MinusPaths(rec.Written(), kind.OutputPaths(out)))
 			res.StagedRemoved += n
 			if lerr != nil {
@@ -272,7 +272,7 @@ func skipLineageGaps(tbl *table.Table, approved []compaction.Approved, groups []
 	return kept, skips
 }
 
-// compactionInputs reports which data files a compaction of tbl under sel
+// Inputs reports which data files a compaction of tbl under sel
 // would replace, for the plan's expiry estimate: files the compaction drops
 // from the current snapshot are freed by an expiry of the older snapshots in
 // the same plan. groups are the plan's compaction groups; a candidate file of
@@ -286,7 +286,7 @@ func skipLineageGaps(tbl *table.Table, approved []compaction.Approved, groups []
 // on a 100,000-file table. Leftover candidates that the packer would drop
 // (bins below min_input_files) are counted too, so the figure is an
 // estimate, as the plan says.
-func compactionInputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) (func(path string) bool, error) {
+func Inputs(ctx context.Context, tbl *table.Table, sel diff.CompactionSelection, groups []diff.CompactGroup, now time.Time) (func(path string) bool, error) {
 	in, err := candidatePaths(ctx, tbl, sel, groups, now)
 	if err != nil {
 		return nil, fmt.Errorf("compaction inputs: %w", err)
@@ -348,7 +348,7 @@ func PlanCompaction(ctx context.Context, tbl *table.Table, sel diff.CompactionSe
 	c.MinInputFiles = config.Setting[int]{Value: sel.MinInputFiles, Set: sel.MinInputFiles > 0}
 	c.DeleteFileThreshold = config.Setting[int]{Value: sel.DeleteFileThreshold, Set: sel.DeleteFileThreshold > 0}
 	c.Where = config.Setting[string]{Value: sel.Where, Set: sel.Where != ""}
-	st, err := observeTable(ctx, tbl, pol.Address, diff.SelectionFor(pol), now)
+	st, err := ObserveTable(ctx, tbl, pol.Address, diff.SelectionFor(pol), now)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +363,7 @@ func PlanCompaction(ctx context.Context, tbl *table.Table, sel diff.CompactionSe
 		for _, r := range tp.Refusals {
 			why = append(why, r.Reason)
 		}
-		return nil, fmt.Errorf("%w: %s", ErrRefused, strings.Join(why, "; "))
+		return nil, fmt.Errorf("%w: %s", store.ErrRefused, strings.Join(why, "; "))
 	}
 	return nil, nil
 }
