@@ -203,7 +203,7 @@ func (s *Session) observeWalk(ctx context.Context, pol *config.Effective, tbl *t
 		}
 	}
 	if pol.OrphanFiles.Declared {
-		scan, err := s.scanOrphans(ctx, pol, tbl, ride)
+		scan, err := s.scanOrphans(ctx, pol, tbl, ride, s.plannedTables)
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: orphan scan: %w", pol.Address, err)
 		}
