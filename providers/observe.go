@@ -3,7 +3,6 @@ package providers
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -49,47 +48,27 @@ func (s *Session) ObservePlan(ctx context.Context, pol *config.Effective) (*Obse
 }
 
 // Plan is the diff of the observed table at now, with the expiry figures
-// filled by the same reachability computation apply deletes by. It is what
+// filled by the same reachability computation apply deletes by
+// (diff.TablePlan.EstimateExpiry decides what they refuse). It is what
 // plan shows and what inspect's recommendations are derived from, so the
 // two cannot disagree (issue 14: inspect promised compactions and expiries
 // that the plan did not have).
 func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, error) {
 	tp := diff.PlanTable(o.pol, o.State, now)
-	var groups []diff.CompactGroup
-	refuse := -1
-	for i := range tp.Actions {
-		a := &tp.Actions[i]
-		if a.Type == diff.Compact && a.Compact != nil {
-			// The files compaction replaces are freed by this plan's expiry
-			// too; the estimate counts them.
-			groups = a.Compact.Groups
-		}
-		if a.Type != diff.ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
-			continue
-		}
-		freed, err := o.estimateExpiry(ctx, a.Expire.SnapshotIDs, groups)
-		if err != nil {
-			return diff.TablePlan{}, fmt.Errorf("estimate expiry: %w", err)
-		}
-		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
-		if freed.ForeignFiles > 0 {
-			refuse = i
-			tp.Refusals = append(tp.Refusals, diff.Refusal{
-				Action: string(diff.ExpireSnapshots),
-				Reason: fmt.Sprintf("expiring %d snapshots would release %d files on another storage than the table location %s (first: %s), which the table's IO (iceberg-go reads and deletes a table's files through the one IO of its metadata location's storage) cannot delete: "+
-					"the commit would land and the deletions fail, leaving the files unreferenced. Expire with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths",
-					len(a.Expire.SnapshotIDs), freed.ForeignFiles, o.State.Location, freed.ForeignExample),
-			})
-		}
-	}
-	if refuse >= 0 {
-		tp.Actions = slices.Delete(tp.Actions, refuse, refuse+1)
+	err := tp.EstimateExpiry(o.State.Location, func(expireIDs []int64, groups []diff.CompactGroup) (diff.ExpiryFreed, error) {
+		f, err := o.estimateExpiry(ctx, expireIDs, groups)
+		return diff.ExpiryFreed{Files: f.Files, Bytes: f.Bytes, EscapedFileURIs: f.EscapedFileURIs,
+			ForeignFiles: f.ForeignFiles, ForeignExample: f.ForeignExample}, err
+	})
+	if err != nil {
+		return diff.TablePlan{}, err
 	}
 	return tp, nil
 }
 
 // estimateExpiry counts the files and bytes that expiring expireIDs frees
-// (expiry.Estimate), counting the current files that the plan's
+// (the walk's expiry.Index, or expiry.Estimate on the table as it is now),
+// counting the current files that the plan's
 // compaction groups replace as freed when the current snapshot is expired.
 func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, groups []diff.CompactGroup) (expiry.Freed, error) {
 	if o.expiry != nil && !o.expiry.Overflowed() {
@@ -99,14 +78,20 @@ func (o *Observation) estimateExpiry(ctx context.Context, expireIDs []int64, gro
 		}
 		return freed, nil
 	}
+	tbl, err := o.sess.loadTable(ctx, o.pol.Address)
+	if err != nil {
+		return expiry.Freed{}, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
+	}
 	var compactIn func(string) bool
 	if len(groups) > 0 {
 		// Only a figure: without it the estimate under-counts.
-		if tbl, err := o.sess.loadTable(ctx, o.pol.Address); err == nil {
-			compactIn, _ = compact.Inputs(ctx, tbl, diff.SelectionFor(o.pol), groups, o.now)
-		}
+		compactIn, _ = compact.Inputs(ctx, tbl, diff.SelectionFor(o.pol), groups, o.now)
 	}
-	return o.sess.estimateExpiry(ctx, o.pol.Address, expireIDs, compactIn)
+	freed, err := expiry.EstimateTable(ctx, tbl, expireIDs, compactIn)
+	if err != nil {
+		return expiry.Freed{}, fmt.Errorf("estimate expiry of %s: %w", o.pol.Address, err)
+	}
+	return freed, nil
 }
 
 // Close releases the observation's temporary files.

@@ -14,11 +14,12 @@ import (
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/internal/lakehouse"
 	"github.com/icewright/icewright/providers/compact"
+	"github.com/icewright/icewright/providers/expiry"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
 // The one-walk expiry index (ObservePlan) must give exactly the figures of
-// the separate walks (Session.estimateExpiry with compact.Inputs), for
+// the separate walks (expiry.EstimateTable with compact.Inputs), for
 // every prefix of the history expired, with and without the plan's
 // compaction groups, with and without an orphan scan riding the same walk,
 // on a history with appends, an overwrite, position and equality deletes,
@@ -123,7 +124,7 @@ func checkObservePlanExpiry(t *testing.T, partitioned bool) {
 							t.Fatal(err)
 						}
 					}
-					want, err := sess.estimateExpiry(ctx, "lake.ns.t", expire, compactIn)
+					want, err := expiry.EstimateTable(ctx, tbl, expire, compactIn)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -156,3 +156,12 @@ func unmatched(gone, kept *reach.Sorter, fn func(reach.Rec) error) error {
 	}
 	return nil
 }
+
+// EstimateTable is Estimate on tbl as loaded (its storage and metadata).
+func EstimateTable(ctx context.Context, tbl *table.Table, expireIDs []int64, compactInputs func(path string) bool) (Freed, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return Freed{}, err
+	}
+	return Estimate(ctx, fsys, tbl.Metadata(), expireIDs, compactInputs)
+}
