@@ -16,7 +16,6 @@ import (
 	"github.com/icewright/icewright/providers/internal/objdel"
 	"github.com/icewright/icewright/providers/kind"
 	"github.com/icewright/icewright/providers/manifests"
-	"github.com/icewright/icewright/providers/orphans"
 	"github.com/icewright/icewright/providers/tablemeta"
 )
 
@@ -31,7 +30,7 @@ func (s *Session) kinds() []kind.Kind {
 		compact.Kind{},
 		manifests.Kind{},
 		expiry.Kind{Foreign: s.foreignOwner},
-		orphans.Kind{OtherTables: s.tableLocations, Recheck: s.recheckOrphans},
+		s.orphanKind(),
 	}
 }
 

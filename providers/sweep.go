@@ -16,69 +16,45 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
-	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/orphans"
 	"github.com/icewright/icewright/providers/tablestate"
 )
 
-// The session's side of the orphan sweep (providers/orphans): the scan's
-// environment (its catalogs, storage settings and the other tables), and
-// restore.
+// The tables the run can see (tableLocations, plannedTables,
+// tableReferences: the orphan sweep's and expiry's other tables), and the
+// session's side of the orphan sweep (providers/orphans): its Kind with the
+// session's loaders, and restore.
 
-// scanOrphans runs the orphan scan of pol's table with this session's
-// catalogs and storage settings; ride, when set, rides on its reference
-// walk (Observe). others is the other tables it checks against: a plan's
-// listing (plannedTables) or a fresh one (tableLocations, apply's re-check).
-func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, ride *orphans.Ride, others func(context.Context) (*orphans.Tables, error)) (*diff.OrphanScan, error) {
-	catName, _, err := splitAddress(pol.Address)
-	if err != nil {
-		return nil, err
+// orphanKind is the orphan sweep's home with this session's loaders, its
+// fresh listing of the other tables and its metadata observation.
+func (s *Session) orphanKind() orphans.Kind {
+	return orphans.Kind{
+		Reload:      s.loadTable,
+		OtherTables: s.tableLocations,
+		Metadata: func(tbl *table.Table, address string) *diff.TableState {
+			return tablestate.Metadata(tbl, address, &s.specs)
+		},
+		SpillLimit: s.spill,
 	}
-	storage, err := s.storageProperties(catName)
-	if err != nil {
-		return nil, err
-	}
-	return orphans.Scan(ctx, orphans.Env{
-		Reload:      func(ctx context.Context) (*table.Table, error) { return s.loadTable(ctx, pol.Address) },
-		Storage:     storage,
-		OtherTables: others,
-		SpillLimit:  s.spill,
-		Ride:        ride,
-	}, pol, tbl)
 }
 
-// foreignOwner is expiry's question at deletion (expiry.Spec.Foreign):
-// which table other than address references a file. When a table that
-// could hold files on the storage of location cannot be read, every file
-// there is kept, naming it.
+// scanOrphans runs the orphan scan of pol's table (orphans.Kind.Scan)
+// with this session's catalogs and storage settings; ride, when set, rides
+// on its reference walk (Observe). others is the other tables it checks
+// against: a plan's listing (plannedTables) or a fresh one
+// (tableLocations, apply's re-check).
+func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, ride *orphans.Ride, others func(context.Context) (*orphans.Tables, error)) (*diff.OrphanScan, error) {
+	return s.orphanKind().Scan(ctx, s.kindEnv(pol, s.now), tbl, ride, others)
+}
+
+// foreignOwner is expiry's question at deletion (orphans.ForeignOwner over
+// a fresh listing of the tables the run can see).
 func (s *Session) foreignOwner(ctx context.Context, address, location string) (func(string) string, error) {
 	ts, err := s.tableLocations(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := ts.ReadReferences(ctx); err != nil {
-		return nil, err
-	}
-	if un := ts.Unreadable(address, []string{store.NormPath(location)}); len(un) > 0 {
-		return func(string) string { return "possibly " + un[0] + ", which could not be read" }, nil
-	}
-	return func(p string) string { return ts.ReferencedBy(address, p) }, nil
-}
-
-// recheckOrphans is apply's re-check of a sweep (orphans.Spec.Recheck):
-// the plan's scan and the plan's rules, again, on the table as it is now.
-func (s *Session) recheckOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, now time.Time) (*diff.OrphansAction, error) {
-	scan, err := s.scanOrphans(ctx, pol, tbl, nil, s.tableLocations)
-	if err != nil {
-		return nil, fmt.Errorf("orphan scan: %w", err)
-	}
-	st := tablestate.Metadata(tbl, pol.Address, &s.specs)
-	st.Orphans = scan
-	act, refusal := diff.RecheckOrphans(pol, st, now)
-	if refusal != "" {
-		return nil, fmt.Errorf("%w: %s", store.ErrRefused, refusal)
-	}
-	return act, nil
+	return orphans.ForeignOwner(ctx, ts, address, location)
 }
 
 // RestoreQuarantine moves every file of one quarantine run of address back
@@ -136,7 +112,7 @@ func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
 // once per table, which grows with the square of the fleet (issue 44:
 // 10,000 tables listed 10,000 times). What the plan says of other tables
 // is at most listingReuse old; apply's re-check right before it deletes
-// (recheckOrphans, and expiry's foreignOwner) lists afresh.
+// (the sweep's re-check, orphans.Kind, and expiry's foreignOwner) lists afresh.
 func (s *Session) plannedTables(ctx context.Context) (*orphans.Tables, error) {
 	return s.tablesListed(ctx, listingReuse)
 }

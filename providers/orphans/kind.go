@@ -1,6 +1,7 @@
 package orphans
 
 import (
+	"fmt"
 	"context"
 	"time"
 
@@ -12,16 +13,69 @@ import (
 	"github.com/icewright/icewright/providers/kind"
 )
 
-// Kind is remove_orphan_files. Its observation is the scan (Scan), which
-// rides the plan's one manifest walk and so runs inside the session's
-// observation, with Env; Observe adds nothing after it.
+// Kind is remove_orphan_files. Its observation is the scan (Kind.Scan),
+// which rides the plan's one manifest walk and so runs inside the session's
+// observation; Observe adds nothing after it.
 type Kind struct {
-	// OtherTables is every table the run can see, as the session lists it
-	// (Spec.OtherTables).
+	// Reload loads the table at address again (Env.Reload).
+	Reload func(ctx context.Context, address string) (*table.Table, error)
+	// OtherTables is every table the run can see, listed afresh: apply's
+	// re-check and Remove (Spec.OtherTables).
 	OtherTables func(ctx context.Context) (*Tables, error)
-	// Recheck is apply's re-check of the sweep on the table as it is now:
-	// the plan's scan and the plan's rules again (Spec.Recheck).
-	Recheck func(ctx context.Context, pol *config.Effective, tbl *table.Table, now time.Time) (*diff.OrphansAction, error)
+	// Metadata is the state the table's metadata gives (the session's
+	// providers/tablestate.Metadata), which the re-check plans from.
+	Metadata func(tbl *table.Table, address string) *diff.TableState
+	// SpillLimit is Env.SpillLimit.
+	SpillLimit int
+}
+
+// Scan is the orphan scan of env.Policy's table with the session's storage
+// settings; ride, when set, rides on its reference walk (the session's
+// observation); others is the other tables it checks against: a plan's
+// listing, or a fresh one (OtherTables).
+func (k Kind) Scan(ctx context.Context, env *kind.Env, tbl *table.Table, ride *Ride, others func(context.Context) (*Tables, error)) (*diff.OrphanScan, error) {
+	storage, err := env.Storage()
+	if err != nil {
+		return nil, err
+	}
+	pol := env.Policy
+	return Scan(ctx, Env{
+		Reload:      func(ctx context.Context) (*table.Table, error) { return k.Reload(ctx, pol.Address) },
+		Storage:     storage,
+		OtherTables: others,
+		SpillLimit:  k.SpillLimit,
+		Ride:        ride,
+	}, pol, tbl)
+}
+
+// recheck is apply's re-check of a sweep (Spec.Recheck): the plan's scan
+// and the plan's rules, again, on the table as it is now.
+func (k Kind) recheck(ctx context.Context, env *kind.Env, tbl *table.Table, now time.Time) (*diff.OrphansAction, error) {
+	scan, err := k.Scan(ctx, env, tbl, nil, k.OtherTables)
+	if err != nil {
+		return nil, fmt.Errorf("orphan scan: %w", err)
+	}
+	st := k.Metadata(tbl, env.Policy.Address)
+	st.Orphans = scan
+	act, refusal := diff.RecheckOrphans(env.Policy, st, now)
+	if refusal != "" {
+		return nil, fmt.Errorf("%w: %s", store.ErrRefused, refusal)
+	}
+	return act, nil
+}
+
+// ForeignOwner is expiry's question at deletion (expiry.Spec.Foreign) over
+// ts: which table other than address references a file. When a table that
+// could hold files on the storage of location cannot be read, every file
+// there is kept, naming it.
+func ForeignOwner(ctx context.Context, ts *Tables, address, location string) (func(string) string, error) {
+	if err := ts.ReadReferences(ctx); err != nil {
+		return nil, err
+	}
+	if un := ts.Unreadable(address, []string{store.NormPath(location)}); len(un) > 0 {
+		return func(string) string { return "possibly " + un[0] + ", which could not be read" }, nil
+	}
+	return func(p string) string { return ts.ReferencedBy(address, p) }, nil
 }
 
 var _ kind.Kind = Kind{}
@@ -59,7 +113,7 @@ func (k Kind) Execute(ctx context.Context, env *kind.Env, req kind.Request) (*ta
 		AllowStorageRoots: o.AllowStorageRoots.Value,
 		StorageProps:      del.Storage,
 		Recheck: func(ctx context.Context, tbl *table.Table) (*diff.OrphansAction, error) {
-			return k.Recheck(ctx, pol, tbl, req.Now())
+			return k.recheck(ctx, env, tbl, req.Now())
 		},
 	})
 	return req.Table, er, err
