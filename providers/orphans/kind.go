@@ -1,8 +1,8 @@
 package orphans
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
