@@ -72,23 +72,46 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		res.NoOp, res.Note = true, "no compaction planned"
 		return tbl, res, nil
 	}
+	tbl, groups, err := resolveGroups(ctx, tbl, spec, &res)
+	if err != nil {
+		return tbl, res, err
+	}
+	if len(groups) == 0 {
+		res.NoOp = !res.Committed
+		if res.Note == "" {
+			res.Note = "no files need compaction"
+		}
+		res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
+		return tbl, res, nil
+	}
+	return runGroups(ctx, tbl, groups, spec, res)
+}
+
+// resolveGroups checks the approved groups against tbl (compaction.Resolve)
+// and returns those to rewrite; the others are res.Skipped, with a note.
+// When some group's files of a format v3 table lack first_row_id and the
+// plan says to assign them, the manifests are rewritten first (a commit of
+// its own, in res) and the groups resolved again on the table it left,
+// which is returned.
+func resolveGroups(ctx context.Context, tbl *table.Table, spec CompactSpec, res *store.Result) (*table.Table, []compaction.Group, error) {
+	act := spec.Action
 	approved := approvedGroups(act)
 	groups, skips, err := compaction.Resolve(ctx, tbl, approved, partitionRender(tbl.Metadata()))
 	if err != nil {
-		return tbl, res, fmt.Errorf("check the planned groups: %w", err)
+		return tbl, nil, fmt.Errorf("check the planned groups: %w", err)
 	}
 	var notes []string
 	if gaps := lineageGaps(tbl, groups); gaps > 0 && act.AssignRowIDs {
 		next, mr, err := manifests.Rewrite(ctx, tbl, spec.ManifestTarget)
 		if err != nil {
-			return tbl, res, fmt.Errorf("assign row ids by rewriting the manifests: %w", err)
+			return tbl, nil, fmt.Errorf("assign row ids by rewriting the manifests: %w", err)
 		}
 		if mr.Committed {
 			tbl, res.Committed, res.MetadataLocation = next, true, next.MetadataLocation()
 			res.Snapshots = mr.Snapshots // the rewrite's follow (own snapshots: expiry.KeepLive)
 			notes = append(notes, fmt.Sprintf("row ids assigned to %d files first (manifests rewritten, %d into %d)", gaps, mr.FilesBefore, mr.FilesAfter))
 			if groups, skips, err = compaction.Resolve(ctx, tbl, approved, partitionRender(tbl.Metadata())); err != nil {
-				return tbl, res, fmt.Errorf("check the planned groups: %w", err)
+				return tbl, nil, fmt.Errorf("check the planned groups: %w", err)
 			}
 		}
 	}
@@ -100,14 +123,14 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 		notes = append(notes, fmt.Sprintf("%d of %s skipped: the table no longer matches them (first: %s)", len(skips), config.CountOf(len(approved), "planned group", "planned groups"), skips[0].Reason))
 	}
 	res.Note = strings.Join(notes, "; ")
-	if len(groups) == 0 {
-		res.NoOp = !res.Committed
-		if res.Note == "" {
-			res.Note = "no files need compaction"
-		}
-		res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
-		return tbl, res, nil
-	}
+	return tbl, groups, nil
+}
+
+// runGroups rewrites groups with the compaction engine and commits them,
+// reporting the bytes written as each group finishes; res is the result so
+// far (a row-id manifest rewrite may have committed).
+func runGroups(ctx context.Context, tbl *table.Table, groups []compaction.Group, spec CompactSpec, res store.Result) (*table.Table, store.Result, error) {
+	act := spec.Action
 	var total int64
 	for _, g := range groups {
 		total += g.Bytes()
@@ -126,8 +149,8 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	verifyCat := spec.Catalog
 	rtbl, rec := tbl, (*kind.RecordingIO)(nil)
 	if verifyCat != nil {
-		rtbl, rec, err = kind.Recording(ctx, tbl, verifyCat)
-		if err != nil {
+		var err error
+		if rtbl, rec, err = kind.Recording(ctx, tbl, verifyCat); err != nil {
 			return tbl, res, err
 		}
 	}
@@ -162,47 +185,64 @@ func Compact(ctx context.Context, tbl *table.Table, spec CompactSpec) (*table.Ta
 	if out != nil && out.Table != nil && out.Table != rtbl {
 		next = out.Table
 	}
+	countRun(out, &res)
+	res.MetadataLocation = next.MetadataLocation()
+	res.FilesAfter, res.BytesAfter = kind.SummaryTotals(ctx, next)
+	if err != nil {
+		cerr := failedRun(ctx, tbl, spec, rec, out, &res, err)
+		return next, res, fmt.Errorf("compaction: %w", cerr)
+	}
+	return next, res, nil
+}
+
+// countRun adds what the engine's run committed to res: its snapshots,
+// rows in and out of the committed groups, and a note for the groups
+// max_bytes_per_run left for later.
+func countRun(out *compaction.Result, res *store.Result) {
+	if out == nil {
+		return
+	}
 	var skipped int
-	if out != nil {
-		res.Snapshots = append(res.Snapshots, out.Snapshots...)
-		for _, g := range out.Groups {
-			if g.Committed {
-				res.Committed = true
-				res.RowsBefore += g.InputRows
-				res.RowsAfter += g.OutputRows
-			}
-			if g.Skipped != "" {
-				skipped++
-			}
+	res.Snapshots = append(res.Snapshots, out.Snapshots...)
+	for _, g := range out.Groups {
+		if g.Committed {
+			res.Committed = true
+			res.RowsBefore += g.InputRows
+			res.RowsAfter += g.OutputRows
+		}
+		if g.Skipped != "" {
+			skipped++
 		}
 	}
 	if skipped > 0 {
 		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("%s left for a later run by max_bytes_per_run", config.CountOf(skipped, "group", "groups")), "; ")
 	}
-	res.MetadataLocation = next.MetadataLocation()
-	res.FilesAfter, res.BytesAfter = kind.SummaryTotals(ctx, next)
-	if err != nil {
-		cerr := kind.ClassifyErr(err)
-		if out != nil && !res.Committed {
-			for _, g := range out.Groups {
-				if errors.Is(cerr, store.ErrCommitUnknown) {
-					res.StagedKept = append(res.StagedKept, g.OutputPaths...)
-				} else {
-					// The engine removed the data files it wrote.
-					res.StagedRemoved += len(g.OutputPaths)
-				}
+}
+
+// failedRun classifies a failed run's error (kind.ClassifyErr) and, unless
+// a group committed or the outcome is unknown, counts the data files the
+// engine removed and removes what else the run wrote (rec); with an
+// unknown outcome the written files are kept and named.
+func failedRun(ctx context.Context, tbl *table.Table, spec CompactSpec, rec *kind.RecordingIO, out *compaction.Result, res *store.Result, err error) error {
+	cerr := kind.ClassifyErr(err)
+	if out != nil && !res.Committed {
+		for _, g := range out.Groups {
+			if errors.Is(cerr, store.ErrCommitUnknown) {
+				res.StagedKept = append(res.StagedKept, g.OutputPaths...)
+			} else {
+				// The engine removed the data files it wrote.
+				res.StagedRemoved += len(g.OutputPaths)
 			}
 		}
-		if rec != nil && !res.Committed && !errors.Is(cerr, store.ErrCommitUnknown) {
-			n, lerr := kind.RemoveLeaked(context.WithoutCancel(ctx), verifyCat, tbl, rec.WriteFileIO, spec.StorageProps, kind.MinusPaths(rec.Written(), kind.OutputPaths(out)))
-			res.StagedRemoved += n
-			if lerr != nil {
-				res.Note = strings.TrimPrefix(res.Note+"; "+lerr.Error(), "; ")
-			}
-		}
-		return next, res, fmt.Errorf("compaction: %w", cerr)
 	}
-	return next, res, nil
+	if rec != nil && !res.Committed && !errors.Is(cerr, store.ErrCommitUnknown) {
+		n, lerr := kind.RemoveLeaked(context.WithoutCancel(ctx), spec.Catalog, tbl, rec.WriteFileIO, spec.StorageProps, kind.MinusPaths(rec.Written(), kind.OutputPaths(out)))
+		res.StagedRemoved += n
+		if lerr != nil {
+			res.Note = strings.TrimPrefix(res.Note+"; "+lerr.Error(), "; ")
+		}
+	}
+	return cerr
 }
 
 // approvedGroups are the action's groups that icewright rewrites (those
