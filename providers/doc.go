@@ -1,32 +1,43 @@
 // Package providers is the session between icewright and the outside world,
 // through iceberg-go and arrow-go: what apply and cmd call. It opens a
 // configuration's catalogs and storage with deadlines and bounded retries,
-// observes tables into diff's plain data types, and runs the executors of
-// plan actions behind the Executor seam, on table handles apply holds.
+// observes tables into diff's plain data types, and runs the action kinds'
+// executors behind the Executor seam, on table handles apply holds. It
+// keeps nothing specific to one action kind: each kind has its home below
+// it (providers/kind), registered once in kinds.go.
 //
 // Where things are:
 //   - session.go, storage_limits.go: Session, Open, catalogs opened lazily
 //     through providers/catalogs, ListTables, the storage and catalog
-//     deadlines (WithStorageLimits);
-//   - observe.go, histogram.go, metadata_name.go: Observe and ObservePlan,
-//     the current snapshot's files folded into per-partition aggregates on
-//     the one manifest walk (internal/reach), which the orphan scan and
-//     the expiry index share; Observation.Plan;
-//   - sweep.go: the session's side of the orphan sweep (its environment,
-//     the other tables' locations, restore); expiry.go: the session's side
-//     of the expiry estimate; inspect.go: Inspect;
-//   - execute.go, exec_*.go: Executor, the table handle, and the executors
-//     of properties and sort order, compaction and manifests (expiry and
-//     the sweep run in their packages); lock.go: the lease;
+//     deadlines (WithStorageLimits); delete_settings.go: the catalog
+//     properties that pace deletions and manifest reads;
+//   - kinds.go: the one list of action kinds, the Env each receives, and
+//     Executor; execute.go, exec_common.go: the table handle, the lease's
+//     entry points, the Executor seam and its vocabulary (ExecResult,
+//     ErrConflict, ...); lock.go: the lease;
+//   - observe.go: Observe and ObservePlan (the metadata, the one manifest
+//     walk with the aggregate, the orphan scan and the expiry index riding
+//     on it, then each kind's Observe), Observation.Plan; describe.go:
+//     Describe (the metadata alone, for import);
+//   - sweep.go: the tables the run can see (every configured catalog's,
+//     each read once with its location and references), the orphan sweep's
+//     Kind with the session's loaders, RestoreQuarantine;
+//   - engines.go: the engines compaction.engine names, opened once;
+//   - inspect.go: Inspect; doctor.go, doctor_credentials.go: Doctor;
+//     metadata_name.go: how a catalog type names metadata files;
 //   - validate.go: configuration checks that need providers' languages.
 //
-// Below it, by domain: catalogs (opening and walking the configured
-// catalogs), orphans (listing, scope, scan, removal, quarantine, restore),
-// expiry (estimate and execution), compaction (the engine), demo (the demo
-// builder); internal/reach (the one manifest walk, the external sorter,
-// the referenced set), internal/store (what the session and the domains
-// share: results, commit rules, the path key), internal/bound (call
-// deadlines and retries); testkit: real tables for tests everywhere.
+// Below it, the homes of the action kinds: tablemeta (properties and sort
+// order), dangling, ageing, compact, manifests, expiry, orphans, with kind
+// (the seam and the executor steps they share) and tablestate (the state
+// the metadata gives); then by domain: catalogs (opening and walking the
+// configured catalogs), compaction (the streaming rewrite engine), engine
+// (compaction's engines), demo (the demo builder); internal/reach (the one
+// manifest walk, the external sorter, the referenced set, the commit
+// check), internal/store (what the session and the kinds share: results,
+// commit rules, the path key), internal/bound (call deadlines and
+// retries), internal/objdel and objlist (batched deletion, fanned-out
+// listing); testkit: real tables for tests everywhere.
 //
 // It may import diff (types), config, its subpackages, iceberg-go, arrow-go
 // and I/O packages. It never prints.

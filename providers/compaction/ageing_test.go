@@ -94,7 +94,7 @@ func TestAgeingDayToMonth(t *testing.T) {
 
 	// A commit that fails leaves the table as it was: no spec either, and
 	// no data file it wrote (the metadata files iceberg-go wrote for the
-	// unsent snapshot are the executor's to remove: providers.failedCommit).
+	// unsent snapshot are the executor's to remove: kind.FailedCommit).
 	dataFiles := func() []string {
 		return slices.DeleteFunc(listFiles(t, env.warehouse), func(p string) bool { return !strings.Contains(p, "/data/") })
 	}

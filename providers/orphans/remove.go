@@ -85,7 +85,7 @@ type Spec struct {
 	// deleted: a saved plan's listing may no longer be true (a referenced
 	// file vanished, the ratio grew, a planned file was rewritten). It
 	// returns what the rules allow now, or refuses (store.ErrRefused). The
-	// session always sets it (providers.executeOrphans); tests of the rules
+	// session always sets it (Kind.Execute); tests of the rules
 	// below it may leave it nil.
 	Recheck func(ctx context.Context, tbl *table.Table) (*diff.OrphansAction, error)
 
