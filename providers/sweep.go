@@ -35,6 +35,13 @@ func (s *Session) orphanKind() orphans.Kind {
 			return tablestate.Metadata(tbl, address, &s.specs)
 		},
 		SpillLimit: s.spill,
+		Storage: func(address string) (map[string]string, error) {
+			catName, _, err := splitAddress(address)
+			if err != nil {
+				return nil, err
+			}
+			return s.storageProperties(catName)
+		},
 	}
 }
 

@@ -27,18 +27,22 @@ type Kind struct {
 	Metadata func(tbl *table.Table, address string) *diff.TableState
 	// SpillLimit is Env.SpillLimit.
 	SpillLimit int
+	// Storage is the storage settings of the catalog an address names
+	// (Env.Storage): the scan reads them by the table's address, so that
+	// a policy made for one table alone (inspect's) needs no catalog name.
+	Storage func(address string) (map[string]string, error)
 }
 
-// Scan is the orphan scan of env.Policy's table with the session's storage
-// settings; ride, when set, rides on its reference walk (the session's
+// Scan is the orphan scan of env.Policy's table with the storage settings
+// of the catalog its address names; ride, when set, rides on its reference walk (the session's
 // observation); others is the other tables it checks against: a plan's
 // listing, or a fresh one (OtherTables).
 func (k Kind) Scan(ctx context.Context, env *kind.Env, tbl *table.Table, ride *Ride, others func(context.Context) (*Tables, error)) (*diff.OrphanScan, error) {
-	storage, err := env.Storage()
+	pol := env.Policy
+	storage, err := k.Storage(pol.Address)
 	if err != nil {
 		return nil, err
 	}
-	pol := env.Policy
 	return Scan(ctx, Env{
 		Reload:      func(ctx context.Context) (*table.Table, error) { return k.Reload(ctx, pol.Address) },
 		Storage:     storage,
