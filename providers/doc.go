@@ -13,8 +13,8 @@
 //     properties that pace deletions and manifest reads;
 //   - kinds.go: the one list of action kinds, the Env each receives, and
 //     Executor; execute.go, exec_common.go: the table handle, the lease's
-//     entry points, the Executor seam and its vocabulary (ExecResult,
-//     ErrConflict, ...); lock.go: the lease;
+//     entry points (providers/lease holds its objects and protocol), the
+//     Executor seam and its vocabulary (ExecResult, ErrConflict, ...);
 //   - observe.go: Observe and ObservePlan (the metadata, the one manifest
 //     walk with the aggregate, the orphan scan and the expiry index riding
 //     on it, then each kind's Observe), Observation.Plan; describe.go:
@@ -32,9 +32,9 @@
 // (the seam and the executor steps they share) and tablestate (the state
 // the metadata gives); then by domain: catalogs (opening and walking the
 // configured catalogs), compaction (the streaming rewrite engine), engine
-// (compaction's engines), demo (the demo builder); internal/reach (the one
-// manifest walk, the external sorter, the referenced set, the commit
-// check), internal/store (what the session and the kinds share: results,
+// (compaction's engines), lease (the table's lease), demo (the demo
+// builder); internal/reach (the one manifest walk, the external sorter,
+// the referenced set, the commit check), internal/store (what the session and the kinds share: results,
 // commit rules, the path key), internal/bound (call deadlines and
 // retries), internal/objdel and objlist (batched deletion, fanned-out
 // listing); testkit: real tables for tests everywhere.

@@ -3,7 +3,6 @@ package providers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -11,6 +10,7 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/lease"
 )
 
 // Table is an opaque handle on one loaded table: what apply holds between
@@ -48,32 +48,48 @@ func (s *Session) Table(ctx context.Context, address string) (*Table, error) {
 	return &Table{address: address, t: t}, nil
 }
 
+// The lease (providers/lease) as apply sees it.
+type (
+	// Lease is one apply's hold on a table (lease.Lease).
+	Lease = lease.Lease
+	// LockedError is a table whose lease another run holds.
+	LockedError = lease.LockedError
+)
+
+var (
+	// ErrLockLost: the lease was taken over or removed while this run
+	// held it.
+	ErrLockLost = lease.ErrLockLost
+	// ErrNoLease is force-unlock of a run that holds no lease on the table.
+	ErrNoLease = lease.ErrNoLease
+)
+
 // HeldLease is a lease this run holds on a table (TakeLease).
 type HeldLease struct {
-	store *leaseStore
+	store *lease.Store
 	gen   int64
 	Lease Lease
 }
 
-// TakeLease takes the table's lease for lease.RunID (docs/design.md §5.4,
+// TakeLease takes the table's lease for l.RunID (docs/design.md §5.4,
 // Locking): an object in the table's storage, not a commit. Another run's
 // lease in force is a *LockedError.
-func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time.Time) (*HeldLease, error) {
+func (s *Session) TakeLease(ctx context.Context, h *Table, l Lease, now time.Time) (*HeldLease, error) {
 	// A lease outlives its run's context: after the first Ctrl-C apply
 	// keeps renewing it while the running action finishes, and releases it
 	// at the end. Its storage opened with ctx, an interrupted run could do
-	// neither on an object store (newLeaseStore). The values stay (apply's
+	// neither on an object store (lease.Open). The values stay (apply's
 	// storage limits, the table's breaker), so each request is still
 	// bounded.
-	ls, err := newLeaseStore(context.WithoutCancel(ctx), h.t)
+	ls, err := lease.Open(context.WithoutCancel(ctx), h.t)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	gen, err := ls.acquire(ctx, lease, now)
+	gen, err := ls.Acquire(ctx, l, now)
 	if err != nil {
 		return nil, err
 	}
-	return &HeldLease{store: ls, gen: gen, Lease: lease}, nil
+	return &HeldLease{store: ls, gen: gen, Lease: l}, nil
 }
 
 // Renew extends the lease to until; ErrLockLost when another run took it
@@ -81,7 +97,7 @@ func (s *Session) TakeLease(ctx context.Context, h *Table, lease Lease, now time
 func (l *HeldLease) Renew(ctx context.Context, until time.Time) error {
 	next := l.Lease
 	next.ExpiresAt = until
-	if err := l.store.renew(ctx, l.gen, next); err != nil {
+	if err := l.store.Renew(ctx, l.gen, next); err != nil {
 		return err
 	}
 	l.Lease = next
@@ -90,16 +106,16 @@ func (l *HeldLease) Renew(ctx context.Context, until time.Time) error {
 
 // Release removes the lease; ErrLockLost when it was no longer this run's.
 func (l *HeldLease) Release(ctx context.Context) error {
-	return l.store.release(ctx, l.Lease.RunID)
+	return l.store.Release(ctx, l.Lease.RunID)
 }
 
 // TableLease is the lease in force on the table, if any (expired or not).
 func (s *Session) TableLease(ctx context.Context, h *Table) (Lease, bool, error) {
-	ls, err := newLeaseStore(ctx, h.t)
+	ls, err := lease.Open(ctx, h.t)
 	if err != nil {
 		return Lease{}, false, err
 	}
-	return ls.current(ctx)
+	return ls.Current(ctx)
 }
 
 // ForceUnlock removes the lease of runID on the table at address
@@ -113,32 +129,11 @@ func (s *Session) ForceUnlock(ctx context.Context, address, runID string) (Lease
 	if err != nil {
 		return Lease{}, err
 	}
-	ls, err := newLeaseStore(ctx, h.t)
+	ls, err := lease.Open(ctx, h.t)
 	if err != nil {
 		return Lease{}, err
 	}
-	gens, err := ls.generations(ctx)
-	if err != nil {
-		return Lease{}, fmt.Errorf("read lock: %w", err)
-	}
-	for _, g := range gens {
-		if g.ok && g.lease.RunID == runID {
-			if err := ls.release(ctx, runID); err != nil {
-				return Lease{}, err
-			}
-			return g.lease, nil
-		}
-	}
-	var held []string
-	for _, g := range gens {
-		if g.ok {
-			held = append(held, g.lease.RunID)
-		}
-	}
-	if len(held) > 0 {
-		return Lease{}, fmt.Errorf("%w (the lease there is run %s's)", ErrNoLease, strings.Join(held, ", "))
-	}
-	return Lease{}, ErrNoLease
+	return ls.ReleaseRun(ctx, runID)
 }
 
 // Executor runs actions on one table: one action, or adjacent actions

@@ -1,4 +1,4 @@
-package providers
+package lease
 
 import (
 	"cmp"
@@ -88,21 +88,22 @@ func parseLeaseName(name string) (int64, bool) {
 	return n, err == nil && n > 0
 }
 
-// leaseStore is the table's lock directory on its storage.
-type leaseStore struct {
+// Store is the table's lock directory on its storage.
+type Store struct {
 	dir string // <location>/_icewright_lock, as a location of the table's storage
 	fs  iceio.IO
 }
 
-// iceberg-go's blob FS sends every request with the context it was opened
-// with (ctx here): a store that must outlive ctx is opened with a detached
-// one (TakeLease).
-func newLeaseStore(ctx context.Context, t *table.Table) (*leaseStore, error) {
+// Open is t's lock directory on its storage. iceberg-go's blob FS sends
+// every request with the context it was opened with (ctx here): a store
+// that must outlive ctx is opened with a detached one (providers'
+// TakeLease).
+func Open(ctx context.Context, t *table.Table) (*Store, error) {
 	fsys, err := t.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	return &leaseStore{dir: leaseDir(t.Location()), fs: fsys}, nil
+	return &Store{dir: leaseDir(t.Location()), fs: fsys}, nil
 }
 
 // leaseDir is where a table's leases live: <location>/_icewright_lock
@@ -112,7 +113,7 @@ func leaseDir(location string) string {
 }
 
 // generations lists the lease objects, highest generation first.
-func (s *leaseStore) generations(ctx context.Context) ([]leaseGen, error) {
+func (s *Store) generations(ctx context.Context) ([]leaseGen, error) {
 	var names []string
 	if local, ok := store.LocalPath(s.dir); ok {
 		entries, err := os.ReadDir(local)
@@ -165,9 +166,9 @@ func (s *leaseStore) generations(ctx context.Context) ([]leaseGen, error) {
 	return gens, nil
 }
 
-func (s *leaseStore) path(name string) string { return s.dir + "/" + name }
+func (s *Store) path(name string) string { return s.dir + "/" + name }
 
-func (s *leaseStore) read(name string) ([]byte, error) {
+func (s *Store) read(name string) ([]byte, error) {
 	f, err := s.fs.Open(s.path(name))
 	if err != nil {
 		return nil, err
@@ -178,7 +179,7 @@ func (s *leaseStore) read(name string) ([]byte, error) {
 
 // create writes name only if no object of that name exists; an existing
 // one is iofs.ErrExist.
-func (s *leaseStore) create(ctx context.Context, name string, data []byte) error {
+func (s *Store) create(ctx context.Context, name string, data []byte) error {
 	p := s.path(name)
 	if local, ok := store.LocalPath(p); ok {
 		// A lease is published whole: written to a temporary name, then
@@ -212,7 +213,7 @@ func (s *leaseStore) create(ctx context.Context, name string, data []byte) error
 
 // overwrite replaces name's content (the holder renewing its own
 // generation: nobody else writes that name).
-func (s *leaseStore) overwrite(name string, data []byte) error {
+func (s *Store) overwrite(name string, data []byte) error {
 	p := s.path(name)
 	if local, ok := store.LocalPath(p); ok {
 		return publishLocal(local, data, os.Rename)
@@ -243,7 +244,7 @@ func publishLocal(local string, data []byte, publish func(oldname, newname strin
 	return publish(tmp.Name(), local)
 }
 
-func (s *leaseStore) remove(name string) error {
+func (s *Store) remove(name string) error {
 	if err := s.fs.Remove(s.path(name)); err != nil && !store.IsNotExist(err) {
 		return err
 	}
@@ -252,7 +253,7 @@ func (s *leaseStore) remove(name string) error {
 
 // removeDirIfEmpty tidies a local lock directory after the last release
 // (object stores have no directories to leave behind).
-func (s *leaseStore) removeDirIfEmpty() {
+func (s *Store) removeDirIfEmpty() {
 	if local, ok := store.LocalPath(s.dir); ok {
 		_ = os.Remove(local) // fails, harmlessly, while anything is in it
 	}
@@ -262,12 +263,12 @@ func (s *leaseStore) removeDirIfEmpty() {
 // creating the next generation: the window two runs race in.
 var leaseBeforeCreate func()
 
-// acquire takes the table's lease for lease.RunID, or returns a
+// Acquire takes the table's lease for lease.RunID, or returns a
 // *LockedError naming the holder. A lease of the same run is renewed; an
 // expired one, or an object that does not parse (it is not a lease of any
 // live run: a half-written object never exists, see create), is taken
 // over by creating the next generation.
-func (s *leaseStore) acquire(ctx context.Context, lease Lease, now time.Time) (int64, error) {
+func (s *Store) Acquire(ctx context.Context, lease Lease, now time.Time) (int64, error) {
 	data, err := json.Marshal(lease)
 	if err != nil {
 		return 0, err
@@ -309,9 +310,9 @@ func (s *leaseStore) acquire(ctx context.Context, lease Lease, now time.Time) (i
 	return 0, errors.New("write lock: the lock changed hands ten times while taking it; try again")
 }
 
-// renew extends the run's lease of generation gen. A higher generation,
+// Renew extends the run's lease of generation gen. A higher generation,
 // or its own gone, is ErrLockLost.
-func (s *leaseStore) renew(ctx context.Context, gen int64, lease Lease) error {
+func (s *Store) Renew(ctx context.Context, gen int64, lease Lease) error {
 	gens, err := s.generations(ctx)
 	if err != nil {
 		return fmt.Errorf("renew lock: %w", err)
@@ -329,8 +330,8 @@ func (s *leaseStore) renew(ctx context.Context, gen int64, lease Lease) error {
 	return nil
 }
 
-// release removes runID's leases; ErrLockLost when the run held none.
-func (s *leaseStore) release(ctx context.Context, runID string) error {
+// Release removes runID's leases; ErrLockLost when the run held none.
+func (s *Store) Release(ctx context.Context, runID string) error {
 	gens, err := s.generations(ctx)
 	if err != nil {
 		return fmt.Errorf("release lock: %w", err)
@@ -353,11 +354,38 @@ func (s *leaseStore) release(ctx context.Context, runID string) error {
 	return nil
 }
 
-// current is the lease in force, if any, expired or not.
-func (s *leaseStore) current(ctx context.Context) (Lease, bool, error) {
+// Current is the lease in force, if any, expired or not.
+func (s *Store) Current(ctx context.Context) (Lease, bool, error) {
 	gens, err := s.generations(ctx)
 	if err != nil || len(gens) == 0 || !gens[0].ok {
 		return Lease{}, false, err
 	}
 	return gens[0].lease, true, nil
+}
+
+// ReleaseRun removes the lease of runID (force-unlock) and returns it;
+// ErrNoLease when that run holds none, naming the run whose lease is there.
+func (s *Store) ReleaseRun(ctx context.Context, runID string) (Lease, error) {
+	gens, err := s.generations(ctx)
+	if err != nil {
+		return Lease{}, fmt.Errorf("read lock: %w", err)
+	}
+	for _, g := range gens {
+		if g.ok && g.lease.RunID == runID {
+			if err := s.Release(ctx, runID); err != nil {
+				return Lease{}, err
+			}
+			return g.lease, nil
+		}
+	}
+	var held []string
+	for _, g := range gens {
+		if g.ok {
+			held = append(held, g.lease.RunID)
+		}
+	}
+	if len(held) > 0 {
+		return Lease{}, fmt.Errorf("%w (the lease there is run %s's)", ErrNoLease, strings.Join(held, ", "))
+	}
+	return Lease{}, ErrNoLease
 }
