@@ -8,14 +8,27 @@
 // compares; the check itself (reach.CheckSnapshots, the fingerprints) is
 // the session's, the same for every engine.
 //
+// Each engine is one descriptor in kinds, keyed by its engine block's
+// label: its remote URL's check (run with the configuration's checks,
+// Diagnostics; a bad remote stops every command there) and its
+// constructor. The engine package
+// itself owns its settings, URL parsing and secret redaction
+// (spark.CheckRemote, spark.RedactRemote); config keeps the block's raw
+// values, its attributes and the labels it accepts (a test holds the two
+// lists equal).
+//
 // It may import diff, config and its engines' packages. It is the only
-// package that names an engine's package: adding Trino is one more case in
-// Open and a package beside spark.
+// package that names an engine's package: adding Trino is a package beside
+// spark and one line in kinds (and its label in config's engine table).
 package engine
 
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
@@ -41,12 +54,51 @@ type Engine interface {
 	Close() error
 }
 
+// kind is one engine's descriptor.
+type kind struct {
+	// checkRemote says why a remote is not one the engine can use.
+	checkRemote func(remote string) error
+	// open makes the engine of a block; nothing is contacted until it
+	// runs something.
+	open func(*config.Engine) Engine
+}
+
+// kinds are the engines icewright can delegate to, by engine block label:
+// one line per engine.
+var kinds = map[string]kind{
+	spark.Name: {spark.CheckRemote, func(e *config.Engine) Engine { return spark.New(e) }},
+}
+
+// Names are the labels of the engines kinds holds, sorted.
+func Names() []string {
+	return slices.Sorted(maps.Keys(kinds))
+}
+
+// Diagnostics are the errors of the configuration's engine blocks that
+// need their engine's knowledge: a remote the engine cannot use, at the
+// remote attribute (providers.ConfigDiagnostics runs it with the other
+// checks config cannot make). An unknown label is config's error already.
+func Diagnostics(cfg *config.Config) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, e := range cfg.Engines {
+		k, ok := kinds[e.Name]
+		if !ok || e.RemoteRange.Filename == "" {
+			continue
+		}
+		if err := k.checkRemote(e.Remote); err != nil {
+			rng := e.RemoteRange
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid engine remote", Detail: err.Error() + ".", Subject: &rng})
+		}
+	}
+	return diags
+}
+
 // Open returns the engine of an engine block. Nothing is contacted until
 // it runs something.
 func Open(e *config.Engine) (Engine, error) {
-	switch e.Name {
-	case spark.Name:
-		return spark.New(e), nil
+	k, ok := kinds[e.Name]
+	if !ok {
+		return nil, fmt.Errorf("engine %q is not one icewright can run", e.Name)
 	}
-	return nil, fmt.Errorf("engine %q is not one icewright can run", e.Name)
+	return k.open(e), nil
 }

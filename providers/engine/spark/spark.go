@@ -64,7 +64,7 @@ func (e *Engine) connect(ctx context.Context) (sql.SparkSession, error) {
 	}
 	s, err := sql.NewSessionBuilder().Remote(e.remote).Build(ctx)
 	if err != nil {
-		return nil, e.clean(fmt.Errorf("connect to Spark at %s: %w", config.RedactConnectURL(e.remote), err))
+		return nil, e.clean(fmt.Errorf("connect to Spark at %s: %w", RedactRemote(e.remote), err))
 	}
 	e.session = s
 	return s, nil
@@ -88,7 +88,7 @@ func (e *Engine) clean(err error) error {
 			msg = se.Code.String() + ": " + msg
 		}
 	}
-	red := config.RedactConnectURL(e.remote)
+	red := RedactRemote(e.remote)
 	if red != e.remote {
 		msg = strings.ReplaceAll(msg, e.remote, red)
 	}
