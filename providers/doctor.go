@@ -21,6 +21,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/catalogs"
 	"github.com/icewright/icewright/providers/internal/bound"
 	"github.com/icewright/icewright/providers/internal/store"
 )
@@ -102,6 +103,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	cancel()
 	reachable := err == nil
 	class := bound.Classify(err)
+	typ := catalogs.Lookup(cc.Type)
 	auth := catalogAuth(s, cc)
 	switch {
 	case reachable:
@@ -120,11 +122,13 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 			Fix:     bound.ClassHint(class)})
 	default:
 		fix := bound.ClassHint(class)
+		typeFix := ""
+		if typ.UnreachableFix != nil {
+			typeFix = typ.UnreachableFix(cc)
+		}
 		switch {
-		case cc.Type == "hadoop":
-			fix = "check that the warehouse directory exists and that this user can read it"
-		case strings.HasPrefix(cc.URI, "sqlite:"):
-			fix = "check the sqlite file's path (relative to the configuration directory) and that this user can read it"
+		case typeFix != "":
+			fix = typeFix
 		case class != bound.ClassTLS:
 			fix = "check the catalog's uri, that the server runs and that this machine can reach it (icewright.request-timeout sets the deadline)"
 		}
@@ -132,7 +136,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 			Message: fmt.Sprintf("the %s catalog cannot be reached (deadline %s): %v", cc.Type, config.FormatDuration(limit), err),
 			Fix:     fix})
 	}
-	if reachable && cc.Type == "sql" {
+	if reachable && typ.SharedStore {
 		switch names, err := s.OtherCatalogNames(ctx, cc.Name); {
 		case err != nil:
 			add(diff.DoctorFinding{Check: "catalog names", Status: diff.DoctorWarn, Message: err.Error()})
@@ -186,7 +190,8 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 // _icewright_lock holds the leases anyway). With no IO and no error, the
 // location is why there is nothing to probe.
 func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base string, tables []string) (string, iceio.IO, error) {
-	if isLocation(base) && cc.Type != "rest" && cc.Type != "hadoop" {
+	why := catalogs.Lookup(cc.Type).WarehouseNotProbed
+	if isLocation(base) && why == "" {
 		props := maps.Clone(cc.Properties)
 		if props == nil {
 			props = map[string]string{}
@@ -197,12 +202,8 @@ func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base stri
 		}
 		return base, fsys, nil
 	}
-	why := "the warehouse is not a storage location"
-	switch cc.Type {
-	case "rest":
-		why = "a REST catalog's warehouse belongs to its server"
-	case "hadoop":
-		why = "a Hadoop catalog's warehouse directories are its namespaces"
+	if why == "" {
+		why = "the warehouse is not a storage location"
 	}
 	if len(tables) == 0 {
 		return "the catalog lists no table to probe under (" + why + ")", nil, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/catalogs"
 )
 
 // credentialTimeout bounds the default chain's look-up: on a machine that
@@ -68,7 +69,7 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 		f.Status = diff.DoctorFail
 		f.Message = fmt.Sprintf("S3: no credentials: none in the catalog's properties, and the AWS default chain (environment, shared config, web identity, container or instance role) found none: %v", err)
 		f.Fix = "set s3.access-key-id and s3.secret-access-key (from env()), AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with an IRSA or instance role"
-		if cc.Type == "rest" {
+		if catalogs.Lookup(cc.Type).VendsCredentials {
 			// A REST catalog may vend credentials with each table.
 			f.Status = diff.DoctorWarn
 			f.Fix = "fine if the REST catalog vends credentials with each table; " + f.Fix
@@ -105,7 +106,7 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 		}
 	default:
 		f.Message = "not checked: the catalog block names no storage location (warehouse), so the store is known only from a table"
-		if cc.Type == "rest" {
+		if catalogs.Lookup(cc.Type).VendsCredentials {
 			f.Message += "; a REST catalog may vend credentials with each table"
 		}
 	}
@@ -154,41 +155,12 @@ func envValue(env []string, key string) string {
 }
 
 // catalogAuth says how icewright authenticates to catalog cc itself, by the
-// name of the setting only (a password in the URI is found with config's
-// masking rule, never read out).
+// name of the setting only (its type's descriptor, catalogs.Type.Auth).
 func catalogAuth(s *Session, cc *config.Catalog) diff.DoctorFinding {
 	f := diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorOK}
-	p := cc.Properties
-	switch {
-	case cc.Type == "rest":
-		switch {
-		case p["credential"] != "":
-			f.Message = "REST: an OAuth2 client credential in the properties (credential)"
-		case p["token"] != "":
-			f.Message = "REST: a bearer token in the properties (token)"
-		case p["rest.sigv4-enabled"] == "true":
-			f.Message = "REST: SigV4 signing with the AWS default credential chain (rest.sigv4-enabled)"
-		default:
-			f.Message = "REST: no credential, token or SigV4 in the properties: the server must accept anonymous requests"
-		}
-	case cc.Type == "glue":
-		if p["glue.access-key-id"] != "" {
-			f.Message = "Glue: static keys in the properties (glue.access-key-id)"
-		} else {
-			f.Message = "Glue: the AWS default credential chain (environment, profile, IRSA, instance role)"
-		}
-	case cc.Type == "sql" && strings.HasPrefix(cc.URI, "sqlite:"):
-		f.Message = "sqlite: a local file, no credentials"
-	case cc.Type == "sql":
-		switch {
-		case config.RedactURI(cc.URI) != cc.URI:
-			f.Message = "PostgreSQL: a password in the uri"
-		case envValue(s.opts.Env, "PGPASSWORD") != "":
-			f.Message = "PostgreSQL: PGPASSWORD from the environment"
-		default:
-			f.Message = "PostgreSQL: no password in the uri or PGPASSWORD (pgx still reads ~/.pgpass, or the server trusts the user)"
-		}
-	default:
+	if auth := catalogs.Lookup(cc.Type).Auth; auth != nil {
+		f.Message = auth(cc, func(k string) string { return envValue(s.opts.Env, k) })
+	} else {
 		f.Message = cc.Type + ": no credentials of its own"
 	}
 	return f
