@@ -1,4 +1,4 @@
-package providers
+package doctor
 
 import (
 	"bytes"
@@ -21,13 +21,14 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
 	"github.com/icewright/icewright/providers/catalogs"
 	"github.com/icewright/icewright/providers/internal/bound"
 	"github.com/icewright/icewright/providers/internal/store"
 )
 
-// DoctorOptions narrow `icewright doctor`.
-type DoctorOptions struct {
+// Options narrow `icewright doctor`.
+type Options struct {
 	// Catalog is the one catalog to check; "" checks every one.
 	Catalog string
 	// Selectors are table globs (config.MatchPattern); none means every
@@ -49,15 +50,20 @@ const (
 	ClockSkewFail = time.Hour
 )
 
-// Doctor checks each configured catalog (or opts.Catalog): that it
-// answers, where its storage credentials come from, that its warehouse
-// allows list, write, read and delete of a probe object, the clock skew
-// against the store, and per table what icewright can and cannot do there.
-// Only an unknown catalog name is an error; everything else is a finding.
-func (s *Session) Doctor(ctx context.Context, opts DoctorOptions) (*diff.Doctor, error) {
+// checker is a session doctor reports on.
+type checker struct{ *providers.Session }
+
+// Run checks each configured catalog (or opts.Catalog) of the session:
+// that it answers, where its storage credentials come from, that its
+// warehouse allows list, write, read and delete of a probe object, the
+// clock skew against the store, and per table what icewright can and
+// cannot do there; then each engine block's endpoint. Only an unknown
+// catalog name is an error; everything else is a finding.
+func Run(ctx context.Context, sess *providers.Session, opts Options) (*diff.Doctor, error) {
+	s := &checker{sess}
 	ctx = s.WithStorageLimits(ctx)
 	var cats []*config.Catalog
-	for _, c := range s.cfg.Catalogs {
+	for _, c := range s.Config().Catalogs {
 		if opts.Catalog == "" || c.Name == opts.Catalog {
 			cats = append(cats, c)
 		}
@@ -92,12 +98,12 @@ func (s *Session) Doctor(ctx context.Context, opts DoctorOptions) (*diff.Doctor,
 
 // doctorCatalog adds the findings of one catalog and returns its tables
 // and whether it answered.
-func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selectors []string, rep *diff.Doctor) ([]string, bool) {
+func (s *checker) doctorCatalog(ctx context.Context, cc *config.Catalog, selectors []string, rep *diff.Doctor) ([]string, bool) {
 	add := func(f diff.DoctorFinding) {
 		f.Catalog = cc.Name
 		rep.Add(f)
 	}
-	limit := s.catalogTimeout(cc.Name)
+	limit := s.CatalogTimeout(cc.Name)
 	cctx, cancel := bound.Call(bound.With(ctx, limit))
 	tables, err := s.ListTables(cctx, cc.Name)
 	cancel()
@@ -145,7 +151,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 			add(diff.DoctorFinding{Check: "catalog names", Status: diff.DoctorWarn, Message: msg, Fix: detail})
 		}
 	}
-	base := config.ResolveWarehouse(cc.Warehouse, s.cfg.Dir)
+	base := config.ResolveWarehouse(cc.Warehouse, s.Config().Dir)
 	add(auth)
 	add(credentialSource(ctx, s, cc, base))
 	var fsys iceio.IO
@@ -167,7 +173,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	case fsys == nil:
 		add(diff.DoctorFinding{Check: "storage", Status: diff.DoctorWarn, Message: "not probed: " + base})
 	default:
-		for _, f := range probeStorage(fsys, base, s.now) {
+		for _, f := range probeStorage(fsys, base, s.Now) {
 			add(f)
 		}
 	}
@@ -189,7 +195,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 // for a namespace, so for those it is always a table's (whose
 // _icewright_lock holds the leases anyway). With no IO and no error, the
 // location is why there is nothing to probe.
-func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base string, tables []string) (string, iceio.IO, error) {
+func (s *checker) probeTarget(ctx context.Context, cc *config.Catalog, base string, tables []string) (string, iceio.IO, error) {
 	why := catalogs.Lookup(cc.Type).WarehouseNotProbed
 	if isLocation(base) && why == "" {
 		props := maps.Clone(cc.Properties)
@@ -208,7 +214,7 @@ func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base stri
 	if len(tables) == 0 {
 		return "the catalog lists no table to probe under (" + why + ")", nil, nil
 	}
-	tbl, err := s.loadTable(ctx, tables[0])
+	tbl, err := s.LoadTable(ctx, tables[0])
 	if err != nil {
 		return "", nil, fmt.Errorf("cannot load %s to probe under its location (%s): %w", tables[0], why, err)
 	}
@@ -221,14 +227,14 @@ func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base stri
 
 // doctorTable observes one table as a plan that compacts it would, and
 // reports its limits (diff.TableLimits).
-func (s *Session) doctorTable(ctx context.Context, addr string) []diff.DoctorFinding {
-	pol, ok := s.cfg.Resolve(addr)
+func (s *checker) doctorTable(ctx context.Context, addr string) []diff.DoctorFinding {
+	pol, ok := s.Config().Resolve(addr)
 	if !ok {
-		tbl, err := s.loadTable(ctx, addr)
+		tbl, err := s.LoadTable(ctx, addr)
 		if err != nil {
 			return []diff.DoctorFinding{{Table: addr, Check: "load", Status: diff.DoctorFail, Message: err.Error()}}
 		}
-		pol = unmanagedPolicy(addr, tbl)
+		pol = providers.UnmanagedPolicy(addr, tbl)
 	}
 	// The checks of a compaction are made whether or not the policy
 	// compacts: doctor says what icewright could do. The orphan scan is left
@@ -236,7 +242,7 @@ func (s *Session) doctorTable(ctx context.Context, addr string) []diff.DoctorFin
 	probe := *pol
 	probe.Compaction.Declared = true
 	probe.OrphanFiles.Declared = false
-	o, err := s.observe(ctx, &probe, false)
+	o, err := s.ObserveState(ctx, &probe)
 	if err != nil {
 		return []diff.DoctorFinding{{Table: addr, Check: "load", Status: diff.DoctorFail, Message: err.Error()}}
 	}

@@ -1,4 +1,4 @@
-package providers
+package doctor
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const credentialTimeout = 5 * time.Second
 // static keys in the catalog's properties, the environment, the cloud's
 // default chain, or none. It never returns a value: a property or variable
 // is named, never read out.
-func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base string) diff.DoctorFinding {
+func credentialSource(ctx context.Context, s *checker, cc *config.Catalog, base string) diff.DoctorFinding {
 	f := diff.DoctorFinding{Check: "credentials", Status: diff.DoctorOK}
 	scheme, _, _ := strings.Cut(base, "://")
 	if !isLocation(base) && hasPrefixKey(cc.Properties, "s3.") {
@@ -39,7 +39,7 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 	env := func(keys ...string) []string {
 		var set []string
 		for _, k := range keys {
-			if envValue(s.opts.Env, k) != "" {
+			if s.Getenv(k) != "" {
 				set = append(set, k)
 			}
 		}
@@ -53,7 +53,7 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 			f.Message = "S3: static keys in the catalog's properties (" + strings.Join(k, ", ") + ")"
 			return f
 		}
-		cfg, err := s.awsConfig(ctx)
+		cfg, err := s.AWSConfig(ctx)
 		if err == nil && cfg.Credentials != nil {
 			cctx, cancel := context.WithTimeout(ctx, credentialTimeout)
 			creds, rerr := cfg.Credentials.Retrieve(cctx)
@@ -144,22 +144,12 @@ func hasPrefixKey(m map[string]string, prefix string) bool {
 	return false
 }
 
-// envValue is key's value in env (os.Environ form), "" when unset.
-func envValue(env []string, key string) string {
-	for _, kv := range slices.Backward(env) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
 // catalogAuth says how icewright authenticates to catalog cc itself, by the
 // name of the setting only (its type's descriptor, catalogs.Type.Auth).
-func catalogAuth(s *Session, cc *config.Catalog) diff.DoctorFinding {
+func catalogAuth(s *checker, cc *config.Catalog) diff.DoctorFinding {
 	f := diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorOK}
 	if auth := catalogs.Lookup(cc.Type).Auth; auth != nil {
-		f.Message = auth(cc, func(k string) string { return envValue(s.opts.Env, k) })
+		f.Message = auth(cc, s.Getenv)
 	} else {
 		f.Message = cc.Type + ": no credentials of its own"
 	}
