@@ -110,7 +110,8 @@ func TableSizes(ctx context.Context, tbl *table.Table, address string, sel diff.
 func SortFields(so table.SortOrder, sc *iceberg.Schema) []diff.SortField { return sortFields(so, sc) }
 
 // ScanOrphans runs the orphan scan of pol's table tbl with this session's
-// catalogs and storage settings, as a plan does.
+// catalogs and storage settings, as a plan does (against the plan's
+// listing of the other tables, plannedTables).
 func (s *Session) ScanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table) (*diff.OrphanScan, error) {
-	return s.scanOrphans(ctx, pol, tbl, nil)
+	return s.scanOrphans(ctx, pol, tbl, nil, s.plannedTables)
 }
