@@ -108,40 +108,9 @@ func (s *checker) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	tables, err := s.ListTables(cctx, cc.Name)
 	cancel()
 	reachable := err == nil
-	class := bound.Classify(err)
 	typ := catalogs.Lookup(cc.Type)
-	auth := catalogAuth(s, cc)
-	switch {
-	case reachable:
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
-			Message: fmt.Sprintf("the %s catalog answered: %s", cc.Type, config.CountOf(len(tables), "table", "tables"))})
-	case class == bound.ClassAuth || class == bound.ClassPermission:
-		// The server answered: the login (or the grant) is what failed,
-		// and the error says what to check.
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
-			Message: fmt.Sprintf("the %s catalog answered, and refused the request", cc.Type)})
-		auth = diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorFail,
-			Message: fmt.Sprintf("%s (%s)", trimCatalog(cc.Name, err), auth.Message)}
-	case class == bound.ClassNotFound || class == bound.ClassServer || class == bound.ClassOther && isReached(err):
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
-			Message: fmt.Sprintf("the %s catalog answered with an error: %s", cc.Type, trimCatalog(cc.Name, err)),
-			Fix:     bound.ClassHint(class)})
-	default:
-		fix := bound.ClassHint(class)
-		typeFix := ""
-		if typ.UnreachableFix != nil {
-			typeFix = typ.UnreachableFix(cc)
-		}
-		switch {
-		case typeFix != "":
-			fix = typeFix
-		case class != bound.ClassTLS:
-			fix = "check the catalog's uri, that the server runs and that this machine can reach it (icewright.request-timeout sets the deadline)"
-		}
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
-			Message: fmt.Sprintf("the %s catalog cannot be reached (deadline %s): %v", cc.Type, config.FormatDuration(limit), err),
-			Fix:     fix})
-	}
+	reach, auth := reachability(cc, len(tables), err, limit, catalogAuth(s, cc))
+	add(reach)
 	if reachable && typ.SharedStore {
 		switch names, err := s.OtherCatalogNames(ctx, cc.Name); {
 		case err != nil:
@@ -184,6 +153,44 @@ func (s *checker) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 		}
 	}
 	return tables, reachable
+}
+
+// reachability is the "reachable" finding of catalog cc from its listing
+// (n tables, or err within limit), and the catalog-auth finding auth
+// becomes: a failure when the server answered and refused the login or
+// the grant, as it was otherwise.
+func reachability(cc *config.Catalog, n int, err error, limit time.Duration, auth diff.DoctorFinding) (diff.DoctorFinding, diff.DoctorFinding) {
+	class := bound.Classify(err)
+	switch {
+	case err == nil:
+		return diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
+			Message: fmt.Sprintf("the %s catalog answered: %s", cc.Type, config.CountOf(n, "table", "tables"))}, auth
+	case class == bound.ClassAuth || class == bound.ClassPermission:
+		// The server answered: the login (or the grant) is what failed,
+		// and the error says what to check.
+		return diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
+				Message: fmt.Sprintf("the %s catalog answered, and refused the request", cc.Type)},
+			diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorFail,
+				Message: fmt.Sprintf("%s (%s)", trimCatalog(cc.Name, err), auth.Message)}
+	case class == bound.ClassNotFound || class == bound.ClassServer || class == bound.ClassOther && isReached(err):
+		return diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
+			Message: fmt.Sprintf("the %s catalog answered with an error: %s", cc.Type, trimCatalog(cc.Name, err)),
+			Fix:     bound.ClassHint(class)}, auth
+	}
+	fix := bound.ClassHint(class)
+	typeFix := ""
+	if f := catalogs.Lookup(cc.Type).UnreachableFix; f != nil {
+		typeFix = f(cc)
+	}
+	switch {
+	case typeFix != "":
+		fix = typeFix
+	case class != bound.ClassTLS:
+		fix = "check the catalog's uri, that the server runs and that this machine can reach it (icewright.request-timeout sets the deadline)"
+	}
+	return diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
+		Message: fmt.Sprintf("the %s catalog cannot be reached (deadline %s): %v", cc.Type, config.FormatDuration(limit), err),
+		Fix:     fix}, auth
 }
 
 // probeTarget is where the storage probe goes and the IO it goes through:
