@@ -10,7 +10,8 @@
 //   - session.go, storage_limits.go: Session, Open, catalogs opened lazily
 //     through providers/catalogs, ListTables, the storage and catalog
 //     deadlines (WithStorageLimits); delete_settings.go: the catalog
-//     properties that pace deletions and manifest reads;
+//     properties that pace deletions and manifest reads; metadata_name.go:
+//     the metadata file names a catalog type writes;
 //   - kinds.go: the one list of action kinds, the Env each receives, and
 //     Executor; execute.go, exec_common.go: the table handle, the lease's
 //     entry points (providers/lease holds its objects and protocol), the
@@ -22,22 +23,28 @@
 //   - sweep.go: the tables the run can see (every configured catalog's,
 //     each read once with its location and references), the orphan sweep's
 //     Kind with the session's loaders, RestoreQuarantine;
-//   - engines.go: the engines compaction.engine names, opened once;
-//   - inspect.go: Inspect; doctor.go, doctor_credentials.go: Doctor;
-//     metadata_name.go: how a catalog type names metadata files;
+//   - access.go: what the session offers the packages that report on it
+//     (providers/inspect, providers/doctor): its configuration, clock,
+//     environment and deadlines, table loads, observation without expiry,
+//     the size histograms, the orphan scan, UnmanagedPolicy;
+//   - engines.go: the engine a policy's compaction delegates to, opened
+//     once per session (providers/engine);
 //   - validate.go: configuration checks that need providers' languages.
 //
 // Below it, the homes of the action kinds: tablemeta (properties and sort
 // order), dangling, ageing, compact, manifests, expiry, orphans, with kind
 // (the seam and the executor steps they share) and tablestate (the state
-// the metadata gives); then by domain: catalogs (opening and walking the
-// configured catalogs), compaction (the streaming rewrite engine), engine
-// (compaction's engines), lease (the table's lease), demo (the demo
+// the metadata gives); then by domain: catalogs (one descriptor per catalog
+// type: opening, metadata naming, doctor's probes; walking a catalog's
+// tables), engine (one descriptor per engine; spark), inspect and doctor
+// (the two reports on a session, which cmd calls), compaction (the
+// streaming rewrite engine), lease (the table's lease), demo (the demo
 // builder); internal/reach (the one manifest walk, the external sorter,
-// the referenced set, the commit check), internal/store (what the session and the kinds share: results,
-// commit rules, the path key), internal/bound (call deadlines and
-// retries), internal/objdel and objlist (batched deletion, fanned-out
-// listing); testkit: real tables for tests everywhere.
+// the referenced set, the commit check), internal/store (what the session
+// and the kinds share: results, commit rules, the path key),
+// internal/bound (call deadlines and retries), internal/objdel and objlist
+// (batched deletion, fanned-out listing); testkit: real tables for tests
+// everywhere.
 //
 // It may import diff (types), config, its subpackages, iceberg-go, arrow-go
 // and I/O packages. It never prints.
