@@ -11,6 +11,8 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/engine"
+	"github.com/icewright/icewright/providers/internal/objdel"
+	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 // ConfigDiagnostics are the configuration errors that need providers'
@@ -55,9 +57,9 @@ func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
 		}
 	}
 	for _, c := range cfg.Catalogs {
-		_, err := parseDeleteSettings(c.Name, c.Properties)
+		_, err := objdel.ParseSettings(c.Name, c.Properties)
 		if err == nil {
-			_, err = parseReadPace(c.Name, c.Properties)
+			_, err = reach.ParsePace(c.Name, c.Properties)
 		}
 		if err != nil {
 			rng := c.DeclRange
