@@ -392,7 +392,7 @@ func (rm *removal) withoutForeign(ctx context.Context, cat table.CatalogIO, doom
 	if err != nil {
 		return nil, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", store.ErrRefused, err)
 	}
-	if nested := overlappingTables(self, ts.Locs, roots, resolved, norm); len(nested) > 0 {
+	if nested := ts.overlapping(self, roots, resolved, norm, normID(spec.EqualSchemes, spec.EqualAuthorities)); len(nested) > 0 {
 		return nil, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
 	}
 	if err := ts.ReadReferences(ctx); err != nil {
