@@ -133,7 +133,7 @@ func (s *Session) Inspect(ctx context.Context, address string, opts InspectOptio
 	if !pol.OrphanFiles.Declared {
 		orphanPol.OrphanFiles.OlderThan.Value = config.DefaultOlderThan
 	}
-	scan, err := s.scanOrphans(ctx, orphanPol, tbl, nil)
+	scan, err := s.scanOrphans(ctx, orphanPol, tbl, nil, s.plannedTables)
 	if err != nil {
 		in.OrphanError = err.Error()
 	} else {

@@ -74,3 +74,58 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 		t.Fatalf("after create and drop: %d tables %v, %d loads", len(got.Locs), got.Locs, sess.locations.loads)
 	}
 }
+
+// TestPlannedTablesListOncePerPlan: a plan's orphan scans share one listing
+// of the tables the run can see (issue 44: a fleet's plan listed every
+// catalog once per table), while apply's re-check lists afresh and sees a
+// table created since; a listing older than listingReuse is not reused.
+func TestPlannedTablesListOncePerPlan(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := testkit.NewLakehouse(t, filepath.Join(dir, "a"), "a")
+	for _, n := range []string{"s.one", "s.two"} {
+		a.CreateTable(t, n, testkit.TableOptions{})
+	}
+	sess := Open(&config.Config{Dir: dir, Catalogs: []*config.Catalog{a.ConfigCatalog()}}, Options{})
+	t.Cleanup(func() { _ = sess.Close() })
+
+	for range 5 {
+		ts, err := sess.plannedTables(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ts.Locs) != 2 {
+			t.Fatalf("%d tables, want 2", len(ts.Locs))
+		}
+	}
+	if sess.locations.listings != 1 {
+		t.Fatalf("5 scans of a plan listed the catalogs %d times, want 1", sess.locations.listings)
+	}
+
+	a.CreateTable(t, "s.three", testkit.TableOptions{})
+	planned, err := sess.plannedTables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(planned.Locs) != 2 || sess.locations.listings != 1 {
+		t.Fatalf("within listingReuse the plan listed again: %d tables, %d listings", len(planned.Locs), sess.locations.listings)
+	}
+	// Apply's re-check right before deleting lists afresh.
+	fresh, err := sess.tableLocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fresh.Locs["a.s.three"]; !ok || sess.locations.listings != 2 {
+		t.Fatalf("apply's re-check did not list afresh: %v, %d listings", fresh.Locs, sess.locations.listings)
+	}
+	// A listing older than listingReuse is not reused by a plan either.
+	a.CreateTable(t, "s.four", testkit.TableOptions{})
+	sess.locations.listedAt = sess.locations.listedAt.Add(-listingReuse)
+	later, err := sess.plannedTables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := later.Locs["a.s.four"]; !ok || sess.locations.listings != 3 {
+		t.Fatalf("a stale listing was reused: %v, %d listings", later.Locs, sess.locations.listings)
+	}
+}

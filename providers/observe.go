@@ -173,7 +173,7 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		}
 	}
 	if pol.OrphanFiles.Declared {
-		scan, err := s.scanOrphans(ctx, pol, tbl, ride)
+		scan, err := s.scanOrphans(ctx, pol, tbl, ride, s.plannedTables)
 		if err != nil {
 			return nil, fmt.Errorf("observe %s: orphan scan: %w", pol.Address, err)
 		}

@@ -97,7 +97,7 @@ func BenchmarkOrphanScan50k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.big"), tbl, nil)
+		scan, err := sess.scanOrphans(ctx, testkit.OrphanPolicy("lake.ns.big"), tbl, nil, sess.plannedTables)
 		if err != nil {
 			b.Fatal(err)
 		}

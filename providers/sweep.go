@@ -26,8 +26,9 @@ import (
 
 // scanOrphans runs the orphan scan of pol's table with this session's
 // catalogs and storage settings; ride, when set, rides on its reference
-// walk (Observe).
-func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, ride *orphans.Ride) (*diff.OrphanScan, error) {
+// walk (Observe). others is the other tables it checks against: a plan's
+// listing (plannedTables) or a fresh one (tableLocations, apply's re-check).
+func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, ride *orphans.Ride, others func(context.Context) (*orphans.Tables, error)) (*diff.OrphanScan, error) {
 	catName, _, err := splitAddress(pol.Address)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,7 @@ func (s *Session) scanOrphans(ctx context.Context, pol *config.Effective, tbl *t
 	return orphans.Scan(ctx, orphans.Env{
 		Reload:      func(ctx context.Context) (*table.Table, error) { return s.loadTable(ctx, pol.Address) },
 		Storage:     storage,
-		OtherTables: s.tableLocations,
+		OtherTables: others,
 		SpillLimit:  s.spill,
 		Ride:        ride,
 	}, pol, tbl)
@@ -66,7 +67,7 @@ func (s *Session) foreignOwner(ctx context.Context, address, location string) (f
 // recheckOrphans is apply's re-check of a sweep (orphans.Spec.Recheck):
 // the plan's scan and the plan's rules, again, on the table as it is now.
 func (s *Session) recheckOrphans(ctx context.Context, pol *config.Effective, tbl *table.Table, now time.Time) (*diff.OrphansAction, error) {
-	scan, err := s.scanOrphans(ctx, pol, tbl, nil)
+	scan, err := s.scanOrphans(ctx, pol, tbl, nil, s.tableLocations)
 	if err != nil {
 		return nil, fmt.Errorf("orphan scan: %w", err)
 	}
@@ -125,11 +126,39 @@ func (s *Session) storageProperties(catalogName string) (map[string]string, erro
 // read); files such a table writes are younger than the age guard, a saved
 // plan's apply is a new run, and the next plan's check sees it.
 func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
+	return s.tablesListed(ctx, 0)
+}
+
+// plannedTables is tableLocations for a plan's observation (and inspect):
+// the last listing is reused while it is younger than listingReuse. A
+// plan's scan of every table of a fleet would otherwise list every catalog
+// once per table, which grows with the square of the fleet (issue 44:
+// 10,000 tables listed 10,000 times). What the plan says of other tables
+// is at most listingReuse old; apply's re-check right before it deletes
+// (recheckOrphans, and expiry's foreignOwner) lists afresh.
+func (s *Session) plannedTables(ctx context.Context) (*orphans.Tables, error) {
+	return s.tablesListed(ctx, listingReuse)
+}
+
+// listingReuse is how long a plan reuses the session's listing of the
+// tables the run can see (plannedTables).
+const listingReuse = time.Minute
+
+// tablesListed is tableLocations, reusing a listing begun less than reuse
+// ago (0: never).
+func (s *Session) tablesListed(ctx context.Context, reuse time.Duration) (*orphans.Tables, error) {
 	lc := s.tableCache()
 	// One check at a time: the first loads every table once, the others
 	// then only list.
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
+	if reuse > 0 && lc.tables != nil && time.Since(lc.listedAt) < reuse {
+		return lc.tables, nil
+	}
+	// The listing's age counts from before it began: a table created
+	// while it ran may be missing from it.
+	began := time.Now()
+	lc.listings++
 	var addrs []string
 	for _, c := range s.cfg.Catalogs {
 		listed, err := s.ListTables(ctx, c.Name)
@@ -159,6 +188,7 @@ func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
 	if err != nil {
 		return nil, err
 	}
+	lc.listedAt = began
 	if lc.tables != nil && slices.Equal(lc.addrs, addrs) {
 		return lc.tables, nil
 	}
@@ -262,10 +292,13 @@ type locationCache struct {
 	withRefs map[string]orphans.TableLocation // read: with references
 	loads    int                              // tables loaded, for tests
 	reads    int                              // tables read with references, for tests
+	listings int                              // listings of the catalogs, for tests
 	// addrs and tables are the last answer: it is rebuilt only when the
 	// tables listed change.
 	addrs  []string
 	tables *orphans.Tables
+	// listedAt is when the listing behind tables began (plannedTables).
+	listedAt time.Time
 }
 
 // namesRead are the catalog names that the configured SQL catalogs on c's

@@ -85,7 +85,7 @@ func TestOrphanScanStrays(t *testing.T) {
 	if err := os.Remove(testkit.DataFiles(t, tbl)[0]); err != nil {
 		t.Fatal(err)
 	}
-	scan2, err := sess.scanOrphans(ctx, pol, l.Reload(t, "ns.t"), nil)
+	scan2, err := sess.scanOrphans(ctx, pol, l.Reload(t, "ns.t"), nil, sess.tableLocations)
 	if err != nil {
 		t.Fatal(err)
 	}

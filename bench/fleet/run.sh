@@ -11,8 +11,9 @@
 # (`fleetbench floor`: list every namespace once, load every table, read
 # every manifest list and distinct manifest, at the same parallelism), and
 # prints the ratio and the time per table; /usr/bin/time -v gives the peak
-# RSS of both. ORPHANS=1 adds `orphan_files` to the policy (the plan then
-# also lists each table's directory, which the floor does not).
+# RSS of both. ORPHANS=1 adds `orphan_files` to the policy, and the floor
+# then walks each table's location too (`floor -list`, file:// locations:
+# sqlite and pg fleets), as the sweep lists it.
 #
 # CATALOG picks the catalog both sides reach the fleet through:
 #   sqlite  (default) the fleet's own sqlite SQL catalog;
@@ -181,7 +182,9 @@ HCL
 	cp "$cfg/catalog.icewright.hcl" "$cfg/plan/"
 	policy_hcl "$selector" >"$cfg/plan/fleet.icewright.hcl"
 	PLAN="$WORK/icewright -chdir=$cfg/plan plan -no-color"
-	FLOOR="$WORK/fleetbench floor ${floor_args[*]} -parallelism $PAR"
+	list=""
+	[[ -n ${ORPHANS:-} && $CATALOG != rest ]] && list=" -list"
+	FLOOR="$WORK/fleetbench floor ${floor_args[*]} -parallelism $PAR$list"
 	echo "== $n tables, $CATALOG catalog${DELAY:+, $DELAY added per request}: $($FLOOR)"
 	echo "   icewright plan: $($PLAN 2>/dev/null | tail -1)"
 	BEFORE_PLAN=${before_bin:+$before_bin -chdir=$cfg/plan plan -no-color}

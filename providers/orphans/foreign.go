@@ -97,6 +97,9 @@ type Tables struct {
 	err        error
 	read       map[string]TableLocation // with references, once read
 	refs       []foreignRef             // sorted by key
+
+	locMu  sync.Mutex
+	locIdx map[string]*locationIndex // by normID (overlapping)
 }
 
 // foreignRef is one key of the index: a referenced file's plain path key

@@ -311,7 +311,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		if err != nil {
 			return res, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", store.ErrRefused, err)
 		}
-		if nested := overlappingTables(self, ts.Locs, roots, resolved, norm); len(nested) > 0 {
+		if nested := ts.overlapping(self, roots, resolved, norm, normID(spec.EqualSchemes, spec.EqualAuthorities)); len(nested) > 0 {
 			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
 		}
 		if err := ts.ReadReferences(ctx); err != nil {

@@ -227,7 +227,7 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 		scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not check other tables for files inside the sweep: %v", err))
 		ts = NewTables(nil)
 	}
-	scan.NestedTables = overlappingTables(pol.Address, ts.Locs, roots, resolved, norm)
+	scan.NestedTables = ts.overlapping(pol.Address, roots, resolved, norm, normID(pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value))
 	if len(scan.Candidates)+len(scan.NonIceberg) > 0 {
 		// Something to delete: other tables' references are read (once
 		// per run) and what they reference is kept.

@@ -76,6 +76,7 @@ func run(args []string) error {
 	upstream := fs.String("upstream", "", "address to forward to (delay)")
 	delay := fs.Duration("delay", 0, "time each client chunk is held (delay)")
 	prefix := fs.String("prefix", "", "namespace name prefix (setup-catalog; floor reads only namespaces with it)")
+	list := fs.Bool("list", false, "also walk each table's location, as an orphan sweep lists it (floor; file:// locations)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func run(args []string) error {
 				return err
 			}
 			defer closeCat()
-			return floorOf(ctx, cat, *prefix, *par)
+			return floorOf(ctx, cat, *prefix, *par, *list)
 		}
 	}
 	if *dir == "" {
@@ -102,7 +103,7 @@ func run(args []string) error {
 	case "setup":
 		return setup(ctx, *dir, *tables, *appends, *parts, *perNS)
 	case "floor":
-		return floor(ctx, *dir, *par)
+		return floor(ctx, *dir, *par, *list)
 	case "register":
 		return register(ctx, *dir, *cfgDir)
 	}
@@ -158,16 +159,16 @@ func setup(ctx context.Context, dir string, n, appends, parts, perNS int) error 
 	return nil
 }
 
-func floor(ctx context.Context, dir string, par int) error {
+func floor(ctx context.Context, dir string, par int, list bool) error {
 	lake, err := benchlake.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer lake.Close()
-	return floorOf(ctx, lake.Catalog, "", par)
+	return floorOf(ctx, lake.Catalog, "", par, list)
 }
 
-func floorOf(ctx context.Context, cat catalog.Catalog, prefix string, par int) error {
+func floorOf(ctx context.Context, cat catalog.Catalog, prefix string, par int, list bool) error {
 	var idents []table.Identifier
 	nss, err := cat.ListNamespaces(ctx, nil)
 	if err != nil {
@@ -184,7 +185,7 @@ func floorOf(ctx context.Context, cat catalog.Catalog, prefix string, par int) e
 			idents = append(idents, id)
 		}
 	}
-	var lists, manifests, entries atomic.Int64
+	var lists, manifests, entries, listed atomic.Int64
 	work := make(chan table.Identifier)
 	errs := make(chan error, par)
 	var wg sync.WaitGroup
@@ -193,7 +194,8 @@ func floorOf(ctx context.Context, cat catalog.Catalog, prefix string, par int) e
 		go func() {
 			defer wg.Done()
 			for id := range work {
-				if err := readTable(ctx, cat, id, &lists, &manifests, &entries); err != nil {
+				err := readTable(ctx, cat, id, &lists, &manifests, &entries, list, &listed)
+				if err != nil {
 					select {
 					case errs <- err:
 					default:
@@ -212,16 +214,41 @@ func floorOf(ctx context.Context, cat catalog.Catalog, prefix string, par int) e
 		return err
 	default:
 	}
-	fmt.Printf("%d tables, %d manifest lists, %d manifests, %d entries\n", len(idents), lists.Load(), manifests.Load(), entries.Load())
+	fmt.Printf("%d tables, %d manifest lists, %d manifests, %d entries", len(idents), lists.Load(), manifests.Load(), entries.Load())
+	if list {
+		fmt.Printf(", %d files listed", listed.Load())
+	}
+	fmt.Println()
 	return nil
 }
 
 // readTable loads the table and reads every snapshot's manifest list and
-// every distinct manifest once.
-func readTable(ctx context.Context, cat catalog.Catalog, id table.Identifier, lists, manifests, entries *atomic.Int64) error {
+// every distinct manifest once; with list, it first walks the table's
+// location (every file's name, size and time, as the sweep's listing reads
+// them).
+func readTable(ctx context.Context, cat catalog.Catalog, id table.Identifier, lists, manifests, entries *atomic.Int64, list bool, listed *atomic.Int64) error {
 	tbl, err := cat.LoadTable(ctx, id)
 	if err != nil {
 		return err
+	}
+	if list {
+		root, ok := strings.CutPrefix(tbl.Location(), "file://")
+		if !ok {
+			return fmt.Errorf("floor -list: %s is not a file:// location", tbl.Location())
+		}
+		err := filepath.WalkDir(root, func(_ string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if _, err := d.Info(); err != nil {
+				return err
+			}
+			listed.Add(1)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
