@@ -8,7 +8,7 @@
 //	fleetbench setup-catalog -config CFG -prefix P -tables N [-appends 8] [-partitions 3] [-per-namespace 1000]
 //	fleetbench delay -listen ADDR -upstream ADDR -delay D
 //	fleetbench copy -dir SRC -to DST
-//	fleetbench reconcile -config CFG -dir D [-fraction 0.01] [-parallelism P]
+//	fleetbench reconcile -config CFG [-fraction 0.01] [-parallelism P]
 //
 // setup makes one table by real appends (`appends` commits of 100 rows over
 // `partitions` day partitions, the first half of its history 10 days old),
@@ -93,6 +93,8 @@ func run(args []string) error {
 	switch args[0] {
 	case "delay":
 		return delayProxy(*listen, *upstream, *delay)
+	case "reconcile":
+		return reconcilePass(ctx, *cfgDir, *fraction, *par)
 	case "setup-catalog":
 		return setupCatalog(ctx, *cfgDir, *prefix, *tables, *appends, *parts, *perNS)
 	case "floor":
@@ -117,8 +119,6 @@ func run(args []string) error {
 		return register(ctx, *dir, *cfgDir)
 	case "copy":
 		return copyFleet(ctx, *dir, *to)
-	case "reconcile":
-		return reconcilePass(ctx, *cfgDir, *dir, *fraction, *par)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }

@@ -106,7 +106,7 @@ func (u usage) since() string {
 // metadata locations alone, a full plan of the fleet, and the pass (a
 // listing of a reconciler that had observed every table, after the
 // appends), each as wall and CPU time of this process.
-func reconcilePass(ctx context.Context, cfgDir, lakeDir string, fraction float64, par int) error {
+func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int) error {
 	load := func() (*config.Config, hcl.Diagnostics, error) {
 		cfg, diags := config.Load(cfgDir, config.LoadOptions{Env: os.Environ()})
 		if diags.HasErrors() {
@@ -156,11 +156,13 @@ func reconcilePass(ctx context.Context, cfgDir, lakeDir string, fraction float64
 	}
 	fmt.Printf("reconcile, first listing (every table new): %s\n", u.since())
 
-	lake, err := benchlake.Open(lakeDir)
+	// The commits go through the configured catalog (the sqlite copy's, or
+	// PostgreSQL's that registered it).
+	writer, _, _, closeWriter, err := openConfigured(ctx, cfgDir)
 	if err != nil {
 		return err
 	}
-	defer lake.Close()
+	defer closeWriter()
 	every := max(1, int(1/fraction))
 	addrs := make([]string, 0, len(locs))
 	for a := range locs {
@@ -170,7 +172,7 @@ func reconcilePass(ctx context.Context, cfgDir, lakeDir string, fraction float64
 	appended := 0
 	for i := 0; i < len(addrs); i += every {
 		parts := strings.Split(addrs[i], ".")
-		tbl, err := lake.Catalog.LoadTable(ctx, parts[1:])
+		tbl, err := writer.LoadTable(ctx, parts[1:])
 		if err != nil {
 			return err
 		}
