@@ -6,10 +6,14 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	_ "github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/internal/testenv"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -79,5 +83,69 @@ func TestMetadataLocations(t *testing.T) {
 
 	if _, err := sess.MetadataLocations(ctx, "gone"); err == nil {
 		t.Error("a catalog that cannot be opened: no error")
+	}
+}
+
+// TestMetadataLocationsREST: a REST catalog's locations are its tables'
+// loads (the catalog is shared: only this test's namespace is compared),
+// and a commit changes its table's.
+func TestMetadataLocationsREST(t *testing.T) {
+	env := testenv.REST(t)
+	ctx := context.Background()
+	props := iceberg.Properties(env.Properties())
+	props["type"] = "rest"
+	cat, err := catalog.Load(ctx, "rest", props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := testenv.UniqueName(t, "ml")
+	if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var tbls []*table.Table
+	for _, name := range []string{"a", "b"} {
+		tbl, err := cat.CreateTable(ctx, table.Identifier{ns, name}, lakehouse.EventsSchema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbls = append(tbls, tbl)
+		t.Cleanup(func() { _ = cat.DropTable(context.Background(), table.Identifier{ns, name}) })
+	}
+	t.Cleanup(func() { _ = cat.DropNamespace(context.Background(), table.Identifier{ns}) })
+
+	p := env.S3.Properties()
+	p["credential"] = env.Credential()
+	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "rest", Type: "rest", URI: env.URI, Warehouse: env.Warehouse, Properties: p}}}
+	sess := Open(cfg, Options{})
+	defer sess.Close()
+	locs := func() map[string]string {
+		t.Helper()
+		all, err := sess.MetadataLocations(ctx, "rest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, name := range []string{"a", "b"} {
+			out[name] = all["rest."+ns+"."+name]
+		}
+		return out
+	}
+	before := locs()
+	for i, name := range []string{"a", "b"} {
+		if before[name] == "" || before[name] != tbls[i].MetadataLocation() {
+			t.Fatalf("%s: %q, the table has %q", name, before[name], tbls[i].MetadataLocation())
+		}
+	}
+	txn := tbls[0].NewTransaction()
+	if err := txn.SetProperties(iceberg.Properties{"icewright.test": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	next, err := txn.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := locs()
+	if after["a"] != next.MetadataLocation() || after["a"] == before["a"] || after["b"] != before["b"] {
+		t.Fatalf("after a commit to a: %v, was %v", after, before)
 	}
 }
