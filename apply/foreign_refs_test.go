@@ -13,7 +13,7 @@ import (
 
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/diff/planfile"
-	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/doctor"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -235,7 +235,7 @@ func TestSweepSeesOtherCatalogNameInDatabase(t *testing.T) {
 	}) {
 		t.Fatalf("the plan does not say another catalog name shares the database: %+v", p.Warnings)
 	}
-	doc, err := e.sess.Doctor(context.Background(), providers.DoctorOptions{})
+	doc, err := doctor.Run(context.Background(), e.sess, doctor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

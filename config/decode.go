@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,7 +15,15 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
+// catalogTypes are the values of a catalog block's type: config's half of
+// each catalog type's descriptor (its name, the attributes of catalogAttrs,
+// decodeCatalog's checks); the other half (open, metadata naming, doctor's
+// probes) is providers/catalogs' Types, whose test holds the two lists
+// equal.
 var catalogTypes = []string{"sql", "rest", "glue", "hive", "hadoop"}
+
+// CatalogTypes are the values a catalog block's type may have.
+func CatalogTypes() []string { return slices.Clone(catalogTypes) }
 
 func (l *loader) decodeCatalog(b *hcl.Block) {
 	name := b.Labels[0]

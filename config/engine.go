@@ -29,12 +29,11 @@ func (l *loader) decodeEngine(b *hcl.Block) {
 	l.diags = append(l.diags, diags...)
 	e := &Engine{Name: name, DeclRange: b.DefRange}
 	if a, ok := content.Attributes["remote"]; ok {
+		// The URL's form is the engine's (providers/engine checks it with
+		// the configuration); its secrets are masked from here on.
 		if s, ok := l.evalString(a); ok {
-			l.cfg.Secrets.addConnectToken(s)
-			e.Remote = s
-			if !strings.HasPrefix(s, "sc://") {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid engine remote", "remote must be a Spark Connect URL, sc://host:port (with ;token=... when the endpoint needs one), got %q.", RedactConnectURL(s))
-			}
+			l.cfg.Secrets.addURL(s)
+			e.Remote, e.RemoteRange = s, a.Expr.Range()
 		}
 	}
 	if a, ok := content.Attributes["catalog"]; ok {
@@ -89,29 +88,4 @@ func (l *loader) checkEngines() {
 				"engine %q is declared, but no policy, table or tables block sets compaction.engine = %q: nothing is delegated to it.", e.Name, e.Name)
 		}
 	}
-}
-
-// connectToken finds the token parameter of a Spark Connect URL
-// (sc://host:port/;token=SECRET;use_ssl=true).
-func connectToken(remote string) (string, bool) {
-	for _, p := range strings.Split(remote, ";")[1:] {
-		if k, v, ok := strings.Cut(p, "="); ok && strings.EqualFold(strings.TrimSpace(k), "token") && v != "" {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func (s *Secrets) addConnectToken(remote string) {
-	if tok, ok := connectToken(remote); ok {
-		s.add(tok)
-	}
-}
-
-// RedactConnectURL masks a Spark Connect URL's token for display.
-func RedactConnectURL(remote string) string {
-	if tok, ok := connectToken(remote); ok {
-		return strings.ReplaceAll(remote, tok, Masked)
-	}
-	return remote
 }

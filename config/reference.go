@@ -81,8 +81,14 @@ var catalogAttrs = []attrDoc{
 
 var catalogSchema = schemaOf(nil, catalogAttrs)
 
-// engineNames are the engines an engine block may declare (its label).
+// engineNames are the engines an engine block may declare (its label):
+// config's half of each engine's descriptor, with engineAttrs; the other
+// half (its remote's form, its constructor) is in providers/engine, whose
+// test holds the two lists equal.
 var engineNames = []string{"spark"}
+
+// EngineNames are the labels an engine block may have.
+func EngineNames() []string { return slices.Clone(engineNames) }
 
 var engineAttrs = []attrDoc{
 	{"remote", true, "string", "", "The Spark Connect endpoint, `sc://host:15002` (a `;token=...` parameter in it is a secret, never printed); usually `env(\"SPARK_REMOTE\")`."},

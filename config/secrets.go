@@ -124,6 +124,19 @@ func (s *Secrets) addURI(uri string) {
 	}
 }
 
+// addURL adds the secrets of an endpoint URL whose form config does not
+// know (an engine's remote): a password (addURI), and the value of every
+// parameter named like a secret (IsSecretKey), whether written as a query
+// (?token=X&...) or as Spark Connect's ;token=X;... parameters.
+func (s *Secrets) addURL(u string) {
+	s.addURI(u)
+	for _, p := range strings.FieldsFunc(u, func(r rune) bool { return r == ';' || r == '?' || r == '&' }) {
+		if k, v, ok := strings.Cut(p, "="); ok && IsSecretKey(strings.TrimSpace(k)) {
+			s.add(v)
+		}
+	}
+}
+
 // Contains reports whether text holds any secret value.
 func (s Secrets) Contains(text string) bool {
 	for _, v := range s.values {

@@ -84,9 +84,15 @@ const LocalEngine = "local"
 // may be delegated to (docs/engines.md).
 type Engine struct {
 	Name string // the block label: "spark"
-	// Remote is the endpoint (a Spark Connect URL, sc://host:port/;token=...).
-	// A token in it is a secret: Load adds it to Secrets.
+	// Remote is the endpoint as written (for spark a Spark Connect URL,
+	// sc://host:port/;token=...); its engine package parses it
+	// (providers/engine). A password or a parameter named like a secret in
+	// it (token=...) is a secret: Load adds it to Secrets.
 	Remote string
+	// RemoteRange is where Remote's value is written, for diagnostics; it
+	// is unset (no Filename) when the remote has no value to check (no
+	// attribute, or one whose evaluation failed with its own error).
+	RemoteRange hcl.Range
 	// Catalog is the engine's name for the icewright catalog a table is in;
 	// "" means the icewright catalog's label.
 	Catalog   string

@@ -14,14 +14,22 @@
 //     the expiry index share; Observation.Plan;
 //   - sweep.go: the session's side of the orphan sweep (its environment,
 //     the other tables' locations, restore); expiry.go: the session's side
-//     of the expiry estimate; inspect.go: Inspect;
+//     of the expiry estimate;
+//   - access.go: what the session offers the packages that report on it
+//     (providers/inspect, providers/doctor): its configuration, clock,
+//     environment and deadlines, table loads, observation without expiry,
+//     the size histograms, the orphan scan, UnmanagedPolicy;
+//   - engines.go: the engine a policy's compaction delegates to, opened
+//     once per session (providers/engine);
 //   - execute.go, exec_*.go: Executor, the table handle, and the executors
 //     of properties and sort order, compaction and manifests (expiry and
 //     the sweep run in their packages); lock.go: the lease;
 //   - validate.go: configuration checks that need providers' languages.
 //
-// Below it, by domain: catalogs (opening and walking the configured
-// catalogs), orphans (listing, scope, scan, removal, quarantine, restore),
+// Below it, by domain: catalogs (one descriptor per catalog type: opening,
+// metadata naming, doctor's probes; walking a catalog's tables), engine
+// (one descriptor per engine; spark), inspect and doctor (the two reports
+// on a session, which cmd calls), orphans (listing, scope, scan, removal, quarantine, restore),
 // expiry (estimate and execution), compaction (the engine), demo (the demo
 // builder); internal/reach (the one manifest walk, the external sorter,
 // the referenced set), internal/store (what the session and the domains

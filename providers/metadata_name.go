@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+
+	"github.com/icewright/icewright/providers/catalogs"
 )
 
 // iceberg-go's sql, glue and hive catalogs name a commit's metadata file
@@ -60,11 +62,8 @@ func commitProblem(catType, location string) string {
 
 // writesMetadata reports whether iceberg-go writes a commit's metadata file
 // itself for catalogs of catType (sql, glue, hive), from its own model of
-// the table; a REST catalog's server writes it from the commit's changes.
+// the table; a REST catalog's server writes it from the commit's changes
+// (the catalog type's descriptor says which).
 func writesMetadata(catType string) bool {
-	switch catType {
-	case "sql", "glue", "hive":
-		return true
-	}
-	return false
+	return catalogs.Lookup(catType).WritesMetadata
 }

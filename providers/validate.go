@@ -10,6 +10,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/providers/compaction"
+	"github.com/icewright/icewright/providers/engine"
 )
 
 // ConfigDiagnostics are the configuration errors that need providers'
@@ -19,7 +20,8 @@ import (
 // each table (docs/design.md §3.5). Column names are checked at plan time,
 // against each table's schema. now resolves relative times in the filter.
 // A catalog's icewright.delete-* properties (docs/catalogs.md) are checked
-// here too, so a malformed one fails validate and plan, not an apply.
+// here too, so a malformed one fails validate and plan, not an apply, and
+// each engine block's remote by its engine (engine.Diagnostics).
 func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
 	// Only the where settings are kept, each table block's read through one
 	// reused body: a PolicyBody is about 4.6 KB, and there can be 250,000
@@ -67,6 +69,7 @@ func ConfigDiagnostics(cfg *config.Config, now time.Time) hcl.Diagnostics {
 			})
 		}
 	}
+	diags = append(diags, engine.Diagnostics(cfg)...)
 	// Policies come from a map: report in file order.
 	slices.SortFunc(diags, func(a, b *hcl.Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Subject.Filename, b.Subject.Filename), cmp.Compare(a.Subject.Start.Byte, b.Subject.Start.Byte))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/icewright/icewright/cmd/icewright/internal/views"
 	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/doctor"
 )
 
 // Doctor: `icewright doctor [-json] [-catalog=NAME] [-var...] [-no-color]
@@ -50,7 +51,7 @@ func (c *cli) doctor(args []string) int {
 	defer stop()
 	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
 	defer sess.Close()
-	rep, err := sess.Doctor(ctx, providers.DoctorOptions{Catalog: a.Catalog, Selectors: a.Selectors})
+	rep, err := doctor.Run(ctx, sess, doctor.Options{Catalog: a.Catalog, Selectors: a.Selectors})
 	if err != nil {
 		return c.fail(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/inspect"
 )
 
 // inspect prints the health report of tables of the configured catalogs,
@@ -45,7 +46,7 @@ func (c *cli) inspect(args []string) int {
 	code := exitOK
 	var reports []*diff.Inspection
 	for _, addr := range addrs {
-		in, err := sess.Inspect(ctx, addr, providers.InspectOptions{PerPartition: a.Partitions})
+		in, err := inspect.Run(ctx, sess, addr, inspect.Options{PerPartition: a.Partitions})
 		if err != nil {
 			if errors.Is(err, catalog.ErrNoSuchTable) {
 				err = withSuggestion(ctx, sess, addr, err)

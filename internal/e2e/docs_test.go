@@ -17,6 +17,7 @@ import (
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/internal/testenv"
 	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/doctor"
 )
 
 var (
@@ -165,7 +166,7 @@ tables "` + name + `.` + ns + `.*" {
 			}
 			findTable(t, p, name+"."+ns+".t")
 
-			rep, err := sess.Doctor(ctx, providers.DoctorOptions{Catalog: name, Selectors: []string{name + "." + ns + ".*"}})
+			rep, err := doctor.Run(ctx, sess, doctor.Options{Catalog: name, Selectors: []string{name + "." + ns + ".*"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,9 +1,3 @@
-// Package catalogs opens the catalogs a configuration declares through
-// iceberg-go: sql on sqlite or PostgreSQL (with icewright' own sqlite handle,
-// see internal/lakehouse), rest, glue, hive and hadoop, and
-// registers the object stores (s3, gs, abfs; file is built in); Walk lists
-// every table of one. The session in providers opens them lazily, one per
-// name.
 package catalogs
 
 import (
@@ -48,28 +42,11 @@ func Open(ctx context.Context, dir string, c *config.Catalog) (catalog.Catalog, 
 	if c.Warehouse != "" {
 		props["warehouse"] = config.ResolveWarehouse(c.Warehouse, dir)
 	}
-	switch c.Type {
-	case "sql":
-		return openSQLCatalog(ctx, dir, c.Name, c.URI, props)
-	case "rest":
-		cat, err := openREST(ctx, c.Name, c.URI, props)
-		if err != nil {
-			return nil, nil, err
-		}
-		return cat, nil, nil
-	case "glue", "hive", "hadoop":
-		props["type"] = c.Type
-		if c.URI != "" {
-			props["uri"] = c.URI
-		}
-		cat, err := catalog.Load(ctx, c.Name, props)
-		if err != nil {
-			return nil, nil, err
-		}
-		return cat, nil, nil
-	default:
+	t, ok := types[c.Type]
+	if !ok {
 		return nil, nil, fmt.Errorf("unsupported catalog type %q", c.Type)
 	}
+	return t.open(ctx, dir, c, props)
 }
 
 // SQLitePath extracts the database file and any query from a sqlite catalog
@@ -99,7 +76,8 @@ func SQLitePath(dir, uri string) (path, query string, ok bool) {
 	return rest, query, true
 }
 
-func openSQLCatalog(_ context.Context, dir, name, uri string, props iceberg.Properties) (catalog.Catalog, *sql.DB, error) {
+func openSQLCatalog(_ context.Context, dir string, c *config.Catalog, props iceberg.Properties) (catalog.Catalog, *sql.DB, error) {
+	name, uri := c.Name, c.URI
 	var (
 		db      *sql.DB
 		dialect sqlcat.SupportedDialect

@@ -1,21 +1,12 @@
-// Package engine is the seam between icewright' plan of a compaction and the
-// engines that execute it (docs/design.md §5.4, docs/engines.md). A plan
-// chooses an engine per partition: `local`, icewright' own streaming rewrite
-// (providers.Compact over providers/compaction, which shares the session's
-// aggregate and commit check and so stays in providers), or an engine of
-// an `engine` block, opened here. An engine plans a partition as a
-// statement (diff.Engine, pure), runs it, and reads the rows apply's check
-// compares; the check itself (reach.CheckSnapshots, the fingerprints) is
-// the session's, the same for every engine.
-//
-// It may import diff, config and its engines' packages. It is the only
-// package that names an engine's package: adding Trino is one more case in
-// Open and a package beside spark.
 package engine
 
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
@@ -41,12 +32,51 @@ type Engine interface {
 	Close() error
 }
 
+// kind is one engine's descriptor.
+type kind struct {
+	// checkRemote says why a remote is not one the engine can use.
+	checkRemote func(remote string) error
+	// open makes the engine of a block; nothing is contacted until it
+	// runs something.
+	open func(*config.Engine) Engine
+}
+
+// kinds are the engines icewright can delegate to, by engine block label:
+// one line per engine.
+var kinds = map[string]kind{
+	spark.Name: {spark.CheckRemote, func(e *config.Engine) Engine { return spark.New(e) }},
+}
+
+// Names are the labels of the engines kinds holds, sorted.
+func Names() []string {
+	return slices.Sorted(maps.Keys(kinds))
+}
+
+// Diagnostics are the errors of the configuration's engine blocks that
+// need their engine's knowledge: a remote the engine cannot use, at the
+// remote attribute (providers.ConfigDiagnostics runs it with the other
+// checks config cannot make). An unknown label is config's error already.
+func Diagnostics(cfg *config.Config) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, e := range cfg.Engines {
+		k, ok := kinds[e.Name]
+		if !ok || e.RemoteRange.Filename == "" {
+			continue
+		}
+		if err := k.checkRemote(e.Remote); err != nil {
+			rng := e.RemoteRange
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid engine remote", Detail: err.Error() + ".", Subject: &rng})
+		}
+	}
+	return diags
+}
+
 // Open returns the engine of an engine block. Nothing is contacted until
 // it runs something.
 func Open(e *config.Engine) (Engine, error) {
-	switch e.Name {
-	case spark.Name:
-		return spark.New(e), nil
+	k, ok := kinds[e.Name]
+	if !ok {
+		return nil, fmt.Errorf("engine %q is not one icewright can run", e.Name)
 	}
-	return nil, fmt.Errorf("engine %q is not one icewright can run", e.Name)
+	return k.open(e), nil
 }

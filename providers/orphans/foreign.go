@@ -100,6 +100,9 @@ type Tables struct {
 
 	locMu  sync.Mutex
 	locIdx map[string]*locationIndex // by normID (overlapping)
+	// unreadableTables (unreadable), before and after ReadReferences.
+	unreadableDone   [2]bool
+	unreadableTables [2][]unreadableTable
 }
 
 // foreignRef is one key of the index: a referenced file's plain path key
@@ -132,7 +135,9 @@ func (ts *Tables) ReadReferences(ctx context.Context) error {
 				return
 			}
 		}
+		ts.locMu.Lock()
 		ts.read = locs
+		ts.locMu.Unlock()
 		dirs := map[string]string{} // local directory -> its resolved key ("" unresolved)
 		for addr, tl := range locs {
 			for _, p := range tl.Foreign {
@@ -255,19 +260,50 @@ func (ts *Tables) ReferencedBy(self, p string) string {
 // tables found.
 func (ts *Tables) Unreadable(self string, roots []string) []string {
 	var out []string
-	for addr, tl := range ts.Locs {
-		if r, ok := ts.read[addr]; ok {
-			tl = r
-		}
-		if addr == self || tl.Unreadable == "" {
-			continue
-		}
-		if reaches(tl, roots) {
-			out = append(out, fmt.Sprintf("%s (%s)", addr, tl.Unreadable))
+	for _, u := range ts.unreadable() {
+		if u.addr != self && reaches(u.tl, roots) {
+			out = append(out, fmt.Sprintf("%s (%s)", u.addr, u.tl.Unreadable))
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+type unreadableTable struct {
+	addr string
+	tl   TableLocation
+}
+
+// unreadable are the tables that could not be read (Unreadable set), by
+// what ReadReferences read when it has, else by Locs: found once for each
+// of the two, not on every sweep's question (a pass over every table per
+// table is quadratic in a fleet, issue 44).
+func (ts *Tables) unreadable() []unreadableTable {
+	ts.locMu.Lock()
+	defer ts.locMu.Unlock()
+	afterRead := ts.read != nil
+	if ts.unreadableDone[btoi(afterRead)] {
+		return ts.unreadableTables[btoi(afterRead)]
+	}
+	var out []unreadableTable
+	for addr, tl := range ts.Locs {
+		if r, ok := ts.read[addr]; ok {
+			tl = r
+		}
+		if tl.Unreadable != "" {
+			out = append(out, unreadableTable{addr, tl})
+		}
+	}
+	ts.unreadableDone[btoi(afterRead)] = true
+	ts.unreadableTables[btoi(afterRead)] = out
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func reaches(tl TableLocation, roots []string) bool {

@@ -25,7 +25,7 @@ func (e *Engine) Doctor(ctx context.Context, labels []string) []diff.DoctorFindi
 		within = fmt.Sprintf(" (deadline %s)", config.FormatDuration(time.Until(dl).Round(time.Second)))
 	}
 	p := e.Probe(ctx, labels)
-	remote := config.RedactConnectURL(e.remote)
+	remote := RedactRemote(e.remote)
 	var out []diff.DoctorFinding
 	add := func(check, status, msg, fix string) {
 		out = append(out, diff.DoctorFinding{Engine: Name, Check: check, Status: status, Message: msg, Fix: fix})

@@ -1,14 +1,3 @@
-// Package spark is the Spark executor of compaction (docs/engines.md): it
-// renders the rewrite_data_files CALL of a delegated partition (Plan,
-// pure) and runs it and the row fingerprints apply's check needs over
-// Spark Connect.
-//
-// It drives Spark Connect through github.com/apache/spark-connect-go (the
-// pseudo-version in go.mod is the one that resolves here): it speaks the
-// protocol, its session runs SQL and collects rows through arrow-go, which
-// we use already, and a client of our own over the gRPC protocol would
-// repeat it. It may import diff and config; nothing of ours imports it but
-// the seam, providers/engine.
 package spark
 
 import (
@@ -64,7 +53,7 @@ func (e *Engine) connect(ctx context.Context) (sql.SparkSession, error) {
 	}
 	s, err := sql.NewSessionBuilder().Remote(e.remote).Build(ctx)
 	if err != nil {
-		return nil, e.clean(fmt.Errorf("connect to Spark at %s: %w", config.RedactConnectURL(e.remote), err))
+		return nil, e.clean(fmt.Errorf("connect to Spark at %s: %w", RedactRemote(e.remote), err))
 	}
 	e.session = s
 	return s, nil
@@ -88,7 +77,7 @@ func (e *Engine) clean(err error) error {
 			msg = se.Code.String() + ": " + msg
 		}
 	}
-	red := config.RedactConnectURL(e.remote)
+	red := RedactRemote(e.remote)
 	if red != e.remote {
 		msg = strings.ReplaceAll(msg, e.remote, red)
 	}

@@ -31,28 +31,50 @@ func maskProps(p map[string]string) map[string]string {
 
 // Inspect renders the health report of one table: what it holds, how its
 // files are sized, its history and refs, what old snapshots and orphans
-// cost, and what to do about it.
+// cost, and what to do about it; one section a function.
 func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
-	var b strings.Builder
-	kv := func(k, v string) { fmt.Fprintf(&b, "  %-20s %s\n", k, v) }
-	section := func(title string) { fmt.Fprintf(&b, "\n%s\n", s.Bold(title)) }
-
-	fmt.Fprintf(&b, "%s\n", s.Bold("# "+in.Address))
+	r := &report{s: s}
+	fmt.Fprintf(&r.b, "%s\n", s.Bold("# "+in.Address))
 	if in.Managed {
-		b.WriteString(s.Dim("# managed by this configuration") + "\n")
+		r.b.WriteString(s.Dim("# managed by this configuration") + "\n")
 	} else {
-		b.WriteString(s.Dim("# not managed by this configuration: figures use the table's own settings") + "\n")
+		r.b.WriteString(s.Dim("# not managed by this configuration: figures use the table's own settings") + "\n")
 	}
+	r.table(in)
+	if len(in.Schema.Fields) > 0 {
+		r.section(fmt.Sprintf("Schema (id %d)", in.Schema.ID))
+		writeSchema(&r.b, in.Schema.Fields)
+	}
+	r.dataFiles(in)
+	r.history(in)
+	r.orphans(in)
+	r.properties(in)
+	r.recommendations(in)
+	_, err := io.WriteString(w, r.b.String())
+	return err
+}
 
-	section("Table")
-	kv("uuid", in.UUID)
-	kv("location", in.Location)
-	kv("metadata", in.MetadataLocation)
-	kv("format version", strconv.Itoa(in.FormatVersion))
+// report is inspect's text as it is written: a title per section, then
+// key-value lines.
+type report struct {
+	b strings.Builder
+	s *Styles
+}
+
+func (r *report) kv(k, v string)       { fmt.Fprintf(&r.b, "  %-20s %s\n", k, v) }
+func (r *report) section(title string) { fmt.Fprintf(&r.b, "\n%s\n", r.s.Bold(title)) }
+
+// table: identity, specs and sort orders.
+func (r *report) table(in *diff.Inspection) {
+	r.section("Table")
+	r.kv("uuid", in.UUID)
+	r.kv("location", in.Location)
+	r.kv("metadata", in.MetadataLocation)
+	r.kv("format version", strconv.Itoa(in.FormatVersion))
 	if in.CurrentSnapshotID != nil {
-		kv("current snapshot", strconv.FormatInt(*in.CurrentSnapshotID, 10))
+		r.kv("current snapshot", strconv.FormatInt(*in.CurrentSnapshotID, 10))
 	} else {
-		kv("current snapshot", "none (empty table)")
+		r.kv("current snapshot", "none (empty table)")
 	}
 	specs := make([]string, 0, len(in.Specs))
 	for _, sp := range in.Specs {
@@ -65,11 +87,11 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 		}
 		specs = append(specs, fmt.Sprintf("%d: %s", sp.ID, f))
 	}
-	kv("partition specs", strings.Join(specs, "; "))
+	r.kv("partition specs", strings.Join(specs, "; "))
 	if len(in.SortOrder) == 0 {
-		kv("sort order", "unsorted")
+		r.kv("sort order", "unsorted")
 	} else {
-		kv("sort order", quoteList(in.SortOrder))
+		r.kv("sort order", quoteList(in.SortOrder))
 	}
 	if len(in.SortOrders) > 1 {
 		orders := make([]string, 0, len(in.SortOrders))
@@ -83,117 +105,127 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 			}
 			orders = append(orders, fmt.Sprintf("%d: %s", o.ID, f))
 		}
-		kv("sort orders", strings.Join(orders, "; "))
+		r.kv("sort orders", strings.Join(orders, "; "))
 	}
+}
 
-	if len(in.Schema.Fields) > 0 {
-		section(fmt.Sprintf("Schema (id %d)", in.Schema.ID))
-		writeSchema(&b, in.Schema.Fields)
-	}
-
-	section("Data files")
+// dataFiles: sizes, delete files, histograms, partitions, manifests.
+func (r *report) dataFiles(in *diff.Inspection) {
+	b := &r.b
+	r.section("Data files")
 	f := in.Files
-	kv("files", fmt.Sprintf("%s (%s, %s rows)", Count(f.DataFiles), Bytes(f.DataBytes), Count(f.Records)))
+	r.kv("files", fmt.Sprintf("%s (%s, %s rows)", Count(f.DataFiles), Bytes(f.DataBytes), Count(f.Records)))
 	if f.DataFiles > 0 {
-		kv("size min/median/max", fmt.Sprintf("%s / %s / %s", Bytes(f.MinSize), Bytes(f.MedianSize), Bytes(f.MaxSize)))
-		kv("small files", fmt.Sprintf("%s (%.0f%%) below %s; target %s",
+		r.kv("size min/median/max", fmt.Sprintf("%s / %s / %s", Bytes(f.MinSize), Bytes(f.MedianSize), Bytes(f.MaxSize)))
+		r.kv("small files", fmt.Sprintf("%s (%.0f%%) below %s; target %s",
 			Count(f.SmallFiles), 100*in.SmallFileShare, Bytes(in.SmallFileLimit), Bytes(in.TargetFileSize)))
 	}
-	kv("delete files", fmt.Sprintf("%s (%s): %s position, %s equality, %s deletion vectors",
+	r.kv("delete files", fmt.Sprintf("%s (%s): %s position, %s equality, %s deletion vectors",
 		Count(f.DeleteFiles), Bytes(f.DeleteBytes), Count(f.PositionDeletes), Count(f.EqualityDeletes), Count(f.DeletionVectors)))
 	if len(in.SizeHistogram) > 0 {
-		kv("file sizes", "data files per size range, target "+Bytes(in.TargetFileSize))
-		writeHistogram(&b, in.SizeHistogram, in.TargetFileSize, "    ")
+		r.kv("file sizes", "data files per size range, target "+Bytes(in.TargetFileSize))
+		writeHistogram(b, in.SizeHistogram, in.TargetFileSize, "    ")
 	}
-	kv("partitions", Count(in.Partitions.Count))
+	r.kv("partitions", Count(in.Partitions.Count))
 	for _, p := range in.Partitions.Top {
 		name := p.Partition
 		if name == "" {
 			name = "(unpartitioned)"
 		}
-		fmt.Fprintf(&b, "    %-30s %s, %s, %s small\n", name, countOf(p.DataFiles, "file", "files"), Bytes(p.DataBytes), Count(p.SmallFiles))
+		fmt.Fprintf(b, "    %-30s %s, %s, %s small\n", name, countOf(p.DataFiles, "file", "files"), Bytes(p.DataBytes), Count(p.SmallFiles))
 	}
 	for _, h := range in.PartitionHistograms {
 		name := h.Partition
 		if name == "" {
 			name = "(unpartitioned)"
 		}
-		fmt.Fprintf(&b, "  file sizes of %s (spec %d)\n", name, h.SpecID)
-		writeHistogram(&b, h.Buckets, in.TargetFileSize, "    ")
+		fmt.Fprintf(b, "  file sizes of %s (spec %d)\n", name, h.SpecID)
+		writeHistogram(b, h.Buckets, in.TargetFileSize, "    ")
 	}
 	m := in.Manifests
-	kv("manifests", fmt.Sprintf("%s (%s data, %s delete; %s)", Count(m.Count), Count(m.DataCount), Count(m.DeleteCount), Bytes(m.Bytes)))
+	r.kv("manifests", fmt.Sprintf("%s (%s data, %s delete; %s)", Count(m.Count), Count(m.DataCount), Count(m.DeleteCount), Bytes(m.Bytes)))
+}
 
-	section("History")
+// history: snapshots, refs and what old snapshots hold alone.
+func (r *report) history(in *diff.Inspection) {
+	r.section("History")
 	sn := in.Snapshots
 	if sn.Count > 0 {
-		kv("snapshots", fmt.Sprintf("%s, oldest %s ago, newest %s ago", Count(sn.Count), AgeMs(sn.OldestAgeMs), AgeMs(sn.NewestAgeMs)))
+		r.kv("snapshots", fmt.Sprintf("%s, oldest %s ago, newest %s ago", Count(sn.Count), AgeMs(sn.OldestAgeMs), AgeMs(sn.NewestAgeMs)))
 	} else {
-		kv("snapshots", "0")
+		r.kv("snapshots", "0")
 	}
-	for _, r := range in.Refs {
+	for _, ref := range in.Refs {
 		extra := ""
-		if r.MaxRefAgeMs != nil {
-			extra += fmt.Sprintf(", max ref age %s", AgeMs(*r.MaxRefAgeMs))
+		if ref.MaxRefAgeMs != nil {
+			extra += fmt.Sprintf(", max ref age %s", AgeMs(*ref.MaxRefAgeMs))
 		}
-		if r.MaxSnapshotAgeMs != nil {
-			extra += fmt.Sprintf(", max snapshot age %s", AgeMs(*r.MaxSnapshotAgeMs))
+		if ref.MaxSnapshotAgeMs != nil {
+			extra += fmt.Sprintf(", max snapshot age %s", AgeMs(*ref.MaxSnapshotAgeMs))
 		}
-		if r.MinSnapshotsToKeep != nil {
-			extra += fmt.Sprintf(", keeps %d", *r.MinSnapshotsToKeep)
+		if ref.MinSnapshotsToKeep != nil {
+			extra += fmt.Sprintf(", keeps %d", *ref.MinSnapshotsToKeep)
 		}
-		kv("ref", fmt.Sprintf("%s %q -> %d%s", r.Type, r.Name, r.SnapshotID, extra))
+		r.kv("ref", fmt.Sprintf("%s %q -> %d%s", ref.Type, ref.Name, ref.SnapshotID, extra))
 	}
-	kv("held by old history", fmt.Sprintf("%s (%s) only reachable from old snapshots", countOf(in.OldSnapshotFiles, "file", "files"), Bytes(in.OldSnapshotBytes)))
+	r.kv("held by old history", fmt.Sprintf("%s (%s) only reachable from old snapshots", countOf(in.OldSnapshotFiles, "file", "files"), Bytes(in.OldSnapshotBytes)))
+}
 
-	section("Orphan files")
+// orphans: the orphan estimate and the quarantine runs.
+func (r *report) orphans(in *diff.Inspection) {
+	s := r.s
+	r.section("Orphan files")
 	switch {
 	case in.OrphanError != "":
-		kv("estimate", s.Warn("not available: ")+in.OrphanError)
-	case in.Orphans != nil:
-		o := in.Orphans
-		kv("unreferenced", fmt.Sprintf("%s (%s)", countOf(o.Unreferenced, "file", "files"), Bytes(o.UnreferencedBytes)))
-		kv("older than "+o.OlderThan, fmt.Sprintf("%s (%s)", countOf(o.Old, "file", "files"), Bytes(o.OldBytes)))
-		if o.NonIceberg > 0 {
-			kv("non-Iceberg files", Count(o.NonIceberg))
-		}
-		if o.Missing > 0 {
-			kv("missing", s.Refuse(fmt.Sprintf("%s referenced but not in storage", countOf(o.Missing, "file", "files"))))
-		}
-		if len(o.NestedTables) > 0 {
-			kv("nested tables", strings.Join(o.NestedTables, ", "))
-		}
-		if o.Refusal != "" {
-			kv("deletion refused", o.Refusal)
-		}
-		for _, r := range o.StuckRuns {
-			id := r.RunID
-			if id == "" {
-				id = "(all)" // the quarantine could not be listed
-			}
-			kv("stuck quarantine", s.Warn(id)+": "+r.Reason)
-		}
-		for _, r := range o.QuarantineRuns {
-			purge := "never purged by icewright"
-			if r.PurgeAfterMs > 0 {
-				purge = "purge after " + utcMinute(r.PurgeAfterMs)
-			}
-			if r.Stuck != "" {
-				purge = "stuck"
-			}
-			created := "created " + utcMinute(r.CreatedAtMs)
-			if r.CreatedAtMs <= 0 {
-				created = "creation time unknown" // no readable manifest
-			}
-			kv("quarantine run", fmt.Sprintf("%s: %s (%s), %s, %s", r.RunID, countOf(r.Files, "file", "files"), Bytes(r.Bytes), created, purge))
-		}
-	default:
-		kv("estimate", "not computed")
+		r.kv("estimate", s.Warn("not available: ")+in.OrphanError)
+		return
+	case in.Orphans == nil:
+		r.kv("estimate", "not computed")
+		return
 	}
+	o := in.Orphans
+	r.kv("unreferenced", fmt.Sprintf("%s (%s)", countOf(o.Unreferenced, "file", "files"), Bytes(o.UnreferencedBytes)))
+	r.kv("older than "+o.OlderThan, fmt.Sprintf("%s (%s)", countOf(o.Old, "file", "files"), Bytes(o.OldBytes)))
+	if o.NonIceberg > 0 {
+		r.kv("non-Iceberg files", Count(o.NonIceberg))
+	}
+	if o.Missing > 0 {
+		r.kv("missing", s.Refuse(fmt.Sprintf("%s referenced but not in storage", countOf(o.Missing, "file", "files"))))
+	}
+	if len(o.NestedTables) > 0 {
+		r.kv("nested tables", strings.Join(o.NestedTables, ", "))
+	}
+	if o.Refusal != "" {
+		r.kv("deletion refused", o.Refusal)
+	}
+	for _, run := range o.StuckRuns {
+		id := run.RunID
+		if id == "" {
+			id = "(all)" // the quarantine could not be listed
+		}
+		r.kv("stuck quarantine", s.Warn(id)+": "+run.Reason)
+	}
+	for _, run := range o.QuarantineRuns {
+		purge := "never purged by icewright"
+		if run.PurgeAfterMs > 0 {
+			purge = "purge after " + utcMinute(run.PurgeAfterMs)
+		}
+		if run.Stuck != "" {
+			purge = "stuck"
+		}
+		created := "created " + utcMinute(run.CreatedAtMs)
+		if run.CreatedAtMs <= 0 {
+			created = "creation time unknown" // no readable manifest
+		}
+		r.kv("quarantine run", fmt.Sprintf("%s: %s (%s), %s, %s", run.RunID, countOf(run.Files, "file", "files"), Bytes(run.Bytes), created, purge))
+	}
+}
 
-	section("Properties")
+// properties: the table's properties, secret-looking values masked.
+func (r *report) properties(in *diff.Inspection) {
+	r.section("Properties")
 	if len(in.Properties) == 0 {
-		b.WriteString("  (none)\n")
+		r.b.WriteString("  (none)\n")
 	}
 	props := maskProps(in.Properties)
 	for _, k := range sortedKeys(props) {
@@ -201,18 +233,18 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 		if v != Masked {
 			v = strconv.Quote(v)
 		}
-		fmt.Fprintf(&b, "  %s = %s\n", strconv.Quote(k), v)
+		fmt.Fprintf(&r.b, "  %s = %s\n", strconv.Quote(k), v)
 	}
+}
 
-	section("Recommendations")
+func (r *report) recommendations(in *diff.Inspection) {
+	r.section("Recommendations")
 	if len(in.Recommendations) == 0 {
-		b.WriteString("  " + s.OK("none: the table looks healthy") + "\n")
+		r.b.WriteString("  " + r.s.OK("none: the table looks healthy") + "\n")
 	}
-	for _, r := range in.Recommendations {
-		fmt.Fprintf(&b, "  %s %s\n", s.Change("»"), r)
+	for _, rec := range in.Recommendations {
+		fmt.Fprintf(&r.b, "  %s %s\n", r.s.Change("»"), rec)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // writeSchema prints one line a field, nested fields indented under their

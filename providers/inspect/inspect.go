@@ -1,11 +1,10 @@
-package providers
+package inspect
 
 import (
 	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,126 +13,51 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
 	"github.com/icewright/icewright/providers/expiry"
 	"github.com/icewright/icewright/providers/internal/reach"
 )
 
 const topPartitions = 5
 
-// InspectOptions are what inspect reports beyond the table-wide figures.
-type InspectOptions struct {
+// Options are what inspect reports beyond the table-wide figures.
+type Options struct {
 	// PerPartition adds each partition's file-size histogram.
 	PerPartition bool
 }
 
-// Inspect reports on any table of a configured catalog, managed or not.
-func (s *Session) Inspect(ctx context.Context, address string, opts InspectOptions) (*diff.Inspection, error) {
+// Run reports on any table of a configured catalog of the session,
+// managed or not.
+func Run(ctx context.Context, s *providers.Session, address string, opts Options) (*diff.Inspection, error) {
 	ctx = s.WithStorageLimits(ctx)
-	tbl, err := s.loadTable(ctx, address)
+	tbl, err := s.LoadTable(ctx, address)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
-	pol, managed := s.cfg.Resolve(address)
+	pol, managed := s.Config().Resolve(address)
 	if !managed {
-		pol = unmanagedPolicy(address, tbl)
+		pol = providers.UnmanagedPolicy(address, tbl)
 	}
 	sel := diff.SelectionFor(pol)
 	// The health report is about the whole table: compaction.where scopes
 	// what apply compacts, not what inspect reports (and a where naming a
 	// column this table lacks must not make the table uninspectable).
 	sel.Where = ""
-	st, agg, err := observeTableSizes(ctx, tbl, address, sel, s.now(), opts.PerPartition)
+	st, hist, parts, err := providers.TableSizes(ctx, tbl, address, sel, s.Now(), opts.PerPartition)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
-	now := s.now()
-	in := &diff.Inspection{
-		Address:           address,
-		Managed:           managed,
-		UUID:              st.UUID,
-		Location:          st.Location,
-		MetadataLocation:  st.MetadataLocation,
-		FormatVersion:     st.FormatVersion,
-		CurrentSnapshotID: st.CurrentSnapshotID,
-		Properties:        st.Properties,
-		SortOrder:         []string{},
-		Specs:             st.Specs,
-		TargetFileSize:    sel.Target,
-		SmallFileLimit:    sel.Min,
-		Files:             st.Files,
-		Manifests:         st.Manifests,
-		Refs:              st.Refs,
-		Recommendations:   []string{},
-	}
-	for _, f := range st.SortOrder {
-		in.SortOrder = append(in.SortOrder, f.String())
-	}
-	md := tbl.Metadata()
-	in.DefaultSpecID = md.DefaultPartitionSpec()
-	in.Schema = inspectSchema(md.CurrentSchema())
-	for _, so := range md.SortOrders() {
-		o := diff.InspectSortOrder{ID: so.OrderID(), Fields: []string{}, Default: so.OrderID() == md.DefaultSortOrder()}
-		for _, f := range sortFields(so, md.CurrentSchema()) {
-			o.Fields = append(o.Fields, f.String())
-		}
-		in.SortOrders = append(in.SortOrders, o)
-	}
-	in.SizeHistogram = []diff.SizeBucket{}
-	if agg != nil {
-		in.SizeHistogram = agg.hist.octaves().buckets(sel.Target)
-		for k, o := range agg.partOctaves {
-			in.PartitionHistograms = append(in.PartitionHistograms, diff.PartitionHistogram{SpecID: k.spec, Partition: k.part, Buckets: o.buckets(sel.Target)})
-		}
-		slices.SortFunc(in.PartitionHistograms, func(a, b diff.PartitionHistogram) int {
-			return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition))
-		})
-	}
-	if st.Files.DataFiles > 0 {
-		in.SmallFileShare = float64(st.Files.SmallFiles) / float64(st.Files.DataFiles)
-	}
-	in.Partitions.Count = len(st.Partitions)
-	top := slices.Clone(st.Partitions)
-	slices.SortStableFunc(top, func(a, b diff.PartitionStats) int { return cmp.Compare(b.DataFiles, a.DataFiles) })
-	in.Partitions.Top = top[:min(len(top), topPartitions)]
-	in.Snapshots.Count = len(st.Snapshots)
-	for i, sn := range st.Snapshots {
-		if i == 0 || sn.TimestampMs < in.Snapshots.OldestTimestampMs {
-			in.Snapshots.OldestTimestampMs = sn.TimestampMs
-		}
-		age := now.UnixMilli() - sn.TimestampMs
-		if i == 0 || age < in.Snapshots.NewestAgeMs {
-			in.Snapshots.NewestAgeMs = age
-		}
-	}
-	if len(st.Snapshots) > 0 {
-		in.Snapshots.OldestAgeMs = now.UnixMilli() - in.Snapshots.OldestTimestampMs
-	}
-
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
+	now := s.Now()
+	in := tableReport(address, managed, st, tbl.Metadata(), sel, now)
+	in.SizeHistogram, in.PartitionHistograms = hist, parts
+	if err := oldSnapshotFiles(ctx, in, tbl, st); err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", address, err)
 	}
-	heads := map[int64]bool{}
-	for _, r := range st.Refs {
-		heads[r.SnapshotID] = true
-	}
-	var old []int64
-	for _, id := range reach.AllSnapshots(md) {
-		if !heads[id] {
-			old = append(old, id)
-		}
-	}
-	freed, err := expiry.Estimate(ctx, fsys, md, old, nil)
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", address, err)
-	}
-	in.OldSnapshotFiles, in.OldSnapshotBytes = freed.Files, freed.Bytes
-
 	orphanPol := pol
 	if !pol.OrphanFiles.Declared {
 		orphanPol.OrphanFiles.OlderThan.Value = config.DefaultOlderThan
 	}
-	scan, err := s.scanOrphans(ctx, orphanPol, tbl, nil, s.plannedTables)
+	scan, err := s.ScanOrphans(ctx, orphanPol, tbl)
 	if err != nil {
 		in.OrphanError = err.Error()
 	} else {
@@ -156,9 +80,92 @@ func (s *Session) Inspect(ctx context.Context, address string, opts InspectOptio
 	return in, nil
 }
 
+// tableReport is the part of the report the observed state st and the
+// table's metadata md give: identity, schema, sort orders, file and
+// partition figures, snapshot ages at now.
+func tableReport(address string, managed bool, st *diff.TableState, md table.Metadata, sel diff.CompactionSelection, now time.Time) *diff.Inspection {
+	in := &diff.Inspection{
+		Address:           address,
+		Managed:           managed,
+		UUID:              st.UUID,
+		Location:          st.Location,
+		MetadataLocation:  st.MetadataLocation,
+		FormatVersion:     st.FormatVersion,
+		CurrentSnapshotID: st.CurrentSnapshotID,
+		Properties:        st.Properties,
+		SortOrder:         []string{},
+		Specs:             st.Specs,
+		TargetFileSize:    sel.Target,
+		SmallFileLimit:    sel.Min,
+		Files:             st.Files,
+		Manifests:         st.Manifests,
+		Refs:              st.Refs,
+		Recommendations:   []string{},
+	}
+	for _, f := range st.SortOrder {
+		in.SortOrder = append(in.SortOrder, f.String())
+	}
+	in.DefaultSpecID = md.DefaultPartitionSpec()
+	in.Schema = inspectSchema(md.CurrentSchema())
+	for _, so := range md.SortOrders() {
+		o := diff.InspectSortOrder{ID: so.OrderID(), Fields: []string{}, Default: so.OrderID() == md.DefaultSortOrder()}
+		for _, f := range providers.SortFields(so, md.CurrentSchema()) {
+			o.Fields = append(o.Fields, f.String())
+		}
+		in.SortOrders = append(in.SortOrders, o)
+	}
+	if st.Files.DataFiles > 0 {
+		in.SmallFileShare = float64(st.Files.SmallFiles) / float64(st.Files.DataFiles)
+	}
+	in.Partitions.Count = len(st.Partitions)
+	top := slices.Clone(st.Partitions)
+	slices.SortStableFunc(top, func(a, b diff.PartitionStats) int { return cmp.Compare(b.DataFiles, a.DataFiles) })
+	in.Partitions.Top = top[:min(len(top), topPartitions)]
+	in.Snapshots.Count = len(st.Snapshots)
+	for i, sn := range st.Snapshots {
+		if i == 0 || sn.TimestampMs < in.Snapshots.OldestTimestampMs {
+			in.Snapshots.OldestTimestampMs = sn.TimestampMs
+		}
+		age := now.UnixMilli() - sn.TimestampMs
+		if i == 0 || age < in.Snapshots.NewestAgeMs {
+			in.Snapshots.NewestAgeMs = age
+		}
+	}
+	if len(st.Snapshots) > 0 {
+		in.Snapshots.OldestAgeMs = now.UnixMilli() - in.Snapshots.OldestTimestampMs
+	}
+	return in
+}
+
+// oldSnapshotFiles fills what the snapshots no ref points at hold alone
+// (expiry's estimate).
+func oldSnapshotFiles(ctx context.Context, in *diff.Inspection, tbl *table.Table, st *diff.TableState) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	heads := map[int64]bool{}
+	for _, r := range st.Refs {
+		heads[r.SnapshotID] = true
+	}
+	md := tbl.Metadata()
+	var old []int64
+	for _, id := range reach.AllSnapshots(md) {
+		if !heads[id] {
+			old = append(old, id)
+		}
+	}
+	freed, err := expiry.Estimate(ctx, fsys, md, old, nil)
+	if err != nil {
+		return err
+	}
+	in.OldSnapshotFiles, in.OldSnapshotBytes = freed.Files, freed.Bytes
+	return nil
+}
+
 // inspectPlan is the plan apply would make for the table (the same
 // Observation.Plan), for inspect's recommendations.
-func inspectPlan(ctx context.Context, s *Session, pol *config.Effective, now time.Time) (*diff.TablePlan, error) {
+func inspectPlan(ctx context.Context, s *providers.Session, pol *config.Effective, now time.Time) (*diff.TablePlan, error) {
 	o, err := s.ObservePlan(ctx, pol)
 	if err != nil {
 		return nil, err
@@ -169,22 +176,6 @@ func inspectPlan(ctx context.Context, s *Session, pol *config.Effective, now tim
 		return nil, err
 	}
 	return &p, nil
-}
-
-// unmanagedPolicy is the yardstick for a table no block matches: Iceberg's
-// defaults, with the table's own target file size when it has one.
-func unmanagedPolicy(address string, tbl *table.Table) *config.Effective {
-	pol := &config.Effective{Address: address}
-	pol.TargetFileSize.Value = config.DefaultTargetFileSize
-	if v, err := strconv.ParseInt(tbl.Properties()["write.target-file-size-bytes"], 10, 64); err == nil && v > 0 {
-		pol.TargetFileSize.Value = v
-	}
-	pol.Compaction.MinInputFiles.Value = config.DefaultMinInputFiles
-	pol.Compaction.DeleteFileThreshold.Value = config.DefaultDeleteFileThreshold
-	pol.Manifests.MaxCount.Value = config.DefaultManifestMaxCount
-	pol.SnapshotRetention.MaxAge.Value = config.DefaultMaxSnapshotAge
-	pol.OrphanFiles.OlderThan.Value = config.DefaultOlderThan
-	return pol
 }
 
 func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Duration, now time.Time) *diff.InspectOrphans {
@@ -225,31 +216,59 @@ func summariseOrphans(scan *diff.OrphanScan, address string, olderThan time.Dura
 // same diff plan and apply run) does about it, and nothing is promised that
 // the plan does not do. tp is nil for an unmanaged table.
 func recommend(in *diff.Inspection, pol *config.Effective, sel diff.CompactionSelection, tp *diff.TablePlan) []string {
-	var out []string
-	action := func(typ diff.ActionType) *diff.Action {
-		if tp == nil {
-			return nil
-		}
-		for i := range tp.Actions {
-			if tp.Actions[i].Type == typ {
-				return &tp.Actions[i]
-			}
-		}
+	p := planned{tp}
+	out := compactAdvice(in, pol, sel, p)
+	out = append(out, manifestAdvice(in, pol, p)...)
+	out = append(out, expiryAdvice(in, pol, p)...)
+	out = append(out, orphanAdvice(in, pol, p)...)
+	if why := p.refusal(diff.ReplaceSortOrder); why != "" {
+		out = append(out, "sort order: refused: "+why)
+	}
+	if len(in.SortOrder) == 0 && in.Files.DataFiles > 0 && !pol.SortOrder.Set {
+		out = append(out, "sort order: the table is unsorted; a sort_order on the columns queries filter by makes compaction cluster the data")
+	}
+	if in.Properties["gc.enabled"] == "false" {
+		out = append(out, "gc.enabled is false: expiry and orphan removal are refused on this table")
+	}
+	return out
+}
+
+// planned is the table's plan as recommend reads it; nil for an unmanaged
+// table.
+type planned struct{ tp *diff.TablePlan }
+
+// action is the plan's action of type typ, nil when it has none.
+func (p planned) action(typ diff.ActionType) *diff.Action {
+	if p.tp == nil {
 		return nil
 	}
-	refusal := func(typ diff.ActionType) string {
-		if tp == nil {
-			return ""
+	for i := range p.tp.Actions {
+		if p.tp.Actions[i].Type == typ {
+			return &p.tp.Actions[i]
 		}
-		for _, r := range tp.Refusals {
-			if r.Action == string(typ) {
-				return r.Reason
-			}
-		}
+	}
+	return nil
+}
+
+// refusal is why the plan refuses an action of type typ, "" when it does
+// not.
+func (p planned) refusal(typ diff.ActionType) string {
+	if p.tp == nil {
 		return ""
 	}
-	compact := action(diff.Compact)
-	compactRefused := refusal(diff.Compact)
+	for _, r := range p.tp.Refusals {
+		if r.Action == string(typ) {
+			return r.Reason
+		}
+	}
+	return ""
+}
+
+// compactAdvice is about small files and delete files.
+func compactAdvice(in *diff.Inspection, pol *config.Effective, sel diff.CompactionSelection, p planned) []string {
+	var out []string
+	compact := p.action(diff.Compact)
+	compactRefused := p.refusal(diff.Compact)
 	compactTodo := func() string {
 		if compact != nil && compact.Compact != nil {
 			c := compact.Compact
@@ -279,67 +298,76 @@ func recommend(in *diff.Inspection, pol *config.Effective, sel diff.CompactionSe
 	if compactRefused != "" && !slices.ContainsFunc(out, func(r string) bool { return strings.HasPrefix(r, "compact: ") }) {
 		out = append(out, "compact: refused: "+compactRefused)
 	}
+	return out
+}
+
+// manifestAdvice is about the current snapshot's manifest count.
+func manifestAdvice(in *diff.Inspection, pol *config.Effective, p planned) []string {
 	maxManifests := pol.Manifests.MaxCount.Value
 	if maxManifests <= 0 {
 		maxManifests = config.DefaultManifestMaxCount
 	}
-	switch rm := action(diff.RewriteManifests); {
+	switch rm := p.action(diff.RewriteManifests); {
 	case rm != nil && rm.Manifests != nil:
-		out = append(out, fmt.Sprintf("rewrite manifests: the current snapshot has %d manifests (more than %d); the next apply rewrites them into ~%d",
-			in.Manifests.Count, maxManifests, rm.Manifests.EstimatedManifestsAfter))
+		return []string{fmt.Sprintf("rewrite manifests: the current snapshot has %d manifests (more than %d); the next apply rewrites them into ~%d",
+			in.Manifests.Count, maxManifests, rm.Manifests.EstimatedManifestsAfter)}
 	case !pol.Manifests.Declared && in.Manifests.Count > maxManifests:
-		out = append(out, fmt.Sprintf("rewrite manifests: the current snapshot has %d manifests (more than %d); add a manifests block", in.Manifests.Count, maxManifests))
+		return []string{fmt.Sprintf("rewrite manifests: the current snapshot has %d manifests (more than %d); add a manifests block", in.Manifests.Count, maxManifests)}
 	}
+	return nil
+}
+
+// expiryAdvice is about old snapshots.
+func expiryAdvice(in *diff.Inspection, pol *config.Effective, p planned) []string {
 	maxAge := pol.SnapshotRetention.MaxAge.Value
 	if maxAge <= 0 {
 		maxAge = config.DefaultMaxSnapshotAge
 	}
-	expire := action(diff.ExpireSnapshots)
+	expire := p.action(diff.ExpireSnapshots)
 	switch {
 	case pol.SnapshotRetention.Declared && expire != nil && expire.Expire != nil:
 		e := expire.Expire
-		out = append(out, fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; the next apply expires %d of them and frees %d files (%s)",
-			in.Snapshots.Count, roughAge(in.Snapshots.OldestAgeMs), len(e.SnapshotIDs), e.FilesToDelete, config.FormatSize(e.BytesToDelete)))
+		return []string{fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; the next apply expires %d of them and frees %d files (%s)",
+			in.Snapshots.Count, roughAge(in.Snapshots.OldestAgeMs), len(e.SnapshotIDs), e.FilesToDelete, config.FormatSize(e.BytesToDelete))}
 	case pol.SnapshotRetention.Declared:
-		if why := refusal(diff.ExpireSnapshots); why != "" {
-			out = append(out, "expire snapshots: refused: "+why)
+		if why := p.refusal(diff.ExpireSnapshots); why != "" {
+			return []string{"expire snapshots: refused: " + why}
 		}
 	case in.Snapshots.Count > 1 && in.Snapshots.OldestAgeMs > maxAge.Milliseconds():
-		out = append(out, fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; old snapshots alone hold %d files (%s); set snapshot_retention (max_age = %q)",
+		return []string{fmt.Sprintf("expire snapshots: %d snapshots, the oldest %s old; old snapshots alone hold %d files (%s); set snapshot_retention (max_age = %q)",
 			in.Snapshots.Count, roughAge(in.Snapshots.OldestAgeMs),
-			in.OldSnapshotFiles, config.FormatSize(in.OldSnapshotBytes), config.FormatDuration(maxAge)))
+			in.OldSnapshotFiles, config.FormatSize(in.OldSnapshotBytes), config.FormatDuration(maxAge))}
 	}
-	if o := in.Orphans; o != nil {
-		remove := action(diff.RemoveOrphanFiles)
-		switch {
-		case pol.OrphanFiles.Declared && remove != nil && remove.Orphans != nil:
-			out = append(out, fmt.Sprintf("remove orphan files: the next apply removes %d unreferenced files (%s) older than %s",
-				remove.Orphans.Count, config.FormatSize(remove.Orphans.Bytes), o.OlderThan))
-		case pol.OrphanFiles.Declared && refusal(diff.RemoveOrphanFiles) != "":
-			out = append(out, "orphan files: refused: "+refusal(diff.RemoveOrphanFiles))
-		case pol.OrphanFiles.Declared:
-		case o.Refusal != "" || len(o.NestedTables) > 0 || o.Missing > 0:
-			out = append(out, "orphan files: the storage cannot be swept safely; see orphans")
-		case o.Old > 0:
-			out = append(out, fmt.Sprintf("remove orphan files: %d unreferenced files (%s) are older than %s; add an orphan_files block",
-				o.Old, config.FormatSize(o.OldBytes), o.OlderThan))
-		}
+	return nil
+}
+
+// orphanAdvice is about unreferenced files and stuck quarantine runs.
+func orphanAdvice(in *diff.Inspection, pol *config.Effective, p planned) []string {
+	o := in.Orphans
+	if o == nil {
+		return nil
 	}
-	if o := in.Orphans; o != nil && len(o.StuckRuns) > 0 {
+	var out []string
+	remove := p.action(diff.RemoveOrphanFiles)
+	switch {
+	case pol.OrphanFiles.Declared && remove != nil && remove.Orphans != nil:
+		out = append(out, fmt.Sprintf("remove orphan files: the next apply removes %d unreferenced files (%s) older than %s",
+			remove.Orphans.Count, config.FormatSize(remove.Orphans.Bytes), o.OlderThan))
+	case pol.OrphanFiles.Declared && p.refusal(diff.RemoveOrphanFiles) != "":
+		out = append(out, "orphan files: refused: "+p.refusal(diff.RemoveOrphanFiles))
+	case pol.OrphanFiles.Declared:
+	case o.Refusal != "" || len(o.NestedTables) > 0 || o.Missing > 0:
+		out = append(out, "orphan files: the storage cannot be swept safely; see orphans")
+	case o.Old > 0:
+		out = append(out, fmt.Sprintf("remove orphan files: %d unreferenced files (%s) are older than %s; add an orphan_files block",
+			o.Old, config.FormatSize(o.OldBytes), o.OlderThan))
+	}
+	if len(o.StuckRuns) > 0 {
 		runs := "1 run is"
 		if n := len(o.StuckRuns); n > 1 {
 			runs = fmt.Sprintf("%d runs are", n)
 		}
 		out = append(out, "quarantine: "+runs+" stuck: apply never purges a stuck run; see stuck quarantine under orphan files")
-	}
-	if why := refusal(diff.ReplaceSortOrder); why != "" {
-		out = append(out, "sort order: refused: "+why)
-	}
-	if len(in.SortOrder) == 0 && in.Files.DataFiles > 0 && !pol.SortOrder.Set {
-		out = append(out, "sort order: the table is unsorted; a sort_order on the columns queries filter by makes compaction cluster the data")
-	}
-	if in.Properties["gc.enabled"] == "false" {
-		out = append(out, "gc.enabled is false: expiry and orphan removal are refused on this table")
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package providers
+package inspect
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -29,9 +30,9 @@ func TestInspectUnmanagedTable(t *testing.T) {
 	testkit.WriteFileAt(t, filepath.Join(tbl.Location(), "data", "young.parquet"), 10, wall)
 
 	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{l.ConfigCatalog()}}
-	sess := Open(cfg, Options{Now: func() time.Time { return time.Now() }})
+	sess := providers.Open(cfg, providers.Options{Now: func() time.Time { return time.Now() }})
 	defer sess.Close()
-	in, err := sess.Inspect(ctx, "lake.ns.t", InspectOptions{})
+	in, err := Run(ctx, sess, "lake.ns.t", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestInspectUnmanagedTable(t *testing.T) {
 	if _, err := json.Marshal(in); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sess.Inspect(ctx, "lake.ns.nope", InspectOptions{}); err == nil {
+	if _, err := Run(ctx, sess, "lake.ns.nope", Options{}); err == nil {
 		t.Error("inspecting a missing table succeeded")
 	}
 }

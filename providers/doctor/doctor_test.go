@@ -1,4 +1,4 @@
-package providers
+package doctor
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/internal/lakehouse"
 	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers"
 	"github.com/icewright/icewright/providers/internal/store"
 	"github.com/icewright/icewright/providers/testkit"
 )
@@ -53,9 +54,9 @@ func doctorS3(t *testing.T, env testenv.S3Env) (*diff.Doctor, map[string]diff.Do
 		Name: "lake", Type: "sql", URI: "sqlite:" + filepath.Join(dir, "catalog.db"),
 		Warehouse: env.URL("warehouse"), Properties: env.Properties(),
 	}}}
-	sess := Open(cfg, Options{RequestTimeout: 2 * time.Second})
+	sess := providers.Open(cfg, providers.Options{RequestTimeout: 2 * time.Second})
 	defer sess.Close()
-	rep, err := sess.Doctor(ctx, DoctorOptions{})
+	rep, err := Run(ctx, sess, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +173,10 @@ func TestDoctorTableLimits(t *testing.T) {
 		return strings.ReplaceAll(s, "-9223372036854775808", "-9007199254740991")
 	})
 	testkit.DeleteEqualityOn(t, tbl, "col_string", func(b array.Builder) { b.(*array.StringBuilder).Append("World") })
-	sess := sessionFor(t, l)
-	rep, err := sess.Doctor(ctx, DoctorOptions{Selectors: []string{"lake.corpus.*"}})
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // providers' tests' fixedNow
+	sess := providers.Open(&config.Config{Dir: l.Dir, Catalogs: []*config.Catalog{l.ConfigCatalog()}}, providers.Options{Now: func() time.Time { return now }})
+	defer sess.Close()
+	rep, err := Run(ctx, sess, Options{Selectors: []string{"lake.corpus.*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +236,7 @@ func TestDoctorCredentialNames(t *testing.T) {
 	} {
 		cc := c.cc
 		cc.Name = "c"
-		s := Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{&cc}}, Options{Env: c.env})
+		s := &checker{providers.Open(&config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{&cc}}, providers.Options{Env: c.env})}
 		f := credentialSource(context.Background(), s, &cc, config.ResolveWarehouse(cc.Warehouse, ""))
 		if f.Status != c.status || !strings.HasPrefix(f.Message, c.says) || strings.Contains(f.Message+f.Fix, secret) {
 			t.Errorf("%s: %s %q, want %s %q and no secret", cc.Warehouse, f.Status, f.Message, c.status, c.says)
@@ -251,7 +254,7 @@ func TestDoctorCredentialNames(t *testing.T) {
 		{config.Catalog{Type: "glue"}, nil, "Glue: the AWS default credential chain"},
 	} {
 		cc := c.cc
-		s := Open(&config.Config{Catalogs: []*config.Catalog{&cc}}, Options{Env: c.env})
+		s := &checker{providers.Open(&config.Config{Catalogs: []*config.Catalog{&cc}}, providers.Options{Env: c.env})}
 		f := catalogAuth(s, &cc)
 		if !strings.HasPrefix(f.Message, c.says) || strings.Contains(f.Message, secret) {
 			t.Errorf("%s: %q, want %q and no secret", cc.URI, f.Message, c.says)

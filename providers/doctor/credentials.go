@@ -1,4 +1,4 @@
-package providers
+package doctor
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/catalogs"
 )
 
 // credentialTimeout bounds the default chain's look-up: on a machine that
@@ -20,7 +21,7 @@ const credentialTimeout = 5 * time.Second
 // static keys in the catalog's properties, the environment, the cloud's
 // default chain, or none. It never returns a value: a property or variable
 // is named, never read out.
-func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base string) diff.DoctorFinding {
+func credentialSource(ctx context.Context, s *checker, cc *config.Catalog, base string) diff.DoctorFinding {
 	f := diff.DoctorFinding{Check: "credentials", Status: diff.DoctorOK}
 	scheme, _, _ := strings.Cut(base, "://")
 	if !isLocation(base) && hasPrefixKey(cc.Properties, "s3.") {
@@ -38,7 +39,7 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 	env := func(keys ...string) []string {
 		var set []string
 		for _, k := range keys {
-			if envValue(s.opts.Env, k) != "" {
+			if s.Getenv(k) != "" {
 				set = append(set, k)
 			}
 		}
@@ -52,7 +53,7 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 			f.Message = "S3: static keys in the catalog's properties (" + strings.Join(k, ", ") + ")"
 			return f
 		}
-		cfg, err := s.awsConfig(ctx)
+		cfg, err := s.AWSConfig(ctx)
 		if err == nil && cfg.Credentials != nil {
 			cctx, cancel := context.WithTimeout(ctx, credentialTimeout)
 			creds, rerr := cfg.Credentials.Retrieve(cctx)
@@ -68,7 +69,7 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 		f.Status = diff.DoctorFail
 		f.Message = fmt.Sprintf("S3: no credentials: none in the catalog's properties, and the AWS default chain (environment, shared config, web identity, container or instance role) found none: %v", err)
 		f.Fix = "set s3.access-key-id and s3.secret-access-key (from env()), AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with an IRSA or instance role"
-		if cc.Type == "rest" {
+		if catalogs.Lookup(cc.Type).VendsCredentials {
 			// A REST catalog may vend credentials with each table.
 			f.Status = diff.DoctorWarn
 			f.Fix = "fine if the REST catalog vends credentials with each table; " + f.Fix
@@ -105,7 +106,7 @@ func credentialSource(ctx context.Context, s *Session, cc *config.Catalog, base 
 		}
 	default:
 		f.Message = "not checked: the catalog block names no storage location (warehouse), so the store is known only from a table"
-		if cc.Type == "rest" {
+		if catalogs.Lookup(cc.Type).VendsCredentials {
 			f.Message += "; a REST catalog may vend credentials with each table"
 		}
 	}
@@ -143,52 +144,13 @@ func hasPrefixKey(m map[string]string, prefix string) bool {
 	return false
 }
 
-// envValue is key's value in env (os.Environ form), "" when unset.
-func envValue(env []string, key string) string {
-	for _, kv := range slices.Backward(env) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
 // catalogAuth says how icewright authenticates to catalog cc itself, by the
-// name of the setting only (a password in the URI is found with config's
-// masking rule, never read out).
-func catalogAuth(s *Session, cc *config.Catalog) diff.DoctorFinding {
+// name of the setting only (its type's descriptor, catalogs.Type.Auth).
+func catalogAuth(s *checker, cc *config.Catalog) diff.DoctorFinding {
 	f := diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorOK}
-	p := cc.Properties
-	switch {
-	case cc.Type == "rest":
-		switch {
-		case p["credential"] != "":
-			f.Message = "REST: an OAuth2 client credential in the properties (credential)"
-		case p["token"] != "":
-			f.Message = "REST: a bearer token in the properties (token)"
-		case p["rest.sigv4-enabled"] == "true":
-			f.Message = "REST: SigV4 signing with the AWS default credential chain (rest.sigv4-enabled)"
-		default:
-			f.Message = "REST: no credential, token or SigV4 in the properties: the server must accept anonymous requests"
-		}
-	case cc.Type == "glue":
-		if p["glue.access-key-id"] != "" {
-			f.Message = "Glue: static keys in the properties (glue.access-key-id)"
-		} else {
-			f.Message = "Glue: the AWS default credential chain (environment, profile, IRSA, instance role)"
-		}
-	case cc.Type == "sql" && strings.HasPrefix(cc.URI, "sqlite:"):
-		f.Message = "sqlite: a local file, no credentials"
-	case cc.Type == "sql":
-		switch {
-		case config.RedactURI(cc.URI) != cc.URI:
-			f.Message = "PostgreSQL: a password in the uri"
-		case envValue(s.opts.Env, "PGPASSWORD") != "":
-			f.Message = "PostgreSQL: PGPASSWORD from the environment"
-		default:
-			f.Message = "PostgreSQL: no password in the uri or PGPASSWORD (pgx still reads ~/.pgpass, or the server trusts the user)"
-		}
-	default:
+	if auth := catalogs.Lookup(cc.Type).Auth; auth != nil {
+		f.Message = auth(cc, s.Getenv)
+	} else {
 		f.Message = cc.Type + ": no credentials of its own"
 	}
 	return f

@@ -1,4 +1,4 @@
-package providers
+package inspect
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -88,9 +89,9 @@ func inspectUnder(ctx context.Context, t *testing.T, l *testkit.Lakehouse, body 
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	sess := Open(cfg, Options{Now: time.Now})
+	sess := providers.Open(cfg, providers.Options{Now: time.Now})
 	defer sess.Close()
-	in, err := sess.Inspect(ctx, "lake.ns.t", InspectOptions{})
+	in, err := Run(ctx, sess, "lake.ns.t", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package providers
+package doctor
 
 import (
 	"bytes"
@@ -21,12 +21,14 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
+	"github.com/icewright/icewright/providers/catalogs"
 	"github.com/icewright/icewright/providers/internal/bound"
 	"github.com/icewright/icewright/providers/internal/store"
 )
 
-// DoctorOptions narrow `icewright doctor`.
-type DoctorOptions struct {
+// Options narrow `icewright doctor`.
+type Options struct {
 	// Catalog is the one catalog to check; "" checks every one.
 	Catalog string
 	// Selectors are table globs (config.MatchPattern); none means every
@@ -48,15 +50,20 @@ const (
 	ClockSkewFail = time.Hour
 )
 
-// Doctor checks each configured catalog (or opts.Catalog): that it
-// answers, where its storage credentials come from, that its warehouse
-// allows list, write, read and delete of a probe object, the clock skew
-// against the store, and per table what icewright can and cannot do there.
-// Only an unknown catalog name is an error; everything else is a finding.
-func (s *Session) Doctor(ctx context.Context, opts DoctorOptions) (*diff.Doctor, error) {
+// checker is a session doctor reports on.
+type checker struct{ *providers.Session }
+
+// Run checks each configured catalog (or opts.Catalog) of the session:
+// that it answers, where its storage credentials come from, that its
+// warehouse allows list, write, read and delete of a probe object, the
+// clock skew against the store, and per table what icewright can and
+// cannot do there; then each engine block's endpoint. Only an unknown
+// catalog name is an error; everything else is a finding.
+func Run(ctx context.Context, sess *providers.Session, opts Options) (*diff.Doctor, error) {
+	s := &checker{sess}
 	ctx = s.WithStorageLimits(ctx)
 	var cats []*config.Catalog
-	for _, c := range s.cfg.Catalogs {
+	for _, c := range s.Config().Catalogs {
 		if opts.Catalog == "" || c.Name == opts.Catalog {
 			cats = append(cats, c)
 		}
@@ -91,48 +98,20 @@ func (s *Session) Doctor(ctx context.Context, opts DoctorOptions) (*diff.Doctor,
 
 // doctorCatalog adds the findings of one catalog and returns its tables
 // and whether it answered.
-func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selectors []string, rep *diff.Doctor) ([]string, bool) {
+func (s *checker) doctorCatalog(ctx context.Context, cc *config.Catalog, selectors []string, rep *diff.Doctor) ([]string, bool) {
 	add := func(f diff.DoctorFinding) {
 		f.Catalog = cc.Name
 		rep.Add(f)
 	}
-	limit := s.catalogTimeout(cc.Name)
+	limit := s.CatalogTimeout(cc.Name)
 	cctx, cancel := bound.Call(bound.With(ctx, limit))
 	tables, err := s.ListTables(cctx, cc.Name)
 	cancel()
 	reachable := err == nil
-	class := bound.Classify(err)
-	auth := catalogAuth(s, cc)
-	switch {
-	case reachable:
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
-			Message: fmt.Sprintf("the %s catalog answered: %s", cc.Type, config.CountOf(len(tables), "table", "tables"))})
-	case class == bound.ClassAuth || class == bound.ClassPermission:
-		// The server answered: the login (or the grant) is what failed,
-		// and the error says what to check.
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
-			Message: fmt.Sprintf("the %s catalog answered, and refused the request", cc.Type)})
-		auth = diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorFail,
-			Message: fmt.Sprintf("%s (%s)", trimCatalog(cc.Name, err), auth.Message)}
-	case class == bound.ClassNotFound || class == bound.ClassServer || class == bound.ClassOther && isReached(err):
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
-			Message: fmt.Sprintf("the %s catalog answered with an error: %s", cc.Type, trimCatalog(cc.Name, err)),
-			Fix:     bound.ClassHint(class)})
-	default:
-		fix := bound.ClassHint(class)
-		switch {
-		case cc.Type == "hadoop":
-			fix = "check that the warehouse directory exists and that this user can read it"
-		case strings.HasPrefix(cc.URI, "sqlite:"):
-			fix = "check the sqlite file's path (relative to the configuration directory) and that this user can read it"
-		case class != bound.ClassTLS:
-			fix = "check the catalog's uri, that the server runs and that this machine can reach it (icewright.request-timeout sets the deadline)"
-		}
-		add(diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
-			Message: fmt.Sprintf("the %s catalog cannot be reached (deadline %s): %v", cc.Type, config.FormatDuration(limit), err),
-			Fix:     fix})
-	}
-	if reachable && cc.Type == "sql" {
+	typ := catalogs.Lookup(cc.Type)
+	reach, auth := reachability(cc, len(tables), err, limit, catalogAuth(s, cc))
+	add(reach)
+	if reachable && typ.SharedStore {
 		switch names, err := s.OtherCatalogNames(ctx, cc.Name); {
 		case err != nil:
 			add(diff.DoctorFinding{Check: "catalog names", Status: diff.DoctorWarn, Message: err.Error()})
@@ -141,7 +120,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 			add(diff.DoctorFinding{Check: "catalog names", Status: diff.DoctorWarn, Message: msg, Fix: detail})
 		}
 	}
-	base := config.ResolveWarehouse(cc.Warehouse, s.cfg.Dir)
+	base := config.ResolveWarehouse(cc.Warehouse, s.Config().Dir)
 	add(auth)
 	add(credentialSource(ctx, s, cc, base))
 	var fsys iceio.IO
@@ -163,7 +142,7 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	case fsys == nil:
 		add(diff.DoctorFinding{Check: "storage", Status: diff.DoctorWarn, Message: "not probed: " + base})
 	default:
-		for _, f := range probeStorage(fsys, base, s.now) {
+		for _, f := range probeStorage(fsys, base, s.Now) {
 			add(f)
 		}
 	}
@@ -176,6 +155,44 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 	return tables, reachable
 }
 
+// reachability is the "reachable" finding of catalog cc from its listing
+// (n tables, or err within limit), and the catalog-auth finding auth
+// becomes: a failure when the server answered and refused the login or
+// the grant, as it was otherwise.
+func reachability(cc *config.Catalog, n int, err error, limit time.Duration, auth diff.DoctorFinding) (diff.DoctorFinding, diff.DoctorFinding) {
+	class := bound.Classify(err)
+	switch {
+	case err == nil:
+		return diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
+			Message: fmt.Sprintf("the %s catalog answered: %s", cc.Type, config.CountOf(n, "table", "tables"))}, auth
+	case class == bound.ClassAuth || class == bound.ClassPermission:
+		// The server answered: the login (or the grant) is what failed,
+		// and the error says what to check.
+		return diff.DoctorFinding{Check: "reachable", Status: diff.DoctorOK,
+				Message: fmt.Sprintf("the %s catalog answered, and refused the request", cc.Type)},
+			diff.DoctorFinding{Check: "catalog-auth", Status: diff.DoctorFail,
+				Message: fmt.Sprintf("%s (%s)", trimCatalog(cc.Name, err), auth.Message)}
+	case class == bound.ClassNotFound || class == bound.ClassServer || class == bound.ClassOther && isReached(err):
+		return diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
+			Message: fmt.Sprintf("the %s catalog answered with an error: %s", cc.Type, trimCatalog(cc.Name, err)),
+			Fix:     bound.ClassHint(class)}, auth
+	}
+	fix := bound.ClassHint(class)
+	typeFix := ""
+	if f := catalogs.Lookup(cc.Type).UnreachableFix; f != nil {
+		typeFix = f(cc)
+	}
+	switch {
+	case typeFix != "":
+		fix = typeFix
+	case class != bound.ClassTLS:
+		fix = "check the catalog's uri, that the server runs and that this machine can reach it (icewright.request-timeout sets the deadline)"
+	}
+	return diff.DoctorFinding{Check: "reachable", Status: diff.DoctorFail,
+		Message: fmt.Sprintf("the %s catalog cannot be reached (deadline %s): %v", cc.Type, config.FormatDuration(limit), err),
+		Fix:     fix}, auth
+}
+
 // probeTarget is where the storage probe goes and the IO it goes through:
 // where icewright writes, the warehouse (base, resolved) when it is a storage
 // location, else the first of tables' location, through that table's IO
@@ -185,8 +202,9 @@ func (s *Session) doctorCatalog(ctx context.Context, cc *config.Catalog, selecto
 // for a namespace, so for those it is always a table's (whose
 // _icewright_lock holds the leases anyway). With no IO and no error, the
 // location is why there is nothing to probe.
-func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base string, tables []string) (string, iceio.IO, error) {
-	if isLocation(base) && cc.Type != "rest" && cc.Type != "hadoop" {
+func (s *checker) probeTarget(ctx context.Context, cc *config.Catalog, base string, tables []string) (string, iceio.IO, error) {
+	why := catalogs.Lookup(cc.Type).WarehouseNotProbed
+	if isLocation(base) && why == "" {
 		props := maps.Clone(cc.Properties)
 		if props == nil {
 			props = map[string]string{}
@@ -197,17 +215,13 @@ func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base stri
 		}
 		return base, fsys, nil
 	}
-	why := "the warehouse is not a storage location"
-	switch cc.Type {
-	case "rest":
-		why = "a REST catalog's warehouse belongs to its server"
-	case "hadoop":
-		why = "a Hadoop catalog's warehouse directories are its namespaces"
+	if why == "" {
+		why = "the warehouse is not a storage location"
 	}
 	if len(tables) == 0 {
 		return "the catalog lists no table to probe under (" + why + ")", nil, nil
 	}
-	tbl, err := s.loadTable(ctx, tables[0])
+	tbl, err := s.LoadTable(ctx, tables[0])
 	if err != nil {
 		return "", nil, fmt.Errorf("cannot load %s to probe under its location (%s): %w", tables[0], why, err)
 	}
@@ -220,14 +234,14 @@ func (s *Session) probeTarget(ctx context.Context, cc *config.Catalog, base stri
 
 // doctorTable observes one table as a plan that compacts it would, and
 // reports its limits (diff.TableLimits).
-func (s *Session) doctorTable(ctx context.Context, addr string) []diff.DoctorFinding {
-	pol, ok := s.cfg.Resolve(addr)
+func (s *checker) doctorTable(ctx context.Context, addr string) []diff.DoctorFinding {
+	pol, ok := s.Config().Resolve(addr)
 	if !ok {
-		tbl, err := s.loadTable(ctx, addr)
+		tbl, err := s.LoadTable(ctx, addr)
 		if err != nil {
 			return []diff.DoctorFinding{{Table: addr, Check: "load", Status: diff.DoctorFail, Message: err.Error()}}
 		}
-		pol = unmanagedPolicy(addr, tbl)
+		pol = providers.UnmanagedPolicy(addr, tbl)
 	}
 	// The checks of a compaction are made whether or not the policy
 	// compacts: doctor says what icewright could do. The orphan scan is left
@@ -235,7 +249,7 @@ func (s *Session) doctorTable(ctx context.Context, addr string) []diff.DoctorFin
 	probe := *pol
 	probe.Compaction.Declared = true
 	probe.OrphanFiles.Declared = false
-	o, err := s.observe(ctx, &probe, false)
+	o, err := s.ObserveState(ctx, &probe)
 	if err != nil {
 		return []diff.DoctorFinding{{Table: addr, Check: "load", Status: diff.DoctorFail, Message: err.Error()}}
 	}
