@@ -212,3 +212,26 @@ func TestReconcileUnreachableCatalogSkipsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReconcileMissingTableIsAnError: a table block naming a table the
+// catalog does not have is an error at every listing, as when each listing
+// planned every table, not a table silently never observed.
+func TestReconcileMissingTableIsAnError(t *testing.T) {
+	l := newLake(t)
+	l.table("events", 1)
+	src := l.lake.HCL() + policyHCL + "\ntable \"lake.sales.evnts\" {\n  policy = policy.base\n}\n"
+	if err := os.WriteFile(filepath.Join(l.dir, "main.icewright.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := reconcile.New(l.load, open, reconcile.Options{Once: true})
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := statusOf(t, r)
+	if s := st["lake.sales.evnts"]; s.Result != reconcile.ResultError || !strings.Contains(s.Error, "does not exist") {
+		t.Fatalf("the missing table: %+v", s)
+	}
+	if s := st["lake.sales.events"]; s.Result != reconcile.ResultInPolicy {
+		t.Fatalf("the table that exists: %+v", s)
+	}
+}

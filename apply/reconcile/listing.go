@@ -16,8 +16,9 @@ import (
 // catalog, a load of each table's metadata file elsewhere:
 // providers.Session.MetadataLocations) and plans, in one plan, only the
 // tables that need it: new ones, changed ones (a metadata location that is
-// not byte-equal to the last observed), those whose policy changed, and
-// every table of a catalog that could not be listed (the plan says its
+// not byte-equal to the last observed), those whose policy changed,
+// table blocks whose table the catalog does not list (the plan says so),
+// and every table of a catalog that could not be listed (the plan says its
 // error, as before, and plans what it lists by then). The others are
 // skipped: a table in policy is observed again when diff.NextDue says one
 // of its time-based rules can come due, or when it changes or a writer
@@ -76,6 +77,19 @@ func (r *Reconciler) list(ctx context.Context) {
 			reasons[a] = ObservePolicy
 		case e.status.Result == ResultInPolicy:
 			skipped++
+		}
+	}
+	// A table block naming a table its catalog does not list: the plan
+	// says so, as the full listing did (a configuration mistake is an
+	// error, never a silent skip).
+	for _, tb := range cfg.Tables {
+		cat, _, _ := strings.Cut(tb.Address, ".")
+		if _, ok := locs[tb.Address]; ok || !listed[cat] || r.running[tb.Address] {
+			continue
+		}
+		reasons[tb.Address] = ObserveRetry
+		if _, known := r.tables[tb.Address]; !known {
+			reasons[tb.Address] = ObserveNew
 		}
 	}
 	r.mu.Unlock()
@@ -149,11 +163,12 @@ func (r *Reconciler) list(ctx context.Context) {
 		e.reason = ObserveRetry
 		r.schedule(e, now.Add(r.retryAfter()))
 	}
-	// Tables no longer listed are forgotten; a catalog that could not be
-	// listed forgets none of its tables.
+	// Tables no longer listed are forgotten (a table block's missing
+	// table stays, with its error); a catalog that could not be listed
+	// forgets none of its tables.
 	for a, e := range r.tables {
 		cat, _, _ := strings.Cut(a, ".")
-		if _, ok := locs[a]; ok || !listed[cat] || r.running[a] {
+		if _, ok := locs[a]; ok || reasons[a] != "" || !listed[cat] || r.running[a] {
 			continue
 		}
 		if e.index >= 0 {
