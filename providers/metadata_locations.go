@@ -18,10 +18,12 @@ const metadataLoads = 8
 // last observation to learn which tables changed (issue 44). A SQL
 // catalog answers with one query (its database's iceberg_tables, the rows
 // the catalog reads); any other catalog is listed and each table loaded
-// (the metadata file only: no manifest list, no manifest). iceberg-go
-// v0.7.0's REST client sends no If-None-Match and exposes no ETag
-// (catalog/rest: LoadTable returns the table alone), so a REST load is a
-// plain load. A table that cannot be loaded is in the map with "" (the
+// (the metadata file only: no manifest list, no manifest). A REST load is
+// a plain load: iceberg-go v0.7.0's REST client exposes no response's ETag
+// (catalog/rest: LoadTable returns the table alone), its headers are set
+// per catalog (WithHeaders), not per request, and a 304 Not Modified has no
+// path in LoadTable (it would be an error); an If-None-Match would need a
+// second REST client beside iceberg-go's. A table that cannot be loaded is in the map with "" (the
 // plan says its error); an error is the catalog's own (unreachable, not
 // listable).
 func (s *Session) MetadataLocations(ctx context.Context, catalogName string) (map[string]string, error) {
