@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/icewright/icewright/apply"
+	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers"
 )
 
 // list learns every managed table's metadata location (one query for a SQL
@@ -27,15 +29,54 @@ import (
 // (those of a catalog that could not be listed are kept).
 func (r *Reconciler) list(ctx context.Context) {
 	cfg, warnings, sess := r.session()
+	locs, listed, targets := r.learnLocations(ctx, cfg, sess)
+	if ctx.Err() != nil {
+		return // cut short: nothing learnt
+	}
+	reasons := r.chooseObserved(cfg, locs, listed)
+	targets = append(targets, slices.Sorted(maps.Keys(reasons))...)
+
+	var (
+		p   *diff.Plan
+		err error
+	)
+	if len(targets) > 0 {
+		start := time.Now()
+		p, err = apply.Plan(ctx, cfg, sess, r.planOptions(targets, warnings))
+		r.metrics.planDuration.WithLabelValues("listing").Observe(time.Since(start).Seconds())
+	} else {
+		p = &diff.Plan{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastListing = r.opts.Now()
+	r.budgetUsed = 0 // a new interval
+	if err != nil {
+		r.metrics.planErrors.Inc()
+		r.opts.Log.Error("listing the tables failed", "error", err)
+		return
+	}
+	if ctx.Err() != nil {
+		return // cut short: nothing learnt
+	}
+	r.listedDigest = cfg.Digest
+	r.recordListing(p, reasons)
+	r.forgetUnlisted(locs, listed, reasons)
+	r.updateGauges()
+	r.ready.Store(true)
+}
+
+// learnLocations reads the metadata location of every managed table of
+// every catalog (Session.MetadataLocations): locs by address, the catalogs
+// that answered, and, for each that did not, a target that plans all of
+// it again (nothing of it is skipped blindly: the plan says its error for
+// each of its blocks).
+func (r *Reconciler) learnLocations(ctx context.Context, cfg *config.Config, sess *providers.Session) (locs map[string]string, listed map[string]bool, targets []string) {
 	start := time.Now()
-	locs := map[string]string{}
-	listed := map[string]bool{} // catalogs that answered
-	var targets []string
+	locs, listed = map[string]string{}, map[string]bool{}
 	for _, c := range cfg.Catalogs {
 		m, err := sess.MetadataLocations(ctx, c.Name)
 		if err != nil {
-			// Nothing of it is skipped blindly: the plan lists it again
-			// and says its error for each of its blocks.
 			targets = append(targets, c.Name+".**")
 			continue
 		}
@@ -47,11 +88,17 @@ func (r *Reconciler) list(ctx context.Context) {
 		}
 	}
 	r.metrics.planDuration.WithLabelValues("locations").Observe(time.Since(start).Seconds())
-	if ctx.Err() != nil {
-		return // cut short: nothing learnt
-	}
+	return locs, listed, targets
+}
 
+// chooseObserved are the tables to observe now, each with why: new, its
+// metadata location changed, its policy changed, or a table block whose
+// table its catalog does not list (the plan says so, as the full listing
+// did: a configuration mistake is an error, never a silent skip). The
+// tables in policy left out are counted as skipped.
+func (r *Reconciler) chooseObserved(cfg *config.Config, locs map[string]string, listed map[string]bool) map[string]string {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	policies := map[string]string{} // address → policy digest, when the configuration changed
 	if cfg.Digest != r.listedDigest {
 		for a := range locs {
@@ -79,9 +126,6 @@ func (r *Reconciler) list(ctx context.Context) {
 			skipped++
 		}
 	}
-	// A table block naming a table its catalog does not list: the plan
-	// says so, as the full listing did (a configuration mistake is an
-	// error, never a silent skip).
 	for _, tb := range cfg.Tables {
 		cat, _, _ := strings.Cut(tb.Address, ".")
 		if _, ok := locs[tb.Address]; ok || !listed[cat] || r.running[tb.Address] {
@@ -92,34 +136,14 @@ func (r *Reconciler) list(ctx context.Context) {
 			reasons[tb.Address] = ObserveNew
 		}
 	}
-	r.mu.Unlock()
 	r.metrics.skipped.Add(float64(skipped))
-	targets = append(targets, slices.Sorted(maps.Keys(reasons))...)
+	return reasons
+}
 
-	var (
-		p   *diff.Plan
-		err error
-	)
-	if len(targets) > 0 {
-		start = time.Now()
-		p, err = apply.Plan(ctx, cfg, sess, r.planOptions(targets, warnings))
-		r.metrics.planDuration.WithLabelValues("listing").Observe(time.Since(start).Seconds())
-	} else {
-		p = &diff.Plan{}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lastListing = r.opts.Now()
-	r.budgetUsed = 0 // a new interval
-	if err != nil {
-		r.metrics.planErrors.Inc()
-		r.opts.Log.Error("listing the tables failed", "error", err)
-		return
-	}
-	if ctx.Err() != nil {
-		return // cut short: nothing learnt
-	}
-	r.listedDigest = cfg.Digest
+// recordListing takes in the listing's plan: each table planned is
+// recorded and scheduled (in policy: when a rule can come due; else now),
+// each error retried. mu is held.
+func (r *Reconciler) recordListing(p *diff.Plan, reasons map[string]string) {
 	now := r.opts.Now()
 	observed := func(addr string) {
 		reason := reasons[addr]
@@ -163,9 +187,12 @@ func (r *Reconciler) list(ctx context.Context) {
 		e.reason = ObserveRetry
 		r.schedule(e, now.Add(r.retryAfter()))
 	}
-	// Tables no longer listed are forgotten (a table block's missing
-	// table stays, with its error); a catalog that could not be listed
-	// forgets none of its tables.
+}
+
+// forgetUnlisted forgets the tables no longer listed (a table block's
+// missing table stays, with its error); a catalog that could not be
+// listed forgets none of its tables. mu is held.
+func (r *Reconciler) forgetUnlisted(locs map[string]string, listed map[string]bool, reasons map[string]string) {
 	for a, e := range r.tables {
 		cat, _, _ := strings.Cut(a, ".")
 		if _, ok := locs[a]; ok || reasons[a] != "" || !listed[cat] || r.running[a] {
@@ -177,8 +204,6 @@ func (r *Reconciler) list(ctx context.Context) {
 		delete(r.tables, a)
 		r.metrics.forget(a)
 	}
-	r.updateGauges()
-	r.ready.Store(true)
 }
 
 // scheduleInPolicy queues a table its plan found in policy at the moment
