@@ -91,6 +91,38 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	if err := checkPolicies(cfg, plan); err != nil {
 		return nil, err
 	}
+	r := newRunner(cfg, b, opts)
+	res := &Results{
+		FormatVersion:    ResultsFormatVersion,
+		IcewrightVersion: opts.Version,
+		StartedAt:        r.now().UTC(),
+		SavedPlan:        opts.Saved,
+		RunID:            opts.RunID,
+		Tables:           []TableResult{},
+	}
+	loaded, loadErr, err := loadTables(ctx, b, plan)
+	if err != nil {
+		return nil, err
+	}
+	out := r.applyTables(ctx, plan, loaded, loadErr, res)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	// Tables the plan could not plan are failures of this apply too (exit 1),
+	// listed with the plan's message.
+	for _, pe := range plan.Errors {
+		tr := TableResult{Address: pe.Address, Actions: []ActionResult{}}
+		tr.stop(StatusFailed, &Failure{Stage: StageNotPlanned, Err: errors.New(pe.Message)})
+		out = append(out, tr)
+	}
+	slices.SortStableFunc(out, func(a, b TableResult) int { return strings.Compare(a.Address, b.Address) })
+	res.Tables = out
+	res.FinishedAt = r.now().UTC()
+	res.summarize()
+	return res, nil
+}
+
+func newRunner(cfg *config.Config, b backend, opts ApplyOptions) *runner {
 	r := &runner{cfg: cfg, b: b, opts: opts, now: clock(opts.Now), retries: opts.MaxRetries}
 	if r.retries == 0 {
 		r.retries = DefaultMaxRetries
@@ -101,19 +133,14 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	if opts.SetMemoryLimit != nil {
 		r.memory = providers.NewMemoryLimiter(opts.SetMemoryLimit)
 	}
-	res := &Results{
-		FormatVersion:    ResultsFormatVersion,
-		IcewrightVersion: opts.Version,
-		StartedAt:        r.now().UTC(),
-		SavedPlan:        opts.Saved,
-		RunID:            opts.RunID,
-		Tables:           []TableResult{},
-	}
+	return r
+}
 
-	// Identity first, for every table with work, before anything changes: a
-	// dropped-and-recreated table makes the whole saved plan stale.
-	loaded := map[string]*providers.Table{}
-	loadErr := map[string]error{}
+// loadTables checks identity first, for every table with work, before
+// anything changes: a dropped-and-recreated table makes the whole saved
+// plan stale (the error). A table that cannot be loaded is in loadErr.
+func loadTables(ctx context.Context, b backend, plan *diff.Plan) (loaded map[string]*providers.Table, loadErr map[string]error, err error) {
+	loaded, loadErr = map[string]*providers.Table{}, map[string]error{}
 	for _, tp := range plan.Tables {
 		if len(tp.Actions) == 0 {
 			continue
@@ -127,13 +154,17 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 			continue
 		}
 		if got := tbl.UUID(); got != tp.Observed.TableUUID {
-			return nil, fmt.Errorf("%w: table %s was recreated since the plan (UUID %s, plan has %s); nothing was changed",
+			return nil, nil, fmt.Errorf("%w: table %s was recreated since the plan (UUID %s, plan has %s); nothing was changed",
 				ErrStalePlan, tp.Address, got, tp.Observed.TableUUID)
 		}
 		loaded[tp.Address] = tbl
 	}
+	return loaded, loadErr, nil
+}
 
-	par := parallelism(opts.Parallelism, cfg)
+// applyTables applies the plan's tables, at most the parallelism at once,
+// and returns their results in the plan's order.
+func (r *runner) applyTables(ctx context.Context, plan *diff.Plan, loaded map[string]*providers.Table, loadErr map[string]error, res *Results) []TableResult {
 	withActions := 0
 	for _, tp := range plan.Tables {
 		if len(tp.Actions) > 0 {
@@ -143,20 +174,15 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	out := make([]TableResult, len(plan.Tables))
 	var (
 		wg  sync.WaitGroup
-		sem = make(chan struct{}, par)
+		sem = make(chan struct{}, parallelism(r.opts.Parallelism, r.cfg))
 	)
 	for i, tp := range plan.Tables {
 		if len(tp.Actions) == 0 {
-			out[i] = TableResult{Address: tp.Address, Status: StatusInPolicy, Actions: []ActionResult{},
-				MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
-			if len(tp.Refusals) > 0 {
-				out[i].Status = StatusFailed
-				out[i].Error = "the plan refused actions: " + refusalText(tp.Refusals)
-			}
+			out[i] = inPolicyTable(tp)
 			continue
 		}
 		if err := loadErr[tp.Address]; err != nil {
-			out[i] = failedTable(tp, fmt.Sprintf("load: %v", err))
+			out[i] = failedTable(tp, &Failure{Stage: StageLoad, Err: err})
 			continue
 		}
 		// Ctrl-C stops starting tables; running ones finish their current
@@ -179,24 +205,22 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 			if out[i].Status == StatusFailed {
 				err = errors.New(out[i].Error)
 			}
-			emit(opts.Progress, Event{Table: tp.Address, Phase: PhaseFinished, Total: int64(withActions), Unit: "tables", Err: err})
+			emit(r.opts.Progress, Event{Table: tp.Address, Phase: PhaseFinished, Total: int64(withActions), Unit: "tables", Err: err})
 		}(i, tp)
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
-		res.Interrupted = true
+	return out
+}
+
+// inPolicyTable is a table the plan had nothing to do on: in policy, or
+// failed when the plan refused what it would have done.
+func inPolicyTable(tp diff.TablePlan) TableResult {
+	tr := TableResult{Address: tp.Address, Status: StatusInPolicy, Actions: []ActionResult{},
+		MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+	if len(tp.Refusals) > 0 {
+		tr.stop(StatusFailed, &Failure{Stage: StageRefused, Err: errors.New(refusalText(tp.Refusals))})
 	}
-	// Tables the plan could not plan are failures of this apply too (exit 1),
-	// listed with the plan's message.
-	for _, pe := range plan.Errors {
-		out = append(out, TableResult{Address: pe.Address, Status: StatusFailed,
-			Error: "not planned: " + pe.Message, Actions: []ActionResult{}})
-	}
-	slices.SortStableFunc(out, func(a, b TableResult) int { return strings.Compare(a.Address, b.Address) })
-	res.Tables = out
-	res.FinishedAt = r.now().UTC()
-	res.summarize()
-	return res, nil
+	return tr
 }
 
 // checkPolicies is the saved plan's configuration check (docs/design.md §5.3): the
@@ -241,11 +265,11 @@ func refusalText(rs []diff.Refusal) string {
 	return strings.Join(parts, "; ")
 }
 
-func failedTable(tp diff.TablePlan, msg string) TableResult {
-	tr := TableResult{Address: tp.Address, Status: StatusFailed, Error: msg,
-		MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+func failedTable(tp diff.TablePlan, f *Failure) TableResult {
+	tr := TableResult{Address: tp.Address, MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+	tr.stop(StatusFailed, f)
 	for _, a := range tp.Actions {
-		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "table failed: " + msg})
+		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "table failed: " + tr.Error})
 	}
 	return tr
 }
@@ -255,12 +279,14 @@ func failedTable(tp diff.TablePlan, msg string) TableResult {
 // LockSkipOK: a CD job whose tables were all skipped must not read green,
 // while a reconciler, which comes back later, may say so.
 func (r *runner) lockedTable(tp diff.TablePlan, locked *providers.LockedError) TableResult {
-	why := locked.Error() + "; another apply is working on this table (wait for it with -lock-timeout; if that run is dead, its lease lapses by itself, or run icewright force-unlock " + locked.Holder.RunID + " " + tp.Address + ")"
-	tr := TableResult{Address: tp.Address, Status: StatusFailed, Error: why, Locked: true,
+	why := &Failure{Stage: StageLease, Err: fmt.Errorf("%w; another apply is working on this table (wait for it with -lock-timeout; if that run is dead, its lease lapses by itself, or run icewright force-unlock %s %s)",
+		locked, locked.Holder.RunID, tp.Address)}
+	tr := TableResult{Address: tp.Address, Locked: true,
 		MetadataBefore: tp.Observed.MetadataLocation, PlannedRefusals: tp.Refusals}
+	tr.stop(StatusFailed, why)
 	if r.opts.LockSkipOK && len(tp.Refusals) == 0 {
 		tr.Status = StatusSkipped
-		tr.Warnings = append(tr.Warnings, "skipped: "+why)
+		tr.Warnings = append(tr.Warnings, "skipped: "+tr.Error)
 	}
 	for _, a := range tp.Actions {
 		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "table locked by another apply"})
@@ -269,8 +295,8 @@ func (r *runner) lockedTable(tp diff.TablePlan, locked *providers.LockedError) T
 }
 
 func interruptedTable(tp diff.TablePlan, err error) TableResult {
-	tr := TableResult{Address: tp.Address, Status: StatusInterrupted, Error: "interrupted before start: " + err.Error(),
-		MetadataBefore: tp.Observed.MetadataLocation}
+	tr := TableResult{Address: tp.Address, MetadataBefore: tp.Observed.MetadataLocation}
+	tr.stop(StatusInterrupted, &Failure{Stage: StageQueued, Err: err, Interrupted: true})
 	for _, a := range tp.Actions {
 		tr.Actions = append(tr.Actions, ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: "interrupted before start"})
 	}
@@ -284,6 +310,22 @@ type step struct {
 	notApplied []string
 	skip       string // non-empty: do not run, report skipped with this reason
 	refused    bool   // the skip is a safety refusal: report it as failed
+}
+
+// tableRun is one table's apply in progress.
+type tableRun struct {
+	r    *runner
+	tp   diff.TablePlan
+	pol  *config.Effective
+	tbl  *providers.Table // the table as last loaded or committed
+	lock *tableLock       // nil: no lease
+	// seen is the table before any action of this apply, and the
+	// snapshots its actions commit: expiry keeps what was live then unless
+	// this apply's own commits replaced it (docs/design.md §5.4).
+	seen      *applied
+	results   map[diff.ActionType]*ActionResult
+	conflicts int
+	tr        *TableResult
 }
 
 // applyTable runs one table's actions in order. A table unchanged since the
@@ -305,174 +347,40 @@ func (r *runner) applyTable(ctx context.Context, tp diff.TablePlan, tbl *provide
 
 	pol, ok := r.cfg.Resolve(tp.Address)
 	if !ok {
-		return failedTable(tp, "the configuration no longer manages this table")
+		return failedTable(tp, &Failure{Stage: StageConfig})
 	}
-	results := map[diff.ActionType]*ActionResult{}
-	record := func(ar ActionResult) {
-		if old, ok := results[ar.Type]; ok {
-			// A retried action keeps its earlier notes.
-			ar.NotApplied = append(slices.Clone(old.NotApplied), ar.NotApplied...)
-			ar.StagedFilesRemoved += old.StagedFilesRemoved
-		}
-		results[ar.Type] = &ar
-	}
-	var failure string
+	t := &tableRun{r: r, tp: tp, pol: pol, tbl: tbl, results: map[diff.ActionType]*ActionResult{}, tr: &tr}
 	tr.Attempts = 1
 
 	// What is left to do is decided before any lease (issue 26): a saved
 	// plan already applied, stale or refused leaves the table untouched,
 	// and so does a table with nothing left to do.
-	steps, failure := r.plannedSteps(ctx, pol, tp, tbl, &tr)
-	var lock *tableLock
-	if r.opts.Lock && failure == "" && anyRunnable(steps) {
-		l, err := r.lockTable(ctx, pol, tbl)
+	steps, fail := r.plannedSteps(ctx, pol, tp, t.tbl, &tr)
+	if r.opts.Lock && fail == nil && anyRunnable(steps) {
+		l, err := r.lockTable(ctx, pol, t.tbl)
 		var locked *providers.LockedError
 		if errors.As(err, &locked) {
 			// Another apply is working on this table: it does the work.
 			return r.lockedTable(tp, locked)
 		}
 		if err != nil {
-			return failedTable(tp, err.Error())
+			return failedTable(tp, &Failure{Stage: StageLease, Err: err})
 		}
-		lock = l
+		t.lock = l
 		defer func() {
-			if err := lock.release(ctx); err != nil {
+			if err := t.lock.release(ctx); err != nil {
 				tr.Warnings = append(tr.Warnings, "release lock: "+err.Error())
 			}
 		}()
-		// While this run waited for the lease, the holder may have done
-		// the work: decide again on the table as it is now.
-		cur, err := r.b.Table(ctx, tp.Address)
-		if err != nil {
-			failure = "load: " + err.Error()
-		} else if cur.MetadataLocation() != tbl.MetadataLocation() {
-			tbl = cur
-			steps, failure = r.plannedSteps(ctx, pol, tp, tbl, &tr)
-		}
+		steps, fail = t.decideAgain(ctx, steps)
 	}
 
-	// The table before any action of this apply, and the snapshots its
-	// actions commit: expiry keeps what was live then unless this apply's
-	// own commits replaced it (docs/design.md §5.4).
-	seen := &applied{began: tbl}
-
-	conflicts, interrupted := 0, false
-steps:
-	for i := 0; i < len(steps) && failure == ""; i++ {
-		s := steps[i]
-		if s.skip != "" {
-			ar := ActionResult{Type: s.action.Type, Destructive: s.action.Destructive, Status: StatusSkipped, Reason: s.skip, NotApplied: s.notApplied}
-			phase := PhaseSkipped
-			if s.refused {
-				ar.Status, ar.Reason, ar.Error = StatusFailed, "", s.skip
-				phase = PhaseFailed
-			}
-			record(ar)
-			emit(r.opts.Progress, Event{Table: tp.Address, Action: string(s.action.Type), Phase: phase, Err: errors.New(s.skip)})
-			continue
-		}
-		batch := []step{s}
-		// Adjacent kinds that share a commit (properties and the sort
-		// order) run as one batch.
-		for b := s.action.Type.Batch(); b != "" && i+1 < len(steps) &&
-			steps[i+1].action.Type.Batch() == b && steps[i+1].skip == ""; i++ {
-			batch = append(batch, steps[i+1])
-		}
-		for {
-			if err := ctx.Err(); err != nil {
-				failure, interrupted = "interrupted: no new action starts after the signal", true
-				break steps
-			}
-			cur, err := r.b.Table(ctx, tp.Address)
-			if err != nil {
-				failure = fmt.Sprintf("%s: load: %v", s.action.Type, err)
-				break steps
-			}
-			if cur.UUID() != tp.Observed.TableUUID {
-				failure = "the table was dropped and recreated during apply; nothing more is done"
-				break steps
-			}
-			if lock != nil {
-				if err := lock.lost(); err != nil {
-					failure = fmt.Sprintf("%s not started: %v", s.action.Type, err)
-					break steps
-				}
-			}
-			tbl = cur
-			ars, next, err := r.runStep(ctx, cur, pol, batch, seen)
-			if errors.Is(err, providers.ErrConflict) && conflicts < r.retries {
-				conflicts++
-				tr.Attempts++
-				tr.AttemptConflicts = append(tr.AttemptConflicts, fmt.Sprintf("%s: %v", s.action.Type, err))
-				for _, ar := range ars {
-					if ar.StagedFilesRemoved > 0 {
-						if old, ok := results[ar.Type]; ok {
-							old.StagedFilesRemoved += ar.StagedFilesRemoved
-						} else {
-							record(ActionResult{Type: ar.Type, Destructive: ar.Destructive, StagedFilesRemoved: ar.StagedFilesRemoved})
-						}
-					}
-				}
-				emit(r.opts.Progress, Event{Table: tp.Address, Action: string(s.action.Type), Phase: PhaseRetry, Done: int64(conflicts), Total: int64(r.retries), Err: err})
-				if werr := sleepCtx(ctx, r.backoff(conflicts)); werr != nil {
-					failure, interrupted = "interrupted while waiting to retry", true
-					break steps
-				}
-				continue
-			}
-			for _, ar := range ars {
-				record(ar)
-			}
-			if next != nil {
-				tbl = next
-			}
-			if err != nil {
-				failure = fmt.Sprintf("%s: %v", s.action.Type, err)
-				interrupted = errors.Is(err, errActionInterrupted)
-				break steps
-			}
-			break
-		}
+	t.seen = &applied{began: t.tbl}
+	if fail == nil {
+		fail = t.runSteps(ctx, steps)
 	}
-
-	// Every approved (and every reported) action gets a line, in plan order.
-	for _, a := range tp.Actions {
-		if old, ok := results[a.Type]; !ok || old.Status == "" {
-			why := "not run"
-			if failure != "" {
-				why = "not run: " + failure
-			}
-			ar := ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: why}
-			if ok {
-				ar.StagedFilesRemoved = old.StagedFilesRemoved
-			}
-			results[a.Type] = &ar
-		}
-	}
-	var order []diff.ActionType
-	for t := range results {
-		order = append(order, t)
-	}
-	slices.SortFunc(order, func(a, b diff.ActionType) int { return a.Order() - b.Order() })
-	for _, t := range order {
-		tr.Actions = append(tr.Actions, *results[t])
-	}
-	tr.MetadataAfter = tbl.MetadataLocation()
+	t.finish(fail)
 	tr.DurationMs = time.Since(start).Milliseconds()
-	switch {
-	case failure != "" && interrupted && !anyStatus(tr.Actions, StatusFailed):
-		tr.Status, tr.Error = StatusInterrupted, failure
-	case failure != "":
-		tr.Status, tr.Error = StatusFailed, failure
-	case anyStatus(tr.Actions, StatusFailed):
-		tr.Status = StatusFailed
-	case anyStatus(tr.Actions, StatusInterrupted):
-		tr.Status = StatusInterrupted
-	case anyStatus(tr.Actions, StatusDone):
-		tr.Status = StatusDone
-	default:
-		tr.Status = StatusSkipped
-	}
 	// A refusal in the plan (a partition an engine cannot be bounded to,
 	// a sweep a safety rule stopped) is not a failure of what ran: the
 	// table keeps its actions' status (done: counted changed), its
@@ -482,23 +390,196 @@ steps:
 	return tr
 }
 
+// decideAgain: while this run waited for the lease, the holder may have
+// done the work, so what runs is decided again on the table as it is now.
+func (t *tableRun) decideAgain(ctx context.Context, steps []step) ([]step, *Failure) {
+	cur, err := t.r.b.Table(ctx, t.tp.Address)
+	if err != nil {
+		return steps, &Failure{Stage: StageLoad, Err: err}
+	}
+	if cur.MetadataLocation() == t.tbl.MetadataLocation() {
+		return steps, nil
+	}
+	t.tbl = cur
+	return t.r.plannedSteps(ctx, t.pol, t.tp, t.tbl, t.tr)
+}
+
+// record keeps an action's result; a retried action keeps its earlier
+// notes.
+func (t *tableRun) record(ar ActionResult) {
+	if old, ok := t.results[ar.Type]; ok {
+		ar.NotApplied = append(slices.Clone(old.NotApplied), ar.NotApplied...)
+		ar.StagedFilesRemoved += old.StagedFilesRemoved
+	}
+	t.results[ar.Type] = &ar
+}
+
+// runSteps runs the steps in order, adjacent kinds that share a commit
+// (properties and the sort order) as one batch, until one fails.
+func (t *tableRun) runSteps(ctx context.Context, steps []step) *Failure {
+	for i := 0; i < len(steps); i++ {
+		s := steps[i]
+		if s.skip != "" {
+			t.skipStep(s)
+			continue
+		}
+		batch := []step{s}
+		for b := s.action.Type.Batch(); b != "" && i+1 < len(steps) &&
+			steps[i+1].action.Type.Batch() == b && steps[i+1].skip == ""; i++ {
+			batch = append(batch, steps[i+1])
+		}
+		if f := t.runBatch(ctx, batch); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// skipStep reports a step that does not run: skipped, or failed when the
+// skip is a safety refusal.
+func (t *tableRun) skipStep(s step) {
+	ar := ActionResult{Type: s.action.Type, Destructive: s.action.Destructive, Status: StatusSkipped, Reason: s.skip, NotApplied: s.notApplied}
+	phase := PhaseSkipped
+	if s.refused {
+		ar.Status, ar.Reason, ar.Error = StatusFailed, "", s.skip
+		phase = PhaseFailed
+	}
+	t.record(ar)
+	emit(t.r.opts.Progress, Event{Table: t.tp.Address, Action: string(s.action.Type), Phase: phase, Err: errors.New(s.skip)})
+}
+
+// runBatch runs one batch on the table as the catalog holds it now,
+// retrying after a commit conflict up to the runner's retries.
+func (t *tableRun) runBatch(ctx context.Context, batch []step) *Failure {
+	kind := batch[0].action.Type
+	for {
+		if err := ctx.Err(); err != nil {
+			return &Failure{Action: kind, Stage: StageStart, Err: err, Interrupted: true, Retries: t.conflicts}
+		}
+		cur, f := t.reload(ctx, kind)
+		if f != nil {
+			return f
+		}
+		t.tbl = cur
+		ars, next, err := t.r.runStep(ctx, cur, t.pol, batch, t.seen)
+		if errors.Is(err, providers.ErrConflict) && t.conflicts < t.r.retries {
+			if f := t.retryAfter(ctx, kind, ars, err); f != nil {
+				return f
+			}
+			continue
+		}
+		for _, ar := range ars {
+			t.record(ar)
+		}
+		if next != nil {
+			t.tbl = next
+		}
+		if err != nil {
+			return &Failure{Action: kind, Stage: StageExecute, Err: err, Interrupted: errors.Is(err, errActionInterrupted), Retries: t.conflicts}
+		}
+		return nil
+	}
+}
+
+// reload loads the table before an action and checks that it is still the
+// planned table and that the lease still holds.
+func (t *tableRun) reload(ctx context.Context, kind diff.ActionType) (*providers.Table, *Failure) {
+	cur, err := t.r.b.Table(ctx, t.tp.Address)
+	if err != nil {
+		return nil, &Failure{Action: kind, Stage: StageLoad, Err: err, Retries: t.conflicts}
+	}
+	if cur.UUID() != t.tp.Observed.TableUUID {
+		return nil, &Failure{Action: kind, Stage: StageIdentity, Retries: t.conflicts}
+	}
+	if t.lock != nil {
+		if err := t.lock.lost(); err != nil {
+			return nil, &Failure{Action: kind, Stage: StageLease, Err: err, Retries: t.conflicts}
+		}
+	}
+	return cur, nil
+}
+
+// retryAfter counts a commit conflict, keeps the count of the files the
+// failed commit staged and apply removed, and waits before the retry.
+func (t *tableRun) retryAfter(ctx context.Context, kind diff.ActionType, ars []ActionResult, err error) *Failure {
+	t.conflicts++
+	t.tr.Attempts++
+	t.tr.AttemptConflicts = append(t.tr.AttemptConflicts, fmt.Sprintf("%s: %v", kind, err))
+	for _, ar := range ars {
+		if ar.StagedFilesRemoved > 0 {
+			if old, ok := t.results[ar.Type]; ok {
+				old.StagedFilesRemoved += ar.StagedFilesRemoved
+			} else {
+				t.record(ActionResult{Type: ar.Type, Destructive: ar.Destructive, StagedFilesRemoved: ar.StagedFilesRemoved})
+			}
+		}
+	}
+	emit(t.r.opts.Progress, Event{Table: t.tp.Address, Action: string(kind), Phase: PhaseRetry, Done: int64(t.conflicts), Total: int64(t.r.retries), Err: err})
+	if werr := sleepCtx(ctx, t.r.backoff(t.conflicts)); werr != nil {
+		return &Failure{Action: kind, Stage: StageRetryWait, Err: werr, Interrupted: true, Retries: t.conflicts}
+	}
+	return nil
+}
+
+// finish writes the table's result: every approved (and every reported)
+// action gets a line, in plan order, and the table its status.
+func (t *tableRun) finish(fail *Failure) {
+	tr := t.tr
+	for _, a := range t.tp.Actions {
+		if old, ok := t.results[a.Type]; !ok || old.Status == "" {
+			why := "not run"
+			if fail != nil {
+				why = "not run: " + fail.Error()
+			}
+			ar := ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: why}
+			if ok {
+				ar.StagedFilesRemoved = old.StagedFilesRemoved
+			}
+			t.results[a.Type] = &ar
+		}
+	}
+	var order []diff.ActionType
+	for typ := range t.results {
+		order = append(order, typ)
+	}
+	slices.SortFunc(order, func(a, b diff.ActionType) int { return a.Order() - b.Order() })
+	for _, typ := range order {
+		tr.Actions = append(tr.Actions, *t.results[typ])
+	}
+	tr.MetadataAfter = t.tbl.MetadataLocation()
+	switch {
+	case fail != nil && fail.Interrupted && !anyStatus(tr.Actions, StatusFailed):
+		tr.stop(StatusInterrupted, fail)
+	case fail != nil:
+		tr.stop(StatusFailed, fail)
+	case anyStatus(tr.Actions, StatusFailed):
+		tr.Status = StatusFailed
+	case anyStatus(tr.Actions, StatusInterrupted):
+		tr.Status = StatusInterrupted
+	case anyStatus(tr.Actions, StatusDone):
+		tr.Status = StatusDone
+	default:
+		tr.Status = StatusSkipped
+	}
+}
+
 // plannedSteps is what runs on tbl: the approved actions when the table is
 // still the version the plan was made against, else a fresh plan bounded
 // by the approved one (docs/design.md §5.3).
-func (r *runner) plannedSteps(ctx context.Context, pol *config.Effective, tp diff.TablePlan, tbl *providers.Table, tr *TableResult) ([]step, string) {
+func (r *runner) plannedSteps(ctx context.Context, pol *config.Effective, tp diff.TablePlan, tbl *providers.Table, tr *TableResult) ([]step, *Failure) {
 	if tbl.MetadataLocation() == tp.Observed.MetadataLocation {
 		steps := make([]step, 0, len(tp.Actions))
 		for _, a := range tp.Actions {
 			steps = append(steps, step{action: a})
 		}
-		return steps, ""
+		return steps, nil
 	}
 	tr.Replanned = true
 	fresh, err := r.replan(ctx, pol, tp.Address)
 	if err != nil {
-		return nil, "re-plan: " + err.Error()
+		return nil, &Failure{Stage: StageReplan, Err: err}
 	}
-	return bound(tp.Actions, *fresh, map[diff.ActionType]bool{}), ""
+	return bound(tp.Actions, *fresh, map[diff.ActionType]bool{}), nil
 }
 
 // anyRunnable: some step will run (not only skips to report).

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -146,3 +147,44 @@ func TestApplyDrivesAnyExecutor(t *testing.T) {
 type noExecutor struct{ *providers.Session }
 
 func (noExecutor) Executor(diff.ActionType) (providers.Executor, bool) { return nil, false }
+
+// TestFailureIsTyped: a table whose commit keeps conflicting past the
+// retries stops with a Failure that says what failed (the action), where
+// (execute), why (a concurrent writer's commit won) and after how many
+// retries, and whose text is the table's error.
+func TestFailureIsTyped(t *testing.T) {
+	e := newEnv(t, "")
+	e.writeConfig(e.lake.HCL() + sortedPolicyHCL(`["event_id"]`))
+	e.debtTable(orders, nil)
+	p := e.plan()
+
+	toy := &toyEngine{Session: e.sess, conflict: map[diff.ActionType]int{diff.Compact: 5}}
+	res, err := run(context.Background(), e.cfg, toy, p, ApplyOptions{Version: "test", MaxRetries: 2,
+		Backoff: func(int) time.Duration { return time.Millisecond }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tableResult(t, res, "lake."+orders)
+	f := tr.Failure
+	if tr.Status != StatusFailed || f == nil {
+		t.Fatalf("result %s, failure %v:\n%s", tr.Status, f, describe(res))
+	}
+	if f.Stage != StageExecute || f.Action != diff.Compact || !f.Conflict() || f.Retries != 2 || f.Interrupted || f.Locked() {
+		t.Errorf("failure %+v (conflict %v)", f, f.Conflict())
+	}
+	if want := "compact: " + providers.ErrConflict.Error(); tr.Error != want || f.Error() != want {
+		t.Errorf("error %q, failure %q, want %q", tr.Error, f.Error(), want)
+	}
+	if !errors.Is(f, providers.ErrConflict) {
+		t.Error("the failure does not unwrap to its cause")
+	}
+
+	// A table whose actions all ran has no Failure.
+	res, err = run(context.Background(), e.cfg, &toyEngine{Session: e.sess}, p, ApplyOptions{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := tableResult(t, res, "lake."+orders); tr.Status != StatusDone || tr.Failure != nil || tr.Error != "" {
+		t.Errorf("a done table: %s, failure %v, error %q", tr.Status, tr.Failure, tr.Error)
+	}
+}

@@ -38,6 +38,9 @@ type PlanOptions struct {
 	// is PlanMemoryLimit while the tables are observed (never above the
 	// limit in force before) and restored afterwards.
 	SetMemoryLimit func(int64) int64
+	// NextDue sets each table plan's NextDue (diff.NextDue on the state
+	// observed): reconcile observes an unchanged table again then.
+	NextDue bool
 }
 
 // Observation holds, per table observed at once, about 35 MiB of sorter
@@ -128,7 +131,7 @@ func plan(ctx context.Context, cfg *config.Config, b backend, opts PlanOptions) 
 			defer wg.Done()
 			defer func() { <-sem }()
 			emit(opts.Progress, Event{Table: it.address, Phase: PhaseObserve, Total: int64(len(items)), Unit: "tables"})
-			tp, err := planOne(ctx, b, it, now())
+			tp, err := planOne(ctx, b, it, now(), opts.NextDue)
 			emit(opts.Progress, Event{Table: it.address, Phase: PhasePlanned, Err: err})
 			mu.Lock()
 			defer mu.Unlock()
@@ -191,7 +194,7 @@ func dropIgnoredWarnings(cfg *config.Config, p *diff.Plan) {
 
 // planOne observes one table and diffs it (providers.Observation.Plan,
 // which inspect's recommendations use too).
-func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.TablePlan, error) {
+func planOne(ctx context.Context, b backend, it planItem, now time.Time, nextDue bool) (*diff.TablePlan, error) {
 	o, err := b.ObservePlan(ctx, it.pol)
 	if err != nil {
 		return nil, err // providers already says "observe <address>: ..."
@@ -204,6 +207,9 @@ func planOne(ctx context.Context, b backend, it planItem, now time.Time) (*diff.
 	tp, err := o.Plan(ctx, now)
 	if err != nil {
 		return nil, err
+	}
+	if nextDue {
+		tp.NextDue, tp.DueRule = diff.NextDue(it.pol, st, now)
 	}
 	return &tp, nil
 }
@@ -218,7 +224,7 @@ func selectTables(ctx context.Context, cfg *config.Config, b backend, targets []
 		items []planItem
 		errs  []diff.TableError
 	)
-	targeted := func(addr string) bool { return config.Targeted(targets, addr) }
+	targeted := targetSet(targets)
 	declared := map[string]bool{}
 	for _, c := range cfg.Catalogs {
 		declared[c.Name] = true
@@ -382,8 +388,12 @@ func (l *listing) warnings(ctx context.Context, cfg *config.Config, b backend, t
 		}
 		out = append(out, w)
 	}
+	managed := make(map[string]bool, len(l.managed))
+	for _, a := range l.managed {
+		managed[a] = true
+	}
 	for _, t := range targets {
-		if blocked(t) || slices.ContainsFunc(l.managed, func(a string) bool { return t == a || config.MatchPattern(t, a) }) {
+		if blocked(t) || managed[t] || slices.ContainsFunc(l.managed, func(a string) bool { return config.MatchPattern(t, a) }) {
 			continue
 		}
 		w := diff.NewWarning(diff.WarnTargetNoMatch, fmt.Sprintf("-target %q matches no managed table", t), "")
@@ -434,4 +444,22 @@ func clock(now func() time.Time) func() time.Time {
 		return time.Now
 	}
 	return now
+}
+
+// targetSet is config.Targeted over targets, with the addresses that are no
+// pattern looked up in a set: reconcile plans thousands of named tables.
+func targetSet(targets []string) func(string) bool {
+	if len(targets) == 0 {
+		return func(string) bool { return true }
+	}
+	named := map[string]bool{}
+	var patterns []string
+	for _, t := range targets {
+		if strings.ContainsAny(t, "*?[") {
+			patterns = append(patterns, t)
+		} else {
+			named[t] = true
+		}
+	}
+	return func(addr string) bool { return named[addr] || len(patterns) > 0 && config.Targeted(patterns, addr) }
 }

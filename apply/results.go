@@ -63,7 +63,12 @@ type ResultSummary struct {
 type TableResult struct {
 	Address string `json:"address"`
 	Status  string `json:"status"` // done | skipped | failed | interrupted | in_policy
-	Error   string `json:"error,omitempty"`
+	// Error is Failure's text: why the table failed or was skipped.
+	Error string `json:"error,omitempty"`
+	// Failure is why the table's apply stopped, as a value (what failed,
+	// where, the cause); nil when it did not stop (a failed action alone
+	// is in Actions).
+	Failure *Failure `json:"-"`
 	// Replanned is true when the table had changed since the plan (or a
 	// commit conflicted) and its actions were re-planned and intersected
 	// with the approved plan.
@@ -176,6 +181,11 @@ func (t *TableResult) Refused() string {
 		return ""
 	}
 	return "the plan refused actions: " + refusalText(t.PlannedRefusals)
+}
+
+// stop records why the table's apply stopped, with its status.
+func (t *TableResult) stop(status string, f *Failure) {
+	t.Status, t.Failure, t.Error = status, f, f.Error()
 }
 
 func (r *Results) summarize() {

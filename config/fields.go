@@ -136,6 +136,9 @@ func buildPolicyFields() []fieldDesc {
 		{"orphan_files", "allow_storage_roots", kindList, func(p *PolicyBody) any { return &p.OrphanFiles.AllowStorageRoots }, checkStorageRoots,
 			"Whole buckets, containers or file systems (`\"s3://bucket\"`, `\"file:///\"`) a table may sit at the root of; without it a sweep that would list a whole storage root is refused."},
 
+		{"orphan_files", "every", kindDuration, func(p *PolicyBody) any { return &p.OrphanFiles.Every }, checkEvery,
+			"How often `icewright reconcile` lists the storage of a table that did not change, to find orphans (they appear without a commit: a failed write). A table that changed is swept when it is observed. At least `\"1h\"`."},
+
 		{"manifests", "max_count", kindInt, func(p *PolicyBody) any { return &p.Manifests.MaxCount }, checkMinInt(1),
 			"Rewrite the manifests when the current snapshot has more than this many."},
 		{"manifests", "target_size", kindSize, func(p *PolicyBody) any { return &p.Manifests.TargetSize }, checkPositiveSize,
@@ -186,6 +189,18 @@ func checkTargetSize(v any) *fieldProblem {
 func checkPositiveSize(v any) *fieldProblem {
 	if v.(int64) <= 0 {
 		return &fieldProblem{hcl.DiagError, "Invalid size", "This size must be more than zero bytes.", ""}
+	}
+	return nil
+}
+
+// minOrphanEvery is the least orphan_files.every: a sweep lists the whole
+// table's storage.
+const minOrphanEvery = time.Hour
+
+func checkEvery(v any) *fieldProblem {
+	if d := v.(time.Duration); d < minOrphanEvery {
+		return &fieldProblem{hcl.DiagError, "Orphan sweep interval too short",
+			fmt.Sprintf("orphan_files.every is %s; it must be at least %s: each sweep lists the whole table's storage.", FormatDuration(d), FormatDuration(minOrphanEvery)), ""}
 	}
 	return nil
 }

@@ -53,32 +53,69 @@ type GenerateOptions struct {
 // names (§3.4). The result is in canonical format (`icewright fmt` leaves it
 // unchanged).
 func Generate(tables []ImportedTable, opts GenerateOptions) []byte {
-	type entry struct {
-		t    ImportedTable
-		body *policyText
-	}
-	entries := make([]entry, 0, len(tables))
+	entries := make([]importEntry, 0, len(tables))
 	for _, t := range tables {
-		entries = append(entries, entry{t, importedPolicy(t, opts.Secrets)})
+		entries = append(entries, importEntry{t, importedPolicy(t, opts.Secrets)})
 	}
-	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.t.Address, b.t.Address) })
+	slices.SortFunc(entries, func(a, b importEntry) int { return strings.Compare(a.t.Address, b.t.Address) })
+	spaces := importNamespaces(entries, opts)
 
-	// Per namespace, the settings most of its tables share (ties go to the
-	// first table's): the selector's policy; every other table is an outlier
-	// with a table block, which beats the selector (§3.3).
-	type namespace struct {
-		name     string
-		entries  []entry
-		selector string // the key the selector carries
-		hasSel   bool
+	// One policy per distinct settings, named after its first user: the
+	// namespace of a selector, else the table.
+	pn := &policyNamer{names: map[string]string{}, taken: map[string]bool{}}
+	for k := range opts.Taken {
+		pn.taken[k] = true
 	}
-	var spaces []*namespace
-	byName := map[string]*namespace{}
+	blocks := importBlocks(spaces, pn)
+
+	f := hclwrite.NewEmptyFile()
+	root := f.Body()
+	root.AppendUnstructuredTokens(comment(
+		`Written by "icewright import": policies that keep these tables as they are,`,
+		`so "icewright plan" shows no change. No compaction, snapshot_retention,`,
+		`orphan_files or manifests block is declared: add one to a policy to`,
+		`have icewright maintain its tables.`))
+	for _, p := range pn.order {
+		root.AppendNewline()
+		b := root.AppendNewBlock("policy", []string{pn.names[p.key()]}).Body()
+		p.write(b)
+	}
+	for _, bl := range blocks {
+		root.AppendNewline()
+		b := root.AppendNewBlock(bl.kind, []string{bl.label}).Body()
+		b.SetAttributeTraversal("policy", hcl.Traversal{hcl.TraverseRoot{Name: "policy"}, hcl.TraverseAttr{Name: bl.policy}})
+	}
+	return hclwrite.Format(f.Bytes())
+}
+
+// importEntry is one imported table and the policy that keeps it as it is.
+type importEntry struct {
+	t    ImportedTable
+	body *policyText
+}
+
+// importNamespace is the imported tables of one namespace, and the
+// settings its selector carries (when it has one).
+type importNamespace struct {
+	name     string
+	entries  []importEntry
+	selector string // the key the selector carries
+	hasSel   bool
+}
+
+// importNamespaces groups the entries by namespace, in order. Per
+// namespace, the settings most of its tables share (ties go to the first
+// table's) become the selector's policy, when at least two share them and
+// the namespace can be selected; every other table is an outlier with a
+// table block, which beats the selector (§3.3).
+func importNamespaces(entries []importEntry, opts GenerateOptions) []*importNamespace {
+	var spaces []*importNamespace
+	byName := map[string]*importNamespace{}
 	for _, e := range entries {
 		ns, _ := SplitNamespace(e.t.Address)
 		n := byName[ns]
 		if n == nil {
-			n = &namespace{name: ns}
+			n = &importNamespace{name: ns}
 			byName[ns] = n
 			spaces = append(spaces, n)
 		}
@@ -101,42 +138,50 @@ func Generate(tables []ImportedTable, opts GenerateOptions) []byte {
 			n.selector, n.hasSel = best, true
 		}
 	}
+	return spaces
+}
 
-	// One policy per distinct settings, named after its first user: the
-	// namespace of a selector, else the table.
-	names := map[string]string{} // key → policy name
-	taken := map[string]bool{}
-	for k := range opts.Taken {
-		taken[k] = true
-	}
-	var order []*policyText
-	name := func(p *policyText, from string) string {
-		k := p.key()
-		if n, ok := names[k]; ok {
-			return n
-		}
-		n := uniqueName(identifier(from), taken)
-		taken[n] = true
-		names[k] = n
-		order = append(order, p)
+// policyNamer names one policy per distinct settings, after its first
+// user, never a name taken; order is the policies in the order named.
+type policyNamer struct {
+	names map[string]string // key → policy name
+	taken map[string]bool
+	order []*policyText
+}
+
+func (pn *policyNamer) name(p *policyText, from string) string {
+	k := p.key()
+	if n, ok := pn.names[k]; ok {
 		return n
 	}
-	type block struct {
-		kind, label, policy string
-	}
+	n := uniqueName(identifier(from), pn.taken)
+	pn.taken[n] = true
+	pn.names[k] = n
+	pn.order = append(pn.order, p)
+	return n
+}
+
+// importBlock is a tables or table block naming its policy.
+type importBlock struct {
+	kind, label, policy string
+}
+
+// importBlocks are the selectors and table blocks, namespace by
+// namespace, each selector before its outliers.
+func importBlocks(spaces []*importNamespace, pn *policyNamer) []importBlock {
 	// Selectors name their policies first: a namespace names a shared
 	// policy better than the table that happens to sort first.
-	selectors := map[string]block{}
+	selectors := map[string]importBlock{}
 	for _, n := range spaces {
 		for _, e := range n.entries {
 			if n.hasSel && e.body.key() == n.selector {
 				lvl := strings.Split(n.name, ".")
-				selectors[n.name] = block{"tables", n.name + ".*", name(e.body, lvl[len(lvl)-1])}
+				selectors[n.name] = importBlock{"tables", n.name + ".*", pn.name(e.body, lvl[len(lvl)-1])}
 				break
 			}
 		}
 	}
-	var blocks []block
+	var blocks []importBlock
 	for _, n := range spaces {
 		if sel, ok := selectors[n.name]; ok {
 			blocks = append(blocks, sel)
@@ -146,28 +191,10 @@ func Generate(tables []ImportedTable, opts GenerateOptions) []byte {
 				continue
 			}
 			_, tbl := SplitNamespace(e.t.Address)
-			blocks = append(blocks, block{"table", e.t.Address, name(e.body, tbl)})
+			blocks = append(blocks, importBlock{"table", e.t.Address, pn.name(e.body, tbl)})
 		}
 	}
-
-	f := hclwrite.NewEmptyFile()
-	root := f.Body()
-	root.AppendUnstructuredTokens(comment(
-		`Written by "icewright import": policies that keep these tables as they are,`,
-		`so "icewright plan" shows no change. No compaction, snapshot_retention,`,
-		`orphan_files or manifests block is declared: add one to a policy to`,
-		`have icewright maintain its tables.`))
-	for _, p := range order {
-		root.AppendNewline()
-		b := root.AppendNewBlock("policy", []string{names[p.key()]}).Body()
-		p.write(b)
-	}
-	for _, bl := range blocks {
-		root.AppendNewline()
-		b := root.AppendNewBlock(bl.kind, []string{bl.label}).Body()
-		b.SetAttributeTraversal("policy", hcl.Traversal{hcl.TraverseRoot{Name: "policy"}, hcl.TraverseAttr{Name: bl.policy}})
-	}
-	return hclwrite.Format(f.Bytes())
+	return blocks
 }
 
 // policyText is the body of one generated policy.

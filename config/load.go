@@ -146,86 +146,17 @@ func (l *loader) load() {
 		l.errorf(nil, "Cannot read configuration directory", "%s.", err)
 		return
 	}
-	var bodies []parsedChunk
 	if len(names) == 0 {
 		l.errorf(nil, "No configuration files", "The directory %s has no *%s files.%s", l.dir, FileSuffix, otherHCLFiles(l.dir))
 		return
 	}
-	// The context of the table blocks readChunk decodes as their file is
-	// parsed: functions and path, var and local still empty.
-	l.buildContext()
-	total := 0
-	for _, name := range names {
-		path := filepath.Join(l.dir, name)
-		src, err := ReadRegularFile(path, MaxConfigFileBytes)
-		if err != nil {
-			l.errorf(nil, "Cannot read configuration file", "%s.", err)
-			continue
-		}
-		if total += len(src); total > maxConfigBytes {
-			l.errorf(&hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos}, "Configuration too large",
-				"With this file the *%s files of %s hold %s, more than %s, the limit icewright reads (it keeps memory bounded). Split the configuration, or match tables with tables blocks instead of one table block each.",
-				FileSuffix, l.dir, FormatSize(int64(total)), FormatSize(int64(maxConfigBytes)))
-			return
-		}
-		l.sources[name] = src
-		if d := checkInput(src, path); d != nil {
-			l.diags = append(l.diags, d)
-			continue
-		}
-		if chunks, diags, ok := parseInChunks(src, path, l.readChunk); ok {
-			l.diags = append(l.diags, diags...)
-			bodies = append(bodies, chunks...)
-			l.cfg.Files[path] = fileForDiagnostics(path, src)
-			continue
-		}
-		f, diags := l.parser.ParseHCL(src, path)
-		l.diags = append(l.diags, diags...)
-		if f != nil && f.Body != nil {
-			bodies = append(bodies, parsedChunk{body: f.Body})
-		}
+	bodies, ok := l.parseFiles(names)
+	if !ok {
+		return
 	}
-
-	byType := map[string][]*hcl.Block{}
-	// tableSources are the table blocks in declaration order (memory.go).
-	var tableSources []tableSource
-	blocks := 0
-	for i := range bodies {
-		c := &bodies[i]
-		if c.body != nil {
-			content, diags := c.body.Content(topSchema)
-			c.body = nil
-			c.diags = diags
-			if content != nil {
-				for _, b := range content.Blocks {
-					c.items = append(c.items, chunkItem{block: b, defRange: b.DefRange})
-				}
-			}
-		}
-		l.diags = append(l.diags, c.diags...)
-		src := tableSource{}
-		for _, it := range c.items {
-			if blocks++; blocks > maxBlocks {
-				l.errorf(it.defRange.Ptr(), "Too many blocks",
-					"The configuration has more than %s blocks; this is block %s. icewright reads at most %s, a limit that keeps validate and plan within a few hundred MiB of memory. Match tables with tables blocks (patterns) rather than one table block each.",
-					GroupDigits(int64(maxBlocks)), GroupDigits(int64(maxBlocks+1)), GroupDigits(int64(maxBlocks)))
-				return
-			}
-			switch {
-			case it.table != nil:
-				src.decoded = append(src.decoded, it.table)
-			case it.block == nil:
-				src.chunk = c
-			case it.block.Type == "table":
-				src.blocks = append(src.blocks, it.block)
-			default:
-				byType[it.block.Type] = append(byType[it.block.Type], it.block)
-			}
-		}
-		c.items = nil
-		if src.chunk != nil || src.blocks != nil || src.decoded != nil {
-			tableSources = append(tableSources, src)
-		}
+	byType, tableSources, ok := l.sortBlocks(bodies)
+	if !ok {
+		return
 	}
 
 	l.decodeSettings(byType["icewright"])
@@ -259,6 +190,96 @@ func (l *loader) load() {
 	l.checkEffective()
 	l.dropIgnored()
 	l.cfg.Digest = l.digest()
+}
+
+// parseFiles reads and parses the configuration files, in order, within
+// the size limit (false: past it, nothing more is read). A file readChunk
+// can take in chunks is parsed so, its table blocks decoded as it goes.
+func (l *loader) parseFiles(names []string) ([]parsedChunk, bool) {
+	var bodies []parsedChunk
+	// The context of the table blocks readChunk decodes as their file is
+	// parsed: functions and path, var and local still empty.
+	l.buildContext()
+	total := 0
+	for _, name := range names {
+		path := filepath.Join(l.dir, name)
+		src, err := ReadRegularFile(path, MaxConfigFileBytes)
+		if err != nil {
+			l.errorf(nil, "Cannot read configuration file", "%s.", err)
+			continue
+		}
+		if total += len(src); total > maxConfigBytes {
+			l.errorf(&hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos}, "Configuration too large",
+				"With this file the *%s files of %s hold %s, more than %s, the limit icewright reads (it keeps memory bounded). Split the configuration, or match tables with tables blocks instead of one table block each.",
+				FileSuffix, l.dir, FormatSize(int64(total)), FormatSize(int64(maxConfigBytes)))
+			return nil, false
+		}
+		l.sources[name] = src
+		if d := checkInput(src, path); d != nil {
+			l.diags = append(l.diags, d)
+			continue
+		}
+		if chunks, diags, ok := parseInChunks(src, path, l.readChunk); ok {
+			l.diags = append(l.diags, diags...)
+			bodies = append(bodies, chunks...)
+			l.cfg.Files[path] = fileForDiagnostics(path, src)
+			continue
+		}
+		f, diags := l.parser.ParseHCL(src, path)
+		l.diags = append(l.diags, diags...)
+		if f != nil && f.Body != nil {
+			bodies = append(bodies, parsedChunk{body: f.Body})
+		}
+	}
+	return bodies, true
+}
+
+// sortBlocks sorts the parsed blocks by type, the table blocks (and
+// tables decoded while parsing) kept in declaration order (false: more
+// blocks than the limit).
+func (l *loader) sortBlocks(bodies []parsedChunk) (map[string][]*hcl.Block, []tableSource, bool) {
+	byType := map[string][]*hcl.Block{}
+	// tableSources are the table blocks in declaration order (memory.go).
+	var tableSources []tableSource
+	blocks := 0
+	for i := range bodies {
+		c := &bodies[i]
+		if c.body != nil {
+			content, diags := c.body.Content(topSchema)
+			c.body = nil
+			c.diags = diags
+			if content != nil {
+				for _, b := range content.Blocks {
+					c.items = append(c.items, chunkItem{block: b, defRange: b.DefRange})
+				}
+			}
+		}
+		l.diags = append(l.diags, c.diags...)
+		src := tableSource{}
+		for _, it := range c.items {
+			if blocks++; blocks > maxBlocks {
+				l.errorf(it.defRange.Ptr(), "Too many blocks",
+					"The configuration has more than %s blocks; this is block %s. icewright reads at most %s, a limit that keeps validate and plan within a few hundred MiB of memory. Match tables with tables blocks (patterns) rather than one table block each.",
+					GroupDigits(int64(maxBlocks)), GroupDigits(int64(maxBlocks+1)), GroupDigits(int64(maxBlocks)))
+				return nil, nil, false
+			}
+			switch {
+			case it.table != nil:
+				src.decoded = append(src.decoded, it.table)
+			case it.block == nil:
+				src.chunk = c
+			case it.block.Type == "table":
+				src.blocks = append(src.blocks, it.block)
+			default:
+				byType[it.block.Type] = append(byType[it.block.Type], it.block)
+			}
+		}
+		c.items = nil
+		if src.chunk != nil || src.blocks != nil || src.decoded != nil {
+			tableSources = append(tableSources, src)
+		}
+	}
+	return byType, tableSources, true
 }
 
 func envMap(env []string) map[string]string {

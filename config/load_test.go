@@ -240,6 +240,17 @@ policy "p" {
 			detail: "older_than is 1h",
 		},
 		{
+			name: "orphan sweep interval below an hour",
+			src: baseCatalog + `
+policy "p" {
+  orphan_files {
+    every = "10m"
+  }
+}`,
+			want:   []string{"main.icewright.hcl:10:13: error: Orphan sweep interval too short"},
+			detail: "orphan_files.every is 10m; it must be at least 1h",
+		},
+		{
 			name: "wrong type",
 			src: baseCatalog + `
 policy "p" {
@@ -843,6 +854,7 @@ policy "p" {
     equal_authorities         = { "bucket.s3.amazonaws.com" = "bucket" }
     prefix_mismatch           = "ignore"
     allow_storage_roots       = ["s3://lake-data"]
+    every                     = "12h"
   }
   manifests {
     max_count   = 10
@@ -899,6 +911,7 @@ table "lake.a.b" { policy = policy.p }
 		"orphan_files.equal_authorities":         `{ "bucket.s3.amazonaws.com" = "bucket" }`,
 		"orphan_files.prefix_mismatch":           `"ignore"`,
 		"orphan_files.allow_storage_roots":       `["s3://lake-data"]`,
+		"orphan_files.every":                     `"12h"`,
 		"manifests.max_count":                    `10`,
 		"manifests.target_size":                  `"16MiB"`,
 	}

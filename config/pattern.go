@@ -333,29 +333,7 @@ func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided b
 	patterns = append(patterns, a.Pattern, b.Pattern)
 	patterns = append(patterns, a.Exclude...)
 	patterns = append(patterns, b.Exclude...)
-	// The alphabet: every literal byte of every pattern, the separator, and
-	// one representative of all other bytes (which no literal edge matches,
-	// so all of them behave identically).
-	lits := map[byte]bool{'.': true}
-	for _, p := range patterns {
-		for i := 0; i < len(p); i++ {
-			if p[i] != '*' {
-				lits[p[i]] = true
-			}
-		}
-	}
-	alphabet := make([]byte, 0, len(lits)+1)
-	for c := range lits {
-		alphabet = append(alphabet, c)
-	}
-	sort.Slice(alphabet, func(i, j int) bool { return alphabet[i] < alphabet[j] })
-	for _, c := range []byte("xyzqabcdefghijklmnoprstuvw0123456789_") {
-		if !lits[c] {
-			alphabet = append(alphabet, c)
-			break
-		}
-	}
-	dot := sort.Search(len(alphabet), func(i int) bool { return alphabet[i] >= '.' })
+	alphabet, dot := overlapAlphabet(patterns)
 
 	auto := make([]*tables, len(patterns))
 	for i, p := range patterns {
@@ -394,24 +372,13 @@ func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided b
 			return "", true, false
 		}
 		n := nodes[i]
-		if !n.start && n.dots >= 2 && n.sets[0].has(auto[0].accept) && n.sets[1].has(auto[1].accept) {
-			excluded := false
-			for j := 2; j < len(auto); j++ {
-				if n.sets[j].has(auto[j].accept) {
-					excluded = true
-					break
-				}
+		if !n.start && n.dots >= 2 && acceptsOnlyBoth(auto, n.sets) {
+			var rev []byte
+			for k := i; nodes[k].parent >= 0; k = nodes[k].parent {
+				rev = append(rev, alphabet[nodes[k].sym])
 			}
-			if !excluded {
-				var rev []byte
-				for k := i; nodes[k].parent >= 0; k = nodes[k].parent {
-					rev = append(rev, alphabet[nodes[k].sym])
-				}
-				for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
-					rev[l], rev[r] = rev[r], rev[l]
-				}
-				return string(rev), true, true
-			}
+			slices.Reverse(rev)
+			return string(rev), true, true
 		}
 		for sym := range alphabet {
 			if sym == dot && n.start {
@@ -441,6 +408,48 @@ func selectorsOverlap(a, b selectorLanguage) (example string, overlap, decided b
 		}
 	}
 	return "", false, true
+}
+
+// overlapAlphabet is the alphabet of selectorsOverlap's search and the
+// index of the separator in it.
+func overlapAlphabet(patterns []string) ([]byte, int) {
+	// The alphabet: every literal byte of every pattern, the separator, and
+	// one representative of all other bytes (which no literal edge matches,
+	// so all of them behave identically).
+	lits := map[byte]bool{'.': true}
+	for _, p := range patterns {
+		for i := 0; i < len(p); i++ {
+			if p[i] != '*' {
+				lits[p[i]] = true
+			}
+		}
+	}
+	alphabet := make([]byte, 0, len(lits)+1)
+	for c := range lits {
+		alphabet = append(alphabet, c)
+	}
+	sort.Slice(alphabet, func(i, j int) bool { return alphabet[i] < alphabet[j] })
+	for _, c := range []byte("xyzqabcdefghijklmnoprstuvw0123456789_") {
+		if !lits[c] {
+			alphabet = append(alphabet, c)
+			break
+		}
+	}
+	return alphabet, sort.Search(len(alphabet), func(i int) bool { return alphabet[i] >= '.' })
+}
+
+// acceptsOnlyBoth: the automata of a and b (the first two) accept, and
+// none of the excludes' (the rest).
+func acceptsOnlyBoth(auto []*tables, sets []bitset) bool {
+	if !sets[0].has(auto[0].accept) || !sets[1].has(auto[1].accept) {
+		return false
+	}
+	for j := 2; j < len(auto); j++ {
+		if sets[j].has(auto[j].accept) {
+			return false
+		}
+	}
+	return true
 }
 
 // SuggestPattern is the did-you-mean for a pattern (or address) that

@@ -270,6 +270,21 @@ and the ` + "`file:line`" + ` of every value.
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", a.name, strings.Join(in, ", "), a.typ, a.doc)
 	}
 
+	referencePolicyFields(&b)
+	referenceFunctions(&b)
+	fmt.Fprintf(&b, "\n## Variable values\n\nA variable takes its value from these sources, a later one winning:\n\n"+
+		"1. its `default`;\n"+
+		"2. the environment variable `%sNAME`;\n"+
+		"3. each `-var-file=FILE` in order (an HCL file of `NAME = value` lines, relative to the configuration directory);\n"+
+		"4. each `-var=NAME=VALUE` in order.\n\n"+
+		"Expressions read it as `var.NAME`; `local.NAME` are the locals and `path.root` is the configuration directory.\n",
+		EnvVarPrefix)
+	return []byte(b.String())
+}
+
+// referencePolicyFields writes the policy attributes, top-level and by
+// nested block, with their defaults and Iceberg properties.
+func referencePolicyFields(b *strings.Builder) {
 	props := map[string]string{}
 	for p, attr := range ownedProperties {
 		props[attr] = p
@@ -284,13 +299,13 @@ and the ` + "`file:line`" + ` of every value.
 			if p, ok := props[f.path()]; ok {
 				prop = "`" + p + "`"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.name, kindType(f.kind), fieldDefault(f), prop, f.doc)
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", f.name, kindType(f.kind), fieldDefault(f), prop, f.doc)
 		}
 	}
 	b.WriteString("\n### Top-level attributes\n\n")
 	writeFields("")
 	for _, blk := range nestedBlockDocs {
-		fmt.Fprintf(&b, "\n### %s\n\n%s\n", blk.name, blk.doc)
+		fmt.Fprintf(b, "\n### %s\n\n%s\n", blk.name, blk.doc)
 		if slices.ContainsFunc(policyFields(), func(f fieldDesc) bool { return f.block == blk.name }) {
 			b.WriteString("\n")
 			writeFields(blk.name)
@@ -299,6 +314,11 @@ and the ` + "`file:line`" + ` of every value.
 	b.WriteString("\nAn Iceberg property is set on the table only when some block in the chain sets its attribute:\n" +
 		"a default is not a decision, so icewright never takes over a property nobody named.\n")
 
+}
+
+// referenceFunctions writes the functions expressions may call, and what
+// env and file do.
+func referenceFunctions(b *strings.Builder) {
 	b.WriteString("\n## Functions\n\nExpressions may call these (the go-cty standard library under Terraform's names, plus `env` and `file`):\n\n")
 	b.WriteString("| function | what it does |\n| --- | --- |\n")
 	fns := functions("", nil, nil)
@@ -316,9 +336,9 @@ and the ` + "`file:line`" + ` of every value.
 		if vp := fn.VarParam(); vp != nil {
 			params = append(params, vp.Name+"...")
 		}
-		fmt.Fprintf(&b, "| `%s(%s)` | %s |\n", n, strings.Join(params, ", "), strings.ReplaceAll(fn.Description(), "|", `\|`))
+		fmt.Fprintf(b, "| `%s(%s)` | %s |\n", n, strings.Join(params, ", "), strings.ReplaceAll(fn.Description(), "|", `\|`))
 	}
-	fmt.Fprintf(&b, "\n`env(NAME)` of an unset variable is an error when `plan`, `apply`, `explain` and every other command\n"+
+	fmt.Fprintf(b, "\n`env(NAME)` of an unset variable is an error when `plan`, `apply`, `explain` and every other command\n"+
 		"that reaches a catalog load the configuration, naming the variable (a missing password would otherwise\n"+
 		"surface as the catalog's authentication error). `validate` needs no secrets, as `terraform validate`\n"+
 		"checks a configuration regardless of variables: there an unset variable is an unknown value,\n"+
@@ -330,14 +350,6 @@ and the ` + "`file:line`" + ` of every value.
 		"without making plans stale. `file(PATH)` reads at most %d MiB of a regular UTF-8 file, relative to the\n"+
 		"configuration directory (`path.root`).\n", maxFileFunc>>20)
 
-	fmt.Fprintf(&b, "\n## Variable values\n\nA variable takes its value from these sources, a later one winning:\n\n"+
-		"1. its `default`;\n"+
-		"2. the environment variable `%sNAME`;\n"+
-		"3. each `-var-file=FILE` in order (an HCL file of `NAME = value` lines, relative to the configuration directory);\n"+
-		"4. each `-var=NAME=VALUE` in order.\n\n"+
-		"Expressions read it as `var.NAME`; `local.NAME` are the locals and `path.root` is the configuration directory.\n",
-		EnvVarPrefix)
-	return []byte(b.String())
 }
 
 func blockHeader(blk blockDoc) string {

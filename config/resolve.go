@@ -19,6 +19,9 @@ const (
 	DefaultMaxSnapshotAge      = 5 * 24 * time.Hour // Iceberg's history.expire.max-snapshot-age-ms
 	DefaultMinSnapshots        = 1
 	DefaultOlderThan           = 3 * 24 * time.Hour // Iceberg's remove_orphan_files default
+	// DefaultOrphanEvery is how often reconcile sweeps a table that did
+	// not change (orphan_files.every).
+	DefaultOrphanEvery = 24 * time.Hour
 	// DefaultMaxOrphanRatio aborts orphan removal when more than a quarter of
 	// the files under a table look unreferenced. A healthy table's orphans are
 	// a few failed writes; a quarter means the listing or the reference set is
@@ -171,6 +174,7 @@ func fillDefaults(p *PolicyBody) {
 	def(&o.MaxOrphanRatio, DefaultMaxOrphanRatio)
 	def(&o.MinFilesForRatio, DefaultMinFilesForRatio)
 	def(&o.PrefixMismatch, DefaultPrefixMismatch)
+	def(&o.Every, DefaultOrphanEvery)
 	// Iceberg's own DeleteOrphanFiles treats s3a and s3n as s3; a listing
 	// that says s3a:// for files the metadata calls s3:// must not make live
 	// files look orphaned (apache/iceberg#4346).

@@ -178,6 +178,9 @@ type OrphanPolicy struct {
 	// AllowStorageRoots names the bucket, container or file-system roots
 	// that a sweep may list whole (refused otherwise).
 	AllowStorageRoots Setting[[]string]
+	// Every is how often reconcile lists a table's storage again when the
+	// table did not change (orphans appear without a commit).
+	Every Setting[time.Duration]
 }
 
 type ManifestPolicy struct {

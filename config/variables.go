@@ -43,45 +43,74 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 			l.errorf(b.DefRange.Ptr(), "Duplicate variable", "A variable named %q was already declared at %s.", name, prev.declared)
 			continue
 		}
-		content, diags := b.Body.Content(variableSchema)
-		l.diags = append(l.diags, diags...)
-		d := &varDecl{
-			v:        &Variable{Name: name, Type: "any", DeclRange: b.DefRange},
-			ty:       cty.DynamicPseudoType,
-			declared: b.DefRange,
-			nameRng:  b.LabelRanges[0],
-		}
-		if a, ok := content.Attributes["type"]; ok {
-			ty, diags := typeexpr.TypeConstraint(a.Expr)
-			l.diags = append(l.diags, diags...)
-			if !diags.HasErrors() {
-				d.ty, d.typed = ty, true
-				d.v.Type = typeexpr.TypeString(ty)
-			}
-		}
-		if a, ok := content.Attributes["description"]; ok {
-			l.diags = append(l.diags, decodeLiteral(a, cty.String, &d.v.Description)...)
-		}
-		if a, ok := content.Attributes["sensitive"]; ok {
-			l.diags = append(l.diags, decodeLiteral(a, cty.Bool, &d.v.Sensitive)...)
-		}
-		if a, ok := content.Attributes["default"]; ok {
-			v, diags := a.Expr.Value(nil)
-			l.diags = append(l.diags, diags...)
-			if !diags.HasErrors() && !v.IsNull() {
-				cv, err := convert.Convert(v, d.ty)
-				if err != nil {
-					l.errorf(a.Expr.Range().Ptr(), "Invalid default value for variable", "The default for %q does not match its type %s: %s.", name, d.v.Type, err)
-				} else {
-					d.def, d.hasDef = cv, true
-				}
-			}
-		}
+		d := l.declareVariable(b, name)
 		decls[name] = d
 		order = append(order, name)
 		l.cfg.Variables[name] = d.v
 	}
 
+	values := l.variableValues(decls)
+
+	for _, name := range order {
+		d := decls[name]
+		v, ok := values[name]
+		if !ok {
+			l.errorf(d.declared.Ptr(), "No value for required variable",
+				"The variable %q has no default; set it with -var=\"%s=...\", a -var-file, or the environment variable %s%s.", name, name, EnvVarPrefix, name)
+			l.varValues[name] = cty.DynamicVal
+			continue
+		}
+		l.varValues[name] = v
+		d.v.Value = goValue(v)
+		if d.v.Sensitive {
+			l.cfg.Secrets.addValue(v)
+		}
+	}
+}
+
+// declareVariable decodes one variable block: its type, description,
+// sensitivity and default (converted to the type).
+func (l *loader) declareVariable(b *hcl.Block, name string) *varDecl {
+	content, diags := b.Body.Content(variableSchema)
+	l.diags = append(l.diags, diags...)
+	d := &varDecl{
+		v:        &Variable{Name: name, Type: "any", DeclRange: b.DefRange},
+		ty:       cty.DynamicPseudoType,
+		declared: b.DefRange,
+		nameRng:  b.LabelRanges[0],
+	}
+	if a, ok := content.Attributes["type"]; ok {
+		ty, diags := typeexpr.TypeConstraint(a.Expr)
+		l.diags = append(l.diags, diags...)
+		if !diags.HasErrors() {
+			d.ty, d.typed = ty, true
+			d.v.Type = typeexpr.TypeString(ty)
+		}
+	}
+	if a, ok := content.Attributes["description"]; ok {
+		l.diags = append(l.diags, decodeLiteral(a, cty.String, &d.v.Description)...)
+	}
+	if a, ok := content.Attributes["sensitive"]; ok {
+		l.diags = append(l.diags, decodeLiteral(a, cty.Bool, &d.v.Sensitive)...)
+	}
+	if a, ok := content.Attributes["default"]; ok {
+		v, diags := a.Expr.Value(nil)
+		l.diags = append(l.diags, diags...)
+		if !diags.HasErrors() && !v.IsNull() {
+			cv, err := convert.Convert(v, d.ty)
+			if err != nil {
+				l.errorf(a.Expr.Range().Ptr(), "Invalid default value for variable", "The default for %q does not match its type %s: %s.", name, d.v.Type, err)
+			} else {
+				d.def, d.hasDef = cv, true
+			}
+		}
+	}
+	return d
+}
+
+// variableValues are the declared variables' values: the defaults, then
+// the environment, each -var-file and each -var, a later one winning.
+func (l *loader) variableValues(decls map[string]*varDecl) map[string]cty.Value {
 	values := map[string]cty.Value{}
 	for name, d := range decls {
 		if d.hasDef {
@@ -123,22 +152,7 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 			values[name] = v
 		}
 	}
-
-	for _, name := range order {
-		d := decls[name]
-		v, ok := values[name]
-		if !ok {
-			l.errorf(d.declared.Ptr(), "No value for required variable",
-				"The variable %q has no default; set it with -var=\"%s=...\", a -var-file, or the environment variable %s%s.", name, name, EnvVarPrefix, name)
-			l.varValues[name] = cty.DynamicVal
-			continue
-		}
-		l.varValues[name] = v
-		d.v.Value = goValue(v)
-		if d.v.Sensitive {
-			l.cfg.Secrets.addValue(v)
-		}
-	}
+	return values
 }
 
 func suggestVar(name string, decls map[string]*varDecl) string {

@@ -310,20 +310,7 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || (!toEngine && (p.EscapedFileURIs > 0 || p.ForeignFiles > 0)) {
 			continue // refused: see compactRefusals
 		}
-		var kept []CompactGroup
-		var keptBytes int64
-		for _, g := range sel.partitionGroups(p) {
-			// max_bytes_per_run as the rewrite applies it: groups in
-			// order, the first always, later ones only while they fit.
-			if budget > 0 && (len(act.Groups) > 0 || len(kept) > 0) && act.InputBytes+keptBytes+g.InputBytes > budget {
-				act.SkippedGroups++
-				act.SkippedBytes += g.InputBytes
-				continue
-			}
-			g.SpecID, g.Partition = p.SpecID, p.Partition
-			kept = append(kept, g)
-			keptBytes += g.InputBytes
-		}
+		kept := withinBudget(&act, sel.partitionGroups(p), p, budget)
 		if len(kept) == 0 {
 			continue
 		}
@@ -351,9 +338,40 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 		return Action{}, 0, refusals, false
 	}
 	act.Partitions = partitions
-	// icewright' rewrite (providers/compaction) commits all its groups in one
-	// snapshot, or with partial_progress one snapshot per group; an
-	// engine commits once per call.
+	commits := compactCommits(&act, c.PartialProgress.Value)
+	act.Commits = commits
+	why := compactReason(&act, sel, c)
+	return Action{
+		Type:    Compact,
+		Reason:  why,
+		Compact: &act,
+	}, commits, refusals, true
+}
+
+// withinBudget are a partition's groups that fit max_bytes_per_run as the
+// rewrite applies it: groups in order, the first always, later ones only
+// while they fit; each other is counted skipped in act.
+func withinBudget(act *CompactAction, groups []CompactGroup, p PartitionStats, budget int64) []CompactGroup {
+	var kept []CompactGroup
+	var keptBytes int64
+	for _, g := range groups {
+		if budget > 0 && (len(act.Groups) > 0 || len(kept) > 0) && act.InputBytes+keptBytes+g.InputBytes > budget {
+			act.SkippedGroups++
+			act.SkippedBytes += g.InputBytes
+			continue
+		}
+		g.SpecID, g.Partition = p.SpecID, p.Partition
+		kept = append(kept, g)
+		keptBytes += g.InputBytes
+	}
+	return kept
+}
+
+// compactCommits counts the commits of the action. icewright' rewrite
+// (providers/compaction) commits all its groups in one snapshot, or with
+// partial_progress one snapshot per group; an engine commits once per
+// call.
+func compactCommits(act *CompactAction, partialProgress bool) int {
 	local := len(act.Groups)
 	for _, g := range act.Groups {
 		if g.Engine != "" {
@@ -362,7 +380,7 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 	}
 	commits := len(act.EngineCalls)
 	switch {
-	case local > 0 && c.PartialProgress.Value:
+	case local > 0 && partialProgress:
 		commits += local
 	case local > 0:
 		commits++
@@ -370,7 +388,12 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 	if act.AssignRowIDs {
 		commits++ // the manifest rewrite that assigns the row ids
 	}
-	act.Commits = commits
+	return commits
+}
+
+// compactReason says why the action is planned, naming the settings
+// that decided it.
+func compactReason(act *CompactAction, sel CompactionSelection, c config.CompactionPolicy) string {
 	why := reason("compaction.min_file_size", quote(config.FormatSizeExact(sel.Min)), c.MinFileSize.Origin, c.DeclRange)
 	if act.Where != "" {
 		why += "; " + reason("compaction.where", quote(act.Where), c.Where.Origin, c.DeclRange)
@@ -386,11 +409,7 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 	if len(act.EngineCalls) > 0 {
 		why += "; " + reason("compaction.engine", quote(c.Engine.Value), c.Engine.Origin, c.DeclRange)
 	}
-	return Action{
-		Type:    Compact,
-		Reason:  why,
-		Compact: &act,
-	}, commits, refusals, true
+	return why
 }
 
 // compactRefusals are the partitions planCompact leaves out because the

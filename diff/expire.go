@@ -72,38 +72,13 @@ type ExpirySelection struct {
 // take over main's head; they are never listed themselves.
 func SelectExpired(st *TableState, maxAge time.Duration, minSnapshots int, maxRefAge time.Duration, addedOnMain int, now time.Time) ExpirySelection {
 	nowMs := now.UnixMilli()
-	props := st.Properties
-
-	propRefAge := retentionInt64(props, propMaxRefAgeMs, legacyMaxRefAgeMs, defaultMaxRefAgeMs)
-	if maxRefAge > 0 {
-		propRefAge = maxRefAge.Milliseconds()
-	}
-	minKeep := retentionInt64(props, propMinSnapshotsToKeep, legacyMinSnapshots, defaultMinSnapshotsToKeep)
-	if minSnapshots > 0 {
-		minKeep = int64(minSnapshots)
-	}
-	maxAgeMs := retentionInt64(props, propMaxSnapshotAgeMs, legacyMaxSnapshotAgeMs, defaultMaxSnapshotAgeMs)
-	if maxAge > 0 {
-		maxAgeMs = maxAge.Milliseconds()
-	}
-
+	lim := retentionOf(st.Properties, maxAge, minSnapshots, maxRefAge)
 	byID := make(map[int64]*Snapshot, len(st.Snapshots))
 	for i := range st.Snapshots {
 		byID[st.Snapshots[i].ID] = &st.Snapshots[i]
 	}
-
 	var sel ExpirySelection
-	keep := make(map[int64]struct{})
-	// keepers records which refs keep each snapshot, for ProtectedByRef.
-	keepers := make(map[int64][]string)
-	keepBy := func(id int64, ref string) {
-		keep[id] = struct{}{}
-		if !slices.Contains(keepers[id], ref) {
-			keepers[id] = append(keepers[id], ref)
-		}
-	}
-	referenced := make(map[int64]struct{})
-
+	k := retained{keep: map[int64]struct{}{}, keepers: map[int64][]string{}, referenced: map[int64]struct{}{}}
 	refs := st.Refs
 	if !slices.ContainsFunc(refs, func(r Ref) bool { return r.Name == mainBranch }) && st.CurrentSnapshotID != nil {
 		// Metadata without refs (format v1) has main only implicitly, as
@@ -120,7 +95,7 @@ func SelectExpired(st *TableState, maxAge time.Duration, minSnapshots int, maxRe
 			sel.Problem = fmt.Sprintf("%s %q points at snapshot %d, which the metadata does not have", refKind(ref), ref.Name, ref.SnapshotID)
 			return sel
 		}
-		refAgeLimit := propRefAge
+		refAgeLimit := lim.refAgeMs
 		if ref.MaxRefAgeMs != nil {
 			refAgeLimit = *ref.MaxRefAgeMs
 		}
@@ -128,56 +103,110 @@ func SelectExpired(st *TableState, maxAge time.Duration, minSnapshots int, maxRe
 			sel.RefsToRemove = append(sel.RefsToRemove, ref.Name)
 			continue
 		}
-		label := refLabel(ref)
-		added := 0
-		if ref.Name == mainBranch {
-			added = max(addedOnMain, 0)
-		}
-		// After the plan's own commits, main's head is the newest added
-		// snapshot, not today's head; only a ref that keeps its head keeps it.
-		if added == 0 {
-			keepBy(ref.SnapshotID, label)
-		}
-		if ref.Type != "branch" {
-			referenced[ref.SnapshotID] = struct{}{}
-			continue
-		}
-		refMin := minKeep
-		if ref.MinSnapshotsToKeep != nil {
-			refMin = int64(*ref.MinSnapshotsToKeep)
-		}
-		refMaxAge := maxAgeMs
-		if ref.MaxSnapshotAgeMs != nil {
-			refMaxAge = *ref.MaxSnapshotAgeMs
-		}
-		ancestors := ancestorsOf(ref.SnapshotID, byID)
-		for i, s := range ancestors {
-			// The added snapshots are age 0 and come first in the walk:
-			// they are kept, and shift the existing ones deeper.
-			depth := int64(i + added)
-			if nowMs-s.TimestampMs > refMaxAge && depth >= refMin {
-				break
-			}
-			keepBy(s.ID, label)
-		}
-		for _, s := range ancestors {
-			referenced[s.ID] = struct{}{}
-		}
+		k.keepRef(ref, byID, lim, addedOnMain, nowMs)
 	}
 
-	cutoff := nowMs - maxAgeMs
+	cutoff := nowMs - lim.maxAgeMs
 	for _, s := range st.Snapshots {
-		if _, ok := referenced[s.ID]; ok {
+		if _, ok := k.referenced[s.ID]; ok {
 			continue
 		}
 		if s.TimestampMs >= cutoff {
-			keep[s.ID] = struct{}{}
+			k.keep[s.ID] = struct{}{}
 		}
 	}
+	k.selectRest(&sel, st.Snapshots, lim.maxAgeMs, nowMs)
+	slices.Sort(sel.RefsToRemove)
+	return sel
+}
 
+// retention is the limits SelectExpired applies where a ref sets none:
+// the arguments passed, else the table's properties.
+type retention struct {
+	refAgeMs, minKeep, maxAgeMs int64
+}
+
+func retentionOf(props map[string]string, maxAge time.Duration, minSnapshots int, maxRefAge time.Duration) retention {
+	lim := retention{
+		refAgeMs: retentionInt64(props, propMaxRefAgeMs, legacyMaxRefAgeMs, defaultMaxRefAgeMs),
+		minKeep:  retentionInt64(props, propMinSnapshotsToKeep, legacyMinSnapshots, defaultMinSnapshotsToKeep),
+		maxAgeMs: retentionInt64(props, propMaxSnapshotAgeMs, legacyMaxSnapshotAgeMs, defaultMaxSnapshotAgeMs),
+	}
+	if maxRefAge > 0 {
+		lim.refAgeMs = maxRefAge.Milliseconds()
+	}
+	if minSnapshots > 0 {
+		lim.minKeep = int64(minSnapshots)
+	}
+	if maxAge > 0 {
+		lim.maxAgeMs = maxAge.Milliseconds()
+	}
+	return lim
+}
+
+// retained is what the retained refs keep: the snapshots, the refs that
+// keep each (for ProtectedByRef), and every snapshot a retained ref
+// reaches.
+type retained struct {
+	keep       map[int64]struct{}
+	keepers    map[int64][]string
+	referenced map[int64]struct{}
+}
+
+func (k *retained) keepBy(id int64, ref string) {
+	k.keep[id] = struct{}{}
+	if !slices.Contains(k.keepers[id], ref) {
+		k.keepers[id] = append(k.keepers[id], ref)
+	}
+}
+
+// keepRef keeps what a retained ref keeps: its head, and, for a branch,
+// its ancestors until one is both older than its max age and at least its
+// min snapshots deep.
+func (k *retained) keepRef(ref Ref, byID map[int64]*Snapshot, lim retention, addedOnMain int, nowMs int64) {
+	label := refLabel(ref)
+	added := 0
+	if ref.Name == mainBranch {
+		added = max(addedOnMain, 0)
+	}
+	// After the plan's own commits, main's head is the newest added
+	// snapshot, not today's head; only a ref that keeps its head keeps it.
+	if added == 0 {
+		k.keepBy(ref.SnapshotID, label)
+	}
+	if ref.Type != "branch" {
+		k.referenced[ref.SnapshotID] = struct{}{}
+		return
+	}
+	refMin := lim.minKeep
+	if ref.MinSnapshotsToKeep != nil {
+		refMin = int64(*ref.MinSnapshotsToKeep)
+	}
+	refMaxAge := lim.maxAgeMs
+	if ref.MaxSnapshotAgeMs != nil {
+		refMaxAge = *ref.MaxSnapshotAgeMs
+	}
+	ancestors := ancestorsOf(ref.SnapshotID, byID)
+	for i, s := range ancestors {
+		// The added snapshots are age 0 and come first in the walk:
+		// they are kept, and shift the existing ones deeper.
+		depth := int64(i + added)
+		if nowMs-s.TimestampMs > refMaxAge && depth >= refMin {
+			break
+		}
+		k.keepBy(s.ID, label)
+	}
+	for _, s := range ancestors {
+		k.referenced[s.ID] = struct{}{}
+	}
+}
+
+// selectRest lists every snapshot not kept as expired, and counts the old
+// ones kept, by the refs (other than main) that keep them.
+func (k *retained) selectRest(sel *ExpirySelection, snapshots []Snapshot, maxAgeMs, nowMs int64) {
 	sel.Expired = []int64{}
-	for _, s := range st.Snapshots {
-		if _, ok := keep[s.ID]; !ok {
+	for _, s := range snapshots {
+		if _, ok := k.keep[s.ID]; !ok {
 			sel.Expired = append(sel.Expired, s.ID)
 			if sel.OldestTimestampMs == 0 || s.TimestampMs < sel.OldestTimestampMs {
 				sel.OldestTimestampMs = s.TimestampMs
@@ -189,7 +218,7 @@ func SelectExpired(st *TableState, maxAge time.Duration, minSnapshots int, maxRe
 			continue
 		}
 		sel.Kept++
-		refs := keepers[s.ID]
+		refs := k.keepers[s.ID]
 		if slices.Contains(refs, refLabel(Ref{Name: mainBranch, Type: "branch"})) {
 			continue
 		}
@@ -200,8 +229,6 @@ func SelectExpired(st *TableState, maxAge time.Duration, minSnapshots int, maxRe
 			sel.ProtectedByRef[r]++
 		}
 	}
-	slices.Sort(sel.RefsToRemove)
-	return sel
 }
 
 // ancestorsOf walks parent pointers from id, newest first, stopping at a

@@ -20,35 +20,73 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 	if !o.Declared {
 		return Action{}, nil, false
 	}
-	refuse := func(format string, args ...any) (Action, []Refusal, bool) {
-		return Action{}, []Refusal{{Action: string(RemoveOrphanFiles), Reason: fmt.Sprintf(format, args...)}}, false
+	refuse := func(why string) (Action, []Refusal, bool) {
+		return Action{}, []Refusal{{Action: string(RemoveOrphanFiles), Reason: why}}, false
 	}
+	if why := orphansRefusal(o, st, props); why != "" {
+		return refuse(why)
+	}
+	scan := st.Orphans
+	act, orphans := orphansToRemove(o, scan, now)
+
+	// Rule 4 counts every unreferenced file, young ones included, so that
+	// a broken referenced set cannot hide behind the age guard.
+	if total := orphans + scan.Referenced; total > 0 {
+		act.Ratio = float64(orphans) / float64(total)
+	}
+	minFiles := int64(o.MinFilesForRatio.Value)
+	if act.Ratio > act.MaxRatio && scan.ListedFiles >= minFiles {
+		return refuse(fmt.Sprintf("%d of %d files (%.1f%%) are unreferenced, above orphan_files.max_orphan_ratio = %g%s",
+			orphans, orphans+scan.Referenced, act.Ratio*100, act.MaxRatio, originSuffix(o.MaxOrphanRatio)))
+	}
+	act.PurgeRuns = DuePurgeRuns(scan.Quarantine, now)
+	if act.Count == 0 && len(act.PurgeRuns) == 0 {
+		return Action{}, nil, false
+	}
+	why := reason("orphan_files.older_than", quote(act.OlderThan), o.OlderThan.Origin, o.DeclRange)
+	if act.Count == 0 && o.Quarantine.Value > 0 {
+		// Only a purge: what the reviewer wants to know is the grace period.
+		why = reason("orphan_files.quarantine", quote(act.Quarantine), o.Quarantine.Origin, o.DeclRange)
+	}
+	return Action{
+		Type:        RemoveOrphanFiles,
+		Destructive: true,
+		Reason:      why,
+		Orphans:     &act,
+	}, nil, true
+}
+
+// orphansRefusal is why the sweep is refused before any file is
+// considered ("" when it is not): gc disabled, an age below the floor, no
+// scan or a refused one, a partial listing, nested tables, prefix
+// mismatches, or an incomplete referenced set.
+func orphansRefusal(o config.OrphanPolicy, st *TableState, props map[string]string) string {
 	scan := st.Orphans
 	switch {
 	case !gcEnabled(props):
-		return refuse("gc.enabled is %q: the table's files may be shared with another table", props[propGCEnabled])
+		return fmt.Sprintf("gc.enabled is %q: the table's files may be shared with another table", props[propGCEnabled])
 	case o.OlderThan.Value < minOrphanAge:
-		return refuse("orphan_files.older_than = %q is below the 24h floor", config.FormatDuration(o.OlderThan.Value))
+		return fmt.Sprintf("orphan_files.older_than = %q is below the 24h floor", config.FormatDuration(o.OlderThan.Value))
 	case scan == nil:
-		return refuse("storage was not scanned for orphan files")
+		return "storage was not scanned for orphan files"
 	case scan.Refusal != "":
-		return refuse("%s", scan.Refusal)
+		return scan.Refusal
 	case scan.MissingReferencedCount > 0 && scan.LiteralNamed > 0:
-		return refuse("%d referenced files are missing from the listing under the names iceberg-go v0.7.0 reads (first: %s), and %d listed files are the table's under the literal names of its file: URIs with percent-escapes (first: %s): "+
+		return fmt.Sprintf("%d referenced files are missing from the listing under the names iceberg-go v0.7.0 reads (first: %s), and %d listed files are the table's under the literal names of its file: URIs with percent-escapes (first: %s): "+
 			"iceberg-go's local IO opens such a URI percent-decoded, while Java, PyIceberg, Spark, Trino and DuckDB open it as written, where those writers put the files. "+
 			"icewright compares the listing with the names iceberg-go reads, so it cannot tell an orphan from a file the table reaches and does not sweep this table (no listed file is proposed); "+
 			"remove its orphans with an engine that reads the paths as written (Spark's remove_orphan_files)%s",
 			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), scan.LiteralNamed, scan.LiteralNamedExample, quarantinedLive(scan.Quarantine, st.Address))
 	case scan.MissingReferencedCount > 0:
-		return refuse("the listing is partial: %d referenced files are missing from it (first: %s)%s",
+		return fmt.Sprintf("the listing is partial: %d referenced files are missing from it (first: %s)%s",
 			scan.MissingReferencedCount, strings.Join(scan.MissingReferenced, ", "), quarantinedLive(scan.Quarantine, st.Address))
 	case len(scan.NestedTables) > 0:
-		return refuse("%s", OverlapRefusal(scan.NestedTables))
+		return OverlapRefusal(scan.NestedTables)
 	case len(scan.PrefixMismatches) > 0 && o.PrefixMismatch.Value != "ignore":
 		// "delete" is not honoured here: treating a file that differs from a
 		// referenced one only by scheme or authority as an orphan is a guess
 		// we do not make on a reviewer's behalf.
-		return refuse("%d listed files match referenced files only after ignoring scheme or authority (first: %s); set orphan_files.prefix_mismatch = \"ignore\" to keep them and go on",
+		return fmt.Sprintf("%d listed files match referenced files only after ignoring scheme or authority (first: %s); set orphan_files.prefix_mismatch = \"ignore\" to keep them and go on",
 			len(scan.PrefixMismatches), scan.PrefixMismatches[0])
 	}
 	if len(st.Snapshots) > 0 {
@@ -63,11 +101,18 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 				continue
 			}
 			if scan.Categories[c] == 0 {
-				return refuse("no referenced %s files were found on a table with snapshots: the referenced set is incomplete", c)
+				return fmt.Sprintf("no referenced %s files were found on a table with snapshots: the referenced set is incomplete", c)
 			}
 		}
 	}
+	return ""
+}
 
+// orphansToRemove is the action's paths: the scan's candidates (and, when
+// the policy says so, its non-Iceberg files) strictly older than
+// older_than, never a symbolic link or a prefix mismatch. It also returns
+// every unreferenced file counted, young ones included.
+func orphansToRemove(o config.OrphanPolicy, scan *OrphanScan, now time.Time) (OrphansAction, int64) {
 	// Files we must never delete, whatever the provider put in the lists.
 	protected := make(map[string]struct{}, len(scan.Symlinks)+len(scan.PrefixMismatches))
 	for _, p := range scan.Symlinks {
@@ -122,32 +167,7 @@ func planOrphans(pol *config.Effective, st *TableState, props map[string]string,
 		}
 	}
 	slices.Sort(act.Paths)
-
-	// Rule 4 counts every unreferenced file, young ones included, so that
-	// a broken referenced set cannot hide behind the age guard.
-	if total := orphans + scan.Referenced; total > 0 {
-		act.Ratio = float64(orphans) / float64(total)
-	}
-	minFiles := int64(o.MinFilesForRatio.Value)
-	if act.Ratio > act.MaxRatio && scan.ListedFiles >= minFiles {
-		return refuse("%d of %d files (%.1f%%) are unreferenced, above orphan_files.max_orphan_ratio = %g%s",
-			orphans, orphans+scan.Referenced, act.Ratio*100, act.MaxRatio, originSuffix(o.MaxOrphanRatio))
-	}
-	act.PurgeRuns = DuePurgeRuns(scan.Quarantine, now)
-	if act.Count == 0 && len(act.PurgeRuns) == 0 {
-		return Action{}, nil, false
-	}
-	why := reason("orphan_files.older_than", quote(act.OlderThan), o.OlderThan.Origin, o.DeclRange)
-	if act.Count == 0 && o.Quarantine.Value > 0 {
-		// Only a purge: what the reviewer wants to know is the grace period.
-		why = reason("orphan_files.quarantine", quote(act.Quarantine), o.Quarantine.Origin, o.DeclRange)
-	}
-	return Action{
-		Type:        RemoveOrphanFiles,
-		Destructive: true,
-		Reason:      why,
-		Orphans:     &act,
-	}, nil, true
+	return act, orphans
 }
 
 // RecheckOrphans holds the plan's rules again at apply time (docs/design.md

@@ -51,6 +51,10 @@ type TablePlan struct {
 	Actions      []Action  `json:"actions"` // docs/design.md §5.1 order; empty = in policy
 	Refusals     []Refusal `json:"refusals,omitempty"`
 	Warnings     []Warning `json:"warnings,omitempty"`
+	// NextDue and DueRule are NextDue's answer for the table as observed,
+	// set when the planner is asked (reconcile); not part of the document.
+	NextDue time.Time `json:"-"`
+	DueRule string    `json:"-"`
 }
 
 // Observed identifies the table state the plan was made against; a saved

@@ -25,6 +25,8 @@ type metrics struct {
 	bytesFreed       prometheus.Counter
 	snapshotsExpired prometheus.Counter
 	planErrors       prometheus.Counter
+	skipped          prometheus.Counter     // tables not observed at a listing: unchanged, nothing due
+	observed         *prometheus.CounterVec // reason: new | changed | policy | trigger | error-retry | pending | due:<rule>
 	configLoads      *prometheus.CounterVec // outcome: ok | failed
 
 	planDuration  *prometheus.HistogramVec // scope: listing | table
@@ -54,10 +56,12 @@ func newMetrics(perTable bool) *metrics {
 	m.bytesFreed = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_bytes_freed_total", Help: "Bytes freed by deletions."})
 	m.snapshotsExpired = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_snapshots_expired_total", Help: "Snapshots expired."})
 	m.planErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_plan_errors_total", Help: "Tables or listings that could not be planned."})
+	m.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "icewright_tables_skipped_total", Help: "Tables a listing did not observe: metadata location byte-equal to the last observed, same policy, no time-based rule due."})
+	m.observed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "icewright_tables_observed_total", Help: "Tables observed (planned), by why: new, changed, policy, trigger, error-retry, pending (its last plan left actions), due:<rule> (a time-based rule of diff.NextDue)."}, []string{"reason"})
 	m.configLoads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "icewright_config_loads_total", Help: "Configuration loads and reloads by outcome."}, []string{"outcome"})
-	m.planDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "icewright_plan_duration_seconds", Help: "Plan durations: a listing of every table, or one table.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"scope"})
+	m.planDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "icewright_plan_duration_seconds", Help: "Durations: learning every table's metadata location (locations), the plan of the tables a listing observes (listing), or of one table (table).", Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"scope"})
 	m.applyDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "icewright_apply_duration_seconds", Help: "Action durations by kind.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, []string{"action"})
-	for _, c := range []prometheus.Collector{m.tables, m.queueDepth, m.running, m.actions, m.bytesRewritten, m.filesDeleted, m.bytesFreed, m.snapshotsExpired, m.planErrors, m.configLoads, m.planDuration, m.applyDuration} {
+	for _, c := range []prometheus.Collector{m.tables, m.queueDepth, m.running, m.actions, m.bytesRewritten, m.filesDeleted, m.bytesFreed, m.snapshotsExpired, m.planErrors, m.skipped, m.observed, m.configLoads, m.planDuration, m.applyDuration} {
 		f(c)
 	}
 	if perTable {

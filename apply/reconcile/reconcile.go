@@ -112,8 +112,17 @@ type TableStatus struct {
 	Error          string    `json:"error,omitempty"`
 	PendingActions []string  `json:"pending_actions,omitempty"`
 	LastRun        time.Time `json:"last_run,omitzero"`
-	NextDue        time.Time `json:"next_due"`
-	Runs           int       `json:"runs"`
+	// LastObserved is when the table was last planned (at a listing or a
+	// reconcile).
+	LastObserved time.Time `json:"last_observed,omitzero"`
+	// NextDue is when the table is reconciled next; zero for a table in
+	// policy that no time-based rule can put out of policy (it is observed
+	// again when its metadata or its policy changes, or a writer triggers
+	// it). DueRule names the rule that makes a table in policy due
+	// (diff.NextDue).
+	NextDue time.Time `json:"next_due,omitzero"`
+	DueRule string    `json:"due_rule,omitempty"`
+	Runs    int       `json:"runs"`
 	// LastDone is when each action kind last ran to completion on the
 	// table (by this reconciler), for MinIntervals.
 	LastDone map[diff.ActionType]time.Time `json:"last_done,omitempty"`
@@ -148,7 +157,11 @@ type Reconciler struct {
 	running  map[string]bool
 	// lastListing is when the catalogs were last listed; zero = never.
 	lastListing time.Time
-	reload      bool
+	// listedDigest is the configuration digest of the last listing: when
+	// it changes, each table's policy digest is compared with its last
+	// plan's.
+	listedDigest string
+	reload       bool
 	// budgetUsed is compaction input reserved or rewritten since the last
 	// listing (BytesPerInterval).
 	budgetUsed int64
@@ -159,8 +172,23 @@ type Reconciler struct {
 
 type entry struct {
 	status TableStatus
-	index  int // in queue; -1 when not queued (running)
+	index  int // in queue; -1 when not queued (running, or in policy with no due time)
+	// reason is why the table is queued, counted when it is observed
+	// (Observe* constants); "" when the listing observed it already.
+	reason string
 }
+
+// Why a table is observed (icewright_tables_observed_total's reason):
+// docs/reconcile.md.
+const (
+	ObserveNew     = "new"         // first seen at a listing
+	ObserveChanged = "changed"     // its metadata location changed
+	ObservePolicy  = "policy"      // the configuration gives it another policy
+	ObserveTrigger = "trigger"     // a writer's hint
+	ObserveRetry   = "error-retry" // its last plan or apply failed, or its catalog was unreachable
+	ObservePending = "pending"     // its last plan left actions (held, shadow, locked)
+	ObserveDue     = "due:"        // + the diff.NextDue rule that came due
+)
 
 // New makes a reconciler; it loads nothing until Run.
 func New(load Loader, open Opener, opts Options) *Reconciler {
@@ -214,9 +242,9 @@ func (r *Reconciler) Trigger(address string) bool {
 		return false
 	}
 	due := r.opts.Now().Add(r.opts.Debounce)
-	if e.index >= 0 && e.status.NextDue.After(due) {
-		e.status.NextDue = due
-		heap.Fix(&r.queue, e.index)
+	if !r.running[address] && (e.index < 0 || e.status.NextDue.After(due)) {
+		e.reason = ObserveTrigger
+		r.schedule(e, due)
 		r.poke()
 	}
 	return true
@@ -452,75 +480,6 @@ func (r *Reconciler) session() (*config.Config, hcl.Diagnostics, *providers.Sess
 	return r.cfg, r.warnings, r.sess
 }
 
-// list finds the managed tables: one plan of every table, which is also
-// each table's first observation. Tables out of policy are due now, tables
-// in policy after the interval; tables no longer managed are dropped.
-func (r *Reconciler) list(ctx context.Context) {
-	cfg, warnings, sess := r.session()
-	start := r.opts.Now()
-	p, err := apply.Plan(ctx, cfg, sess, r.planOptions(nil, warnings))
-	r.metrics.planDuration.WithLabelValues("listing").Observe(time.Since(start).Seconds())
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lastListing = r.opts.Now()
-	r.budgetUsed = 0 // a new interval
-	if err != nil {
-		r.metrics.planErrors.Inc()
-		r.opts.Log.Error("listing the tables failed", "error", err)
-		return
-	}
-	if ctx.Err() != nil {
-		return // cut short: nothing learnt
-	}
-	seen := map[string]bool{}
-	now := r.opts.Now()
-	for _, tp := range p.Tables {
-		seen[tp.Address] = true
-		e := r.entry(tp.Address)
-		if r.running[tp.Address] {
-			continue
-		}
-		due := now.Add(r.jitter())
-		if len(tp.Actions) == 0 {
-			r.record(e, tp, ResultInPolicy, "")
-			due = now.Add(r.opts.Interval + r.jitter())
-		} else if e.status.Result == "" {
-			e.status.Result = ResultNew
-			e.status.PendingActions = actionNames(tp)
-		}
-		r.schedule(e, due)
-	}
-	for _, te := range p.Errors {
-		if strings.ContainsAny(te.Address, "*?[") {
-			// A selector's error (its catalog unreachable): no one table.
-			r.opts.Log.Error("listing", "selector", te.Address, "error", te.Message)
-			continue
-		}
-		seen[te.Address] = true
-		e := r.entry(te.Address)
-		if r.running[te.Address] {
-			continue
-		}
-		e.status.Result, e.status.Error = ResultError, te.Message
-		r.schedule(e, now.Add(r.retryAfter()))
-	}
-	if len(p.Errors) == 0 {
-		// Tables no longer listed are forgotten; a listing with errors (a
-		// catalog unreachable) forgets none.
-		for a, e := range r.tables {
-			if !seen[a] && !r.running[a] {
-				if e.index >= 0 {
-					heap.Remove(&r.queue, e.index)
-				}
-				delete(r.tables, a)
-				r.metrics.forget(a)
-			}
-		}
-	}
-	r.updateGauges()
-	r.ready.Store(true)
-}
-
 func (r *Reconciler) entry(addr string) *entry {
 	e, ok := r.tables[addr]
 	if !ok {
@@ -612,7 +571,7 @@ func (r *Reconciler) onceDone() bool {
 func (r *Reconciler) planOptions(targets []string, warnings hcl.Diagnostics) apply.PlanOptions {
 	return apply.PlanOptions{
 		Targets: targets, Parallelism: r.opts.Parallelism, Now: r.opts.Now, Version: r.opts.Version,
-		ConfigWarnings: warnings,
+		ConfigWarnings: warnings, NextDue: true,
 	}
 }
 
@@ -621,6 +580,13 @@ func (r *Reconciler) planOptions(targets []string, warnings hcl.Diagnostics) app
 func (r *Reconciler) reconcile(ctx context.Context, addr string) {
 	cfg, warnings, sess := r.session()
 	log := r.opts.Log.With("table", addr)
+	r.mu.Lock()
+	if e, ok := r.tables[addr]; ok && e.reason != "" {
+		// Queued by a listing that observed it already: not counted again.
+		r.metrics.observed.WithLabelValues(e.reason).Inc()
+		e.reason = ""
+	}
+	r.mu.Unlock()
 	start := time.Now()
 	p, err := apply.Plan(ctx, cfg, sess, r.planOptions([]string{addr}, warnings))
 	r.metrics.planDuration.WithLabelValues("table").Observe(time.Since(start).Seconds())
@@ -673,15 +639,20 @@ func (r *Reconciler) reconcile(ctx context.Context, addr string) {
 		r.updateGauges()
 		return // reconciled once: not queued again
 	}
-	due := r.opts.Now().Add(r.opts.Interval + r.jitter())
+	due, reason := r.opts.Now().Add(r.opts.Interval+r.jitter()), ObservePending
 	switch result {
 	case ResultError, ResultFailed:
-		due = r.opts.Now().Add(r.retryAfter())
+		due, reason = r.opts.Now().Add(r.retryAfter()), ObserveRetry
 	case ResultApplied:
 		// Applied: planned again soon, to see it converged (an apply that
 		// left something, a concurrent writer's new files, shows then).
-		due = r.opts.Now().Add(r.retryAfter())
+		due, reason = r.opts.Now().Add(r.retryAfter()), ObserveChanged
+	case ResultInPolicy:
+		r.scheduleInPolicy(e, *tp)
+		r.updateGauges()
+		return
 	}
+	e.reason = reason
 	r.schedule(e, due)
 	r.updateGauges()
 }
@@ -818,6 +789,7 @@ func (r *Reconciler) applyPlan(ctx context.Context, cfg *config.Config, sess *pr
 func (r *Reconciler) record(e *entry, tp diff.TablePlan, result, msg string) {
 	e.status.Policy, e.status.PolicyDigest = tp.Policy, tp.PolicyDigest
 	e.status.MetadataLocation = tp.Observed.MetadataLocation
+	e.status.LastObserved = r.opts.Now()
 	e.status.Result, e.status.Error = result, msg
 	e.status.PendingActions = nil
 	if result != ResultInPolicy && result != ResultApplied {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,9 +12,11 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/icewright/icewright/apply"
 	"github.com/icewright/icewright/cmd/icewright/internal/views"
+	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers"
 )
@@ -66,39 +69,9 @@ func (c *cli) apply(args []string) int {
 	sess := providers.Open(cfg, providers.Options{Env: c.environ, Now: c.now})
 	defer sess.Close()
 
-	var plan *diff.Plan
-	if a.PlanFile != "" {
-		plan, err = c.readPlanFile(a.PlanFile)
-		if err != nil {
-			return c.fail(err)
-		}
-	} else {
-		plan, err = c.makePlan(ctx, cfg, sess, a.Targets, a.Parallelism, warnings)
-		if err != nil {
-			return c.fail(err)
-		}
-		if !a.JSON {
-			if err := views.Plan(c.stdout, plan, c.colorOut()); err != nil {
-				return c.fail(err)
-			}
-		}
-		c.reportPlanProblems(plan)
-		if plan.Summary.Actions == 0 && !a.JSON {
-			// Nothing to approve or do; errors still make the exit 1.
-			// (-json goes on, so the results document lists every table
-			// as in policy.)
-			return planExitCode(plan, false)
-		}
-		if needsApproval && plan.Summary.Actions > 0 {
-			ok, err := c.approve()
-			if err != nil {
-				return c.fail(err)
-			}
-			if !ok {
-				fmt.Fprintln(c.stderr, "\nApply cancelled: nothing was changed.")
-				return exitError
-			}
-		}
+	plan, exit, ok := c.applyPlan(ctx, a, cfg, sess, warnings, needsApproval)
+	if !ok {
+		return exit
 	}
 
 	prog := c.newProgress(false)
@@ -136,10 +109,58 @@ func (c *cli) apply(args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	// Each failed table once on stderr, where a pipeline looks for
-	// "Error:" (the results on stdout hold it too, in a table cell). A
-	// refusal was said there by the plan (a plan with refusals is never
-	// saved, so apply made it), and is not said again.
+	c.reportFailedTables(res)
+	if res.Failed() || res.Interrupted || len(plan.Errors) > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
+// applyPlan is the plan apply runs: the saved plan file, or a plan made
+// now, shown, and approved when approval is needed. ok false: stop with
+// exit (nothing to do, cancelled, or failed).
+func (c *cli) applyPlan(ctx context.Context, a Apply, cfg *config.Config, sess *providers.Session, warnings hcl.Diagnostics, needsApproval bool) (plan *diff.Plan, exit int, ok bool) {
+	if a.PlanFile != "" {
+		plan, err := c.readPlanFile(a.PlanFile)
+		if err != nil {
+			return nil, c.fail(err), false
+		}
+		return plan, 0, true
+	}
+	plan, err := c.makePlan(ctx, cfg, sess, a.Targets, a.Parallelism, warnings)
+	if err != nil {
+		return nil, c.fail(err), false
+	}
+	if !a.JSON {
+		if err := views.Plan(c.stdout, plan, c.colorOut()); err != nil {
+			return nil, c.fail(err), false
+		}
+	}
+	c.reportPlanProblems(plan)
+	if plan.Summary.Actions == 0 && !a.JSON {
+		// Nothing to approve or do; errors still make the exit 1.
+		// (-json goes on, so the results document lists every table
+		// as in policy.)
+		return nil, planExitCode(plan, false), false
+	}
+	if needsApproval && plan.Summary.Actions > 0 {
+		ok, err := c.approve()
+		if err != nil {
+			return nil, c.fail(err), false
+		}
+		if !ok {
+			fmt.Fprintln(c.stderr, "\nApply cancelled: nothing was changed.")
+			return nil, exitError, false
+		}
+	}
+	return plan, 0, true
+}
+
+// reportFailedTables says each failed table once on stderr, where a
+// pipeline looks for "Error:" (the results on stdout hold it too, in a
+// table cell). A refusal was said there by the plan (a plan with refusals
+// is never saved, so apply made it), and is not said again.
+func (c *cli) reportFailedTables(res *apply.Results) {
 	for _, t := range res.Tables {
 		if t.Status == apply.StatusFailed {
 			msg := t.Error
@@ -157,10 +178,6 @@ func (c *cli) apply(args []string) int {
 			views.Error(c.stderr, fmt.Errorf("%s: %s", t.Address, msg), c.colorErr())
 		}
 	}
-	if res.Failed() || res.Interrupted || len(plan.Errors) > 0 {
-		return exitError
-	}
-	return exitOK
 }
 
 // lockOwner names this run in the leases it takes, for a person reading

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/icewright/icewright/config"
+	"github.com/icewright/icewright/providers"
 )
 
 // Import: `icewright import [-catalog=NAME] [-target=GLOB]... [-out=FILE]
@@ -71,27 +73,9 @@ func (c *cli) importTables(args []string) int {
 	ctx, sess, done := c.session(cfg)
 	defer done()
 
-	var all, chosen []string
-	var managed []string
-	for _, cat := range catalogs {
-		addrs, err := sess.ListTables(ctx, cat.Name)
-		if err != nil {
-			return c.fail(fmt.Errorf("import: %w", err))
-		}
-		for _, addr := range addrs {
-			all = append(all, addr)
-			if !config.Targeted(a.Targets, addr) {
-				continue
-			}
-			if eff, ok := cfg.Resolve(addr); ok {
-				managed = append(managed, fmt.Sprintf("%s (%s)", addr, eff.MatchedBy))
-				continue
-			}
-			chosen = append(chosen, addr)
-		}
-	}
-	if len(managed) > 0 {
-		fmt.Fprintf(c.stderr, "Left out, managed by this configuration already: %s\n", strings.Join(managed, ", "))
+	all, chosen, err := c.importable(ctx, sess, cfg, catalogs, a.Targets)
+	if err != nil {
+		return c.fail(fmt.Errorf("import: %w", err))
 	}
 	if len(chosen) == 0 {
 		what := "no table"
@@ -100,19 +84,9 @@ func (c *cli) importTables(args []string) int {
 		}
 		return c.fail(fmt.Errorf("import: %s that this configuration does not manage already", what))
 	}
-	imported := map[string]bool{}
-	var tables []config.ImportedTable
-	for _, addr := range chosen {
-		st, err := sess.Describe(ctx, addr)
-		if err != nil {
-			return c.fail(fmt.Errorf("import: %w", err))
-		}
-		t := config.ImportedTable{Address: addr, Properties: st.Properties}
-		for _, f := range st.SortOrder {
-			t.SortOrder = append(t.SortOrder, config.SortField{Transform: f.Transform, Column: f.Column, Descending: f.Descending, NullsFirst: f.NullsFirst})
-		}
-		tables = append(tables, t)
-		imported[addr] = true
+	tables, imported, err := describeImported(ctx, sess, chosen)
+	if err != nil {
+		return c.fail(fmt.Errorf("import: %w", err))
 	}
 	taken := map[string]bool{}
 	for name := range cfg.Policies {
@@ -147,6 +121,53 @@ func (c *cli) importTables(args []string) int {
 	}
 	fmt.Fprintf(c.stdout, "Wrote the policies of %d imported tables to %s. \"icewright plan\" shows no change for them.\n", len(tables), a.Out)
 	return exitOK
+}
+
+// importable lists the catalogs' tables (all) and those to import: the
+// ones -target selects that the configuration does not manage already
+// (those are named on stderr).
+func (c *cli) importable(ctx context.Context, sess *providers.Session, cfg *config.Config, catalogs []*config.Catalog, targets []string) (all, chosen []string, err error) {
+	var managed []string
+	for _, cat := range catalogs {
+		addrs, err := sess.ListTables(ctx, cat.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, addr := range addrs {
+			all = append(all, addr)
+			if !config.Targeted(targets, addr) {
+				continue
+			}
+			if eff, ok := cfg.Resolve(addr); ok {
+				managed = append(managed, fmt.Sprintf("%s (%s)", addr, eff.MatchedBy))
+				continue
+			}
+			chosen = append(chosen, addr)
+		}
+	}
+	if len(managed) > 0 {
+		fmt.Fprintf(c.stderr, "Left out, managed by this configuration already: %s\n", strings.Join(managed, ", "))
+	}
+	return all, chosen, nil
+}
+
+// describeImported reads each chosen table's properties and sort order.
+func describeImported(ctx context.Context, sess *providers.Session, chosen []string) ([]config.ImportedTable, map[string]bool, error) {
+	imported := map[string]bool{}
+	var tables []config.ImportedTable
+	for _, addr := range chosen {
+		st, err := sess.Describe(ctx, addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		t := config.ImportedTable{Address: addr, Properties: st.Properties}
+		for _, f := range st.SortOrder {
+			t.SortOrder = append(t.SortOrder, config.SortField{Transform: f.Transform, Column: f.Column, Descending: f.Descending, NullsFirst: f.NullsFirst})
+		}
+		tables = append(tables, t)
+		imported[addr] = true
+	}
+	return tables, imported, nil
 }
 
 // writeNew creates path with data, failing if it exists (O_EXCL, so a file

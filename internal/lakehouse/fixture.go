@@ -63,39 +63,17 @@ func CopyFixture(srcDir, dstDir string) (string, error) {
 // otherwise (FileURIs).
 func CopyTable(srcDir, dstDir, current string, opts ...CopyOption) (string, error) {
 	srcDir, dstDir = filepath.Clean(srcDir), filepath.Clean(dstDir)
-	var o copyOptions
+	c := &tableCopy{srcDir: srcDir, dstDir: dstDir, target: dstDir, done: map[string]bool{}, newLength: map[string]int64{}, puffinSize: map[string]int64{}}
 	for _, opt := range opts {
-		opt(&o)
+		opt(&c.o)
 	}
-	prefixes, err := tablePrefixes(srcDir)
-	if err != nil {
+	var err error
+	if c.prefixes, err = tablePrefixes(srcDir); err != nil {
 		return "", fmt.Errorf("copy table %s: %w", srcDir, err)
 	}
-	// target is dstDir as the rewritten paths spell it.
-	target := dstDir
-	if o.fileURIs {
-		target = "file://" + filepath.ToSlash(dstDir)
+	if c.o.fileURIs {
+		c.target = "file://" + filepath.ToSlash(dstDir)
 	}
-	rewrite := func(p string) (string, bool) {
-		for _, pre := range prefixes { // longest first
-			if p == pre {
-				return target, true
-			}
-			if rest, ok := strings.CutPrefix(p, pre+"/"); ok {
-				return target + "/" + rest, true
-			}
-		}
-		return p, false
-	}
-	// local maps a rewritten path back to the source file it was copied from.
-	local := func(p string) (string, bool) {
-		rest, ok := strings.CutPrefix(p, target+"/")
-		if !ok {
-			return "", false
-		}
-		return filepath.Join(srcDir, filepath.FromSlash(rest)), true
-	}
-
 	var files []string
 	err = filepath.WalkDir(srcDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -109,27 +87,95 @@ func CopyTable(srcDir, dstDir, current string, opts ...CopyOption) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("copy table %s: %w", srcDir, err)
 	}
-	// Avro files are manifests (entries with data_file) or manifest lists
-	// (entries with manifest_path). Manifests first: their new lengths go
-	// into the lists, and the position delete files they name are rewritten
-	// before them.
-	type avroFile struct {
-		src     string
-		meta    map[string][]byte
-		schema  *avro.Schema
-		records []map[string]any
+	// Manifests first: their new lengths go into the lists, and the
+	// position delete files they name are rewritten before them.
+	manifests, lists := c.avroFiles(files)
+	for _, af := range manifests {
+		if err := c.copyManifest(af); err != nil {
+			return "", err
+		}
 	}
-	var manifests, lists []*avroFile
-	done := map[string]bool{}
+	for _, af := range lists {
+		if err := c.copyList(af); err != nil {
+			return "", err
+		}
+	}
+	for _, p := range files {
+		if err := c.copyOther(p); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dstDir, filepath.FromSlash(current)), nil
+}
+
+// tableCopy is one CopyTable.
+type tableCopy struct {
+	srcDir, dstDir string
+	target         string   // dstDir as the rewritten paths spell it
+	prefixes       []string // longest first
+	o              copyOptions
+	done           map[string]bool  // source files written already
+	newLength      map[string]int64 // rewritten manifests by new path
+	puffinSize     map[string]int64 // rewritten Puffin files by new path
+}
+
+// avroFile is a manifest or manifest list being rewritten.
+type avroFile struct {
+	src     string
+	meta    map[string][]byte
+	schema  *avro.Schema
+	records []map[string]any
+}
+
+// rewrite moves p under target when it starts with a prefix.
+func (c *tableCopy) rewrite(p string) (string, bool) {
+	for _, pre := range c.prefixes {
+		if p == pre {
+			return c.target, true
+		}
+		if rest, ok := strings.CutPrefix(p, pre+"/"); ok {
+			return c.target + "/" + rest, true
+		}
+	}
+	return p, false
+}
+
+// local maps a rewritten path back to the source file it was copied from.
+func (c *tableCopy) local(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, c.target+"/")
+	if !ok {
+		return "", false
+	}
+	return filepath.Join(c.srcDir, filepath.FromSlash(rest)), true
+}
+
+// write writes raw as the copy of the source file src.
+func (c *tableCopy) write(src string, raw []byte) error {
+	rel, err := filepath.Rel(c.srcDir, src)
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(c.dstDir, rel)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, raw, 0o644)
+}
+
+// avroFiles sorts the Avro files into manifests (entries with data_file)
+// and manifest lists (entries with manifest_path), marking them done; an
+// Avro file that is neither (a data file in Avro) is copied as it is.
+func (c *tableCopy) avroFiles(files []string) (manifests, lists []*avroFile) {
 	for _, p := range files {
 		if !strings.HasSuffix(p, ".avro") {
 			continue
 		}
 		af := &avroFile{src: p}
+		var err error
 		af.records, af.meta, af.schema, err = readOCF(p)
 		if err != nil {
 			// Not an Iceberg metadata Avro file (a data file in Avro):
-			// copied as it is below.
+			// copied as it is.
 			continue
 		}
 		switch {
@@ -144,128 +190,136 @@ func CopyTable(srcDir, dstDir, current string, opts ...CopyOption) (string, erro
 		default:
 			continue
 		}
-		done[p] = true
+		c.done[p] = true
 	}
-	write := func(src string, raw []byte) error {
-		rel, err := filepath.Rel(srcDir, src)
-		if err != nil {
-			return err
+	return manifests, lists
+}
+
+// copyManifest rewrites a manifest's paths and snapshot ids, and the
+// delete files it names (deletion vectors, position deletes), with their
+// new sizes and bounds.
+func (c *tableCopy) copyManifest(af *avroFile) error {
+	renumberMeta(af.meta, c.o.snapshotIDs)
+	for _, rec := range af.records {
+		if v, ok := rec["snapshot_id"]; ok {
+			rec["snapshot_id"] = renumber(v, c.o.snapshotIDs)
 		}
-		dst := filepath.Join(dstDir, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, raw, 0o644)
-	}
-	newLength := map[string]int64{}
-	puffinSize := map[string]int64{} // rewritten Puffin files by new path
-	for _, af := range manifests {
-		renumberMeta(af.meta, o.snapshotIDs)
-		for _, rec := range af.records {
-			if v, ok := rec["snapshot_id"]; ok {
-				rec["snapshot_id"] = renumber(v, o.snapshotIDs)
-			}
-			df, _ := rec["data_file"].(map[string]any)
-			if df == nil {
-				continue
-			}
-			for _, k := range []string{"file_path", "referenced_data_file"} {
-				if s, ok := df[k].(string); ok {
-					df[k], _ = rewrite(s)
-				}
-			}
-			if isPuffin(df) {
-				dst := df["file_path"].(string)
-				if n, ok := puffinSize[dst]; ok {
-					df["file_size_in_bytes"] = n
-					continue
-				}
-				src, ok := local(dst)
-				if !ok || done[src] {
-					continue
-				}
-				raw, err := rewritePuffin(src, rewrite)
-				if err != nil {
-					return "", fmt.Errorf("copy table %s: deletion vectors %s: %w", srcDir, src, err)
-				}
-				if err := write(src, raw); err != nil {
-					return "", fmt.Errorf("copy table %s: %w", srcDir, err)
-				}
-				done[src] = true
-				puffinSize[dst] = int64(len(raw))
-				df["file_size_in_bytes"] = int64(len(raw))
-				continue
-			}
-			if !isPositionDeleteParquet(df) {
-				continue
-			}
-			dst := df["file_path"].(string)
-			src, ok := local(dst)
-			if !ok || done[src] {
-				continue
-			}
-			raw, lo, hi, err := rewritePositionDeletes(src, rewrite)
-			if err != nil {
-				return "", fmt.Errorf("copy table %s: position deletes %s: %w", srcDir, src, err)
-			}
-			if err := write(src, raw); err != nil {
-				return "", fmt.Errorf("copy table %s: %w", srcDir, err)
-			}
-			done[src] = true
-			df["file_size_in_bytes"] = int64(len(raw))
-			setBound(df, "lower_bounds", lo)
-			setBound(df, "upper_bounds", hi)
-		}
-		raw, err := writeOCF(af.schema, af.meta, af.records)
-		if err != nil {
-			return "", fmt.Errorf("copy table %s: rewrite %s: %w", srcDir, af.src, err)
-		}
-		if err := write(af.src, raw); err != nil {
-			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
-		}
-		rel, _ := filepath.Rel(srcDir, af.src)
-		newLength[target+"/"+filepath.ToSlash(rel)] = int64(len(raw))
-	}
-	for _, af := range lists {
-		renumberMeta(af.meta, o.snapshotIDs)
-		for _, rec := range af.records {
-			if v, ok := rec["added_snapshot_id"]; ok {
-				rec["added_snapshot_id"] = renumber(v, o.snapshotIDs)
-			}
-			if s, ok := rec["manifest_path"].(string); ok {
-				p, _ := rewrite(s)
-				rec["manifest_path"] = p
-				if n, ok := newLength[p]; ok {
-					rec["manifest_length"] = n
-				}
-			}
-		}
-		raw, err := writeOCF(af.schema, af.meta, af.records)
-		if err != nil {
-			return "", fmt.Errorf("copy table %s: rewrite %s: %w", srcDir, af.src, err)
-		}
-		if err := write(af.src, raw); err != nil {
-			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
-		}
-	}
-	for _, p := range files {
-		if done[p] {
+		df, _ := rec["data_file"].(map[string]any)
+		if df == nil {
 			continue
 		}
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
-		}
-		if strings.HasSuffix(p, ".metadata.json") {
-			if raw, err = rewriteJSON(raw, rewrite, o.snapshotIDs); err != nil {
-				return "", fmt.Errorf("copy table %s: rewrite %s: %w", srcDir, p, err)
+		for _, k := range []string{"file_path", "referenced_data_file"} {
+			if s, ok := df[k].(string); ok {
+				df[k], _ = c.rewrite(s)
 			}
 		}
-		if err := write(p, raw); err != nil {
-			return "", fmt.Errorf("copy table %s: %w", srcDir, err)
+		if err := c.copyDeleteFile(df); err != nil {
+			return err
 		}
 	}
-	return filepath.Join(dstDir, filepath.FromSlash(current)), nil
+	raw, err := writeOCF(af.schema, af.meta, af.records)
+	if err != nil {
+		return fmt.Errorf("copy table %s: rewrite %s: %w", c.srcDir, af.src, err)
+	}
+	if err := c.write(af.src, raw); err != nil {
+		return fmt.Errorf("copy table %s: %w", c.srcDir, err)
+	}
+	rel, _ := filepath.Rel(c.srcDir, af.src)
+	c.newLength[c.target+"/"+filepath.ToSlash(rel)] = int64(len(raw))
+	return nil
+}
+
+// copyDeleteFile rewrites the Puffin or position delete file a manifest
+// entry's data_file names (once), and sets its new size and bounds.
+func (c *tableCopy) copyDeleteFile(df map[string]any) error {
+	if isPuffin(df) {
+		dst := df["file_path"].(string)
+		if n, ok := c.puffinSize[dst]; ok {
+			df["file_size_in_bytes"] = n
+			return nil
+		}
+		src, ok := c.local(dst)
+		if !ok || c.done[src] {
+			return nil
+		}
+		raw, err := rewritePuffin(src, c.rewrite)
+		if err != nil {
+			return fmt.Errorf("copy table %s: deletion vectors %s: %w", c.srcDir, src, err)
+		}
+		if err := c.write(src, raw); err != nil {
+			return fmt.Errorf("copy table %s: %w", c.srcDir, err)
+		}
+		c.done[src] = true
+		c.puffinSize[dst] = int64(len(raw))
+		df["file_size_in_bytes"] = int64(len(raw))
+		return nil
+	}
+	if !isPositionDeleteParquet(df) {
+		return nil
+	}
+	dst := df["file_path"].(string)
+	src, ok := c.local(dst)
+	if !ok || c.done[src] {
+		return nil
+	}
+	raw, lo, hi, err := rewritePositionDeletes(src, c.rewrite)
+	if err != nil {
+		return fmt.Errorf("copy table %s: position deletes %s: %w", c.srcDir, src, err)
+	}
+	if err := c.write(src, raw); err != nil {
+		return fmt.Errorf("copy table %s: %w", c.srcDir, err)
+	}
+	c.done[src] = true
+	df["file_size_in_bytes"] = int64(len(raw))
+	setBound(df, "lower_bounds", lo)
+	setBound(df, "upper_bounds", hi)
+	return nil
+}
+
+// copyList rewrites a manifest list's paths, lengths and snapshot ids.
+func (c *tableCopy) copyList(af *avroFile) error {
+	renumberMeta(af.meta, c.o.snapshotIDs)
+	for _, rec := range af.records {
+		if v, ok := rec["added_snapshot_id"]; ok {
+			rec["added_snapshot_id"] = renumber(v, c.o.snapshotIDs)
+		}
+		if s, ok := rec["manifest_path"].(string); ok {
+			p, _ := c.rewrite(s)
+			rec["manifest_path"] = p
+			if n, ok := c.newLength[p]; ok {
+				rec["manifest_length"] = n
+			}
+		}
+	}
+	raw, err := writeOCF(af.schema, af.meta, af.records)
+	if err != nil {
+		return fmt.Errorf("copy table %s: rewrite %s: %w", c.srcDir, af.src, err)
+	}
+	if err := c.write(af.src, raw); err != nil {
+		return fmt.Errorf("copy table %s: %w", c.srcDir, err)
+	}
+	return nil
+}
+
+// copyOther copies a file not written yet: a metadata.json with its paths
+// and snapshot ids rewritten, any other as it is.
+func (c *tableCopy) copyOther(p string) error {
+	if c.done[p] {
+		return nil
+	}
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("copy table %s: %w", c.srcDir, err)
+	}
+	if strings.HasSuffix(p, ".metadata.json") {
+		if raw, err = rewriteJSON(raw, c.rewrite, c.o.snapshotIDs); err != nil {
+			return fmt.Errorf("copy table %s: rewrite %s: %w", c.srcDir, p, err)
+		}
+	}
+	if err := c.write(p, raw); err != nil {
+		return fmt.Errorf("copy table %s: %w", c.srcDir, err)
+	}
+	return nil
 }
 
 // CopyOption changes how CopyTable spells the paths it rewrites.

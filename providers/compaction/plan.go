@@ -102,18 +102,7 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 		}
 		if n, ok := totalDataFiles(tbl.CurrentSnapshot()); ok && limit > 0 && n <= int64(limit) {
 			// Small table: the summary says so, skip the counting pass.
-			all, err := tbl.Scan().PlanFiles(ctx)
-			if err != nil {
-				yield(Group{}, fmt.Errorf("plan files: %w", err))
-				return
-			}
-			if all, err = where.keep(all); err != nil {
-				yield(Group{}, err)
-				return
-			}
-			if !emit(all) {
-				return
-			}
+			emitWholeTable(ctx, tbl, where, emit, yield)
 			return
 		}
 		stats, err := partitionStats(ctx, tbl, cfg.Selection, cfg.Stale, nil)
@@ -155,22 +144,42 @@ func PlanPartitions(ctx context.Context, tbl *table.Table, cfg PlanConfig) iter.
 		if len(fallback) == 0 {
 			return
 		}
-		all, err := tbl.Scan().PlanFiles(ctx)
-		if err != nil {
-			yield(Group{}, fmt.Errorf("plan files: %w", err))
+		emitFullPass(ctx, tbl, fallback, emit, yield)
+	}
+}
+
+// emitWholeTable plans the whole table in one scan and emits the tasks
+// the policy's where keeps, at once.
+func emitWholeTable(ctx context.Context, tbl *table.Table, where *WhereFilter, emit func([]table.FileScanTask) bool, yield func(Group, error) bool) {
+	all, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		yield(Group{}, fmt.Errorf("plan files: %w", err))
+		return
+	}
+	if all, err = where.keep(all); err != nil {
+		yield(Group{}, err)
+		return
+	}
+	emit(all)
+}
+
+// emitFullPass plans the whole table in one scan and emits the tasks of
+// each partition in parts (partKey), in order.
+func emitFullPass(ctx context.Context, tbl *table.Table, parts []string, emit func([]table.FileScanTask) bool, yield func(Group, error) bool) {
+	all, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		yield(Group{}, fmt.Errorf("plan files: %w", err))
+		return
+	}
+	byPart := map[string][]table.FileScanTask{}
+	for _, t := range all {
+		k := partKey(int(t.File.SpecID()), t.File.Partition())
+		byPart[k] = append(byPart[k], t)
+	}
+	all = nil
+	for _, ps := range parts {
+		if !emit(byPart[ps]) {
 			return
-		}
-		byPart := map[string][]table.FileScanTask{}
-		for _, t := range all {
-			k := partKey(int(t.File.SpecID()), t.File.Partition())
-			byPart[k] = append(byPart[k], t)
-		}
-		all = nil
-		for _, ps := range fallback {
-			tasks := byPart[ps]
-			if !emit(tasks) {
-				return
-			}
 		}
 	}
 }

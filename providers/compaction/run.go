@@ -173,17 +173,44 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	if len(groups) == 0 {
 		return res, nil
 	}
+	groups, cfg, err := checkRun(ctx, tbl, groups, opts)
+	if err != nil {
+		return res, err
+	}
+	selected := selectGroups(res, groups, opts)
+	ctxRun, cancel := context.WithCancel(ctx)
+	defer cancel()
+	gr := &groupRun{tbl: tbl, groups: groups, opts: opts, cfg: cfg, res: res, cancel: cancel, ours: map[int64]bool{}}
+	gr.rewriteAll(ctxRun, selected)
+
+	if opts.PartialProgress {
+		var errs error
+		for i, g := range res.Groups {
+			if g.Err != nil {
+				errs = errors.Join(errs, fmt.Errorf("group %d (%s): %w", i, g.Partition, g.Err))
+			}
+		}
+		return res, errs
+	}
+	return res, commitAtomic(ctx, res, gr.staged, gr.runErr, opts)
+}
+
+// checkRun resolves the options against the table and checks, before any
+// file is written, that every group can be rewritten and committed: types
+// the writer knows, a spec it can write, no file in two groups. It
+// returns the groups with whole files.
+func checkRun(ctx context.Context, tbl *table.Table, groups []Group, opts Options) ([]Group, runConfig, error) {
 	if why := TypesProblem(tbl.Schema()); why != "" {
-		return res, fmt.Errorf("%w: %s", ErrRefused, why)
+		return nil, runConfig{}, fmt.Errorf("%w: %s", ErrRefused, why)
 	}
 	cfg, err := resolve(tbl, opts)
 	if err != nil {
-		return res, err
+		return nil, runConfig{}, err
 	}
 	// Read once per run, not once per group and pass: it may read the
 	// metadata file (defaults.go).
 	if cfg.exactDefaults, _, err = exactDefaults(ctx, tbl); err != nil {
-		return res, fmt.Errorf("column defaults: %w", err)
+		return nil, runConfig{}, fmt.Errorf("column defaults: %w", err)
 	}
 	unwritable := UnwritableSpecs(tbl)
 	groups = slices.Clone(groups)
@@ -191,20 +218,26 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 	for i, g := range groups {
 		if why, ok := unwritable[g.SpecID]; ok {
 			// Its commit would fail after the files are written.
-			return res, fmt.Errorf("group %d (%s): %w: %s", i, g.Partition, ErrRefused, why)
+			return nil, runConfig{}, fmt.Errorf("group %d (%s): %w: %s", i, g.Partition, ErrRefused, why)
 		}
 		groups[i].Tasks = wholeFiles(g.Tasks)
 		for _, t := range groups[i].Tasks {
 			if j, ok := inGroup[t.File.FilePath()]; ok && j != i {
-				return res, fmt.Errorf("%w: file %s is in groups %d and %d: its rows would be written twice", ErrRefused, t.File.FilePath(), j, i)
+				return nil, runConfig{}, fmt.Errorf("%w: file %s is in groups %d and %d: its rows would be written twice", ErrRefused, t.File.FilePath(), j, i)
 			}
 			inGroup[t.File.FilePath()] = i
 		}
 		if err := checkGroup(tbl, groups[i]); err != nil {
-			return res, fmt.Errorf("group %d (%s): %w", i, g.Partition, err)
+			return nil, runConfig{}, fmt.Errorf("group %d (%s): %w", i, g.Partition, err)
 		}
 	}
+	return groups, cfg, nil
+}
 
+// selectGroups fills res.Groups and returns the groups this run rewrites:
+// in order, up to max_bytes_per_run (at least one); each other is skipped
+// with the reason.
+func selectGroups(res *Result, groups []Group, opts Options) []int {
 	res.Groups = make([]GroupResult, len(groups))
 	var total int64
 	selected := make([]int, 0, len(groups))
@@ -217,29 +250,41 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 		total += g.Bytes()
 		selected = append(selected, i)
 	}
+	return selected
+}
 
-	conc := cfg.concurrency
-	perGroup := cfg
-	perGroup.budget = cfg.budget / int64(conc)
-	mem := newMemoryGate(cfg.budget)
-	rowGroup := rowGroupBytes(tbl.Properties(), perGroup.target, perGroup.rowGroupCap())
+// groupRun is the rewriting of a run's groups, concurrency of them at
+// once within the memory budget.
+type groupRun struct {
+	tbl    *table.Table // the table as planned
+	groups []Group
+	opts   Options
+	cfg    runConfig
+	cancel context.CancelFunc // stops the other groups (atomic mode)
 
+	mu     sync.Mutex // guards res.Table, staged, runErr and ours
+	res    *Result
+	staged []stagedGroup
+	runErr error
+	ours   map[int64]bool // snapshots committed by this run
+}
+
+// rewriteAll rewrites the selected groups, each once memory for it is
+// free, and waits for them; none starts once ctx is done.
+func (r *groupRun) rewriteAll(ctx context.Context, selected []int) {
+	conc := r.cfg.concurrency
+	perGroup := r.cfg
+	perGroup.budget = r.cfg.budget / int64(conc)
+	mem := newMemoryGate(r.cfg.budget)
+	rowGroup := rowGroupBytes(r.tbl.Properties(), perGroup.target, perGroup.rowGroupCap())
 	var (
-		mu      sync.Mutex // guards res.Table, staged and commits
-		staged  []stagedGroup
-		wg      sync.WaitGroup
-		sem     = make(chan struct{}, conc)
-		runErr  error
-		ours    = map[int64]bool{} // snapshots committed by this run
-		ctxRun  context.Context
-		cancelF context.CancelFunc
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, conc)
 	)
-	ctxRun, cancelF = context.WithCancel(ctx)
-	defer cancelF()
 	for _, i := range selected {
 		sem <- struct{}{}
-		need := groupNeed(tbl.Schema(), groups[i], cfg.strategy, rowGroup)
-		if ctxRun.Err() != nil || mem.acquire(ctxRun, need) != nil {
+		need := groupNeed(r.tbl.Schema(), r.groups[i], r.cfg.strategy, rowGroup)
+		if ctx.Err() != nil || mem.acquire(ctx, need) != nil {
 			<-sem
 			break
 		}
@@ -248,86 +293,95 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 			defer wg.Done()
 			defer func() { <-sem }()
 			defer mem.release(need)
-			start := time.Now()
-			mu.Lock()
-			base := res.Table
-			mu.Unlock()
-			emit(opts.Progress, Event{Group: i, Partition: groups[i].Partition, Phase: "started"})
 			gcfg := perGroup
 			// The group may sort in memory what its files may inflate
 			// to, within the run's budget: a group that fits never spills.
-			gcfg.runBytes = max(perGroup.runBudget(), min(zorderInflation*groups[i].Bytes(), cfg.budget/3))
-			sg, err := rewriteGroup(ctxRun, base, i, groups[i], gcfg, opts.Progress)
-			gr := &res.Groups[i]
-			if sg != nil {
-				gr.InputRows, gr.OutputRows = sg.rowsIn, sg.rowsOut
-				gr.OutputFiles, gr.OutputBytes = len(sg.files), sg.bytesOut
-				gr.SpilledRuns, gr.SpilledBytes = sg.spilledRuns, sg.spilledBytes
-				for _, f := range sg.files {
-					gr.OutputPaths = append(gr.OutputPaths, f.FilePath())
-				}
-			}
-			if err != nil {
-				gr.Err = err
-				gr.Duration = time.Since(start)
-				emit(opts.Progress, Event{Group: i, Partition: groups[i].Partition, Phase: "failed"})
-				if !opts.PartialProgress {
-					mu.Lock()
-					runErr = errors.Join(runErr, fmt.Errorf("group %d (%s): %w", i, groups[i].Partition, err))
-					mu.Unlock()
-					cancelF()
-				}
-				return
-			}
-			if !opts.PartialProgress {
-				mu.Lock()
-				staged = append(staged, *sg)
-				mu.Unlock()
-				gr.Duration = time.Since(start)
-				return
-			}
-			mu.Lock()
-			// The group's rows reflect the deletes of the planning snapshot,
-			// so conflict validation must start there: a delete committed by
-			// someone else after it, even one our previous commit rebased
-			// onto, would otherwise be resurrected. Only when every snapshot
-			// since planning is one of our own replaces (which add no
-			// deletes) may the commit start from the latest table.
-			commitBase := tbl
-			if onlyOurSnapshotsSince(res.Table, tbl, ours) {
-				commitBase = res.Table
-			}
-			next, removed, err := commitGroups(ctxRun, commitBase, []stagedGroup{*sg}, opts)
-			if next != nil {
-				res.Table = next
-				if cs := next.CurrentSnapshot(); cs != nil {
-					ours[cs.SnapshotID] = true
-					res.Snapshots = append(res.Snapshots, cs.SnapshotID)
-				}
-			}
-			mu.Unlock()
-			gr.Duration = time.Since(start)
-			if err != nil {
-				gr.Err = err
-				emit(opts.Progress, Event{Group: i, Partition: groups[i].Partition, Phase: "failed"})
-				return
-			}
-			gr.Committed = true
-			gr.RemovedDelete = removed
-			emit(opts.Progress, Event{Group: i, Partition: groups[i].Partition, Phase: "committed", Bytes: sg.bytesOut, Rows: sg.rowsOut})
+			gcfg.runBytes = max(perGroup.runBudget(), min(zorderInflation*r.groups[i].Bytes(), r.cfg.budget/3))
+			r.rewrite(ctx, i, gcfg)
 		}(i)
 	}
 	wg.Wait()
+}
 
-	if opts.PartialProgress {
-		var errs error
-		for i, g := range res.Groups {
-			if g.Err != nil {
-				errs = errors.Join(errs, fmt.Errorf("group %d (%s): %w", i, g.Partition, g.Err))
-			}
+// rewrite rewrites group i, then stages it (atomic mode) or commits it
+// alone (partial progress).
+func (r *groupRun) rewrite(ctx context.Context, i int, gcfg runConfig) {
+	start := time.Now()
+	g := r.groups[i]
+	r.mu.Lock()
+	base := r.res.Table
+	r.mu.Unlock()
+	emit(r.opts.Progress, Event{Group: i, Partition: g.Partition, Phase: "started"})
+	sg, err := rewriteGroup(ctx, base, i, g, gcfg, r.opts.Progress)
+	gr := &r.res.Groups[i]
+	if sg != nil {
+		gr.InputRows, gr.OutputRows = sg.rowsIn, sg.rowsOut
+		gr.OutputFiles, gr.OutputBytes = len(sg.files), sg.bytesOut
+		gr.SpilledRuns, gr.SpilledBytes = sg.spilledRuns, sg.spilledBytes
+		for _, f := range sg.files {
+			gr.OutputPaths = append(gr.OutputPaths, f.FilePath())
 		}
-		return res, errs
 	}
+	if err != nil {
+		gr.Err = err
+		gr.Duration = time.Since(start)
+		emit(r.opts.Progress, Event{Group: i, Partition: g.Partition, Phase: "failed"})
+		if !r.opts.PartialProgress {
+			r.mu.Lock()
+			r.runErr = errors.Join(r.runErr, fmt.Errorf("group %d (%s): %w", i, g.Partition, err))
+			r.mu.Unlock()
+			r.cancel()
+		}
+		return
+	}
+	if !r.opts.PartialProgress {
+		r.mu.Lock()
+		r.staged = append(r.staged, *sg)
+		r.mu.Unlock()
+		gr.Duration = time.Since(start)
+		return
+	}
+	r.commitOne(ctx, i, sg, start)
+}
+
+// commitOne commits one group's rewrite on its own (partial progress).
+func (r *groupRun) commitOne(ctx context.Context, i int, sg *stagedGroup, start time.Time) {
+	g, gr := r.groups[i], &r.res.Groups[i]
+	r.mu.Lock()
+	// The group's rows reflect the deletes of the planning snapshot,
+	// so conflict validation must start there: a delete committed by
+	// someone else after it, even one our previous commit rebased
+	// onto, would otherwise be resurrected. Only when every snapshot
+	// since planning is one of our own replaces (which add no
+	// deletes) may the commit start from the latest table.
+	commitBase := r.tbl
+	if onlyOurSnapshotsSince(r.res.Table, r.tbl, r.ours) {
+		commitBase = r.res.Table
+	}
+	next, removed, err := commitGroups(ctx, commitBase, []stagedGroup{*sg}, r.opts)
+	if next != nil {
+		r.res.Table = next
+		if cs := next.CurrentSnapshot(); cs != nil {
+			r.ours[cs.SnapshotID] = true
+			r.res.Snapshots = append(r.res.Snapshots, cs.SnapshotID)
+		}
+	}
+	r.mu.Unlock()
+	gr.Duration = time.Since(start)
+	if err != nil {
+		gr.Err = err
+		emit(r.opts.Progress, Event{Group: i, Partition: g.Partition, Phase: "failed"})
+		return
+	}
+	gr.Committed = true
+	gr.RemovedDelete = removed
+	emit(r.opts.Progress, Event{Group: i, Partition: g.Partition, Phase: "committed", Bytes: sg.bytesOut, Rows: sg.rowsOut})
+}
+
+// commitAtomic ends an atomic run: after any failure (or an interrupt)
+// every staged file goes and nothing is committed; else every staged
+// group is committed in one snapshot.
+func commitAtomic(ctx context.Context, res *Result, staged []stagedGroup, runErr error, opts Options) error {
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err()
 	}
@@ -336,10 +390,10 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 		for _, sg := range staged {
 			runErr = errors.Join(runErr, sg.remove(ctx))
 		}
-		return res, runErr
+		return runErr
 	}
 	if len(staged) == 0 {
-		return res, nil
+		return nil
 	}
 	next, removed, err := commitGroups(ctx, res.Table, staged, opts)
 	if next != nil {
@@ -352,7 +406,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 		for i := range res.Groups {
 			res.Groups[i].Err = err
 		}
-		return res, err
+		return err
 	}
 	for _, sg := range staged {
 		res.Groups[sg.index].Committed = true
@@ -361,7 +415,7 @@ func Run(ctx context.Context, tbl *table.Table, groups []Group, opts Options) (*
 		res.Groups[staged[0].index].RemovedDelete = removed
 	}
 	emit(opts.Progress, Event{Group: -1, Phase: "committed"})
-	return res, nil
+	return nil
 }
 
 // onlyOurSnapshotsSince reports whether every snapshot between planned's
@@ -588,58 +642,11 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 			return w.write(rec)
 		})
 	case Sort, ZOrder:
-		var keyer rowKeyer
-		as := w.arrowSchema
-		if cfg.strategy == Sort {
-			keyer, err = newSortKeyEncoder(cfg.order, tbl.Schema(), as)
-		} else {
-			var zk *zorderKeyer
-			zk, err = newZOrderKeyer(cfg.zcols, tbl.Schema(), as)
-			if err == nil && zorderMaySpill(g, cfg) {
-				// Pass one samples the whole group, so that every run
-				// ranks by the same mapping; a group that fits one run is
-				// ranked exactly from its rows, in one read.
-				err = readGroup(ctx, tbl, g, cfg.exactDefaults, func(rec arrow.RecordBatch) error {
-					c, err := w.conform(rec)
-					if err != nil {
-						return err
-					}
-					defer c.Release()
-					zk.observe(c)
-					return nil
-				})
-				zk.seal()
-			}
-			keyer = zk
+		keyer, kerr := groupKeyer(ctx, tbl, g, cfg, w)
+		if kerr != nil {
+			return fail(kerr)
 		}
-		if err != nil {
-			return fail(err)
-		}
-		// The sorter sees batches already conformed to the writer's schema
-		// so that its run files and the writer agree on types.
-		s := newExternalSorter(ctx, keyer, w.arrowSchema, cfg.runBudget(), cfg.tempDir)
-		err = readGroup(ctx, tbl, g, cfg.exactDefaults, func(rec arrow.RecordBatch) error {
-			rowsIn += rec.NumRows()
-			c, err := w.conform(rec)
-			if err != nil {
-				return err
-			}
-			defer c.Release()
-			return s.add(c)
-		})
-		var rowsSorted int64
-		if err == nil {
-			err = s.finish(func(rec arrow.RecordBatch) error {
-				rowsSorted += rec.NumRows()
-				return w.write(rec)
-			})
-		} else {
-			s.cleanup()
-		}
-		sg.spilledRuns, sg.spilledBytes = s.spilledRuns, s.spilledBytes
-		if err == nil && rowsSorted != rowsIn {
-			err = fmt.Errorf("sort emitted %d rows for %d input rows", rowsSorted, rowsIn)
-		}
+		rowsIn, err = sortAndWrite(ctx, tbl, g, cfg, keyer, w, sg)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("rewrite: %w", err))
@@ -663,6 +670,63 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, index int, g Group, cfg
 	}
 	emit(progress, Event{Group: index, Partition: g.Partition, Phase: "written", Rows: sg.rowsOut, Bytes: sg.bytesOut})
 	return sg, nil
+}
+
+// groupKeyer is the sort key of a sort or z-order rewrite of g. A z-order
+// group that may spill is read once first to sample the whole group, so
+// that every run ranks by the same mapping; a group that fits one run is
+// ranked exactly from its rows, in one read.
+func groupKeyer(ctx context.Context, tbl *table.Table, g Group, cfg runConfig, w *rollingWriter) (rowKeyer, error) {
+	as := w.arrowSchema
+	if cfg.strategy == Sort {
+		return newSortKeyEncoder(cfg.order, tbl.Schema(), as)
+	}
+	zk, err := newZOrderKeyer(cfg.zcols, tbl.Schema(), as)
+	if err == nil && zorderMaySpill(g, cfg) {
+		err = readGroup(ctx, tbl, g, cfg.exactDefaults, func(rec arrow.RecordBatch) error {
+			c, err := w.conform(rec)
+			if err != nil {
+				return err
+			}
+			defer c.Release()
+			zk.observe(c)
+			return nil
+		})
+		zk.seal()
+	}
+	return zk, err
+}
+
+// sortAndWrite reads g through an external sorter by keyer into w and
+// returns the rows read; the rows sorted must be as many.
+func sortAndWrite(ctx context.Context, tbl *table.Table, g Group, cfg runConfig, keyer rowKeyer, w *rollingWriter, sg *stagedGroup) (int64, error) {
+	var rowsIn int64
+	// The sorter sees batches already conformed to the writer's schema
+	// so that its run files and the writer agree on types.
+	s := newExternalSorter(ctx, keyer, w.arrowSchema, cfg.runBudget(), cfg.tempDir)
+	err := readGroup(ctx, tbl, g, cfg.exactDefaults, func(rec arrow.RecordBatch) error {
+		rowsIn += rec.NumRows()
+		c, err := w.conform(rec)
+		if err != nil {
+			return err
+		}
+		defer c.Release()
+		return s.add(c)
+	})
+	var rowsSorted int64
+	if err == nil {
+		err = s.finish(func(rec arrow.RecordBatch) error {
+			rowsSorted += rec.NumRows()
+			return w.write(rec)
+		})
+	} else {
+		s.cleanup()
+	}
+	sg.spilledRuns, sg.spilledBytes = s.spilledRuns, s.spilledBytes
+	if err == nil && rowsSorted != rowsIn {
+		err = fmt.Errorf("sort emitted %d rows for %d input rows", rowsSorted, rowsIn)
+	}
+	return rowsIn, err
 }
 
 // zorderInflation is how much larger than its Parquet files a group is as
@@ -862,7 +926,6 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 		}
 		cc.addSpec = opts.addSpec
 	}
-	snap := tbl.CurrentSnapshot()
 	rewritten := map[string]struct{}{}
 	var tasks []table.FileScanTask
 	for _, sg := range staged {
@@ -871,27 +934,68 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 			tasks = append(tasks, t)
 		}
 	}
-	var deadPos, deadEq, dangling []iceberg.DataFile
-	if mayHaveDeletes(snap) {
-		// A position delete file may cover files outside this commit; only
-		// those whose every target is rewritten here are dead.
-		deadPos, err = table.CollectDeadPositionDeletes(ctx, fs, snap, rewritten)
-		if err != nil {
-			return nil, 0, errors.Join(fmt.Errorf("collect dead position deletes: %w", err), removeAll(ctx, staged))
-		}
-		deadEq, err = icecompaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, tbl.Metadata(), snap, rewritten)
-		if err != nil {
-			return nil, 0, errors.Join(fmt.Errorf("collect dead equality deletes: %w", err), removeAll(ctx, staged))
-		}
-		d, err := danglingDeletes(ctx, fs, tbl.Metadata(), snap, snap)
-		if err != nil {
-			return nil, 0, errors.Join(fmt.Errorf("collect dangling deletes: %w", err), removeAll(ctx, staged))
-		}
-		dangling = d.Files
+	dead, err := deadDeletes(ctx, fs, tbl, rewritten)
+	if err != nil {
+		return nil, 0, errors.Join(err, removeAll(ctx, staged))
 	}
 	dvs := table.CollectSafeDeletionVectors(tasks)
 
 	txn := tbl.NewTransaction()
+	change, removed, err := stageRewrite(ctx, txn, staged, [][]iceberg.DataFile{dead.pos, dead.eq, dvs, dead.dangling}, opts)
+	if err != nil {
+		return nil, 0, errors.Join(fmt.Errorf("stage replace snapshot: %w", err), removeAll(ctx, staged))
+	}
+	if cc != nil {
+		// Checked on each attempt, as sent (commitCatalog).
+		cc.change = change
+	} else if dvSizeOvercount(change.RetiredDeletes) != 0 {
+		// Only the commit catalog can correct iceberg-go's summary.
+		return nil, 0, errors.Join(fmt.Errorf("%w: the rewrite retires deletion vectors, whose summary size only a commit through Options.Catalog counts as Iceberg does (nothing committed, staged files removed)", reach.ErrCommitCheck), removeAll(ctx, staged))
+	} else if err := checkStaged(ctx, fs, tbl, txn, change); err != nil {
+		return nil, 0, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
+	}
+	next, err := sendReplace(ctx, txn, cc, staged)
+	if next == nil {
+		removed = 0
+	}
+	return next, removed, err
+}
+
+// retiredDeletes are delete files a rewrite retires besides deletion
+// vectors.
+type retiredDeletes struct {
+	pos, eq  []iceberg.DataFile // dead: every target is rewritten here
+	dangling []iceberg.DataFile // match no live file (danglingDeletes)
+}
+
+// deadDeletes are the delete files the rewrite of the files in rewritten
+// retires: none when the current snapshot cannot have deletes.
+func deadDeletes(ctx context.Context, fs icebergio.IO, tbl *table.Table, rewritten map[string]struct{}) (retiredDeletes, error) {
+	snap := tbl.CurrentSnapshot()
+	if !mayHaveDeletes(snap) {
+		return retiredDeletes{}, nil
+	}
+	// A position delete file may cover files outside this commit; only
+	// those whose every target is rewritten here are dead.
+	deadPos, err := table.CollectDeadPositionDeletes(ctx, fs, snap, rewritten)
+	if err != nil {
+		return retiredDeletes{}, fmt.Errorf("collect dead position deletes: %w", err)
+	}
+	deadEq, err := icecompaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, tbl.Metadata(), snap, rewritten)
+	if err != nil {
+		return retiredDeletes{}, fmt.Errorf("collect dead equality deletes: %w", err)
+	}
+	d, err := danglingDeletes(ctx, fs, tbl.Metadata(), snap, snap)
+	if err != nil {
+		return retiredDeletes{}, fmt.Errorf("collect dangling deletes: %w", err)
+	}
+	return retiredDeletes{pos: deadPos, eq: deadEq, dangling: d.Files}, nil
+}
+
+// stageRewrite stages the replace snapshot in txn: each group's inputs
+// out and outputs in, and each retired delete file out once. It
+// returns the change for the commit check and the delete files removed.
+func stageRewrite(ctx context.Context, txn *table.Transaction, staged []stagedGroup, retired [][]iceberg.DataFile, opts Options) (reach.Change, int, error) {
 	rw := txn.NewRewrite(opts.SnapshotProps)
 	for _, sg := range staged {
 		for _, t := range sg.group.Tasks {
@@ -911,7 +1015,7 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 	}
 	seen := map[string]struct{}{}
 	removed := 0
-	for _, list := range [][]iceberg.DataFile{deadPos, deadEq, dvs, dangling} {
+	for _, list := range retired {
 		for _, df := range list {
 			// A deletion vector is told apart by the data file it
 			// references (reach.FileKey): keyed by its Puffin file alone,
@@ -927,18 +1031,14 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 			removed++
 		}
 	}
-	if err := rw.Commit(ctx); err != nil {
-		return nil, 0, errors.Join(fmt.Errorf("stage replace snapshot: %w", err), removeAll(ctx, staged))
-	}
-	if cc != nil {
-		// Checked on each attempt, as sent (commitCatalog).
-		cc.change = change
-	} else if dvSizeOvercount(change.RetiredDeletes) != 0 {
-		// Only the commit catalog can correct iceberg-go's summary.
-		return nil, 0, errors.Join(fmt.Errorf("%w: the rewrite retires deletion vectors, whose summary size only a commit through Options.Catalog counts as Iceberg does (nothing committed, staged files removed)", reach.ErrCommitCheck), removeAll(ctx, staged))
-	} else if err := checkStaged(ctx, fs, tbl, txn, change); err != nil {
-		return nil, 0, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
-	}
+	err := rw.Commit(ctx)
+	return change, removed, err
+}
+
+// sendReplace sends the staged commit to the catalog. A commit that
+// definitely failed removes the staged files; one whose outcome is
+// unknown keeps them (they may now be referenced).
+func sendReplace(ctx context.Context, txn *table.Transaction, cc *commitCatalog, staged []stagedGroup) (*table.Table, error) {
 	// The commit keeps ctx's cancellation (an interrupt before the catalog
 	// answers leaves the outcome to the checks below) and gets the run's
 	// bound, so a catalog that stops answering cannot hang it.
@@ -948,18 +1048,18 @@ func commitGroups(ctx context.Context, tbl *table.Table, staged []stagedGroup, o
 	if err != nil {
 		if next != nil {
 			// The catalog accepted the commit; a post-commit hook failed.
-			return next, removed, fmt.Errorf("post-commit: %w", err)
+			return next, fmt.Errorf("post-commit: %w", err)
 		}
 		notCommitted := definitelyNotCommittedWithout(err)
 		if cc != nil {
 			notCommitted = cc.definitelyNotCommitted()
 		}
 		if notCommitted {
-			return nil, 0, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
+			return nil, errors.Join(fmt.Errorf("commit replace snapshot (not committed, staged files removed): %w", err), removeAll(ctx, staged))
 		}
-		return nil, 0, fmt.Errorf("commit replace snapshot: %w (staged files kept): %w", ErrCommitUnknown, err)
+		return nil, fmt.Errorf("commit replace snapshot: %w (staged files kept): %w", ErrCommitUnknown, err)
 	}
-	return next, removed, nil
+	return next, nil
 }
 
 // checkStaged is the commit check without a catalog to intercept the

@@ -128,41 +128,103 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		return tbl, res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", store.ErrRefused)
 	}
 	refs := maps.Collect(meta.Refs())
-	if rc := spec.Retention; rc != nil {
-		sel := diff.SelectExpired(historyState(tbl), rc.MaxAge, rc.MinSnapshots, rc.MaxRefAge, 0, rc.Now)
-		if sel.Problem != "" {
-			return tbl, res, fmt.Errorf("%w: %s", store.ErrRefused, sel.Problem)
+	if spec.Retention != nil {
+		if err := requalify(tbl, &spec, &res); err != nil {
+			return tbl, res, err
 		}
-		still := map[int64]bool{}
-		for _, id := range sel.Expired {
-			still[id] = true
-		}
-		var ids []int64
-		for _, id := range spec.SnapshotIDs {
-			if still[id] || meta.SnapshotByID(id) == nil {
-				ids = append(ids, id) // a missing id is reported below
-			} else {
-				res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: no longer qualifies for expiry, kept", id))
-			}
-		}
-		stillRef := map[string]bool{}
-		for _, r := range sel.RefsToRemove {
-			stillRef[r] = true
-		}
-		var keepRefs []string
-		for _, r := range spec.RefsToRemove {
-			if stillRef[r] {
-				keepRefs = append(keepRefs, r)
-			} else {
-				res.Skipped = append(res.Skipped, fmt.Sprintf("ref %q: no longer qualifies for removal, kept", r))
-			}
-		}
-		spec.SnapshotIDs, spec.RefsToRemove = ids, keepRefs
 	}
+	ids, refNames, err := targets(meta, refs, spec, &res)
+	if err != nil {
+		return tbl, res, err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return tbl, res, fmt.Errorf("open table storage: %w", err)
+	}
+	// A file live when the apply began that another writer released since
+	// waits for the next run: the snapshots still reaching it stay.
+	others := spec.KeepLive.othersCommitted(meta)
+	if others && len(ids) > 0 {
+		if ids, err = withholdLive(ctx, spec.KeepLive, fs, meta, ids, &res); err != nil {
+			return tbl, res, err
+		}
+	}
+	if len(ids) == 0 && len(refNames) == 0 {
+		res.NoOp, res.Note = true, "nothing left to expire"
+		return tbl, res, nil
+	}
+	committed, err := commitExpiry(ctx, cat, tbl, refs, ids, refNames)
+	if err != nil {
+		return tbl, res, err
+	}
+	res.Committed = true
+	res.SnapshotsExpired = len(ids)
+	res.RefsRemoved = len(refNames)
+
+	// From here on the released files are no longer named by the metadata:
+	// finish deleting them even if ctx is cancelled (docs/design.md §5.4, Ctrl-C),
+	// within a bound, unless Abort says stop at once.
+	ctx, cancel := finishContext(ctx, spec.Abort, spec.FinishWithin)
+	defer cancel()
+	fresh, fs, err := checkCommitted(ctx, cat, tbl, committed, ids, refNames, &res)
+	if err != nil {
+		return fresh, res, err
+	}
+	doomed, held, foreign, err := filesToDelete(ctx, spec, fs, meta, ids, fresh, others, &res)
+	if err != nil {
+		return fresh, res, err
+	}
+	err = deleteReleased(ctx, spec, fs, doomed, held, foreign, &res)
+	return fresh, res, err
+}
+
+// requalify re-checks, on the table as it is now, that every listed id and
+// ref still qualifies under the policy (Spec.Retention): those that do not
+// leave spec and are reported as kept. The listed ones stay the upper
+// bound.
+func requalify(tbl *table.Table, spec *Spec, res *store.Result) error {
+	meta := tbl.Metadata()
+	rc := spec.Retention
+	sel := diff.SelectExpired(historyState(tbl), rc.MaxAge, rc.MinSnapshots, rc.MaxRefAge, 0, rc.Now)
+	if sel.Problem != "" {
+		return fmt.Errorf("%w: %s", store.ErrRefused, sel.Problem)
+	}
+	still := map[int64]bool{}
+	for _, id := range sel.Expired {
+		still[id] = true
+	}
+	var ids []int64
+	for _, id := range spec.SnapshotIDs {
+		if still[id] || meta.SnapshotByID(id) == nil {
+			ids = append(ids, id) // a missing id is reported by targets
+		} else {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: no longer qualifies for expiry, kept", id))
+		}
+	}
+	stillRef := map[string]bool{}
+	for _, r := range sel.RefsToRemove {
+		stillRef[r] = true
+	}
+	var keepRefs []string
+	for _, r := range spec.RefsToRemove {
+		if stillRef[r] {
+			keepRefs = append(keepRefs, r)
+		} else {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("ref %q: no longer qualifies for removal, kept", r))
+		}
+	}
+	spec.SnapshotIDs, spec.RefsToRemove = ids, keepRefs
+	return nil
+}
+
+// targets are the snapshot ids (sorted, unique) and ref names (sorted)
+// the commit removes: spec's, less what is gone and the snapshots a
+// retained ref points at (the ref would dangle). Removing main is refused.
+func targets(meta table.Metadata, refs map[string]table.SnapshotRef, spec Spec, res *store.Result) ([]int64, []string, error) {
 	removeRefs := map[string]bool{}
 	for _, r := range spec.RefsToRemove {
 		if r == table.MainBranch {
-			return tbl, res, fmt.Errorf("%w: the plan asks to remove ref main", store.ErrRefused)
+			return nil, nil, fmt.Errorf("%w: the plan asks to remove ref main", store.ErrRefused)
 		}
 		if _, ok := refs[r]; ok {
 			removeRefs[r] = true
@@ -196,31 +258,31 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		refNames = append(refNames, r)
 	}
 	slices.Sort(refNames)
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return tbl, res, fmt.Errorf("open table storage: %w", err)
-	}
-	// A file live when the apply began that another writer released since
-	// waits for the next run: the snapshots still reaching it stay.
-	others := spec.KeepLive.othersCommitted(meta)
-	if others && len(ids) > 0 {
-		withheld, err := spec.KeepLive.withhold(ctx, fs, meta, ids, reach.DefaultSpillLimit)
-		if err != nil {
-			return tbl, res, fmt.Errorf("expiry (nothing committed): %w", err)
-		}
-		ids = slices.DeleteFunc(ids, func(id int64) bool {
-			p, ok := withheld[id]
-			if ok {
-				res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: reaches %s, live when this apply began and released meanwhile by another writer's commit; kept for the next run", id, p))
-			}
-			return ok
-		})
-	}
-	if len(ids) == 0 && len(refNames) == 0 {
-		res.NoOp, res.Note = true, "nothing left to expire"
-		return tbl, res, nil
-	}
+	return ids, refNames, nil
+}
 
+// withholdLive drops from ids the snapshots that reach a file live when
+// the apply began and released since by another writer's commit.
+func withholdLive(ctx context.Context, k *KeepLive, fs iceio.IO, meta table.Metadata, ids []int64, res *store.Result) ([]int64, error) {
+	withheld, err := k.withhold(ctx, fs, meta, ids, reach.DefaultSpillLimit)
+	if err != nil {
+		return nil, fmt.Errorf("expiry (nothing committed): %w", err)
+	}
+	return slices.DeleteFunc(ids, func(id int64) bool {
+		p, ok := withheld[id]
+		if ok {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("snapshot %d: reaches %s, live when this apply began and released meanwhile by another writer's commit; kept for the next run", id, p))
+		}
+		return ok
+	}), nil
+}
+
+// commitExpiry sends the one commit: the refs and snapshots removed, with
+// requirements that every ref is unchanged (and, where the catalog
+// validates locally, that no new ref points at a removed snapshot and gc
+// is still enabled). It returns the committed metadata.
+func commitExpiry(ctx context.Context, cat table.CatalogIO, tbl *table.Table, refs map[string]table.SnapshotRef, ids []int64, refNames []string) (table.Metadata, error) {
+	meta := tbl.Metadata()
 	var updates []table.Update
 	for _, r := range refNames {
 		updates = append(updates, table.NewRemoveSnapshotRefUpdate(r))
@@ -228,39 +290,40 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	if len(ids) > 0 {
 		updates = append(updates, table.NewRemoveSnapshotsUpdate(ids, false))
 	}
-	ident := tbl.Identifier()
 	reqs := store.RefRequirements(meta)
 	if validatesLocally(cat) {
 		reqs = append(reqs, noNewRefsAt{removed: idSet(ids), known: refs}, gcStillEnabled{})
 	}
 	if err := ctx.Err(); err != nil {
 		// Interrupted before the commit was sent: nothing changed.
-		return tbl, res, fmt.Errorf("interrupted before the expiry commit: %w", err)
+		return nil, fmt.Errorf("interrupted before the expiry commit: %w", err)
 	}
 	// Once sent, the commit is not cancelled halfway: Ctrl-C lets it finish
 	// or fail cleanly; a catalog that stops answering ends it at its bound.
 	commitCtx, cancelCommit := bound.Commit(ctx)
-	committed, _, err := cat.CommitTable(commitCtx, ident, reqs, updates)
+	committed, _, err := cat.CommitTable(commitCtx, tbl.Identifier(), reqs, updates)
 	cancelCommit()
 	if err != nil {
-		return tbl, res, fmt.Errorf("commit expiry: %w", store.ClassifyCommit(err))
+		return nil, fmt.Errorf("commit expiry: %w", store.ClassifyCommit(err))
 	}
-	res.Committed = true
-	res.SnapshotsExpired = len(ids)
-	res.RefsRemoved = len(refNames)
+	return committed, nil
+}
 
-	// From here on the released files are no longer named by the metadata:
-	// finish deleting them even if ctx is cancelled (docs/design.md §5.4, Ctrl-C),
-	// within a bound, unless Abort says stop at once.
-	ctx, cancel := finishContext(ctx, spec.Abort, spec.FinishWithin)
-	defer cancel()
+// checkCommitted re-checks, after the commit landed and before any
+// deletion, that deleting is still safe, and returns the table as the
+// catalog holds it now (on an error, the table to report) and its storage
+// opened with ctx. Any doubt deletes nothing (res.Note says so).
+func checkCommitted(ctx context.Context, cat table.CatalogIO, tbl *table.Table, committed table.Metadata, ids []int64, refNames []string, res *store.Result) (*table.Table, iceio.IO, error) {
+	meta := tbl.Metadata()
+	ident := tbl.Identifier()
 	// iceberg-go's blob FS sends every request with the context it was
 	// opened with: the storage of what follows is opened with this one,
 	// or an interrupted ctx would fail every read and delete on an object
 	// store.
-	if fs, err = tbl.FS(ctx); err != nil {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
 		res.Note = "expiry committed; the table's storage could not be opened again, so no file was deleted"
-		return tbl, res, fmt.Errorf("open table storage after expiry (nothing deleted): %w", err)
+		return tbl, nil, fmt.Errorf("open table storage after expiry (nothing deleted): %w", err)
 	}
 
 	// Another engine may have set gc.enabled=false after icewright loaded
@@ -269,11 +332,11 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	// The released files may be another table's now: none is deleted.
 	if committed != nil && !store.GCEnabled(committed.Properties()) {
 		res.Note = "expiry committed on metadata that says gc.enabled=false (set by another writer meanwhile); no file was deleted"
-		return tbl, res, fmt.Errorf("%w: gc.enabled=false was set while the expiry ran: the released files may be shared with other tables; nothing deleted", store.ErrRefused)
+		return tbl, nil, fmt.Errorf("%w: gc.enabled=false was set while the expiry ran: the released files may be shared with other tables; nothing deleted", store.ErrRefused)
 	}
 	if err := checkRefsKept(ctx, ident, fs, cat, tbl, committed, refNames); err != nil {
 		res.Note = "expiry committed; no file was deleted"
-		return tbl, res, err
+		return tbl, nil, err
 	}
 
 	// Re-read what the catalog now holds: a writer may have committed right
@@ -281,54 +344,60 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	fresh, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		res.Note = "expiry committed but the table could not be re-read; no file was deleted"
-		return tbl, res, fmt.Errorf("re-read after expiry (nothing deleted): %w", err)
+		return tbl, nil, fmt.Errorf("re-read after expiry (nothing deleted): %w", err)
 	}
 	res.MetadataLocation = fresh.MetadataLocation()
 	fm := fresh.Metadata()
 	if fm.TableUUID() != meta.TableUUID() {
 		res.Note = "table replaced right after expiry; no file was deleted"
-		return fresh, res, fmt.Errorf("%w: table UUID changed after expiry commit; nothing deleted", store.ErrRefused)
+		return fresh, nil, fmt.Errorf("%w: table UUID changed after expiry commit; nothing deleted", store.ErrRefused)
 	}
 	if !store.GCEnabled(fm.Properties()) {
 		res.Note = "expiry committed; the table now says gc.enabled=false (set by another writer meanwhile), so no file was deleted"
-		return fresh, res, fmt.Errorf("%w: gc.enabled=false was set while the expiry ran: the released files may be shared with other tables; nothing deleted", store.ErrRefused)
+		return fresh, nil, fmt.Errorf("%w: gc.enabled=false was set while the expiry ran: the released files may be shared with other tables; nothing deleted", store.ErrRefused)
 	}
 	for _, id := range ids {
 		if fm.SnapshotByID(id) != nil {
 			res.Note = "an expired snapshot is still present after the commit; no file was deleted"
-			return fresh, res, fmt.Errorf("%w: snapshot %d still in committed metadata; nothing deleted", store.ErrRefused, id)
+			return fresh, nil, fmt.Errorf("%w: snapshot %d still in committed metadata; nothing deleted", store.ErrRefused, id)
 		}
 	}
-	// The files to delete are computed after the commit from the base
-	// metadata (its manifests are all still there: nothing is deleted yet),
-	// so the window in which a concurrent writer makes the commit conflict
-	// stays short. Released: what the snapshots this commit removed reach
-	// (only those: if someone else expired others meanwhile, their files are
-	// theirs to delete). Kept: what every snapshot of the re-read metadata
-	// reaches, plus every metadata file it names. Both sides go through
-	// reach's external sorter, so memory stays bounded however many
-	// files the table has, and are compared by a sorted merge.
+	return fresh, fs, nil
+}
+
+// filesToDelete are the files the commit released, sorted, less those
+// kept: live when the apply began and released by another writer
+// meanwhile (held), or referenced by another table (foreign).
+//
+// They are computed after the commit from the base metadata (its
+// manifests are all still there: nothing is deleted yet), so the window in
+// which a concurrent writer makes the commit conflict stays short.
+// Released: what the snapshots this commit removed reach (only those: if
+// someone else expired others meanwhile, their files are theirs to
+// delete). Kept: what every snapshot of the re-read metadata reaches, plus
+// every metadata file it names. Both sides go through reach's external
+// sorter, so memory stays bounded however many files the table has, and
+// are compared by a sorted merge.
+func filesToDelete(ctx context.Context, spec Spec, fs iceio.IO, meta table.Metadata, ids []int64, fresh *table.Table, others bool, res *store.Result) (doomed, held, foreign []fileRef, err error) {
 	var goneIDs []int64
 	for _, id := range ids {
 		if meta.SnapshotByID(id) != nil {
 			goneIDs = append(goneIDs, id)
 		}
 	}
-	doomed, err := releasedFiles(ctx, fs, meta, goneIDs, fresh, reach.DefaultSpillLimit)
+	doomed, err = releasedFiles(ctx, fs, meta, goneIDs, fresh, reach.DefaultSpillLimit)
 	if err != nil {
 		res.Note = "expiry committed; the files it released could not be computed, so no file was deleted"
-		return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
+		return nil, nil, nil, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 	}
-	var held []fileRef
 	if others {
 		// The commit asserted every ref unchanged since meta, so withhold
 		// saw every release; this catches one it did not foresee.
 		if doomed, held, err = spec.KeepLive.hold(ctx, fs, meta, doomed, reach.DefaultSpillLimit); err != nil {
 			res.Note = "expiry committed; the files live when the apply began could not be read, so no file was deleted"
-			return fresh, res, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
+			return nil, nil, nil, fmt.Errorf("files released by expiry (nothing deleted): %w", err)
 		}
 	}
-	var foreign []fileRef
 	if spec.Foreign != nil && len(doomed) > 0 {
 		owner, err := spec.Foreign(ctx)
 		if err != nil {
@@ -351,10 +420,16 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		})
 	}
 	slices.SortFunc(doomed, func(a, b fileRef) int { return strings.Compare(a.path, b.path) })
+	return doomed, held, foreign, nil
+}
+
+// deleteReleased deletes doomed and says in res what was left and kept;
+// a store judged unresponsive is the one error (the action failed).
+func deleteReleased(ctx context.Context, spec Spec, fs iceio.IO, doomed, held, foreign []fileRef, res *store.Result) error {
 	// A second interrupt stops the deletions at once, within a batch too.
 	set := spec.Delete
 	set.StopAtOnce = true
-	kept, stopped := deleteFiles(ctx, fs, doomed, set, spec.StorageProps, spec.Progress, &res)
+	kept, stopped := deleteFiles(ctx, fs, doomed, set, spec.StorageProps, spec.Progress, res)
 	var notes []string
 	if res.FilesLeft > 0 {
 		notes = append(notes, fmt.Sprintf("stopped before the end (%v): %d released files were not deleted; they are unreferenced, so an orphan sweep removes them",
@@ -365,20 +440,20 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	}
 	if len(held) > 0 {
 		notes = append(notes, fmt.Sprintf("%d released files were live when this apply began and another writer's commit released them meanwhile: kept for the next run (see not applied)", len(held)))
-		listKept(&res, held, func(f fileRef) string {
+		listKept(res, held, func(f fileRef) string {
 			return f.path + ": live when this apply began, released meanwhile by another writer's commit; kept for the next run"
 		}, "files live when this apply began, kept for the same reason")
 	}
 	if len(foreign) > 0 {
 		notes = append(notes, fmt.Sprintf("%d released files are referenced by other tables: kept (see not applied)", len(foreign)))
-		listKept(&res, foreign, func(f fileRef) string { return f.path }, "files other tables reference, kept")
+		listKept(res, foreign, func(f fileRef) string { return f.path }, "files other tables reference, kept")
 	}
 	res.Note = strings.Join(notes, "; ")
 	if errors.Is(stopped, bound.ErrUnresponsive) {
 		// Not an interrupt the user asked for: the action failed (exit 1).
-		return fresh, res, fmt.Errorf("expiry committed; %d released files not deleted: %w", res.FilesLeft, stopped)
+		return fmt.Errorf("expiry committed; %d released files not deleted: %w", res.FilesLeft, stopped)
 	}
-	return fresh, res, nil
+	return nil
 }
 
 // listKept adds to res.Skipped a line for each of the files kept for one

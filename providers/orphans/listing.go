@@ -76,117 +76,141 @@ func walkLocal(ctx context.Context, root string, emit func(localFile) error, onS
 		}
 		return nil
 	}
-
-	// A stack of directories shared by the workers: a worker waits while
-	// the stack is empty and others may still push to it; the listing is
-	// complete when the stack is empty and no worker is reading.
-	var (
-		mu      sync.Mutex // guards stack, active, failed; serialises emit and onSymlink
-		cond    = sync.NewCond(&mu)
-		stack   = []walkDir{{path: root}}
-		active  int
-		failed  error
-		workers sync.WaitGroup
-	)
-	readDir := func(wd walkDir) error {
-		dir := wd.path
-		f, err := os.Open(dir)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		for {
-			entries, err := f.ReadDir(512)
-			for _, d := range entries {
-				p := filepath.Join(dir, d.Name())
-				switch t := d.Type(); {
-				case t&fs.ModeSymlink != 0:
-					if wd.staging == "" { // an engine's links are its own
-						mu.Lock()
-						onSymlink(p)
-						mu.Unlock()
-					}
-				case d.IsDir():
-					if ownDir(d.Name()) && wd.staging == "" {
-						continue // ours: the quarantine is reported from its manifests
-					}
-					sub := walkDir{path: p, staging: wd.staging}
-					mu.Lock()
-					if sub.staging == "" && stage != nil && stage.dir(p) {
-						sub.staging = p
-					}
-					stack = append(stack, sub)
-					cond.Signal()
-					mu.Unlock()
-				case t.IsRegular():
-					info, err := d.Info()
-					if errors.Is(err, fs.ErrNotExist) {
-						continue // removed while we listed
-					}
-					if err != nil {
-						return err
-					}
-					lf := localFile{p, info.Size(), info.ModTime().UnixMilli()}
-					mu.Lock()
-					if wd.staging != "" {
-						stage.file(wd.staging, lf)
-					} else {
-						err = emit(lf)
-					}
-					mu.Unlock()
-					if err != nil {
-						return err
-					}
-				}
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-	}
+	w := &localWalk{ctx: ctx, emit: emit, onSymlink: onSymlink, stage: stage, stack: []walkDir{{path: root}}}
+	w.cond = sync.NewCond(&w.mu)
+	var workers sync.WaitGroup
 	for range listWorkers {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			mu.Lock()
-			defer mu.Unlock()
-			for {
-				for len(stack) == 0 && active > 0 && failed == nil {
-					cond.Wait()
-				}
-				if failed != nil || len(stack) == 0 {
-					return // failed, or complete (empty and nobody reading)
-				}
-				dir := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				active++
-				mu.Unlock()
-				err := readDir(dir)
-				if dir.staging != "" && ctx.Err() == nil {
-					// Not the table's: an engine's commit renames or
-					// removes its staging directories while we list, and
-					// a listing of the table must not fail for that.
-					err = nil
-				}
-				mu.Lock()
-				active--
-				if err != nil && failed == nil {
-					failed = err
-				}
-				if failed != nil || (active == 0 && len(stack) == 0) {
-					cond.Broadcast()
-				}
-			}
+			w.work()
 		}()
 	}
 	workers.Wait()
-	return failed
+	return w.failed
+}
+
+// localWalk is one walkLocal: a stack of directories shared by the
+// workers. A worker waits while the stack is empty and others may still
+// push to it; the listing is complete when the stack is empty and no
+// worker is reading.
+type localWalk struct {
+	ctx       context.Context
+	emit      func(localFile) error
+	onSymlink func(p string)
+	stage     *stagingWalk
+
+	mu     sync.Mutex // guards stack, active, failed; serialises emit and onSymlink
+	cond   *sync.Cond
+	stack  []walkDir
+	active int
+	failed error
+}
+
+// work pops directories and reads them until the walk is complete or
+// failed.
+func (w *localWalk) work() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		for len(w.stack) == 0 && w.active > 0 && w.failed == nil {
+			w.cond.Wait()
+		}
+		if w.failed != nil || len(w.stack) == 0 {
+			return // failed, or complete (empty and nobody reading)
+		}
+		dir := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		w.active++
+		w.mu.Unlock()
+		err := w.readDir(dir)
+		if dir.staging != "" && w.ctx.Err() == nil {
+			// Not the table's: an engine's commit renames or
+			// removes its staging directories while we list, and
+			// a listing of the table must not fail for that.
+			err = nil
+		}
+		w.mu.Lock()
+		w.active--
+		if err != nil && w.failed == nil {
+			w.failed = err
+		}
+		if w.failed != nil || (w.active == 0 && len(w.stack) == 0) {
+			w.cond.Broadcast()
+		}
+	}
+}
+
+// readDir reads one directory: its subdirectories go on the stack, its
+// files to emit (or, in a staging directory, to stage.file), its links
+// to onSymlink.
+func (w *localWalk) readDir(wd walkDir) error {
+	dir := wd.path
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		entries, err := f.ReadDir(512)
+		for _, d := range entries {
+			if err := w.entry(wd, d); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// entry handles one entry of the directory wd.
+func (w *localWalk) entry(wd walkDir, d fs.DirEntry) error {
+	p := filepath.Join(wd.path, d.Name())
+	switch t := d.Type(); {
+	case t&fs.ModeSymlink != 0:
+		if wd.staging == "" { // an engine's links are its own
+			w.mu.Lock()
+			w.onSymlink(p)
+			w.mu.Unlock()
+		}
+	case d.IsDir():
+		if ownDir(d.Name()) && wd.staging == "" {
+			return nil // ours: the quarantine is reported from its manifests
+		}
+		sub := walkDir{path: p, staging: wd.staging}
+		w.mu.Lock()
+		if sub.staging == "" && w.stage != nil && w.stage.dir(p) {
+			sub.staging = p
+		}
+		w.stack = append(w.stack, sub)
+		w.cond.Signal()
+		w.mu.Unlock()
+	case t.IsRegular():
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while we listed
+		}
+		if err != nil {
+			return err
+		}
+		lf := localFile{p, info.Size(), info.ModTime().UnixMilli()}
+		w.mu.Lock()
+		if wd.staging != "" {
+			w.stage.file(wd.staging, lf)
+		} else {
+			err = w.emit(lf)
+		}
+		w.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // stagingRule is which directories below a sweep root the sweep never

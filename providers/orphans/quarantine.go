@@ -97,46 +97,17 @@ func quarantineTarget(runDir, location string, roots []string, p string) (string
 // batch of files is copied, then its originals are deleted with the store's
 // batch delete through del (moveObjects).
 func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots []string, files []fileRef, spec Spec, del deleter, res *store.Result) string {
-	runID := spec.RunID
-	if runID == "" {
-		runID = newRunID(spec.Now)
-	}
 	loc := tbl.Location()
-	qroot := quarantineRoot(loc)
-	runDir := qroot + "/" + runID
-	for i := 2; ; i++ {
-		exists, err := presence(fs, loc, runDir+"/"+QuarantineManifestName)
-		if err != nil {
-			for _, f := range files {
-				res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined (still in place): check run %s: %v", f.path, path.Base(runDir), err))
-			}
-			res.FilesNotMoved += int64(len(files))
-			return ""
+	runDir, err := freeRunDir(fs, loc, spec)
+	if err != nil {
+		for _, f := range files {
+			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined (still in place): check run %s: %v", f.path, path.Base(runDir), err))
 		}
-		if !exists {
-			break
-		}
-		runDir = fmt.Sprintf("%s/%s-%d", qroot, runID, i)
+		res.FilesNotMoved += int64(len(files))
+		return ""
 	}
-	runID = path.Base(runDir)
-	man := QuarantineManifest{
-		RunID: runID, Table: strings.Join(tbl.Identifier(), "."), TableUUID: tbl.Metadata().TableUUID().String(),
-		CreatedAt: spec.Now.UTC(),
-	}
-	if spec.QuarantineFor > 0 {
-		man.PurgeAfter = spec.Now.Add(spec.QuarantineFor).UTC()
-	}
-	var moving []fileRef
-	for _, f := range files {
-		dest, ok := quarantineTarget(runDir, loc, roots, f.path)
-		if !ok {
-			res.Skipped = append(res.Skipped, f.path+": no place for it in the quarantine, kept")
-			continue
-		}
-		_, mtime, _ := statCandidate(fs, plainRootOf(roots, f.path), f.path)
-		man.Files = append(man.Files, diff.QuarantinedFile{Original: f.path, Quarantined: dest, Size: f.size, Mtime: mtime.UTC()})
-		moving = append(moving, f)
-	}
+	runID := path.Base(runDir)
+	man, moving := plannedMoves(fs, tbl, roots, runDir, files, spec, res)
 	if len(moving) == 0 {
 		return ""
 	}
@@ -160,6 +131,64 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 	} else {
 		moveObjects(ctx, fs, loc, roots, runDir, moving, spec, del, states, moveErrs)
 	}
+	quarantinedBytes := countMoves(moving, states, moveErrs, res)
+	if !finishRunManifest(fs, loc, runDir, man, states, res) || res.FilesQuarantined == 0 {
+		return ""
+	}
+	return fmt.Sprintf("quarantined %d files (%d bytes) in run %s", res.FilesQuarantined, quarantinedBytes, runID)
+}
+
+// freeRunDir is the directory of this quarantine run: the run id's, or,
+// when a run of that id is there already, the id with the first free
+// suffix (-2, -3, ...). On an error, the directory it could not check.
+func freeRunDir(fs iceio.IO, loc string, spec Spec) (string, error) {
+	runID := spec.RunID
+	if runID == "" {
+		runID = newRunID(spec.Now)
+	}
+	qroot := quarantineRoot(loc)
+	runDir := qroot + "/" + runID
+	for i := 2; ; i++ {
+		exists, err := presence(fs, loc, runDir+"/"+QuarantineManifestName)
+		if err != nil {
+			return runDir, err
+		}
+		if !exists {
+			return runDir, nil
+		}
+		runDir = fmt.Sprintf("%s/%s-%d", qroot, runID, i)
+	}
+}
+
+// plannedMoves is the run's first manifest (every file it will move, none
+// moved yet) and the files to move; a file with no place in the
+// quarantine is kept and reported.
+func plannedMoves(fs iceio.IO, tbl *table.Table, roots []string, runDir string, files []fileRef, spec Spec, res *store.Result) (QuarantineManifest, []fileRef) {
+	loc := tbl.Location()
+	man := QuarantineManifest{
+		RunID: path.Base(runDir), Table: strings.Join(tbl.Identifier(), "."), TableUUID: tbl.Metadata().TableUUID().String(),
+		CreatedAt: spec.Now.UTC(),
+	}
+	if spec.QuarantineFor > 0 {
+		man.PurgeAfter = spec.Now.Add(spec.QuarantineFor).UTC()
+	}
+	var moving []fileRef
+	for _, f := range files {
+		dest, ok := quarantineTarget(runDir, loc, roots, f.path)
+		if !ok {
+			res.Skipped = append(res.Skipped, f.path+": no place for it in the quarantine, kept")
+			continue
+		}
+		_, mtime, _ := statCandidate(fs, plainRootOf(roots, f.path), f.path)
+		man.Files = append(man.Files, diff.QuarantinedFile{Original: f.path, Quarantined: dest, Size: f.size, Mtime: mtime.UTC()})
+		moving = append(moving, f)
+	}
+	return man, moving
+}
+
+// countMoves counts in res where each moved file ended up, naming each
+// one not moved cleanly, and returns the bytes quarantined.
+func countMoves(moving []fileRef, states map[string]placeState, moveErrs map[string]error, res *store.Result) int64 {
 	var quarantinedBytes int64
 	for _, f := range moving {
 		st, started := states[f.path]
@@ -188,6 +217,14 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 			res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: not quarantined, still in place: %v", f.path, err))
 		}
 	}
+	return quarantinedBytes
+}
+
+// finishRunManifest rewrites the run's manifest with the files that are
+// in the quarantine now (Moved set on those moved), or removes the run
+// when none is. It reports whether a run is left.
+func finishRunManifest(fs iceio.IO, loc, runDir string, man QuarantineManifest, states map[string]placeState, res *store.Result) bool {
+	manPath := runDir + "/" + QuarantineManifestName
 	kept := man.Files[:0:0]
 	var moved []string
 	for _, f := range man.Files {
@@ -215,7 +252,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 		if l, ok := store.LocalPath(runDir); ok {
 			removeEmptyDirs(l)
 		}
-		return ""
+		return false
 	}
 	if err := writeQuarantineManifest(fs, loc, manPath, man); err != nil {
 		// The first manifest lists every file (Moved=false); restore checks
@@ -223,10 +260,7 @@ func quarantineFiles(ctx context.Context, fs iceio.IO, tbl *table.Table, roots [
 		res.DeleteErrors = append(res.DeleteErrors, fmt.Sprintf("%s: final manifest not written (the first one, which lists every file, stays): %v", manPath, err))
 		res.Moved = moved
 	}
-	if res.FilesQuarantined == 0 {
-		return ""
-	}
-	return fmt.Sprintf("quarantined %d files (%d bytes) in run %s", res.FilesQuarantined, quarantinedBytes, runID)
+	return true
 }
 
 // errNotMoved tells runBatched that a file did not move.
@@ -895,39 +929,7 @@ type purgeResult struct {
 // must keep the run, exactly as it keeps the file in the sweep itself.
 func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, del deleter, norm func(string) string, literal func(string) (string, bool)) purgeResult {
 	var pr purgeResult
-	qroot := quarantineRoot(tbl.Location())
-	uuid := tbl.Metadata().TableUUID().String()
-	rule := newStagingRule(tbl.Metadata(), norm)
-	type due struct {
-		dir string
-		m   QuarantineManifest
-	}
-	var dues []due
-	for _, r := range planned {
-		if !validRunID(r.RunID) {
-			pr.Kept = append(pr.Kept, fmt.Sprintf("%q: not a run id, nothing purged", r.RunID))
-			continue
-		}
-		dir := qroot + "/" + r.RunID
-		m, raw, err := readQuarantineManifestRaw(fs, tbl.Location(), dir+"/"+QuarantineManifestName)
-		switch {
-		case err != nil && store.IsNotExist(err):
-			pr.Kept = append(pr.Kept, r.RunID+": its manifest is gone since the plan (restored or removed), nothing purged")
-		case err != nil:
-			// Planned, and not done: the action fails.
-			pr.Errors = append(pr.Errors, r.RunID+": manifest unreadable, run kept: "+err.Error())
-		case manifestDigest(raw) != r.ManifestDigest:
-			pr.Kept = append(pr.Kept, r.RunID+": manifest changed since the plan, kept; run icewright plan again")
-		case m.PurgeAfter.IsZero() || now.Before(m.PurgeAfter):
-			pr.Kept = append(pr.Kept, r.RunID+": not due, kept")
-		default:
-			if why := runProblem(dir, m, uuid, func(p string) string { return rule.stagingDir(norm(p)) }); why != "" {
-				pr.Kept = append(pr.Kept, r.RunID+": "+why+", kept")
-				continue
-			}
-			dues = append(dues, due{dir, m})
-		}
-	}
+	dues := dueRuns(fs, tbl, now, planned, norm, &pr)
 	if len(dues) == 0 {
 		return pr
 	}
@@ -959,64 +961,114 @@ func purgeQuarantine(ctx context.Context, fs iceio.IO, tbl *table.Table, now tim
 			pr.Kept = append(pr.Kept, fmt.Sprintf("%s: the table references %s again; run icewright restore %s with this table's address", path.Base(d.dir), strings.Join(live, ", "), path.Base(d.dir)))
 			continue
 		}
-		var (
-			mu     sync.Mutex
-			failed bool
-			files  = make([]fileRef, len(d.m.Files))
-			sizes  = map[string]int64{}
-		)
-		for i, f := range d.m.Files {
-			files[i] = fileRef{path: f.Quarantined, size: f.Size}
-			sizes[f.Quarantined] = f.Size
-		}
-		fail := func(line string) {
-			mu.Lock()
-			defer mu.Unlock()
-			pr.Errors = append(pr.Errors, line)
-			failed = true
-		}
-		// Interrupted, or the store judged unresponsive: no new batch (no
-		// new delete on a store without one) starts, and every file left
-		// is named (still in the run).
-		del.run(files, func(fileRef) string { return tbl.Location() }, func(f fileRef) bool {
-			// Right before its batch is sent. Only "not found" is
-			// absence: a copy that could not be looked at keeps the
-			// manifest, so no file is ever left unlisted.
-			there, err := presence(fs, tbl.Location(), f.path)
-			if err != nil {
-				fail(fmt.Sprintf("%s: not purged: %v", f.path, err))
-			}
-			return there && err == nil
-		}, func(f fileRef) {
-			pr.Files++
-			pr.Bytes += max(f.size, 0)
-		}, func(f fileRef, err error, started bool) {
-			switch {
-			case !started:
-				fail(fmt.Sprintf("%s: not purged, still in the quarantine: not started: %v", f.path, err))
-			case bound.Unanswered(err):
-				fail(fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still in the quarantine: %v", f.path, err))
-			default:
-				fail(fmt.Sprintf("%s: not purged: %v", f.path, err))
-			}
-		})
-		if failed {
-			continue // the manifest stays, so the rest is found next time
-		}
-		if _, err := presence(fs, tbl.Location(), d.dir+"/"+QuarantineManifestName); err != nil {
-			pr.Errors = append(pr.Errors, fmt.Sprintf("%s: manifest kept: %v", d.dir, err))
-			continue
-		}
-		if err := del.removeOne(tbl.Location(), d.dir+"/"+QuarantineManifestName); err != nil && !store.IsNotExist(err) {
-			pr.Errors = append(pr.Errors, fmt.Sprintf("%s: %v", d.dir, err))
-			continue
-		}
-		if l, ok := store.LocalPath(d.dir); ok {
-			removeEmptyDirs(l)
-		}
-		pr.Runs = append(pr.Runs, path.Base(d.dir))
+		purgeRun(fs, tbl, d, del, &pr)
 	}
 	return pr
+}
+
+// dueRun is a planned quarantine run found as planned and due.
+type dueRun struct {
+	dir string
+	m   QuarantineManifest
+}
+
+// dueRuns are the planned runs whose manifest is still the one planned,
+// that are due at now and have no problem (another table's, files outside
+// the run, inside a staging directory); each other is kept in pr with its
+// reason, or an error when its manifest cannot be read.
+func dueRuns(fs iceio.IO, tbl *table.Table, now time.Time, planned []diff.PurgeRun, norm func(string) string, pr *purgeResult) []dueRun {
+	qroot := quarantineRoot(tbl.Location())
+	uuid := tbl.Metadata().TableUUID().String()
+	rule := newStagingRule(tbl.Metadata(), norm)
+	var dues []dueRun
+	for _, r := range planned {
+		if !validRunID(r.RunID) {
+			pr.Kept = append(pr.Kept, fmt.Sprintf("%q: not a run id, nothing purged", r.RunID))
+			continue
+		}
+		dir := qroot + "/" + r.RunID
+		m, raw, err := readQuarantineManifestRaw(fs, tbl.Location(), dir+"/"+QuarantineManifestName)
+		switch {
+		case err != nil && store.IsNotExist(err):
+			pr.Kept = append(pr.Kept, r.RunID+": its manifest is gone since the plan (restored or removed), nothing purged")
+		case err != nil:
+			// Planned, and not done: the action fails.
+			pr.Errors = append(pr.Errors, r.RunID+": manifest unreadable, run kept: "+err.Error())
+		case manifestDigest(raw) != r.ManifestDigest:
+			pr.Kept = append(pr.Kept, r.RunID+": manifest changed since the plan, kept; run icewright plan again")
+		case m.PurgeAfter.IsZero() || now.Before(m.PurgeAfter):
+			pr.Kept = append(pr.Kept, r.RunID+": not due, kept")
+		default:
+			if why := runProblem(dir, m, uuid, func(p string) string { return rule.stagingDir(norm(p)) }); why != "" {
+				pr.Kept = append(pr.Kept, r.RunID+": "+why+", kept")
+				continue
+			}
+			dues = append(dues, dueRun{dir, m})
+		}
+	}
+	return dues
+}
+
+// purgeRun deletes one due run's files, then its manifest, and counts
+// them in pr; a file not deleted keeps the manifest, so the rest is found
+// next time.
+func purgeRun(fs iceio.IO, tbl *table.Table, d dueRun, del deleter, pr *purgeResult) {
+	var (
+		mu     sync.Mutex
+		failed bool
+		files  = make([]fileRef, len(d.m.Files))
+		sizes  = map[string]int64{}
+	)
+	for i, f := range d.m.Files {
+		files[i] = fileRef{path: f.Quarantined, size: f.Size}
+		sizes[f.Quarantined] = f.Size
+	}
+	fail := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		pr.Errors = append(pr.Errors, line)
+		failed = true
+	}
+	// Interrupted, or the store judged unresponsive: no new batch (no
+	// new delete on a store without one) starts, and every file left
+	// is named (still in the run).
+	del.run(files, func(fileRef) string { return tbl.Location() }, func(f fileRef) bool {
+		// Right before its batch is sent. Only "not found" is
+		// absence: a copy that could not be looked at keeps the
+		// manifest, so no file is ever left unlisted.
+		there, err := presence(fs, tbl.Location(), f.path)
+		if err != nil {
+			fail(fmt.Sprintf("%s: not purged: %v", f.path, err))
+		}
+		return there && err == nil
+	}, func(f fileRef) {
+		pr.Files++
+		pr.Bytes += max(f.size, 0)
+	}, func(f fileRef, err error, started bool) {
+		switch {
+		case !started:
+			fail(fmt.Sprintf("%s: not purged, still in the quarantine: not started: %v", f.path, err))
+		case bound.Unanswered(err):
+			fail(fmt.Sprintf("%s: place unknown: its delete got no answer, it may be gone or still in the quarantine: %v", f.path, err))
+		default:
+			fail(fmt.Sprintf("%s: not purged: %v", f.path, err))
+		}
+	})
+	if failed {
+		return // the manifest stays, so the rest is found next time
+	}
+	if _, err := presence(fs, tbl.Location(), d.dir+"/"+QuarantineManifestName); err != nil {
+		pr.Errors = append(pr.Errors, fmt.Sprintf("%s: manifest kept: %v", d.dir, err))
+		return
+	}
+	if err := del.removeOne(tbl.Location(), d.dir+"/"+QuarantineManifestName); err != nil && !store.IsNotExist(err) {
+		pr.Errors = append(pr.Errors, fmt.Sprintf("%s: %v", d.dir, err))
+		return
+	}
+	if l, ok := store.LocalPath(d.dir); ok {
+		removeEmptyDirs(l)
+	}
+	pr.Runs = append(pr.Runs, path.Base(d.dir))
 }
 
 // removeEmptyDirs removes dir and the directories below it that are empty
@@ -1106,76 +1158,16 @@ func Restore(ctx context.Context, address, runID string, load func(context.Conte
 		return res, fmt.Errorf("%w: quarantine run %s belongs to table uuid %s, not %s", store.ErrRefused, runID, m.TableUUID, tbl.Metadata().TableUUID())
 	}
 	roots := sweepRoots(loc, tbl.Properties(), store.NormPath)
-	refuse := func(f diff.QuarantinedFile, why string) { res.Refused = append(res.Refused, f.Original+": "+why) }
 	for _, f := range m.Files {
-		// Interrupted, or the store judged unresponsive: no new move.
-		if err := bound.Stop(ctx); err != nil {
-			refuse(f, "not started: "+err.Error())
-			continue
-		}
-		// The manifest is data on storage: never let it send a file outside
-		// the table's locations, or take one from outside the run.
-		root := plainRootOf(roots, f.Original)
-		if root == "" {
-			refuse(f, "outside the table's locations")
-			continue
-		}
-		if !insideRun(runDir, f.Quarantined) {
-			refuse(f, "quarantined path "+f.Quarantined+" is not inside the run")
-			continue
-		}
-		q, err := presence(fs, loc, f.Quarantined)
-		if err != nil {
-			refuse(f, "the quarantined copy could not be checked: "+err.Error())
-			continue
-		}
-		o, err := presence(fs, root, f.Original)
-		if err != nil {
-			refuse(f, "the original path could not be checked: "+err.Error())
-			continue
-		}
-		switch {
-		case q && o:
-			same, err := sameContent(fs, loc, root, f.Quarantined, f.Original)
-			switch {
-			case err != nil:
-				refuse(f, "a file exists there, and it could not be compared with the quarantined copy: "+err.Error())
-				continue
-			case !same:
-				refuse(f, "a file exists there; not overwritten")
-				continue
-			}
-			// The same file in both places: only the quarantined copy goes.
-			if err := removeQuarantineFile(fs, loc, f.Quarantined); err != nil && !store.IsNotExist(err) {
-				refuse(f, "back in place, but its quarantined copy could not be removed: "+err.Error())
-				continue
-			}
-		case q:
-			if err := restoreMove(fs, loc, root, f.Quarantined, f.Original); err != nil {
-				refuse(f, err.Error())
-				continue
-			}
-		case o:
-			// Never moved, or put back by an earlier restore that could
-			// not finish: it is at Original.
-			continue
-		case f.Moved:
-			refuse(f, "the quarantined copy is missing, and the file is not at its original path either")
-			continue
-		default:
+		switch outcome, why := restoreOne(ctx, fs, loc, runDir, roots, f); outcome {
+		case restoreRefused:
+			res.Refused = append(res.Refused, f.Original+": "+why)
+		case restoreDone:
+			res.Restored = append(res.Restored, f)
+			res.Bytes += max(f.Size, 0)
+		case restoreNotHeld:
 			res.NotHeld = append(res.NotHeld, f.Original)
-			continue
 		}
-		// Verified, not assumed: the file is at Original and gone from the
-		// run.
-		o, oerr := presence(fs, root, f.Original)
-		q, qerr := presence(fs, loc, f.Quarantined)
-		if err := errors.Join(oerr, qerr); err != nil || !o || q {
-			refuse(f, fmt.Sprintf("moved back, but not verified (at the original path: %t, in the run: %t, %v)", o, q, err))
-			continue
-		}
-		res.Restored = append(res.Restored, f)
-		res.Bytes += max(f.Size, 0)
 	}
 	if n := len(res.Refused); n > 0 {
 		res.ManifestKept = fmt.Sprintf("%d files are not back in place; the manifest stays, so that restore can be run again", n)
@@ -1189,6 +1181,77 @@ func Restore(ctx context.Context, address, runID string, load func(context.Conte
 		removeEmptyDirs(l)
 	}
 	return res, nil
+}
+
+// restoreOutcome is what restoreOne did with one file of a run.
+type restoreOutcome int
+
+const (
+	restoreRefused     restoreOutcome = iota // not put back: see why
+	restoreDone                              // moved back and verified
+	restoreAlreadyBack                       // at its original path already (never moved, or an earlier restore)
+	restoreNotHeld                           // in neither place and never moved: the run did not hold it
+)
+
+// restoreOne puts one file of the run in runDir back at its original
+// path, never overwriting, and verifies it is there and gone from the
+// run; why says why it was refused.
+func restoreOne(ctx context.Context, fs iceio.IO, loc, runDir string, roots []string, f diff.QuarantinedFile) (restoreOutcome, string) {
+	// Interrupted, or the store judged unresponsive: no new move.
+	if err := bound.Stop(ctx); err != nil {
+		return restoreRefused, "not started: " + err.Error()
+	}
+	// The manifest is data on storage: never let it send a file outside
+	// the table's locations, or take one from outside the run.
+	root := plainRootOf(roots, f.Original)
+	if root == "" {
+		return restoreRefused, "outside the table's locations"
+	}
+	if !insideRun(runDir, f.Quarantined) {
+		return restoreRefused, "quarantined path " + f.Quarantined + " is not inside the run"
+	}
+	q, err := presence(fs, loc, f.Quarantined)
+	if err != nil {
+		return restoreRefused, "the quarantined copy could not be checked: " + err.Error()
+	}
+	o, err := presence(fs, root, f.Original)
+	if err != nil {
+		return restoreRefused, "the original path could not be checked: " + err.Error()
+	}
+	switch {
+	case q && o:
+		same, err := sameContent(fs, loc, root, f.Quarantined, f.Original)
+		switch {
+		case err != nil:
+			return restoreRefused, "a file exists there, and it could not be compared with the quarantined copy: " + err.Error()
+		case !same:
+			return restoreRefused, "a file exists there; not overwritten"
+		}
+		// The same file in both places: only the quarantined copy goes.
+		if err := removeQuarantineFile(fs, loc, f.Quarantined); err != nil && !store.IsNotExist(err) {
+			return restoreRefused, "back in place, but its quarantined copy could not be removed: " + err.Error()
+		}
+	case q:
+		if err := restoreMove(fs, loc, root, f.Quarantined, f.Original); err != nil {
+			return restoreRefused, err.Error()
+		}
+	case o:
+		// Never moved, or put back by an earlier restore that could
+		// not finish: it is at Original.
+		return restoreAlreadyBack, ""
+	case f.Moved:
+		return restoreRefused, "the quarantined copy is missing, and the file is not at its original path either"
+	default:
+		return restoreNotHeld, ""
+	}
+	// Verified, not assumed: the file is at Original and gone from the
+	// run.
+	o, oerr := presence(fs, root, f.Original)
+	q, qerr := presence(fs, loc, f.Quarantined)
+	if err := errors.Join(oerr, qerr); err != nil || !o || q {
+		return restoreRefused, fmt.Sprintf("moved back, but not verified (at the original path: %t, in the run: %t, %v)", o, q, err)
+	}
+	return restoreDone, ""
 }
 
 // validRunID: a run id names one directory below the quarantine, never a

@@ -118,84 +118,165 @@ type Spec struct {
 // It never deletes a path, nor a quarantine run, that the plan did not list.
 func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spec) (store.Result, error) {
 	res := store.Result{MetadataLocation: tbl.MetadataLocation()}
+	if err := refuseRemoval(tbl, spec); err != nil {
+		return res, err
+	}
+	rm, err := openRemoval(ctx, tbl, spec, &res)
+	if err != nil {
+		return res, err
+	}
+	// Rule 1: the listing (here: a fresh stat of every planned path) comes
+	// before the referenced set.
+	relisted, err := rm.relist(ctx)
+	if err != nil {
+		return res, err
+	}
+	cands, err := rm.stillCandidates(ctx, relisted)
+	if err != nil {
+		return res, err
+	}
+	if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
+		res.NoOp, res.Note = true, "no planned orphan is still deletable"
+		return res, nil
+	}
+	if spec.Recheck != nil {
+		if cands, err = rm.recheck(ctx, cands); err != nil {
+			return res, err
+		}
+		// A planned quarantine run is held to the plan's rules by the
+		// purge itself (its manifest as planned, due, no problem, no
+		// original referenced), with the reason for each run kept.
+		if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
+			slices.Sort(res.Skipped)
+			res.NoOp, res.Note = true, "no planned orphan is still deletable"
+			return res, nil
+		}
+	}
+	fresh, doomed, err := rm.unreferenced(ctx, cat, cands)
+	if err != nil {
+		return res, err
+	}
+	if len(doomed) > 0 || len(spec.PurgeRuns) > 0 {
+		if doomed, err = rm.withoutForeign(ctx, cat, doomed); err != nil {
+			return res, err
+		}
+	}
+	rm.removeFiles(ctx, fresh, doomed)
+	return res, nil
+}
+
+// refuseRemoval is the sweep's guards on the table and the spec, before
+// anything is read: gc enabled, the age floor, a clock.
+func refuseRemoval(tbl *table.Table, spec Spec) error {
 	if !store.GCEnabled(tbl.Properties()) {
-		return res, fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", store.ErrRefused)
+		return fmt.Errorf("%w: gc.enabled=false: the table's files may be shared with other tables", store.ErrRefused)
 	}
 	if spec.OlderThan < minAge {
-		return res, fmt.Errorf("%w: older_than %s is below the %s floor", store.ErrRefused, spec.OlderThan, minAge)
+		return fmt.Errorf("%w: older_than %s is below the %s floor", store.ErrRefused, spec.OlderThan, minAge)
 	}
 	if spec.Now.IsZero() {
-		return res, fmt.Errorf("%w: no clock given for the age guard", store.ErrRefused)
+		return fmt.Errorf("%w: no clock given for the age guard", store.ErrRefused)
 	}
-	cutoff := spec.Now.Add(-spec.OlderThan)
+	return nil
+}
+
+// removal is one Remove in progress: the table, its sweep roots and the
+// storage each is reached with.
+type removal struct {
+	tbl    *table.Table
+	spec   Spec
+	norm   func(string) string
+	roots  []string
+	locKey string              // the table location's root
+	fs     iceio.IO            // the table's storage
+	ios    map[string]iceio.IO // each root's storage, as the plan listed it
+	res    *store.Result
+}
+
+// cand is a planned path still there and old enough.
+type cand struct {
+	path string
+	size int64
+	root string
+}
+
+// openRemoval checks the sweep's roots (each allowed) and opens the
+// storage of each with the storage the plan listed it with.
+func openRemoval(ctx context.Context, tbl *table.Table, spec Spec, res *store.Result) (*removal, error) {
 	norm := orphanNorm(spec.EqualSchemes, spec.EqualAuthorities)
 	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
 	if why := rootProblem(roots, allowedRoots(spec.AllowStorageRoots, norm)); why != "" {
-		return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, why)
+		return nil, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, why)
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return res, fmt.Errorf("open table storage: %w", err)
+		return nil, fmt.Errorf("open table storage: %w", err)
 	}
-	// Each root is reached with the storage the plan listed it with.
-	locKey := rootKey(tbl.Location(), norm)
-	ios := map[string]iceio.IO{}
+	rm := &removal{tbl: tbl, spec: spec, norm: norm, roots: roots, locKey: rootKey(tbl.Location(), norm), fs: fs, ios: map[string]iceio.IO{}, res: res}
 	for _, r := range roots {
-		f, err := rootStorage(ctx, fs, locKey, spec.StorageProps, r)
+		f, err := rootStorage(ctx, fs, rm.locKey, spec.StorageProps, r)
 		if err != nil {
-			return res, fmt.Errorf("%w (nothing deleted)", err)
+			return nil, fmt.Errorf("%w (nothing deleted)", err)
 		}
-		ios[r] = f
+		rm.ios[r] = f
 	}
+	return rm, nil
+}
 
-	rule := newStagingRule(tbl.Metadata(), norm)
-	// Rule 1: the listing (here: a fresh stat of every planned path) comes
-	// before the referenced set.
-	type cand struct {
-		path string
-		size int64
-		root string
-	}
-	quarantining := spec.Quarantine || spec.QuarantineFor > 0
-	// On S3, with many planned paths, the re-listing is a listing (a page
-	// per 1,000 objects; the apply-time Recheck lists the roots anyway),
-	// not a request per planned path: the planned paths found in it, with
-	// their size and time, are what a stat would say. A few paths are
-	// stat'ed one by one, cheaper than listing a large table.
+func (rm *removal) quarantining() bool { return rm.spec.Quarantine || rm.spec.QuarantineFor > 0 }
+
+// relist lists, on S3 and with many planned paths, each root once: a page
+// per 1,000 objects (the apply-time Recheck lists the roots anyway), not
+// a request per planned path. The planned paths found in it, with their
+// size and time, are what a stat would say. A few paths are stat'ed one by
+// one (stillCandidates), cheaper than listing a large table; so is a root
+// whose store cannot be listed this way (not in the map).
+func (rm *removal) relist(ctx context.Context) (map[string]map[string]objlist.Object, error) {
 	planned := map[string]bool{}
-	for _, p := range spec.Paths {
-		planned[norm(p)] = true
+	for _, p := range rm.spec.Paths {
+		planned[rm.norm(p)] = true
 	}
 	relisted := map[string]map[string]objlist.Object{}
-	for _, r := range roots {
-		if len(spec.Paths) < relistAbove {
+	for _, r := range rm.roots {
+		if len(rm.spec.Paths) < relistAbove {
 			break
 		}
 		found := map[string]objlist.Object{}
-		handled, err := objlist.List(ctx, ios[r], r, objlist.Settings{}, func(o objlist.Object) error {
-			if k := norm(o.Loc); planned[k] {
+		handled, err := objlist.List(ctx, rm.ios[r], r, objlist.Settings{}, func(o objlist.Object) error {
+			if k := rm.norm(o.Loc); planned[k] {
 				found[k] = o
 			}
 			return nil
 		})
 		if err != nil {
-			return res, fmt.Errorf("orphan re-listing (nothing deleted): %w", err)
+			return nil, fmt.Errorf("orphan re-listing (nothing deleted): %w", err)
 		}
 		if handled {
 			relisted[r] = found
 		}
 	}
+	return relisted, nil
+}
+
+// stillCandidates are the planned paths that are still there, inside a
+// root and outside any staging directory, older than older_than, and (when
+// quarantining) on the table location's storage; each other is reported
+// skipped with its reason.
+func (rm *removal) stillCandidates(ctx context.Context, relisted map[string]map[string]objlist.Object) ([]cand, error) {
+	cutoff := rm.spec.Now.Add(-rm.spec.OlderThan)
+	rule := newStagingRule(rm.tbl.Metadata(), rm.norm)
+	res := rm.res
 	var cands []cand
-	for _, p := range spec.Paths {
+	for _, p := range rm.spec.Paths {
 		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("orphan re-check interrupted (nothing deleted): %w", err)
+			return nil, fmt.Errorf("orphan re-check interrupted (nothing deleted): %w", err)
 		}
-		root := rootOf(roots, p, norm)
+		root := rootOf(rm.roots, p, rm.norm)
 		if root == "" {
 			res.Skipped = append(res.Skipped, p+": outside the table's locations")
 			continue
 		}
-		if d := rule.stagingDir(norm(p)); d != "" {
+		if d := rule.stagingDir(rm.norm(p)); d != "" {
 			// A plan of an older icewright may list it; the listing's rule
 			// holds here too.
 			res.Skipped = append(res.Skipped, p+": inside "+d+", another engine's staging directory, never swept")
@@ -207,13 +288,13 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 			why   string
 		)
 		if found, ok := relisted[root]; ok {
-			o, there := found[norm(p)]
+			o, there := found[rm.norm(p)]
 			size, mtime = o.Size, o.ModTime
 			if !there {
 				why = "no longer exists"
 			}
 		} else {
-			size, mtime, why = statCandidate(ios[root], root, p)
+			size, mtime, why = statCandidate(rm.ios[root], root, p)
 		}
 		if why != "" {
 			res.Skipped = append(res.Skipped, p+": "+why)
@@ -223,7 +304,7 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: modified %s, newer than older_than", p, mtime.UTC().Format(time.RFC3339)))
 			continue
 		}
-		if quarantining && !sameStorage(root, locKey) {
+		if rm.quarantining() && !sameStorage(root, rm.locKey) {
 			// A move stays within one storage (quarantineFiles); the run
 			// lives under the table location.
 			res.Skipped = append(res.Skipped, p+": on other storage than the table location; quarantine cannot move it there, kept")
@@ -231,48 +312,45 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		}
 		cands = append(cands, cand{p, size, root})
 	}
-	if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
-		res.NoOp, res.Note = true, "no planned orphan is still deletable"
-		return res, nil
-	}
-	if spec.Recheck != nil {
-		// Every rule of the plan, on a listing and referenced set made
-		// now (§5.5 rules 1-8): a refusal refuses it all, purges included.
-		now, err := spec.Recheck(ctx, tbl)
-		if err != nil {
-			return res, fmt.Errorf("apply-time re-check of the sweep (nothing deleted): %w", err)
-		}
-		allowed := map[string]bool{}
-		for _, p := range now.Paths {
-			allowed[norm(p)] = true
-		}
-		cands = slices.DeleteFunc(cands, func(c cand) bool {
-			if allowed[norm(c.path)] {
-				return false
-			}
-			res.Skipped = append(res.Skipped, c.path+": not an orphan by the plan's rules at apply time (the scan made now does not propose it)")
-			return true
-		})
-		// A planned quarantine run is held to the plan's rules by the
-		// purge itself (its manifest as planned, due, no problem, no
-		// original referenced), with the reason for each run kept.
-		if len(cands) == 0 && len(spec.PurgeRuns) == 0 {
-			slices.Sort(res.Skipped)
-			res.NoOp, res.Note = true, "no planned orphan is still deletable"
-			return res, nil
-		}
-	}
+	return cands, nil
+}
 
-	fresh, err := cat.LoadTable(ctx, tbl.Identifier())
+// recheck holds the candidates to every rule of the plan, on a listing
+// and referenced set made now (§5.5 rules 1-8): a refusal refuses it all,
+// purges included; a candidate the scan made now does not propose is
+// kept.
+func (rm *removal) recheck(ctx context.Context, cands []cand) ([]cand, error) {
+	now, err := rm.spec.Recheck(ctx, rm.tbl)
 	if err != nil {
-		return res, fmt.Errorf("re-load table for the referenced set (nothing deleted): %w", err)
+		return nil, fmt.Errorf("apply-time re-check of the sweep (nothing deleted): %w", err)
+	}
+	allowed := map[string]bool{}
+	for _, p := range now.Paths {
+		allowed[rm.norm(p)] = true
+	}
+	return slices.DeleteFunc(cands, func(c cand) bool {
+		if allowed[rm.norm(c.path)] {
+			return false
+		}
+		rm.res.Skipped = append(rm.res.Skipped, c.path+": not an orphan by the plan's rules at apply time (the scan made now does not propose it)")
+		return true
+	}), nil
+}
+
+// unreferenced re-loads the table (the same table, gc still enabled) and
+// keeps the candidates its metadata does not reference now: the files to
+// delete, with the table as re-loaded.
+func (rm *removal) unreferenced(ctx context.Context, cat table.CatalogIO, cands []cand) (*table.Table, []fileRef, error) {
+	fresh, err := cat.LoadTable(ctx, rm.tbl.Identifier())
+	if err != nil {
+		return nil, nil, fmt.Errorf("re-load table for the referenced set (nothing deleted): %w", err)
 	}
 	fm := fresh.Metadata()
-	if fm.TableUUID() != tbl.Metadata().TableUUID() {
-		return res, fmt.Errorf("%w: table UUID changed; nothing deleted", store.ErrRefused)
+	if fm.TableUUID() != rm.tbl.Metadata().TableUUID() {
+		return nil, nil, fmt.Errorf("%w: table UUID changed; nothing deleted", store.ErrRefused)
 	}
 	if !store.GCEnabled(fm.Properties()) {
-		return res, fmt.Errorf("%w: gc.enabled=false", store.ErrRefused)
+		return nil, nil, fmt.Errorf("%w: gc.enabled=false", store.ErrRefused)
 	}
 	// Only the candidates' membership matters, so the referenced files are
 	// streamed past the (small) candidate set instead of being collected:
@@ -280,56 +358,65 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 	// entries count as references here (withDeleted), erring toward keeping.
 	refd := map[string]bool{}
 	for _, c := range cands {
-		refd[norm(c.path)] = false
+		refd[rm.norm(c.path)] = false
 	}
 	if len(refd) > 0 {
-		if err := markReferenced(ctx, fs, fresh, refd, norm, orphanLiteral(spec.EqualSchemes, spec.EqualAuthorities)); err != nil {
-			return res, fmt.Errorf("build referenced set (nothing deleted): %w", err)
+		if err := markReferenced(ctx, rm.fs, fresh, refd, rm.norm, orphanLiteral(rm.spec.EqualSchemes, rm.spec.EqualAuthorities)); err != nil {
+			return nil, nil, fmt.Errorf("build referenced set (nothing deleted): %w", err)
 		}
 	}
-
 	var doomed []fileRef
 	for _, c := range cands {
-		if refd[norm(c.path)] {
-			res.Skipped = append(res.Skipped, c.path+": referenced by the table now")
+		if refd[rm.norm(c.path)] {
+			rm.res.Skipped = append(rm.res.Skipped, c.path+": referenced by the table now")
 			continue
 		}
 		doomed = append(doomed, fileRef{path: c.path, size: c.size})
 	}
-	slices.Sort(res.Skipped)
-	if len(doomed) > 0 || len(spec.PurgeRuns) > 0 {
-		// Rule 6 at apply time, right before anything is deleted, by the
-		// plan's rules: a table created (or given a write path) inside the
-		// sweep since the plan owns files that look orphaned to us; a file
-		// another table references is kept; a table that could hold files
-		// here and cannot be read refuses it all.
-		resolved, why := resolveRoots(roots, norm)
-		if why != "" {
-			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, why)
-		}
-		ts, self, err := tablesAtApply(ctx, cat, tbl, spec)
-		if err != nil {
-			return res, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", store.ErrRefused, err)
-		}
-		if nested := ts.overlapping(self, roots, resolved, norm, normID(spec.EqualSchemes, spec.EqualAuthorities)); len(nested) > 0 {
-			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
-		}
-		if err := ts.ReadReferences(ctx); err != nil {
-			return res, fmt.Errorf("%w: could not read other tables' references (nothing deleted): %v", store.ErrRefused, err)
-		}
-		if un := ts.Unreadable(self, roots); len(un) > 0 {
-			return res, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, UnreadableRefusal(un))
-		}
-		foreign := ts.foreignUnder(self, roots, resolved, norm, len(spec.EqualSchemes)+len(spec.EqualAuthorities) > 0)
-		doomed = slices.DeleteFunc(doomed, func(f fileRef) bool {
-			owner, ok := foreign[norm(f.path)]
-			if ok {
-				res.Skipped = append(res.Skipped, f.path+": referenced by "+owner+", kept")
-			}
-			return ok
-		})
-		slices.Sort(res.Skipped)
+	slices.Sort(rm.res.Skipped)
+	return fresh, doomed, nil
+}
+
+// withoutForeign is rule 6 at apply time, right before anything is
+// deleted, by the plan's rules: a table created (or given a write path)
+// inside the sweep since the plan owns files that look orphaned to us; a
+// file another table references is kept; a table that could hold files
+// here and cannot be read refuses it all.
+func (rm *removal) withoutForeign(ctx context.Context, cat table.CatalogIO, doomed []fileRef) ([]fileRef, error) {
+	spec, norm, roots := rm.spec, rm.norm, rm.roots
+	resolved, why := resolveRoots(roots, norm)
+	if why != "" {
+		return nil, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, why)
 	}
+	ts, self, err := tablesAtApply(ctx, cat, rm.tbl, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: could not check other tables for files inside the sweep (nothing deleted): %v", store.ErrRefused, err)
+	}
+	if nested := ts.overlapping(self, roots, resolved, norm, normID(spec.EqualSchemes, spec.EqualAuthorities)); len(nested) > 0 {
+		return nil, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
+	}
+	if err := ts.ReadReferences(ctx); err != nil {
+		return nil, fmt.Errorf("%w: could not read other tables' references (nothing deleted): %v", store.ErrRefused, err)
+	}
+	if un := ts.Unreadable(self, roots); len(un) > 0 {
+		return nil, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, UnreadableRefusal(un))
+	}
+	foreign := ts.foreignUnder(self, roots, resolved, norm, len(spec.EqualSchemes)+len(spec.EqualAuthorities) > 0)
+	doomed = slices.DeleteFunc(doomed, func(f fileRef) bool {
+		owner, ok := foreign[norm(f.path)]
+		if ok {
+			rm.res.Skipped = append(rm.res.Skipped, f.path+": referenced by "+owner+", kept")
+		}
+		return ok
+	})
+	slices.Sort(rm.res.Skipped)
+	return doomed, nil
+}
+
+// removeFiles deletes (or quarantines) doomed, then purges the quarantine
+// runs the plan listed, and says in res what was done.
+func (rm *removal) removeFiles(ctx context.Context, fresh *table.Table, doomed []fileRef) {
+	spec, res := rm.spec, rm.res
 	// The store of each root deletes in batches (objdel): a root is
 	// reached with the storage the plan listed it with, a quarantine
 	// run's file with the table location's.
@@ -337,27 +424,27 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		if spec.remove != nil {
 			return objdel.OneByOne(spec.remove), nil
 		}
-		f := ios[root]
+		f := rm.ios[root]
 		if f == nil {
-			f = fs
+			f = rm.fs
 		}
 		return objdel.ForIO(ctx, f, spec.StorageProps, root)
 	}}
-	if quarantining {
-		res.Note = quarantineFiles(ctx, fs, fresh, roots, doomed, spec, del, &res)
+	if rm.quarantining() {
+		res.Note = quarantineFiles(ctx, rm.fs, fresh, rm.roots, doomed, spec, del, res)
 	} else {
-		del.run(doomed, func(f fileRef) string { return rootOf(roots, f.path, norm) }, nil, func(f fileRef) {
+		del.run(doomed, func(f fileRef) string { return rootOf(rm.roots, f.path, rm.norm) }, nil, func(f fileRef) {
 			res.FilesDeleted++
 			res.BytesFreed += max(f.size, 0)
 		}, func(f fileRef, err error, started bool) {
-			deleteFailure(f, err, started, &res)
+			deleteFailure(f, err, started, res)
 		})
 	}
 	// Only the runs the plan listed; a run that became due since waits for
 	// the plan that shows it.
 	var purged int
 	if len(spec.PurgeRuns) > 0 {
-		pr := purgeQuarantine(ctx, fs, fresh, spec.Now, spec.PurgeRuns, del, orphanNorm(spec.EqualSchemes, spec.EqualAuthorities), orphanLiteral(spec.EqualSchemes, spec.EqualAuthorities))
+		pr := purgeQuarantine(ctx, rm.fs, fresh, spec.Now, spec.PurgeRuns, del, orphanNorm(spec.EqualSchemes, spec.EqualAuthorities), orphanLiteral(spec.EqualSchemes, spec.EqualAuthorities))
 		if note := pr.note(); note != "" {
 			res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")
 		}
@@ -371,7 +458,6 @@ func Remove(ctx context.Context, cat table.CatalogIO, tbl *table.Table, spec Spe
 		res.Note = strings.TrimPrefix(res.Note+"; no planned orphan or quarantine run is still deletable", "; ")
 	}
 	slices.Sort(res.DeleteErrors)
-	return res, nil
 }
 
 // note is the purge's line in the results.

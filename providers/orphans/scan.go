@@ -108,26 +108,9 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	}
 	roots := sweepRoots(tbl.Location(), tbl.Properties(), norm)
 	scan.Roots = roots
-	if why := rootProblem(roots, allowedRoots(pol.OrphanFiles.AllowStorageRoots.Value, norm)); why != "" {
-		scan.Refusal = why
-		return scan, nil
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open storage: %w", err)
-	}
-	locKey := rootKey(tbl.Location(), norm)
-	ios := map[string]iceio.IO{}
-	for _, r := range roots {
-		f, err := rootStorage(ctx, fsys, locKey, env.Storage, r)
-		if errors.Is(err, store.ErrRefused) {
-			scan.Refusal = strings.TrimPrefix(err.Error(), store.ErrRefused.Error()+": ")
-			return scan, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		ios[r] = f
+	fsys, ios, err := scanStorage(ctx, env, pol, tbl, roots, norm, scan)
+	if err != nil || scan.Refusal != "" {
+		return refusedOr(scan, err)
 	}
 
 	// Rule 1: the listing comes first.
@@ -159,9 +142,75 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	defer refs.Close()
 	// The literal names of references that name two local files
 	// (orphanLiteral): kept, never proposed, not required in the listing.
-	literal := orphanLiteral(pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
 	literals := reach.NewSorter(env.spillLimit())
 	defer literals.Close()
+	relative, err := addReferenced(ctx, env, pol, tbl, fresh, hints, norm, rule, refs, literals)
+	if err != nil {
+		return nil, err
+	}
+	// Sealing passes over every distinct reference once; the prefix
+	// mismatch index is collected on the way.
+	mm := newMismatchIndex(roots)
+	if err := refs.Seal(mm.visit); err != nil {
+		return nil, fmt.Errorf("referenced set: %w", err)
+	}
+	refuseUnmatchable(scan, relative, fresh, roots, norm)
+	scan.Referenced = refs.Len()
+	scan.Categories = refs.Categories()
+
+	excl, err := newExcluder(norm(tbl.Location()), pol.OrphanFiles.Exclude.Value, flinkJobIDs(fresh.Metadata()))
+	if err != nil {
+		return nil, err
+	}
+	if err := mergeListing(scan, listing, refs, literals, roots, excl, mm.sorted()); err != nil {
+		return nil, err
+	}
+	keepOtherTables(ctx, env, pol, scan, roots, norm)
+	scanQuarantines(scan, fsys, tbl, pol, rule, norm)
+	return scan, nil
+}
+
+// refusedOr is the scan when it was refused, else the error.
+func refusedOr(scan *diff.OrphanScan, err error) (*diff.OrphanScan, error) {
+	if err != nil {
+		return nil, err
+	}
+	return scan, nil
+}
+
+// scanStorage checks the sweep's roots (each allowed) and opens the table's
+// storage and each root's; a root refused sets scan.Refusal.
+func scanStorage(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table, roots []string, norm func(string) string, scan *diff.OrphanScan) (iceio.IO, map[string]iceio.IO, error) {
+	if why := rootProblem(roots, allowedRoots(pol.OrphanFiles.AllowStorageRoots.Value, norm)); why != "" {
+		scan.Refusal = why
+		return nil, nil, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open storage: %w", err)
+	}
+	locKey := rootKey(tbl.Location(), norm)
+	ios := map[string]iceio.IO{}
+	for _, r := range roots {
+		f, err := rootStorage(ctx, fsys, locKey, env.Storage, r)
+		if errors.Is(err, store.ErrRefused) {
+			scan.Refusal = strings.TrimPrefix(err.Error(), store.ErrRefused.Error()+": ")
+			return nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		ios[r] = f
+	}
+	return fsys, ios, nil
+}
+
+// addReferenced adds every file the table references (fresh, read after
+// the listing) to refs, and the literal names of those that name two
+// local files to literals. It returns the first relative path referenced
+// ("" when none).
+func addReferenced(ctx context.Context, env Env, pol *config.Effective, tbl, fresh *table.Table, hints []string, norm func(string) string, rule stagingRule, refs *reach.SortedRefSet, literals *reach.Sorter) (string, error) {
+	literal := orphanLiteral(pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
 	var relative string
 	add := func(p, cat string, required bool) error {
 		if !isAbsoluteLocation(p) && relative == "" {
@@ -179,15 +228,14 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 		}
 		return nil
 	}
-	if err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, env.Ride); err != nil {
-		return nil, err
-	}
-	// Sealing passes over every distinct reference once; the prefix
-	// mismatch index is collected on the way.
-	mm := newMismatchIndex(roots)
-	if err := refs.Seal(mm.visit); err != nil {
-		return nil, fmt.Errorf("referenced set: %w", err)
-	}
+	err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, env.Ride)
+	return relative, err
+}
+
+// refuseUnmatchable refuses a sweep whose references cannot be matched
+// with the listing: a relative path, or a current metadata file outside
+// every root.
+func refuseUnmatchable(scan *diff.OrphanScan, relative string, fresh *table.Table, roots []string, norm func(string) string) {
 	if relative != "" {
 		// A relative path cannot be compared with a listing, and the file
 		// it names would look orphaned.
@@ -201,22 +249,15 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 		// wrong place, and the listing's complement would mean nothing.
 		scan.Refusal = fmt.Sprintf("the current metadata file %s is outside every sweep root (%s): the table location and write paths do not say where the table's files are", fresh.MetadataLocation(), strings.Join(roots, ", "))
 	}
-	scan.Referenced = refs.Len()
-	scan.Categories = refs.Categories()
+}
 
-	excl, err := newExcluder(norm(tbl.Location()), pol.OrphanFiles.Exclude.Value, flinkJobIDs(fresh.Metadata()))
-	if err != nil {
-		return nil, err
-	}
-	if err := mergeListing(scan, listing, refs, literals, roots, excl, mm.sorted()); err != nil {
-		return nil, err
-	}
-
-	// Rule 6: other tables' files under the sweep, from the tables the run
-	// can see (the session's: names listed afresh, each table read once per
-	// session). If a catalog cannot be listed the answer is unknown, and
-	// the sweep is refused; so is it when a table that could hold files
-	// here could not be read. A file another table references is kept.
+// keepOtherTables is rule 6: other tables' files under the sweep, from
+// the tables the run can see (the session's: names listed afresh, each
+// table read once per session). If a catalog cannot be listed the answer
+// is unknown, and the sweep is refused; so is it when a table that could
+// hold files here could not be read. A file another table references is
+// kept.
+func keepOtherTables(ctx context.Context, env Env, pol *config.Effective, scan *diff.OrphanScan, roots []string, norm func(string) string) {
 	resolved, why := resolveRoots(roots, norm)
 	if why != "" {
 		scan.Refusal = cmp.Or(scan.Refusal, why)
@@ -240,22 +281,25 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	if un := ts.Unreadable(pol.Address, roots); len(un) > 0 {
 		scan.Refusal = cmp.Or(scan.Refusal, UnreadableRefusal(un))
 	}
-	// The runs of earlier quarantining applies, from their manifests, so
-	// that the plan shows every run it would purge.
+}
+
+// scanQuarantines reads the runs of earlier quarantining applies, from
+// their manifests, so that the plan shows every run it would purge; and,
+// when there is something to move, probes that the store takes a write
+// in the quarantine, so that a refusal is said in the plan, before any
+// move (issue 17).
+func scanQuarantines(scan *diff.OrphanScan, fsys iceio.IO, tbl *table.Table, pol *config.Effective, rule stagingRule, norm func(string) string) {
 	// A quarantined file is live when its path is a missing reference, or
 	// the literal name of one (read as a file: URI, it decodes to it).
 	scan.Quarantine = scanQuarantine(fsys, tbl.Location(), tbl.Metadata().TableUUID().String(), func(p string) bool {
 		return slices.Contains(scan.MissingReferenced, norm(p)) ||
 			strings.HasPrefix(p, "/") && slices.Contains(scan.MissingReferenced, norm("file://"+p))
 	}, func(p string) string { return rule.stagingDir(norm(p)) })
-	// A quarantine the store refuses is said in the plan, before any move
-	// (issue 17): one probe write when there is something to move.
 	if pol.OrphanFiles.Quarantine.Value > 0 && len(scan.Candidates)+len(scan.NonIceberg) > 0 {
 		if err := quarantineProbe(fsys, tbl.Location()); err != nil {
 			scan.Refusal = cmp.Or(scan.Refusal, "orphan_files.quarantine: the store refuses writes under "+QuarantineDir+"/, so nothing could be moved there: "+err.Error())
 		}
 	}
-	return scan, nil
 }
 
 // keepForeign takes out of the scan's candidates and non-Iceberg files
@@ -432,32 +476,16 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 			_ = out.Close()
 		}
 	}()
-	emit := func(p string, size, mtime int64) error {
+	l := rootLister{norm: norm, rule: rule, staged: staged, emit: func(p string, size, mtime int64) error {
 		k := norm(p)
 		if path.Base(k) == "version-hint.text" {
 			hints = append(hints, k)
 		}
 		return out.Add(reach.Rec{Key: k, Aux: listedAux(k, p), N1: size, N2: mtime})
-	}
+	}}
 	for _, root := range roots {
 		if strings.HasPrefix(root, "file://") {
-			local, err := keyLocalPath(root)
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
-			}
-			err = walkLocal(ctx, local, func(f localFile) error {
-				return emit(f.path, f.size, f.mtime)
-			}, func(p string) { symlinks = append(symlinks, p) }, &stagingWalk{
-				dir: func(p string) bool {
-					if !rule.skips(norm(p)) {
-						return false
-					}
-					staged.dir(p)
-					return true
-				},
-				file: func(_ string, f localFile) { staged.file(f.size) },
-			})
-			if err != nil {
+			if err := l.listLocal(ctx, root, func(p string) { symlinks = append(symlinks, p) }); err != nil {
 				return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
 			}
 			continue
@@ -470,79 +498,110 @@ func listRoots(ctx context.Context, fsys iceio.IO, ioFor func(root string) (icei
 			}
 			rootFS = f
 		}
-		// S3: fanned out by prefix, each page retried, any failed page
-		// fails the listing (objlist).
-		stagedDirs := map[string]bool{}
-		handled, err := objlist.List(ctx, rootFS, root, objlist.Settings{}, func(o objlist.Object) error {
-			if strings.Contains(o.Loc, "/"+QuarantineDir+"/") || strings.Contains(o.Loc, "/"+store.LockDir+"/") {
-				return nil
-			}
-			if top := rule.stagingDir(norm(o.Loc)); top != "" {
-				if !stagedDirs[top] {
-					stagedDirs[top] = true
-					staged.dir(top)
-				}
-				staged.file(o.Size)
-				return nil
-			}
-			return emit(o.Loc, o.Size, o.ModTime.UnixMilli())
-		})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
-		}
-		if handled {
-			continue
-		}
-		lio, ok := rootFS.(iceio.ListableIO)
-		if !ok {
-			return nil, nil, nil, fmt.Errorf("list %s: storage %T cannot list", root, rootFS)
-		}
-		err = lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if d == nil && errors.Is(err, fs.ErrNotExist) {
-					// The root itself is not there: on an object store a
-					// prefix with no objects yet. Local storage lists such
-					// a root as empty (walkLocal); so does this. Should
-					// files be referenced under it, they are missing
-					// from the listing and the sweep refuses.
-					return nil
-				}
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if ownDir(d.Name()) {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if strings.Contains(p, "/"+QuarantineDir+"/") || strings.Contains(p, "/"+store.LockDir+"/") {
-				return nil
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			// An object store has no directories to leave unentered: each
-			// key is asked whether it lies in one (the same rule).
-			if top := rule.stagingDir(norm(p)); top != "" {
-				if top != staged.last {
-					staged.last = top
-					staged.dir(top)
-				}
-				staged.file(info.Size())
-				return nil
-			}
-			return emit(p, info.Size(), info.ModTime().UnixMilli())
-		})
-		if err != nil {
+		if err := l.listStore(ctx, rootFS, root); err != nil {
 			return nil, nil, nil, fmt.Errorf("list %s: %w", root, err)
 		}
 	}
 	slices.Sort(symlinks)
 	return out, hints, symlinks, nil
+}
+
+// rootLister lists one root after another into emit, counting what lies
+// in staging directories in staged instead.
+type rootLister struct {
+	norm   func(string) string
+	rule   stagingRule
+	staged *stagingReport
+	emit   func(p string, size, mtime int64) error
+}
+
+// listLocal walks a local root (walkLocal: no symbolic link followed, each
+// reported to symlink; staging directories not entered).
+func (l rootLister) listLocal(ctx context.Context, root string, symlink func(string)) error {
+	local, err := keyLocalPath(root)
+	if err != nil {
+		return err
+	}
+	return walkLocal(ctx, local, func(f localFile) error {
+		return l.emit(f.path, f.size, f.mtime)
+	}, symlink, &stagingWalk{
+		dir: func(p string) bool {
+			if !l.rule.skips(l.norm(p)) {
+				return false
+			}
+			l.staged.dir(p)
+			return true
+		},
+		file: func(_ string, f localFile) { l.staged.file(f.size) },
+	})
+}
+
+// listStore lists a root on an object store: on S3 fanned out by prefix,
+// each page retried, any failed page failing the listing (objlist); else
+// through iceberg-go's IO (ListableIO).
+func (l rootLister) listStore(ctx context.Context, rootFS iceio.IO, root string) error {
+	stagedDirs := map[string]bool{}
+	handled, err := objlist.List(ctx, rootFS, root, objlist.Settings{}, func(o objlist.Object) error {
+		if strings.Contains(o.Loc, "/"+QuarantineDir+"/") || strings.Contains(o.Loc, "/"+store.LockDir+"/") {
+			return nil
+		}
+		if top := l.rule.stagingDir(l.norm(o.Loc)); top != "" {
+			if !stagedDirs[top] {
+				stagedDirs[top] = true
+				l.staged.dir(top)
+			}
+			l.staged.file(o.Size)
+			return nil
+		}
+		return l.emit(o.Loc, o.Size, o.ModTime.UnixMilli())
+	})
+	if err != nil || handled {
+		return err
+	}
+	lio, ok := rootFS.(iceio.ListableIO)
+	if !ok {
+		return fmt.Errorf("storage %T cannot list", rootFS)
+	}
+	return lio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d == nil && errors.Is(err, fs.ErrNotExist) {
+				// The root itself is not there: on an object store a
+				// prefix with no objects yet. Local storage lists such
+				// a root as empty (walkLocal); so does this. Should
+				// files be referenced under it, they are missing
+				// from the listing and the sweep refuses.
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if ownDir(d.Name()) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if strings.Contains(p, "/"+QuarantineDir+"/") || strings.Contains(p, "/"+store.LockDir+"/") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		// An object store has no directories to leave unentered: each
+		// key is asked whether it lies in one (the same rule).
+		if top := l.rule.stagingDir(l.norm(p)); top != "" {
+			if top != l.staged.last {
+				l.staged.last = top
+				l.staged.dir(top)
+			}
+			l.staged.file(info.Size())
+			return nil
+		}
+		return l.emit(p, info.Size(), info.ModTime().UnixMilli())
+	})
 }
 
 // mergeListing walks the sorted listing and the sorted referenced keys side

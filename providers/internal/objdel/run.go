@@ -48,6 +48,25 @@ type Hooks struct {
 // is not cut by ctx (it still ends within its own bounds and the
 // breaker's): its outcome is known and reported.
 func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (stopped error) {
+	st, size, conc := pace(st, set)
+	r := &batchRun{ctx: ctx, st: st, locs: locs, size: size, set: set, h: h}
+	var wg sync.WaitGroup
+	for range min(conc, (len(locs)+size-1)/size) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work()
+		}()
+	}
+	wg.Wait()
+	return r.stopped
+}
+
+// pace is the store a run sends through, its batch size and the batches
+// in flight: a store of one request per location (eachStore) runs one
+// batch at a time, Concurrency bounding the requests in flight, so that
+// an interruption stops at a batch boundary.
+func pace(st Store, set Settings) (Store, int, int) {
 	size := st.MaxBatch()
 	if set.BatchSize > 0 && set.BatchSize < size {
 		size = set.BatchSize
@@ -57,98 +76,105 @@ func Run(ctx context.Context, st Store, locs []string, set Settings, h Hooks) (s
 		conc = DefaultConcurrency
 	}
 	if e, ok := st.(eachStore); ok {
-		// One request per location: Concurrency bounds the requests in
-		// flight, and a batch finishes before the next starts, so an
-		// interruption stops at a batch boundary.
 		if set.Concurrency > 0 {
 			e.conc = set.Concurrency
 		}
 		e.stopAtOnce = set.StopAtOnce
-		st, conc = e, 1
+		return e, size, 1
 	}
-	var (
-		mu   sync.Mutex
-		next int // the first location not yet taken by a worker
-		wg   sync.WaitGroup
-	)
-	report := func(i int, err error, sent bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if ns, ok := err.(notSent); ok && stopped == nil {
-			stopped = ns.cause // the store stopped the run within a batch
-		}
-		switch {
-		case !sent && h.Left != nil:
-			h.Left(i, err)
-		case sent && h.Done != nil:
-			h.Done(i, err)
-		}
-	}
-	// take hands a worker the next batch, or none once all are taken or
-	// the run has stopped (then the rest are Left, once).
-	take := func() (int, int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(locs) {
-			return 0, 0, false
-		}
-		if err := bound.Stop(ctx); err != nil {
-			if stopped == nil {
-				stopped = err
+	return st, size, conc
+}
+
+// batchRun is one Run in progress, shared by its workers.
+type batchRun struct {
+	ctx  context.Context
+	st   Store
+	locs []string
+	size int
+	set  Settings
+	h    Hooks
+
+	mu      sync.Mutex
+	next    int   // the first location not yet taken by a worker
+	stopped error // why the run stopped before the end
+}
+
+// work sends batches until none is left or the run stops, waiting the
+// cooldown between two.
+func (r *batchRun) work() {
+	for first := true; ; first = false {
+		if !first && r.set.Cooldown > 0 {
+			select {
+			case <-r.ctx.Done():
+			case <-time.After(r.set.Cooldown):
 			}
-			for i := next; i < len(locs); i++ {
-				if h.Left != nil {
-					h.Left(i, err)
-				}
-			}
-			next = len(locs)
-			return 0, 0, false
 		}
-		lo, hi := next, min(next+size, len(locs))
-		next = hi
-		return lo, hi, true
-	}
-	for range min(conc, (len(locs)+size-1)/size) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for first := true; ; first = false {
-				if !first && set.Cooldown > 0 {
-					select {
-					case <-ctx.Done():
-					case <-time.After(set.Cooldown):
-					}
-				}
-				lo, hi, ok := take()
+		lo, hi, ok := r.take()
+		if !ok {
+			return
+		}
+		var idx []int
+		var names []string
+		for i := lo; i < hi; i++ {
+			name := r.locs[i]
+			if r.h.Check != nil {
+				n, ok := r.h.Check(i)
 				if !ok {
-					return
-				}
-				var idx []int
-				var names []string
-				for i := lo; i < hi; i++ {
-					name := locs[i]
-					if h.Check != nil {
-						n, ok := h.Check(i)
-						if !ok {
-							continue
-						}
-						name = n
-					}
-					idx = append(idx, i)
-					names = append(names, name)
-				}
-				if len(names) == 0 {
 					continue
 				}
-				errs := st.Delete(ctx, names)
-				for j, i := range idx {
-					report(i, errs[j], true)
-				}
+				name = n
 			}
-		}()
+			idx = append(idx, i)
+			names = append(names, name)
+		}
+		if len(names) == 0 {
+			continue
+		}
+		errs := r.st.Delete(r.ctx, names)
+		for j, i := range idx {
+			r.report(i, errs[j], true)
+		}
 	}
-	wg.Wait()
-	return stopped
+}
+
+// report hands one location's outcome to the hooks.
+func (r *batchRun) report(i int, err error, sent bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ns, ok := err.(notSent); ok && r.stopped == nil {
+		r.stopped = ns.cause // the store stopped the run within a batch
+	}
+	switch {
+	case !sent && r.h.Left != nil:
+		r.h.Left(i, err)
+	case sent && r.h.Done != nil:
+		r.h.Done(i, err)
+	}
+}
+
+// take hands a worker the next batch, or none once all are taken or the
+// run has stopped (then the rest are Left, once).
+func (r *batchRun) take() (int, int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.next >= len(r.locs) {
+		return 0, 0, false
+	}
+	if err := bound.Stop(r.ctx); err != nil {
+		if r.stopped == nil {
+			r.stopped = err
+		}
+		for i := r.next; i < len(r.locs); i++ {
+			if r.h.Left != nil {
+				r.h.Left(i, err)
+			}
+		}
+		r.next = len(r.locs)
+		return 0, 0, false
+	}
+	lo, hi := r.next, min(r.next+r.size, len(r.locs))
+	r.next = hi
+	return lo, hi, true
 }
 
 // RunGrouped runs Run once per group of locs (groupOf names a location's

@@ -143,20 +143,50 @@ func Walk(ctx context.Context, w Spec) error {
 	if err != nil {
 		return err
 	}
-	type manifest struct {
-		m       iceberg.ManifestFile
-		old     bool // in the list of a snapshot Old marks
-		current bool // in AggregateSnapshot's list
+	ms, walked, err := w.listManifests(ctx, snaps)
+	if err != nil {
+		return err
 	}
-	var ms []manifest
+	if err := w.statisticsFiles(walked); err != nil {
+		return err
+	}
+	withDeleted := false
+	for _, c := range w.Consumers {
+		withDeleted = withDeleted || c.WithDeleted
+	}
+	e := entryWalk{w: w, ms: ms, skip: make([][]bool, len(w.Consumers)), tags: groupTags{}, withDeleted: withDeleted}
+	// Delete manifests first: the aggregate counts the deletes that apply
+	// to each data file, so it must have seen every delete file before the
+	// first data file.
+	for _, deletes := range []bool{true, false} {
+		if !deletes && w.Aggregate != nil {
+			w.Aggregate.SealDeletes()
+		}
+		if err := e.read(ctx, deletes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkManifest is one distinct manifest of the walked snapshots.
+type walkManifest struct {
+	m       iceberg.ManifestFile
+	old     bool // in the list of a snapshot Old marks
+	current bool // in AggregateSnapshot's list
+}
+
+// listManifests hands each snapshot's manifest list to the consumers and
+// returns the distinct manifests of all, in the order first listed, and
+// the snapshots walked.
+func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walkManifest, map[int64]bool, error) {
+	var ms []walkManifest
 	ord := map[string]int{}
 	var stat iceio.StatIO
-	withDeleted := false
 	for _, c := range w.Consumers {
 		if c.ListSizes && stat == nil {
 			stat, _ = w.FS.(iceio.StatIO)
 		}
-		withDeleted = withDeleted || c.WithDeleted
 	}
 	walked := make(map[int64]bool, len(snaps))
 	for _, snap := range snaps {
@@ -171,12 +201,12 @@ func Walk(ctx context.Context, w Spec) error {
 			}
 			f := File{Path: snap.ManifestList, Size: size, Category: CategoryManifestList, Snapshot: snap.SnapshotID, Old: old}
 			if _, err := w.file(f, nil); err != nil {
-				return err
+				return nil, nil, err
 			}
 		}
 		list, err := snap.Manifests(w.FS)
 		if err != nil {
-			return fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+			return nil, nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
 		}
 		current := w.Aggregate != nil && snap.SnapshotID == w.AggregateSnapshot
 		for _, m := range list {
@@ -187,7 +217,7 @@ func Walk(ctx context.Context, w Spec) error {
 			if !ok {
 				i = len(ms)
 				ord[m.FilePath()] = i
-				ms = append(ms, manifest{m: m})
+				ms = append(ms, walkManifest{m: m})
 			}
 			ms[i].old = ms[i].old || old
 			ms[i].current = ms[i].current || current
@@ -198,9 +228,15 @@ func Walk(ctx context.Context, w Spec) error {
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
+	return ms, walked, nil
+}
+
+// statisticsFiles hands the statistics and partition statistics files of
+// the walked snapshots to the consumers.
+func (w Spec) statisticsFiles(walked map[int64]bool) error {
 	for sf := range w.Meta.Statistics() {
 		if walked[sf.SnapshotID] {
 			f := File{Path: sf.StatisticsPath, Size: sf.FileSizeInBytes, Category: CategoryStatistics, Snapshot: sf.SnapshotID, Old: w.Old != nil && w.Old(sf.SnapshotID)}
@@ -217,72 +253,78 @@ func Walk(ctx context.Context, w Spec) error {
 			}
 		}
 	}
+	return nil
+}
 
-	// skip[c][i]: consumer c does not want manifest i's entries.
-	skip := make([][]bool, len(w.Consumers))
-	tags := groupTags{}
-	// Delete manifests first: the aggregate counts the deletes that apply
-	// to each data file, so it must have seen every delete file before the
-	// first data file.
-	for _, deletes := range []bool{true, false} {
-		if !deletes && w.Aggregate != nil {
-			w.Aggregate.SealDeletes()
+// entryWalk reads the manifests' entries for the consumers.
+type entryWalk struct {
+	w           Spec
+	ms          []walkManifest
+	skip        [][]bool // skip[c][i]: consumer c does not want manifest i's entries
+	tags        groupTags
+	withDeleted bool // some consumer takes DELETED entries
+}
+
+// read hands each delete (or data) manifest to the consumers, then reads
+// the entries of those some consumer (or the aggregate) wants.
+func (e *entryWalk) read(ctx context.Context, deletes bool) error {
+	w := e.w
+	var todo []manifestRead
+	for i, x := range e.ms {
+		isDelete := x.m.ManifestContent() == iceberg.ManifestContentDeletes
+		if isDelete != deletes {
+			continue
 		}
-		var todo []manifestRead
-		for i, x := range ms {
-			isDelete := x.m.ManifestContent() == iceberg.ManifestContentDeletes
-			if isDelete != deletes {
-				continue
+		aggregate := x.current && w.Aggregate != nil
+		f := File{Path: x.m.FilePath(), Size: x.m.Length(), Category: CategoryManifest, Snapshot: x.m.SnapshotID(), Ordinal: i, Old: x.old}
+		wanted, err := w.file(f, func(c int) {
+			if e.skip[c] == nil {
+				e.skip[c] = make([]bool, len(e.ms))
 			}
-			aggregate := x.current && w.Aggregate != nil
-			f := File{Path: x.m.FilePath(), Size: x.m.Length(), Category: CategoryManifest, Snapshot: x.m.SnapshotID(), Ordinal: i, Old: x.old}
-			wanted, err := w.file(f, func(c int) {
-				if skip[c] == nil {
-					skip[c] = make([]bool, len(ms))
-				}
-				skip[c][i] = true
-			})
-			if err != nil {
-				return err
-			}
-			if !wanted && !aggregate {
-				continue
-			}
-			// DELETED entries matter only to consumers that take them; the
-			// aggregate's delete index needs the bounds of delete files.
-			todo = append(todo, manifestRead{
-				ord:            i,
-				m:              x.m,
-				discardDeleted: !withDeleted,
-				proj:           iceberg.ManifestEntryProjection{IncludePruningStats: isDelete && aggregate},
-			})
-		}
-		err := readManifests(ctx, w.FS, todo, func(i int, entry iceberg.ManifestEntry) error {
-			df := entry.DataFile()
-			status := entry.Status()
-			f := File{Path: df.FilePath(), Size: df.FileSizeBytes(), Category: CategoryData, Snapshot: entry.SnapshotID(),
-				Ordinal: i, Old: ms[i].old, Deleted: status == iceberg.EntryStatusDELETED, Added: status == iceberg.EntryStatusADDED, Entry: entry}
-			if deletes || df.ContentType() != iceberg.EntryContentData {
-				f.Category = CategoryDelete
-			}
-			if !f.Deleted && ms[i].current && w.Aggregate != nil {
-				if deletes {
-					w.Aggregate.DeleteEntry(entry)
-				} else if g, cand := w.Aggregate.DataEntry(entry); cand {
-					f.Group = tags.of(g)
-				}
-			}
-			for c, cons := range w.Consumers {
-				if cons.File == nil || (f.Deleted && !cons.WithDeleted) || (skip[c] != nil && skip[c][i]) {
-					continue
-				}
-				if err := cons.File(f); err != nil {
-					return err
-				}
-			}
-			return nil
+			e.skip[c][i] = true
 		})
 		if err != nil {
+			return err
+		}
+		if !wanted && !aggregate {
+			continue
+		}
+		// DELETED entries matter only to consumers that take them; the
+		// aggregate's delete index needs the bounds of delete files.
+		todo = append(todo, manifestRead{
+			ord:            i,
+			m:              x.m,
+			discardDeleted: !e.withDeleted,
+			proj:           iceberg.ManifestEntryProjection{IncludePruningStats: isDelete && aggregate},
+		})
+	}
+	return readManifests(ctx, w.FS, todo, func(i int, entry iceberg.ManifestEntry) error {
+		return e.entry(i, entry, deletes)
+	})
+}
+
+// entry hands one manifest entry to the aggregate and the consumers.
+func (e *entryWalk) entry(i int, entry iceberg.ManifestEntry, deletes bool) error {
+	w := e.w
+	df := entry.DataFile()
+	status := entry.Status()
+	f := File{Path: df.FilePath(), Size: df.FileSizeBytes(), Category: CategoryData, Snapshot: entry.SnapshotID(),
+		Ordinal: i, Old: e.ms[i].old, Deleted: status == iceberg.EntryStatusDELETED, Added: status == iceberg.EntryStatusADDED, Entry: entry}
+	if deletes || df.ContentType() != iceberg.EntryContentData {
+		f.Category = CategoryDelete
+	}
+	if !f.Deleted && e.ms[i].current && w.Aggregate != nil {
+		if deletes {
+			w.Aggregate.DeleteEntry(entry)
+		} else if g, cand := w.Aggregate.DataEntry(entry); cand {
+			f.Group = e.tags.of(g)
+		}
+	}
+	for c, cons := range w.Consumers {
+		if cons.File == nil || (f.Deleted && !cons.WithDeleted) || (e.skip[c] != nil && e.skip[c][i]) {
+			continue
+		}
+		if err := cons.File(f); err != nil {
 			return err
 		}
 	}
@@ -398,48 +440,17 @@ func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, cons
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type job struct {
-		r   manifestRead
-		out chan entryBatch
-	}
-	jobs := make(chan job)
+	jobs := make(chan decodeJob)
 	// order holds each manifest's channel in todo order; its capacity
 	// bounds how far decoding runs ahead of the consumer.
-	order := make(chan job, decodeWorkers)
+	order := make(chan decodeJob, decodeWorkers)
 	var wg sync.WaitGroup
-	send := func(ch chan entryBatch, b entryBatch) bool {
-		select {
-		case ch <- b:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
 	for range min(decodeWorkers, len(todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				batch := make([]iceberg.ManifestEntry, 0, 256)
-				ok := true
-				for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
-					if err != nil {
-						send(j.out, entryBatch{err: manifestReadError(j.r.m, err)})
-						ok = false
-						break
-					}
-					batch = append(batch, entry)
-					if len(batch) == cap(batch) {
-						if ok = send(j.out, entryBatch{entries: batch}); !ok {
-							break
-						}
-						batch = make([]iceberg.ManifestEntry, 0, 256)
-					}
-				}
-				if ok && len(batch) > 0 {
-					send(j.out, entryBatch{entries: batch})
-				}
-				close(j.out)
+				decodeManifest(ctx, fsys, j)
 			}
 		}()
 	}
@@ -447,7 +458,7 @@ func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, cons
 		defer close(order)
 		defer close(jobs)
 		for _, r := range todo {
-			j := job{r: r, out: make(chan entryBatch, batchesAhead)}
+			j := decodeJob{r: r, out: make(chan entryBatch, batchesAhead)}
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -461,9 +472,57 @@ func readManifests(ctx context.Context, fsys iceio.IO, todo []manifestRead, cons
 			}
 		}
 	}()
-	var first error
-	pace := newPacer(parent)
-consume:
+	first := consumeInOrder(ctx, order, consume, newPacer(parent))
+	cancel()
+	wg.Wait()
+	if first == nil {
+		// The caller's cancellation may have stopped the workers early.
+		first = parent.Err()
+	}
+	return first
+}
+
+// decodeJob is one manifest to decode, and where its entries go.
+type decodeJob struct {
+	r   manifestRead
+	out chan entryBatch
+}
+
+// decodeManifest decodes one manifest into batches on j.out, an error
+// ending it, and closes j.out; it stops when ctx is done.
+func decodeManifest(ctx context.Context, fsys iceio.IO, j decodeJob) {
+	send := func(b entryBatch) bool {
+		select {
+		case j.out <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	defer close(j.out)
+	batch := make([]iceberg.ManifestEntry, 0, 256)
+	for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
+		if err != nil {
+			send(entryBatch{err: manifestReadError(j.r.m, err)})
+			return
+		}
+		batch = append(batch, entry)
+		if len(batch) == cap(batch) {
+			if !send(entryBatch{entries: batch}) {
+				return
+			}
+			batch = make([]iceberg.ManifestEntry, 0, 256)
+		}
+	}
+	if len(batch) > 0 {
+		send(entryBatch{entries: batch})
+	}
+}
+
+// consumeInOrder hands the entries to consume manifest by manifest, in
+// todo order, and returns the first error (a decoding error, consume's,
+// or ctx's: a manifest may then be partial).
+func consumeInOrder(ctx context.Context, order <-chan decodeJob, consume func(ord int, e iceberg.ManifestEntry) error, pace *pacer) error {
 	for j := range order {
 		for b := range j.out {
 			if b.err == nil {
@@ -478,22 +537,14 @@ consume:
 				}
 			}
 			if b.err != nil {
-				first = b.err
-				break consume
+				return b.err
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			first = err // the caller cancelled: this manifest may be partial
-			break
+			return err // the caller cancelled: this manifest may be partial
 		}
 	}
-	cancel()
-	wg.Wait()
-	if first == nil {
-		// The caller's cancellation may have stopped the workers early.
-		first = parent.Err()
-	}
-	return first
+	return nil
 }
 
 // manifestReadError is the error of reading manifest m. iceberg-go v0.7.0

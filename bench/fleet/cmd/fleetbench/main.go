@@ -7,6 +7,8 @@
 //	fleetbench register -dir D -config CFG
 //	fleetbench setup-catalog -config CFG -prefix P -tables N [-appends 8] [-partitions 3] [-per-namespace 1000]
 //	fleetbench delay -listen ADDR -upstream ADDR -delay D
+//	fleetbench copy -dir SRC -to DST
+//	fleetbench reconcile -config CFG [-fraction 0.01] [-parallelism P]
 //
 // setup makes one table by real appends (`appends` commits of 100 rows over
 // `partitions` day partitions, the first half of its history 10 days old),
@@ -28,6 +30,11 @@
 // setup-catalog builds a fleet in a catalog that cannot register local
 // files (a REST catalog on an object store): each table by real appends
 // through the catalog, without the backdated history.
+//
+// copy copies the sqlite fleet in SRC to DST (paths rewritten), and
+// reconcile measures a reconcile pass on such a copy after commits to a
+// fraction of its tables, against a full plan and against learning the
+// metadata locations alone (bench/fleet/reconcile.sh).
 //
 // delay is a TCP proxy that holds each chunk the client sends for D before
 // passing it on: one added round trip per request or query, so a catalog
@@ -75,6 +82,8 @@ func run(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (delay)")
 	upstream := fs.String("upstream", "", "address to forward to (delay)")
 	delay := fs.Duration("delay", 0, "time each client chunk is held (delay)")
+	to := fs.String("to", "", "directory of the copy (copy)")
+	fraction := fs.Float64("fraction", 0.01, "share of the tables appended to between two passes (reconcile)")
 	prefix := fs.String("prefix", "", "namespace name prefix (setup-catalog; floor reads only namespaces with it)")
 	list := fs.Bool("list", false, "also walk each table's location, as an orphan sweep lists it (floor; file:// locations)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -84,6 +93,8 @@ func run(args []string) error {
 	switch args[0] {
 	case "delay":
 		return delayProxy(*listen, *upstream, *delay)
+	case "reconcile":
+		return reconcilePass(ctx, *cfgDir, *fraction, *par)
 	case "setup-catalog":
 		return setupCatalog(ctx, *cfgDir, *prefix, *tables, *appends, *parts, *perNS)
 	case "floor":
@@ -106,6 +117,8 @@ func run(args []string) error {
 		return floor(ctx, *dir, *par, *list)
 	case "register":
 		return register(ctx, *dir, *cfgDir)
+	case "copy":
+		return copyFleet(ctx, *dir, *to)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/icewright/icewright/apply"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/internal/testenv"
 )
 
 func sampleResults() *apply.Results {
@@ -130,7 +131,7 @@ func TestProgressLogLines(t *testing.T) {
 }
 
 func TestProgressHeartbeat(t *testing.T) {
-	var buf syncBuffer
+	var buf testenv.SyncBuffer
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	now := start
@@ -202,30 +203,6 @@ func TestProgressLiveBounded(t *testing.T) {
 	if !strings.HasSuffix(buf.String(), "\x1b[1A\x1b[J") {
 		t.Errorf("live lines not cleared at the end:\n%q", buf.String()[max(0, buf.Len()-100):])
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the heartbeat goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
 }
 
 func TestProgressQuietPlan(t *testing.T) {

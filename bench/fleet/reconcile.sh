@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Reconcile pass benchmark (issue 44 item 4).
+#
+#   bench/fleet/reconcile.sh [SIZE]     # default 1000
+#
+# Copies the cached sqlite fleet of SIZE tables (bench/fleet/run.sh builds
+# it; CACHE as there) to WORK (fleetbench copy: paths rewritten, so the
+# cache is never written), with a policy under which every table is in
+# policy (compaction above 100 input files, the derived property already
+# set), and runs `fleetbench reconcile`: the time to learn every table's
+# metadata location alone, a full plan of the fleet, and a reconcile pass
+# (shadow) after commits to FRACTION of the tables (default 0.01), each as
+# wall and CPU time. ORPHANS=1 adds orphan_files (every = "24h").
+# CATALOG=pg registers the copy's tables in PostgreSQL (fleetbench register;
+# ICEWRIGHT_TEST_PG_DSN, as `scripts/services.sh env` exports it) and reaches
+# them, and commits to them, through that catalog.
+set -euo pipefail
+
+N=${1:-1000}
+PAR=${PAR:-4}
+FRACTION=${FRACTION:-0.01}
+CACHE=${CACHE:-$HOME/.cache/icewright-bench/fleet}
+WORK=${WORK:-/tmp/icewright-reconcile-bench}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+src=$CACHE/fleet-$N
+[[ -f $src/.done ]] || { echo "no fleet at $src: build it with bench/fleet/run.sh $N" >&2; exit 2; }
+mkdir -p "$WORK"
+(cd "$ROOT" && go build -o "$WORK/fleetbench" ./bench/fleet/cmd/fleetbench)
+copy=$WORK/fleet-$N
+rm -rf "$copy" "$WORK/cfg-$N"
+"$WORK/fleetbench" copy -dir "$src" -to "$copy" 2>&1 | tail -1
+mkdir -p "$WORK/cfg-$N"
+CATALOG=${CATALOG:-sqlite}
+case $CATALOG in
+sqlite)
+	catalog_hcl="catalog \"default\" {
+  type      = \"sql\"
+  uri       = \"sqlite:$copy/catalog.db\"
+  warehouse = \"file://$copy/warehouse\"
+}"
+	selector="default.*.*" ;;
+pg)
+	: "${ICEWRIGHT_TEST_PG_DSN:?CATALOG=pg needs ICEWRIGHT_TEST_PG_DSN: eval \"\$(scripts/services.sh env)\"}"
+	catalog_hcl="catalog \"rcfleet$N\" {
+  type      = \"sql\"
+  uri       = \"$ICEWRIGHT_TEST_PG_DSN\"
+  warehouse = \"file://$copy/warehouse\"
+}"
+	selector="rcfleet$N.*.*"
+	echo "$catalog_hcl" >"$WORK/cfg-$N/catalog.icewright.hcl"
+	"$WORK/fleetbench" register -dir "$copy" -config "$WORK/cfg-$N" 2>&1 | tail -1
+	rm "$WORK/cfg-$N/catalog.icewright.hcl" ;;
+*) echo "CATALOG must be sqlite or pg" >&2; exit 2 ;;
+esac
+orphans=""
+[[ -n ${ORPHANS:-} ]] && orphans=$'\n  orphan_files {\n    older_than = "3d"\n    every      = "24h"\n  }'
+cat >"$WORK/cfg-$N/fleet.icewright.hcl" <<HCL
+icewright {
+  parallelism = $PAR
+}
+
+$catalog_hcl
+
+policy "fleet" {
+  target_file_size = "128MiB"
+
+  compaction {
+    min_input_files = 100
+  }$orphans
+}
+
+tables "$selector" {
+  policy = policy.fleet
+}
+HCL
+echo "== icewright $(git -C "$ROOT" rev-parse --short HEAD); $N tables, $CATALOG catalog; machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$WORK/fleetbench" reconcile -config "$WORK/cfg-$N" -fraction "$FRACTION" -parallelism "$PAR"

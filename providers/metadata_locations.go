@@ -1,0 +1,99 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// metadataLoads is how many tables MetadataLocations loads at once from a
+// catalog that has no query for them all.
+const metadataLoads = 8
+
+// MetadataLocations is every table of the catalog, by address, with the
+// location of its current metadata file: what reconcile compares with the
+// last observation to learn which tables changed (issue 44). A SQL
+// catalog answers with one query (its database's iceberg_tables, the rows
+// the catalog reads); any other catalog is listed and each table loaded
+// (the metadata file only: no manifest list, no manifest). A REST load is
+// a plain load: iceberg-go v0.7.0's REST client exposes no response's ETag
+// (catalog/rest: LoadTable returns the table alone), its headers are set
+// per catalog (WithHeaders), not per request, and a 304 Not Modified has no
+// path in LoadTable (it would be an error); an If-None-Match would need a
+// second REST client beside iceberg-go's. A table that cannot be loaded is in the map with "" (the
+// plan says its error); an error is the catalog's own (unreachable, not
+// listable).
+func (s *Session) MetadataLocations(ctx context.Context, catalogName string) (map[string]string, error) {
+	c, err := s.catalogConfig(catalogName)
+	if err != nil {
+		return nil, err
+	}
+	if c.Type == "sql" {
+		rows, err := s.sqlTableRows(ctx, catalogName)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]string{}
+		for _, r := range rows {
+			if r.catalog != catalogName || r.view {
+				continue
+			}
+			out[joinAddress(catalogName, append(sqlNamespace(r.namespace), r.name))] = r.metadata
+		}
+		return out, nil
+	}
+	return s.loadedLocations(ctx, catalogName)
+}
+
+// loadedLocations is MetadataLocations by listing the catalog and loading
+// each table, metadataLoads at once.
+func (s *Session) loadedLocations(ctx context.Context, catalogName string) (map[string]string, error) {
+	addrs, err := s.ListTables(ctx, catalogName)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(addrs))
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, metadataLoads)
+	)
+	for _, a := range addrs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			loc := ""
+			if t, err := s.loadTable(ctx, a); err == nil {
+				loc = t.MetadataLocation()
+			}
+			mu.Lock()
+			out[a] = loc
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out, ctx.Err()
+}
+
+// sqlEncodedNamespace marks a namespace that iceberg-go's SQL catalog
+// stores as JSON because a level holds a dot (catalog/sql's
+// encodedNamespacePrefix, unexported).
+const sqlEncodedNamespace = "__iceberg_namespace_v1__:"
+
+// sqlNamespace is the namespace of an iceberg_tables row as iceberg-go's
+// SQL catalog reads it (catalog/sql's namespaceFromString): dotted text,
+// or the JSON list after sqlEncodedNamespace.
+func sqlNamespace(ns string) table.Identifier {
+	if enc, ok := strings.CutPrefix(ns, sqlEncodedNamespace); ok {
+		var ident table.Identifier
+		if json.Unmarshal([]byte(enc), &ident) == nil && len(ident) > 0 {
+			return ident
+		}
+	}
+	return strings.Split(ns, ".")
+}
