@@ -25,8 +25,6 @@ var longFuncs = map[string]string{
 	// Being moved by the rest of issue 42 (one package per action kind):
 	// each is split there.
 	"providers/compaction/dangling.go danglingDeletes": "issue 42: moves with the dangling-deletes kind to its own package, split there",
-	"providers/exec_compact.go Compact":                "issue 42: the compaction executor moves to its kind's package and reads the plan's groups (item 2), split there",
-	"providers/observe.go Session.observe":             "issue 42: observation moves to each kind's package, split there",
 }
 
 // TestNoLongFunctions lists every non-test function of the module over
