@@ -38,10 +38,10 @@ func (s *Session) MetadataLocations(ctx context.Context, catalogName string) (ma
 		}
 		out := map[string]string{}
 		for _, r := range rows {
-			if r.catalog != catalogName || r.view {
+			if r.Catalog != catalogName || r.View {
 				continue
 			}
-			out[joinAddress(catalogName, append(sqlNamespace(r.namespace), r.name))] = r.metadata
+			out[joinAddress(catalogName, append(sqlNamespace(r.Namespace), r.Name))] = r.Metadata
 		}
 		return out, nil
 	}

@@ -133,20 +133,8 @@ func (s *Session) SQLCatalogNames(ctx context.Context, catalogName string) ([]st
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, "SELECT DISTINCT catalog_name FROM iceberg_tables ORDER BY catalog_name")
+	names, err := catalogs.SQLCatalogNames(ctx, db)
 	if err != nil {
-		return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
-	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("catalog %q: read catalog names: %w", catalogName, err)
 	}
 	return names, nil
@@ -166,64 +154,18 @@ func (s *Session) sqlDB(ctx context.Context, catalogName string) (*sql.DB, error
 	return db, nil
 }
 
-// sqlTableRow is one row of a SQL catalog database's iceberg_tables.
-type sqlTableRow struct {
-	catalog, namespace, name, metadata string
-	view                               bool // iceberg_type says VIEW
-}
-
 // sqlTableRows reads every row of a SQL catalog's iceberg_tables, whatever
-// its catalog_name. The table's columns are read by name: databases that
-// JDBC catalogs made before views have no iceberg_type.
-func (s *Session) sqlTableRows(ctx context.Context, catalogName string) ([]sqlTableRow, error) {
+// its catalog_name (catalogs.SQLTableRows).
+func (s *Session) sqlTableRows(ctx context.Context, catalogName string) ([]catalogs.SQLTableRow, error) {
 	db, err := s.sqlDB(ctx, catalogName)
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) ([]sqlTableRow, error) {
+	rows, err := catalogs.SQLTableRows(ctx, db)
+	if err != nil {
 		return nil, fmt.Errorf("catalog %q: read its database's tables: %w", catalogName, err)
 	}
-	rows, err := db.QueryContext(ctx, "SELECT * FROM iceberg_tables")
-	if err != nil {
-		return fail(err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return fail(err)
-	}
-	var out []sqlTableRow
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return fail(err)
-		}
-		var r sqlTableRow
-		for i, c := range cols {
-			v := vals[i].String
-			switch strings.ToLower(c) {
-			case "catalog_name":
-				r.catalog = v
-			case "table_namespace":
-				r.namespace = v
-			case "table_name":
-				r.name = v
-			case "metadata_location":
-				r.metadata = v
-			case "iceberg_type":
-				r.view = strings.EqualFold(v, "VIEW")
-			}
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return fail(err)
-	}
-	return out, nil
+	return rows, nil
 }
 
 // Close closes every catalog that was opened.

@@ -342,12 +342,12 @@ func (s *Session) sqlOtherNames(ctx context.Context, c *config.Catalog) ([]other
 	read := s.namesRead(c)
 	var out []otherName
 	for _, r := range rows {
-		if read[r.catalog] || r.metadata == "" || r.view {
+		if read[r.Catalog] || r.Metadata == "" || r.View {
 			continue
 		}
-		ident := append(strings.Split(r.namespace, "."), r.name)
-		addr := fmt.Sprintf("%s (catalog_name %q, in catalog %q's database)", joinAddress(r.catalog, ident), r.catalog, c.Name)
-		meta := r.metadata
+		ident := append(strings.Split(r.Namespace, "."), r.Name)
+		addr := fmt.Sprintf("%s (catalog_name %q, in catalog %q's database)", joinAddress(r.Catalog, ident), r.Catalog, c.Name)
+		meta := r.Metadata
 		props := maps.Clone(c.Properties)
 		out = append(out, otherName{addr: addr, load: func(ctx context.Context) (*table.Table, error) {
 			t, err := table.NewFromLocation(ctx, ident, meta, func(ctx context.Context) (iceio.IO, error) {
