@@ -45,7 +45,7 @@ func TestStallClient(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	c := &stallClient{inner: srv.Client(), timeout: 300 * time.Millisecond}
+	c := &bound.StallClient{Inner: srv.Client(), Timeout: 300 * time.Millisecond}
 	get := func(p string) (*http.Response, error) {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+p, nil)
 		return c.Do(req)
@@ -99,7 +99,7 @@ func TestStallClientBreaker(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	c := &stallClient{inner: srv.Client(), timeout: 300 * time.Millisecond}
+	c := &bound.StallClient{Inner: srv.Client(), Timeout: 300 * time.Millisecond}
 	ctx := bound.WithBreaker(bound.WithStallLimit(context.Background(), 2))
 	get := func(ctx context.Context, p string) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+p, nil)
@@ -118,7 +118,7 @@ func TestStallClientBreaker(t *testing.T) {
 	// Two at once: the second stall trips the breaker; a third attempt,
 	// in flight with a longer wait, is cut at that moment.
 	cut := make(chan error, 1)
-	slow := &stallClient{inner: srv.Client(), timeout: time.Hour}
+	slow := &bound.StallClient{Inner: srv.Client(), Timeout: time.Hour}
 	go func() {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/long", nil)
 		_, err := slow.Do(req)
@@ -159,8 +159,8 @@ func TestWithStorageLimits(t *testing.T) {
 	if ac == nil {
 		t.Fatal("no aws config in the context")
 	}
-	sc, ok := ac.HTTPClient.(*stallClient)
-	if !ok || sc.timeout != 2*time.Second {
+	sc, ok := ac.HTTPClient.(*bound.StallClient)
+	if !ok || sc.Timeout != 2*time.Second {
 		t.Fatalf("http client %T %+v", ac.HTTPClient, ac.HTTPClient)
 	}
 	if ac.Retryer == nil || ac.Retryer().MaxAttempts() != storageMaxAttempts {
