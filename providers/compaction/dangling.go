@@ -96,9 +96,8 @@ func DanglingAgainst(ctx context.Context, fs icebergio.IO, md table.Metadata, de
 // The delete files are those of snap, the data files they are matched
 // against those of dataOf (snap itself, except for DanglingAgainst).
 func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, snap, dataOf *table.Snapshot) (*Dangling, error) {
-	out := &Dangling{}
 	if snap == nil || dataOf == nil {
-		return out, nil
+		return &Dangling{}, nil
 	}
 	delMans, err := snap.Manifests(fs)
 	if err != nil {
@@ -110,94 +109,128 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, sn
 			return nil, err
 		}
 	}
-	type rangeDelete struct {
-		lower, upper []byte
-		df           iceberg.DataFile
-		manifest     int
-		live         bool
+	d := &danglingScan{ctx: ctx, fs: fs, delMans: delMans, dataMans: dataMans,
+		exact: map[string][]danglingCandidate{}, eqManifest: map[string]int{}, liveDeletes: map[int]int{}}
+	if err := d.each(iceberg.ManifestContentDeletes, d.deleteEntry); err != nil {
+		return &Dangling{}, err
 	}
-	type candidate struct {
-		df       iceberg.DataFile
-		manifest int
+	if len(d.exact) == 0 && len(d.ranges) == 0 && len(d.eq) == 0 {
+		return &Dangling{}, nil
 	}
-	// each calls fn with every live entry of the manifests of one content.
-	each := func(content iceberg.ManifestContent, fn func(int, iceberg.ManifestEntry)) error {
-		mans := delMans
-		if content == iceberg.ManifestContentData {
-			mans = dataMans
-		}
-		for i, m := range mans {
-			if m.ManifestContent() != content {
-				continue
-			}
-			for e, err := range m.Entries(fs, true) {
-				if err != nil {
-					return fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-				}
-				fn(i, e)
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	exact := map[string][]candidate{} // a single path they can name
-	var ranges []*rangeDelete
-	var eq []iceberg.ManifestEntry
-	eqManifest := map[string]int{}
-	liveDeletes := map[int]int{} // manifest ordinal -> live delete entries
-	err = each(iceberg.ManifestContentDeletes, func(i int, e iceberg.ManifestEntry) {
-		df := e.DataFile()
-		liveDeletes[i]++
-		if df.ContentType() == iceberg.EntryContentEqDeletes {
-			eq = append(eq, e)
-			eqManifest[df.FilePath()] = i
-			return
-		}
-		if df.ContentType() != iceberg.EntryContentPosDeletes {
-			return
-		}
-		if ref := df.ReferencedDataFile(); ref != nil && *ref != "" {
-			exact[*ref] = append(exact[*ref], candidate{df, i})
-			return
-		}
-		lo, hi := df.LowerBoundValues()[posDeleteFilePathID], df.UpperBoundValues()[posDeleteFilePathID]
-		switch {
-		case len(lo) <= truncatedBoundLength || len(hi) <= truncatedBoundLength:
-			// No bounds, or bounds that may be truncated (writers cut
-			// string bounds to 16 characters by default): it may name
-			// any file.
-		case bytes.Equal(lo, hi):
-			exact[string(lo)] = append(exact[string(lo)], candidate{df, i})
-		case len(ranges) < maxRangeDeletes:
-			ranges = append(ranges, &rangeDelete{lower: lo, upper: hi, df: df, manifest: i})
-		}
-	})
-	if err != nil || (len(exact) == 0 && len(ranges) == 0 && len(eq) == 0) {
-		return out, err
-	}
-	survey := icecompaction.NewSurvivorSurvey()
-	err = each(iceberg.ManifestContentData, func(_ int, e iceberg.ManifestEntry) {
-		df := e.DataFile()
-		if len(eq) > 0 {
-			survey.AddSurvivorWithSpec(df.SpecID(), df.Partition(), e.SequenceNum())
-		}
-		p := df.FilePath()
-		delete(exact, p)
-		if len(ranges) == 0 {
-			return
-		}
-		pb := []byte(p)
-		for _, r := range ranges {
-			if !r.live && bytes.Compare(r.lower, pb) <= 0 && bytes.Compare(pb, r.upper) <= 0 {
-				r.live = true
-			}
-		}
-	})
-	if err != nil {
+	d.survey = icecompaction.NewSurvivorSurvey()
+	if err := d.each(iceberg.ManifestContentData, d.dataEntry); err != nil {
 		return nil, err
 	}
+	return d.decide(md)
+}
+
+// danglingScan is danglingDeletes' state: the delete files that may
+// dangle, gathered from the delete manifests (deleteEntry), struck off by
+// the live data files (dataEntry), and what is left (decide).
+type danglingScan struct {
+	ctx               context.Context
+	fs                icebergio.IO
+	delMans, dataMans []iceberg.ManifestFile
+
+	exact       map[string][]danglingCandidate // a single path they can name
+	ranges      []*rangeDelete
+	eq          []iceberg.ManifestEntry
+	eqManifest  map[string]int
+	liveDeletes map[int]int // manifest ordinal -> live delete entries
+	survey      *icecompaction.SurvivorSurvey
+}
+
+type rangeDelete struct {
+	lower, upper []byte
+	df           iceberg.DataFile
+	manifest     int
+	live         bool
+}
+
+type danglingCandidate struct {
+	df       iceberg.DataFile
+	manifest int
+}
+
+// each calls fn with every live entry of the manifests of one content.
+func (d *danglingScan) each(content iceberg.ManifestContent, fn func(int, iceberg.ManifestEntry)) error {
+	mans := d.delMans
+	if content == iceberg.ManifestContentData {
+		mans = d.dataMans
+	}
+	for i, m := range mans {
+		if m.ManifestContent() != content {
+			continue
+		}
+		for e, err := range m.Entries(d.fs, true) {
+			if err != nil {
+				return fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			fn(i, e)
+		}
+		if err := d.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteEntry files a live delete entry of manifest i under what it can
+// name: one path, a range of paths, or (equality deletes) its partition.
+func (d *danglingScan) deleteEntry(i int, e iceberg.ManifestEntry) {
+	df := e.DataFile()
+	d.liveDeletes[i]++
+	if df.ContentType() == iceberg.EntryContentEqDeletes {
+		d.eq = append(d.eq, e)
+		d.eqManifest[df.FilePath()] = i
+		return
+	}
+	if df.ContentType() != iceberg.EntryContentPosDeletes {
+		return
+	}
+	if ref := df.ReferencedDataFile(); ref != nil && *ref != "" {
+		d.exact[*ref] = append(d.exact[*ref], danglingCandidate{df, i})
+		return
+	}
+	lo, hi := df.LowerBoundValues()[posDeleteFilePathID], df.UpperBoundValues()[posDeleteFilePathID]
+	switch {
+	case len(lo) <= truncatedBoundLength || len(hi) <= truncatedBoundLength:
+		// No bounds, or bounds that may be truncated (writers cut
+		// string bounds to 16 characters by default): it may name
+		// any file.
+	case bytes.Equal(lo, hi):
+		d.exact[string(lo)] = append(d.exact[string(lo)], danglingCandidate{df, i})
+	case len(d.ranges) < maxRangeDeletes:
+		d.ranges = append(d.ranges, &rangeDelete{lower: lo, upper: hi, df: df, manifest: i})
+	}
+}
+
+// dataEntry strikes off what a live data file keeps alive: the deletes
+// naming its path or a range holding it; and adds it to the survey the
+// equality deletes are decided by.
+func (d *danglingScan) dataEntry(_ int, e iceberg.ManifestEntry) {
+	df := e.DataFile()
+	if len(d.eq) > 0 {
+		d.survey.AddSurvivorWithSpec(df.SpecID(), df.Partition(), e.SequenceNum())
+	}
+	p := df.FilePath()
+	delete(d.exact, p)
+	if len(d.ranges) == 0 {
+		return
+	}
+	pb := []byte(p)
+	for _, r := range d.ranges {
+		if !r.live && bytes.Compare(r.lower, pb) <= 0 && bytes.Compare(pb, r.upper) <= 0 {
+			r.live = true
+		}
+	}
+}
+
+// decide is what dangles once every data file was seen: the exact and
+// range deletes not struck off, the equality deletes iceberg-go's rule
+// finds dead, and how many manifests that drops or rewrites.
+func (d *danglingScan) decide(md table.Metadata) (*Dangling, error) {
+	out := &Dangling{}
 	dangling := map[int]int{} // manifest ordinal -> dangling entries
 	seen := map[string]bool{}
 	add := func(df iceberg.DataFile, manifest int) {
@@ -220,27 +253,27 @@ func danglingDeletes(ctx context.Context, fs icebergio.IO, md table.Metadata, sn
 		}
 		out.Bytes += reach.SummarySize(df)
 	}
-	for _, cs := range exact {
+	for _, cs := range d.exact {
 		for _, c := range cs {
 			add(c.df, c.manifest)
 		}
 	}
-	for _, r := range ranges {
+	for _, r := range d.ranges {
 		if !r.live {
 			add(r.df, r.manifest)
 		}
 	}
-	if len(eq) > 0 {
-		dead, err := icecompaction.DecideDeadEqualityDeletesWithSpecs(survey, eq, md)
+	if len(d.eq) > 0 {
+		dead, err := icecompaction.DecideDeadEqualityDeletesWithSpecs(d.survey, d.eq, md)
 		if err != nil {
 			return nil, fmt.Errorf("decide dangling equality deletes: %w", err)
 		}
 		for _, df := range dead {
-			add(df, eqManifest[df.FilePath()])
+			add(df, d.eqManifest[df.FilePath()])
 		}
 	}
 	for i, n := range dangling {
-		if n >= liveDeletes[i] {
+		if n >= d.liveDeletes[i] {
 			out.ManifestsDropped++
 		} else {
 			out.ManifestsRewritten++
