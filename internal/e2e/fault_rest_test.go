@@ -136,9 +136,18 @@ func TestFaultRESTCatalogDeadlines(t *testing.T) {
 			}
 			t.Logf("stalled commit: apply took %s; %s: %s", took.Round(time.Millisecond), tr.Address, msg)
 		default:
-			if tr.Status == apply.StatusFailed {
-				t.Errorf("%s failed because another table's commit stalled: %s", tr.Address, msg)
+			if tr.Status != apply.StatusFailed {
+				continue
 			}
+			// The shared REST server, on a loaded machine, has broken
+			// off an answer now and then (CI: "error decoding json
+			// payload: unexpected EOF" on t0's expiry commit): the proxy
+			// saw it break upstream, which is not the stall's doing.
+			if b := brokenUpstream(proxy, tr.Address[strings.LastIndex(tr.Address, ".")+1:]); b != "" && strings.Contains(msg, "EOF") {
+				t.Logf("%s failed, its answer broken off by the shared REST server itself (%s), not by the stall: %s", tr.Address, b, msg)
+				continue
+			}
+			t.Errorf("%s failed because another table's commit stalled: %s", tr.Address, msg)
 		}
 	}
 	if n := len(proxy.Requests("POST", commitPath)); n != 1 {
@@ -194,4 +203,15 @@ func TestFaultRESTCatalogDeadlines(t *testing.T) {
 	_, res = planApply(ctx, t, cfg, now, nil)
 	requireApplied(t, res)
 	requireConverged(t, planOnly(ctx, t, cfg, now))
+}
+
+// brokenUpstream is why the proxy could not pass on whole an unfaulted
+// answer of the catalog to a request about table name, or "".
+func brokenUpstream(proxy *testenv.FaultProxy, name string) string {
+	for _, s := range proxy.Requests("", "/tables/"+name) {
+		if !s.Faulted && s.Broken != "" && strings.HasSuffix(s.Path, "/tables/"+name) {
+			return s.Broken
+		}
+	}
+	return ""
 }

@@ -67,10 +67,14 @@ type Fault struct {
 	Answer func(w http.ResponseWriter, r *http.Request)
 }
 
-// Seen is one request the proxy received, and whether a fault answered it.
+// Seen is one request the proxy received, whether a fault answered it, and
+// Broken: why the upstream's answer could not be passed on whole (the
+// upstream unreachable, or its answer broken off: a shared server under
+// load), so that a test can tell the upstream's failure from its fault's.
 type Seen struct {
 	Method, Path, Query string
 	Faulted             bool
+	Broken              string
 }
 
 type faultRule struct {
@@ -151,8 +155,9 @@ func (p *FaultProxy) Faulted() int {
 	return n
 }
 
-// pick returns the fault for r, counting the match, or nil.
-func (p *FaultProxy) pick(r *http.Request) *Fault {
+// pick returns the fault for r, counting the match, or nil, and the
+// index of r in seen.
+func (p *FaultProxy) pick(r *http.Request) (*Fault, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var hit *Fault
@@ -169,11 +174,18 @@ func (p *FaultProxy) pick(r *http.Request) *Fault {
 		}
 	}
 	p.seen = append(p.seen, Seen{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Faulted: hit != nil})
-	return hit
+	return hit, len(p.seen) - 1
+}
+
+// broken notes on seen[i] why the upstream's answer did not pass whole.
+func (p *FaultProxy) broken(i int, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen[i].Broken = err.Error()
 }
 
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f := p.pick(r)
+	f, seen := p.pick(r)
 	if f != nil && f.Then != nil {
 		f.Then()
 	}
@@ -211,6 +223,7 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := p.client.Do(out)
 	if err != nil {
+		p.broken(seen, err)
 		s3Error(w, http.StatusBadGateway, "InternalError", err.Error())
 		return
 	}
@@ -232,7 +245,9 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		p.broken(seen, err)
+	}
 }
 
 func s3Error(w http.ResponseWriter, status int, code, msg string) {
