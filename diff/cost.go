@@ -71,3 +71,19 @@ func (u *Usage) Add(o Usage) {
 	u.CPUSeconds += o.CPUSeconds
 	u.PeakMemoryBytes = max(u.PeakMemoryBytes, o.PeakMemoryBytes)
 }
+
+// Estimated adds up the estimates of actions: the total, how many actions
+// have an estimate, and how many have none (a plan made before format
+// 2.1). The views' per-table and plan totals and the reconciler's gauges
+// all add up with it.
+func Estimated(actions []Action) (total Usage, estimated, missing int) {
+	for i := range actions {
+		if e := actions[i].Estimate; e != nil {
+			total.Add(*e)
+			estimated++
+		} else {
+			missing++
+		}
+	}
+	return total, estimated, missing
+}
