@@ -26,6 +26,9 @@ func PlanMarkdown(w io.Writer, p *diff.Plan) error {
 	b.WriteString(PlanMarker + "\n")
 	b.WriteString("### icewright plan\n\n")
 	b.WriteString(Summary(p, plain) + "\n")
+	if c := planCost(p); c != nil {
+		b.WriteString("\n**Cost:** " + mdText(costSentence(c)) + "\n")
+	}
 	if len(p.Targets) > 0 {
 		fmt.Fprintf(&b, "\n**Targeted plan:** only tables matching %s were planned; other tables may not be in policy.\n",
 			strings.Join(mdCodeAll(p.Targets), ", "))
@@ -38,13 +41,7 @@ func PlanMarkdown(w io.Writer, p *diff.Plan) error {
 		}
 	}
 	if len(shown) > 0 {
-		b.WriteString("\n| Table | Actions | Destructive | To rewrite | To delete |\n")
-		b.WriteString("| --- | ---: | ---: | ---: | ---: |\n")
-		for _, t := range shown {
-			r := rowOf(t)
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", mdCell(mdCode(t.Address)), len(t.Actions),
-				r.destructive, r.rewrite, r.delete)
-		}
+		writeSummaryTable(&b, shown, planCost(p))
 	}
 
 	var destructive []string
@@ -107,45 +104,100 @@ func PlanMarkdown(w io.Writer, p *diff.Plan) error {
 	return err
 }
 
-type mdRow struct{ destructive, rewrite, delete string }
+// writeSummaryTable is the table of the tables to change, one row each.
+// With estimates (plan format 2.1) it has the cost columns and a total
+// row: the run's cost, the saving per month and the payback time.
+func writeSummaryTable(b *strings.Builder, shown []*diff.TablePlan, total *cost) {
+	if total == nil {
+		b.WriteString("\n| Table | Actions | Destructive | To rewrite | To delete |\n")
+		b.WriteString("| --- | ---: | ---: | ---: | ---: |\n")
+	} else {
+		b.WriteString("\n| Table | Actions | Destructive | To rewrite | To delete | Cost | Saves | Payback |\n")
+		b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	}
+	var sum mdRow
+	for _, t := range shown {
+		r := rowOf(t)
+		sum.add(r)
+		fmt.Fprintf(b, "| %s | %s |", mdCell(mdCode(t.Address)), r.cells())
+		if total != nil {
+			b.WriteString(costCellsMd(tableCost(t)))
+		}
+		b.WriteString("\n")
+	}
+	if total != nil {
+		fmt.Fprintf(b, "| **Total** | %s |%s\n", sum.cells(), costCellsMd(total))
+	}
+}
 
-// rowOf sums one table's summary-table figures: bytes compaction rewrites,
-// and the files and bytes expiry and orphan removal delete.
+// costCellsMd are the Cost, Saves and Payback cells of a summary row:
+// money when the storage has prices, else the quantities (CPU time and
+// requests; bytes freed).
+func costCellsMd(c *cost) string {
+	if c == nil {
+		return " – | – | – |"
+	}
+	u := c.u
+	if c.priced {
+		return fmt.Sprintf(" %s | %s/month | %s |", Money(c.run), Money(c.perMonth), Payback(c.run, c.perMonth))
+	}
+	return fmt.Sprintf(" %s CPU-s, %s | %s freed | – |", CPUSeconds(u.CPUSeconds),
+		countOf(u.Requests.Total(), "request", "requests"), Bytes(u.BytesFreed))
+}
+
+// mdRow is one table's summary-table figures: its actions, the bytes
+// compaction rewrites, and the files and bytes expiry and orphan removal
+// delete.
+type mdRow struct {
+	actions, destructive  int
+	rewrite, files, bytes int64
+}
+
+func (r *mdRow) add(o mdRow) {
+	r.actions += o.actions
+	r.destructive += o.destructive
+	r.rewrite += o.rewrite
+	r.files += o.files
+	r.bytes += o.bytes
+}
+
+// cells are the row's Actions, Destructive, To rewrite and To delete cells.
+func (r mdRow) cells() string {
+	destructive, rewrite, del := "–", "–", "–"
+	if r.destructive > 0 {
+		destructive = "⚠️ " + Count(r.destructive)
+	}
+	if r.rewrite > 0 {
+		rewrite = Bytes(r.rewrite)
+	}
+	if r.files > 0 {
+		del = fmt.Sprintf("%s (%s)", countOf(r.files, "file", "files"), Bytes(r.bytes))
+	}
+	return fmt.Sprintf("%d | %s | %s | %s", r.actions, destructive, rewrite, del)
+}
+
+// rowOf sums one table's summary-table figures.
 func rowOf(t *diff.TablePlan) mdRow {
-	var (
-		nDestructive int
-		rewrite      int64
-		files, bytes int64
-	)
+	r := mdRow{actions: len(t.Actions)}
 	for i := range t.Actions {
 		a := &t.Actions[i]
 		if a.Destructive {
-			nDestructive++
+			r.destructive++
 		}
 		switch {
 		case a.Compact != nil:
-			rewrite += a.Compact.InputBytes
+			r.rewrite += a.Compact.InputBytes
 		case a.Expire != nil:
-			files += a.Expire.FilesToDelete
-			bytes += a.Expire.BytesToDelete
+			r.files += a.Expire.FilesToDelete
+			r.bytes += a.Expire.BytesToDelete
 		case a.Orphans != nil:
-			files += int64(a.Orphans.Count)
-			bytes += a.Orphans.Bytes
-			for _, r := range a.Orphans.PurgeRuns {
-				files += r.Files
-				bytes += r.Bytes
+			r.files += int64(a.Orphans.Count)
+			r.bytes += a.Orphans.Bytes
+			for _, run := range a.Orphans.PurgeRuns {
+				r.files += run.Files
+				r.bytes += run.Bytes
 			}
 		}
-	}
-	r := mdRow{destructive: "–", rewrite: "–", delete: "–"}
-	if nDestructive > 0 {
-		r.destructive = "⚠️ " + Count(nDestructive)
-	}
-	if rewrite > 0 {
-		r.rewrite = Bytes(rewrite)
-	}
-	if files > 0 {
-		r.delete = fmt.Sprintf("%s (%s)", countOf(files, "file", "files"), Bytes(bytes))
 	}
 	return r
 }

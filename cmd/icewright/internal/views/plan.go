@@ -40,6 +40,10 @@ func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
 	// shows them, and stdout carries only the plan.
 	b.WriteString(Summary(p, s))
 	b.WriteString("\n")
+	if c := planCost(p); c != nil {
+		// The plan's total estimate, under the counts (docs/cost.md).
+		b.WriteString(s.Bold("Cost:") + " " + costSentence(c) + "\n")
+	}
 	if len(p.Targets) > 0 {
 		// As Terraform: a targeted plan is partial, and says so.
 		fmt.Fprintf(&b, "\n%s only tables matching %s were planned; other tables may not be in policy.\n",
@@ -57,10 +61,14 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, createdAt time.Time, s *S
 	fmt.Fprintf(b, "  %s\n", s.Dim("# "+t.Address))
 	fmt.Fprintf(b, "  %s table %s {\n", sym, strconv.Quote(t.Address))
 	const ind = "      "
+	costLines, totalLine := tableCostLines(t, s)
 	for i := range t.Actions {
 		a := &t.Actions[i]
 		for _, line := range actionLines(a, createdAt, s) {
 			b.WriteString(ind + line + "\n")
+		}
+		if costLines[i] != "" {
+			b.WriteString(ind + "  " + costLines[i] + "\n")
 		}
 		// A reason that cites several attributes (update_properties)
 		// gets one comment line per attribute.
@@ -84,7 +92,43 @@ func writeTable(b *strings.Builder, t *diff.TablePlan, createdAt time.Time, s *S
 	for _, r := range t.Refusals {
 		fmt.Fprintf(b, "%s%s %s\n", ind, s.Refuse("!"), s.Refuse("refused "+string(r.Action)+": ")+r.Reason)
 	}
+	if totalLine != "" {
+		b.WriteString(ind + "  " + totalLine + "\n")
+	}
 	b.WriteString("    }\n")
+}
+
+// tableCostLines are a table's cost lines, aligned as one block: one per
+// action ("" for an action without an estimate), and the table's total
+// when it has more than one action with an estimate.
+func tableCostLines(t *diff.TablePlan, s *Styles) (perAction []string, total string) {
+	perAction = make([]string, len(t.Actions))
+	var (
+		labels []string
+		costs  []*cost
+		styles []func(string) string
+		at     []int
+	)
+	for i := range t.Actions {
+		if c := actionCost(t, &t.Actions[i]); c != nil {
+			labels, costs, styles, at = append(labels, "cost"), append(costs, c), append(styles, s.Dim), append(at, i)
+		}
+	}
+	if len(costs) == 0 {
+		return perAction, ""
+	}
+	withTotal := len(costs) > 1
+	if withTotal {
+		labels, costs, styles = append(labels, "total"), append(costs, tableCost(t)), append(styles, s.Bold)
+	}
+	lines := costBlock(labels, costs, styles)
+	for k, i := range at {
+		perAction[i] = lines[k]
+	}
+	if withTotal {
+		total = lines[len(lines)-1]
+	}
+	return perAction, total
 }
 
 // actionLines renders one action with its kind's view. A kind this view

@@ -1,0 +1,284 @@
+package views
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/icewright/icewright/diff"
+)
+
+// cost is what the views print of an estimate: the quantities (Usage) and,
+// when the table's storage has prices, the money they come to. Estimates
+// are diff's (Action.Estimate); the views only add them up and render them
+// (docs/cost.md has the formulas).
+type cost struct {
+	u diff.Usage
+	// estimated and missing count the actions with and without an
+	// estimate: a total over some actions only says so.
+	estimated, missing int
+	// priced is whether money is known: every action of the total has a
+	// price (a table on local storage has none).
+	priced         bool
+	run, perMonth  float64 // USD: the run's cost, the saving per month
+	pricedAny      bool    // some action had a price (a total mixing priced and unpriced tables)
+	unpricedTables int
+}
+
+// actionCost is one action's estimate, nil when the plan has none.
+func actionCost(t *diff.TablePlan, a *diff.Action) *cost {
+	if a.Estimate == nil {
+		return nil
+	}
+	c := &cost{u: *a.Estimate, estimated: 1}
+	c.run, c.perMonth, c.priced = priceOf(t, *a.Estimate)
+	c.pricedAny = c.priced
+	return c
+}
+
+// tableCost is the total of a table's actions (diff.Estimated), priced
+// as a whole (prices are linear); nil when no action has an estimate (a
+// plan made before format 2.1).
+func tableCost(t *diff.TablePlan) *cost {
+	u, n, missing := diff.Estimated(t.Actions)
+	if n == 0 {
+		return nil
+	}
+	c := &cost{u: u, estimated: n, missing: missing}
+	c.run, c.perMonth, c.priced = priceOf(t, u)
+	c.pricedAny = c.priced
+	if !c.priced {
+		c.unpricedTables = 1
+	}
+	return c
+}
+
+// planCost is the total of every table's actions; nil when no action has
+// an estimate.
+func planCost(p *diff.Plan) *cost {
+	var total cost
+	total.priced = true
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		c := tableCost(t)
+		if c == nil {
+			total.missing += len(t.Actions)
+			continue
+		}
+		total.add(c)
+	}
+	if total.estimated == 0 {
+		return nil
+	}
+	return &total
+}
+
+func (c *cost) add(o *cost) {
+	c.u.Add(o.u)
+	c.estimated += o.estimated
+	c.missing += o.missing
+	c.priced = c.priced && o.priced
+	c.pricedAny = c.pricedAny || o.pricedAny
+	c.run += o.run
+	c.perMonth += o.perMonth
+	c.unpricedTables += o.unpricedTables
+}
+
+// Money renders US dollars with cents and thousands separators: "$0.42",
+// "$1,204.10"; an amount above zero that rounds to no cent is "<$0.01".
+func Money(usd float64) string {
+	if usd > 0 && usd < 0.005 {
+		return "<$0.01"
+	}
+	cents := int64(math.Round(usd * 100))
+	return fmt.Sprintf("$%s.%02d", Count(cents/100), cents%100)
+}
+
+// CPUSeconds renders compute time: "0.42", "3.1", "1,204"; a time above
+// zero too small for two decimals is "<0.01".
+func CPUSeconds(s float64) string {
+	switch {
+	case s <= 0:
+		return "0"
+	case s < 0.005:
+		return "<0.01"
+	case s < 10:
+		return fmt.Sprintf("%.2f", s)
+	case s < 100:
+		return fmt.Sprintf("%.1f", s)
+	}
+	return Count(int64(math.Round(s)))
+}
+
+// Payback renders how long the saving takes to repay the run: the run's
+// cost over the saving per month, in days below two months, else in
+// months, else in years. "never" when nothing is saved.
+func Payback(run, perMonth float64) string {
+	if perMonth <= 0 {
+		if run <= 0 {
+			return "immediate"
+		}
+		return "never"
+	}
+	months := run / perMonth
+	const daysPerMonth = 30
+	switch days := months * daysPerMonth; {
+	case days < 1:
+		return "under a day"
+	case months < 2:
+		return countOf(int64(math.Round(days)), "day", "days")
+	case months < 24:
+		return countOf(int64(math.Round(months)), "month", "months")
+	}
+	return countOf(int64(math.Round(months/12)), "year", "years")
+}
+
+// costCell is one column of a cost line: a value, right-aligned among the
+// lines of a block, between a prefix and a suffix.
+type costCell struct{ prefix, value, suffix string }
+
+// costCells are the columns of a cost line: what the run costs, then what
+// it saves. Columns that are zero on every line of the block (opens saved,
+// money without prices) are dropped by the caller.
+func costCells(c *cost) []costCell {
+	u := c.u
+	cells := []costCell{
+		{value: Count(u.Requests.Total()), suffix: plural(u.Requests.Total(), " request", " requests")},
+		{prefix: "read ", value: Bytes(u.BytesRead)},
+		{prefix: "write ", value: Bytes(u.BytesWritten)},
+		{value: CPUSeconds(u.CPUSeconds), suffix: " CPU-s"},
+		{value: c.moneyOf(c.run)},
+		{prefix: "frees ", value: Bytes(u.BytesFreed)},
+		{value: countIf(u.ScanOpensSaved), suffix: " fewer opens/scan"},
+		{prefix: "saves ", value: c.moneyOf(c.perMonth), suffix: "/month"},
+	}
+	return cells
+}
+
+// cost columns that are dropped when empty on every line.
+const (
+	colMoney    = 4
+	colOpens    = 6
+	colPerMonth = 7
+)
+
+func (c *cost) moneyOf(usd float64) string {
+	if !c.priced {
+		return ""
+	}
+	return Money(usd)
+}
+
+// costBlock renders aligned cost lines: one per labelled cost, columns
+// padded to the widest line, numbers right-aligned. label is styled by the
+// caller's style function.
+func costBlock(labels []string, costs []*cost, style []func(string) string) []string {
+	rows := make([][]costCell, len(costs))
+	keep := map[int]bool{}
+	for i, c := range costs {
+		rows[i] = costCells(c)
+		if c.priced {
+			keep[colMoney], keep[colPerMonth] = true, true
+		}
+		if c.u.ScanOpensSaved != 0 {
+			keep[colOpens] = true
+		}
+	}
+	ncol := len(rows[0])
+	valW, cellW := make([]int, ncol), make([]int, ncol)
+	labelW := 0
+	for i, r := range rows {
+		labelW = max(labelW, len(labels[i]))
+		for j, cell := range r {
+			valW[j] = max(valW[j], len(cell.value))
+		}
+	}
+	cellsOf := func(r []costCell) []string {
+		out := make([]string, ncol)
+		for j, cell := range r {
+			if (j == colMoney || j == colOpens || j == colPerMonth) && !keep[j] {
+				continue
+			}
+			v := cell.value
+			if v == "" {
+				// A line without prices in a block with some: the column
+				// stays, empty.
+				out[j] = ""
+				continue
+			}
+			out[j] = cell.prefix + fmt.Sprintf("%*s", valW[j], v) + cell.suffix
+		}
+		return out
+	}
+	rendered := make([][]string, len(rows))
+	for i, r := range rows {
+		rendered[i] = cellsOf(r)
+		for j, s := range rendered[i] {
+			cellW[j] = max(cellW[j], len(s))
+		}
+	}
+	lines := make([]string, len(rows))
+	for i, r := range rendered {
+		var b strings.Builder
+		b.WriteString(style[i](fmt.Sprintf("%-*s", labelW+1, labels[i]+":")))
+		for j, s := range r {
+			if cellW[j] == 0 {
+				continue
+			}
+			if j == colMoney+1 {
+				b.WriteString("  |")
+			}
+			b.WriteString("  " + fmt.Sprintf("%-*s", cellW[j], s))
+		}
+		lines[i] = strings.TrimRight(b.String(), " ")
+		if n := costs[i].missing; n > 0 {
+			lines[i] += fmt.Sprintf(" (%s without an estimate)", countOf(n, "action", "actions"))
+		}
+	}
+	return lines
+}
+
+// costSentence is the plan's total in words, for the summary: "Cost: 1,204
+// requests, 3.1 GiB read, 3.0 GiB written, 41.3 CPU-s, $0.52; frees 3.1
+// GiB, 1,196 fewer opens a scan, saves $0.07/month; payback 7 months."
+func costSentence(c *cost) string {
+	u := c.u
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %s read, %s written, %s CPU-s",
+		countOf(u.Requests.Total(), "request", "requests"), Bytes(u.BytesRead), Bytes(u.BytesWritten), CPUSeconds(u.CPUSeconds))
+	if c.priced {
+		b.WriteString(", " + Money(c.run))
+	}
+	fmt.Fprintf(&b, "; frees %s", Bytes(u.BytesFreed))
+	if u.ScanOpensSaved > 0 {
+		fmt.Fprintf(&b, ", %s fewer opens a scan", Count(u.ScanOpensSaved))
+	}
+	if c.priced {
+		fmt.Fprintf(&b, ", saves %s/month; payback %s", Money(c.perMonth), Payback(c.run, c.perMonth))
+	}
+	switch {
+	case !c.priced && c.pricedAny:
+		fmt.Fprintf(&b, "; no money total: %s no prices (local storage)", countOf(c.unpricedTables, "table has", "tables have"))
+	case !c.priced:
+		b.WriteString("; no prices for this storage, so no money")
+	}
+	if c.missing > 0 {
+		fmt.Fprintf(&b, "; %s without an estimate", countOf(c.missing, "action", "actions"))
+	}
+	return b.String() + "."
+}
+
+// priceOf is the money an estimate comes to with the table's prices: the
+// run's cost and the saving per month; ok is false when the table's
+// storage has no prices.
+func priceOf(t *diff.TablePlan, u diff.Usage) (run, perMonth float64, ok bool) {
+	return 0, 0, false
+}
+
+// countIf is Count, or "" for 0 (an empty cell).
+func countIf(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return Count(n)
+}
