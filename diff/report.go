@@ -46,7 +46,50 @@ type Inspection struct {
 	OldSnapshotBytes int64           `json:"old_snapshot_bytes"`
 	Orphans          *InspectOrphans `json:"orphans,omitempty"`
 	OrphanError      string          `json:"orphan_error,omitempty"`
-	Recommendations  []string        `json:"recommendations"`
+	// Waste is what the table pays for today and no reader needs
+	// (docs/cost.md, "Waste").
+	Waste           InspectWaste `json:"waste"`
+	Recommendations []string     `json:"recommendations"`
+}
+
+// InspectWaste is what a table stores or makes readers open for nothing:
+// files held only by snapshots past retention, old orphan files, and the
+// opens a full scan spends on small files. Usage is the same figures as a
+// saving (BytesFreed, ScanOpensSaved), so that money comes from the one
+// function that prices a plan's savings.
+type InspectWaste struct {
+	// ExpirableSnapshots are the snapshots past retention today (the
+	// policy's snapshot_retention, else the table's history.expire.*
+	// properties, else Iceberg's defaults), and ExpirableFiles/Bytes the
+	// files only they hold: what an expiry now would delete.
+	ExpirableSnapshots int   `json:"expirable_snapshots"`
+	ExpirableFiles     int64 `json:"expirable_files"`
+	ExpirableBytes     int64 `json:"expirable_bytes"`
+	// OrphanFiles/Bytes are the unreferenced files older than orphans'
+	// older_than (Orphans.Old); absent when the orphans were not counted
+	// (OrphanError).
+	OrphanFiles *int   `json:"orphan_files,omitempty"`
+	OrphanBytes *int64 `json:"orphan_bytes,omitempty"`
+	// SmallFiles/Bytes are the live data files below the small-file limit,
+	// and ExtraScanOpens how many more files a full scan opens than if
+	// each partition's small files were packed into files of the target
+	// size.
+	SmallFiles     int64 `json:"small_files"`
+	SmallBytes     int64 `json:"small_bytes"`
+	ExtraScanOpens int64 `json:"extra_scan_opens"`
+	// USDPerMonth is the storage and the scans' requests the waste costs
+	// a month, with the table's prices; absent without prices.
+	USDPerMonth *float64 `json:"usd_per_month,omitempty"`
+}
+
+// Usage is the waste as the saving of removing it: bytes freed (expirable
+// and old orphan files) and the scan opens small files cost.
+func (w InspectWaste) Usage() Usage {
+	u := Usage{BytesFreed: w.ExpirableBytes, ScanOpensSaved: w.ExtraScanOpens}
+	if w.OrphanBytes != nil {
+		u.BytesFreed += *w.OrphanBytes
+	}
+	return u
 }
 
 // InspectSchema is the current schema, flattened: a nested field follows

@@ -145,6 +145,7 @@ type PartitionStats struct {
 	DataBytes      int64   `json:"data_bytes"`
 	Records        int64   `json:"records"`
 	SmallFiles     int64   `json:"small_files"` // below min_file_size
+	SmallBytes     int64   `json:"small_bytes"` // their bytes
 	DeleteFiles    int64   `json:"delete_files"`
 	DeleteBytes    int64   `json:"delete_bytes"`
 	CandidateSizes []int64 `json:"-"`
@@ -196,6 +197,7 @@ type FileStats struct {
 	MedianSize      int64 `json:"median_size"` // from a log-bucket histogram
 	MaxSize         int64 `json:"max_size"`
 	SmallFiles      int64 `json:"small_files"`
+	SmallBytes      int64 `json:"small_bytes"`
 }
 
 type ManifestStats struct {

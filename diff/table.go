@@ -102,6 +102,20 @@ func (t TablePlan) Empty() bool {
 	return len(t.Actions) == 0 && len(t.Refusals) == 0
 }
 
+// RetentionArgs are SelectExpired's maxAge and minSnapshots for a
+// policy's snapshot_retention. An attribute the policy leaves unset does
+// not override the table's own retention property (0: not passed): a
+// policy that says nothing changes nothing.
+func RetentionArgs(r config.RetentionPolicy) (maxAge time.Duration, minSnapshots int) {
+	if r.MaxAge.Set {
+		maxAge = r.MaxAge.Value
+	}
+	if r.MinSnapshots.Set {
+		minSnapshots = r.MinSnapshots.Value
+	}
+	return maxAge, minSnapshots
+}
+
 // planExpire selects the snapshots Iceberg's rules expire once the plan's
 // own commits are in, so one apply converges (docs/design.md §5.1).
 func planExpire(pol *config.Effective, st *TableState, props map[string]string, addedOnMain int, now time.Time) (Action, []Refusal, bool) {
@@ -112,16 +126,7 @@ func planExpire(pol *config.Effective, st *TableState, props map[string]string, 
 	if st.CurrentSnapshotID == nil {
 		addedOnMain = 0 // nothing to compact; no commits land on main
 	}
-	// An attribute the policy leaves unset does not override the table's
-	// own retention property: a policy that says nothing changes nothing.
-	var maxAge time.Duration
-	minSnapshots := 0
-	if r.MaxAge.Set {
-		maxAge = r.MaxAge.Value
-	}
-	if r.MinSnapshots.Set {
-		minSnapshots = r.MinSnapshots.Value
-	}
+	maxAge, minSnapshots := RetentionArgs(r)
 	probe := *st
 	probe.Properties = props
 	sel := SelectExpired(&probe, maxAge, minSnapshots, r.MaxRefAge.Value, addedOnMain, now)

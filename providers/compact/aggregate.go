@@ -574,6 +574,8 @@ func (a *Aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 	if size < a.sel.Min {
 		p.SmallFiles++
 		files.SmallFiles++
+		p.SmallBytes += size
+		files.SmallBytes += size
 	}
 	nDel, delRows := a.idx.countFor(k, df.FilePath(), entry.SequenceNum())
 	stale := a.stale.Stale(df)

@@ -63,6 +63,9 @@ func Run(ctx context.Context, s *providers.Session, address string, opts Options
 	} else {
 		in.Orphans = summariseOrphans(scan, address, orphanPol.OrphanFiles.OlderThan.Value, now)
 	}
+	if err := waste(ctx, in, tbl, st, pol, sel, now); err != nil {
+		return nil, fmt.Errorf("inspect %s: %w", address, err)
+	}
 	// A managed table's recommendations come from the plan itself: what
 	// inspect says the next apply does is what plan shows.
 	// A table the plan cannot be made for (a where naming an unknown
@@ -161,6 +164,44 @@ func oldSnapshotFiles(ctx context.Context, in *diff.Inspection, tbl *table.Table
 	}
 	in.OldSnapshotFiles, in.OldSnapshotBytes = freed.Files, freed.Bytes
 	return nil
+}
+
+// waste fills what the table pays for today and no reader needs: the
+// files only snapshots past retention hold (the snapshots diff's expiry
+// rule selects now, with the policy's retention where it sets one, as
+// planExpire does), the old orphans, and the extra opens of small files.
+func waste(ctx context.Context, in *diff.Inspection, tbl *table.Table, st *diff.TableState, pol *config.Effective, sel diff.CompactionSelection, now time.Time) error {
+	w := &in.Waste
+	r := pol.SnapshotRetention
+	maxAge, minSnapshots := diff.RetentionArgs(r)
+	if ex := diff.SelectExpired(st, maxAge, minSnapshots, r.MaxRefAge.Value, 0, now); ex.Problem == "" && len(ex.Expired) > 0 {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		freed, err := expiry.Estimate(ctx, fsys, tbl.Metadata(), ex.Expired, nil)
+		if err != nil {
+			return err
+		}
+		w.ExpirableSnapshots, w.ExpirableFiles, w.ExpirableBytes = len(ex.Expired), freed.Files, freed.Bytes
+	}
+	if o := in.Orphans; o != nil {
+		w.OrphanFiles, w.OrphanBytes = &o.Old, &o.OldBytes
+	}
+	w.SmallFiles, w.SmallBytes = st.Files.SmallFiles, st.Files.SmallBytes
+	for _, p := range st.Partitions {
+		w.ExtraScanOpens += extraOpens(p.SmallFiles, p.SmallBytes, sel.Target)
+	}
+	return nil
+}
+
+// extraOpens is how many more files a scan opens for n small files of
+// bytes in all than for the same bytes in files of the target size.
+func extraOpens(n, bytes, target int64) int64 {
+	if n == 0 || target <= 0 {
+		return 0
+	}
+	return max(n-(bytes+target-1)/target, 0)
 }
 
 // inspectPlan is the plan apply would make for the table (the same

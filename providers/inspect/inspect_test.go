@@ -55,6 +55,23 @@ func TestInspectUnmanagedTable(t *testing.T) {
 	if in.Orphans == nil || in.Orphans.Unreferenced != 2 || in.Orphans.Old != 1 || in.Orphans.OldBytes != 1000 {
 		t.Errorf("orphans = %+v (%s)", in.Orphans, in.OrphanError)
 	}
+	// What it wastes today: the 12 backdated snapshots are past Iceberg's
+	// default retention (5d) and hold their manifest lists alone; the old
+	// stray is the one old orphan; the 14 small files of 3 partitions fit
+	// in one file each, so a scan opens 11 more than it needs.
+	w := in.Waste
+	if w.ExpirableSnapshots != 12 || w.ExpirableFiles != 12 || w.ExpirableBytes <= 0 {
+		t.Errorf("past retention: %d snapshots, %d files, %d bytes; want 12, 12 manifest lists", w.ExpirableSnapshots, w.ExpirableFiles, w.ExpirableBytes)
+	}
+	if w.OrphanFiles == nil || *w.OrphanFiles != 1 || *w.OrphanBytes != 1000 {
+		t.Errorf("waste orphans %v %v, want the old stray (1000 bytes)", w.OrphanFiles, w.OrphanBytes)
+	}
+	if w.SmallFiles != 14 || w.SmallBytes != in.Files.DataBytes || w.ExtraScanOpens != 11 {
+		t.Errorf("small files %d (%d bytes of %d), extra opens %d; want 14, all, 11", w.SmallFiles, w.SmallBytes, in.Files.DataBytes, w.ExtraScanOpens)
+	}
+	if u := w.Usage(); u.BytesFreed != w.ExpirableBytes+1000 || u.ScanOpensSaved != 11 {
+		t.Errorf("waste as a saving: %+v", u)
+	}
 	var kinds []string
 	for _, r := range in.Recommendations {
 		kinds = append(kinds, strings.SplitN(r, ":", 2)[0])

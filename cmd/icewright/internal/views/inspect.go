@@ -48,6 +48,7 @@ func Inspect(w io.Writer, in *diff.Inspection, s *Styles) error {
 	r.dataFiles(in)
 	r.history(in)
 	r.orphans(in)
+	r.waste(in)
 	r.properties(in)
 	r.recommendations(in)
 	_, err := io.WriteString(w, r.b.String())
@@ -218,6 +219,35 @@ func (r *report) orphans(in *diff.Inspection) {
 			created = "creation time unknown" // no readable manifest
 		}
 		r.kv("quarantine run", fmt.Sprintf("%s: %s (%s), %s, %s", run.RunID, countOf(run.Files, "file", "files"), Bytes(run.Bytes), created, purge))
+	}
+}
+
+// waste: what the table pays for today and no reader needs, in bytes and
+// opens, and a month's money with prices.
+func (r *report) waste(in *diff.Inspection) {
+	w := in.Waste
+	r.section("Waste")
+	r.kv("past retention", fmt.Sprintf("%s only %s hold (%s)",
+		countOf(w.ExpirableFiles, "file", "files"), countOf(w.ExpirableSnapshots, "snapshot past retention", "snapshots past retention"), Bytes(w.ExpirableBytes)))
+	switch {
+	case w.OrphanFiles != nil && w.OrphanBytes != nil:
+		older := ""
+		if in.Orphans != nil {
+			older = " older than " + in.Orphans.OlderThan
+		}
+		r.kv("orphan files", fmt.Sprintf("%s (%s)%s", countOf(*w.OrphanFiles, "file", "files"), Bytes(*w.OrphanBytes), older))
+	case in.OrphanError != "":
+		r.kv("orphan files", "not counted: the storage could not be listed (see Orphan files); inspect again once it can")
+	default:
+		r.kv("orphan files", "not counted")
+	}
+	r.kv("small files", fmt.Sprintf("%s (%s) below %s: %s a full scan",
+		countOf(w.SmallFiles, "file", "files"), Bytes(w.SmallBytes), Bytes(in.SmallFileLimit),
+		countOf(w.ExtraScanOpens, "extra open", "extra opens")))
+	if w.USDPerMonth != nil {
+		r.kv("costs", Money(*w.USDPerMonth)+" a month (storage and the scans' requests; docs/cost.md)")
+	} else {
+		r.kv("costs", "no prices for this storage: quantities only")
 	}
 }
 
