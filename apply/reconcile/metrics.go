@@ -40,6 +40,15 @@ type metrics struct {
 	tableSmall     *prometheus.GaugeVec
 	tableOldest    *prometheus.GaugeVec
 	tableOrphans   *prometheus.GaugeVec
+	// The estimate of the work a table's last plan left pending (diff's
+	// Action.Estimate, added up by diff.Estimated; 0 when nothing is
+	// pending), and the bytes apply freed on it.
+	tablePendingCPU      *prometheus.GaugeVec
+	tablePendingRequests *prometheus.GaugeVec
+	tablePendingRead     *prometheus.GaugeVec
+	tablePendingWritten  *prometheus.GaugeVec
+	tablePendingFreed    *prometheus.GaugeVec
+	tableBytesFreed      *prometheus.CounterVec
 }
 
 func newMetrics(perTable bool) *metrics {
@@ -72,7 +81,14 @@ func newMetrics(perTable bool) *metrics {
 		m.tableSmall = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_small_file_ratio", Help: "Share of a table's live data files its last plan would compact (0: none)."}, []string{"table"})
 		m.tableOldest = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_oldest_snapshot_age_seconds", Help: "Age of a table's oldest snapshot at its last plan."}, []string{"table"})
 		m.tableOrphans = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_orphan_bytes", Help: "Bytes of orphan files a table's last plan would remove (0: none, or no orphan_files policy)."}, []string{"table"})
-		for _, c := range []prometheus.Collector{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans} {
+		m.tablePendingCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_cpu_seconds", Help: "Estimated CPU-seconds of the work a table's last plan left pending (0: none pending)."}, []string{"table"})
+		m.tablePendingRequests = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_requests", Help: "Estimated object-store requests (every kind) of the work a table's last plan left pending."}, []string{"table"})
+		m.tablePendingRead = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_bytes_read", Help: "Estimated bytes the work a table's last plan left pending reads."}, []string{"table"})
+		m.tablePendingWritten = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_bytes_written", Help: "Estimated bytes the work a table's last plan left pending writes."}, []string{"table"})
+		m.tablePendingFreed = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_bytes_freed", Help: "Estimated bytes the work a table's last plan left pending frees (the saving, in storage)."}, []string{"table"})
+		m.tableBytesFreed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "icewright_table_bytes_freed_total", Help: "Bytes apply freed on a table by deletions (icewright_bytes_freed_total per table)."}, []string{"table"})
+		for _, c := range []prometheus.Collector{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans,
+			m.tablePendingCPU, m.tablePendingRequests, m.tablePendingRead, m.tablePendingWritten, m.tablePendingFreed, m.tableBytesFreed} {
 			f(c)
 		}
 	}
@@ -103,6 +119,29 @@ func (m *metrics) observe(tp diff.TablePlan, pending int, now time.Time) {
 	if o.OldestSnapshotMs > 0 {
 		m.tableOldest.WithLabelValues(tp.Address).Set(now.Sub(time.UnixMilli(o.OldestSnapshotMs)).Seconds())
 	}
+	m.pendingCost(tp, pending)
+}
+
+// pendingCost sets a table's estimate gauges from its plan's actions when
+// some are pending, else to 0 (applied, or in policy).
+func (m *metrics) pendingCost(tp diff.TablePlan, pending int) {
+	var u diff.Usage
+	if pending > 0 {
+		u, _, _ = diff.Estimated(tp.Actions)
+	}
+	m.tablePendingCPU.WithLabelValues(tp.Address).Set(u.CPUSeconds)
+	m.tablePendingRequests.WithLabelValues(tp.Address).Set(float64(u.Requests.Total()))
+	m.tablePendingRead.WithLabelValues(tp.Address).Set(float64(u.BytesRead))
+	m.tablePendingWritten.WithLabelValues(tp.Address).Set(float64(u.BytesWritten))
+	m.tablePendingFreed.WithLabelValues(tp.Address).Set(float64(u.BytesFreed))
+}
+
+// freed counts bytes apply freed on a table.
+func (m *metrics) freed(addr string, bytes int64) {
+	if !m.perTable || bytes <= 0 {
+		return
+	}
+	m.tableBytesFreed.WithLabelValues(addr).Add(float64(bytes))
 }
 
 // forget drops a table's series (no longer managed).
@@ -110,7 +149,9 @@ func (m *metrics) forget(addr string) {
 	if !m.perTable {
 		return
 	}
-	for _, g := range []*prometheus.GaugeVec{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans} {
+	for _, g := range []*prometheus.GaugeVec{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans,
+		m.tablePendingCPU, m.tablePendingRequests, m.tablePendingRead, m.tablePendingWritten, m.tablePendingFreed} {
 		g.DeleteLabelValues(addr)
 	}
+	m.tableBytesFreed.DeleteLabelValues(addr)
 }

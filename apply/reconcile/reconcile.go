@@ -761,6 +761,7 @@ func (r *Reconciler) applyPlan(ctx context.Context, cfg *config.Config, sess *pr
 		}
 		r.metrics.filesDeleted.Add(float64(max(a.FilesDeleted, 0)))
 		r.metrics.bytesFreed.Add(float64(max(a.BytesFreed, 0)))
+		r.metrics.freed(tp.Address, a.BytesFreed)
 		r.metrics.snapshotsExpired.Add(float64(max(a.SnapshotsExpired, 0)))
 	}
 	for _, rf := range tp.Refusals {
