@@ -1,5 +1,7 @@
 package diff
 
+import "github.com/icewright/icewright/config"
+
 import "time"
 
 // The reports below are what providers produce for the commands that are not
@@ -48,8 +50,11 @@ type Inspection struct {
 	OrphanError      string          `json:"orphan_error,omitempty"`
 	// Waste is what the table pays for today and no reader needs
 	// (docs/cost.md, "Waste").
-	Waste           InspectWaste `json:"waste"`
-	Recommendations []string     `json:"recommendations"`
+	Waste InspectWaste `json:"waste"`
+	// Pricing are the table's prices (as TablePlan.Pricing), which Waste's
+	// money comes from; nil when it has none (local storage).
+	Pricing         *config.Prices `json:"pricing,omitempty"`
+	Recommendations []string       `json:"recommendations"`
 }
 
 // InspectWaste is what a table stores or makes readers open for nothing:

@@ -70,6 +70,7 @@ func UnmanagedPolicy(address string, tbl *table.Table) *config.Effective {
 	pol.Manifests.MaxCount.Value = config.DefaultManifestMaxCount
 	pol.SnapshotRetention.MaxAge.Value = config.DefaultMaxSnapshotAge
 	pol.OrphanFiles.OlderThan.Value = config.DefaultOlderThan
+	pol.Pricing.ScansPerMonth.Value = config.DefaultScansPerMonth // its storage's prices, as a managed table's without a pricing block
 	return pol
 }
 

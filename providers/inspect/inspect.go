@@ -192,6 +192,13 @@ func waste(ctx context.Context, in *diff.Inspection, tbl *table.Table, st *diff.
 	for _, p := range st.Partitions {
 		w.ExtraScanOpens += extraOpens(p.SmallFiles, p.SmallBytes, sel.Target)
 	}
+	if pr, ok := pol.Pricing.For(in.Location); ok {
+		// The waste is what removing it would save a month: the one
+		// function that prices a plan's savings prices it.
+		in.Pricing = &pr
+		m, _ := diff.Price(w.Usage(), &pr)
+		w.USDPerMonth = &m.SavingPerMonth
+	}
 	return nil
 }
 

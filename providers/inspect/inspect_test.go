@@ -72,6 +72,9 @@ func TestInspectUnmanagedTable(t *testing.T) {
 	if u := w.Usage(); u.BytesFreed != w.ExpirableBytes+1000 || u.ScanOpensSaved != 11 {
 		t.Errorf("waste as a saving: %+v", u)
 	}
+	if w.USDPerMonth != nil || in.Pricing != nil {
+		t.Errorf("a table on local storage priced: %v, %+v", *w.USDPerMonth, in.Pricing)
+	}
 	var kinds []string
 	for _, r := range in.Recommendations {
 		kinds = append(kinds, strings.SplitN(r, ":", 2)[0])

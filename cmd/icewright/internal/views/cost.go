@@ -17,11 +17,12 @@ type cost struct {
 	// estimated and missing count the actions with and without an
 	// estimate: a total over some actions only says so.
 	estimated, missing int
-	// priced is whether money is known: every action of the total has a
-	// price (a table on local storage has none).
+	// priced is whether money is known: every table of the total has
+	// prices (a table on local storage has none). pricedAny is whether some
+	// has, and unpricedTables how many have none.
 	priced         bool
-	run, perMonth  float64 // USD: the run's cost, the saving per month
-	pricedAny      bool    // some action had a price (a total mixing priced and unpriced tables)
+	m              diff.Money
+	pricedAny      bool
 	unpricedTables int
 }
 
@@ -31,7 +32,7 @@ func actionCost(t *diff.TablePlan, a *diff.Action) *cost {
 		return nil
 	}
 	c := &cost{u: *a.Estimate, estimated: 1}
-	c.run, c.perMonth, c.priced = priceOf(t, *a.Estimate)
+	c.m, c.priced = diff.Price(*a.Estimate, t.Pricing)
 	c.pricedAny = c.priced
 	return c
 }
@@ -45,7 +46,7 @@ func tableCost(t *diff.TablePlan) *cost {
 		return nil
 	}
 	c := &cost{u: u, estimated: n, missing: missing}
-	c.run, c.perMonth, c.priced = priceOf(t, u)
+	c.m, c.priced = diff.Price(u, t.Pricing)
 	c.pricedAny = c.priced
 	if !c.priced {
 		c.unpricedTables = 1
@@ -79,19 +80,8 @@ func (c *cost) add(o *cost) {
 	c.missing += o.missing
 	c.priced = c.priced && o.priced
 	c.pricedAny = c.pricedAny || o.pricedAny
-	c.run += o.run
-	c.perMonth += o.perMonth
+	c.m.Add(o.m)
 	c.unpricedTables += o.unpricedTables
-}
-
-// Money renders US dollars with cents and thousands separators: "$0.42",
-// "$1,204.10"; an amount above zero that rounds to no cent is "<$0.01".
-func Money(usd float64) string {
-	if usd > 0 && usd < 0.005 {
-		return "<$0.01"
-	}
-	cents := int64(math.Round(usd * 100))
-	return fmt.Sprintf("$%s.%02d", Count(cents/100), cents%100)
 }
 
 // CPUSeconds renders compute time: "0.42", "3.1", "1,204"; a time above
@@ -110,17 +100,14 @@ func CPUSeconds(s float64) string {
 	return Count(int64(math.Round(s)))
 }
 
-// Payback renders how long the saving takes to repay the run: the run's
-// cost over the saving per month, in days below two months, else in
-// months, else in years. "never" when nothing is saved.
-func Payback(run, perMonth float64) string {
-	if perMonth <= 0 {
-		if run <= 0 {
-			return "immediate"
-		}
+// Payback renders how long the saving takes to repay the run
+// (diff.Money.PaybackMonths): in days below two months, else in months,
+// else in years; "never" when nothing is saved.
+func Payback(m diff.Money) string {
+	months, ok := m.PaybackMonths()
+	if !ok {
 		return "never"
 	}
-	months := run / perMonth
 	const daysPerMonth = 30
 	switch days := months * daysPerMonth; {
 	case days < 1:
@@ -147,10 +134,10 @@ func costCells(c *cost) []costCell {
 		{prefix: "read ", value: Bytes(u.BytesRead)},
 		{prefix: "write ", value: Bytes(u.BytesWritten)},
 		{value: CPUSeconds(u.CPUSeconds), suffix: " CPU-s"},
-		{value: c.moneyOf(c.run)},
+		{value: c.moneyOf(c.m.Run)},
 		{prefix: "frees ", value: Bytes(u.BytesFreed)},
 		{value: countIf(u.ScanOpensSaved), suffix: " fewer opens/scan"},
-		{prefix: "saves ", value: c.moneyOf(c.perMonth), suffix: "/month"},
+		{prefix: "saves ", value: c.moneyOf(c.m.SavingPerMonth), suffix: "/month"},
 	}
 	return cells
 }
@@ -166,7 +153,7 @@ func (c *cost) moneyOf(usd float64) string {
 	if !c.priced {
 		return ""
 	}
-	return Money(usd)
+	return diff.FormatUSD(usd)
 }
 
 // costBlock renders aligned cost lines: one per labelled cost, columns
@@ -247,14 +234,14 @@ func costSentence(c *cost) string {
 	fmt.Fprintf(&b, "%s, %s read, %s written, %s CPU-s",
 		countOf(u.Requests.Total(), "request", "requests"), Bytes(u.BytesRead), Bytes(u.BytesWritten), CPUSeconds(u.CPUSeconds))
 	if c.priced {
-		b.WriteString(", " + Money(c.run))
+		b.WriteString(", " + diff.FormatUSD(c.m.Run))
 	}
 	fmt.Fprintf(&b, "; frees %s", Bytes(u.BytesFreed))
 	if u.ScanOpensSaved > 0 {
 		fmt.Fprintf(&b, ", %s fewer opens a scan", Count(u.ScanOpensSaved))
 	}
 	if c.priced {
-		fmt.Fprintf(&b, ", saves %s/month; payback %s", Money(c.perMonth), Payback(c.run, c.perMonth))
+		fmt.Fprintf(&b, ", saves %s/month; payback %s", diff.FormatUSD(c.m.SavingPerMonth), Payback(c.m))
 	}
 	switch {
 	case !c.priced && c.pricedAny:
@@ -266,13 +253,6 @@ func costSentence(c *cost) string {
 		fmt.Fprintf(&b, "; %s without an estimate", countOf(c.missing, "action", "actions"))
 	}
 	return b.String() + "."
-}
-
-// priceOf is the money an estimate comes to with the table's prices: the
-// run's cost and the saving per month; ok is false when the table's
-// storage has no prices.
-func priceOf(t *diff.TablePlan, u diff.Usage) (run, perMonth float64, ok bool) {
-	return 0, 0, false
 }
 
 // countIf is Count, or "" for 0 (an empty cell).

@@ -227,8 +227,12 @@ func (r *report) orphans(in *diff.Inspection) {
 func (r *report) waste(in *diff.Inspection) {
 	w := in.Waste
 	r.section("Waste")
-	r.kv("past retention", fmt.Sprintf("%s only %s hold (%s)",
-		countOf(w.ExpirableFiles, "file", "files"), countOf(w.ExpirableSnapshots, "snapshot past retention", "snapshots past retention"), Bytes(w.ExpirableBytes)))
+	if w.ExpirableSnapshots == 0 {
+		r.kv("past retention", "no snapshot")
+	} else {
+		r.kv("past retention", fmt.Sprintf("%s only %s hold (%s)",
+			countOf(w.ExpirableFiles, "file", "files"), countOf(w.ExpirableSnapshots, "snapshot past retention", "snapshots past retention"), Bytes(w.ExpirableBytes)))
+	}
 	switch {
 	case w.OrphanFiles != nil && w.OrphanBytes != nil:
 		older := ""
@@ -241,11 +245,15 @@ func (r *report) waste(in *diff.Inspection) {
 	default:
 		r.kv("orphan files", "not counted")
 	}
-	r.kv("small files", fmt.Sprintf("%s (%s) below %s: %s a full scan",
-		countOf(w.SmallFiles, "file", "files"), Bytes(w.SmallBytes), Bytes(in.SmallFileLimit),
-		countOf(w.ExtraScanOpens, "extra open", "extra opens")))
+	if w.SmallFiles == 0 {
+		r.kv("small files", "none below "+Bytes(in.SmallFileLimit))
+	} else {
+		r.kv("small files", fmt.Sprintf("%s (%s) below %s: %s a full scan",
+			countOf(w.SmallFiles, "file", "files"), Bytes(w.SmallBytes), Bytes(in.SmallFileLimit),
+			countOf(w.ExtraScanOpens, "extra open", "extra opens")))
+	}
 	if w.USDPerMonth != nil {
-		r.kv("costs", Money(*w.USDPerMonth)+" a month (storage and the scans' requests; docs/cost.md)")
+		r.kv("costs", diff.FormatUSD(*w.USDPerMonth)+" a month (storage and the scans' requests; docs/cost.md)")
 	} else {
 		r.kv("costs", "no prices for this storage: quantities only")
 	}

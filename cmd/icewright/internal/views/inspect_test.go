@@ -143,3 +143,41 @@ func TestInspectSchemaHistogramQuarantine(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectWaste: the Waste section says what the table pays for today
+// and no reader needs, with a month's money when it has prices.
+func TestInspectWaste(t *testing.T) {
+	orphans, orphanBytes := 3, int64(4096)
+	usd := 1.234
+	in := &diff.Inspection{
+		Address: "lake.a.t", Specs: []diff.PartitionSpec{{ID: 0}}, SmallFileLimit: 96 << 20,
+		Orphans: &diff.InspectOrphans{OlderThan: "3d"},
+		Waste: diff.InspectWaste{ExpirableSnapshots: 12, ExpirableFiles: 40, ExpirableBytes: 5 << 30,
+			OrphanFiles: &orphans, OrphanBytes: &orphanBytes, SmallFiles: 14, SmallBytes: 3 << 20, ExtraScanOpens: 11, USDPerMonth: &usd},
+	}
+	var buf bytes.Buffer
+	if err := Inspect(&buf, in, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nWaste\n" +
+		"  past retention       40 files only 12 snapshots past retention hold (5.0 GiB)\n" +
+		"  orphan files         3 files (4.0 KiB) older than 3d\n" +
+		"  small files          14 files (3.0 MiB) below 96.0 MiB: 11 extra opens a full scan\n" +
+		"  costs                $1.23 a month (storage and the scans' requests; docs/cost.md)\n"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("missing\n%s\nin\n%s", want, buf.String())
+	}
+	in.Waste.USDPerMonth, in.Waste.OrphanFiles, in.Waste.OrphanBytes, in.Orphans, in.OrphanError = nil, nil, nil, nil, "list: access denied"
+	buf.Reset()
+	if err := Inspect(&buf, in, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  orphan files         not counted: the storage could not be listed (see Orphan files); inspect again once it can\n",
+		"  costs                no prices for this storage: quantities only\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("missing %q in\n%s", want, buf.String())
+		}
+	}
+}

@@ -139,7 +139,7 @@ func costCellsMd(c *cost) string {
 	}
 	u := c.u
 	if c.priced {
-		return fmt.Sprintf(" %s | %s/month | %s |", Money(c.run), Money(c.perMonth), Payback(c.run, c.perMonth))
+		return fmt.Sprintf(" %s | %s/month | %s |", diff.FormatUSD(c.m.Run), diff.FormatUSD(c.m.SavingPerMonth), Payback(c.m))
 	}
 	return fmt.Sprintf(" %s CPU-s, %s | %s freed | – |", CPUSeconds(u.CPUSeconds),
 		countOf(u.Requests.Total(), "request", "requests"), Bytes(u.BytesFreed))
