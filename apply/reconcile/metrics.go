@@ -48,6 +48,8 @@ type metrics struct {
 	tablePendingRead     *prometheus.GaugeVec
 	tablePendingWritten  *prometheus.GaugeVec
 	tablePendingFreed    *prometheus.GaugeVec
+	tablePendingUSD      *prometheus.GaugeVec // with the table's prices only
+	tableSavingUSD       *prometheus.GaugeVec
 	tableBytesFreed      *prometheus.CounterVec
 }
 
@@ -86,9 +88,11 @@ func newMetrics(perTable bool) *metrics {
 		m.tablePendingRead = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_bytes_read", Help: "Estimated bytes the work a table's last plan left pending reads."}, []string{"table"})
 		m.tablePendingWritten = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_bytes_written", Help: "Estimated bytes the work a table's last plan left pending writes."}, []string{"table"})
 		m.tablePendingFreed = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_bytes_freed", Help: "Estimated bytes the work a table's last plan left pending frees (the saving, in storage)."}, []string{"table"})
+		m.tablePendingUSD = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_cost_usd", Help: "Estimated cost in US dollars of the work a table's last plan left pending, at its prices (requests and CPU; docs/cost.md); absent for a table without prices."}, []string{"table"})
+		m.tableSavingUSD = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "icewright_table_pending_saving_usd_per_month", Help: "Estimated saving per month in US dollars of the work a table's last plan left pending, at its prices (storage and reads; docs/cost.md); absent for a table without prices."}, []string{"table"})
 		m.tableBytesFreed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "icewright_table_bytes_freed_total", Help: "Bytes apply freed on a table by deletions (icewright_bytes_freed_total per table)."}, []string{"table"})
 		for _, c := range []prometheus.Collector{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans,
-			m.tablePendingCPU, m.tablePendingRequests, m.tablePendingRead, m.tablePendingWritten, m.tablePendingFreed, m.tableBytesFreed} {
+			m.tablePendingCPU, m.tablePendingRequests, m.tablePendingRead, m.tablePendingWritten, m.tablePendingFreed, m.tablePendingUSD, m.tableSavingUSD, m.tableBytesFreed} {
 			f(c)
 		}
 	}
@@ -134,6 +138,15 @@ func (m *metrics) pendingCost(tp diff.TablePlan, pending int) {
 	m.tablePendingRead.WithLabelValues(tp.Address).Set(float64(u.BytesRead))
 	m.tablePendingWritten.WithLabelValues(tp.Address).Set(float64(u.BytesWritten))
 	m.tablePendingFreed.WithLabelValues(tp.Address).Set(float64(u.BytesFreed))
+	if money, ok := diff.Price(u, tp.Pricing); ok {
+		m.tablePendingUSD.WithLabelValues(tp.Address).Set(money.Run)
+		m.tableSavingUSD.WithLabelValues(tp.Address).Set(money.SavingPerMonth)
+	} else {
+		// No prices (local storage, or a pricing block removed): no
+		// series, rather than a $0 that reads as free.
+		m.tablePendingUSD.DeleteLabelValues(tp.Address)
+		m.tableSavingUSD.DeleteLabelValues(tp.Address)
+	}
 }
 
 // freed counts bytes apply freed on a table.
@@ -150,7 +163,7 @@ func (m *metrics) forget(addr string) {
 		return
 	}
 	for _, g := range []*prometheus.GaugeVec{m.tableFiles, m.tableBytes, m.tableSnapshots, m.tablePending, m.tableSmall, m.tableOldest, m.tableOrphans,
-		m.tablePendingCPU, m.tablePendingRequests, m.tablePendingRead, m.tablePendingWritten, m.tablePendingFreed} {
+		m.tablePendingCPU, m.tablePendingRequests, m.tablePendingRead, m.tablePendingWritten, m.tablePendingFreed, m.tablePendingUSD, m.tableSavingUSD} {
 		g.DeleteLabelValues(addr)
 	}
 	m.tableBytesFreed.DeleteLabelValues(addr)

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 )
 
@@ -36,9 +37,28 @@ func TestMetricsPendingCost(t *testing.T) {
 			t.Errorf("pending %s = %v, want %v", name, got, c.want)
 		}
 	}
+	if n := testutil.CollectAndCount(m.tablePendingUSD); n != 0 {
+		t.Errorf("%d cost series for a table without prices", n)
+	}
+	// With prices (S3's defaults): the money of the same estimate, by
+	// diff.Price.
+	s3 := config.StoragePrices[0].Prices
+	tp.Pricing = &s3
+	m.observe(tp, len(tp.Actions), now)
+	u, _, _ := diff.Estimated(tp.Actions)
+	want, _ := diff.Price(u, &s3)
+	if got := testutil.ToFloat64(m.tablePendingUSD.WithLabelValues(tp.Address)); got != want.Run || got <= 0 {
+		t.Errorf("pending cost = %v, want %v", got, want.Run)
+	}
+	if got := testutil.ToFloat64(m.tableSavingUSD.WithLabelValues(tp.Address)); got != want.SavingPerMonth || got <= 0 {
+		t.Errorf("saving per month = %v, want %v", got, want.SavingPerMonth)
+	}
 	m.observe(tp, 0, now) // applied: nothing left pending
 	if got := testutil.ToFloat64(m.tablePendingCPU.WithLabelValues(tp.Address)); got != 0 {
 		t.Errorf("pending CPU after the apply = %v, want 0", got)
+	}
+	if got := testutil.ToFloat64(m.tablePendingUSD.WithLabelValues(tp.Address)); got != 0 {
+		t.Errorf("pending cost after the apply = %v, want 0", got)
 	}
 	m.freed(tp.Address, 5000)
 	m.freed(tp.Address, -1) // an unknown count is not a negative one
@@ -47,7 +67,9 @@ func TestMetricsPendingCost(t *testing.T) {
 		t.Errorf("bytes freed = %v, want 7000", got)
 	}
 	m.forget(tp.Address)
-	if n := testutil.CollectAndCount(m.tableBytesFreed); n != 0 {
-		t.Errorf("%d bytes-freed series left after forget", n)
+	for _, c := range []prometheus.Collector{m.tableBytesFreed, m.tablePendingUSD, m.tablePendingCPU} {
+		if n := testutil.CollectAndCount(c); n != 0 {
+			t.Errorf("%d series left after forget", n)
+		}
 	}
 }
