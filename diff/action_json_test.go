@@ -126,3 +126,40 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("summary = %+v, want %+v", p.Summary, want)
 	}
 }
+
+// TestSummarizeEstimates: each table's estimate and the summary's are the
+// sums of the actions' (Estimated); an action without one is left out and
+// counted apart; a table without any has none.
+func TestSummarizeEstimates(t *testing.T) {
+	p := Plan{Tables: []TablePlan{
+		{Address: "a", Actions: []Action{
+			{Type: Compact, Estimate: &Usage{Requests: Requests{Get: 10, Put: 2}, BytesRead: 100, BytesWritten: 90, BytesFreed: 100, CPUSeconds: 0.1, PeakMemoryBytes: 64}},
+			{Type: ExpireSnapshots, Destructive: true, Estimate: &Usage{Requests: Requests{Get: 3, BatchDelete: 1}, BytesFreed: 500, FilesDeleted: 4, CPUSeconds: 0.2}},
+			{Type: UpdateProperties},
+		}},
+		{Address: "b", Actions: []Action{{Type: RewriteManifests, Estimate: &Usage{Requests: Requests{Get: 5, Put: 1}, ScanOpensSaved: 4, CPUSeconds: 0.05, PeakMemoryBytes: 128}}}},
+		{Address: "c", Actions: []Action{{Type: Compact}}},
+	}}
+	Summarize(&p)
+	var a Usage
+	a.Add(*p.Tables[0].Actions[0].Estimate)
+	a.Add(*p.Tables[0].Actions[1].Estimate)
+	if got := p.Tables[0].Estimate; got == nil || *got != a {
+		t.Errorf("table a: %+v, want %+v", got, a)
+	}
+	if p.Tables[2].Estimate != nil {
+		t.Errorf("table c has no estimate, got %+v", p.Tables[2].Estimate)
+	}
+	all := a
+	all.Add(*p.Tables[1].Actions[0].Estimate)
+	if p.Summary.Estimate != all || p.Summary.EstimatedActions != 3 || p.Summary.Actions != 5 {
+		t.Errorf("summary %+v, want estimate %+v over 3 of 5 actions", p.Summary, all)
+	}
+	// Without estimates (a 2.0 plan) the JSON summary is as before.
+	q := Plan{Tables: []TablePlan{{Address: "a", Actions: []Action{{Type: Compact}}}}}
+	Summarize(&q)
+	b, err := json.Marshal(q.Summary)
+	if err != nil || strings.Contains(string(b), "estimate") {
+		t.Errorf("summary without estimates: %s %v", b, err)
+	}
+}

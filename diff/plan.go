@@ -51,6 +51,9 @@ type TablePlan struct {
 	Actions      []Action  `json:"actions"` // docs/design.md §5.1 order; empty = in policy
 	Refusals     []Refusal `json:"refusals,omitempty"`
 	Warnings     []Warning `json:"warnings,omitempty"`
+	// Estimate is the sum of the table's actions' estimates (Estimated),
+	// set by Summarize; absent when none has one (format 2.1, additive).
+	Estimate *Usage `json:"estimate,omitempty"`
 	// Pricing are the table's prices (its pricing block over its storage's
 	// defaults, config.PricingPolicy.For), which Price turns its actions'
 	// estimates into money with; nil when it has none (local storage): its
@@ -146,6 +149,12 @@ type Summary struct {
 	Actions            int `json:"actions"`
 	DestructiveActions int `json:"destructive_actions"`
 	Errors             int `json:"errors"`
+	// Estimate is the sum of every action's estimate (Estimated), and
+	// EstimatedActions how many actions have one: fewer than Actions when
+	// some have none. Both absent when no action has one (format 2.1,
+	// additive). Quantities only: money needs each table's prices.
+	Estimate         Usage `json:"estimate,omitzero"`
+	EstimatedActions int   `json:"estimated_actions,omitzero"`
 }
 
 type PropertiesChange struct {

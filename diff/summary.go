@@ -1,6 +1,6 @@
 package diff
 
-// Summarize fills p.Summary and p.Refusals from the tables and errors. Tables counts every
+// Summarize fills p.Summary, p.Refusals and each table's Estimate from the tables and errors. Tables counts every
 // managed table, planned or failed. A table with refusals is neither changed
 // nor in policy: it counts as an error, because someone must look.
 func Summarize(p *Plan) {
@@ -12,7 +12,16 @@ func Summarize(p *Plan) {
 		seen[e.Address] = struct{}{}
 		failed[e.Address] = struct{}{}
 	}
-	for _, t := range p.Tables {
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		// The table's total is derived like the summary (a plan read from
+		// a file gets it again from its actions).
+		t.Estimate = nil
+		if u, n, _ := Estimated(t.Actions); n > 0 {
+			t.Estimate = &u
+			s.Estimate.Add(u)
+			s.EstimatedActions += n
+		}
 		seen[t.Address] = struct{}{}
 		for _, a := range t.Actions {
 			s.Actions++

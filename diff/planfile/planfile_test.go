@@ -248,3 +248,28 @@ func TestValidatePurgeRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAcceptsEstimates: a plan with estimates (format 2.1) reads back
+// with its table and summary totals, which Validate derives again and
+// finds equal (float CPU-seconds included).
+func TestReadAcceptsEstimates(t *testing.T) {
+	p := samplePlan(t)
+	acts := p.Tables[0].Actions
+	acts[1].Estimate = &diff.Usage{Requests: diff.Requests{Get: 7, BatchDelete: 1}, BytesFreed: 12345, CPUSeconds: 0.1}
+	acts[2].Estimate = &diff.Usage{Requests: diff.Requests{List: 2, Delete: 1}, BytesFreed: 99, CPUSeconds: 0.2}
+	p = seal(t, p)
+	got, err := Read(bytes.NewReader(encode(t, p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Summary.EstimatedActions != 2 || got.Summary.Estimate.BytesFreed != 12444 || got.Tables[0].Estimate == nil || got.Tables[0].Estimate.CPUSeconds != p.Tables[0].Estimate.CPUSeconds {
+		t.Fatalf("totals read back: summary %+v, table %+v", got.Summary, got.Tables[0].Estimate)
+	}
+	// A summary whose total disagrees with the actions is refused.
+	doc := edit(t, encode(t, p), func(m map[string]any) {
+		m["summary"].(map[string]any)["estimate"].(map[string]any)["bytes_freed"] = 1
+	})
+	if _, err := Read(bytes.NewReader(doc)); err == nil {
+		t.Error("an edited summary estimate was accepted")
+	}
+}
