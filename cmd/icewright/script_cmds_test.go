@@ -44,7 +44,7 @@ func scriptCmds() map[string]scriptCmd {
 var planLine = regexp.MustCompile(`(?m)^(?:Error: (?:(\d+) tables?)?(?: and )?(?:(\d+) selectors?)?(?: could not be planned)?(?:; )?(?:(\d+) tables? ha(?:s|ve) refused actions)?\. )?` +
 	`Plan: (\d+) tables? to change \((\d+) actions?, (\d+) destructive\), (\d+) tables? in policy\.$`)
 
-// summaryeq TEXT JSON: the last line of the text plan has the figures of
+// summaryeq TEXT JSON: the Plan: line of the text plan has the figures of
 // the JSON plan's summary (what `plan -json | jq .summary` shows).
 func cmdSummaryEq(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
