@@ -125,17 +125,17 @@ func Payback(m diff.Money) string {
 type costCell struct{ prefix, value, suffix string }
 
 // costCells are the columns of a cost line: what the run costs, then what
-// it saves. Columns that are zero on every line of the block (opens saved,
-// money without prices) are dropped by the caller.
+// it saves. A zero is an empty cell; a column empty on every line of the
+// block (money without prices, opens saved) is dropped by costBlock.
 func costCells(c *cost) []costCell {
 	u := c.u
 	cells := []costCell{
 		{value: Count(u.Requests.Total()), suffix: plural(u.Requests.Total(), " request", " requests")},
-		{prefix: "read ", value: Bytes(u.BytesRead)},
-		{prefix: "write ", value: Bytes(u.BytesWritten)},
-		{value: CPUSeconds(u.CPUSeconds), suffix: " CPU-s"},
+		{prefix: "read ", value: bytesIf(u.BytesRead)},
+		{prefix: "write ", value: bytesIf(u.BytesWritten)},
+		{value: cpuIf(u.CPUSeconds), suffix: " CPU-s"},
 		{value: c.moneyOf(c.m.Run)},
-		{prefix: "frees ", value: Bytes(u.BytesFreed)},
+		{prefix: "frees ", value: bytesIf(u.BytesFreed)},
 		{value: countIf(u.ScanOpensSaved), suffix: " fewer opens/scan"},
 		{prefix: "saves ", value: c.moneyOf(c.m.SavingPerMonth), suffix: "/month"},
 	}
@@ -206,18 +206,24 @@ func costBlock(labels []string, costs []*cost, style []func(string) string) []st
 	}
 	lines := make([]string, len(rows))
 	for i, r := range rendered {
-		var b strings.Builder
-		b.WriteString(style[i](fmt.Sprintf("%-*s", labelW+1, labels[i]+":")))
+		// What the run costs | what it saves; a line that saves nothing
+		// ends at its cost.
+		var run, saves strings.Builder
 		for j, s := range r {
 			if cellW[j] == 0 {
 				continue
 			}
-			if j == colMoney+1 {
-				b.WriteString("  |")
+			part := &run
+			if j > colMoney {
+				part = &saves
 			}
-			b.WriteString("  " + fmt.Sprintf("%-*s", cellW[j], s))
+			part.WriteString("  " + fmt.Sprintf("%-*s", cellW[j], s))
 		}
-		lines[i] = strings.TrimRight(b.String(), " ")
+		line := style[i](fmt.Sprintf("%-*s", labelW+1, labels[i]+":")) + run.String()
+		if strings.TrimSpace(saves.String()) != "" {
+			line += "  |" + saves.String()
+		}
+		lines[i] = strings.TrimRight(line, " ")
 		if n := costs[i].missing; n > 0 {
 			lines[i] += fmt.Sprintf(" (%s without an estimate)", countOf(n, "action", "actions"))
 		}
@@ -253,6 +259,23 @@ func costSentence(c *cost) string {
 		fmt.Fprintf(&b, "; %s without an estimate", countOf(c.missing, "action", "actions"))
 	}
 	return b.String() + "."
+}
+
+// bytesIf is Bytes, or "" for 0: a cost line leaves a zero cell empty, so
+// that a property change reads "2 requests" and not a row of zeros.
+func bytesIf(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return Bytes(n)
+}
+
+// cpuIf is CPUSeconds, or "" for none.
+func cpuIf(s float64) string {
+	if s <= 0 {
+		return ""
+	}
+	return CPUSeconds(s)
 }
 
 // countIf is Count, or "" for 0 (an empty cell).
