@@ -27,6 +27,13 @@ type budgetCandidate struct {
 func withinBudgets(pol *config.Effective, st *TableState, act *CompactAction, cands []budgetCandidate, prices config.Prices, priced bool) map[int][]CompactGroup {
 	c := pol.Compaction
 	maxBytes, maxCost, maxCPU := c.MaxBytesPerRun.Value, c.MaxCost.Value, c.MaxCPUHours.Value
+	out := map[int][]CompactGroup{}
+	if maxBytes <= 0 && maxCost <= 0 && maxCPU <= 0 {
+		for _, cd := range cands {
+			out[cd.partition] = append(out[cd.partition], cd.group)
+		}
+		return out
+	}
 	usage := make([]Usage, len(cands))
 	value := make([]float64, len(cands))
 	for i, cd := range cands {
@@ -34,7 +41,7 @@ func withinBudgets(pol *config.Effective, st *TableState, act *CompactAction, ca
 		if cd.toEngine {
 			g.Engine = "engine" // the engine's work: only its saving counts
 		}
-		usage[i] = compactGroupUsage(st, act.Strategy, g)
+		usage[i] = compactGroupUsage(st, act.Strategy, g, &st.Partitions[cd.partition])
 		if g.InputBytes > 0 {
 			value[i] = float64(usage[i].ScanOpensSaved) / float64(g.InputBytes)
 			if m, ok := Price(usage[i], &prices); ok && priced {
@@ -46,18 +53,15 @@ func withinBudgets(pol *config.Effective, st *TableState, act *CompactAction, ca
 	for i := range order {
 		order[i] = i
 	}
-	budgeted := maxBytes > 0 || maxCost > 0 || maxCPU > 0
-	if budgeted {
-		slices.SortStableFunc(order, func(a, b int) int {
-			switch {
-			case value[a] > value[b]:
-				return -1
-			case value[a] < value[b]:
-				return 1
-			}
-			return 0
-		})
-	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case value[a] > value[b]:
+			return -1
+		case value[a] < value[b]:
+			return 1
+		}
+		return 0
+	})
 	// The run's fixed part (its planning and a commit) counts against the
 	// money and CPU budgets first.
 	run := compactFixed(st, 1)
@@ -90,7 +94,6 @@ func withinBudgets(pol *config.Effective, st *TableState, act *CompactAction, ca
 		bytes += g.InputBytes
 		run = next
 	}
-	out := map[int][]CompactGroup{}
 	for i, cd := range cands {
 		if keep[i] {
 			out[cd.partition] = append(out[cd.partition], cd.group)
