@@ -21,6 +21,12 @@ func Summarize(p *Plan) {
 			t.Estimate = &u
 			s.Estimate.Add(u)
 			s.EstimatedActions += n
+			if m, ok := Price(u, t.Pricing); ok {
+				s.Cost.Add(m)
+				s.PricedTables++
+			} else {
+				s.UnpricedTables++
+			}
 		}
 		seen[t.Address] = struct{}{}
 		for _, a := range t.Actions {
@@ -49,4 +55,21 @@ func Summarize(p *Plan) {
 	if p.Warnings == nil {
 		p.Warnings = []Warning{}
 	}
+}
+
+// Total is the sum of the table's action estimates: what its run costs and
+// frees. ok is false when no action has an estimate.
+func (t TablePlan) Total() (Usage, bool) {
+	u, n, _ := Estimated(t.Actions)
+	return u, n > 0
+}
+
+// Cost is the money of the table's Total at its prices; false when it has
+// no estimate or no prices (views then show quantities only).
+func (t TablePlan) Cost() (Money, bool) {
+	u, ok := t.Total()
+	if !ok {
+		return Money{}, false
+	}
+	return Price(u, t.Pricing)
 }

@@ -54,34 +54,18 @@ func tableCost(t *diff.TablePlan) *cost {
 	return c
 }
 
-// planCost is the total of every table's actions; nil when no action has
-// an estimate.
+// planCost is the plan's total, as diff.Summarize puts it in the JSON
+// summary (its estimate, and its money over the tables with prices); nil
+// when no action has an estimate.
 func planCost(p *diff.Plan) *cost {
-	var total cost
-	total.priced = true
-	for i := range p.Tables {
-		t := &p.Tables[i]
-		c := tableCost(t)
-		if c == nil {
-			total.missing += len(t.Actions)
-			continue
-		}
-		total.add(c)
-	}
-	if total.estimated == 0 {
+	sum := summarize(p)
+	if sum.EstimatedActions == 0 {
 		return nil
 	}
-	return &total
-}
-
-func (c *cost) add(o *cost) {
-	c.u.Add(o.u)
-	c.estimated += o.estimated
-	c.missing += o.missing
-	c.priced = c.priced && o.priced
-	c.pricedAny = c.pricedAny || o.pricedAny
-	c.m.Add(o.m)
-	c.unpricedTables += o.unpricedTables
+	return &cost{
+		u: sum.Estimate, estimated: sum.EstimatedActions, missing: sum.Actions - sum.EstimatedActions,
+		priced: sum.UnpricedTables == 0, m: sum.Cost, pricedAny: sum.PricedTables > 0, unpricedTables: sum.UnpricedTables,
+	}
 }
 
 // CPUSeconds renders compute time: "0.42", "3.1", "1,204"; a time above
