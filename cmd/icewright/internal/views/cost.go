@@ -121,7 +121,7 @@ func costCells(c *cost) []costCell {
 		{value: c.moneyOf(c.m.Run)},
 		{prefix: "frees ", value: bytesIf(u.BytesFreed)},
 		{value: countIf(u.ScanOpensSaved), suffix: " fewer opens/scan"},
-		{prefix: "saves ", value: c.moneyOf(c.m.SavingPerMonth), suffix: "/month"},
+		{prefix: "saves ", value: c.savingOf(), suffix: "/month"},
 	}
 	return cells
 }
@@ -132,6 +132,15 @@ const (
 	colOpens    = 6
 	colPerMonth = 7
 )
+
+// savingOf is the saving per month, "" when the action saves nothing (a
+// property change): an empty cell, not "$0.00".
+func (c *cost) savingOf() string {
+	if c.m.SavingPerMonth == 0 {
+		return ""
+	}
+	return c.moneyOf(c.m.SavingPerMonth)
+}
 
 func (c *cost) moneyOf(usd float64) string {
 	if !c.priced {
