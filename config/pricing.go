@@ -152,6 +152,20 @@ func (p *PricingPolicy) For(location string) (Prices, bool) {
 	return out, true
 }
 
+// Unset names the prices the block does not set.
+func (p *PricingPolicy) Unset() []string {
+	var out []string
+	for _, f := range policyFields() {
+		if f.block != "pricing" || f.kind != kindFloat || f.name == "scans_per_month" {
+			continue
+		}
+		if set, _, _ := f.get(&PolicyBody{Pricing: *p}).(settingPtr).meta(); !set {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
 func checkPrice(v any) *fieldProblem {
 	if f := v.(float64); f < 0 {
 		return &fieldProblem{hcl.DiagError, "Invalid price",

@@ -209,6 +209,14 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 			"compaction.strategy = \"sort\" but neither the policy nor the table has a sort order; the rewrite cannot sort",
 			fileLine(rng)))
 	}
+	if pr := pol.Pricing; pr.Declared {
+		if _, ok := pr.For(st.Location); !ok {
+			out = append(out, NewWarning(config.LintPricingPartial,
+				fmt.Sprintf("the pricing block leaves %s unset and the table's storage (%s) has no default prices: its plan shows quantities, not money",
+					strings.Join(pr.Unset(), ", "), config.StorageOf(st.Location)),
+				fileLine(pr.DeclRange)))
+		}
+	}
 	if c := pol.Compaction; c.Declared && c.Where.Value != "" && unpartitioned(st.Specs) {
 		out = append(out, NewWarning(config.LintWhereUnpartition,
 			fmt.Sprintf("compaction.where = %q restricts nothing on this table: it is not partitioned, and the filter is decided per partition", c.Where.Value),
