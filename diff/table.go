@@ -64,6 +64,16 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 		tp.Refusals = append(tp.Refusals, refusals...)
 	}
 
+	// Adjacent actions of one batch share a commit (Kind.Batch): the first
+	// one's estimate counts it, the others' only what they add (metadata
+	// changes: nothing).
+	for i := 1; i < len(tp.Actions); i++ {
+		a, prev := &tp.Actions[i], tp.Actions[i-1]
+		if b := a.Type.Batch(); b != "" && b == prev.Type.Batch() && a.Estimate != nil {
+			a.Estimate = &Usage{}
+		}
+	}
+
 	if st.CommitProblem != "" {
 		// Only the orphan sweep commits nothing; every other action would
 		// write its files and then fail to commit.
