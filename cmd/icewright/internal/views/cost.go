@@ -113,8 +113,14 @@ type costCell struct{ prefix, value, suffix string }
 // block (money without prices, opens saved) is dropped by costBlock.
 func costCells(c *cost) []costCell {
 	u := c.u
+	reqs := costCell{value: Count(u.Requests.Total()), suffix: plural(u.Requests.Total(), " request", " requests")}
+	if u == (diff.Usage{}) {
+		// An action that adds nothing to the run (one that shares the
+		// commit of the action above it).
+		reqs = costCell{value: "none"}
+	}
 	cells := []costCell{
-		{value: Count(u.Requests.Total()), suffix: plural(u.Requests.Total(), " request", " requests")},
+		reqs,
 		{prefix: "read ", value: bytesIf(u.BytesRead)},
 		{prefix: "write ", value: bytesIf(u.BytesWritten)},
 		{value: cpuIf(u.CPUSeconds), suffix: " CPU-s"},

@@ -78,6 +78,16 @@ func TestPlanCostLines(t *testing.T) {
 	if strings.Contains(buf.String(), "$") {
 		t.Errorf("money without prices:\n%s", buf.String())
 	}
+	// An action estimated at nothing (it shares the commit above) says so.
+	p := costPlan()
+	p.Tables[0].Actions[1].Estimate = &diff.Usage{}
+	buf.Reset()
+	if err := Plan(&buf, p, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "      ~ sort_order = [] -> [\"event_ts DESC NULLS LAST\", \"bucket(16, user_id)\"]\n        cost:    none\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("missing\n%s\nin\n%s", want, buf.String())
+	}
 	// A plan without estimates (format 2.0) shows no cost at all.
 	buf.Reset()
 	if err := Plan(&buf, designPlan(), NewStyles(false)); err != nil {
