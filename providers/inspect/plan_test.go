@@ -97,3 +97,28 @@ func inspectUnder(ctx context.Context, t *testing.T, l *testkit.Lakehouse, body 
 	}
 	return in
 }
+
+// TestInspectWastePriced: with prices (here a pricing block that sets
+// every price, so a local table has them) the waste is priced as the
+// saving of removing it, by diff.Price, and the report carries the prices.
+func TestInspectWastePriced(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), 12, 10, 3)
+	l.Backdate(t, tbl, 9*24*time.Hour)
+	in := inspectUnder(ctx, t, l, `
+  pricing {
+    storage_gb_month = 20
+    put_per_1000     = 5
+    get_per_1000     = 0.4
+    cpu_hour         = 0.05
+    scans_per_month  = 1000
+  }`)
+	if in.Pricing == nil || in.Pricing.Storage != "custom" || in.Waste.USDPerMonth == nil {
+		t.Fatalf("pricing %+v, waste %+v", in.Pricing, in.Waste)
+	}
+	want, _ := diff.Price(in.Waste.Usage(), in.Pricing)
+	if got := *in.Waste.USDPerMonth; got != want.SavingPerMonth || got <= 0 || in.Waste.ExtraScanOpens == 0 {
+		t.Errorf("waste per month = %v, want %v (> 0, %d extra opens)", got, want.SavingPerMonth, in.Waste.ExtraScanOpens)
+	}
+}
