@@ -159,6 +159,7 @@ func TestReconcileOnceConverges(t *testing.T) {
 		`icewright_tables{state="in_policy"}`:                                "2",
 		`icewright_tables{state="out_of_policy"}`:                            "0",
 		`icewright_table_pending_actions{table="lake.sales.debt"}`:           "0",
+		`icewright_table_pending_requests{table="lake.sales.debt"}`:          "0",
 	} {
 		if got := metric(t, body, series); got != want {
 			t.Errorf("%s = %q, want %q", series, got, want)
@@ -196,6 +197,16 @@ func TestReconcileShadowChangesNothing(t *testing.T) {
 	}
 	if got, err := strconv.ParseFloat(metric(t, body, `icewright_table_oldest_snapshot_age_seconds{table="lake.sales.debt"}`), 64); err != nil || got <= 0 || got > 600 {
 		t.Errorf("oldest snapshot age %v (%v), want a few seconds", got, err)
+	}
+	// The compaction it would run is pending: its estimate is exported
+	// (local storage: quantities, no money series).
+	for _, series := range []string{`icewright_table_pending_requests{table="lake.sales.debt"}`, `icewright_table_pending_bytes_read{table="lake.sales.debt"}`} {
+		if got, err := strconv.ParseFloat(metric(t, body, series), 64); err != nil || got <= 0 {
+			t.Errorf("%s = %v (%v), want the pending compaction's estimate", series, got, err)
+		}
+	}
+	if strings.Contains(body, "icewright_table_pending_cost_usd{") {
+		t.Error("a money series for a table without prices")
 	}
 }
 
