@@ -7,10 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icewright/icewright/providers/internal/manifestread"
 )
 
 // Reference categories: what a walked file is to its table, as counted in
@@ -54,6 +57,40 @@ type Spec struct {
 	// which must be one of the walked snapshots.
 	Aggregate         Aggregate
 	AggregateSnapshot int64
+	// Decoder chooses who decodes the manifests. The zero value is
+	// iceberg-go's own reader: a walk whose answer decides a deletion
+	// (apply's re-check of a sweep, expiry's reachable sets, the purge,
+	// other tables' references, a failed commit's staged files) or checks
+	// a commit keeps it, so a bug of ours can make a plan wrong, which
+	// apply's re-check then refuses, but never delete a live file.
+	Decoder Decoder
+}
+
+// Decoder is who decodes a walk's manifests.
+type Decoder int
+
+const (
+	// DecodeVerified is iceberg-go's reader (iceberg.EntriesWithProjection).
+	DecodeVerified Decoder = iota
+	// DecodeFast is manifestread's: the schema of each distinct manifest
+	// header parsed once, only the fields the consumers read decoded. For
+	// the plan's read-only walks. A manifest it cannot read, or whose
+	// delete bounds the aggregate needs, goes to iceberg-go's reader.
+	DecodeFast
+)
+
+// DecodeCounts counts the manifests a walk decoded, by decoder (tests:
+// which reader a path used). CountDecodes attaches one to a context.
+type DecodeCounts struct {
+	Fast, Verified, Fallback atomic.Int64
+}
+
+type decodeCountsKey struct{}
+
+// CountDecodes returns ctx counting into c the manifests every walk under
+// it decodes.
+func CountDecodes(ctx context.Context, c *DecodeCounts) context.Context {
+	return context.WithValue(ctx, decodeCountsKey{}, c)
 }
 
 // Consumer takes the files of a walk.
@@ -296,6 +333,7 @@ func (e *entryWalk) read(ctx context.Context, deletes bool) error {
 			m:              x.m,
 			discardDeleted: !e.withDeleted,
 			proj:           iceberg.ManifestEntryProjection{IncludePruningStats: isDelete && aggregate},
+			fast:           w.Decoder == DecodeFast,
 		})
 	}
 	return readManifests(ctx, w.FS, todo, func(i int, entry iceberg.ManifestEntry) error {
@@ -406,6 +444,7 @@ type manifestRead struct {
 	m              iceberg.ManifestFile
 	discardDeleted bool
 	proj           iceberg.ManifestEntryProjection
+	fast           bool // Spec.Decoder is DecodeFast
 }
 
 // decodeWorkers is how many manifests are decoded at once. Decoding Avro
@@ -491,31 +530,97 @@ type decodeJob struct {
 // decodeManifest decodes one manifest into batches on j.out, an error
 // ending it, and closes j.out; it stops when ctx is done.
 func decodeManifest(ctx context.Context, fsys iceio.IO, j decodeJob) {
-	send := func(b entryBatch) bool {
-		select {
-		case j.out <- b:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
 	defer close(j.out)
-	batch := make([]iceberg.ManifestEntry, 0, 256)
-	for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
-		if err != nil {
-			send(entryBatch{err: manifestReadError(j.r.m, err)})
+	d := batcher{ctx: ctx, out: j.out}
+	counts, _ := ctx.Value(decodeCountsKey{}).(*DecodeCounts)
+	// The delete bounds the aggregate reads (IncludePruningStats) are
+	// iceberg-go's to decode.
+	if j.r.fast && !j.r.proj.IncludePruningStats {
+		err := readFast(fsys, j.r, d.add)
+		switch {
+		case err == nil:
+			d.flush()
+			if counts != nil {
+				counts.Fast.Add(1)
+			}
+			return
+		case d.sent || ctx.Err() != nil:
+			d.send(entryBatch{err: manifestReadError(j.r.m, err)})
 			return
 		}
-		batch = append(batch, entry)
-		if len(batch) == cap(batch) {
-			if !send(entryBatch{entries: batch}) {
-				return
-			}
-			batch = make([]iceberg.ManifestEntry, 0, 256)
+		// Nothing handed over yet: iceberg-go's reader reads it, and its
+		// answer (or its error) is the walk's.
+		d.batch = d.batch[:0]
+		if counts != nil {
+			counts.Fallback.Add(1)
 		}
 	}
-	if len(batch) > 0 {
-		send(entryBatch{entries: batch})
+	if counts != nil {
+		counts.Verified.Add(1)
+	}
+	for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
+		if err != nil {
+			d.send(entryBatch{err: manifestReadError(j.r.m, err)})
+			return
+		}
+		if d.add(entry) != nil {
+			return
+		}
+	}
+	d.flush()
+}
+
+// readFast reads manifest r.m with manifestread, calling add with each
+// entry.
+func readFast(fsys iceio.IO, r manifestRead, add func(iceberg.ManifestEntry) error) error {
+	f, err := fsys.Open(r.m.FilePath())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return manifestread.Read(f, r.m, r.discardDeleted, add)
+}
+
+// batcher gathers one manifest's entries into batches for the consumer.
+type batcher struct {
+	ctx   context.Context
+	out   chan entryBatch
+	batch []iceberg.ManifestEntry
+	sent  bool // a batch went to the consumer
+}
+
+// errStopped: the walk stopped (ctx done) while a batch waited.
+var errStopped = errors.New("walk stopped")
+
+func (b *batcher) send(e entryBatch) bool {
+	b.sent = true
+	select {
+	case b.out <- e:
+		return true
+	case <-b.ctx.Done():
+		return false
+	}
+}
+
+// add appends an entry, sending the batch when full.
+func (b *batcher) add(e iceberg.ManifestEntry) error {
+	if b.batch == nil {
+		b.batch = make([]iceberg.ManifestEntry, 0, 256)
+	}
+	b.batch = append(b.batch, e)
+	if len(b.batch) == cap(b.batch) {
+		if !b.send(entryBatch{entries: b.batch}) {
+			return errStopped
+		}
+		b.batch = make([]iceberg.ManifestEntry, 0, 256)
+	}
+	return nil
+}
+
+// flush sends what is left.
+func (b *batcher) flush() {
+	if len(b.batch) > 0 {
+		b.send(entryBatch{entries: b.batch})
 	}
 }
 
