@@ -83,6 +83,9 @@ const (
 // which reader a path used). CountDecodes attaches one to a context.
 type DecodeCounts struct {
 	Fast, Verified, Fallback atomic.Int64
+	// Skipped counts the manifests a fast walk did not read, their list
+	// entry saying they hold no live file (onlyDeleted).
+	Skipped atomic.Int64
 }
 
 type decodeCountsKey struct{}
@@ -326,6 +329,12 @@ func (e *entryWalk) read(ctx context.Context, deletes bool) error {
 		if !wanted && !aggregate {
 			continue
 		}
+		if w.Decoder == DecodeFast && !e.withDeleted && onlyDeleted(x.m) {
+			if c, _ := ctx.Value(decodeCountsKey{}).(*DecodeCounts); c != nil {
+				c.Skipped.Add(1)
+			}
+			continue
+		}
 		// DELETED entries matter only to consumers that take them; the
 		// aggregate's delete index needs the bounds of delete files.
 		todo = append(todo, manifestRead{
@@ -339,6 +348,15 @@ func (e *entryWalk) read(ctx context.Context, deletes bool) error {
 	return readManifests(ctx, w.FS, todo, func(i int, entry iceberg.ManifestEntry) error {
 		return e.entry(i, entry, deletes)
 	})
+}
+
+// onlyDeleted says, from m's manifest list entry alone, that m has no
+// live entry: no ADDED, no EXISTING file. The counts are required from
+// format v2 on (a v1 list may leave them out), and a walk that takes no
+// DELETED entry has nothing to read in it. Only the fast (plan) walks go
+// by it; a walk with iceberg-go's reader reads every manifest.
+func onlyDeleted(m iceberg.ManifestFile) bool {
+	return m.Version() >= 2 && m.AddedDataFiles() == 0 && m.ExistingDataFiles() == 0 && m.DeletedDataFiles() > 0
 }
 
 // entry hands one manifest entry to the aggregate and the consumers.
