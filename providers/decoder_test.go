@@ -46,9 +46,9 @@ func TestApplyDeletesOnIcebergGoReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if planned.Fast.Load() == 0 || planned.Verified.Load() != 0 {
-		t.Fatalf("the plan decoded %d manifests fast, %d with iceberg-go (%d fallen back); want all fast",
-			planned.Fast.Load(), planned.Verified.Load(), planned.Fallback.Load())
+	if planned.Fast.Load() == 0 || planned.Verified.Load() != 0 || planned.FastLists.Load() == 0 || planned.VerifiedLists.Load() != 0 {
+		t.Fatalf("the plan decoded %d manifests fast, %d with iceberg-go (%d fallen back), %d lists fast, %d with iceberg-go; want all fast",
+			planned.Fast.Load(), planned.Verified.Load(), planned.Fallback.Load(), planned.FastLists.Load(), planned.VerifiedLists.Load())
 	}
 	types := map[diff.ActionType]diff.Action{}
 	for _, a := range tp.Actions {
@@ -70,9 +70,9 @@ func TestApplyDeletesOnIcebergGoReading(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v (%+v)", typ, err, res)
 		}
-		if applied.Fast.Load() != 0 || applied.Verified.Load() == 0 {
-			t.Errorf("%s at apply decoded %d manifests fast and %d with iceberg-go; want iceberg-go's alone",
-				typ, applied.Fast.Load(), applied.Verified.Load())
+		if applied.Fast.Load() != 0 || applied.Verified.Load() == 0 || applied.FastLists.Load() != 0 {
+			t.Errorf("%s at apply decoded %d manifests fast and %d with iceberg-go, %d lists fast; want iceberg-go's alone",
+				typ, applied.Fast.Load(), applied.Verified.Load(), applied.FastLists.Load())
 		}
 	}
 	if _, err := os.Stat(stray); !os.IsNotExist(err) {

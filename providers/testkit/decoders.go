@@ -41,7 +41,7 @@ func SameOnBothDecoders(t testing.TB, tbl *table.Table) int {
 	}
 	var slow, fast reach.DecodeCounts
 	want, got := walk(reach.DecodeVerified, &slow), walk(reach.DecodeFast, &fast)
-	if fast.Fallback.Load() != 0 || fast.Verified.Load() != 0 || fast.Fast.Load() != slow.Verified.Load() {
+	if fast.Fallback.Load() != 0 || fast.Verified.Load() != 0 || fast.Fast.Load() != slow.Verified.Load() || slow.FastLists.Load() != 0 {
 		t.Fatalf("the fast walk decoded %d manifests fast, %d with iceberg-go (%d fallen back); iceberg-go's walk %d",
 			fast.Fast.Load(), fast.Verified.Load(), fast.Fallback.Load(), slow.Verified.Load())
 	}

@@ -37,3 +37,32 @@ func Differences(a, b iceberg.ManifestEntry) []string {
 	diff("content_size_in_bytes", x.ContentSizeInBytes(), y.ContentSizeInBytes())
 	return out
 }
+
+// ListDifferences lists where manifest list entry b differs from a, in
+// every field of iceberg.ManifestFile: empty when they agree.
+func ListDifferences(a, b iceberg.ManifestFile) []string {
+	var out []string
+	diff := func(what string, x, y any) {
+		if !reflect.DeepEqual(x, y) {
+			out = append(out, fmt.Sprintf("%s: %#v != %#v", what, x, y))
+		}
+	}
+	diff("version", a.Version(), b.Version())
+	diff("manifest_path", a.FilePath(), b.FilePath())
+	diff("manifest_length", a.Length(), b.Length())
+	diff("partition_spec_id", a.PartitionSpecID(), b.PartitionSpecID())
+	diff("content", a.ManifestContent(), b.ManifestContent())
+	diff("added_snapshot_id", a.SnapshotID(), b.SnapshotID())
+	diff("added_files_count", a.AddedDataFiles(), b.AddedDataFiles())
+	diff("existing_files_count", a.ExistingDataFiles(), b.ExistingDataFiles())
+	diff("deleted_files_count", a.DeletedDataFiles(), b.DeletedDataFiles())
+	diff("added_rows_count", a.AddedRows(), b.AddedRows())
+	diff("existing_rows_count", a.ExistingRows(), b.ExistingRows())
+	diff("deleted_rows_count", a.DeletedRows(), b.DeletedRows())
+	diff("sequence_number", a.SequenceNum(), b.SequenceNum())
+	diff("min_sequence_number", a.MinSequenceNum(), b.MinSequenceNum())
+	diff("key_metadata", a.KeyMetadata(), b.KeyMetadata())
+	diff("partitions", a.Partitions(), b.Partitions())
+	diff("first_row_id", a.FirstRowID(), b.FirstRowID())
+	return out
+}

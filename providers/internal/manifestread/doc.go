@@ -13,7 +13,10 @@
 // decoded with twmb/avro (its codecs and its resolved-schema decoding,
 // which skips the fields left out: column statistics, split offsets, key
 // metadata) into iceberg-go's own ManifestEntry, built with its exported
-// constructors, so the consumers see the types they always saw.
+// constructors, so the consumers see the types they always saw. ReadList
+// does the same for v1 and v2 manifest lists (into iceberg-go's
+// ManifestFile; a v3 list's first_row_id has no exported setter, so
+// iceberg-go reads those).
 //
 // It is a fast path, not an authority: a file is deleted only on the word
 // of iceberg-go's own reader. reach.Spec.Decoder chooses; its zero value

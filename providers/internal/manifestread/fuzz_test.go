@@ -1,6 +1,7 @@
 package manifestread
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,3 +78,48 @@ var errPanicked = errorString("iceberg-go panicked")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// FuzzReadList: ReadList on any bytes returns manifest files or an error,
+// never a panic; what it reads without error, iceberg-go reads the same.
+// Seeds: testdata/seed-list (a v1 list of Spark's, a v2 list of DuckDB's).
+//
+//	go test ./providers/internal/manifestread -run '^$' -fuzz FuzzReadList -fuzztime 60s
+func FuzzReadList(f *testing.F) {
+	seeds, err := filepath.Glob("testdata/seed-list/*.avro")
+	if err != nil || len(seeds) == 0 {
+		f.Fatalf("no seeds in testdata/seed-list: %v", err)
+	}
+	for _, p := range seeds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ReadList(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		want, werr := func() (ms []iceberg.ManifestFile, err error) {
+			defer func() {
+				if recover() != nil {
+					ms, err = nil, errPanicked
+				}
+			}()
+			return iceberg.ReadManifestList(bytes.NewReader(data))
+		}()
+		if werr != nil {
+			t.Logf("ReadList accepts what iceberg-go refuses: %v", werr)
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d manifests, iceberg-go %d", len(got), len(want))
+		}
+		for i := range want {
+			if d := ListDifferences(want[i], got[i]); len(d) > 0 {
+				t.Fatalf("manifest %d: %s", i, strings.Join(d, "; "))
+			}
+		}
+	})
+}

@@ -12,8 +12,20 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
-// readers are the buffered readers of Read, reused across manifests.
+// readers are the buffered readers of Read and ReadList, reused across
+// files.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
+func getReader(r io.Reader) *bufio.Reader {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readers.Put(br)
+}
 
 // entry is the projection of a manifest entry we decode (see readField).
 type entry struct {
@@ -60,12 +72,8 @@ type v1Entry struct {
 // against m as iceberg-go checks it. Any error means: read it with
 // iceberg-go instead, whose answer is authoritative.
 func Read(r io.Reader, m iceberg.ManifestFile, discardDeleted bool, fn func(iceberg.ManifestEntry) error) error {
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(r)
-	defer func() {
-		br.Reset(nil)
-		readers.Put(br)
-	}()
+	br := getReader(r)
+	defer putReader(br)
 	h, err := readHeader(br)
 	if err != nil {
 		return err

@@ -225,3 +225,56 @@ func TestReadRefusesCorruptManifests(t *testing.T) {
 		t.Error("an altered sync marker: no error")
 	}
 }
+
+// TestReadListAgreesWithIcebergGoOnTheCorpus: every manifest list of the
+// repository's tables decodes to the same manifest files, field by field,
+// as iceberg-go's ReadManifestList, except v3 lists, which ReadList leaves
+// to iceberg-go (ErrV3List); what iceberg-go refuses, ReadList refuses.
+func TestReadListAgreesWithIcebergGoOnTheCorpus(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	lists, compared, v3 := 0, 0, 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".avro") || !isManifestList(t, p) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		lists++
+		want, werr := iceberg.ReadManifestList(bytes.NewReader(b))
+		got, gerr := ReadList(bytes.NewReader(b))
+		switch {
+		case errors.Is(gerr, ErrV3List):
+			v3++
+		case werr != nil && gerr == nil:
+			t.Errorf("%s: iceberg-go refuses it (%v), ReadList does not", p, werr)
+		case werr != nil:
+		case gerr != nil:
+			t.Errorf("%s: ReadList refuses what iceberg-go reads: %v", p, gerr)
+		case len(got) != len(want):
+			t.Errorf("%s: %d manifests, iceberg-go %d", p, len(got), len(want))
+		default:
+			for i := range want {
+				if d := ListDifferences(want[i], got[i]); len(d) > 0 {
+					t.Errorf("%s entry %d: %s", p, i, strings.Join(d, "; "))
+				}
+				compared++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lists < 50 || compared < 100 {
+		t.Fatalf("%d lists, %d entries compared: is the walk looking at the repository?", lists, compared)
+	}
+	t.Logf("%d manifest lists, %d entries compared, %d v3 lists left to iceberg-go", lists, compared, v3)
+}

@@ -25,17 +25,47 @@ type plan struct {
 	idToScale  map[int]int
 }
 
-// maxPlans bounds the cache of plans: a fleet's tables share a handful of
+// maxPlans bounds each cache of plans: a fleet's tables share a handful of
 // schemas (one per partition layout and format version), so this is
 // plenty; past it, an arbitrary plan is dropped.
 const maxPlans = 256
 
+// cache holds what was built from one distinct schema, at most maxPlans.
+type cache[T any] struct {
+	mu sync.Mutex
+	m  map[string]*T
+}
+
+// get returns key's value, building it with build the first time.
+func (c *cache[T]) get(key string, build func() (*T, error)) (*T, error) {
+	c.mu.Lock()
+	v := c.m[key]
+	c.mu.Unlock()
+	if v != nil {
+		return v, nil
+	}
+	v, err := build()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*T{}
+	}
+	if len(c.m) >= maxPlans {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = v
+	return v, nil
+}
+
 // plans caches a plan by the bytes of the writer schema and the manifest's
 // partition-spec metadata.
-var plans = struct {
-	sync.Mutex
-	m map[string]*plan
-}{m: map[string]*plan{}}
+var plans cache[plan]
 
 // planFor returns the plan of a manifest's header, parsing the schema only
 // the first time it is seen.
@@ -45,27 +75,7 @@ func planFor(meta map[string][]byte) (*plan, error) {
 		return nil, errors.New("the Avro header has no avro.schema")
 	}
 	spec := meta["partition-spec"]
-	key := string(schema) + "\x00" + string(spec)
-	plans.Lock()
-	p := plans.m[key]
-	plans.Unlock()
-	if p != nil {
-		return p, nil
-	}
-	p, err := newPlan(string(schema), spec)
-	if err != nil {
-		return nil, err
-	}
-	plans.Lock()
-	if len(plans.m) >= maxPlans {
-		for k := range plans.m {
-			delete(plans.m, k)
-			break
-		}
-	}
-	plans.m[key] = p
-	plans.Unlock()
-	return p, nil
+	return plans.get(string(schema)+"\x00"+string(spec), func() (*plan, error) { return newPlan(string(schema), spec) })
 }
 
 // Parsed counts the writer schemas parsed (tests: once per distinct one).

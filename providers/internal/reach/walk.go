@@ -73,9 +73,10 @@ const (
 	// DecodeVerified is iceberg-go's reader (iceberg.EntriesWithProjection).
 	DecodeVerified Decoder = iota
 	// DecodeFast is manifestread's: the schema of each distinct manifest
-	// header parsed once, only the fields the consumers read decoded. For
-	// the plan's read-only walks. A manifest it cannot read, or whose
-	// delete bounds the aggregate needs, goes to iceberg-go's reader.
+	// (and manifest list) header parsed once, only the fields the
+	// consumers read decoded. For the plan's read-only walks. A manifest it
+	// cannot read, or whose delete bounds the aggregate needs, and a list
+	// it cannot read (a v3 list), go to iceberg-go's reader.
 	DecodeFast
 )
 
@@ -86,6 +87,9 @@ type DecodeCounts struct {
 	// Skipped counts the manifests a fast walk did not read, their list
 	// entry saying they hold no live file (onlyDeleted).
 	Skipped atomic.Int64
+	// FastLists and VerifiedLists count the manifest lists read by
+	// manifestread and by iceberg-go.
+	FastLists, VerifiedLists atomic.Int64
 }
 
 type decodeCountsKey struct{}
@@ -244,7 +248,7 @@ func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walk
 				return nil, nil, err
 			}
 		}
-		list, err := snap.Manifests(w.FS)
+		list, err := w.manifests(ctx, snap)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
 		}
@@ -272,6 +276,35 @@ func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walk
 		}
 	}
 	return ms, walked, nil
+}
+
+// manifests reads snap's manifest list: with manifestread's ReadList in a
+// fast walk (its schema parsed once per distinct schema), iceberg-go's
+// reader otherwise and for whatever ReadList does not read (a v3 list, an
+// embedded v1 manifest list, an error).
+func (w Spec) manifests(ctx context.Context, snap table.Snapshot) ([]iceberg.ManifestFile, error) {
+	counts, _ := ctx.Value(decodeCountsKey{}).(*DecodeCounts)
+	if w.Decoder == DecodeFast && snap.ManifestList != "" {
+		if list, err := readListFast(w.FS, snap.ManifestList); err == nil {
+			if counts != nil {
+				counts.FastLists.Add(1)
+			}
+			return list, nil
+		}
+	}
+	if counts != nil && snap.ManifestList != "" {
+		counts.VerifiedLists.Add(1)
+	}
+	return snap.Manifests(w.FS)
+}
+
+func readListFast(fsys iceio.IO, path string) ([]iceberg.ManifestFile, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return manifestread.ReadList(f)
 }
 
 // statisticsFiles hands the statistics and partition statistics files of
