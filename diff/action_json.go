@@ -12,12 +12,13 @@ type actionHeader struct {
 	Type        ActionType `json:"type"`
 	Destructive bool       `json:"destructive"`
 	Reason      string     `json:"reason"`
+	Estimate    *Usage     `json:"estimate,omitempty"`
 }
 
 // MarshalJSON writes the action as one flat object (docs/design.md §5.2): type,
 // destructive and reason beside the payload's fields.
 func (a Action) MarshalJSON() ([]byte, error) {
-	head, err := json.Marshal(actionHeader{Type: a.Type, Destructive: a.Destructive, Reason: a.Reason})
+	head, err := json.Marshal(actionHeader{Type: a.Type, Destructive: a.Destructive, Reason: a.Reason, Estimate: a.Estimate})
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +48,7 @@ func (a *Action) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &h); err != nil {
 		return fmt.Errorf("action: %w", err)
 	}
-	*a = Action{Type: h.Type, Destructive: h.Destructive, Reason: h.Reason}
+	*a = Action{Type: h.Type, Destructive: h.Destructive, Reason: h.Reason, Estimate: h.Estimate}
 	k, ok := KindOf(h.Type)
 	if !ok {
 		return fmt.Errorf("action: unknown type %q", h.Type)

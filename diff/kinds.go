@@ -74,6 +74,9 @@ type Action struct {
 	Type        ActionType `json:"type"`
 	Destructive bool       `json:"destructive"`
 	Reason      string     `json:"reason"` // "snapshot_retention.max_age = \"2d\" (main.icewright.hcl:12)"
+	// Estimate is what the action is expected to cost and free (diff.Usage),
+	// from the metadata the plan read; nil when not estimated.
+	Estimate *Usage `json:"-"`
 
 	Properties      *PropertiesChange `json:"-"`
 	SortOrder       *SortOrderChange  `json:"-"`
