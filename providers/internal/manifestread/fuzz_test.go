@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 )
@@ -16,7 +17,7 @@ import (
 // the same. Seeds: testdata/seed (a v1 and a v2 data manifest, a v2
 // position-delete manifest; deflate and null codecs).
 //
-//	go test ./providers/internal/manifestread -run '^$' -fuzz FuzzRead -fuzztime 60s
+//	go test ./providers/internal/manifestread -run '^$' -fuzz '^FuzzRead$' -fuzztime 60s -fuzzminimizetime 2s
 func FuzzRead(f *testing.F) {
 	seeds, err := filepath.Glob("testdata/seed/*.avro")
 	if err != nil || len(seeds) == 0 {
@@ -43,6 +44,9 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		m := b.Build()
+		// A hang is a failure too: the worker's crash keeps the input.
+		stall := time.AfterFunc(20*time.Second, func() { panic("an input decoding for over 20 s") })
+		defer stall.Stop()
 		got, err := ourEntries(m, data, false)
 		if err != nil {
 			return
@@ -83,7 +87,7 @@ func (e errorString) Error() string { return string(e) }
 // never a panic; what it reads without error, iceberg-go reads the same.
 // Seeds: testdata/seed-list (a v1 list of Spark's, a v2 list of DuckDB's).
 //
-//	go test ./providers/internal/manifestread -run '^$' -fuzz FuzzReadList -fuzztime 60s
+//	go test ./providers/internal/manifestread -run '^$' -fuzz FuzzReadList -fuzztime 60s -fuzzminimizetime 2s
 func FuzzReadList(f *testing.F) {
 	seeds, err := filepath.Glob("testdata/seed-list/*.avro")
 	if err != nil || len(seeds) == 0 {
