@@ -42,7 +42,9 @@ const DefaultSpillLimit = 200_000
 // costs more than reading it (iceberg-go parses and resolves the Avro
 // header schema of every file it opens: 40% of a plan's CPU when each
 // consumer walked on its own), so Walk reads every manifest list once and
-// every distinct manifest once, and hands each file to every consumer.
+// every distinct manifest once, and hands each file to every consumer; a
+// plan's walk decodes with manifestread, which parses each distinct schema
+// once (Decoder).
 type Spec struct {
 	Meta table.Metadata
 	FS   iceio.IO
