@@ -100,7 +100,11 @@ func buildPolicyFields() []fieldDesc {
 		{"compaction", "memory", kindSize, func(p *PolicyBody) any { return &p.Compaction.Memory }, nil,
 			"The memory the groups rewritten at the same time share: a group starts when its estimated need fits beside the running ones' (or alone), and a sort spills past it (`0`: twice `target_file_size` plus 16 MiB per concurrent group)."},
 		{"compaction", "max_bytes_per_run", kindSize, func(p *PolicyBody) any { return &p.Compaction.MaxBytesPerRun }, nil,
-			"Stop selecting file groups once this many bytes are planned in one run (`0`: no limit); the rest waits for the next run."},
+			"Stop selecting file groups once this many bytes are planned in one run (`0`: no limit); the rest waits for the next run. With any budget set, the groups with the largest saving per byte rewritten go first (docs/cost.md)."},
+		{"compaction", "max_cost", kindFloat, func(p *PolicyBody) any { return &p.Compaction.MaxCost }, checkNonNegative,
+			"The most a run's estimate may cost, in US dollars at the table's prices (`pricing`; docs/cost.md): groups are taken, the largest saving per byte rewritten first, while the run stays within it; the rest waits for the next run, as the plan says (`0`: no limit). A table without prices (local storage) cannot honour it: its compaction is refused in the plan."},
+		{"compaction", "max_cpu_hours", kindFloat, func(p *PolicyBody) any { return &p.Compaction.MaxCPUHours }, checkNonNegative,
+			"The most CPU-hours a run's estimate may take (docs/cost.md), honoured as `max_cost` is (`0`: no limit)."},
 		{"compaction", "where", kindString, func(p *PolicyBody) any { return &p.Compaction.Where }, nil,
 			"A SQL filter on the table's columns (such as `\"event_ts >= current_date - interval '7' day\"`) limiting compaction to the partitions whose rows can match; one relative to the clock is evaluated again at apply."},
 		{"compaction", "engine", kindString, func(p *PolicyBody) any { return &p.Compaction.Engine }, nil,
@@ -152,6 +156,19 @@ func buildPolicyFields() []fieldDesc {
 			"The coarser time transform aged partitions are rewritten into: `\"day\"`, `\"month\"` or `\"year\"`, coarser than `from`."},
 		{"partition_ageing", "default", kindBool, func(p *PolicyBody) any { return &p.PartitionAgeing.Default }, nil,
 			"Also make the coarser spec the table's default spec, in the same commit (or alone, while nothing is old enough yet), so writers write it; the files still in the finer spec are aged as their windows end. `false`: the finer spec stays the default and writers keep writing it."},
+
+		{"pricing", "storage", kindString, func(p *PolicyBody) any { return &p.Pricing.Storage }, checkEnum("pricing storage", storageNames()...),
+			"The storage class whose default prices fill the prices this block does not set: `\"s3\"` (S3 Standard), `\"gcs\"` (Cloud Storage Standard), `\"azure\"` (Blob Storage Hot) or `\"none\"` (no defaults). Unset: from the table location's scheme (`s3`, `s3a`, `s3n`; `gs`; `abfs`, `abfss`, `wasb`, `wasbs`; anything else, such as local files, has none). docs/cost.md lists the defaults and the dates they were read."},
+		{"pricing", "storage_gb_month", kindFloat, func(p *PolicyBody) any { return &p.Pricing.StorageGBMonth }, checkPrice,
+			"US dollars per GB (10^9 bytes) stored for a month: what bytes freed save."},
+		{"pricing", "put_per_1000", kindFloat, func(p *PolicyBody) any { return &p.Pricing.PutPer1000 }, checkPrice,
+			"US dollars per 1,000 PUT and LIST requests (class A; a multipart part is one PUT)."},
+		{"pricing", "get_per_1000", kindFloat, func(p *PolicyBody) any { return &p.Pricing.GetPer1000 }, checkPrice,
+			"US dollars per 1,000 GET and HEAD requests (class B): what a run reads, and what a reader saves per object a scan no longer opens."},
+		{"pricing", "cpu_hour", kindFloat, func(p *PolicyBody) any { return &p.Pricing.CPUHour }, checkPrice,
+			"US dollars per CPU-hour of the process that runs the maintenance."},
+		{"pricing", "scans_per_month", kindFloat, func(p *PolicyBody) any { return &p.Pricing.ScansPerMonth }, checkPrice,
+			"How many full scans of the table its readers make in a month: the reader's saving per month is the objects a scan no longer opens times this, at `get_per_1000`."},
 	}
 }
 
@@ -170,6 +187,8 @@ func blockState(p *PolicyBody, block string) (*bool, *hcl.Range) {
 		return &p.DanglingDeletes.Declared, &p.DanglingDeletes.DeclRange
 	case "partition_ageing":
 		return &p.PartitionAgeing.Declared, &p.PartitionAgeing.DeclRange
+	case "pricing":
+		return &p.Pricing.Declared, &p.Pricing.DeclRange
 	}
 	panic("config: unknown nested block " + block) // programming error: nestedBlocks and this switch disagree
 }
@@ -189,6 +208,13 @@ func checkTargetSize(v any) *fieldProblem {
 func checkPositiveSize(v any) *fieldProblem {
 	if v.(int64) <= 0 {
 		return &fieldProblem{hcl.DiagError, "Invalid size", "This size must be more than zero bytes.", ""}
+	}
+	return nil
+}
+
+func checkNonNegative(v any) *fieldProblem {
+	if f := v.(float64); f < 0 {
+		return &fieldProblem{hcl.DiagError, "Value out of range", fmt.Sprintf("The value cannot be negative; got %g (0: no limit).", f), ""}
 	}
 	return nil
 }

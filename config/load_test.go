@@ -259,6 +259,26 @@ policy "p" {
 			want: []string{"main.icewright.hcl:9:40: error: Incorrect attribute value type"},
 		},
 		{
+			name: "negative price",
+			src: baseCatalog + `
+policy "p" {
+  pricing {
+    put_per_1000 = -0.005
+  }
+}`,
+			want:   []string{"main.icewright.hcl:10:20: error: Invalid price"},
+			detail: "cannot be negative",
+		},
+		{
+			name: "unknown pricing storage suggests the nearest",
+			src: baseCatalog + `
+policy "p" {
+  pricing { storage = "gs" }
+}`,
+			want:   []string{"main.icewright.hcl:9:23: error: Invalid pricing storage"},
+			detail: `use one of "s3", "gcs", "azure", "none"`,
+		},
+		{
 			name: "undeclared policy",
 			src: baseCatalog + `
 policy "base" {}
@@ -834,6 +854,8 @@ policy "p" {
     max_concurrent_groups = 4
     memory                = "2GiB"
     max_bytes_per_run     = "1TB"
+    max_cost              = 12.5
+    max_cpu_hours         = 2
     where                 = "ts > 0"
     engine                = "spark"
     engine_above          = "64GiB"
@@ -859,6 +881,14 @@ policy "p" {
   manifests {
     max_count   = 10
     target_size = "16MiB"
+  }
+  pricing {
+    storage          = "gcs"
+    storage_gb_month = 0.02
+    put_per_1000     = 0.005
+    get_per_1000     = 0.0004
+    cpu_hour         = 0.05
+    scans_per_month  = 100
   }
 }
 table "lake.a.b" { policy = policy.p }
@@ -895,6 +925,8 @@ table "lake.a.b" { policy = policy.p }
 		"compaction.memory":                      `"2GiB"`,
 		"compaction.max_concurrent_groups":       `4`,
 		"compaction.max_bytes_per_run":           `"1TB"`,
+		"compaction.max_cost":                    `12.5`,
+		"compaction.max_cpu_hours":               `2`,
 		"compaction.where":                       `"ts > 0"`,
 		"compaction.engine":                      `"spark"`,
 		"compaction.engine_above":                `"64GiB"`,
@@ -914,6 +946,12 @@ table "lake.a.b" { policy = policy.p }
 		"orphan_files.every":                     `"12h"`,
 		"manifests.max_count":                    `10`,
 		"manifests.target_size":                  `"16MiB"`,
+		"pricing.storage":                        `"gcs"`,
+		"pricing.storage_gb_month":               `0.02`,
+		"pricing.put_per_1000":                   `0.005`,
+		"pricing.get_per_1000":                   `0.0004`,
+		"pricing.cpu_hour":                       `0.05`,
+		"pricing.scans_per_month":                `100`,
 	}
 	if len(got) != len(want) {
 		t.Errorf("explain has %d lines, want %d: %v", len(got), len(want), got)
