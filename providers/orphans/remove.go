@@ -21,6 +21,7 @@ import (
 	"github.com/icewright/icewright/providers/internal/bound"
 	"github.com/icewright/icewright/providers/internal/objdel"
 	"github.com/icewright/icewright/providers/internal/objlist"
+	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
 )
 
@@ -647,7 +648,7 @@ func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string
 		case err != nil:
 			out[strings.Join(ident, ".")] = TableLocation{Unreadable: fmt.Sprintf("load: %v", err)}
 		default:
-			out[strings.Join(ident, ".")] = ReadTable(ctx, t)
+			out[strings.Join(ident, ".")] = ReadTable(ctx, t, reach.DecodeVerified)
 		}
 		return nil
 	})
