@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -80,11 +81,21 @@ func (e *Effective) PolicyDigest() string {
 	writeField(h, []byte("address"), []byte(e.Address))
 	b := &e.PolicyBody
 	for _, blk := range nestedBlocks {
+		if blk == "pricing" {
+			continue // turns nothing on: its prices are fields
+		}
 		declared, _ := blockState(b, blk)
 		writeField(h, []byte("block"), []byte(blk), []byte(strconv.FormatBool(*declared)))
 	}
-	for _, f := range policyFields() {
-		writeField(h, []byte("field"), []byte(f.path()), digestValue(f.kind, f.get(b).(settingPtr).value()))
+	defaults := digestDefaults()
+	for i, f := range policyFields() {
+		v := digestValue(f.kind, f.get(b).(settingPtr).value())
+		if digestOmitDefault[f.block] || digestOmitDefault[f.path()] {
+			if string(v) == string(defaults[i]) {
+				continue
+			}
+		}
+		writeField(h, []byte("field"), []byte(f.path()), v)
 	}
 	keys := make([]string, 0, len(b.Properties))
 	for k := range b.Properties {
@@ -96,6 +107,24 @@ func (e *Effective) PolicyDigest() string {
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
+
+// digestOmitDefault names the blocks and attributes added after plan
+// format 2.0 (docs/plan-format.md, 2.1): at their default they are left out
+// of the digest, so the policies that do not use them keep the digest they
+// had, and a plan saved before them still applies.
+var digestOmitDefault = map[string]bool{"pricing": true, "compaction.max_cost": true, "compaction.max_cpu_hours": true}
+
+// digestDefaults are digestValue of every policy field's default, in
+// policyFields order.
+var digestDefaults = sync.OnceValue(func() [][]byte {
+	var pb PolicyBody
+	fillDefaults(&pb)
+	out := make([][]byte, len(policyFields()))
+	for i, f := range policyFields() {
+		out[i] = digestValue(f.kind, f.get(&pb).(settingPtr).value())
+	}
+	return out
+})
 
 // digestValue encodes a policy value exactly (bytes, nanoseconds, the
 // canonical sort terms) so that two values digest alike only when equal.

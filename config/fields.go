@@ -152,6 +152,19 @@ func buildPolicyFields() []fieldDesc {
 			"The coarser time transform aged partitions are rewritten into: `\"day\"`, `\"month\"` or `\"year\"`, coarser than `from`."},
 		{"partition_ageing", "default", kindBool, func(p *PolicyBody) any { return &p.PartitionAgeing.Default }, nil,
 			"Also make the coarser spec the table's default spec, in the same commit (or alone, while nothing is old enough yet), so writers write it; the files still in the finer spec are aged as their windows end. `false`: the finer spec stays the default and writers keep writing it."},
+
+		{"pricing", "storage", kindString, func(p *PolicyBody) any { return &p.Pricing.Storage }, checkEnum("pricing storage", storageNames()...),
+			"The storage class whose default prices fill the prices this block does not set: `\"s3\"` (S3 Standard), `\"gcs\"` (Cloud Storage Standard), `\"azure\"` (Blob Storage Hot) or `\"none\"` (no defaults). Unset: from the table location's scheme (`s3`, `s3a`, `s3n`; `gs`; `abfs`, `abfss`, `wasb`, `wasbs`; anything else, such as local files, has none). docs/cost.md lists the defaults and the dates they were read."},
+		{"pricing", "storage_gb_month", kindFloat, func(p *PolicyBody) any { return &p.Pricing.StorageGBMonth }, checkPrice,
+			"US dollars per GB (10^9 bytes) stored for a month: what bytes freed save."},
+		{"pricing", "put_per_1000", kindFloat, func(p *PolicyBody) any { return &p.Pricing.PutPer1000 }, checkPrice,
+			"US dollars per 1,000 PUT and LIST requests (class A; a multipart part is one PUT)."},
+		{"pricing", "get_per_1000", kindFloat, func(p *PolicyBody) any { return &p.Pricing.GetPer1000 }, checkPrice,
+			"US dollars per 1,000 GET and HEAD requests (class B): what a run reads, and what a reader saves per object a scan no longer opens."},
+		{"pricing", "cpu_hour", kindFloat, func(p *PolicyBody) any { return &p.Pricing.CPUHour }, checkPrice,
+			"US dollars per CPU-hour of the process that runs the maintenance."},
+		{"pricing", "scans_per_month", kindFloat, func(p *PolicyBody) any { return &p.Pricing.ScansPerMonth }, checkPrice,
+			"How many full scans of the table its readers make in a month: the reader's saving per month is the objects a scan no longer opens times this, at `get_per_1000`."},
 	}
 }
 
@@ -170,6 +183,8 @@ func blockState(p *PolicyBody, block string) (*bool, *hcl.Range) {
 		return &p.DanglingDeletes.Declared, &p.DanglingDeletes.DeclRange
 	case "partition_ageing":
 		return &p.PartitionAgeing.Declared, &p.PartitionAgeing.DeclRange
+	case "pricing":
+		return &p.Pricing.Declared, &p.Pricing.DeclRange
 	}
 	panic("config: unknown nested block " + block) // programming error: nestedBlocks and this switch disagree
 }

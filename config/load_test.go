@@ -259,6 +259,26 @@ policy "p" {
 			want: []string{"main.icewright.hcl:9:40: error: Incorrect attribute value type"},
 		},
 		{
+			name: "negative price",
+			src: baseCatalog + `
+policy "p" {
+  pricing {
+    put_per_1000 = -0.005
+  }
+}`,
+			want:   []string{"main.icewright.hcl:10:20: error: Invalid price"},
+			detail: "cannot be negative",
+		},
+		{
+			name: "unknown pricing storage suggests the nearest",
+			src: baseCatalog + `
+policy "p" {
+  pricing { storage = "gs" }
+}`,
+			want:   []string{"main.icewright.hcl:9:23: error: Invalid pricing storage"},
+			detail: `use one of "s3", "gcs", "azure", "none"`,
+		},
+		{
 			name: "undeclared policy",
 			src: baseCatalog + `
 policy "base" {}
@@ -860,6 +880,14 @@ policy "p" {
     max_count   = 10
     target_size = "16MiB"
   }
+  pricing {
+    storage          = "gcs"
+    storage_gb_month = 0.02
+    put_per_1000     = 0.005
+    get_per_1000     = 0.0004
+    cpu_hour         = 0.05
+    scans_per_month  = 100
+  }
 }
 table "lake.a.b" { policy = policy.p }
 `}, LoadOptions{})
@@ -914,6 +942,12 @@ table "lake.a.b" { policy = policy.p }
 		"orphan_files.every":                     `"12h"`,
 		"manifests.max_count":                    `10`,
 		"manifests.target_size":                  `"16MiB"`,
+		"pricing.storage":                        `"gcs"`,
+		"pricing.storage_gb_month":               `0.02`,
+		"pricing.put_per_1000":                   `0.005`,
+		"pricing.get_per_1000":                   `0.0004`,
+		"pricing.cpu_hour":                       `0.05`,
+		"pricing.scans_per_month":                `100`,
 	}
 	if len(got) != len(want) {
 		t.Errorf("explain has %d lines, want %d: %v", len(got), len(want), got)

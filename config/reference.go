@@ -53,6 +53,7 @@ var nestedBlockDocs = []blockDoc{
 	{"manifests", nil, "Rewrite the current snapshot's manifests when there are too many (`rewrite_manifests`)."},
 	{"dangling_deletes", nil, "Remove from the metadata the delete files that no live data file can apply to any more (`remove_dangling_deletes`): position deletes and deletion vectors naming only data files gone from the snapshot, equality deletes that no live data file of their partition is older than. No attributes: `dangling_deletes {}` turns it on."},
 	{"partition_ageing", nil, "Rewrite old partitions of a time-partitioned table into a coarser spec (`age_partitions`): `partition_ageing { after = \"90d\"  from = \"day\"  to = \"month\" }` moves every day of each month that ended 90 days ago into one month partition. The coarser spec is the table's default spec with its `from` field replaced by the `to` transform of the same column; it is added in the rewrite's own commit and is not made the default spec (writers keep writing days) unless `default = true`. A table where that spec is ambiguous (no `from` field or two, another time field of the column, format v1) is a refusal in the plan."},
+	{"pricing", nil, "The prices a plan turns its estimates into money with (docs/cost.md): the cost of the run, the saving per month and the payback time. Unlike the blocks above it runs nothing; without it a table on S3, Cloud Storage or Azure Blob Storage gets its storage's default prices, and one on local storage none (its plan shows quantities only)."},
 }
 
 var nestedBlocks = blockNames(nestedBlockDocs)
@@ -196,6 +197,15 @@ func fieldDefault(f fieldDesc) string {
 	if f.kind == kindSize && f.name != "target_file_size" && va != renderValue(f.kind, sb.value()) {
 		v, target := sa.value().(int64), a.TargetFileSize.Value
 		return fmt.Sprintf("%d%% of `target_file_size` (%s with its default)", (v*100+target/2)/target, FormatSize(v))
+	}
+	if f.block == "pricing" {
+		// Prices default per table, from its storage (PricingPolicy.For).
+		switch va {
+		case `""`:
+			return "from the location's scheme"
+		case "0":
+			return "the storage's ([docs/cost.md](cost.md))"
+		}
 	}
 	switch va {
 	case `""`, "[]", "{}", `"0s"`, "0", "false":

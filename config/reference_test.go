@@ -39,7 +39,7 @@ func TestReference(t *testing.T) {
 // the attributes its tables list.
 func referenceSections(t *testing.T, doc string) map[string]map[string]bool {
 	t.Helper()
-	row := regexp.MustCompile("^\\| `([a-z_]+)` \\|")
+	row := regexp.MustCompile("^\\| `([a-z_0-9]+)` \\|")
 	out := map[string]map[string]bool{}
 	section := ""
 	for _, line := range strings.Split(doc, "\n") {

@@ -187,6 +187,7 @@ func fillDefaults(p *PolicyBody) {
 	def(&ag.From, "day")
 	def(&ag.To, "month")
 	def(&ag.Default, false)
+	def(&p.Pricing.ScansPerMonth, DefaultScansPerMonth)
 	if p.Properties == nil {
 		p.Properties = map[string]Setting[string]{}
 	}

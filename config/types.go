@@ -133,6 +133,7 @@ type PolicyBody struct {
 	Manifests         ManifestPolicy
 	DanglingDeletes   DanglingDeletesPolicy
 	PartitionAgeing   AgeingPolicy
+	Pricing           PricingPolicy
 }
 
 type CompactionPolicy struct {

@@ -51,6 +51,11 @@ type TablePlan struct {
 	Actions      []Action  `json:"actions"` // docs/design.md §5.1 order; empty = in policy
 	Refusals     []Refusal `json:"refusals,omitempty"`
 	Warnings     []Warning `json:"warnings,omitempty"`
+	// Pricing are the table's prices (its pricing block over its storage's
+	// defaults, config.PricingPolicy.For), which Price turns its actions'
+	// estimates into money with; nil when it has none (local storage): its
+	// views show quantities only (format 2.1, additive).
+	Pricing *config.Prices `json:"pricing,omitempty"`
 	// NextDue and DueRule are NextDue's answer for the table as observed,
 	// set when the planner is asked (reconcile); not part of the document.
 	NextDue time.Time `json:"-"`

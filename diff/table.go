@@ -38,6 +38,9 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	if tp.Address == "" {
 		tp.Address = pol.Address
 	}
+	if pr, ok := pol.Pricing.For(st.Location); ok {
+		tp.Pricing = &pr
+	}
 	in := &planInput{pol: pol, st: st, now: now, props: propsAfter(pol, st)}
 	for _, k := range kinds {
 		a, refusals, ok := k.plan(in)

@@ -1,0 +1,73 @@
+package diff
+
+import (
+	"math"
+	"testing"
+
+	"github.com/icewright/icewright/config"
+)
+
+func TestPrice(t *testing.T) {
+	if _, ok := Price(Usage{BytesFreed: 1}, nil); ok {
+		t.Error("priced without prices")
+	}
+	p := &config.Prices{StorageGBMonth: 0.023, PutPer1000: 0.005, GetPer1000: 0.0004, CPUHour: 0.05, ScansPerMonth: 30}
+	u := Usage{
+		Requests:       Requests{List: 10, Get: 2000, Head: 1000, Put: 990, Delete: 500, BatchDelete: 7},
+		CPUSeconds:     7200,
+		BytesFreed:     50e9,
+		ScanOpensSaved: 1000,
+	}
+	m, ok := Price(u, p)
+	if !ok {
+		t.Fatal("no money with prices")
+	}
+	near := func(name string, got, want float64) {
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	near("requests", m.Requests, 1000.0/1000*0.005+3000.0/1000*0.0004) // deletes free
+	near("cpu", m.CPU, 2*0.05)
+	near("run", m.Run, m.Requests+m.CPU)
+	near("storage", m.Storage, 50*0.023)
+	near("reads", m.Reads, 1000*30*0.0004/1000)
+	near("saving", m.SavingPerMonth, 50*0.023+1000*30*0.0004/1000)
+	months, ok := m.PaybackMonths()
+	near("payback", months, m.Run/m.SavingPerMonth)
+	if !ok {
+		t.Error("no payback with a saving")
+	}
+	if _, ok := (Money{Run: 1}).PaybackMonths(); ok {
+		t.Error("payback without a saving")
+	}
+	var sum Money
+	sum.Add(m)
+	sum.Add(m)
+	near("sum", sum.Run, 2*m.Run)
+}
+
+func TestFormatUSD(t *testing.T) {
+	for v, want := range map[float64]string{0: "$0.00", 0.004: "<$0.01", 0.0099: "<$0.01", 0.01: "$0.01", 1.234: "$1.23", 1.235001: "$1.24", 1234.5: "$1234.50", -0.001: "-<$0.01", -2: "-$2.00"} {
+		if got := FormatUSD(v); got != want {
+			t.Errorf("FormatUSD(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// A plan carries each table's prices: its storage's defaults on S3, none
+// on local storage.
+func TestPlanTablePricing(t *testing.T) {
+	pol := emptyPolicy()
+	pol.Pricing.ScansPerMonth = def(float64(config.DefaultScansPerMonth))
+	st := linear(day)
+	st.Location = "s3://lake/wh/db/t"
+	tp := PlanTable(pol, st, testNow)
+	if tp.Pricing == nil || *tp.Pricing != config.StoragePrices[0].Prices {
+		t.Errorf("s3 table pricing = %+v, want the S3 defaults", tp.Pricing)
+	}
+	st.Location = "file:///wh/db/t"
+	if tp := PlanTable(pol, st, testNow); tp.Pricing != nil {
+		t.Errorf("local table pricing = %+v, want none", tp.Pricing)
+	}
+}
