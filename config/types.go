@@ -76,7 +76,7 @@ type Catalog struct {
 	DeclRange  hcl.Range
 }
 
-// LocalEngine is the engine name of icewright' in-process rewrite, the
+// LocalEngine is the engine name of icewright's in-process rewrite, the
 // default of compaction.engine; it needs no block.
 const LocalEngine = "local"
 
@@ -151,7 +151,7 @@ type CompactionPolicy struct {
 	MaxBytesPerRun      Setting[int64]
 	Where               Setting[string]
 	// Engine names the engine block that rewrites the groups above
-	// EngineAbove; "local" (the default) is icewright' own rewrite.
+	// EngineAbove; "local" (the default) is icewright's own rewrite.
 	Engine      Setting[string]
 	EngineAbove Setting[int64]
 }

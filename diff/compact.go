@@ -40,7 +40,7 @@ type CompactionSelection struct {
 	// are candidates whatever their size (providers/compaction.StaleSort
 	// decides which; PartitionStats.StaleSortFiles counts them).
 	Strategy string
-	// Engine is compaction.engine ("" or "local": icewright' own). With an
+	// Engine is compaction.engine ("" or "local": icewright's own). With an
 	// engine, files are not taken for their sort order (no StaleSortFiles):
 	// the partitions above engine_above go to an engine whose rewrite
 	// selects files by size alone, so the same rule must hold for all.
@@ -367,7 +367,7 @@ func withinBudget(act *CompactAction, groups []CompactGroup, p PartitionStats, b
 	return kept
 }
 
-// compactCommits counts the commits of the action. icewright' rewrite
+// compactCommits counts the commits of the action. icewright's rewrite
 // (providers/compaction) commits all its groups in one snapshot, or with
 // partial_progress one snapshot per group; an engine commits once per
 // call.

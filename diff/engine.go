@@ -52,7 +52,7 @@ type Delegation struct {
 	Selection   CompactionSelection
 }
 
-// Engine is a compaction engine other than icewright' own, as the plan sees
+// Engine is a compaction engine other than icewright's own, as the plan sees
 // it: Plan is pure (no I/O), so that PlanTable stays a function of its
 // inputs. It returns the exact statement the engine will run for one
 // partition, or why the engine cannot be bounded to exactly that

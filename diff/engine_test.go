@@ -80,7 +80,7 @@ func TestCompactDelegatesAboveTheBound(t *testing.T) {
 		}
 	}
 	// With the bound above every partition, nothing is delegated and the
-	// escaped partition is refused as icewright' own rewrite must.
+	// escaped partition is refused as icewright's own rewrite must.
 	tp = PlanTable(enginePolicy(1000), st, testNow)
 	if c := tp.Actions[0].Compact; len(c.EngineCalls) != 0 || c.Commits != 1 || len(tp.Refusals) != 1 {
 		t.Fatalf("compact = %+v, refusals %+v", c, tp.Refusals)

@@ -10,7 +10,7 @@ import (
 
 // Sort and zorder columns are checked against the observed schema when
 // planning (issue 14, item 3: a refusal shows in the plan, never first at
-// apply). What icewright' engine can order a column by is data providers fill
+// apply). What icewright's engine can order a column by is data providers fill
 // from the engine (Column.SortTransforms); these states spell it out as the
 // engine does for each type.
 

@@ -87,7 +87,7 @@ type Column struct {
 	ID   int    `json:"id"`
 	Name string `json:"name"`
 	Type string `json:"type"` // iceberg's spelling: "long", "struct<...>", "decimal(9, 2)"
-	// SortTransforms names the transforms by which icewright' sort engine
+	// SortTransforms names the transforms by which icewright's sort engine
 	// orders rows by this column ("identity", "bucket", "truncate", "year",
 	// "month", "day", "hour", "void"); empty: it cannot sort by it.
 	// Providers ask the engine (providers/compaction.SortTransforms), so

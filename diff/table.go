@@ -240,7 +240,7 @@ func unpartitioned(specs []PartitionSpec) bool {
 // Only parent links count: expiry removes snapshots from the middle of the
 // history (a tag or min_snapshots keeps an old one, max_age the recent
 // ones), and the time between two snapshots that survived it is not a
-// time any writer took to commit. Sorting all timestamps made icewright' own
+// time any writer took to commit. Sorting all timestamps made icewright's own
 // expiry raise a warning that then stayed.
 func longestCommitGap(snaps []Snapshot) int64 {
 	ts := make(map[int64]int64, len(snaps))

@@ -9,7 +9,7 @@ import (
 )
 
 // policyEngine is the engine a policy's compaction delegates to, nil for
-// icewright' own rewrite. It is opened once per session and connects only
+// icewright's own rewrite. It is opened once per session and connects only
 // when it runs something, so a plan contacts no engine.
 func (s *Session) policyEngine(pol *config.Effective) (engine.Engine, *config.Engine, error) {
 	name := pol.Compaction.Engine.Value

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Does icewright' peak RSS follow the partition size? Two tables, one partition
+# Does icewright's peak RSS follow the partition size? Two tables, one partition
 # rewritten as one group (-per-partition):
 #   A: 200 commits x 10,000 rows in 4 partitions  (500k rows per partition)
 #   B: 200 commits x 25,000 rows in 1 partition   (5M rows: 10x A's partition)

@@ -232,7 +232,7 @@ func asReadBack(s string) string {
 	return b.String()
 }
 
-// CheckVersion accepts a plan document of this icewright' major format
+// CheckVersion accepts a plan document of this icewright's major format
 // version (diff.FormatVersion); additive changes keep the major.
 func CheckVersion(v string) error {
 	major, _, ok := strings.Cut(v, ".")

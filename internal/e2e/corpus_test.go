@@ -479,7 +479,7 @@ func (f fingerprint) equal(o fingerprint) bool {
 }
 
 // goFingerprint reads the table with iceberg-go's scanner (deletes
-// applied) as icewright' rewrite reads it: compaction.ScanTable adds the
+// applied) as icewright's rewrite reads it: compaction.ScanTable adds the
 // parts of the spec's column projection iceberg-go v0.7.0 lacks (partition
 // values of columns absent from a file, defaults in the spec's JSON forms).
 func goFingerprint(ctx context.Context, tbl *table.Table) (fingerprint, error) {
@@ -688,7 +688,7 @@ func duckType(typ iceberg.Type) string {
 		// DuckDB (1.5) has no TIMESTAMPTZ_NS: it reads a Parquet
 		// timestamp(NANOS, UTC) column as TIMESTAMPTZ, microseconds. Its
 		// fingerprint of such a column sees microseconds only; the
-		// nanoseconds are checked by icewright' reader (goFingerprint).
+		// nanoseconds are checked by icewright's reader (goFingerprint).
 		return "TIMESTAMPTZ"
 	case iceberg.StringType:
 		return "VARCHAR"

@@ -244,7 +244,7 @@ func sparkEngineCompaction(t *testing.T, strategy, top, extra, args string) {
 		replaces = append(replaces, string(s.Summary.Operation))
 	}
 	if !slices.Equal(replaces, []string{"replace", "replace"}) {
-		t.Errorf("new snapshots on main: %v, want two replaces (icewright' and Spark's)", replaces)
+		t.Errorf("new snapshots on main: %v, want two replaces (icewright's and Spark's)", replaces)
 	}
 	if got := after.CurrentSnapshot().Summary.Properties["total-data-files"]; got != "2" {
 		t.Errorf("total-data-files = %s, want 2 (one per partition)", got)

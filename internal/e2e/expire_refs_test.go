@@ -16,7 +16,7 @@ import (
 )
 
 // tagWriterCatalog commits a writer's tag on the real catalog right before
-// icewright' expiry commit reaches it: the window between icewright loading the
+// icewright's expiry commit reaches it: the window between icewright loading the
 // table and its commit landing, made certain by the hook, not by timing.
 type tagWriterCatalog struct {
 	table.CatalogIO
@@ -35,7 +35,7 @@ func (c *tagWriterCatalog) Unwrap() table.CatalogIO { return c.CatalogIO }
 // icewright is expiring, after icewright loaded the table. On every catalog the
 // tag's rows stay readable and no file it reaches is deleted: SQL catalogs
 // make the commit conflict (and the retry keeps the tagged snapshot); the
-// REST catalog, which cannot take icewright' requirement, lands the commit,
+// REST catalog, which cannot take icewright's requirement, lands the commit,
 // drops the tag, and icewright then deletes nothing and fails loudly.
 func TestExpireKeepsConcurrentTag(t *testing.T) {
 	for _, b := range allBackends {

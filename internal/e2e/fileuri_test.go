@@ -29,7 +29,7 @@ import (
 // v0.7.0's local IO opens such a URI decoded (.../09:15:20/...), where Java,
 // PyIceberg, Spark, Trino and DuckDB open it as written; the file is under
 // the written name (docs/design.md §5.5 rule 8). Values are read by DuckDB
-// only: icewright' reader goes through iceberg-go, which cannot open them.
+// only: icewright's reader goes through iceberg-go, which cannot open them.
 
 // escapedCorpusTable is a Spark + Java Iceberg table (v2, identity on a
 // timestamp) with escaped partition directories.

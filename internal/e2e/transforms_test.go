@@ -41,7 +41,7 @@ import (
 // PyIceberg, DuckDB's iceberg extension) can run here. So iceberg-go writes
 // them, and what makes them worth testing is held to the same bar as the
 // corpus: plan -> apply -> plan under binpack and sort, values read by
-// DuckDB (scripts/duckdb-fingerprint.cjs) and by icewright' reader
+// DuckDB (scripts/duckdb-fingerprint.cjs) and by icewright's reader
 // (compaction.ScanTable) unchanged, and a second plan with nothing to do.
 // On top of the corpus test, each rewritten file's partition tuple is
 // checked against its rows: the tuple of every output file is one of the
@@ -441,7 +441,7 @@ func buildBatch(t testing.TB, as *arrow.Schema, rows []row) arrow.RecordBatch {
 // iceberg-go-written tables of transformTables (not foreign tables: see
 // the comment at the top of this file) under binpack and under sort by each
 // table's two sort terms, and requires what TestCorpusPlanApplyPlan does
-// (values unchanged as DuckDB and icewright' reader read them, every
+// (values unchanged as DuckDB and icewright's reader read them, every
 // referenced file present, a second plan with no action) and: the first plan
 // compacts each table with no refusal; after apply every (spec, partition)
 // holds one file, the set of partition tuples is the one before, each
@@ -549,7 +549,7 @@ func runTransformTables(t *testing.T, ns string, tables []goWrittenTable) {
 				if got, err := goFingerprint(ctx, tbl); err != nil {
 					t.Errorf("%s: after apply: %v", st.g.name, err)
 				} else if !got.equal(st.goFP) {
-					t.Errorf("%s: icewright' reader reads other values after apply:\n before %v\n after  %v", st.g.name, st.goFP, got)
+					t.Errorf("%s: icewright's reader reads other values after apply:\n before %v\n after  %v", st.g.name, st.goFP, got)
 				}
 				if got, err := duckFingerprint(ctx, duck, tbl); err != nil {
 					t.Errorf("%s: after apply: %v", st.g.name, err)
@@ -1000,7 +1000,7 @@ func TestTwoDecimalPartitionFieldsRefusedInPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, err := goFingerprint(ctx, tbl); err != nil || !got.equal(goFP) {
-		t.Errorf("icewright' reader after apply: %v, %v, before %v", got, err, goFP)
+		t.Errorf("icewright's reader after apply: %v, %v, before %v", got, err, goFP)
 	}
 	if got, err := duckFingerprint(ctx, duck, tbl); err != nil || !got.equal(duckFP) {
 		t.Errorf("DuckDB after apply: %v, %v, before %v", got, err, duckFP)

@@ -168,7 +168,7 @@ func newReplaces(tbl *table.Table, head int64) ([]*table.Snapshot, error) {
 }
 
 // checkDelegated holds an engine's replace snapshot to the commit check
-// icewright' own rewrites pass (reach.CheckSnapshots), with the change the
+// icewright's own rewrites pass (reach.CheckSnapshots), with the change the
 // snapshot's own manifests claim: every other live file and the summary
 // totals must be untouched, each file it replaced gone, each output in the
 // partition and spec of what it replaced, no more records out than in. The
@@ -310,7 +310,7 @@ func minDataSequence(fsys iceio.IO, snap *table.Snapshot) (int64, error) {
 }
 
 // runDelegatedCalls runs the delegated partitions in the plan's order
-// after icewright' own groups (er), each with its outcome in
+// after icewright's own groups (er), each with its outcome in
 // er.Partitions; after a failure the rest are not run, and say so.
 func runDelegatedCalls(ctx context.Context, tbl *table.Table, run delegatedRun, calls []diff.EngineCall, er store.Result) (*table.Table, store.Result, error) {
 	var failed error

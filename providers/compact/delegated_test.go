@@ -20,7 +20,7 @@ import (
 )
 
 // toyEngine stands for Spark in the delegated run: its Run is whatever the
-// test makes it do to the table (icewright' own rewrite, for a real replace
+// test makes it do to the table (icewright's own rewrite, for a real replace
 // snapshot), its Fingerprint what the test says each snapshot holds.
 type toyEngine struct {
 	run func(ctx context.Context) error
@@ -41,7 +41,7 @@ func (toyEngine) Close() error                                          { return
 func (toyEngine) Doctor(context.Context, []string) []diff.DoctorFinding { return nil }
 
 // TestDelegatedRunChecksTheEngineCommit drives runDelegated with an engine
-// that commits through icewright' own rewrite: a good replace is checked and
+// that commits through icewright's own rewrite: a good replace is checked and
 // counted as the apply's; rows that differ after the engine committed fail
 // the action loudly, naming the snapshot, which is not handed to expiry as
 // verified; an engine that commits nothing, or fails, fails the action and
@@ -201,7 +201,7 @@ func TestDelegatedPartitionsEachHaveAnOutcome(t *testing.T) {
 	}
 }
 
-// compactWith is an engine run that rewrites the table with icewright' own
+// compactWith is an engine run that rewrites the table with icewright's own
 // rewrite: a real replace snapshot.
 func compactWith(sel diff.CompactionSelection) func(l *testkit.Orders) func(context.Context) error {
 	return func(l *testkit.Orders) func(context.Context) error {
@@ -221,7 +221,7 @@ func compactWith(sel diff.CompactionSelection) func(l *testkit.Orders) func(cont
 // a delete file only when no live data file is left for it to apply to
 // (docs/engines.md). A snapshot that drops a position delete file whose
 // data file is still live is refused, naming the file; one that rewrites
-// the data file and drops its delete with it (icewright' own rewrite, a
+// the data file and drops its delete with it (icewright's own rewrite, a
 // real replace) passes.
 func TestEngineCommitMayDropOnlyDanglingDeletes(t *testing.T) {
 	ctx := context.Background()

@@ -56,7 +56,7 @@ func (Kind) Execute(ctx context.Context, env *kind.Env, req kind.Request) (*tabl
 	var eng engine.Engine
 	if len(calls) > 0 {
 		// Opened before anything runs: a configuration that lost its
-		// engine fails the action before icewright' own groups commit.
+		// engine fails the action before icewright's own groups commit.
 		if eng, err = env.Engine(); err != nil {
 			return nil, store.Result{}, err
 		}
@@ -64,7 +64,7 @@ func (Kind) Execute(ctx context.Context, env *kind.Env, req kind.Request) (*tabl
 			return nil, store.Result{}, fmt.Errorf("%w: the plan delegates %s to engine %q, which compaction.engine no longer names", store.ErrRefused, config.CountOf(len(calls), "partition", "partitions"), calls[0].Engine)
 		}
 	}
-	// Rebase: icewright' compaction engine lets iceberg-go rebase its replace
+	// Rebase: icewright's compaction engine lets iceberg-go rebase its replace
 	// commit onto concurrent appends, with the rewrite's conflict
 	// validation (a concurrent delete on a replaced file fails it). Without
 	// it a table with frequent appends never gets compacted.
@@ -81,7 +81,7 @@ func (Kind) Execute(ctx context.Context, env *kind.Env, req kind.Request) (*tabl
 		return next, er, err
 	}
 	if er.NoOp {
-		// Every planned group was delegated: icewright' rewrite had nothing.
+		// Every planned group was delegated: icewright's rewrite had nothing.
 		er.NoOp, er.Note = true, ""
 	}
 	run := delegatedRun{engine: eng, cat: cat, sel: diff.SelectionFor(pol), now: req.Clock()}

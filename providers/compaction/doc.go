@@ -1,4 +1,4 @@
-// Package compaction is icewright' data-file rewrite engine: it reads the live
+// Package compaction is icewright's data-file rewrite engine: it reads the live
 // rows of a group of data files (deletes applied by iceberg-go's scanner),
 // writes them back as Parquet files rolled at the target size, optionally
 // totally ordered (sort) or clustered (zorder), checks that no row was lost,

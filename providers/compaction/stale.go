@@ -10,7 +10,7 @@ import (
 // sort_order_id other than the one the rewrite records on its outputs (the
 // id of the target order in the table's metadata for sort; for zorder,
 // whose interleaving is no table sort order, any id but the unsorted 0:
-// icewright' zorder outputs record none). A file that
+// icewright's zorder outputs record none). A file that
 // records no sort_order_id is not known to be stale and is left to the size
 // and delete rules: treating "unknown" as stale would rewrite, once, every
 // file of every table whose writers leave the field out.

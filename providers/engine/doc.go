@@ -1,6 +1,6 @@
-// Package engine is the seam between icewright' plan of a compaction and the
+// Package engine is the seam between icewright's plan of a compaction and the
 // engines that execute it (docs/design.md §5.4, docs/engines.md). A plan
-// chooses an engine per partition: `local`, icewright' own streaming rewrite
+// chooses an engine per partition: `local`, icewright's own streaming rewrite
 // (providers/compact.Compact over providers/compaction), or an engine of
 // an `engine` block, opened here. An engine plans a partition as a
 // statement (diff.Engine, pure), runs it, and reads the rows apply's check

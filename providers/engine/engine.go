@@ -13,7 +13,7 @@ import (
 	"github.com/icewright/icewright/providers/engine/spark"
 )
 
-// Local is the name of icewright' own rewrite (config.LocalEngine).
+// Local is the name of icewright's own rewrite (config.LocalEngine).
 const Local = config.LocalEngine
 
 // Engine executes delegated partitions.

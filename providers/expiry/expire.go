@@ -547,7 +547,7 @@ func (gcStillEnabled) Validate(m table.Metadata) error {
 
 // validatesLocally reports whether cat checks commit requirements in this
 // process against the metadata it then swaps (iceberg-go's sql, glue, hive
-// and hadoop catalogs), so a requirement of icewright' own is enforced. A
+// and hadoop catalogs), so a requirement of icewright's own is enforced. A
 // wrapper (tests) says what it wraps with Unwrap.
 func validatesLocally(cat table.CatalogIO) bool {
 	switch c := cat.(type) {

@@ -21,7 +21,7 @@ import (
 )
 
 // refWriterCatalog runs a writer's commit on the real catalog right before
-// icewright' expiry commit reaches it: the window between icewright loading the
+// icewright's expiry commit reaches it: the window between icewright loading the
 // table and its commit landing, made certain instead of left to timing.
 type refWriterCatalog struct {
 	table.CatalogIO

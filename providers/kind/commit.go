@@ -72,7 +72,7 @@ func PinRefs(txn *table.Transaction) error {
 // manifests they added. These are the files to remove when the commit
 // definitely failed (iceberg-go leaks them). A manifest rewrite, its one
 // user, writes no data or delete file; one that a staged snapshot says it
-// added is not icewright' (a producer's bug, which the commit check reports)
+// added is not icewright's (a producer's bug, which the commit check reports)
 // and is never listed for removal.
 func StagedFiles(ctx context.Context, fs iceio.IO, base, staged table.Metadata) ([]string, error) {
 	known := map[int64]bool{}

@@ -47,7 +47,7 @@ type stagingWalk struct {
 // goroutines, with the guarantees filepath.WalkDir gave the scan:
 //   - symbolic links are never followed: onSymlink gets each one (file or
 //     directory), and nothing under a linked directory is listed;
-//   - icewright' own directories (ownDir: the quarantine, the leases) are skipped;
+//   - icewright's own directories (ownDir: the quarantine, the leases) are skipped;
 //   - with stage set, a directory stage.dir names is an engine's staging
 //     directory (stagingRule): its files go to stage.file, never to emit,
 //     and what cannot be read below it is passed over;

@@ -28,7 +28,7 @@ import (
 // listing skips it so quarantined files are never counted twice.
 const QuarantineDir = ".icewright-quarantine"
 
-// ownDir is a directory of icewright' own under a table's location, never
+// ownDir is a directory of icewright's own under a table's location, never
 // listed by the sweep: the quarantine and the leases (store.LockDir).
 func ownDir(name string) bool { return name == QuarantineDir || name == store.LockDir }
 

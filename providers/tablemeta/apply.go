@@ -146,7 +146,7 @@ func BuildSortOrder(schema *iceberg.Schema, fields []diff.SortField) (table.Sort
 	if err != nil {
 		return table.SortOrder{}, err
 	}
-	// An order icewright' own sort compaction could not honour is refused,
+	// An order icewright's own sort compaction could not honour is refused,
 	// as the plan refuses it (diff's check of the columns' SortTransforms,
 	// which the same engine rule fills).
 	if err := compaction.CheckSortOrder(o, schema); err != nil {

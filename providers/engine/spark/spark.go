@@ -123,7 +123,7 @@ func (e *Engine) query(ctx context.Context, stmt string) ([][]any, error) {
 // result; an error is Spark's message.
 func (e *Engine) Run(ctx context.Context, call diff.EngineCall) (string, error) {
 	// Spark's Iceberg catalog caches a loaded table; the rewrite must
-	// plan on the table as it is now, after icewright' own commits.
+	// plan on the table as it is now, after icewright's own commits.
 	if _, err := e.query(ctx, "REFRESH TABLE "+call.Target); err != nil {
 		return "", fmt.Errorf("spark: %w", err)
 	}

@@ -110,7 +110,7 @@ func IsNotExist(err error) bool {
 
 // LockDir is the directory under a table's location that holds icewright'
 // leases on the table (docs/design.md §5.4, Locking). Like the quarantine,
-// it is icewright' own: the orphan sweep never lists it. Its name is a
+// it is icewright's own: the orphan sweep never lists it. Its name is a
 // "format-owned" one (`_` and lower case, no dot or dash): an S3 table
 // bucket (SeaweedFS's, as AWS's) accepts keys only under data/, metadata/
 // (Iceberg file names only, no subdirectories) and such directories, and
