@@ -3,6 +3,8 @@ package diff
 import (
 	"fmt"
 	"slices"
+
+	"github.com/icewright/icewright/config"
 )
 
 // ExpiryFreed is what expiring snapshots frees, as providers count it on
@@ -38,6 +40,13 @@ func (tp *TablePlan) EstimateExpiry(location string, estimate func(expireIDs []i
 		freed, err := estimate(a.Expire.SnapshotIDs, groups)
 		if err != nil {
 			return fmt.Errorf("estimate expiry: %w", err)
+		}
+		if a.Estimate != nil {
+			// The estimate counted the deletions of the figures it had.
+			u, storage := a.Estimate, config.StorageOf(location)
+			u.Requests.Add(negRequests(deleteRequests(storage, a.Expire.FilesToDelete)))
+			u.Requests.Add(deleteRequests(storage, freed.Files))
+			u.FilesDeleted, u.BytesFreed = freed.Files, freed.Bytes
 		}
 		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
 		if freed.ForeignFiles > 0 {

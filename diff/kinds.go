@@ -36,6 +36,10 @@ type Kind struct {
 	// commits is how many snapshots a planned action adds on main (nil:
 	// none), which the kinds after it count in (expiry, manifests).
 	commits func(*Action) int
+	// estimate is what a planned action costs and frees, from the
+	// metadata the plan read (estimate.go, docs/cost.md); nil Usage: the
+	// table state lacks what it needs.
+	estimate func(in *planInput, a *Action) *Usage
 
 	payloadType reflect.Type
 	payload     func(*Action) any // the payload, nil when the pointer is unset
@@ -98,29 +102,31 @@ type Action struct {
 var kinds = []Kind{
 	kind(UpdateProperties, func(a *Action) **PropertiesChange { return &a.Properties }, rules[PropertiesChange]{
 		batch: "metadata", validate: validateProperties, secrets: propertySecrets,
+		estimate: func(in *planInput, _ *PropertiesChange) *Usage { return estimateMetadata(in) },
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			a, ok := planProperties(in.pol, in.st)
 			return a, nil, ok
 		}}),
 	kind(ReplaceSortOrder, func(a *Action) **SortOrderChange { return &a.SortOrder }, rules[SortOrderChange]{
 		batch: "metadata", validate: validateSortOrder,
+		estimate: func(in *planInput, _ *SortOrderChange) *Usage { return estimateMetadata(in) },
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			return planSortOrder(in.pol, in.st)
 		}}),
 	kind(RemoveDanglingDeletes, func(a *Action) **DanglingDeletes { return &a.DanglingDeletes }, rules[DanglingDeletes]{
-		validate: validateDangling,
+		validate: validateDangling, estimate: estimateDangling,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			return planDangling(in.pol, in.st)
 		},
 		commits: func(*DanglingDeletes) int { return 1 }}),
 	kind(AgePartitions, func(a *Action) **PartitionAgeing { return &a.PartitionAgeing }, rules[PartitionAgeing]{
-		validate: validateAgeing, bound: boundAgeing,
+		validate: validateAgeing, bound: boundAgeing, estimate: estimateAgeing,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			return planAgeing(in.pol, in.st)
 		},
 		commits: func(*PartitionAgeing) int { return 1 }}),
 	kind(Compact, func(a *Action) **CompactAction { return &a.Compact }, rules[CompactAction]{
-		validate: validateCompact, bound: boundCompact,
+		validate: validateCompact, bound: boundCompact, estimate: estimateCompact,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			a, _, delegated, ok := planCompactDelegating(in.pol, in.st)
 			refusals := append(compactRefusals(in.pol, in.st), delegated...)
@@ -133,7 +139,7 @@ var kinds = []Kind{
 		},
 		commits: func(c *CompactAction) int { return c.Commits }}),
 	kind(RewriteManifests, func(a *Action) **ManifestsAction { return &a.Manifests }, rules[ManifestsAction]{
-		validate: validateManifests,
+		validate: validateManifests, estimate: estimateManifests,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			return planManifests(in.pol, in.st, in.addedOnMain)
 		},
@@ -141,12 +147,12 @@ var kinds = []Kind{
 	// Expiry and orphans see the properties update_properties leaves
 	// (planInput.props).
 	kind(ExpireSnapshots, func(a *Action) **ExpireAction { return &a.Expire }, rules[ExpireAction]{
-		destructive: true, validate: validateExpire, bound: boundExpire,
+		destructive: true, validate: validateExpire, bound: boundExpire, estimate: estimateExpire,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			return planExpire(in.pol, in.st, in.props, in.addedOnMain, in.now)
 		}}),
 	kind(RemoveOrphanFiles, func(a *Action) **OrphansAction { return &a.Orphans }, rules[OrphansAction]{
-		destructive: true, validate: validateOrphans, bound: boundOrphans,
+		destructive: true, validate: validateOrphans, bound: boundOrphans, estimate: estimateOrphans,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
 			return planOrphans(in.pol, in.st, in.props, in.now)
 		}}),
@@ -170,6 +176,7 @@ type rules[P any] struct {
 	validate    func(*P) error                                // required
 	plan        func(in *planInput) (Action, []Refusal, bool) // required
 	commits     func(*P) int
+	estimate    func(in *planInput, p *P) *Usage // required
 	bound       func(approved, fresh Action) Bounded
 	// secrets returns the payload with the values a plan holds only as
 	// digests taken from the configuration; nil: the kind holds none.
@@ -195,6 +202,14 @@ func kind[P any](t ActionType, field func(*Action) **P, r rules[P]) Kind {
 		validate: func(a *Action) error { return r.validate(*field(a)) },
 		plan:     r.plan,
 		bound:    r.bound,
+	}
+	if r.estimate != nil {
+		k.estimate = func(in *planInput, a *Action) *Usage {
+			if p := *field(a); p != nil {
+				return r.estimate(in, p)
+			}
+			return nil
+		}
 	}
 	if r.commits != nil {
 		k.commits = func(a *Action) int {

@@ -37,6 +37,9 @@ func TestEveryKindIsComplete(t *testing.T) {
 			if k.plan == nil {
 				t.Error("no planner: PlanTable would never plan the kind")
 			}
+			if k.estimate == nil {
+				t.Error("no estimate rule: its actions would carry no estimate (estimate.go)")
+			}
 			if k.Destructive && k.bound == nil {
 				t.Error("destructive without a bound: apply would run the fresh plan's list, not the approved one")
 			}

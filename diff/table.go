@@ -53,6 +53,9 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 			}
 		}
 		if ok {
+			if k.estimate != nil {
+				a.Estimate = k.estimate(in, &a)
+			}
 			tp.Actions = append(tp.Actions, a)
 			if k.commits != nil {
 				in.addedOnMain += k.commits(&a)

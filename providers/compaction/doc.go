@@ -31,6 +31,7 @@
 // compaction should set; MemoryLimiter (memlimit.go) keeps it sized for the
 // compactions running at once, through a setter only main hands over.
 //
-// It may import iceberg-go, arrow-go and the standard library. It never
+// It may import iceberg-go, arrow-go, the standard library and diff (the
+// memory rule the plan's estimate shares: diff/compactmem.go). It never
 // prints; progress goes through Options.Progress.
 package compaction

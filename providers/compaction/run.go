@@ -17,6 +17,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	icecompaction "github.com/apache/iceberg-go/table/compaction"
+	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/internal/bound"
 	"github.com/icewright/icewright/providers/internal/reach"
 )
@@ -473,7 +474,7 @@ func resolve(tbl *table.Table, o Options) (runConfig, error) {
 	}
 	c.budget = o.MemoryBudget
 	if c.budget <= 0 {
-		c.budget = (2*c.target + 16<<20) * int64(c.concurrency)
+		c.budget = diff.DefaultCompactionMemory(c.target, c.concurrency)
 	}
 	switch c.strategy {
 	case Binpack:
@@ -730,11 +731,8 @@ func sortAndWrite(ctx context.Context, tbl *table.Table, g Group, cfg runConfig,
 }
 
 // zorderInflation is how much larger than its Parquet files a group is as
-// Arrow batches, on the generous side (about 2-3 measured on zstd files of
-// ints and strings): past the run budget a zorder group takes a sampling
-// pass. Underestimating costs balance, not order: a group that spills
-// without that pass ranks by its first run.
-const zorderInflation = 4
+// Arrow arrays (diff.ZOrderInflation: the memory rule the plan shares).
+const zorderInflation = diff.ZOrderInflation
 
 func zorderMaySpill(g Group, c runConfig) bool {
 	return zorderInflation*g.Bytes() > c.runBudget()
@@ -748,24 +746,15 @@ func zorderMaySpill(g Group, c runConfig) bool {
 // budget together, and ProcessMemoryLimit sizes the collector's limit
 // from the needs of the groups that may run at once.
 func groupNeed(sc *iceberg.Schema, g Group, strategy Strategy, rowGroup int64) int64 {
-	need := min(zorderInflation*g.Bytes(), rowGroup)*5/2 + 24<<20
-	if strategy != Binpack {
-		var rows int64
-		for _, t := range g.Tasks {
-			rows += t.File.Count()
-		}
-		need += arrowBytes(sc, g) + keyBytesPerRow*rows
+	if strategy == Binpack {
+		return diff.GroupMemoryNeed(g.Bytes(), rowGroup, false, 0, 0)
 	}
-	return need
+	var rows int64
+	for _, t := range g.Tasks {
+		rows += t.File.Count()
+	}
+	return diff.GroupMemoryNeed(g.Bytes(), rowGroup, true, arrowBytes(sc, g), rows)
 }
-
-// keyBytesPerRow is what a sorted run holds per row beside its values at
-// the sort's peak: the radix sort's words and row indices, double
-// buffered (the keys themselves are let go before it when the words hold
-// them whole; z-order's ranking passes hold about as much). Measured on
-// the 10M-row benchmark: a live heap of 189 MiB per group of 2.5M rows
-// whose values are 129 MiB.
-const keyBytesPerRow = 24
 
 // arrowBytes estimates the size of a group's rows as Arrow arrays from its
 // files' metadata: fixed-width columns exactly from the row count, binary
@@ -1136,15 +1125,9 @@ func ProcessMemoryLimit(tbl *table.Table, groups []Group, o Options) (int64, err
 		for i, g := range groups {
 			needs[i] = groupNeed(tbl.Schema(), g, cfg.strategy, rowGroup)
 		}
-		slices.Sort(needs)
-		slices.Reverse(needs)
-		var together int64
-		for _, n := range needs[:min(len(needs), cfg.concurrency)] {
-			together += n
-		}
 		// The gate admits groups together only within the budget; a
 		// group above it runs alone.
-		together = min(together, max(cfg.budget, needs[0]))
+		together := diff.MemoryTogether(needs, cfg.concurrency, cfg.budget)
 		// An eighth over the needs is room enough where a sorted run, a
 		// live set measured to the byte, is most of them. A binpack group
 		// is all stream (reader, writer, encoders), whose garbage churns:

@@ -21,6 +21,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/icewright/icewright/diff"
 )
 
 // rollingWriter writes one partition's rows, in the order given, into
@@ -211,30 +213,14 @@ func identityConstants(tbl *table.Table, spec iceberg.PartitionSpec, part map[in
 	return out
 }
 
-// defaultRowGroupCap bounds row groups when the table does not set
-// write.parquet.row-group-size-bytes. pqarrow's buffered writer keeps a
-// whole row group's compressed pages in memory, in buffers that grow by
-// doubling, so it holds about 2.5× the row group: at iceberg-go's 128 MiB
-// default that alone is over 300 MiB per open file, and it grows with the
-// target. 4 MiB row groups keep the writer near 10 MiB at any target (in
-// the 2M-row benchmark: 2.4 s less CPU in the collector than 8 MiB under
-// the same memory limit) and are in the range DuckDB writes by default.
-const defaultRowGroupCap = 4 << 20
-
-// rowGroupBytes is the row-group size the writer closes groups at: the
-// table's explicit setting, else defaultRowGroupCap; never more than a
-// quarter of the target (several groups per file keep the size estimate
-// honest, as each flush recalibrates bytes per row) nor than memCap.
+// rowGroupBytes is the row-group size the writer closes groups at
+// (diff.WriterRowGroupBytes, the rule the plan's estimate shares).
 func rowGroupBytes(props iceberg.Properties, target, memCap int64) int64 {
-	rg := int64(defaultRowGroupCap)
+	var configured int64
 	if _, set := props[table.ParquetRowGroupSizeBytesKey]; set {
-		rg = propInt64(props, table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault)
+		configured = max(propInt64(props, table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault), 1)
 	}
-	rg = min(rg, max(target/4, 16<<10))
-	if memCap > 0 {
-		rg = min(rg, memCap)
-	}
-	return rg
+	return diff.WriterRowGroupBytes(configured, target, memCap)
 }
 
 // isFileURI reports whether location is a file: URI (not a plain path,

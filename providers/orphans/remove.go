@@ -30,8 +30,8 @@ const minAge = 24 * time.Hour
 
 // relistAbove is the number of planned paths from which Remove re-lists an
 // object store's roots instead of stat'ing each path (one S3 listing page
-// covers 1,000 objects).
-const relistAbove = 1000
+// covers 1,000 objects): diff's, whose estimate counts the requests.
+const relistAbove = diff.OrphanRelistAbove
 
 // Spec is the approved list of orphan paths and the age guard.
 type Spec struct {

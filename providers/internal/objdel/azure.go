@@ -16,10 +16,13 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	iceio "github.com/apache/iceberg-go/io"
 	"gocloud.dev/blob/azureblob"
+
+	"github.com/icewright/icewright/diff"
 )
 
-// azureBatch is the most sub-requests one Azure blob batch request takes.
-const azureBatch = 256
+// azureBatch is the most sub-requests one Azure blob batch request takes
+// (diff's, whose estimates count the batches).
+const azureBatch = diff.AzureDeleteBatch
 
 // azureStore deletes blobs of one Azure container with the Blob Batch API:
 // one request per Delete call, one outcome per blob.

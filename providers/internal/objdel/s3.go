@@ -13,12 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/internal/bound"
 	"github.com/icewright/icewright/providers/internal/objlist"
 )
 
-// s3MaxBatch is the most keys one DeleteObjects request takes.
-const s3MaxBatch = 1000
+// s3MaxBatch is the most keys one DeleteObjects request takes (diff's,
+// whose estimates count the batches).
+const s3MaxBatch = diff.S3DeleteBatch
 
 // s3Attempts bounds the tries of one DeleteObjects request (the SDK's
 // adaptive retryer: backoff with jitter on 5xx, 503 SlowDown and

@@ -1,0 +1,369 @@
+package diff
+
+import (
+	"github.com/icewright/icewright/config"
+)
+
+// The estimates of what each action costs and frees (Action.Estimate),
+// from the metadata the plan read: no data file is opened. Each kind's
+// estimate rule (Kind.estimate) counts what its executor does
+// (providers/<kind>, providers/internal/objdel, objlist, reach); the
+// formulas and their known limits are in docs/cost.md, which the apply
+// results' actuals are compared with.
+
+// The object-store facts the estimates count requests with. They are the
+// stores' and the SDKs' (not settings of ours): the objdel stores batch
+// deletes by these, and iceberg-go's S3 writer (gocloud.dev s3blob through
+// the AWS SDK's transfermanager v0.4.1, with no part size set) uploads
+// by these parts.
+const (
+	// S3DeleteBatch and AzureDeleteBatch are how many objects one batch
+	// delete request removes at most (S3 DeleteObjects, an Azure blob
+	// batch). GCS has none in its Go SDK: objdel deletes one object a
+	// request there, as on local storage.
+	S3DeleteBatch    = 1000
+	AzureDeleteBatch = 256
+	// ListPageSize is the objects one LIST page returns (ListObjectsV2's
+	// default and maximum, which the orphan lister keeps).
+	ListPageSize = 1000
+	// MultipartThreshold and MultipartPartSize: an object of at least the
+	// threshold is uploaded in parts of this size, with a request to start
+	// the upload and one to complete it; a smaller one is one PUT.
+	MultipartThreshold = 16 << 20
+	MultipartPartSize  = 8 << 20
+	// inputRowGroup is the row group assumed of the files a rewrite reads
+	// (Iceberg's write.parquet.row-group-size-bytes default, which Spark
+	// and the other writers use): a file is read with a GET for its footer
+	// and one per column chunk of each row group.
+	inputRowGroup = 128 << 20
+)
+
+// CompactionCPU is the CPU time (user + system) of icewright's rewrite per
+// strategy, as a time per input byte and per input file, and the bytes it
+// writes per byte read. Measured with bench/compaction's engine
+// (`compactbench run -target 8388608 -strategy S` under /usr/bin/time) on
+// 2026-12-07, on the shared 2-core build machine (Linux x86-64, Go 1.26.8,
+// other builds running: CPU time, not wall) over two tables of 1,000,000
+// rows in 4 partitions: 800 files of 34 KB (`setup -commits 200 -rows
+// 5000`, three runs each) and 200 files of 130 KB (`-commits 50 -rows
+// 20000`, two runs each); CPU-seconds = PerFile x files + PerByte x bytes
+// solved over the two (medians). The engine's planning and commit are in
+// it. docs/cost.md has the runs.
+var CompactionCPU = map[string]struct {
+	PerByte, PerFile float64 // CPU-seconds
+	OutputRatio      float64 // bytes written per byte read
+}{
+	"binpack": {PerByte: 5.41e-8, PerFile: 2.08e-3, OutputRatio: 0.955},
+	"sort":    {PerByte: 5.19e-8, PerFile: 3.18e-3, OutputRatio: 0.981},
+	"zorder":  {PerByte: 1.08e-7, PerFile: 3.08e-3, OutputRatio: 1.033},
+}
+
+// storageOf is the pricing storage a table is on ("s3", "gcs", "azure"),
+// or "none" (local files): how it deletes.
+func storageOf(st *TableState) string { return config.StorageOf(st.Location) }
+
+// deleteRequests are the requests that delete n objects on a storage: in
+// batches on S3 and Azure, one by one on GCS and local storage.
+func deleteRequests(storage string, n int64) Requests {
+	if n <= 0 {
+		return Requests{}
+	}
+	batch := map[string]int64{"s3": S3DeleteBatch, "azure": AzureDeleteBatch}[storage]
+	if batch == 0 {
+		return Requests{Delete: n}
+	}
+	return Requests{BatchDelete: ceilDiv(n, batch)}
+}
+
+// negRequests is -r, to take requests out of a sum.
+func negRequests(r Requests) Requests {
+	return Requests{List: -r.List, Get: -r.Get, Head: -r.Head, Put: -r.Put, Delete: -r.Delete, BatchDelete: -r.BatchDelete}
+}
+
+// putRequests are the PUTs that upload one object of size bytes.
+func putRequests(size int64) int64 {
+	if size < MultipartThreshold {
+		return 1
+	}
+	return ceilDiv(size, MultipartPartSize) + 2
+}
+
+// listPages are the LIST pages that list n objects (at least one).
+func listPages(n int64) int64 { return max(1, ceilDiv(n, ListPageSize)) }
+
+func ceilDiv(a, b int64) int64 {
+	if a <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+// metadataCommit is what one commit of a new metadata file costs: the
+// table's current metadata read (its catalog's load) and the new one
+// written. A REST catalog writes it server-side; the estimate counts it
+// as a SQL, Hive or Glue catalog's commit does.
+func metadataCommit() Usage {
+	return Usage{Requests: Requests{Get: 1, Put: 1}, FilesRead: 1, FilesWritten: 1}
+}
+
+// manifestWalk is what reading the current snapshot's manifests costs
+// (its manifest list and every manifest, one GET each): a scan's
+// planning.
+func manifestWalk(st *TableState) Usage {
+	n := int64(st.Manifests.Count)
+	if st.CurrentSnapshotID == nil {
+		return Usage{}
+	}
+	return Usage{Requests: Requests{Get: 1 + n}, FilesRead: 1 + n, BytesRead: st.Manifests.Bytes}
+}
+
+// snapshotCommit is what a commit that adds a snapshot writes beside its
+// data: a manifest of the added entries and one of the removed, the
+// manifest list and the metadata file.
+func snapshotCommit(st *TableState) Usage {
+	u := metadataCommit()
+	avg := int64(0)
+	if st.Manifests.Count > 0 {
+		avg = st.Manifests.Bytes / int64(st.Manifests.Count)
+	}
+	u.Requests.Put += 3
+	u.FilesWritten += 3
+	u.BytesWritten += 2 * avg
+	return u
+}
+
+// estimateMetadata is a metadata-only change (properties, sort order): one
+// commit of a new metadata file.
+func estimateMetadata(*planInput) *Usage {
+	u := metadataCommit()
+	return &u
+}
+
+// columns is the number of columns a data file of the table has (its
+// current schema's top-level columns; a nested column counts one).
+func columns(st *TableState) int64 { return max(int64(len(st.Schema)), 1) }
+
+// readFiles is what reading files Parquet files of bytes in all costs:
+// per file, a GET to open it, one for its footer and one per column chunk
+// of each row group.
+func readFiles(files, bytes, cols int64) Usage {
+	if files <= 0 {
+		return Usage{}
+	}
+	groups := max(1, ceilDiv(bytes/files, inputRowGroup))
+	return Usage{Requests: Requests{Get: files * (2 + groups*cols)}, FilesRead: files, BytesRead: bytes}
+}
+
+// writeFiles is what writing files Parquet files of bytes in all costs.
+func writeFiles(files, bytes int64) Usage {
+	if files <= 0 {
+		return Usage{}
+	}
+	return Usage{Requests: Requests{Put: files * putRequests(bytes/files)}, FilesWritten: files, BytesWritten: bytes}
+}
+
+// rewriteUsage is what rewriting files data files of bytes into outFiles
+// costs (reading them with the deletes that apply, writing them) and
+// saves, with strategy's CPU rate. Not the commit.
+func rewriteUsage(st *TableState, strategy string, files, bytes, outFiles, deleteFiles, deleteBytes int64) Usage {
+	rate, ok := CompactionCPU[strategy]
+	if !ok {
+		rate = CompactionCPU["binpack"]
+	}
+	outBytes := int64(float64(bytes) * rate.OutputRatio)
+	u := readFiles(files, bytes, columns(st))
+	u.Add(readFiles(deleteFiles, deleteBytes, 2))
+	u.Add(writeFiles(outFiles, outBytes))
+	u.CPUSeconds = rate.PerByte*float64(bytes) + rate.PerFile*float64(files)
+	u.ScanOpensSaved = max(files-outFiles, 0)
+	u.BytesFreed = max(bytes-outBytes, 0)
+	return u
+}
+
+// OrphanRelistAbove is how many planned orphan paths make the removal
+// list each sweep root again (a page per ListPageSize objects) instead of
+// a HEAD per path (providers/orphans).
+const OrphanRelistAbove = 1000
+
+// compactGroupUsage is one group's rewrite, without the action's planning
+// and commits: a group an engine rewrites (CompactGroup.Engine) is the
+// engine's work, and only its saving is counted.
+func compactGroupUsage(st *TableState, strategy string, g CompactGroup) Usage {
+	var delFiles, delBytes int64
+	for _, p := range st.Partitions {
+		if p.SpecID == g.SpecID && p.Partition == g.Partition {
+			delFiles, delBytes = p.DeleteFiles, p.DeleteBytes
+		}
+	}
+	u := rewriteUsage(st, strategy, int64(g.InputFiles), g.InputBytes, int64(g.EstimatedOutputFiles), delFiles, delBytes)
+	if g.Engine != "" {
+		return Usage{ScanOpensSaved: u.ScanOpensSaved, BytesFreed: u.BytesFreed}
+	}
+	return u
+}
+
+// compactMemory is the executor's memory rule for the action: its
+// budget, how many groups run at once, and each group's need. Without
+// compaction.max_concurrent_groups the estimate assumes a CPU per group
+// (the most that can run at once; the budget bounds it).
+func compactMemory(pol *config.Effective, st *TableState, c *CompactAction) (budget int64, conc int, need func(CompactGroup) int64) {
+	local := 0
+	for _, g := range c.Groups {
+		if g.Engine == "" {
+			local++
+		}
+	}
+	conc = pol.Compaction.MaxConcurrentGroups.Value
+	if conc <= 0 {
+		conc = max(local, 1)
+	}
+	budget = pol.Compaction.Memory.Value
+	if budget <= 0 {
+		budget = DefaultCompactionMemory(c.TargetFileSize, conc)
+	}
+	configured := parseInt64Or(st.Properties["write.parquet.row-group-size-bytes"], 0)
+	rowGroup := WriterRowGroupBytes(configured, c.TargetFileSize, max(budget/int64(conc)/4, 1<<20))
+	return budget, conc, func(g CompactGroup) int64 {
+		if c.Strategy == "binpack" || c.Strategy == "" {
+			return GroupMemoryNeed(g.InputBytes, rowGroup, false, 0, 0)
+		}
+		var rows int64
+		for _, p := range st.Partitions {
+			if p.SpecID == g.SpecID && p.Partition == g.Partition && p.DataBytes > 0 {
+				rows = int64(float64(p.Records) * float64(g.InputBytes) / float64(p.DataBytes))
+			}
+		}
+		return GroupMemoryNeed(g.InputBytes, rowGroup, true, ZOrderInflation*g.InputBytes, rows)
+	}
+}
+
+// compactFixed is what a compaction costs beside its groups: the
+// executor's planning (the current manifests) and its commits.
+func compactFixed(st *TableState, commits int) Usage {
+	u := manifestWalk(st)
+	for range commits {
+		u.Add(snapshotCommit(st))
+	}
+	return u
+}
+
+func estimateCompact(in *planInput, c *CompactAction) *Usage {
+	u := compactFixed(in.st, c.Commits)
+	budget, conc, need := compactMemory(in.pol, in.st, c)
+	var needs []int64
+	for _, g := range c.Groups {
+		u.Add(compactGroupUsage(in.st, c.Strategy, g))
+		if g.Engine == "" {
+			needs = append(needs, need(g))
+		}
+	}
+	u.PeakMemoryBytes = MemoryTogether(needs, conc, budget)
+	return &u
+}
+
+func estimateAgeing(in *planInput, a *PartitionAgeing) *Usage {
+	u := manifestWalk(in.st)
+	u.Add(snapshotCommit(in.st))
+	target := in.pol.TargetFileSize.Value
+	for _, g := range a.Groups {
+		out := max(1, ceilDiv(g.InputBytes, max(target, 1)))
+		if g.InputFiles == 0 {
+			out = 0
+		}
+		u.Add(rewriteUsage(in.st, "binpack", int64(g.InputFiles), g.InputBytes, out, 0, 0))
+	}
+	return &u
+}
+
+func estimateManifests(in *planInput, m *ManifestsAction) *Usage {
+	u := manifestWalk(in.st)
+	u.Add(metadataCommit())
+	after := int64(m.EstimatedManifestsAfter)
+	u.Requests.Put += after + 1 // the manifests and the manifest list
+	u.FilesWritten += after + 1
+	u.BytesWritten += in.st.Manifests.Bytes
+	u.ScanOpensSaved = max(int64(m.ManifestsBefore)-after, 0)
+	return &u
+}
+
+func estimateDangling(in *planInput, d *DanglingDeletes) *Usage {
+	u := manifestWalk(in.st)
+	u.Add(snapshotCommit(in.st))
+	avg := int64(0)
+	if in.st.Manifests.Count > 0 {
+		avg = in.st.Manifests.Bytes / int64(in.st.Manifests.Count)
+	}
+	rewritten := int64(d.ManifestsRewritten)
+	u.Requests.Put += rewritten
+	u.FilesWritten += rewritten
+	u.BytesWritten += rewritten * avg
+	u.BytesFreed = d.DeleteBytes
+	u.ScanOpensSaved = int64(d.DeleteFiles) + int64(d.ManifestsDropped)
+	return &u
+}
+
+// snapshotsWalk is reading every snapshot's manifest list and the current
+// manifests: how expiry and the orphan sweep's referenced set find what
+// the table reaches (a manifest only older snapshots list is not counted).
+func snapshotsWalk(st *TableState) Usage {
+	u := manifestWalk(st)
+	n := int64(len(st.Snapshots))
+	if st.CurrentSnapshotID != nil {
+		n-- // manifestWalk read the current one's
+	}
+	u.Requests.Get += 1 + max(n, 0) // the metadata file, the other lists
+	u.FilesRead += 1 + max(n, 0)
+	return u
+}
+
+func estimateExpire(in *planInput, e *ExpireAction) *Usage {
+	u := metadataCommit()
+	u.Add(snapshotsWalk(in.st))
+	u.Requests.Add(deleteRequests(storageOf(in.st), e.FilesToDelete))
+	u.FilesDeleted = e.FilesToDelete
+	u.BytesFreed = e.BytesToDelete
+	return &u
+}
+
+func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
+	st := in.st
+	var listed int64
+	if st.Orphans != nil {
+		listed = st.Orphans.ListedFiles
+	}
+	n := int64(o.Count)
+	storage := storageOf(st)
+	var u Usage
+	if n > 0 {
+		// The re-listing (or a HEAD per path), the apply-time scan (a
+		// listing and the referenced set), the referenced set again.
+		if n >= OrphanRelistAbove && storage == "s3" {
+			u.Requests.List += listPages(listed)
+		} else {
+			u.Requests.Head += n
+		}
+		u.Requests.List += listPages(listed)
+		u.Add(snapshotsWalk(st))
+		u.Add(snapshotsWalk(st))
+		if o.Quarantine != "" {
+			// Each file copied into the run and its original deleted; the
+			// run's manifest written. Freed when the run is purged.
+			u.Requests.Put += n + 1
+			u.FilesWritten += n + 1
+			u.Requests.Add(deleteRequests(storage, n))
+		} else {
+			u.Requests.Add(deleteRequests(storage, n))
+			u.FilesDeleted += n
+			u.BytesFreed += o.Bytes
+		}
+	}
+	for _, r := range o.PurgeRuns {
+		// The run's manifest read, its files and the manifest deleted.
+		u.Requests.Get++
+		u.FilesRead++
+		u.Requests.Add(deleteRequests(storage, r.Files+1))
+		u.FilesDeleted += r.Files
+		u.BytesFreed += r.Bytes
+	}
+	return &u
+}

@@ -1,0 +1,179 @@
+package diff
+
+import (
+	"math"
+	"testing"
+
+	"github.com/icewright/icewright/config"
+)
+
+// compactState is an S3 table of one partition with ten 1 MiB candidates,
+// three columns and two manifests of 10,000 bytes.
+func compactState() *TableState {
+	st := linear(1 * day)
+	st.Location = "s3://lake/wh/db/t"
+	st.Schema = []Column{{ID: 1, Name: "a", Type: "long"}, {ID: 2, Name: "b", Type: "string"}, {ID: 3, Name: "c", Type: "double"}}
+	st.Manifests = ManifestStats{Count: 2, DataCount: 2, Bytes: 20000}
+	sizes := make([]int64, 10)
+	for i := range sizes {
+		sizes[i] = 1 << 20
+	}
+	st.Partitions = []PartitionStats{{SpecID: 0, Partition: "day=1", DataFiles: 10, DataBytes: 10 << 20, Records: 100000, CandidateSizes: sizes}}
+	return st
+}
+
+func compactPolicy() *config.Effective {
+	pol := fullPolicy()
+	pol.TargetFileSize = set(int64(64<<20), 3)
+	pol.Compaction.MinFileSize = def(int64(48 << 20))
+	pol.Compaction.MaxFileSize = def(int64(115 << 20))
+	pol.SnapshotRetention.Declared = false
+	pol.OrphanFiles.Declared = false
+	pol.Manifests.Declared = false
+	return pol
+}
+
+// The compaction's estimate counts what the executor does: the current
+// manifests read, each input file opened with a GET for its footer and one
+// per column chunk, the output written, the commit, the CPU from the
+// measured rate, and the memory by the executor's own rule.
+func TestEstimateCompact(t *testing.T) {
+	tp := PlanTable(compactPolicy(), compactState(), testNow)
+	a := findAction(t, tp, Compact)
+	u := a.Estimate
+	if u == nil {
+		t.Fatal("no estimate")
+	}
+	rate := CompactionCPU["binpack"]
+	out := int64(float64(10<<20) * rate.OutputRatio)
+	want := Usage{
+		// manifest list + 2 manifests; 10 files x (open, footer, 3 chunks);
+		// the commit's metadata load.
+		Requests: Requests{Get: 3 + 10*5 + 1, Put: 1 + 3 + 1},
+		// 10 MiB and the manifests; the output, its commit's two manifests.
+		BytesRead:      10<<20 + 20000,
+		BytesWritten:   out + 2*10000,
+		FilesRead:      3 + 10 + 1,
+		FilesWritten:   1 + 1 + 3,
+		BytesFreed:     10<<20 - out,
+		ScanOpensSaved: 9,
+		CPUSeconds:     rate.PerByte*float64(10<<20) + rate.PerFile*10,
+	}
+	rowGroup := WriterRowGroupBytes(0, 64<<20, DefaultCompactionMemory(64<<20, 1)/4)
+	want.PeakMemoryBytes = GroupMemoryNeed(10<<20, rowGroup, false, 0, 0)
+	if math.Abs(u.CPUSeconds-want.CPUSeconds) > 1e-9 {
+		t.Errorf("cpu %v, want %v", u.CPUSeconds, want.CPUSeconds)
+	}
+	u.CPUSeconds = want.CPUSeconds
+	if *u != want {
+		t.Errorf("estimate\n %+v\nwant\n %+v", *u, want)
+	}
+}
+
+// A group an engine rewrites is the engine's work: only its saving counts.
+func TestEstimateDelegatedGroupCountsSavingOnly(t *testing.T) {
+	st := compactState()
+	g := CompactGroup{SpecID: 0, Partition: "day=1", InputFiles: 10, InputBytes: 10 << 20, EstimatedOutputFiles: 1, Engine: "spark"}
+	u := compactGroupUsage(st, "binpack", g)
+	if u.Requests.Total() != 0 || u.BytesRead != 0 || u.CPUSeconds != 0 || u.ScanOpensSaved != 9 {
+		t.Errorf("delegated group usage %+v", u)
+	}
+}
+
+// A large output is uploaded in parts (with the upload's start and
+// completion); a small one is one PUT.
+func TestPutAndDeleteRequests(t *testing.T) {
+	for size, want := range map[int64]int64{0: 1, 1 << 20: 1, MultipartThreshold - 1: 1, MultipartThreshold: 4, 512 << 20: 66} {
+		if got := putRequests(size); got != want {
+			t.Errorf("putRequests(%d) = %d, want %d", size, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		storage string
+		n       int64
+		want    Requests
+	}{
+		{"s3", 2500, Requests{BatchDelete: 3}},
+		{"gcs", 2500, Requests{Delete: 2500}},
+		{"azure", 2500, Requests{BatchDelete: 10}},
+		{"none", 2500, Requests{Delete: 2500}},
+		{"s3", 0, Requests{}},
+	} {
+		if got := deleteRequests(tc.storage, tc.n); got != tc.want {
+			t.Errorf("deleteRequests(%s, %d) = %+v, want %+v", tc.storage, tc.n, got, tc.want)
+		}
+	}
+}
+
+// Expiry's deletions are counted once providers said what it frees.
+func TestEstimateExpiryFreed(t *testing.T) {
+	pol := fullPolicy()
+	pol.Compaction.Declared, pol.OrphanFiles.Declared, pol.Manifests.Declared = false, false, false
+	st := linear(10*day, 9*day, 1*day)
+	st.Location = "s3://lake/wh/db/t"
+	tp := PlanTable(pol, st, testNow)
+	a := findAction(t, tp, ExpireSnapshots)
+	if a.Estimate == nil || a.Estimate.FilesDeleted != 0 || a.Estimate.Requests.BatchDelete != 0 {
+		t.Fatalf("estimate before the figures: %+v", a.Estimate)
+	}
+	before := a.Estimate.Requests
+	if err := tp.EstimateExpiry(st.Location, func([]int64, []CompactGroup) (ExpiryFreed, error) {
+		return ExpiryFreed{Files: 2500, Bytes: 7 << 30}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	u := findAction(t, tp, ExpireSnapshots).Estimate
+	want := before
+	want.BatchDelete = 3
+	if u.FilesDeleted != 2500 || u.BytesFreed != 7<<30 || u.Requests != want {
+		t.Errorf("estimate after the figures: %+v", u)
+	}
+	// Asked again (a second estimate), the deletions are not counted twice.
+	_ = tp.EstimateExpiry(st.Location, func([]int64, []CompactGroup) (ExpiryFreed, error) {
+		return ExpiryFreed{Files: 1000, Bytes: 1}, nil
+	})
+	if u := findAction(t, tp, ExpireSnapshots).Estimate; u.Requests.BatchDelete != 1 || u.FilesDeleted != 1000 {
+		t.Errorf("estimate after new figures: %+v", u)
+	}
+}
+
+// Orphans deleted free their bytes at once; quarantined ones are copied
+// and freed only when their run is purged, which a purge run counts.
+func TestEstimateOrphans(t *testing.T) {
+	st := linear(1 * day)
+	st.Location = "s3://lake/wh/db/t"
+	st.Orphans = &OrphanScan{ListedFiles: 2500}
+	o := &OrphansAction{Count: 3, Bytes: 300, Paths: []string{"s3://lake/wh/db/t/data/a", "s3://lake/wh/db/t/data/b", "s3://lake/wh/db/t/data/c"}}
+	in := &planInput{pol: fullPolicy(), st: st}
+	u := estimateOrphans(in, o)
+	walk := snapshotsWalk(st)
+	if u.FilesDeleted != 3 || u.BytesFreed != 300 || u.Requests.BatchDelete != 1 || u.Requests.Head != 3 || u.Requests.List != 3 || u.Requests.Get != 2*walk.Requests.Get {
+		t.Errorf("delete estimate %+v", u)
+	}
+	o.Quarantine = "7d"
+	o.PurgeRuns = []PurgeRun{{RunID: "r1", Files: 10, Bytes: 1000}}
+	u = estimateOrphans(in, o)
+	if u.FilesDeleted != 10 || u.BytesFreed != 1000 || u.Requests.Put != 4 || u.Requests.BatchDelete != 2 {
+		t.Errorf("quarantine estimate %+v", u)
+	}
+}
+
+// Every planned action of a full policy carries an estimate.
+func TestPlanEstimatesEveryAction(t *testing.T) {
+	st := compactState()
+	st.Snapshots = linear(10*day, 9*day, 1*day).Snapshots
+	st.CurrentSnapshotID, st.Refs = ptr(int64(3)), []Ref{branch("main", 3)}
+	pol := compactPolicy()
+	pol.SnapshotRetention.Declared = true
+	pol.Manifests.Declared = true
+	pol.Manifests.MaxCount = set(1, 31)
+	tp := PlanTable(pol, st, testNow)
+	if len(tp.Actions) < 3 {
+		t.Fatalf("actions %v", actionTypes(tp))
+	}
+	for _, a := range tp.Actions {
+		if a.Estimate == nil {
+			t.Errorf("%s has no estimate", a.Type)
+		}
+	}
+}
