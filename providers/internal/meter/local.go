@@ -24,7 +24,8 @@ func RegisterLocal() {
 
 // Local is the local-disk IO for ctx: iceberg-go's LocalFS, counting in
 // ctx's Meter when it carries one. Each Open or ReadFile is a GET (the
-// file read, its bytes as read), each Create (on Close) or WriteFile a
+// file read, its bytes as read), and so is each ReadAt of an opened file
+// (readFile), each Create (on Close) or WriteFile a
 // PUT (a file written, its bytes), each Remove a DELETE (a file deleted
 // when it existed), each Stat a HEAD, each ReadDir and each directory a
 // WalkDir enters a LIST. Renames, directory creations and RemoveAll are
@@ -110,19 +111,42 @@ func (l localIO) WalkDir(root string, fn fs.WalkDirFunc) error {
 	})
 }
 
-// readFile counts the bytes read from a file, by Read and ReadAt alike.
+// readFile counts the bytes read from a file, by Read and ReadAt alike,
+// and as GETs each ReadAt and each Read after a Seek that moved: iceberg-go's
+// object-store IO sends one ranged GET for each of those besides the one
+// its Open starts, so a local read counts the requests the same read would
+// send to S3.
 type readFile struct {
 	iceio.File
 	m *Meter
+	// pos is the offset of the next Read; moved is set by a Seek that
+	// changed it: the object-store reader then sends a new GET on the
+	// next Read (gocloud's blob.Reader reopens its range).
+	pos   int64
+	moved bool
 }
 
 func (f *readFile) Read(p []byte) (int, error) {
+	if f.moved {
+		f.m.Request(Get)
+		f.moved = false
+	}
 	n, err := f.File.Read(p)
+	f.pos += int64(n)
 	f.m.Read(int64(n))
 	return n, err
 }
 
+func (f *readFile) Seek(off int64, whence int) (int64, error) {
+	n, err := f.File.Seek(off, whence)
+	if err == nil && n != f.pos {
+		f.pos, f.moved = n, true
+	}
+	return n, err
+}
+
 func (f *readFile) ReadAt(p []byte, off int64) (int, error) {
+	f.m.Request(Get)
 	n, err := f.File.ReadAt(p, off)
 	f.m.Read(int64(n))
 	return n, err

@@ -2,9 +2,13 @@ package meter
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	iceio "github.com/apache/iceberg-go/io"
 )
 
 // TestS3Classifies: each S3 request is counted by its method and query,
@@ -92,5 +96,58 @@ func TestTokensAcrossPieces(t *testing.T) {
 	}
 	if tk.n != 4 {
 		t.Fatalf("%d tokens, want 4", tk.n)
+	}
+}
+
+// TestLocalCounts: the local IO counts what the same calls would send to
+// S3 through iceberg-go's object-store IO: a GET to open, one per ReadAt
+// and per Read after a Seek that moved; a PUT per file written, a DELETE
+// per file removed, a HEAD per Stat. Without a meter it is LocalFS.
+func TestLocalCounts(t *testing.T) {
+	if _, ok := Local(context.Background()).(iceio.LocalFS); !ok {
+		t.Fatal("without a meter Local is not iceberg-go's LocalFS")
+	}
+	m := New()
+	fsys := Local(With(context.Background(), m))
+	p := filepath.Join(t.TempDir(), "f.parquet")
+	w, err := fsys.(iceio.WriteFileIO).Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("0123456789")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	_, _ = f.ReadAt(buf, 6)        // a ranged GET: 4 bytes
+	_, _ = f.Read(buf)             // the open's own GET: 4 bytes
+	_, _ = f.Seek(4, io.SeekStart) // unmoved: no new GET
+	_, _ = f.Read(buf[:2])         // 2 bytes
+	_, _ = f.Seek(0, io.SeekStart) // moved
+	_, _ = f.Read(buf[:1])         // a new GET: 1 byte
+	_ = f.Close()
+	if _, err := fsys.(iceio.StatIO).Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	_ = fsys.Remove(p) // gone: a DELETE, no file deleted
+	want := Counts{
+		Requests:     [nKinds]int64{Get: 3, Head: 1, Put: 1, Delete: 2},
+		BytesRead:    11,
+		BytesWritten: 10,
+		FilesRead:    1,
+		FilesWritten: 1,
+		FilesDeleted: 1,
+	}
+	if got := m.Counts(); got != want {
+		t.Fatalf("counts\n got %+v\nwant %+v", got, want)
 	}
 }
