@@ -139,3 +139,15 @@ func addActual(old, ar *ActionResult) (*diff.Usage, bool) {
 	u.Add(*ar.Actual)
 	return &u, old.ActualCPUApproximate || ar.ActualCPUApproximate
 }
+
+// freedBy is the storage an action released, for its actual: what a
+// deletion deleted (its own count: a delete request does not say how big
+// its object was), or for a committed rewrite, whose old files are freed
+// once the snapshots holding them expire, its files' bytes before less
+// after (Usage.BytesFreed).
+func freedBy(er providers.ExecResult) int64 {
+	if er.BytesFreed == 0 && er.Committed && er.BytesBefore > er.BytesAfter {
+		return er.BytesBefore - er.BytesAfter
+	}
+	return er.BytesFreed
+}

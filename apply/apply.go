@@ -731,7 +731,7 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 			Abort: r.opts.Abort, FinishWithin: r.opts.FinishWithin, Memory: r.memory,
 			Began: seen.began, Committed: slices.Clone(seen.own),
 		})
-		actual, approx = count.done(r, er.BytesFreed)
+		actual, approx = count.done(r, freedBy(er))
 		seen.own = append(seen.own, er.Snapshots...)
 		if err != nil && actx.Err() != nil {
 			err = fmt.Errorf("%w: %w", errActionInterrupted, context.Cause(actx))
