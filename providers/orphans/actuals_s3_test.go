@@ -77,7 +77,10 @@ func TestS3Actuals(t *testing.T) {
 			if u == nil {
 				t.Fatalf("%s: no actual", a.Type)
 			}
-			t.Logf("%s: %+v", a.Type, *u)
+			t.Logf("%s: actual %+v", a.Type, *u)
+			if a.Estimate != nil {
+				t.Logf("%s: estimate %+v", a.Type, *a.Estimate)
+			}
 			sum.Add(u.Requests)
 			switch a.Type {
 			case diff.RemoveOrphanFiles:
