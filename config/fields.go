@@ -100,7 +100,11 @@ func buildPolicyFields() []fieldDesc {
 		{"compaction", "memory", kindSize, func(p *PolicyBody) any { return &p.Compaction.Memory }, nil,
 			"The memory the groups rewritten at the same time share: a group starts when its estimated need fits beside the running ones' (or alone), and a sort spills past it (`0`: twice `target_file_size` plus 16 MiB per concurrent group)."},
 		{"compaction", "max_bytes_per_run", kindSize, func(p *PolicyBody) any { return &p.Compaction.MaxBytesPerRun }, nil,
-			"Stop selecting file groups once this many bytes are planned in one run (`0`: no limit); the rest waits for the next run."},
+			"Stop selecting file groups once this many bytes are planned in one run (`0`: no limit); the rest waits for the next run. With any budget set, the groups with the largest saving per byte rewritten go first (docs/cost.md)."},
+		{"compaction", "max_cost", kindFloat, func(p *PolicyBody) any { return &p.Compaction.MaxCost }, checkNonNegative,
+			"The most a run's estimate may cost, in US dollars at the table's prices (`pricing`; docs/cost.md): groups are taken, the largest saving per byte rewritten first, while the run stays within it; the rest waits for the next run, as the plan says (`0`: no limit). A table without prices (local storage) cannot honour it: its compaction is refused in the plan."},
+		{"compaction", "max_cpu_hours", kindFloat, func(p *PolicyBody) any { return &p.Compaction.MaxCPUHours }, checkNonNegative,
+			"The most CPU-hours a run's estimate may take (docs/cost.md), honoured as `max_cost` is (`0`: no limit)."},
 		{"compaction", "where", kindString, func(p *PolicyBody) any { return &p.Compaction.Where }, nil,
 			"A SQL filter on the table's columns (such as `\"event_ts >= current_date - interval '7' day\"`) limiting compaction to the partitions whose rows can match; one relative to the clock is evaluated again at apply."},
 		{"compaction", "engine", kindString, func(p *PolicyBody) any { return &p.Compaction.Engine }, nil,
@@ -204,6 +208,13 @@ func checkTargetSize(v any) *fieldProblem {
 func checkPositiveSize(v any) *fieldProblem {
 	if v.(int64) <= 0 {
 		return &fieldProblem{hcl.DiagError, "Invalid size", "This size must be more than zero bytes.", ""}
+	}
+	return nil
+}
+
+func checkNonNegative(v any) *fieldProblem {
+	if f := v.(float64); f < 0 {
+		return &fieldProblem{hcl.DiagError, "Value out of range", fmt.Sprintf("The value cannot be negative; got %g (0: no limit).", f), ""}
 	}
 	return nil
 }

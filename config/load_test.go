@@ -854,6 +854,8 @@ policy "p" {
     max_concurrent_groups = 4
     memory                = "2GiB"
     max_bytes_per_run     = "1TB"
+    max_cost              = 12.5
+    max_cpu_hours         = 2
     where                 = "ts > 0"
     engine                = "spark"
     engine_above          = "64GiB"
@@ -923,6 +925,8 @@ table "lake.a.b" { policy = policy.p }
 		"compaction.memory":                      `"2GiB"`,
 		"compaction.max_concurrent_groups":       `4`,
 		"compaction.max_bytes_per_run":           `"1TB"`,
+		"compaction.max_cost":                    `12.5`,
+		"compaction.max_cpu_hours":               `2`,
 		"compaction.where":                       `"ts > 0"`,
 		"compaction.engine":                      `"spark"`,
 		"compaction.engine_above":                `"64GiB"`,

@@ -146,6 +146,9 @@ func (p *PricingPolicy) For(location string) (Prices, bool) {
 		out.Storage, out.Read = "custom", ""
 	}
 	out.ScansPerMonth = p.ScansPerMonth.Value
+	if !p.ScansPerMonth.Set && out.ScansPerMonth == 0 {
+		out.ScansPerMonth = DefaultScansPerMonth // a policy built without fillDefaults
+	}
 	return out, true
 }
 

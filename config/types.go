@@ -149,7 +149,11 @@ type CompactionPolicy struct {
 	MaxConcurrentGroups Setting[int]   // 0: one per CPU
 	Memory              Setting[int64] // 0: the engine's default (per concurrent group)
 	MaxBytesPerRun      Setting[int64]
-	Where               Setting[string]
+	// MaxCost (US dollars, at the table's prices) and MaxCPUHours bound a
+	// run's estimate as MaxBytesPerRun bounds its bytes (0: no limit).
+	MaxCost     Setting[float64]
+	MaxCPUHours Setting[float64]
+	Where       Setting[string]
 	// Engine names the engine block that rewrites the groups above
 	// EngineAbove; "local" (the default) is icewright's own rewrite.
 	Engine      Setting[string]

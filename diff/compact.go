@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/icewright/icewright/config"
@@ -296,25 +297,38 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 	case "zorder":
 		act.ZOrderColumns = c.ZOrderColumns.Value
 	}
+	prices, priced := pol.Pricing.For(st.Location)
+	if c.MaxCost.Value > 0 && !priced {
+		return Action{}, 0, []Refusal{{Action: string(Compact), Reason: reason("compaction.max_cost", strconv.FormatFloat(c.MaxCost.Value, 'g', -1, 64), c.MaxCost.Origin, c.DeclRange) +
+			" needs prices, and the table's storage (" + st.Location + ") has none: set a pricing block with its prices (docs/cost.md), or use max_cpu_hours or max_bytes_per_run"}}, false
+	}
 	var refusals []Refusal
-	budget := c.MaxBytesPerRun.Value
 	partitions := 0
 	assign := rowIDsAssignable(pol, st)
-	for _, p := range st.Partitions {
+	var cands []budgetCandidate
+	toEngine := map[int]bool{}
+	for pi, p := range st.Partitions {
 		// Files iceberg-go cannot open (escaped file: URIs, another
 		// storage) are no obstacle to an engine that opens them as written.
 		// A partition rewritten for its files' order stays with icewright:
 		// an engine's rewrite selects by size alone, and the stale files
 		// would be planned again after every apply.
-		toEngine := delegates(pol, sel.plannedBytes(p)) && p.StaleSortFiles == 0
-		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || (!toEngine && (p.EscapedFileURIs > 0 || p.ForeignFiles > 0)) {
+		toEngine[pi] = delegates(pol, sel.plannedBytes(p)) && p.StaleSortFiles == 0
+		if _, unwritable := st.UnwritableSpecs[p.SpecID]; unwritable || (p.NoRowIDCandidates > 0 && !assign) || (!toEngine[pi] && (p.EscapedFileURIs > 0 || p.ForeignFiles > 0)) {
 			continue // refused: see compactRefusals
 		}
-		kept := withinBudget(&act, sel.partitionGroups(p), p, budget)
+		for _, g := range sel.partitionGroups(p) {
+			g.SpecID, g.Partition = p.SpecID, p.Partition
+			cands = append(cands, budgetCandidate{partition: pi, group: g, toEngine: toEngine[pi]})
+		}
+	}
+	keptBy := withinBudgets(pol, st, &act, cands, prices, priced)
+	for pi, p := range st.Partitions {
+		kept := keptBy[pi]
 		if len(kept) == 0 {
 			continue
 		}
-		if toEngine {
+		if toEngine[pi] {
 			call, refusal := delegate(pol, st, &act, p, kept, order)
 			if refusal != nil {
 				refusals = append(refusals, *refusal)
@@ -346,25 +360,6 @@ func planCompactDelegating(pol *config.Effective, st *TableState) (Action, int, 
 		Reason:  why,
 		Compact: &act,
 	}, commits, refusals, true
-}
-
-// withinBudget are a partition's groups that fit max_bytes_per_run as the
-// rewrite applies it: groups in order, the first always, later ones only
-// while they fit; each other is counted skipped in act.
-func withinBudget(act *CompactAction, groups []CompactGroup, p PartitionStats, budget int64) []CompactGroup {
-	var kept []CompactGroup
-	var keptBytes int64
-	for _, g := range groups {
-		if budget > 0 && (len(act.Groups) > 0 || len(kept) > 0) && act.InputBytes+keptBytes+g.InputBytes > budget {
-			act.SkippedGroups++
-			act.SkippedBytes += g.InputBytes
-			continue
-		}
-		g.SpecID, g.Partition = p.SpecID, p.Partition
-		kept = append(kept, g)
-		keptBytes += g.InputBytes
-	}
-	return kept
 }
 
 // compactCommits counts the commits of the action. icewright's rewrite

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,25 +98,96 @@ func TestCompactMaxBytesPerRun(t *testing.T) {
 		MinInputFiles:  config.Setting[int]{Value: 2, Set: true},
 		MaxBytesPerRun: config.Setting[int64]{Value: 100, Set: true},
 	}
+	// Each group saves one file; per byte rewritten, c saves the most.
 	st := &TableState{Partitions: []PartitionStats{
-		{Partition: "a", CandidateSizes: []int64{40, 40}}, // 80: first, always taken
-		{Partition: "b", CandidateSizes: []int64{30, 30}}, // 60: would make 140, skipped
-		{Partition: "c", CandidateSizes: []int64{10, 10}}, // 20: fits (100)
+		{Partition: "a", CandidateSizes: []int64{40, 40}}, // 80: least per byte, last: 160 would pass 100, skipped
+		{Partition: "b", CandidateSizes: []int64{30, 30}}, // 60: second (80)
+		{Partition: "c", CandidateSizes: []int64{10, 10}}, // 20: first
 	}}
 	a, commits, ok := planCompact(pol, st)
 	if !ok || commits != 1 {
 		t.Fatalf("no compaction planned")
 	}
 	c := a.Compact
-	if len(c.Groups) != 2 || c.Groups[0].Partition != "a" || c.Groups[1].Partition != "c" || c.InputBytes != 100 ||
-		c.Partitions != 2 || c.SkippedGroups != 1 || c.SkippedBytes != 60 {
+	if len(c.Groups) != 2 || c.Groups[0].Partition != "b" || c.Groups[1].Partition != "c" || c.InputBytes != 80 ||
+		c.Partitions != 2 || c.SkippedGroups != 1 || c.SkippedBytes != 80 {
 		t.Fatalf("compact = %+v", c)
+	}
+	if want := `compaction.max_bytes_per_run = "100" (default); 1 group (80 B) waits for the next run: the groups that save the most per byte rewritten (objects a scan no longer opens) go first`; c.SkippedReason != want {
+		t.Errorf("skipped reason %q, want %q", c.SkippedReason, want)
 	}
 	// The first group is taken even when it alone exceeds the budget.
 	pol.Compaction.MaxBytesPerRun.Value = 10
 	a, _, _ = planCompact(pol, st)
-	if len(a.Compact.Groups) != 1 || a.Compact.InputBytes != 80 || a.Compact.SkippedGroups != 2 {
+	if len(a.Compact.Groups) != 1 || a.Compact.InputBytes != 20 || a.Compact.SkippedGroups != 2 {
 		t.Fatalf("compact = %+v", a.Compact)
+	}
+}
+
+// A max_cost below the whole run's estimate plans the most valuable
+// partitions first (the largest saving per month per byte rewritten) and
+// says what waits; without prices it is refused, loudly.
+func TestCompactMaxCost(t *testing.T) {
+	pol := compactPolicy()
+	st := compactState()
+	// Three partitions of ten 1 MiB files; "many" of forty 256 KiB files
+	// saves the most per byte, "few" of two 5 MiB files the least.
+	st.Partitions = nil
+	add := func(name string, n int, size int64) {
+		sizes := make([]int64, n)
+		for i := range sizes {
+			sizes[i] = size
+		}
+		st.Partitions = append(st.Partitions, PartitionStats{Partition: name, DataFiles: int64(n), DataBytes: int64(n) * size, CandidateSizes: sizes})
+	}
+	add("few", 2, 5<<20)
+	add("ten", 10, 1<<20)
+	add("many", 40, 256<<10)
+	whole := PlanTable(pol, st, testNow)
+	full := findAction(t, whole, Compact)
+	if len(full.Compact.Groups) != 3 || full.Compact.SkippedGroups != 0 {
+		t.Fatalf("without a budget: %+v", full.Compact)
+	}
+	fullCost, _ := Price(*full.Estimate, whole.Pricing)
+
+	// A budget of the fixed part, "many" and a cent: "ten" and "few" wait.
+	prices := *whole.Pricing
+	run := compactFixed(st, 1)
+	run.Add(compactGroupUsage(st, "binpack", full.Compact.Groups[2], &st.Partitions[2]))
+	budget := runCost(run, prices) + 0.000001
+	if budget >= fullCost.Run {
+		t.Fatalf("budget %v not below the whole run's %v", budget, fullCost.Run)
+	}
+	pol.Compaction.MaxCost = set(budget, 9)
+	tp := PlanTable(pol, st, testNow)
+	a := findAction(t, tp, Compact)
+	c := a.Compact
+	if len(c.Groups) != 1 || c.Groups[0].Partition != "many" || c.SkippedGroups != 2 || c.SkippedBytes != 20<<20 {
+		t.Fatalf("with max_cost: groups %+v skipped %d (%d bytes)", c.Groups, c.SkippedGroups, c.SkippedBytes)
+	}
+	if m, _ := Price(*a.Estimate, tp.Pricing); m.Run > budget {
+		t.Errorf("the planned run costs %v, above max_cost %v", m.Run, budget)
+	}
+	if !strings.HasPrefix(c.SkippedReason, "compaction.max_cost = ") || !strings.Contains(c.SkippedReason, "(main.icewright.hcl:9)") ||
+		!strings.Contains(c.SkippedReason, "2 groups (20 MiB) wait for the next run") || !strings.Contains(c.SkippedReason, "saving per month") {
+		t.Errorf("skipped reason %q", c.SkippedReason)
+	}
+
+	// max_cpu_hours likewise.
+	pol.Compaction.MaxCost = def(0.0)
+	pol.Compaction.MaxCPUHours = set((run.CPUSeconds+0.0001)/3600, 10)
+	c = findAction(t, PlanTable(pol, st, testNow), Compact).Compact
+	if len(c.Groups) != 1 || c.Groups[0].Partition != "many" || !strings.HasPrefix(c.SkippedReason, "compaction.max_cpu_hours = ") {
+		t.Fatalf("with max_cpu_hours: groups %+v, reason %q", c.Groups, c.SkippedReason)
+	}
+
+	// No prices (local storage): max_cost is refused, nothing compacted.
+	pol.Compaction.MaxCPUHours = def(0.0)
+	pol.Compaction.MaxCost = set(1.0, 9)
+	st.Location = "file:///wh/db/t"
+	tp = PlanTable(pol, st, testNow)
+	if slices.Contains(actionTypes(tp), Compact) || len(tp.Refusals) != 1 || !strings.Contains(tp.Refusals[0].Reason, "needs prices") {
+		t.Errorf("max_cost without prices: actions %v refusals %+v", actionTypes(tp), tp.Refusals)
 	}
 }
 

@@ -188,12 +188,10 @@ const OrphanRelistAbove = 1000
 // compactGroupUsage is one group's rewrite, without the action's planning
 // and commits: a group an engine rewrites (CompactGroup.Engine) is the
 // engine's work, and only its saving is counted.
-func compactGroupUsage(st *TableState, strategy string, g CompactGroup) Usage {
+func compactGroupUsage(st *TableState, strategy string, g CompactGroup, p *PartitionStats) Usage {
 	var delFiles, delBytes int64
-	for _, p := range st.Partitions {
-		if p.SpecID == g.SpecID && p.Partition == g.Partition {
-			delFiles, delBytes = p.DeleteFiles, p.DeleteBytes
-		}
+	if p != nil {
+		delFiles, delBytes = p.DeleteFiles, p.DeleteBytes
 	}
 	u := rewriteUsage(st, strategy, int64(g.InputFiles), g.InputBytes, int64(g.EstimatedOutputFiles), delFiles, delBytes)
 	if g.Engine != "" {
@@ -206,7 +204,7 @@ func compactGroupUsage(st *TableState, strategy string, g CompactGroup) Usage {
 // budget, how many groups run at once, and each group's need. Without
 // compaction.max_concurrent_groups the estimate assumes a CPU per group
 // (the most that can run at once; the budget bounds it).
-func compactMemory(pol *config.Effective, st *TableState, c *CompactAction) (budget int64, conc int, need func(CompactGroup) int64) {
+func compactMemory(pol *config.Effective, st *TableState, c *CompactAction) (budget int64, conc int, need func(CompactGroup, *PartitionStats) int64) {
 	local := 0
 	for _, g := range c.Groups {
 		if g.Engine == "" {
@@ -223,17 +221,33 @@ func compactMemory(pol *config.Effective, st *TableState, c *CompactAction) (bud
 	}
 	configured := parseInt64Or(st.Properties["write.parquet.row-group-size-bytes"], 0)
 	rowGroup := WriterRowGroupBytes(configured, c.TargetFileSize, max(budget/int64(conc)/4, 1<<20))
-	return budget, conc, func(g CompactGroup) int64 {
+	return budget, conc, func(g CompactGroup, p *PartitionStats) int64 {
 		if c.Strategy == "binpack" || c.Strategy == "" {
 			return GroupMemoryNeed(g.InputBytes, rowGroup, false, 0, 0)
 		}
 		var rows int64
-		for _, p := range st.Partitions {
-			if p.SpecID == g.SpecID && p.Partition == g.Partition && p.DataBytes > 0 {
-				rows = int64(float64(p.Records) * float64(g.InputBytes) / float64(p.DataBytes))
-			}
+		if p != nil && p.DataBytes > 0 {
+			rows = int64(float64(p.Records) * float64(g.InputBytes) / float64(p.DataBytes))
 		}
 		return GroupMemoryNeed(g.InputBytes, rowGroup, true, ZOrderInflation*g.InputBytes, rows)
+	}
+}
+
+// partitionIndex finds a group's partition stats by spec and partition.
+func partitionIndex(st *TableState) func(CompactGroup) *PartitionStats {
+	type key struct {
+		spec int
+		part string
+	}
+	idx := make(map[key]int, len(st.Partitions))
+	for i, p := range st.Partitions {
+		idx[key{p.SpecID, p.Partition}] = i
+	}
+	return func(g CompactGroup) *PartitionStats {
+		if i, ok := idx[key{g.SpecID, g.Partition}]; ok {
+			return &st.Partitions[i]
+		}
+		return nil
 	}
 }
 
@@ -250,11 +264,13 @@ func compactFixed(st *TableState, commits int) Usage {
 func estimateCompact(in *planInput, c *CompactAction) *Usage {
 	u := compactFixed(in.st, c.Commits)
 	budget, conc, need := compactMemory(in.pol, in.st, c)
+	partition := partitionIndex(in.st)
 	var needs []int64
 	for _, g := range c.Groups {
-		u.Add(compactGroupUsage(in.st, c.Strategy, g))
+		p := partition(g)
+		u.Add(compactGroupUsage(in.st, c.Strategy, g, p))
 		if g.Engine == "" {
-			needs = append(needs, need(g))
+			needs = append(needs, need(g, p))
 		}
 	}
 	u.PeakMemoryBytes = MemoryTogether(needs, conc, budget)

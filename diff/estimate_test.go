@@ -74,7 +74,7 @@ func TestEstimateCompact(t *testing.T) {
 func TestEstimateDelegatedGroupCountsSavingOnly(t *testing.T) {
 	st := compactState()
 	g := CompactGroup{SpecID: 0, Partition: "day=1", InputFiles: 10, InputBytes: 10 << 20, EstimatedOutputFiles: 1, Engine: "spark"}
-	u := compactGroupUsage(st, "binpack", g)
+	u := compactGroupUsage(st, "binpack", g, &st.Partitions[0])
 	if u.Requests.Total() != 0 || u.BytesRead != 0 || u.CPUSeconds != 0 || u.ScanOpensSaved != 9 {
 		t.Errorf("delegated group usage %+v", u)
 	}

@@ -11,7 +11,11 @@ import (
 //
 // 2.0: a compaction group names its files (CompactGroup.Files), which apply
 // rewrites; a 1.x plan has none, and is refused.
-const FormatVersion = "2.0"
+// 2.1 (additive; a 2.0 plan still applies): each action's estimate
+// (Action.Estimate), each table's prices (TablePlan.Pricing), the plan's
+// totals (Summary.Estimate, Cost, PricedTables, UnpricedTables) and why compaction's
+// skipped groups wait (CompactAction.SkippedReason); docs/plan-format.md.
+const FormatVersion = "2.1"
 
 // Plan is the whole plan: the JSON document of `plan -json`, `show -json`
 // and the content of a saved plan file. The human view is rendered from it.
@@ -146,6 +150,16 @@ type Summary struct {
 	Actions            int `json:"actions"`
 	DestructiveActions int `json:"destructive_actions"`
 	Errors             int `json:"errors"`
+	// Estimate is the sum of every action's estimate (zero, and left out,
+	// when none has one); Cost is its money summed over the PricedTables
+	// (the tables with an estimate and prices), and UnpricedTables counts
+	// those with an estimate and no prices, whose quantities Estimate has
+	// and Cost lacks (format 2.1). A value, not a pointer: a saved plan's
+	// summary is compared with the one its tables give.
+	Estimate       Usage `json:"estimate,omitzero"`
+	Cost           Money `json:"cost,omitzero"`
+	PricedTables   int   `json:"priced_tables,omitempty"`
+	UnpricedTables int   `json:"unpriced_tables,omitempty"`
 }
 
 type PropertiesChange struct {
@@ -200,9 +214,12 @@ type CompactAction struct {
 	// per group with partial_progress.
 	Commits int `json:"commits"`
 	// SkippedGroups and SkippedBytes are groups left for a later run by
-	// compaction.max_bytes_per_run.
-	SkippedGroups int   `json:"skipped_groups,omitempty"`
-	SkippedBytes  int64 `json:"skipped_bytes,omitempty"`
+	// compaction.max_bytes_per_run, max_cost or max_cpu_hours, and
+	// SkippedReason says which and what the run keeps (format 2.1): the
+	// groups with the largest saving per byte rewritten go first.
+	SkippedGroups int    `json:"skipped_groups,omitempty"`
+	SkippedBytes  int64  `json:"skipped_bytes,omitempty"`
+	SkippedReason string `json:"skipped_reason,omitempty"`
 	// Where is compaction.where as written when it restricted the
 	// candidates to the partitions that may match it (format 1.x, additive).
 	Where string `json:"where,omitempty"`

@@ -71,3 +71,35 @@ func TestPlanTablePricing(t *testing.T) {
 		t.Errorf("local table pricing = %+v, want none", tp.Pricing)
 	}
 }
+
+// The plan's summary sums every table's estimate, and its money over the
+// tables with prices; the others are counted.
+func TestSummarizeTotals(t *testing.T) {
+	s3 := config.StoragePrices[0].Prices
+	est := func(get int64, freed int64) *Usage { return &Usage{Requests: Requests{Get: get}, BytesFreed: freed} }
+	p := &Plan{Tables: []TablePlan{
+		{Address: "a", Pricing: &s3, Actions: []Action{{Type: ExpireSnapshots, Estimate: est(1000, 1e9)}, {Type: RemoveOrphanFiles, Estimate: est(1000, 0)}}},
+		{Address: "b", Actions: []Action{{Type: ExpireSnapshots, Estimate: est(10, 5)}}},
+		{Address: "c", Actions: []Action{}},
+	}}
+	Summarize(p)
+	s := p.Summary
+	if s.Estimate.Requests.Get != 2010 || s.Estimate.BytesFreed != 1e9+5 {
+		t.Errorf("estimate %+v", s.Estimate)
+	}
+	want, _ := Price(Usage{Requests: Requests{Get: 2000}, BytesFreed: 1e9}, &s3)
+	if s.Cost != want || s.PricedTables != 1 || s.UnpricedTables != 1 {
+		t.Errorf("cost %+v unpriced %d, want %+v and 1", s.Cost, s.UnpricedTables, want)
+	}
+	if m, ok := p.Tables[0].Cost(); !ok || m != want {
+		t.Errorf("table cost %+v", m)
+	}
+	if _, ok := p.Tables[1].Cost(); ok {
+		t.Error("a table without prices has a cost")
+	}
+	empty := &Plan{Tables: []TablePlan{{Address: "c", Actions: []Action{}}}}
+	Summarize(empty)
+	if empty.Summary.Estimate != (Usage{}) || empty.Summary.Cost != (Money{}) || empty.Summary.PricedTables != 0 {
+		t.Errorf("a plan without estimates has totals: %+v", empty.Summary)
+	}
+}

@@ -20,6 +20,15 @@ func Summarize(p *Plan) {
 				s.DestructiveActions++
 			}
 		}
+		if u, ok := t.Total(); ok {
+			s.Estimate.Add(u)
+			if m, ok := Price(u, t.Pricing); ok {
+				s.Cost.Add(m)
+				s.PricedTables++
+			} else {
+				s.UnpricedTables++
+			}
+		}
 		if len(t.Refusals) > 0 {
 			failed[t.Address] = struct{}{}
 		}
@@ -40,4 +49,28 @@ func Summarize(p *Plan) {
 	if p.Warnings == nil {
 		p.Warnings = []Warning{}
 	}
+}
+
+// Total is the sum of the table's action estimates: what its run costs and
+// frees. ok is false when no action has an estimate.
+func (t TablePlan) Total() (Usage, bool) {
+	var u Usage
+	ok := false
+	for _, a := range t.Actions {
+		if a.Estimate != nil {
+			u.Add(*a.Estimate)
+			ok = true
+		}
+	}
+	return u, ok
+}
+
+// Cost is the money of the table's Total at its prices; false when it has
+// no estimate or no prices (views then show quantities only).
+func (t TablePlan) Cost() (Money, bool) {
+	u, ok := t.Total()
+	if !ok {
+		return Money{}, false
+	}
+	return Price(u, t.Pricing)
 }

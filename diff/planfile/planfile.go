@@ -278,7 +278,7 @@ func checkActionFields(data []byte) error {
 			if err := json.Unmarshal(a, &act); err != nil {
 				return fmt.Errorf("%w: %s action %d: %w", ErrInvalid, t.Address, i+1, err)
 			}
-			allowed := map[string]bool{"type": true, "destructive": true, "reason": true}
+			allowed := map[string]bool{"type": true, "destructive": true, "reason": true, "estimate": true}
 			if pt := act.Type.PayloadType(); pt != nil {
 				for _, k := range jsonKeys(pt) {
 					allowed[k] = true

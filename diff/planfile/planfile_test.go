@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 )
 
@@ -92,6 +93,46 @@ func TestReadAcceptsOwnPlan(t *testing.T) {
 	b, _ := json.Marshal(p)
 	if _, err := Read(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A plan of format 2.0 (before estimates and prices) still reads: 2.1 only
+// adds fields.
+func TestReadAccepts20(t *testing.T) {
+	p := samplePlan(t)
+	p.FormatVersion = "2.0"
+	p = seal(t, p)
+	doc := encode(t, p)
+	if bytes.Contains(doc, []byte(`"estimate"`)) || bytes.Contains(doc, []byte(`"pricing"`)) {
+		t.Fatalf("the sample has 2.1 fields: %s", doc)
+	}
+	got, err := Read(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.FormatVersion != "2.0" || len(got.Tables[0].Actions) != 3 {
+		t.Fatalf("decoded %+v", got)
+	}
+}
+
+// Estimates and prices survive a saved plan (format 2.1).
+func TestReadKeepsEstimates(t *testing.T) {
+	p := samplePlan(t)
+	p.Tables[0].Actions[1].Estimate = &diff.Usage{Requests: diff.Requests{Get: 3, BatchDelete: 1}, FilesDeleted: 10, BytesFreed: 1000}
+	p.Tables[0].Pricing = &config.Prices{Storage: "s3", StorageGBMonth: 0.023, PutPer1000: 0.005, GetPer1000: 0.0004, CPUHour: 0.05, ScansPerMonth: 30, Read: "2026-12-07"}
+	p = seal(t, p)
+	got, err := Read(bytes.NewReader(encode(t, p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got.Tables[0].Actions[1].Estimate; e == nil || *e != *p.Tables[0].Actions[1].Estimate {
+		t.Errorf("estimate %+v", e)
+	}
+	if got.Tables[0].Pricing == nil || *got.Tables[0].Pricing != *p.Tables[0].Pricing {
+		t.Errorf("pricing %+v", got.Tables[0].Pricing)
+	}
+	if got.Summary.Estimate.BytesFreed != 1000 || got.Summary.PricedTables != 1 {
+		t.Errorf("summary %+v", got.Summary)
 	}
 }
 

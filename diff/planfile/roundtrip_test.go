@@ -11,10 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/plan-2.0.json")
+var update = flag.Bool("update", false, "rewrite testdata/plan-2.1.json")
 
 // everyKindPlan has one action of every kind, so the round trip covers
 // every payload.
@@ -42,12 +43,33 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 			PurgeRuns: []diff.PurgeRun{{RunID: "20261101T000000Z", Files: 2, Bytes: 20, CreatedAtMs: 1, PurgeAfterMs: 2, ManifestDigest: "sha256:ab"}}}},
 	}
 	tp.Refusals = []diff.Refusal{{Action: "compact", Reason: "row lineage"}}
+	// Format 2.1: estimates and the table's prices.
+	tp.Actions[4].Estimate = &diff.Usage{Requests: diff.Requests{Get: 12, Put: 5}, BytesRead: 20300, BytesWritten: 290, FilesRead: 6, FilesWritten: 5,
+		BytesFreed: 10, ScanOpensSaved: 2, CPUSeconds: 0.5, PeakMemoryBytes: 36 << 20}
+	tp.Actions[7].Estimate = &diff.Usage{Requests: diff.Requests{List: 1, Get: 4, Head: 1, Put: 2, BatchDelete: 2}, FilesWritten: 2, FilesDeleted: 2, BytesFreed: 20}
+	tp.Pricing = &config.Prices{Storage: "s3", StorageGBMonth: 0.023, PutPer1000: 0.005, GetPer1000: 0.0004, CPUHour: 0.0504, ScansPerMonth: 30, Read: "2026-12-07"}
 	return seal(t, p)
+}
+
+// A plan saved in format 2.0 (testdata/plan-2.0.json, as an icewright of
+// that format wrote it) still reads, its checksum intact.
+func TestReadsFormat20(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("testdata", "plan-2.0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Read(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.FormatVersion != "2.0" || len(p.Tables[0].Actions) != 8 || p.Tables[0].Actions[4].Estimate != nil {
+		t.Errorf("read %s with %d actions", p.FormatVersion, len(p.Tables[0].Actions))
+	}
 }
 
 // TestRoundTrip: Write, Read and Write again give the same bytes and the
 // same plan, for every action kind; the bytes are the checked-in document
-// of format 2.0, so a change of the on-disk format fails here (plans saved
+// of format 2.1, so a change of the on-disk format fails here (plans saved
 // by an earlier build must still read).
 func TestRoundTrip(t *testing.T) {
 	p := everyKindPlan(t)
@@ -55,7 +77,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := Write(&first, p); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "plan-2.0.json")
+	golden := filepath.Join("testdata", "plan-2.1.json")
 	if *update {
 		if err := os.WriteFile(golden, first.Bytes(), 0o644); err != nil {
 			t.Fatal(err)

@@ -208,7 +208,7 @@ func TestDesignRowsParse(t *testing.T) {
 	want := map[string]string{
 		"config":                       "none of ours",
 		"diff":                         "config",
-		"providers/compaction":         "providers/internal/bound, providers/internal/reach",
+		"providers/compaction":         "providers/internal/bound, providers/internal/reach, diff",
 		"providers/internal/reach":     "none of ours",
 		"cmd/icewright/internal/views": "diff, apply, config",
 	}
