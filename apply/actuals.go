@@ -16,9 +16,10 @@ import (
 // cpuClock apportions the process's CPU time (getrusage) among the actions
 // running at once: whenever one starts or stops, the CPU time used since
 // the last such moment is split equally among those that were running. An
-// action that ran alone, in a run that applies one table at a time, gets
-// exactly the process's CPU time while it ran; any other share is
-// approximate (ActionResult.ActualCPUApproximate).
+// action that ran alone, in a run that applies one table at a time in a
+// process doing nothing else (not ApplyOptions.CPUShared), gets exactly
+// the process's CPU time while it ran; any other share is approximate
+// (ActionResult.ActualCPUApproximate).
 type cpuClock struct {
 	read func() (float64, bool)
 
@@ -36,6 +37,11 @@ type cpuShare struct {
 func newCPUClock(read func() (float64, bool)) *cpuClock {
 	return &cpuClock{read: read, running: map[*cpuShare]struct{}{}}
 }
+
+// processClock is the one cpuClock of the process: CPU time is the
+// process's, so actions of concurrent Apply calls (the reconciler's
+// workers) share it too.
+var processClock = newCPUClock(processCPU)
 
 // start begins an action's share; nil when CPU time cannot be read.
 func (c *cpuClock) start() *cpuShare {
@@ -111,7 +117,7 @@ func (a *actual) done(r *runner, bytesFreed int64) (*diff.Usage, bool) {
 	u := providers.MeterUsage(a.meter)
 	u.BytesFreed = bytesFreed
 	u.CPUSeconds = cpu
-	return &u, a.cpu != nil && (a.cpu.shared || !r.oneTableAtATime)
+	return &u, a.cpu != nil && (a.cpu.shared || !r.oneTableAtATime || r.opts.CPUShared)
 }
 
 // approvedEstimate is the approved plan's estimate of the action of type

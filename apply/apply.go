@@ -63,6 +63,10 @@ type ApplyOptions struct {
 	// LockSkipOK makes a table locked past LockTimeout a skip with a
 	// warning instead of a failure (the reconciler's mode).
 	LockSkipOK bool
+	// CPUShared: the process does other work while this apply runs (the
+	// reconciler plans and applies other tables), so no action's CPU
+	// time is exact: every actual is marked approximate (actuals.go).
+	CPUShared bool
 }
 
 // Apply executes an approved plan (docs/design.md §5.3, §5.4). It returns an error
@@ -127,7 +131,7 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 }
 
 func newRunner(cfg *config.Config, b backend, opts ApplyOptions) *runner {
-	r := &runner{cfg: cfg, b: b, opts: opts, now: clock(opts.Now), retries: opts.MaxRetries, cpu: newCPUClock(processCPU)}
+	r := &runner{cfg: cfg, b: b, opts: opts, now: clock(opts.Now), retries: opts.MaxRetries, cpu: processClock}
 	if r.retries == 0 {
 		r.retries = DefaultMaxRetries
 	}
