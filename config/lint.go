@@ -36,6 +36,7 @@ const (
 	LintTargetNoMatch    = "IW114"
 	LintEngineUnused     = "IW115"
 	LintCatalogNameShare = "IW116"
+	LintPricingPartial   = "IW117"
 )
 
 // Lints is every lint warning, by code; the one list docs, validation of
@@ -58,6 +59,7 @@ func Lints() []Lint {
 		{LintTargetNoMatch, "target_no_match", "A `-target` matches no managed table (with a did-you-mean)."},
 		{LintEngineUnused, "engine_unused", "An `engine` block that no policy, `table` or `tables` block names in `compaction.engine`."},
 		{LintCatalogNameShare, "catalog_name_shared", "A SQL catalog's database also holds tables under another `catalog_name` that no catalog block reads: they count as other tables for the orphan sweep and expiry (plan-level, and in `doctor`)."},
+		{LintPricingPartial, "pricing_incomplete", "A `pricing` block that leaves a price unset on a table whose storage has no default prices (local storage, `storage = \"none\"`): its plan shows quantities only."},
 	}
 }
 

@@ -57,8 +57,12 @@ type Prices struct {
 	Read string `json:"read,omitempty"`
 }
 
-// StoragePrices is the one table of default prices (docs/cost.md renders
-// it). List prices in USD of the first tier, in the region each names; a
+// StoragePrices is the one table of default prices (docs/cost.md lists
+// it; a test holds the two equal). Read on 2026-12-07 from stored copies of
+// the pages named, without live web access: the storage and request prices
+// of S3 and GCS are the pages' own; Azure's come from a third-party table
+// of its Hot LRS prices, and the CPU-hour prices are the instances' list
+// prices as known then, not re-read. Check them before relying on money. List prices in USD of the first tier, in the region each names; a
 // LIST request is priced as a PUT (class A), a HEAD as a GET (class B),
 // deletes are free on all three. CPU-hour: the on-demand price of one vCPU
 // of a general-purpose instance in the same region (a 2-vCPU instance's
@@ -150,6 +154,20 @@ func (p *PricingPolicy) For(location string) (Prices, bool) {
 		out.ScansPerMonth = DefaultScansPerMonth // a policy built without fillDefaults
 	}
 	return out, true
+}
+
+// Unset names the prices the block does not set.
+func (p *PricingPolicy) Unset() []string {
+	var out []string
+	for _, f := range policyFields() {
+		if f.block != "pricing" || f.kind != kindFloat || f.name == "scans_per_month" {
+			continue
+		}
+		if set, _, _ := f.get(&PolicyBody{Pricing: *p}).(settingPtr).meta(); !set {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 func checkPrice(v any) *fieldProblem {

@@ -177,3 +177,20 @@ func TestPlanEstimatesEveryAction(t *testing.T) {
 		}
 	}
 }
+
+// update_properties and replace_sort_order land in one commit: it is
+// counted once.
+func TestEstimateMetadataBatchCountsOneCommit(t *testing.T) {
+	pol := emptyPolicy()
+	pol.DerivedProperties = map[string]config.Setting[string]{"write.parquet.compression-codec": set("zstd", 40)}
+	pol.SortOrder = set([]config.SortField{{Column: "a", Transform: "identity", NullsFirst: true}}, 4)
+	st := compactState()
+	st.Schema[0].SortTransforms = []string{"identity"}
+	tp := PlanTable(pol, st, testNow)
+	if got := actionTypes(tp); len(got) != 2 || got[0] != UpdateProperties || got[1] != ReplaceSortOrder {
+		t.Fatalf("actions %v", got)
+	}
+	if u, _ := tp.Total(); u.Requests != (Requests{Get: 1, Put: 1}) {
+		t.Errorf("one metadata commit, got %+v", u.Requests)
+	}
+}

@@ -103,3 +103,22 @@ func TestSummarizeTotals(t *testing.T) {
 		t.Errorf("a plan without estimates has totals: %+v", empty.Summary)
 	}
 }
+
+// A pricing block that leaves a price unset where the storage has no
+// defaults is loud: the plan would show no money.
+func TestPricingIncompleteWarns(t *testing.T) {
+	pol := emptyPolicy()
+	pol.Pricing = config.PricingPolicy{Declared: true, DeclRange: at(40), CPUHour: set(0.05, 41)}
+	st := linear(day)
+	st.Location = "file:///wh/db/t"
+	tp := PlanTable(pol, st, testNow)
+	if len(tp.Warnings) != 1 || tp.Warnings[0].Code != config.LintPricingPartial || tp.Pricing != nil ||
+		tp.Warnings[0].Message != "the pricing block leaves storage_gb_month, put_per_1000, get_per_1000 unset and the table's storage (none) has no default prices: its plan shows quantities, not money" ||
+		tp.Warnings[0].Origin != "main.icewright.hcl:40" {
+		t.Errorf("warnings %+v, pricing %+v", tp.Warnings, tp.Pricing)
+	}
+	st.Location = "s3://lake/wh/db/t"
+	if tp := PlanTable(pol, st, testNow); len(tp.Warnings) != 0 || tp.Pricing == nil || tp.Pricing.CPUHour != 0.05 {
+		t.Errorf("s3: warnings %+v, pricing %+v", tp.Warnings, tp.Pricing)
+	}
+}

@@ -64,6 +64,16 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 		tp.Refusals = append(tp.Refusals, refusals...)
 	}
 
+	// Adjacent actions of one batch share a commit (Kind.Batch): the first
+	// one's estimate counts it, the others' only what they add (metadata
+	// changes: nothing).
+	for i := 1; i < len(tp.Actions); i++ {
+		a, prev := &tp.Actions[i], tp.Actions[i-1]
+		if b := a.Type.Batch(); b != "" && b == prev.Type.Batch() && a.Estimate != nil {
+			a.Estimate = &Usage{}
+		}
+	}
+
 	if st.CommitProblem != "" {
 		// Only the orphan sweep commits nothing; every other action would
 		// write its files and then fail to commit.
@@ -208,6 +218,14 @@ func lintTable(pol *config.Effective, st *TableState, props map[string]string) [
 		out = append(out, NewWarning(config.LintSortWithoutOrder,
 			"compaction.strategy = \"sort\" but neither the policy nor the table has a sort order; the rewrite cannot sort",
 			fileLine(rng)))
+	}
+	if pr := pol.Pricing; pr.Declared {
+		if _, ok := pr.For(st.Location); !ok {
+			out = append(out, NewWarning(config.LintPricingPartial,
+				fmt.Sprintf("the pricing block leaves %s unset and the table's storage (%s) has no default prices: its plan shows quantities, not money",
+					strings.Join(pr.Unset(), ", "), config.StorageOf(st.Location)),
+				fileLine(pr.DeclRange)))
+		}
 	}
 	if c := pol.Compaction; c.Declared && c.Where.Value != "" && unpartitioned(st.Specs) {
 		out = append(out, NewWarning(config.LintWhereUnpartition,

@@ -178,6 +178,9 @@ func (s *Session) observeWalk(ctx context.Context, pol *config.Effective, tbl *t
 	if cur != nil {
 		a = compact.NewAggregator(md, diff.SelectionFor(pol), o.now)
 		a.KeepCandidates(pol.Compaction.Declared)
+		// A plan's walks are read-only: they decode with the fast decoder
+		// (apply re-checks everything it deletes with iceberg-go's).
+		a.UseDecoder(reach.DecodeFast)
 		if err := a.Err(); err != nil {
 			return nil, whereError(pol, err)
 		}
@@ -206,7 +209,7 @@ func (s *Session) observeWalk(ctx context.Context, pol *config.Effective, tbl *t
 	case !ride.Walked && o.expiry != nil:
 		// No orphan scan, or it refused before walking: one walk of the
 		// observed metadata for the aggregate and the expiry index.
-		w := reach.Spec{Meta: md, FS: fsys, Snapshots: reach.AllSnapshots(md), Aggregate: a, AggregateSnapshot: cur.SnapshotID, Consumers: ride.Consumers}
+		w := reach.Spec{Meta: md, FS: fsys, Snapshots: reach.AllSnapshots(md), Aggregate: a, AggregateSnapshot: cur.SnapshotID, Consumers: ride.Consumers, Decoder: reach.DecodeFast}
 		if err := reach.Walk(ctx, w); err != nil {
 			return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/orphans"
 	"github.com/icewright/icewright/providers/tablestate"
 )
@@ -120,6 +121,10 @@ func (s *Session) tableLocations(ctx context.Context) (*orphans.Tables, error) {
 // 10,000 tables listed 10,000 times). What the plan says of other tables
 // is at most listingReuse old; apply's re-check right before it deletes
 // (the sweep's re-check, orphans.Kind, and expiry's foreignOwner) lists afresh.
+// The references a plan reads are decoded with the fast decoder
+// (reach.DecodeFast) and kept apart from apply's, which iceberg-go's reader
+// reads (a file is deleted only on its word): a run that plans and applies
+// reads the references of a table it deletes in twice, once each way.
 func (s *Session) plannedTables(ctx context.Context) (*orphans.Tables, error) {
 	return s.tablesListed(ctx, listingReuse)
 }
@@ -132,12 +137,16 @@ const listingReuse = time.Minute
 // ago (0: never).
 func (s *Session) tablesListed(ctx context.Context, reuse time.Duration) (*orphans.Tables, error) {
 	lc := s.tableCache()
+	dec := reach.DecodeVerified
+	if reuse > 0 {
+		dec = reach.DecodeFast // a plan's
+	}
 	// One check at a time: the first loads every table once, the others
 	// then only list.
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	if reuse > 0 && lc.tables != nil && time.Since(lc.listedAt) < reuse {
-		return lc.tables, nil
+	if reuse > 0 && lc.tables[dec] != nil && time.Since(lc.listedAt) < reuse {
+		return lc.tables[dec], nil
 	}
 	// The listing's age counts from before it began: a table created
 	// while it ran may be missing from it.
@@ -173,8 +182,8 @@ func (s *Session) tablesListed(ctx context.Context, reuse time.Duration) (*orpha
 		return nil, err
 	}
 	lc.listedAt = began
-	if lc.tables != nil && slices.Equal(lc.addrs, addrs) {
-		return lc.tables, nil
+	if lc.tables[dec] != nil && slices.Equal(lc.addrs[dec], addrs) {
+		return lc.tables[dec], nil
 	}
 	out := map[string]orphans.TableLocation{}
 	for _, a := range addrs {
@@ -182,26 +191,30 @@ func (s *Session) tablesListed(ctx context.Context, reuse time.Duration) (*orpha
 			out[a] = tl
 		}
 	}
-	lc.addrs = addrs
-	lc.tables = orphans.LazyTables(out, func(ctx context.Context) (map[string]orphans.TableLocation, error) {
-		return s.tableReferences(ctx, addrs)
+	lc.addrs[dec] = addrs
+	lc.tables[dec] = orphans.LazyTables(out, func(ctx context.Context) (map[string]orphans.TableLocation, error) {
+		return s.tableReferences(ctx, addrs, dec)
 	})
-	return lc.tables, nil
+	return lc.tables[dec], nil
 }
 
 // tableReferences reads the references of the tables at addrs
-// (orphans.ReadTable), each once per session.
-func (s *Session) tableReferences(ctx context.Context, addrs []string) (map[string]orphans.TableLocation, error) {
+// (orphans.ReadTable, decoding with dec), each once per session and
+// decoder.
+func (s *Session) tableReferences(ctx context.Context, addrs []string, dec reach.Decoder) (map[string]orphans.TableLocation, error) {
 	lc := s.tableCache()
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	err := readTables(ctx, lc, addrs, lc.withRefs, func(t *table.Table) orphans.TableLocation { return orphans.ReadTable(ctx, t) }, func() { lc.reads++ })
+	if lc.withRefs[dec] == nil {
+		lc.withRefs[dec] = map[string]orphans.TableLocation{}
+	}
+	err := readTables(ctx, lc, addrs, lc.withRefs[dec], func(t *table.Table) orphans.TableLocation { return orphans.ReadTable(ctx, t, dec) }, func() { lc.reads++ })
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]orphans.TableLocation{}
 	for _, a := range addrs {
-		if tl, ok := lc.withRefs[a]; ok {
+		if tl, ok := lc.withRefs[dec][a]; ok {
 			out[a] = tl
 		}
 	}
@@ -261,7 +274,8 @@ func (s *Session) tableCache() *locationCache {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.locations == nil {
-		s.locations = &locationCache{byAddr: map[string]orphans.TableLocation{}, withRefs: map[string]orphans.TableLocation{},
+		s.locations = &locationCache{byAddr: map[string]orphans.TableLocation{}, withRefs: map[reach.Decoder]map[string]orphans.TableLocation{},
+			tables: map[reach.Decoder]*orphans.Tables{}, addrs: map[reach.Decoder][]string{},
 			loaders: map[string]func(context.Context) (*table.Table, error){}}
 	}
 	return s.locations
@@ -270,17 +284,19 @@ func (s *Session) tableCache() *locationCache {
 // locationCache is the tables one session has loaded (tableLocations) and
 // read (tableReferences).
 type locationCache struct {
-	mu       sync.Mutex
-	loaders  map[string]func(context.Context) (*table.Table, error)
-	byAddr   map[string]orphans.TableLocation // loaded: locations
-	withRefs map[string]orphans.TableLocation // read: with references
-	loads    int                              // tables loaded, for tests
-	reads    int                              // tables read with references, for tests
-	listings int                              // listings of the catalogs, for tests
-	// addrs and tables are the last answer: it is rebuilt only when the
-	// tables listed change.
-	addrs  []string
-	tables *orphans.Tables
+	mu      sync.Mutex
+	loaders map[string]func(context.Context) (*table.Table, error)
+	byAddr  map[string]orphans.TableLocation // loaded: locations
+	// withRefs are the tables read with their references, by the decoder
+	// that read them: a plan's (fast) and apply's (iceberg-go's) apart.
+	withRefs map[reach.Decoder]map[string]orphans.TableLocation
+	loads    int // tables loaded, for tests
+	reads    int // tables read with references, for tests
+	listings int // listings of the catalogs, for tests
+	// addrs and tables are the last answer, by decoder: it is rebuilt only
+	// when the tables listed change.
+	addrs  map[reach.Decoder][]string
+	tables map[reach.Decoder]*orphans.Tables
 	// listedAt is when the listing behind tables began (plannedTables).
 	listedAt time.Time
 }

@@ -209,7 +209,7 @@ func TestDesignRowsParse(t *testing.T) {
 		"config":                       "none of ours",
 		"diff":                         "config",
 		"providers/compaction":         "providers/internal/bound, providers/internal/reach, diff",
-		"providers/internal/reach":     "none of ours",
+		"providers/internal/reach":     "providers/internal/manifestread",
 		"cmd/icewright/internal/views": "diff, apply, config",
 	}
 	for p, rule := range want {

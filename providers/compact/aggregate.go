@@ -349,6 +349,10 @@ func aggregateSnapshot(ctx context.Context, fsys iceio.IO, md table.Metadata, sn
 	return AggregateInto(ctx, fsys, md, snap, NewAggregator(md, sel, now), onCandidate)
 }
 
+// UseDecoder has AggregateInto's walk decode manifests with d (a plan's
+// observation chooses reach.DecodeFast); iceberg-go's reader otherwise.
+func (a *Aggregator) UseDecoder(d reach.Decoder) { a.decoder = d }
+
 // AggregateInto is aggregateSnapshot into an Aggregator the caller set up.
 func AggregateInto(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *table.Snapshot, a *Aggregator, onCandidate func(path string, specID int, partition string)) (*Aggregate, error) {
 	if a.err != nil {
@@ -358,7 +362,7 @@ func AggregateInto(ctx context.Context, fsys iceio.IO, md table.Metadata, snap *
 	if onCandidate != nil {
 		agg = candidates{a, onCandidate}
 	}
-	err := reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: []int64{snap.SnapshotID}, Aggregate: agg, AggregateSnapshot: snap.SnapshotID})
+	err := reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: []int64{snap.SnapshotID}, Aggregate: agg, AggregateSnapshot: snap.SnapshotID, Decoder: a.decoder})
 	if err != nil {
 		return nil, err
 	}
@@ -387,6 +391,8 @@ func (c candidates) DataEntry(e iceberg.ManifestEntry) (reach.Group, bool) {
 // (DeleteEntry), then SealDeletes, then every data entry (DataEntry), which
 // needs the delete index to count the deletes that apply to each file.
 type Aggregator struct {
+	// decoder decodes AggregateInto's walk (UseDecoder).
+	decoder   reach.Decoder
 	md        table.Metadata
 	sel       diff.CompactionSelection
 	agg       *Aggregate

@@ -43,20 +43,20 @@ func Estimate(ctx context.Context, fsys iceio.IO, md table.Metadata, expireIDs [
 	defer after.Close()
 	// Only files reachable from an expired snapshot can be freed, so the
 	// before side is walked from those alone.
-	err = walk(ctx, fsys, md, expireIDs, func(f reach.File) error {
+	err = walkWith(ctx, fsys, md, expireIDs, reach.DecodeFast, func(f reach.File) error {
 		return before.Add(reach.Rec{Key: store.NormPath(f.Path), N1: f.Size, N2: escapedFlag(f.Path)})
 	})
 	if err != nil {
 		return Freed{}, err
 	}
-	err = walk(ctx, fsys, md, kept, func(f reach.File) error {
+	err = walkWith(ctx, fsys, md, kept, reach.DecodeFast, func(f reach.File) error {
 		return after.Add(reach.Rec{Key: store.NormPath(f.Path)})
 	})
 	if err != nil {
 		return Freed{}, err
 	}
 	if cur := md.CurrentSnapshot(); cur != nil && expire[cur.SnapshotID] {
-		err = walk(ctx, fsys, md, []int64{cur.SnapshotID}, func(f reach.File) error {
+		err = walkWith(ctx, fsys, md, []int64{cur.SnapshotID}, reach.DecodeFast, func(f reach.File) error {
 			if (f.Category == reach.CategoryData || f.Category == reach.CategoryDelete) && (compactInputs == nil || !compactInputs(f.Path)) {
 				return after.Add(reach.Rec{Key: store.NormPath(f.Path)})
 			}
@@ -121,9 +121,16 @@ func escapedFlag(p string) int64 {
 }
 
 // walk hands fn every file the snapshots ids of md reach through their
-// live entries (reach.Walk), with manifest lists' sizes read from storage.
+// live entries (reach.Walk, iceberg-go's reader: what expiry deletes is
+// decided on it), with manifest lists' sizes read from storage.
 func walk(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, fn func(reach.File) error) error {
-	return reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: []reach.Consumer{{ListSizes: true, File: fn}}})
+	return walkWith(ctx, fsys, md, ids, reach.DecodeVerified, fn)
+}
+
+// walkWith is walk decoding with dec: the estimate's walks are a plan's
+// figure and take the fast decoder.
+func walkWith(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, dec reach.Decoder, fn func(reach.File) error) error {
+	return reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: []reach.Consumer{{ListSizes: true, File: fn}}, Decoder: dec})
 }
 
 // unmatched calls fn, in key order, with the first record of every key of

@@ -31,10 +31,12 @@ import (
 // any snapshot of any ref reaches (data, deletes, deletion vectors' Puffin
 // files, statistics, manifests and manifest lists, the metadata log) that
 // lies outside the table's own location and write paths. A table whose
-// manifests cannot be read is Unreadable, with its location.
-func ReadTable(ctx context.Context, t *table.Table) TableLocation {
+// manifests cannot be read is Unreadable, with its location. dec decodes
+// its manifests: a plan's references may take reach.DecodeFast; what apply
+// deletes by is read with iceberg-go's reader (reach.DecodeVerified).
+func ReadTable(ctx context.Context, t *table.Table, dec reach.Decoder) TableLocation {
 	tl := LocationOf(t)
-	refs, err := foreignRefs(ctx, t)
+	refs, err := foreignRefs(ctx, t, dec)
 	if err != nil {
 		tl.Unreadable = err.Error()
 		return tl
@@ -45,7 +47,7 @@ func ReadTable(ctx context.Context, t *table.Table) TableLocation {
 
 // foreignRefs walks every snapshot of t and keeps the paths outside its
 // sweep roots (plain path keys), as written, sorted and unique.
-func foreignRefs(ctx context.Context, t *table.Table) ([]string, error) {
+func foreignRefs(ctx context.Context, t *table.Table, dec reach.Decoder) ([]string, error) {
 	roots := sweepRoots(t.Location(), t.Properties(), store.NormPath)
 	var out []string
 	keep := func(p string) {
@@ -67,6 +69,7 @@ func foreignRefs(ctx context.Context, t *table.Table) ([]string, error) {
 			Meta:      md,
 			FS:        fsys,
 			Snapshots: reach.AllSnapshots(md),
+			Decoder:   dec,
 			Consumers: []reach.Consumer{{WithDeleted: true, File: func(f reach.File) error {
 				keep(f.Path)
 				return nil

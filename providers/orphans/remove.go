@@ -22,6 +22,7 @@ import (
 	"github.com/icewright/icewright/providers/internal/meter"
 	"github.com/icewright/icewright/providers/internal/objdel"
 	"github.com/icewright/icewright/providers/internal/objlist"
+	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
 )
 
@@ -649,7 +650,7 @@ func catalogTableLocations(ctx context.Context, cat catalog.Catalog) (map[string
 		case err != nil:
 			out[strings.Join(ident, ".")] = TableLocation{Unreadable: fmt.Sprintf("load: %v", err)}
 		default:
-			out[strings.Join(ident, ".")] = ReadTable(ctx, t)
+			out[strings.Join(ident, ".")] = ReadTable(ctx, t, reach.DecodeVerified)
 		}
 		return nil
 	})

@@ -363,6 +363,10 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 		}}},
 	}
 	if ride != nil {
+		// The plan's scan (it rides the plan's observation) decodes with
+		// the fast decoder. Apply's re-check (Kind.recheck) has no ride:
+		// the referenced set it deletes by is iceberg-go's reading.
+		w.Decoder = reach.DecodeFast
 		if ride.Aggregate != nil && md.SnapshotByID(ride.AggregateSnapshot) != nil {
 			w.Aggregate, w.AggregateSnapshot = ride.Aggregate, ride.AggregateSnapshot
 		}

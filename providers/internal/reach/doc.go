@@ -13,7 +13,8 @@
 // with SortedRefSet on the sorter), which the scan walks in ascending order
 // beside the sorted listing (docs/design.md §4, §6).
 //
-// It imports nothing of icewright and, of the outside world, only iceberg-go
-// (the walk reads manifests through the table's IO); it does no other I/O
-// than its spill files.
+// Of icewright it imports only manifestread, the fast decoder a walk may
+// choose (Spec.Decoder; iceberg-go's reader unless it does), and of the
+// outside world only iceberg-go (the walk reads manifests through the
+// table's IO); it does no other I/O than its spill files.
 package reach

@@ -7,10 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icewright/icewright/providers/internal/manifestread"
 )
 
 // Reference categories: what a walked file is to its table, as counted in
@@ -39,7 +42,9 @@ const DefaultSpillLimit = 200_000
 // costs more than reading it (iceberg-go parses and resolves the Avro
 // header schema of every file it opens: 40% of a plan's CPU when each
 // consumer walked on its own), so Walk reads every manifest list once and
-// every distinct manifest once, and hands each file to every consumer.
+// every distinct manifest once, and hands each file to every consumer; a
+// plan's walk decodes with manifestread, which parses each distinct schema
+// once (Decoder).
 type Spec struct {
 	Meta table.Metadata
 	FS   iceio.IO
@@ -54,6 +59,47 @@ type Spec struct {
 	// which must be one of the walked snapshots.
 	Aggregate         Aggregate
 	AggregateSnapshot int64
+	// Decoder chooses who decodes the manifests. The zero value is
+	// iceberg-go's own reader: a walk whose answer decides a deletion
+	// (apply's re-check of a sweep, expiry's reachable sets, the purge,
+	// other tables' references, a failed commit's staged files) or checks
+	// a commit keeps it, so a bug of ours can make a plan wrong, which
+	// apply's re-check then refuses, but never delete a live file.
+	Decoder Decoder
+}
+
+// Decoder is who decodes a walk's manifests.
+type Decoder int
+
+const (
+	// DecodeVerified is iceberg-go's reader (iceberg.EntriesWithProjection).
+	DecodeVerified Decoder = iota
+	// DecodeFast is manifestread's: the schema of each distinct manifest
+	// (and manifest list) header parsed once, only the fields the
+	// consumers read decoded. For the plan's read-only walks. A manifest it
+	// cannot read, or whose delete bounds the aggregate needs, and a list
+	// it cannot read (a v3 list), go to iceberg-go's reader.
+	DecodeFast
+)
+
+// DecodeCounts counts the manifests a walk decoded, by decoder (tests:
+// which reader a path used). CountDecodes attaches one to a context.
+type DecodeCounts struct {
+	Fast, Verified, Fallback atomic.Int64
+	// Skipped counts the manifests a fast walk did not read, their list
+	// entry saying they hold no live file (onlyDeleted).
+	Skipped atomic.Int64
+	// FastLists and VerifiedLists count the manifest lists read by
+	// manifestread and by iceberg-go.
+	FastLists, VerifiedLists atomic.Int64
+}
+
+type decodeCountsKey struct{}
+
+// CountDecodes returns ctx counting into c the manifests every walk under
+// it decodes.
+func CountDecodes(ctx context.Context, c *DecodeCounts) context.Context {
+	return context.WithValue(ctx, decodeCountsKey{}, c)
 }
 
 // Consumer takes the files of a walk.
@@ -204,7 +250,7 @@ func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walk
 				return nil, nil, err
 			}
 		}
-		list, err := snap.Manifests(w.FS)
+		list, err := w.manifests(ctx, snap)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
 		}
@@ -232,6 +278,35 @@ func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walk
 		}
 	}
 	return ms, walked, nil
+}
+
+// manifests reads snap's manifest list: with manifestread's ReadList in a
+// fast walk (its schema parsed once per distinct schema), iceberg-go's
+// reader otherwise and for whatever ReadList does not read (a v3 list, an
+// embedded v1 manifest list, an error).
+func (w Spec) manifests(ctx context.Context, snap table.Snapshot) ([]iceberg.ManifestFile, error) {
+	counts, _ := ctx.Value(decodeCountsKey{}).(*DecodeCounts)
+	if w.Decoder == DecodeFast && snap.ManifestList != "" {
+		if list, err := readListFast(w.FS, snap.ManifestList); err == nil {
+			if counts != nil {
+				counts.FastLists.Add(1)
+			}
+			return list, nil
+		}
+	}
+	if counts != nil && snap.ManifestList != "" {
+		counts.VerifiedLists.Add(1)
+	}
+	return snap.Manifests(w.FS)
+}
+
+func readListFast(fsys iceio.IO, path string) ([]iceberg.ManifestFile, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return manifestread.ReadList(f)
 }
 
 // statisticsFiles hands the statistics and partition statistics files of
@@ -289,6 +364,12 @@ func (e *entryWalk) read(ctx context.Context, deletes bool) error {
 		if !wanted && !aggregate {
 			continue
 		}
+		if w.Decoder == DecodeFast && !e.withDeleted && onlyDeleted(x.m) {
+			if c, _ := ctx.Value(decodeCountsKey{}).(*DecodeCounts); c != nil {
+				c.Skipped.Add(1)
+			}
+			continue
+		}
 		// DELETED entries matter only to consumers that take them; the
 		// aggregate's delete index needs the bounds of delete files.
 		todo = append(todo, manifestRead{
@@ -296,11 +377,21 @@ func (e *entryWalk) read(ctx context.Context, deletes bool) error {
 			m:              x.m,
 			discardDeleted: !e.withDeleted,
 			proj:           iceberg.ManifestEntryProjection{IncludePruningStats: isDelete && aggregate},
+			fast:           w.Decoder == DecodeFast,
 		})
 	}
 	return readManifests(ctx, w.FS, todo, func(i int, entry iceberg.ManifestEntry) error {
 		return e.entry(i, entry, deletes)
 	})
+}
+
+// onlyDeleted says, from m's manifest list entry alone, that m has no
+// live entry: no ADDED, no EXISTING file. The counts are required from
+// format v2 on (a v1 list may leave them out), and a walk that takes no
+// DELETED entry has nothing to read in it. Only the fast (plan) walks go
+// by it; a walk with iceberg-go's reader reads every manifest.
+func onlyDeleted(m iceberg.ManifestFile) bool {
+	return m.Version() >= 2 && m.AddedDataFiles() == 0 && m.ExistingDataFiles() == 0 && m.DeletedDataFiles() > 0
 }
 
 // entry hands one manifest entry to the aggregate and the consumers.
@@ -406,6 +497,7 @@ type manifestRead struct {
 	m              iceberg.ManifestFile
 	discardDeleted bool
 	proj           iceberg.ManifestEntryProjection
+	fast           bool // Spec.Decoder is DecodeFast
 }
 
 // decodeWorkers is how many manifests are decoded at once. Decoding Avro
@@ -491,31 +583,97 @@ type decodeJob struct {
 // decodeManifest decodes one manifest into batches on j.out, an error
 // ending it, and closes j.out; it stops when ctx is done.
 func decodeManifest(ctx context.Context, fsys iceio.IO, j decodeJob) {
-	send := func(b entryBatch) bool {
-		select {
-		case j.out <- b:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
 	defer close(j.out)
-	batch := make([]iceberg.ManifestEntry, 0, 256)
-	for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
-		if err != nil {
-			send(entryBatch{err: manifestReadError(j.r.m, err)})
+	d := batcher{ctx: ctx, out: j.out}
+	counts, _ := ctx.Value(decodeCountsKey{}).(*DecodeCounts)
+	// The delete bounds the aggregate reads (IncludePruningStats) are
+	// iceberg-go's to decode.
+	if j.r.fast && !j.r.proj.IncludePruningStats {
+		err := readFast(fsys, j.r, d.add)
+		switch {
+		case err == nil:
+			d.flush()
+			if counts != nil {
+				counts.Fast.Add(1)
+			}
+			return
+		case d.sent || ctx.Err() != nil:
+			d.send(entryBatch{err: manifestReadError(j.r.m, err)})
 			return
 		}
-		batch = append(batch, entry)
-		if len(batch) == cap(batch) {
-			if !send(entryBatch{entries: batch}) {
-				return
-			}
-			batch = make([]iceberg.ManifestEntry, 0, 256)
+		// Nothing handed over yet: iceberg-go's reader reads it, and its
+		// answer (or its error) is the walk's.
+		d.batch = d.batch[:0]
+		if counts != nil {
+			counts.Fallback.Add(1)
 		}
 	}
-	if len(batch) > 0 {
-		send(entryBatch{entries: batch})
+	if counts != nil {
+		counts.Verified.Add(1)
+	}
+	for entry, err := range iceberg.EntriesWithProjection(fsys, j.r.m, j.r.discardDeleted, j.r.proj) {
+		if err != nil {
+			d.send(entryBatch{err: manifestReadError(j.r.m, err)})
+			return
+		}
+		if d.add(entry) != nil {
+			return
+		}
+	}
+	d.flush()
+}
+
+// readFast reads manifest r.m with manifestread, calling add with each
+// entry.
+func readFast(fsys iceio.IO, r manifestRead, add func(iceberg.ManifestEntry) error) error {
+	f, err := fsys.Open(r.m.FilePath())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return manifestread.Read(f, r.m, r.discardDeleted, add)
+}
+
+// batcher gathers one manifest's entries into batches for the consumer.
+type batcher struct {
+	ctx   context.Context
+	out   chan entryBatch
+	batch []iceberg.ManifestEntry
+	sent  bool // a batch went to the consumer
+}
+
+// errStopped: the walk stopped (ctx done) while a batch waited.
+var errStopped = errors.New("walk stopped")
+
+func (b *batcher) send(e entryBatch) bool {
+	b.sent = true
+	select {
+	case b.out <- e:
+		return true
+	case <-b.ctx.Done():
+		return false
+	}
+}
+
+// add appends an entry, sending the batch when full.
+func (b *batcher) add(e iceberg.ManifestEntry) error {
+	if b.batch == nil {
+		b.batch = make([]iceberg.ManifestEntry, 0, 256)
+	}
+	b.batch = append(b.batch, e)
+	if len(b.batch) == cap(b.batch) {
+		if !b.send(entryBatch{entries: b.batch}) {
+			return errStopped
+		}
+		b.batch = make([]iceberg.ManifestEntry, 0, 256)
+	}
+	return nil
+}
+
+// flush sends what is left.
+func (b *batcher) flush() {
+	if len(b.batch) > 0 {
+		b.send(entryBatch{entries: b.batch})
 	}
 }
 

@@ -1,8 +1,11 @@
 package reach_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +14,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/avro/ocf"
 
 	"github.com/icewright/icewright/internal/lakehouse"
 	"github.com/icewright/icewright/providers/internal/reach"
@@ -38,14 +43,10 @@ func TestWalkFailsOnUnreadableManifest(t *testing.T) {
 	}
 }
 
-// The one walk serves each consumer exactly what a walk of its own gives
-// it: consumers riding together see the same files as alone; a subset of
-// snapshots reaches only their lists, manifests and entries; DELETED
-// entries go only to consumers that take them; SkipEntries skips one
-// manifest's entries for that consumer alone; Listed names every
-// (manifest, snapshot) pair; a snapshot not in the metadata fails the walk.
-func TestWalkConsumers(t *testing.T) {
-	ctx := context.Background()
+// historyTable is a partitioned table with appends, position deletes, an
+// overwrite (DELETED entries) and appends after it.
+func historyTable(t *testing.T) *table.Table {
+	t.Helper()
 	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
 	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{Partitioned: true}), 4, 20, 2)
 	tbl = testkit.DeletePositions(t, tbl, iceberg.LessThan(iceberg.Reference("event_id"), int64(5)))
@@ -54,10 +55,21 @@ func TestWalkConsumers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer at.Release()
-	if tbl, err = tbl.OverwriteTable(ctx, at, 100, nil); err != nil { // DELETED entries
+	if tbl, err = tbl.OverwriteTable(context.Background(), at, 100, nil); err != nil { // DELETED entries
 		t.Fatal(err)
 	}
-	tbl = testkit.Append(t, tbl, 2, 20, 2)
+	return testkit.Append(t, tbl, 2, 20, 2)
+}
+
+// The one walk serves each consumer exactly what a walk of its own gives
+// it: consumers riding together see the same files as alone; a subset of
+// snapshots reaches only their lists, manifests and entries; DELETED
+// entries go only to consumers that take them; SkipEntries skips one
+// manifest's entries for that consumer alone; Listed names every
+// (manifest, snapshot) pair; a snapshot not in the metadata fails the walk.
+func TestWalkConsumers(t *testing.T) {
+	ctx := context.Background()
+	tbl := historyTable(t)
 	md := tbl.Metadata()
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
@@ -272,5 +284,115 @@ func TestReadManifestsKeepsManifestOrder(t *testing.T) {
 		if at > 0 && at <= len(want) && !errors.Is(err, context.Canceled) {
 			t.Fatalf("read cancelled after entry %d: %v", at, err)
 		}
+	}
+}
+
+// The fast decoder (DecodeFast) hands the consumers the same files, in the
+// same order, with the same entries as iceberg-go's reader, on a table with
+// a partition spec, an overwrite (DELETED entries), position deletes and
+// more appends; a manifest it will not read (a header key past its bound,
+// which iceberg-go reads) goes to iceberg-go's reader, whose answer is the
+// walk's.
+func TestWalkDecodersAgree(t *testing.T) {
+	ctx := context.Background()
+	tbl := historyTable(t)
+	if n := testkit.SameOnBothDecoders(t, tbl); n < 10 {
+		t.Fatalf("compared %d entries", n)
+	}
+	// Without a consumer of DELETED entries, the fast walk does not read
+	// the overwrite's manifest of DELETED entries alone, and hands over the
+	// same files.
+	live := func(dec reach.Decoder, counts *reach.DecodeCounts) []string {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		err = reach.Walk(reach.CountDecodes(ctx, counts), reach.Spec{Meta: tbl.Metadata(), FS: fsys, Snapshots: reach.AllSnapshots(tbl.Metadata()), Decoder: dec,
+			Consumers: []reach.Consumer{{File: func(f reach.File) error {
+				out = append(out, fmt.Sprintf("%s %s %d %d", f.Category, f.Path, f.Size, f.Snapshot))
+				return nil
+			}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var slow, fast reach.DecodeCounts
+	if want, got := live(reach.DecodeVerified, &slow), live(reach.DecodeFast, &fast); !slices.Equal(got, want) {
+		t.Fatalf("live files: fast walk %v, iceberg-go's %v", got, want)
+	}
+	if fast.Skipped.Load() == 0 || slow.Skipped.Load() != 0 || fast.Fast.Load()+fast.Skipped.Load() != slow.Verified.Load() {
+		t.Fatalf("fast walk: %d read, %d skipped; iceberg-go's: %d read, %d skipped",
+			fast.Fast.Load(), fast.Skipped.Load(), slow.Verified.Load(), slow.Skipped.Load())
+	}
+
+	// A manifest whose header carries a key longer than manifestread takes.
+	fsys, ms := testkit.CurrentManifests(t, tbl)
+	victim := strings.TrimPrefix(ms[0].FilePath(), "file://")
+	addHeaderKey(t, victim, strings.Repeat("k", 2000))
+	var counts reach.DecodeCounts
+	var paths []string
+	err := reach.Walk(reach.CountDecodes(ctx, &counts), reach.Spec{Meta: tbl.Metadata(), FS: fsys, Snapshots: []int64{tbl.CurrentSnapshot().SnapshotID}, Decoder: reach.DecodeFast,
+		Consumers: []reach.Consumer{{File: func(f reach.File) error {
+			paths = append(paths, f.Path)
+			return nil
+		}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Fallback.Load() != 1 || counts.Verified.Load() != 1 {
+		t.Fatalf("fallen back %d, iceberg-go read %d manifests; want the one", counts.Fallback.Load(), counts.Verified.Load())
+	}
+	want := testkit.Reachable(t, tbl, tbl.CurrentSnapshot().SnapshotID)
+	n := 0
+	for _, ps := range want {
+		n += len(ps)
+	}
+	slices.Sort(paths)
+	if got := slices.Compact(paths); len(got) != n {
+		t.Fatalf("the walk with a fallback reached %d files, iceberg-go's %d", len(got), n)
+	}
+}
+
+// addHeaderKey rewrites the Avro container file p with one more metadata
+// key, every record as it was.
+func addHeaderKey(t *testing.T, p, key string) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ocf.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string][]byte{key: []byte("v")}
+	for k, v := range rd.Metadata() {
+		if !strings.HasPrefix(k, "avro.") {
+			meta[k] = v
+		}
+	}
+	var out bytes.Buffer
+	w, err := ocf.NewWriter(&out, rd.Schema(), ocf.WithMetadata(meta), ocf.WithSchema(rd.Schema().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var rec any
+		if err := rd.Decode(&rec); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Encode(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
