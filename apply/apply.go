@@ -63,6 +63,10 @@ type ApplyOptions struct {
 	// LockSkipOK makes a table locked past LockTimeout a skip with a
 	// warning instead of a failure (the reconciler's mode).
 	LockSkipOK bool
+	// CPUShared: the process does other work while this apply runs (the
+	// reconciler plans and applies other tables), so no action's CPU
+	// time is exact: every actual is marked approximate (actuals.go).
+	CPUShared bool
 }
 
 // Apply executes an approved plan (docs/design.md §5.3, §5.4). It returns an error
@@ -79,6 +83,10 @@ type runner struct {
 	now     func() time.Time
 	retries int
 	memory  *providers.MemoryLimiter // nil: the memory limit is left alone
+	// cpu apportions CPU time among running actions; oneTableAtATime
+	// makes an action's share exact (actuals.go).
+	cpu             *cpuClock
+	oneTableAtATime bool
 }
 
 func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, opts ApplyOptions) (*Results, error) {
@@ -123,7 +131,7 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 }
 
 func newRunner(cfg *config.Config, b backend, opts ApplyOptions) *runner {
-	r := &runner{cfg: cfg, b: b, opts: opts, now: clock(opts.Now), retries: opts.MaxRetries}
+	r := &runner{cfg: cfg, b: b, opts: opts, now: clock(opts.Now), retries: opts.MaxRetries, cpu: processClock}
 	if r.retries == 0 {
 		r.retries = DefaultMaxRetries
 	}
@@ -172,9 +180,11 @@ func (r *runner) applyTables(ctx context.Context, plan *diff.Plan, loaded map[st
 		}
 	}
 	out := make([]TableResult, len(plan.Tables))
+	par := parallelism(r.opts.Parallelism, r.cfg)
+	r.oneTableAtATime = par == 1 || withActions <= 1
 	var (
 		wg  sync.WaitGroup
-		sem = make(chan struct{}, parallelism(r.opts.Parallelism, r.cfg))
+		sem = make(chan struct{}, par)
 	)
 	for i, tp := range plan.Tables {
 		if len(tp.Actions) == 0 {
@@ -410,6 +420,7 @@ func (t *tableRun) record(ar ActionResult) {
 	if old, ok := t.results[ar.Type]; ok {
 		ar.NotApplied = append(slices.Clone(old.NotApplied), ar.NotApplied...)
 		ar.StagedFilesRemoved += old.StagedFilesRemoved
+		ar.Actual, ar.ActualCPUApproximate = addActual(old, &ar)
 	}
 	t.results[ar.Type] = &ar
 }
@@ -506,11 +517,14 @@ func (t *tableRun) retryAfter(ctx context.Context, kind diff.ActionType, ars []A
 	t.tr.Attempts++
 	t.tr.AttemptConflicts = append(t.tr.AttemptConflicts, fmt.Sprintf("%s: %v", kind, err))
 	for _, ar := range ars {
-		if ar.StagedFilesRemoved > 0 {
+		// The failed attempt's work is part of the action's actual.
+		if ar.StagedFilesRemoved > 0 || ar.Actual != nil {
 			if old, ok := t.results[ar.Type]; ok {
 				old.StagedFilesRemoved += ar.StagedFilesRemoved
+				old.Actual, old.ActualCPUApproximate = addActual(old, &ar)
 			} else {
-				t.record(ActionResult{Type: ar.Type, Destructive: ar.Destructive, StagedFilesRemoved: ar.StagedFilesRemoved})
+				t.record(ActionResult{Type: ar.Type, Destructive: ar.Destructive, StagedFilesRemoved: ar.StagedFilesRemoved,
+					Actual: ar.Actual, ActualCPUApproximate: ar.ActualCPUApproximate})
 			}
 		}
 	}
@@ -534,13 +548,15 @@ func (t *tableRun) finish(fail *Failure) {
 			ar := ActionResult{Type: a.Type, Destructive: a.Destructive, Status: StatusSkipped, Reason: why}
 			if ok {
 				ar.StagedFilesRemoved = old.StagedFilesRemoved
+				ar.Actual, ar.ActualCPUApproximate = old.Actual, old.ActualCPUApproximate
 			}
 			t.results[a.Type] = &ar
 		}
 	}
 	var order []diff.ActionType
-	for typ := range t.results {
+	for typ, ar := range t.results {
 		order = append(order, typ)
+		ar.Estimate = approvedEstimate(t.tp.Actions, typ)
 	}
 	slices.SortFunc(order, func(a, b diff.ActionType) int { return a.Order() - b.Order() })
 	for _, typ := range order {
@@ -705,17 +721,21 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 		actions[i] = a
 	}
 	var (
-		next *providers.Table
-		er   providers.ExecResult
-		err  error
+		next   *providers.Table
+		er     providers.ExecResult
+		err    error
+		actual *diff.Usage
+		approx bool
 	)
 	if exec, ok := r.b.Executor(first.Type); ok {
 		actx, done := r.actionContext(ctx)
+		actx, count := r.startActual(actx, tbl)
 		next, er, err = exec.Execute(actx, providers.ExecRequest{
 			Table: tbl, Policy: pol, Actions: actions, Progress: progress, Now: r.now,
 			Abort: r.opts.Abort, FinishWithin: r.opts.FinishWithin, Memory: r.memory,
 			Began: seen.began, Committed: slices.Clone(seen.own),
 		})
+		actual, approx = count.done(r, freedBy(er))
 		seen.own = append(seen.own, er.Snapshots...)
 		if err != nil && actx.Err() != nil {
 			err = fmt.Errorf("%w: %w", errActionInterrupted, context.Cause(actx))
@@ -726,7 +746,7 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 	}
 	dur := time.Since(begin).Milliseconds()
 	var out []ActionResult
-	for _, s := range batch {
+	for i, s := range batch {
 		ar := ActionResult{
 			Type: s.action.Type, Destructive: s.action.Destructive, Status: StatusDone,
 			Committed:   er.Committed,
@@ -743,6 +763,10 @@ func (r *runner) runStep(ctx context.Context, tbl *providers.Table, pol *config.
 			Reason:     er.Note,
 			Partitions: er.Partitions,
 			DurationMs: dur,
+		}
+		if i == 0 {
+			// A batch's work is counted once, on its first action.
+			ar.Actual, ar.ActualCPUApproximate = actual, approx
 		}
 		phase := PhaseDone
 		switch {

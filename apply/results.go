@@ -21,7 +21,8 @@ const (
 )
 
 // ResultsFormatVersion versions the `apply -json` document like the plan's.
-const ResultsFormatVersion = "1.0"
+// 1.1 adds each action's estimate and actual (docs/plan-format.md).
+const ResultsFormatVersion = "1.1"
 
 // Results is what an apply did: the CLI renders it as a table and as
 // `apply -json`.
@@ -137,6 +138,17 @@ type ActionResult struct {
 	// commit is unknown (one of them may be live).
 	StagedFilesRemoved int      `json:"staged_files_removed,omitempty"`
 	StagedFilesKept    []string `json:"staged_files_kept,omitempty"`
+
+	// Estimate is the approved plan's estimate of the action
+	// (diff.Action.Estimate), copied; nil when the plan had none. Actual
+	// is what apply counted while the action ran (docs/cost.md, Actuals):
+	// nil when it did not run, or when its table's storage is not counted
+	// (GCS, Azure). ActualCPUApproximate: Actual's CPU seconds are the
+	// action's share of the process's CPU time among the actions running
+	// at once, not a measurement of it alone.
+	Estimate             *diff.Usage `json:"estimate,omitempty"`
+	Actual               *diff.Usage `json:"actual,omitempty"`
+	ActualCPUApproximate bool        `json:"actual_cpu_approximate,omitempty"`
 
 	// Partitions are the outcomes of the partitions a compaction
 	// delegated to an engine, one each: a failure is said in its entry

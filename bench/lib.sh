@@ -14,3 +14,88 @@ same_page_cache() {
 		dd if="$b" iflag=nocache count=0 status=none
 	done
 }
+
+# plan_config DIR TABLE: writes DIR/cfg/bench.icewright.hcl for default.bench.TABLE
+# with bench/plan's policy (compaction, retention, orphans).
+plan_config() {
+	mkdir -p "$1/cfg"
+	cat >"$1/cfg/bench.icewright.hcl" <<HCL
+catalog "default" {
+  type      = "sql"
+  uri       = "sqlite:$1/catalog.db"
+  warehouse = "file://$1/warehouse"
+}
+
+policy "bench" {
+  target_file_size = "128MiB"
+
+  compaction {
+    min_input_files = 5
+  }
+
+  snapshot_retention {
+    max_age       = "5d"
+    min_snapshots = 3
+  }
+
+  orphan_files {
+    older_than       = "3d"
+    max_orphan_ratio = 0.5
+  }
+}
+
+table "default.bench.$2" {
+  policy = policy.bench
+}
+HCL
+}
+
+# orphans_config DIR: writes DIR/cfg/bench.icewright.hcl for default.bench.orphans
+# with bench/orphans' orphan-only policy.
+orphans_config() {
+	mkdir -p "$1/cfg"
+	cat >"$1/cfg/bench.icewright.hcl" <<HCL
+catalog "default" {
+  type      = "sql"
+  uri       = "sqlite:$1/catalog.db"
+  warehouse = "file://$1/warehouse"
+}
+
+policy "orphans" {
+  orphan_files {
+    older_than       = "3d"
+    max_orphan_ratio = 0.5
+  }
+}
+
+table "default.bench.orphans" {
+  policy = policy.orphans
+}
+HCL
+}
+
+# compaction_config CFG TABLE TARGET STRATEGY CONC: writes
+# CFG/bench.icewright.hcl for bench/compaction's table in TABLE with its
+# compaction-only policy (TARGET bytes, STRATEGY, CONC groups at once).
+compaction_config() {
+	mkdir -p "$1"
+	cat >"$1/bench.icewright.hcl" <<HCL
+catalog "default" {
+  type      = "sql"
+  uri       = "sqlite:$2/catalog.db"
+  warehouse = "$2/warehouse"
+}
+
+policy "compact" {
+  target_file_size = "${3}B"
+  compaction {
+    strategy              = "$4"
+    max_concurrent_groups = $5
+  }
+}
+
+table "default.bench.events" {
+  policy = policy.compact
+}
+HCL
+}

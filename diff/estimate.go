@@ -353,7 +353,7 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 	if n > 0 {
 		// The re-listing (or a HEAD per path), the apply-time scan (a
 		// listing and the referenced set), the referenced set again.
-		if n >= OrphanRelistAbove && storage == "s3" {
+		if n >= OrphanRelistAbove {
 			u.Requests.List += listPages(listed)
 		} else {
 			u.Requests.Head += n

@@ -722,6 +722,9 @@ func (r *Reconciler) applyPlan(ctx context.Context, cfg *config.Config, sess *pr
 	opts := r.opts.Apply
 	opts.Now, opts.Version = r.opts.Now, r.opts.Version
 	opts.RunID = cmp.Or(opts.RunID, "reconcile")
+	// Other tables are planned and applied beside this one: CPU actuals
+	// are shares of the process's time, approximate.
+	opts.CPUShared = true
 	res, err := apply.Apply(ctx, cfg, sess, p, opts)
 	if err != nil {
 		r.metrics.actions.WithLabelValues("table", "failed", "apply_error").Inc()

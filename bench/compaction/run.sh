@@ -57,26 +57,7 @@ restore
 # Its target_file_size also sets write.target-file-size-bytes on the table
 # (an update_properties commit before the compaction).
 CFG=$WORK/config
-mkdir -p "$CFG"
-cat >"$CFG/bench.icewright.hcl" <<EOF
-catalog "default" {
-  type      = "sql"
-  uri       = "sqlite:$TABLE/catalog.db"
-  warehouse = "$TABLE/warehouse"
-}
-
-policy "compact" {
-  target_file_size = "${TARGET}B"
-  compaction {
-    strategy              = "$STRATEGY"
-    max_concurrent_groups = ${CONC:-0}
-  }
-}
-
-table "default.bench.events" {
-  policy = policy.compact
-}
-EOF
+compaction_config "$CFG" "$TABLE" "$TARGET" "$STRATEGY" "${CONC:-0}"
 EXPECT=$($CB check -dir "$TABLE" | sed 's/.*"rows":\([0-9]*\).*"rows_fingerprint":\([0-9]*\).*/\1 \2/')
 
 # measure LABEL CMD...: prints "wall_seconds max_rss_kib cpu_seconds"

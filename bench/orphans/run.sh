@@ -76,25 +76,7 @@ for scale in $SCALES; do
 		echo "built in $((SECONDS - t0)) s"
 		touch "$D/.done"
 	fi
-	mkdir -p "$D/cfg"
-	cat >"$D/cfg/bench.icewright.hcl" <<HCL
-catalog "default" {
-  type      = "sql"
-  uri       = "sqlite:$D/catalog.db"
-  warehouse = "file://$D/warehouse"
-}
-
-policy "orphans" {
-  orphan_files {
-    older_than       = "3d"
-    max_orphan_ratio = 0.5
-  }
-}
-
-table "default.bench.orphans" {
-  policy = policy.orphans
-}
-HCL
+	orphans_config "$D"
 	echo "== $REF referenced, $ORPH orphans ($D)"
 	"$OB" baseline -dir "$D" >/dev/null # warm the page cache for every contender alike
 	RESULTS=$WORK/results-$REF.txt

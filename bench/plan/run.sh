@@ -68,44 +68,10 @@ table() {
 	echo "$dir"
 }
 
-# config DIR TABLE: writes DIR/cfg/bench.icewright.hcl for default.bench.TABLE.
-config() {
-	mkdir -p "$1/cfg"
-	cat >"$1/cfg/bench.icewright.hcl" <<HCL
-catalog "default" {
-  type      = "sql"
-  uri       = "sqlite:$1/catalog.db"
-  warehouse = "file://$1/warehouse"
-}
-
-policy "bench" {
-  target_file_size = "128MiB"
-
-  compaction {
-    min_input_files = 5
-  }
-
-  snapshot_retention {
-    max_age       = "5d"
-    min_snapshots = 3
-  }
-
-  orphan_files {
-    older_than       = "3d"
-    max_orphan_ratio = 0.5
-  }
-}
-
-table "default.bench.$2" {
-  policy = policy.bench
-}
-HCL
-}
-
 EV=$(table "events-${COMMITS}x${ROWS}" setup -commits "$COMMITS" -rows "$ROWS")
-config "$EV" events
+plan_config "$EV" events
 WI=$(table "wide-$FILES" wide -files "$FILES" -commits 100)
-config "$WI" wide
+plan_config "$WI" wide
 
 ice() { # the CLI on lakehouse $1
 	local d=$1

@@ -21,7 +21,7 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/rest"
 
 	// Object stores register their schemes with iceberg-go's IO registry;
-	// file:// is built in.
+	// file:// is built in (and replaced below).
 	_ "github.com/apache/iceberg-go/io/gocloud/azure"
 	_ "github.com/apache/iceberg-go/io/gocloud/gcs"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3"
@@ -31,7 +31,13 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers/internal/meter"
 )
+
+// Local paths open with meter.Local: iceberg-go's LocalFS, which counts
+// an action's reads, writes and deletes in its meter (docs/cost.md,
+// Actuals).
+func init() { meter.RegisterLocal() }
 
 // Open opens one configured catalog. For sql catalogs it also returns
 // the *sql.DB, which the session must close (iceberg-go's NewCatalog leaves a

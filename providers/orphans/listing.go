@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/meter"
 )
 
 // listWorkers is how many directories a local listing reads at once.
@@ -153,6 +154,8 @@ func (w *localWalk) readDir(wd walkDir) error {
 	defer f.Close()
 	for {
 		entries, err := f.ReadDir(512)
+		// Each page of a directory is a LIST of the action's actuals.
+		meter.Of(w.ctx).Request(meter.List)
 		for _, d := range entries {
 			if err := w.entry(wd, d); err != nil {
 				return err

@@ -19,6 +19,7 @@ import (
 	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/catalogs"
 	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/meter"
 	"github.com/icewright/icewright/providers/internal/objdel"
 	"github.com/icewright/icewright/providers/internal/objlist"
 	"github.com/icewright/icewright/providers/internal/reach"
@@ -213,6 +214,7 @@ func openRemoval(ctx context.Context, tbl *table.Table, spec Spec, res *store.Re
 	if err != nil {
 		return nil, fmt.Errorf("open table storage: %w", err)
 	}
+	meter.BindWalk(ctx, fs) // the quarantine's listing and purge, counted like the rest
 	rm := &removal{tbl: tbl, spec: spec, norm: norm, roots: roots, locKey: rootKey(tbl.Location(), norm), fs: fs, ios: map[string]iceio.IO{}, res: res}
 	for _, r := range roots {
 		f, err := rootStorage(ctx, fs, rm.locKey, spec.StorageProps, r)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/meter"
 	"github.com/icewright/icewright/providers/internal/objlist"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
@@ -189,6 +190,7 @@ func scanStorage(ctx context.Context, env Env, pol *config.Effective, tbl *table
 	if err != nil {
 		return nil, nil, fmt.Errorf("open storage: %w", err)
 	}
+	meter.BindWalk(ctx, fsys) // the quarantine's listing, counted like the rest
 	locKey := rootKey(tbl.Location(), norm)
 	ios := map[string]iceio.IO{}
 	for _, r := range roots {

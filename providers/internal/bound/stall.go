@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/icewright/icewright/providers/internal/meter"
 )
 
 // errStalled is the cause of an attempt cancelled for lack of progress.
@@ -49,9 +51,12 @@ func (c *StallClient) Do(req *http.Request) (*http.Response, error) {
 		cancel(nil)
 		return nil, err
 	}
+	// The action's meter, when the context carries one, counts the
+	// attempt: it was sent (package meter says how each kind is told).
+	call := meter.Of(req.Context()).S3(req)
 	timer := time.AfterFunc(c.Timeout, func() { cancel(errStalled) })
 	if req.Body != nil && req.Body != http.NoBody {
-		req.Body = &progressBody{ReadCloser: req.Body, timer: timer, timeout: c.Timeout}
+		req.Body = &progressBody{ReadCloser: req.Body, timer: timer, timeout: c.Timeout, call: call}
 	}
 	resp, err := c.Inner.Do(req.WithContext(ctx))
 	timer.Stop()
@@ -62,7 +67,8 @@ func (c *StallClient) Do(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	br.Answered()
-	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, timeout: c.Timeout, br: br, end: end}
+	call.Answered(resp.StatusCode)
+	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, timeout: c.Timeout, br: br, end: end, call: call}
 	return resp, nil
 }
 
@@ -86,11 +92,14 @@ type progressBody struct {
 	io.ReadCloser
 	timer   *time.Timer
 	timeout time.Duration
+	call    *meter.S3Call
 }
 
 func (b *progressBody) Read(p []byte) (int, error) {
 	b.timer.Reset(b.timeout)
-	return b.ReadCloser.Read(p)
+	n, err := b.ReadCloser.Read(p)
+	b.call.Sent(p[:n])
+	return n, err
 }
 
 // watchedBody times each read of a response body.
@@ -101,12 +110,14 @@ type watchedBody struct {
 	timeout time.Duration
 	br      *Breaker
 	end     func()
+	call    *meter.S3Call
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	t := time.AfterFunc(b.timeout, func() { b.cancel(errStalled) })
 	n, err := b.ReadCloser.Read(p)
 	t.Stop()
+	b.call.Received(p[:n])
 	if n > 0 {
 		b.br.Answered()
 	}
@@ -118,6 +129,7 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 func (b *watchedBody) Close() error {
 	err := b.ReadCloser.Close()
+	b.call.Closed()
 	b.cancel(nil)
 	b.end()
 	return err

@@ -6,9 +6,8 @@ import (
 	iofs "io/fs"
 	"sync"
 
-	iceio "github.com/apache/iceberg-go/io"
-
 	"github.com/icewright/icewright/providers/internal/bound"
+	"github.com/icewright/icewright/providers/internal/meter"
 )
 
 // eachConcurrency is how many single deletes a one-by-one Store runs at
@@ -23,8 +22,9 @@ const eachBatch = 1000
 // openLocal deletes local files with bounded concurrency, under the names
 // iceberg-go's LocalFS gives them (file:///p and /p alike), so a location
 // means the same file to the table's IO and here.
-func openLocal(context.Context, map[string]string, string) (Store, error) {
-	return OneByOne(iceio.LocalFS{}.Remove), nil
+// Each delete is counted in ctx's meter, if any (meter.Local).
+func openLocal(ctx context.Context, _ map[string]string, _ string) (Store, error) {
+	return OneByOne(meter.Local(ctx).Remove), nil
 }
 
 // OneByOne is the Store of a store without a batch API: each location goes

@@ -68,7 +68,7 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 			})
 			notes = append(notes, note)
 			statuses = append(statuses, a.Status)
-			subs = append(subs, partitionLines(a.Partitions, s))
+			subs = append(subs, append(actualLine(a, s), partitionLines(a.Partitions, s)...))
 		}
 		// What the plan refused, under the table's last action, one line
 		// each, unless its error says it already.
@@ -118,6 +118,28 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 	b.WriteString("\n" + resultSummary(r, s) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// actualLine is the one line of what an action that ran really did, with
+// the plan's estimate beside it (docs/cost.md, Actuals): requests, bytes
+// read and written, CPU time ("~" when apportioned among actions running
+// at once). None for an action not counted.
+func actualLine(a *apply.ActionResult, s *Styles) []string {
+	u := a.Actual
+	if u == nil {
+		return nil
+	}
+	cpu := fmt.Sprintf("%.2fs", u.CPUSeconds)
+	if a.ActualCPUApproximate {
+		cpu = "~" + cpu
+	}
+	line := fmt.Sprintf("actual: %s, %s read, %s written, %s CPU",
+		countOf(u.Requests.Total(), "request", "requests"), Bytes(u.BytesRead), Bytes(u.BytesWritten), cpu)
+	if e := a.Estimate; e != nil {
+		line += s.Dim(fmt.Sprintf(" (estimate: %s, %s, %s, %.2fs)",
+			Count(e.Requests.Total()), Bytes(e.BytesRead), Bytes(e.BytesWritten), e.CPUSeconds))
+	}
+	return []string{line}
 }
 
 // partitionLines are an action's delegated partitions, one line each:

@@ -324,3 +324,50 @@ Apply finished with refusals: tables: 1 changed, 0 failed, 1 with refusals; acti
 		t.Errorf("Failed %v, HasFailure %v: a refusal exits 1 and is no failure", r.Failed(), r.HasFailure())
 	}
 }
+
+// TestResultsActualLine: an action that was counted has one line of its
+// actual, with the plan's estimate beside it, "~" on apportioned CPU;
+// JSON has both objects.
+func TestResultsActualLine(t *testing.T) {
+	r := sampleResults()
+	a := &r.Tables[0].Actions[0]
+	a.Actual = &diff.Usage{Requests: diff.Requests{Get: 1210, Put: 9}, BytesRead: 3328599345, BytesWritten: 3300000000, CPUSeconds: 41.234}
+	a.Estimate = &diff.Usage{Requests: diff.Requests{Get: 1203, Put: 8}, BytesRead: 3328599345, BytesWritten: 3328599345, CPUSeconds: 38}
+	e := &r.Tables[0].Actions[1]
+	e.Actual, e.ActualCPUApproximate = &diff.Usage{Requests: diff.Requests{BatchDelete: 1}, FilesDeleted: 900, CPUSeconds: 0.5}, true
+	var buf bytes.Buffer
+	if err := Results(&buf, r, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\n                 actual: 1,219 requests, 3.1 GiB read, 3.1 GiB written, 41.23s CPU (estimate: 1,211, 3.1 GiB, 3.1 GiB, 38.00s)\n",
+		"\n                 actual: 1 request, 0 B read, 0 B written, ~0.50s CPU\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no line %q in\n%s", want, buf.String())
+		}
+	}
+	if strings.Count(buf.String(), "actual:") != 2 {
+		t.Errorf("an action without an actual has a line:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := ResultsJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tables []struct {
+			Actions []map[string]json.RawMessage `json:"actions"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := doc.Tables[0].Actions
+	var est, act diff.Usage
+	if err := errors.Join(json.Unmarshal(got[0]["estimate"], &est), json.Unmarshal(got[0]["actual"], &act)); err != nil || est != *a.Estimate || act != *a.Actual {
+		t.Errorf("JSON estimate %s, actual %s (%v)", got[0]["estimate"], got[0]["actual"], err)
+	}
+	if string(got[1]["actual_cpu_approximate"]) != "true" || got[1]["estimate"] != nil || got[2]["actual"] != nil {
+		t.Errorf("JSON: %v", got)
+	}
+}

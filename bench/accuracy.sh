@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Estimate against actual (issue 45, item 4): `icewright apply -json` on the
+# benchmarks' tables, with -parallelism=1 (so each action's CPU time is
+# exact), and a table of each action's estimate, actual and their ratio,
+# per quantity (docs/benchmarks.md, "Estimates against actuals").
+#
+#   bench/accuracy.sh
+#
+# Cases (small: the machine is shared):
+#   compaction  bench/compaction's table (compactbench setup, COMMITS x ROWS,
+#               4 partitions), a compaction-only policy (binpack, 8 MiB);
+#   sort        the same table, strategy sort;
+#   events      bench/plan's bench.events (planbench setup, COMMITS x ROWS:
+#               small files over 4 days, history over ~9 days, 20 old stray
+#               files) with bench/plan's policy: compaction, expiry, orphans;
+#   orphans     bench/orphans' table at REFERENCED:ORPHANS (empty files),
+#               its orphan-only policy.
+# Env: WORK (scratch, default /tmp/icewright-accuracy), COMMITS (100), ROWS
+# (1000), REFERENCED (20000), ORPHANS (2000).
+set -euo pipefail
+
+COMMITS=${COMMITS:-100}
+ROWS=${ROWS:-1000}
+REFERENCED=${REFERENCED:-20000}
+ORPHANS=${ORPHANS:-2000}
+WORK=${WORK:-/tmp/icewright-accuracy}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+mkdir -p "$WORK"
+echo "== icewright built from $(git -C "$ROOT" rev-parse --short HEAD)$([[ -n $(git -C "$ROOT" status --porcelain) ]] && echo ' + working tree')"
+(cd "$ROOT" && go build -o "$WORK/icewright" ./cmd/icewright &&
+	go build -o "$WORK/compactbench" ./bench/compaction/cmd/compactbench &&
+	go build -o "$WORK/planbench" ./bench/plan/cmd/planbench &&
+	go build -o "$WORK/orphanbench" ./bench/orphans/cmd/orphanbench)
+# shellcheck source=lib.sh
+source "$ROOT/bench/lib.sh"
+echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+
+# apply CASE DIR: icewright apply -json on DIR's configuration, its results
+# document kept as $WORK/CASE.json.
+apply() {
+	NO_COLOR=1 "$WORK/icewright" -chdir="$2/cfg" apply -json -auto-approve -parallelism=1 >"$WORK/$1.jsonl"
+	tail -n 1 "$WORK/$1.jsonl" >"$WORK/$1.json"
+}
+
+for strategy in binpack sort; do
+	d=$WORK/compaction-$strategy
+	rm -rf "$d"
+	sorted=""
+	[[ $strategy == sort ]] && sorted=-sorted
+	"$WORK/compactbench" setup -dir "$d" -commits "$COMMITS" -rows "$ROWS" $sorted >/dev/null
+	compaction_config "$d/cfg" "$d" 8388608 "$strategy" 0
+	name=compaction
+	[[ $strategy == sort ]] && name=sort
+	apply "$name" "$d"
+done
+
+d=$WORK/events
+rm -rf "$d"
+"$WORK/planbench" setup -commits "$COMMITS" -rows "$ROWS" -dir "$d" 2>/dev/null
+plan_config "$d" events
+apply events "$d"
+
+d=$WORK/orphans
+rm -rf "$d"
+"$WORK/orphanbench" setup -dir "$d" -referenced "$REFERENCED" -orphans "$ORPHANS" -commits 20 2>/dev/null
+orphans_config "$d"
+apply orphans "$d"
+
+# The table: per case and action, each quantity the estimate or the actual
+# has, estimate / actual / ratio (estimate over actual).
+python3 - "$WORK" compaction sort events orphans <<'PY'
+import json, sys
+work, cases = sys.argv[1], sys.argv[2:]
+def flat(u):
+    out = {}
+    for k, v in (u or {}).items():
+        if k == "requests":
+            for rk, rv in v.items():
+                out["requests." + rk] = rv
+        else:
+            out[k] = v
+    return out
+print("| case | action | quantity | estimate | actual | estimate / actual |")
+print("| --- | --- | --- | --- | --- | --- |")
+for c in cases:
+    res = json.load(open(f"{work}/{c}.json"))
+    for t in res["tables"]:
+        for a in t["actions"]:
+            if a["status"] != "done":
+                print(f"| {c} | {a['type']} | status {a['status']} | | | {a.get('error') or a.get('reason','')} |")
+                continue
+            e, u = flat(a.get("estimate")), flat(a.get("actual"))
+            for q in sorted(set(e) | set(u)):
+                if q in ("peak_memory_bytes", "scan_opens_saved"):
+                    continue
+                ev, uv = e.get(q), u.get(q)
+                if not ev and not uv:
+                    continue
+                ratio = f"{ev / uv:.2f}" if ev is not None and uv else "–"
+                fmt = lambda v: "–" if v is None else (f"{v:.2f}" if isinstance(v, float) else f"{v:,}")
+                approx = " (approximate)" if q == "cpu_seconds" and a.get("actual_cpu_approximate") else ""
+                print(f"| {c} | {a['type']} | {q} | {fmt(ev)} | {fmt(uv)}{approx} | {ratio} |")
+PY
