@@ -55,6 +55,12 @@ policy "base" {
   properties = {
     "write.parquet.compression-codec" = "zstd"
   }
+
+  # The demo's tables are local files, which have no prices: priced as if
+  # they were on S3 Standard, the plan shows what a run would cost there.
+  pricing {
+    storage = "s3"
+  }
 }
 
 policy "events" {
