@@ -152,3 +152,26 @@ func TestPayback(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSaysWhatWaits: a compaction a budget cut says, under its line,
+// what waits for the next run: the planner's reason when it gave one, the
+// counts otherwise.
+func TestPlanSaysWhatWaits(t *testing.T) {
+	for _, tc := range []struct{ reason, want string }{
+		{`compaction.max_cost = 0.5 (main.icewright.hcl:9): 2 groups (20 MiB) wait for the next run`,
+			"      » compact 1,203 files (3.1 GiB) in 4 partitions into ~7 files (sort)\n" +
+				"          compaction.max_cost = 0.5 (main.icewright.hcl:9): 2 groups (20 MiB) wait for the next run\n"},
+		{"", "into ~7 files (sort)\n          2 groups (20.0 MiB) wait for the next run\n"},
+	} {
+		p := pricedPlan()
+		c := p.Tables[0].Actions[2].Compact
+		c.SkippedGroups, c.SkippedBytes, c.SkippedReason = 2, 20<<20, tc.reason
+		var buf bytes.Buffer
+		if err := Plan(&buf, p, NewStyles(false)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), tc.want) {
+			t.Errorf("missing\n%s\nin\n%s", tc.want, buf.String())
+		}
+	}
+}

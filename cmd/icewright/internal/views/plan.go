@@ -252,6 +252,15 @@ var actionViews = map[diff.ActionType]actionView{
 				fmt.Sprintf("    partition %s (%s, %s) by engine %q: %s", part, countOf(call.InputFiles, "file", "files"), Bytes(call.InputBytes), call.Engine, call.Bound),
 				"      "+call.Statement)
 		}
+		// What a budget (max_bytes_per_run, max_cost, max_cpu_hours) left
+		// for a later run: the plan says what waits, never only what runs.
+		if c.SkippedGroups > 0 {
+			why := c.SkippedReason
+			if why == "" {
+				why = fmt.Sprintf("%s (%s) wait for the next run", countOf(c.SkippedGroups, "group", "groups"), Bytes(c.SkippedBytes))
+			}
+			lines = append(lines, "    "+why)
+		}
 		return lines, true
 	},
 	diff.RewriteManifests: func(a *diff.Action, _ time.Time, s *Styles) ([]string, bool) {
