@@ -62,15 +62,20 @@ var CompactionCPU = map[string]struct {
 // or "none" (local files): how it deletes.
 func storageOf(st *TableState) string { return config.StorageOf(st.Location) }
 
-// deleteRequests are the requests that delete n objects on a storage: in
-// batches on S3 and Azure, one by one on GCS and local storage.
-func deleteRequests(storage string, n int64) Requests {
+// deleteRequests are the requests that delete n objects of st's storage:
+// in batches on S3 and Azure (of the store's maximum, or the catalog's
+// icewright.delete-batch-size when smaller, as objdel sends them), one by
+// one on GCS and local storage.
+func deleteRequests(st *TableState, n int64) Requests {
 	if n <= 0 {
 		return Requests{}
 	}
-	batch := map[string]int64{"s3": S3DeleteBatch, "azure": AzureDeleteBatch}[storage]
+	batch := map[string]int64{"s3": S3DeleteBatch, "azure": AzureDeleteBatch}[storageOf(st)]
 	if batch == 0 {
 		return Requests{Delete: n}
+	}
+	if st.DeleteBatch > 0 {
+		batch = min(batch, int64(st.DeleteBatch))
 	}
 	return Requests{BatchDelete: ceilDiv(n, batch)}
 }
@@ -335,7 +340,7 @@ func snapshotsWalk(st *TableState) Usage {
 func estimateExpire(in *planInput, e *ExpireAction) *Usage {
 	u := metadataCommit()
 	u.Add(snapshotsWalk(in.st))
-	u.Requests.Add(deleteRequests(storageOf(in.st), e.FilesToDelete))
+	u.Requests.Add(deleteRequests(in.st, e.FilesToDelete))
 	u.FilesDeleted = e.FilesToDelete
 	u.BytesFreed = e.BytesToDelete
 	return &u
@@ -348,7 +353,6 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 		listed = st.Orphans.ListedFiles
 	}
 	n := int64(o.Count)
-	storage := storageOf(st)
 	var u Usage
 	if n > 0 {
 		// The re-listing (or a HEAD per path), the apply-time scan (a
@@ -366,9 +370,9 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 			// run's manifest written. Freed when the run is purged.
 			u.Requests.Put += n + 1
 			u.FilesWritten += n + 1
-			u.Requests.Add(deleteRequests(storage, n))
+			u.Requests.Add(deleteRequests(st, n))
 		} else {
-			u.Requests.Add(deleteRequests(storage, n))
+			u.Requests.Add(deleteRequests(st, n))
 			u.FilesDeleted += n
 			u.BytesFreed += o.Bytes
 		}
@@ -377,7 +381,7 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 		// The run's manifest read, its files and the manifest deleted.
 		u.Requests.Get++
 		u.FilesRead++
-		u.Requests.Add(deleteRequests(storage, r.Files+1))
+		u.Requests.Add(deleteRequests(st, r.Files+1))
 		u.FilesDeleted += r.Files
 		u.BytesFreed += r.Bytes
 	}

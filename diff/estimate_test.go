@@ -89,18 +89,25 @@ func TestPutAndDeleteRequests(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		storage string
-		n       int64
-		want    Requests
+		location string
+		batch    int // the catalog's icewright.delete-batch-size
+		n        int64
+		want     Requests
 	}{
-		{"s3", 2500, Requests{BatchDelete: 3}},
-		{"gcs", 2500, Requests{Delete: 2500}},
-		{"azure", 2500, Requests{BatchDelete: 10}},
-		{"none", 2500, Requests{Delete: 2500}},
-		{"s3", 0, Requests{}},
+		{"s3://b/t", 0, 2500, Requests{BatchDelete: 3}},
+		{"gs://b/t", 0, 2500, Requests{Delete: 2500}},
+		{"abfss://c@a.dfs.core.windows.net/t", 0, 2500, Requests{BatchDelete: 10}},
+		{"file:///w/t", 0, 2500, Requests{Delete: 2500}},
+		{"s3://b/t", 0, 0, Requests{}},
+		// The catalog's batch size, as objdel sends the batches: smaller
+		// than the store's maximum, it counts; larger, the store's does.
+		{"s3://b/t", 10, 25, Requests{BatchDelete: 3}},
+		{"s3://b/t", 5000, 2500, Requests{BatchDelete: 3}},
+		{"gs://b/t", 10, 25, Requests{Delete: 25}},
 	} {
-		if got := deleteRequests(tc.storage, tc.n); got != tc.want {
-			t.Errorf("deleteRequests(%s, %d) = %+v, want %+v", tc.storage, tc.n, got, tc.want)
+		st := &TableState{Location: tc.location, DeleteBatch: tc.batch}
+		if got := deleteRequests(st, tc.n); got != tc.want {
+			t.Errorf("deleteRequests(%s, batch %d, %d) = %+v, want %+v", tc.location, tc.batch, tc.n, got, tc.want)
 		}
 	}
 }
@@ -117,7 +124,7 @@ func TestEstimateExpiryFreed(t *testing.T) {
 		t.Fatalf("estimate before the figures: %+v", a.Estimate)
 	}
 	before := a.Estimate.Requests
-	if err := tp.EstimateExpiry(st.Location, func([]int64, []CompactGroup) (ExpiryFreed, error) {
+	if err := tp.EstimateExpiry(st, func([]int64, []CompactGroup) (ExpiryFreed, error) {
 		return ExpiryFreed{Files: 2500, Bytes: 7 << 30}, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -129,7 +136,7 @@ func TestEstimateExpiryFreed(t *testing.T) {
 		t.Errorf("estimate after the figures: %+v", u)
 	}
 	// Asked again (a second estimate), the deletions are not counted twice.
-	_ = tp.EstimateExpiry(st.Location, func([]int64, []CompactGroup) (ExpiryFreed, error) {
+	_ = tp.EstimateExpiry(st, func([]int64, []CompactGroup) (ExpiryFreed, error) {
 		return ExpiryFreed{Files: 1000, Bytes: 1}, nil
 	})
 	if u := findAction(t, tp, ExpireSnapshots).Estimate; u.Requests.BatchDelete != 1 || u.FilesDeleted != 1000 {

@@ -3,8 +3,6 @@ package diff
 import (
 	"fmt"
 	"slices"
-
-	"github.com/icewright/icewright/config"
 )
 
 // ExpiryFreed is what expiring snapshots frees, as providers count it on
@@ -21,12 +19,12 @@ type ExpiryFreed struct {
 // estimate counts for its snapshots; groups are the plan's compaction
 // groups, whose files the same plan's expiry frees too when it expires the
 // current snapshot. An expiry that would release files on another storage
-// than location is refused and leaves the plan: the table's IO (iceberg-go
+// than the table location (st.Location) is refused and leaves the plan: the table's IO (iceberg-go
 // reads and deletes a table's files through the one IO of its metadata
 // location's storage) cannot delete them, so the commit would land and the
 // deletions fail. The figures need the table's manifests, which providers
 // read; the decision is here.
-func (tp *TablePlan) EstimateExpiry(location string, estimate func(expireIDs []int64, groups []CompactGroup) (ExpiryFreed, error)) error {
+func (tp *TablePlan) EstimateExpiry(st *TableState, estimate func(expireIDs []int64, groups []CompactGroup) (ExpiryFreed, error)) error {
 	var groups []CompactGroup
 	refuse := -1
 	for i := range tp.Actions {
@@ -43,9 +41,9 @@ func (tp *TablePlan) EstimateExpiry(location string, estimate func(expireIDs []i
 		}
 		if a.Estimate != nil {
 			// The estimate counted the deletions of the figures it had.
-			u, storage := a.Estimate, config.StorageOf(location)
-			u.Requests.Add(negRequests(deleteRequests(storage, a.Expire.FilesToDelete)))
-			u.Requests.Add(deleteRequests(storage, freed.Files))
+			u := a.Estimate
+			u.Requests.Add(negRequests(deleteRequests(st, a.Expire.FilesToDelete)))
+			u.Requests.Add(deleteRequests(st, freed.Files))
 			u.FilesDeleted, u.BytesFreed = freed.Files, freed.Bytes
 		}
 		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
@@ -55,7 +53,7 @@ func (tp *TablePlan) EstimateExpiry(location string, estimate func(expireIDs []i
 				Action: string(ExpireSnapshots),
 				Reason: fmt.Sprintf("expiring %d snapshots would release %d files on another storage than the table location %s (first: %s), which the table's IO (iceberg-go reads and deletes a table's files through the one IO of its metadata location's storage) cannot delete: "+
 					"the commit would land and the deletions fail, leaving the files unreferenced. Expire with an engine whose FileIO resolves each path's storage (Java's ResolvingFileIO or HadoopFileIO), or correct the paths",
-					len(a.Expire.SnapshotIDs), freed.ForeignFiles, location, freed.ForeignExample),
+					len(a.Expire.SnapshotIDs), freed.ForeignFiles, st.Location, freed.ForeignExample),
 			})
 		}
 	}

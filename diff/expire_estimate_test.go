@@ -20,7 +20,7 @@ func TestEstimateExpiryFillsAndRefuses(t *testing.T) {
 		}}
 	}
 	tp := plan()
-	err := tp.EstimateExpiry("file:///w/t", func(ids []int64, gs []CompactGroup) (ExpiryFreed, error) {
+	err := tp.EstimateExpiry(&TableState{Location: "file:///w/t"}, func(ids []int64, gs []CompactGroup) (ExpiryFreed, error) {
 		if !slices.Equal(ids, []int64{1, 2}) || len(gs) != 1 {
 			t.Errorf("estimate asked for %v with groups %v", ids, gs)
 		}
@@ -34,7 +34,7 @@ func TestEstimateExpiryFillsAndRefuses(t *testing.T) {
 	}
 
 	tp = plan()
-	err = tp.EstimateExpiry("file:///w/t", func([]int64, []CompactGroup) (ExpiryFreed, error) {
+	err = tp.EstimateExpiry(&TableState{Location: "file:///w/t"}, func([]int64, []CompactGroup) (ExpiryFreed, error) {
 		return ExpiryFreed{Files: 3, ForeignFiles: 2, ForeignExample: "s3://b/f.parquet"}, nil
 	})
 	if err != nil || len(tp.Actions) != 1 || tp.Actions[0].Type != Compact {
@@ -47,7 +47,7 @@ func TestEstimateExpiryFillsAndRefuses(t *testing.T) {
 
 	tp = plan()
 	boom := errors.New("boom")
-	if err := tp.EstimateExpiry("", func([]int64, []CompactGroup) (ExpiryFreed, error) { return ExpiryFreed{}, boom }); !errors.Is(err, boom) {
+	if err := tp.EstimateExpiry(&TableState{}, func([]int64, []CompactGroup) (ExpiryFreed, error) { return ExpiryFreed{}, boom }); !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
 }

@@ -11,6 +11,10 @@ type TableState struct {
 	CurrentSnapshotID *int64            `json:"current_snapshot_id"`
 	LastUpdatedMs     int64             `json:"last_updated_ms"`
 	Properties        map[string]string `json:"properties"`
+	// DeleteBatch is the catalog's icewright.delete-batch-size, how many
+	// objects one batch delete holds (0: the store's own maximum); the
+	// estimates count batches by it, as objdel sends them.
+	DeleteBatch int `json:"delete_batch,omitempty"`
 
 	DefaultSortOrderID int             `json:"default_sort_order_id"`
 	SortOrder          []SortField     `json:"sort_order"` // the default sort order; empty = unsorted

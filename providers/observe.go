@@ -55,7 +55,7 @@ func (s *Session) ObservePlan(ctx context.Context, pol *config.Effective) (*Obse
 // that the plan did not have).
 func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, error) {
 	tp := diff.PlanTable(o.pol, o.State, now)
-	err := tp.EstimateExpiry(o.State.Location, func(expireIDs []int64, groups []diff.CompactGroup) (diff.ExpiryFreed, error) {
+	err := tp.EstimateExpiry(o.State, func(expireIDs []int64, groups []diff.CompactGroup) (diff.ExpiryFreed, error) {
 		f, err := o.estimateExpiry(ctx, expireIDs, groups)
 		return diff.ExpiryFreed{Files: f.Files, Bytes: f.Bytes, EscapedFileURIs: f.EscapedFileURIs,
 			ForeignFiles: f.ForeignFiles, ForeignExample: f.ForeignExample}, err
@@ -116,6 +116,11 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: tablestate.Metadata(tbl, pol.Address, &s.specs), sess: s, pol: pol, now: s.now()}
+	pace, err := s.deleteSettings(pol.Catalog)
+	if err != nil {
+		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+	}
+	o.State.DeleteBatch = pace.BatchSize // the estimates count batches as objdel sends them
 	if err := s.withEngine(pol, o.State); err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
