@@ -47,9 +47,9 @@ func TestEstimateCompact(t *testing.T) {
 	rate := CompactionCPU["binpack"]
 	out := int64(float64(10<<20) * rate.OutputRatio)
 	want := Usage{
-		// manifest list + 2 manifests; 10 files x (open, footer, 3 chunks);
-		// the commit's metadata load.
-		Requests: Requests{Get: 3 + 10*5 + 1, Put: 1 + 3 + 1},
+		// manifest list + 2 manifests; 10 files x (open, footer length,
+		// footer, 3 chunks); the commit's metadata load.
+		Requests: Requests{Get: 3 + 10*6 + 1, Put: 1 + 3 + 1},
 		// 10 MiB and the manifests; the output, its commit's two manifests.
 		BytesRead:      10<<20 + 20000,
 		BytesWritten:   out + 2*10000,
