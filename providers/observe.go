@@ -116,11 +116,17 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: tablestate.Metadata(tbl, pol.Address, &s.specs), sess: s, pol: pol, now: s.now()}
-	pace, err := s.deleteSettings(pol.Catalog)
+	// The estimates count batches as objdel sends them. The catalog is the
+	// address's: inspect and doctor observe with a policy that names none.
+	catName, _, err := splitAddress(pol.Address)
 	if err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
-	o.State.DeleteBatch = pace.BatchSize // the estimates count batches as objdel sends them
+	pace, err := s.deleteSettings(catName)
+	if err != nil {
+		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
+	}
+	o.State.DeleteBatch = pace.BatchSize
 	if err := s.withEngine(pol, o.State); err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
