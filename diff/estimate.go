@@ -40,29 +40,31 @@ const (
 	inputRowGroup = 128 << 20
 )
 
-// CompactionCPU is the CPU time (user + system) of icewright's rewrite per
-// strategy, as a time per input byte and per input file, and the bytes of
-// values it writes per byte of values read (OutputRatio: bytes less each
-// file's overhead, ParquetFileBytes; rewrittenBytes). Measured with bench/compaction's engine
-// (`compactbench run -target 8388608 -strategy S` under /usr/bin/time) on
-// 2026-12-07, on the shared 2-core build machine (Linux x86-64, Go 1.26.8,
-// other builds running: CPU time, not wall) over two tables of 1,000,000
-// rows in 4 partitions: 800 files of 34 KB (`setup -commits 200 -rows
-// 5000`, three runs each) and 200 files of 130 KB (`-commits 50 -rows
-// 20000`, two runs each); CPU-seconds = PerFile x files + PerByte x bytes
-// solved over the two (medians). The engine's planning and commit are in
-// it. OutputRatio was measured with ParquetFileBytes, over those tables
-// and `setup -commits 400 -rows 250`, `-commits 100 -rows 4000` and
-// `-commits 25 -rows 20000` (1,600 files of 4.2 KB to 100 of 129 KB, each
-// strategy into 4 files of at most 128 MiB): binpack 0.979-1.003, sort
-// 1.023-1.041, zorder 1.044-1.084. docs/cost.md has the runs.
+// CompactionCPU is the CPU time (user + system) of icewright's compact
+// action per strategy, as a time per input byte and per input file, and
+// the bytes of values it writes per byte of values read (OutputRatio:
+// bytes less each file's overhead, ParquetFileBytes; rewrittenBytes).
+// The CPU rates are the action's own CPU time as apply counts it (the
+// results' actual cpu_seconds of `icewright apply -json -parallelism=1`:
+// the group check, the rewrite and the commit, not the plan), measured on
+// 2026-12-07 on the shared 2-core build machine (Linux x86-64, Go 1.26.8,
+// load 6-8: CPU time, not wall) with bench/compaction's policy (8 MiB
+// target) over two tables of 1,000,000 rows in 4 partitions made by
+// `compactbench setup`: 800 files of 34 KB (`-commits 200 -rows 5000`)
+// and 200 files of 130 KB (`-commits 50 -rows 20000`), two runs each;
+// CPU-seconds = PerFile x files + PerByte x bytes solved over the two
+// (means). OutputRatio was measured with ParquetFileBytes, over those
+// tables and `setup -commits 400 -rows 250`, `-commits 100 -rows 4000`
+// and `-commits 25 -rows 20000` (1,600 files of 4.2 KB to 100 of 129 KB,
+// each strategy into 4 files of at most 128 MiB): binpack 0.979-1.003,
+// sort 1.023-1.041, zorder 1.044-1.084. docs/cost.md has the runs.
 var CompactionCPU = map[string]struct {
 	PerByte, PerFile float64 // CPU-seconds
-	OutputRatio      float64 // bytes written per byte read
+	OutputRatio      float64 // bytes of values written per byte of values read
 }{
-	"binpack": {PerByte: 5.41e-8, PerFile: 2.08e-3, OutputRatio: 1.00},
-	"sort":    {PerByte: 5.19e-8, PerFile: 3.18e-3, OutputRatio: 1.03},
-	"zorder":  {PerByte: 1.08e-7, PerFile: 3.08e-3, OutputRatio: 1.08},
+	"binpack": {PerByte: 3.73e-8, PerFile: 1.36e-3, OutputRatio: 1.00},
+	"sort":    {PerByte: 4.31e-8, PerFile: 1.82e-3, OutputRatio: 1.03},
+	"zorder":  {PerByte: 6.89e-8, PerFile: 2.42e-3, OutputRatio: 1.08},
 }
 
 // storageOf is the pricing storage a table is on ("s3", "gcs", "azure"),
@@ -276,12 +278,37 @@ func compactGroupUsage(st *TableState, strategy string, g CompactGroup, p *Parti
 	if g.Engine != "" {
 		return Usage{ScanOpensSaved: u.ScanOpensSaved, BytesFreed: u.BytesFreed}
 	}
-	if footersReadFirst(st, g.SpecID) {
-		// Each footer, opened on its own: an open, its length, the footer.
-		files := int64(g.InputFiles)
-		u.Requests.Get += 3 * files
-		u.BytesRead += files * (8 + footerBytes(columns(st)))
+	u.Add(footerReads(st, g))
+	return u
+}
+
+// footerReads are the reads of a group's footers before the rewrite reads
+// the files (footersReadFirst): each footer opened on its own, an open,
+// its length and the footer.
+func footerReads(st *TableState, g CompactGroup) Usage {
+	if !footersReadFirst(st, g.SpecID) {
+		return Usage{}
 	}
+	files := int64(g.InputFiles)
+	return Usage{Requests: Requests{Get: 3 * files}, BytesRead: files * (8 + footerBytes(columns(st)))}
+}
+
+// zorderSample is the read of a z-order group the executor makes first,
+// to sample the whole group, when its rows as Arrow arrays
+// (ZOrderInflation x its bytes) may not fit a third of the memory budget
+// (providers/compaction: groupKeyer, zorderMaySpill): the group's files,
+// their deletes and footers read once more (objects read already: no file
+// more in files_read).
+func zorderSample(st *TableState, strategy string, budget int64, g CompactGroup, p *PartitionStats) Usage {
+	if strategy != "zorder" || g.Engine != "" || ZOrderInflation*g.InputBytes <= budget/3 {
+		return Usage{}
+	}
+	u := readFiles(int64(g.InputFiles), g.InputBytes, columns(st))
+	if p != nil {
+		u.Add(readFiles(p.DeleteFiles, p.DeleteBytes, 2))
+	}
+	u.Add(footerReads(st, g))
+	u.FilesRead = 0
 	return u
 }
 
@@ -400,6 +427,7 @@ func estimateCompact(in *planInput, c *CompactAction) *Usage {
 	for _, g := range c.Groups {
 		p := partition(g)
 		u.Add(compactGroupUsage(in.st, c.Strategy, g, p))
+		u.Add(zorderSample(in.st, c.Strategy, budget, g, p))
 		if g.Engine == "" {
 			needs = append(needs, need(g, p))
 		}

@@ -246,3 +246,22 @@ func TestEstimateMetadataBatchCountsOneCommit(t *testing.T) {
 		t.Errorf("one metadata commit, got %+v", u.Requests)
 	}
 }
+
+// A z-order group whose rows may not fit a third of the memory budget is
+// read twice (sampled first, as the executor's groupKeyer does); one that
+// fits, once.
+func TestEstimateZOrderSampleRead(t *testing.T) {
+	st := compactState()
+	g := CompactGroup{SpecID: 0, Partition: "day=1", InputFiles: 10, InputBytes: 10 << 20, EstimatedOutputFiles: 1}
+	once := compactGroupUsage(st, "zorder", g, nil)
+	if u := zorderSample(st, "zorder", 3*ZOrderInflation*(10<<20), g, nil); u != (Usage{}) {
+		t.Errorf("a group that fits is sampled: %+v", u)
+	}
+	u := zorderSample(st, "zorder", 3*ZOrderInflation*(10<<20)-3, g, nil)
+	if u.BytesRead != once.BytesRead || u.Requests.Get != once.Requests.Get || u.FilesRead != 0 {
+		t.Errorf("sample read %+v, want the group's read again (%d bytes, %d GETs) and no file more", u, once.BytesRead, once.Requests.Get)
+	}
+	if u := zorderSample(st, "sort", 1, g, nil); u != (Usage{}) {
+		t.Errorf("a sort group is sampled: %+v", u)
+	}
+}
