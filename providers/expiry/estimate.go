@@ -122,13 +122,15 @@ func escapedFlag(p string) int64 {
 
 // walk hands fn every file the snapshots ids of md reach through their
 // live entries (reach.Walk, iceberg-go's reader: what expiry deletes is
-// decided on it), with manifest lists' sizes read from storage.
-func walk(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, fn func(reach.File) error) error {
-	return walkWith(ctx, fsys, md, ids, reach.DecodeVerified, fn)
+// decided on it); listSizes reads the manifest lists' sizes from storage
+// (a HEAD each: only the released side, whose sizes are the bytes freed,
+// needs them).
+func walk(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, listSizes bool, fn func(reach.File) error) error {
+	return reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: []reach.Consumer{{ListSizes: listSizes, File: fn}}})
 }
 
-// walkWith is walk decoding with dec: the estimate's walks are a plan's
-// figure and take the fast decoder.
+// walkWith is a walk (with the lists' sizes) decoding with dec: the
+// estimate's walks are a plan's figure and take the fast decoder.
 func walkWith(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, dec reach.Decoder, fn func(reach.File) error) error {
 	return reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: []reach.Consumer{{ListSizes: true, File: fn}}, Decoder: dec})
 }

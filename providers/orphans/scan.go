@@ -274,7 +274,7 @@ func keepOtherTables(ctx context.Context, env Env, pol *config.Effective, scan *
 	if len(scan.Candidates)+len(scan.NonIceberg) > 0 {
 		// Something to delete: other tables' references are read (once
 		// per run) and what they reference is kept.
-		if err := ts.ReadReferences(ctx); err != nil {
+		if err := ts.ReadReferences(ctx, pol.Address); err != nil {
 			scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not read other tables' references: %v", err))
 		}
 		mapped := len(pol.OrphanFiles.EqualSchemes.Value)+len(pol.OrphanFiles.EqualAuthorities.Value) > 0
