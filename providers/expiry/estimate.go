@@ -7,6 +7,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
 )
@@ -90,7 +91,10 @@ type Freed struct {
 	Files, Bytes, EscapedFileURIs int64
 	ForeignFiles                  int64
 	ForeignExample                string
-	storage                       string // the table location's; "": not checked
+	// Reads is what apply's walks read (Index.Estimate); nil when not
+	// known.
+	Reads   *diff.ExpiryReads
+	storage string // the table location's; "": not checked
 }
 
 func (f *Freed) count(key string, size int64, escaped bool) {
@@ -122,9 +126,10 @@ func escapedFlag(p string) int64 {
 
 // walk hands fn every file the snapshots ids of md reach through their
 // live entries (reach.Walk, iceberg-go's reader: what expiry deletes is
-// decided on it); listSizes reads the manifest lists' sizes from storage
-// (a HEAD each: only the released side, whose sizes are the bytes freed,
-// needs them).
+// decided on it); listSizes asks for the manifest lists' sizes (only the
+// released side, whose sizes are the bytes freed, needs them): each read
+// gives its list's size from the opened file, a stat only where it did
+// not (reach.Consumer.ListSizes).
 func walk(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, listSizes bool, fn func(reach.File) error) error {
 	return reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: []reach.Consumer{{ListSizes: listSizes, File: fn}}})
 }
