@@ -457,8 +457,19 @@ func estimateOrphansWith(st *TableState, o *OrphansAction, r *ManifestReads) Usa
 			u.Requests.List += lists // objlist re-lists S3 roots only
 		case storage != "none":
 			u.Requests.Get += n
+			u.FilesRead += n
 		}
 		u.Requests.List += lists
+		if storageOf(st) != "none" && st.Orphans != nil {
+			// The re-check's look for quarantine runs (scanQuarantine):
+			// the directory's stat through the store's file-system view,
+			// a HEAD and a LIST, and each run's manifest. On local storage
+			// a stat, no request.
+			u.Requests.Head++
+			u.Requests.List++
+			u.Requests.Get += int64(len(st.Orphans.Quarantine))
+			u.FilesRead += int64(len(st.Orphans.Quarantine))
+		}
 		if r == nil {
 			u.Add(snapshotsWalk(st))
 			u.Add(snapshotsWalk(st))
