@@ -262,8 +262,8 @@ func rewriteUsage(st *TableState, strategy string, files, bytes, outFiles, delet
 }
 
 // OrphanRelistAbove is how many planned orphan paths make the removal
-// list each sweep root again (a page per ListPageSize objects) instead of
-// a HEAD per path (providers/orphans).
+// list each S3 sweep root again (providers/internal/objlist) instead of
+// opening each path (providers/orphans).
 const OrphanRelistAbove = 1000
 
 // compactGroupUsage is one group's rewrite, without the action's planning
@@ -480,6 +480,8 @@ func estimateDangling(in *planInput, d *DanglingDeletes) *Usage {
 // snapshotsWalk is reading every snapshot's manifest list and the current
 // manifests: how expiry and the orphan sweep's referenced set find what
 // the table reaches (a manifest only older snapshots list is not counted).
+// The estimates take it where the plan's walk recorded no reads
+// (ManifestReads).
 func snapshotsWalk(st *TableState) Usage {
 	u := manifestWalk(st)
 	n := int64(len(st.Snapshots))
@@ -491,34 +493,152 @@ func snapshotsWalk(st *TableState) Usage {
 	return u
 }
 
-func estimateExpire(in *planInput, e *ExpireAction) *Usage {
-	u := metadataCommit(in.st, catalogLoads, 0)
-	u.Add(snapshotsWalk(in.st))
-	u.Requests.Add(deleteRequests(in.st, e.FilesToDelete))
+// readsUsage is reading r: a GET per manifest list and per manifest.
+func readsUsage(r ManifestReads) Usage {
+	return Usage{Requests: Requests{Get: r.Lists + r.Manifests}, FilesRead: r.Lists + r.Manifests, BytesRead: r.ListBytes + r.ManifestBytes}
+}
+
+// MaintenanceCPU is the CPU time (user + system) of apply's expiry and
+// orphan sweep: per manifest list or manifest read (iceberg-go's reader:
+// decoding is most of it), per file listed (the sweep's listing, its sort
+// and merge with the referenced set) and per file deleted. Measured from
+// `bash bench/accuracy.sh` on 2026-12-07 (the shared 2-core build machine,
+// Linux x86-64, Go 1.26.8, load 4-7, -parallelism=1 so each action's CPU
+// time is its own; actual cpu_seconds):
+//
+//	case     action  reads  listed  deleted  CPU-s
+//	events   expiry  253    -       50       0.156, 0.16
+//	events   orphans 306    ~460    20       0.174, 0.19
+//	orphans  orphans 80     22,041  2,000    0.342, 0.47
+//
+// PerRead from expiry (0.16 s / 253 reads, its 50 deletes a small part);
+// PerListed and PerDeleted from the orphans table less its reads
+// (0.34-0.47 s less 0.05 s over 22,041 files listed and 2,000 deleted,
+// split as the local walk (a stat per file) and a delete each cost: the
+// two cannot be told apart on this table, so PerDeleted is set to
+// PerListed). The run-to-run spread of this machine is up to 1.7x
+// (docs/benchmarks.md), inside the ±50% target only roughly.
+var MaintenanceCPU = struct {
+	PerRead, PerListed, PerDeleted float64 // CPU-seconds
+}{PerRead: 6.2e-4, PerListed: 1.5e-5, PerDeleted: 1.5e-5}
+
+// expireUsage is what apply's expiry (providers/expiry.Expire) costs: its
+// commit, the re-read of the table the commit made (checkCommitted: the
+// metadata file), and releasedFiles' two walks with iceberg-go's reader:
+// the expired snapshots' lists and
+// the manifests they list (a list's size, the bytes it frees, is its
+// opened file's: no request); then every kept snapshot's list and the
+// manifests they list, the plan's own commits' new ones included (a list
+// and two manifests each, snapshotCommit). Without the plan's reads
+// (r nil), every list and the current manifests (snapshotsWalk).
+func expireUsage(st *TableState, e *ExpireAction, r *ExpiryReads, commits int) Usage {
+	// The new metadata file loses the expired snapshots' entries (each
+	// taken at the current one's size) and their snapshot-log entries.
+	u := metadataCommit(st, catalogLoads, -int64(len(e.SnapshotIDs))*(st.SnapshotBytes+snapshotLogEntry))
+	u.Requests.Get++              // the re-read after the commit
+	u.FilesRead++                 // the new metadata file
+	u.BytesRead += u.BytesWritten // of that new file
+	if r == nil {
+		u.Add(snapshotsWalk(st))
+	} else {
+		u.Add(readsUsage(r.Expired))
+		u.Add(readsUsage(*keptReads(st, r, commits)))
+		u.FilesRead -= r.Expired.Manifests + r.Kept.Manifests - r.Manifests // each once
+		u.CPUSeconds = MaintenanceCPU.PerRead*float64(r.Expired.Lists+r.Expired.Manifests+r.Kept.Lists+r.Kept.Manifests) +
+			MaintenanceCPU.PerDeleted*float64(e.FilesToDelete)
+	}
+	u.Requests.Add(deleteRequests(st, e.FilesToDelete))
 	u.FilesDeleted = e.FilesToDelete
 	u.BytesFreed = e.BytesToDelete
+	return u
+}
+
+// keptReads is what the snapshots an expiry keeps reach, with the plan's
+// commits before it: a manifest list and two manifests each (of the
+// table's average sizes), as snapshotCommit writes them.
+func keptReads(st *TableState, r *ExpiryReads, commits int) *ManifestReads {
+	k := r.Kept
+	if commits > 0 {
+		lists := r.Expired.Lists + r.Kept.Lists
+		if lists > 0 {
+			k.ListBytes += int64(commits) * (r.Expired.ListBytes + r.Kept.ListBytes) / lists
+		}
+		if st.Manifests.Count > 0 {
+			k.ManifestBytes += int64(2*commits) * st.Manifests.Bytes / int64(st.Manifests.Count)
+		}
+		k.Lists += int64(commits)
+		k.Manifests += int64(2 * commits)
+	}
+	return &k
+}
+
+func estimateExpire(in *planInput, e *ExpireAction) *Usage {
+	u := expireUsage(in.st, e, nil, 0)
 	return &u
 }
 
 func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
-	st := in.st
-	var listed int64
+	var r *ManifestReads
+	if in.st.Orphans != nil {
+		r = in.st.Orphans.Reads
+	}
+	u := estimateOrphansWith(in.st, o, r)
+	return &u
+}
+
+// estimateOrphansWith is what apply's sweep (providers/orphans.Remove)
+// costs when the table's snapshots reach r (nil: not recorded; then
+// snapshotsWalk): the planned paths checked (on S3 from OrphanRelistAbove
+// a re-listing of the roots; else a stat each, which on an object store
+// opens the file, a GET, and on local storage is not a request), the
+// re-check's scan (a listing of the roots, as many LIST requests as the
+// plan's listing sent, and its referenced set: the table loaded and
+// walked with iceberg-go's reader), the removal's referenced set (the
+// table loaded and walked again), the deletions. Each object read counts
+// once in files read (Usage).
+func estimateOrphansWith(st *TableState, o *OrphansAction, r *ManifestReads) Usage {
+	var listed, lists int64
 	if st.Orphans != nil {
 		listed = st.Orphans.ListedFiles
+		lists = st.Orphans.ListRequests
+	}
+	if lists == 0 {
+		lists = listPages(listed)
 	}
 	n := int64(o.Count)
 	var u Usage
 	if n > 0 {
-		// The re-listing (or a HEAD per path), the apply-time scan (a
-		// listing and the referenced set), the referenced set again.
-		if n >= OrphanRelistAbove {
-			u.Requests.List += listPages(listed)
-		} else {
-			u.Requests.Head += n
+		switch storage := storageOf(st); {
+		case storage == "s3" && n >= OrphanRelistAbove:
+			u.Requests.List += lists // objlist re-lists S3 roots only
+		case storage != "none":
+			u.Requests.Get += n
+			u.FilesRead += n
 		}
-		u.Requests.List += listPages(listed)
-		u.Add(snapshotsWalk(st))
-		u.Add(snapshotsWalk(st))
+		u.Requests.List += lists
+		if storageOf(st) != "none" && st.Orphans != nil {
+			// The re-check's look for quarantine runs (scanQuarantine):
+			// the directory's stat through the store's file-system view,
+			// a HEAD and a LIST, and each run's manifest. On local storage
+			// a stat, no request.
+			u.Requests.Head++
+			u.Requests.List++
+			u.Requests.Get += int64(len(st.Orphans.Quarantine))
+			u.FilesRead += int64(len(st.Orphans.Quarantine))
+		}
+		if r == nil {
+			u.Add(snapshotsWalk(st))
+			u.Add(snapshotsWalk(st))
+		} else {
+			w := readsUsage(*r)
+			u.Add(w)
+			u.Add(w)
+			u.FilesRead -= w.FilesRead // each object once
+			u.Requests.Get += 2        // the metadata file, loaded twice
+			u.FilesRead++
+			u.BytesRead += 2 * st.MetadataBytes
+			u.CPUSeconds = MaintenanceCPU.PerRead*float64(2*(r.Lists+r.Manifests)) + MaintenanceCPU.PerListed*float64(listed)
+		}
 		if o.Quarantine != "" {
 			// Each file copied into the run and its original deleted; the
 			// run's manifest written. Freed when the run is purged.
@@ -529,6 +649,7 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 			u.Requests.Add(deleteRequests(st, n))
 			u.FilesDeleted += n
 			u.BytesFreed += o.Bytes
+			u.CPUSeconds += MaintenanceCPU.PerDeleted * float64(n)
 		}
 	}
 	for _, r := range o.PurgeRuns {
@@ -539,5 +660,5 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 		u.FilesDeleted += r.Files
 		u.BytesFreed += r.Bytes
 	}
-	return &u
+	return u
 }

@@ -199,9 +199,28 @@ func TestEstimateOrphans(t *testing.T) {
 	in := &planInput{pol: fullPolicy(), st: st}
 	u := estimateOrphans(in, o)
 	walk := snapshotsWalk(st)
-	if u.FilesDeleted != 3 || u.BytesFreed != 300 || u.Requests.BatchDelete != 1 || u.Requests.Head != 3 || u.Requests.List != 3 || u.Requests.Get != 2*walk.Requests.Get {
+	// Below OrphanRelistAbove each planned path is opened (a GET on S3);
+	// the re-check lists the roots once.
+	// The quarantine directory's stat is a HEAD and a LIST.
+	if u.FilesDeleted != 3 || u.BytesFreed != 300 || u.Requests.BatchDelete != 1 || u.Requests.Head != 1 || u.Requests.List != 3+1 || u.Requests.Get != 2*walk.Requests.Get+3 {
 		t.Errorf("delete estimate %+v", u)
 	}
+	// With the scan's reads and listing recorded: the re-check's and the
+	// removal's walks read each list and manifest, each object counted once
+	// in files read; the listing costs what the plan's did.
+	st.Orphans.Reads = &ManifestReads{Lists: 20, ListBytes: 2000, Manifests: 30, ManifestBytes: 30000}
+	st.Orphans.ListRequests = 7
+	u = estimateOrphans(in, o)
+	if u.Requests.Get != 2*50+2+3 || u.FilesRead != 50+1+3 || u.BytesRead != 2*32000 || u.Requests.List != 7+1 || u.CPUSeconds <= 0 {
+		t.Errorf("estimate with the scan's reads %+v", u)
+	}
+	// Local storage: a stat per path is no request.
+	st.Location = "file:///wh/db/t"
+	if u = estimateOrphans(in, o); u.Requests.Get != 2*50+2 || u.Requests.Delete != 3 || u.Requests.Head != 0 || u.Requests.List != 7 {
+		t.Errorf("local estimate %+v", u)
+	}
+	st.Location = "s3://lake/wh/db/t"
+	st.Orphans.Reads, st.Orphans.ListRequests = nil, 0
 	o.Quarantine = "7d"
 	o.PurgeRuns = []PurgeRun{{RunID: "r1", Files: 10, Bytes: 1000}}
 	u = estimateOrphans(in, o)
@@ -263,5 +282,38 @@ func TestEstimateZOrderSampleRead(t *testing.T) {
 	}
 	if u := zorderSample(st, "sort", 1, g, nil); u != (Usage{}) {
 		t.Errorf("a sort group is sampled: %+v", u)
+	}
+}
+
+// With the plan's reads, expiry is estimated as releasedFiles reads: the
+// expired side and the kept side, each object once in
+// files read; an orphan sweep after it walks what is kept.
+func TestEstimateExpiryReads(t *testing.T) {
+	st := linear(30*day, 20*day, 10*day, 1*day)
+	st.Location = "file:///wh/db/t"
+	st.Orphans = &OrphanScan{ListedFiles: 100, ListRequests: 5, Reads: &ManifestReads{Lists: 99, Manifests: 99}}
+	tp := TablePlan{Actions: []Action{
+		{Type: ExpireSnapshots, Expire: &ExpireAction{SnapshotIDs: []int64{1, 2}}, Estimate: &Usage{}},
+		{Type: RemoveOrphanFiles, Orphans: &OrphansAction{Count: 3, Bytes: 30}, Estimate: &Usage{}},
+	}}
+	reads := &ExpiryReads{
+		Expired:   ManifestReads{Lists: 2, ListBytes: 200, Manifests: 3, ManifestBytes: 3000},
+		Kept:      ManifestReads{Lists: 2, ListBytes: 200, Manifests: 4, ManifestBytes: 4000},
+		Manifests: 5,
+	}
+	if err := tp.EstimateExpiry(st, func([]int64, []CompactGroup) (ExpiryFreed, error) {
+		return ExpiryFreed{Files: 4, Bytes: 400, Reads: reads}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	u := findAction(t, tp, ExpireSnapshots).Estimate
+	// The commit's load and the re-read, 4 lists, 3 + 4 manifest reads;
+	// the lists' sizes come with their reads (no HEAD).
+	if u.Requests.Get != 2+4+7 || u.Requests.Head != 0 || u.FilesRead != 2+4+5 || u.BytesRead != 7400 || u.Requests.Delete != 4 || u.CPUSeconds <= 0 {
+		t.Errorf("expiry estimate with reads %+v", u)
+	}
+	ou := findAction(t, tp, RemoveOrphanFiles).Estimate
+	if ou.Requests.Get != 2*(2+4)+2 || ou.FilesRead != 2+4+1 || ou.BytesRead != 2*4200 || ou.Requests.List != 5 {
+		t.Errorf("sweep after the expiry %+v", ou)
 	}
 }

@@ -13,6 +13,19 @@ type ExpiryFreed struct {
 	Files, Bytes, EscapedFileURIs int64
 	ForeignFiles                  int64
 	ForeignExample                string
+	// Reads, when known (the plan's walk recorded them), is what the
+	// expired and the kept snapshots reach of the table's metadata: what
+	// apply's expiry reads (EstimateExpiry) and, after it, an orphan
+	// sweep's walks.
+	Reads *ExpiryReads
+}
+
+// ExpiryReads is what the expired snapshots (Expired) and the kept ones
+// (Kept) reach of the table's metadata; Manifests is the distinct
+// manifests of both.
+type ExpiryReads struct {
+	Expired, Kept ManifestReads
+	Manifests     int64
 }
 
 // EstimateExpiry fills the plan's expire_snapshots figures with what
@@ -26,11 +39,18 @@ type ExpiryFreed struct {
 // read; the decision is here.
 func (tp *TablePlan) EstimateExpiry(st *TableState, estimate func(expireIDs []int64, groups []CompactGroup) (ExpiryFreed, error)) error {
 	var groups []CompactGroup
-	refuse := -1
+	refuse, commits := -1, 0
+	var after *ManifestReads // what the snapshots kept by the plan's expiry reach
 	for i := range tp.Actions {
 		a := &tp.Actions[i]
 		if a.Type == Compact && a.Compact != nil {
 			groups = a.Compact.Groups
+			commits += a.Compact.Commits
+		}
+		if a.Type == RemoveOrphanFiles && a.Orphans != nil && a.Estimate != nil && after != nil {
+			// The sweep runs after the expiry: it walks what is kept.
+			u := estimateOrphansWith(st, a.Orphans, after)
+			a.Estimate = &u
 		}
 		if a.Type != ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
 			continue
@@ -39,14 +59,15 @@ func (tp *TablePlan) EstimateExpiry(st *TableState, estimate func(expireIDs []in
 		if err != nil {
 			return fmt.Errorf("estimate expiry: %w", err)
 		}
-		if a.Estimate != nil {
-			// The estimate counted the deletions of the figures it had.
-			u := a.Estimate
-			u.Requests.Add(negRequests(deleteRequests(st, a.Expire.FilesToDelete)))
-			u.Requests.Add(deleteRequests(st, freed.Files))
-			u.FilesDeleted, u.BytesFreed = freed.Files, freed.Bytes
-		}
 		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
+		if a.Estimate != nil {
+			// Again, with the figures and reads known now.
+			u := expireUsage(st, a.Expire, freed.Reads, commits)
+			a.Estimate = &u
+		}
+		if freed.Reads != nil {
+			after = keptReads(st, freed.Reads, commits)
+		}
 		if freed.ForeignFiles > 0 {
 			refuse = i
 			tp.Refusals = append(tp.Refusals, Refusal{

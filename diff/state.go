@@ -268,6 +268,23 @@ type OrphanScan struct {
 	// tables reference (docs/design.md §5.5 rule 6): never candidates; nil
 	// when there were none.
 	Foreign *ForeignKept `json:"foreign,omitempty"`
+	// Reads is what the scan's reference walk read of the table's
+	// metadata (every snapshot's manifest list, every distinct manifest),
+	// and ListRequests the LIST requests its listing of the roots sent:
+	// apply's re-check and removal read and list the same (the estimate,
+	// docs/cost.md). Nil and 0 when not recorded.
+	Reads        *ManifestReads `json:"reads,omitempty"`
+	ListRequests int64          `json:"list_requests,omitempty"`
+}
+
+// ManifestReads is what a walk of a table's snapshots reads of its
+// metadata: the manifest lists and the distinct manifests, and their
+// bytes (ListBytes is 0 where the walk had no size for the lists).
+type ManifestReads struct {
+	Lists         int64 `json:"lists"`
+	ListBytes     int64 `json:"list_bytes"`
+	Manifests     int64 `json:"manifests"`
+	ManifestBytes int64 `json:"manifest_bytes"`
 }
 
 // ForeignKept is the files under a sweep that the table does not reference

@@ -44,12 +44,26 @@ func TestTableLocationsCachedPerSession(t *testing.T) {
 	if sess.locations.reads != 0 {
 		t.Fatalf("references read before anyone asked: %d", sess.locations.reads)
 	}
+	// The asker's own table is not read (its references are never
+	// foreign to it) until another table asks.
 	for range 3 {
 		ts, err := sess.tableLocations(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ts.ReadReferences(ctx); err != nil {
+		if err := ts.ReadReferences(ctx, "a.s.one"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sess.locations.reads != 2 {
+		t.Fatalf("references read %d times for 3 tables, the asker's own skipped", sess.locations.reads)
+	}
+	for _, self := range []string{"a.s.two", "a.s.one", ""} {
+		ts, err := sess.tableLocations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.ReadReferences(ctx, self); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -58,7 +58,7 @@ func (o *Observation) Plan(ctx context.Context, now time.Time) (diff.TablePlan, 
 	err := tp.EstimateExpiry(o.State, func(expireIDs []int64, groups []diff.CompactGroup) (diff.ExpiryFreed, error) {
 		f, err := o.estimateExpiry(ctx, expireIDs, groups)
 		return diff.ExpiryFreed{Files: f.Files, Bytes: f.Bytes, EscapedFileURIs: f.EscapedFileURIs,
-			ForeignFiles: f.ForeignFiles, ForeignExample: f.ForeignExample}, err
+			ForeignFiles: f.ForeignFiles, ForeignExample: f.ForeignExample, Reads: f.Reads}, err
 	})
 	if err != nil {
 		return diff.TablePlan{}, err

@@ -192,8 +192,8 @@ func (s *Session) tablesListed(ctx context.Context, reuse time.Duration) (*orpha
 		}
 	}
 	lc.addrs[dec] = addrs
-	lc.tables[dec] = orphans.LazyTables(out, func(ctx context.Context) (map[string]orphans.TableLocation, error) {
-		return s.tableReferences(ctx, addrs, dec)
+	lc.tables[dec] = orphans.LazyTables(out, func(ctx context.Context, skip string) (map[string]orphans.TableLocation, error) {
+		return s.tableReferences(ctx, slices.DeleteFunc(slices.Clone(addrs), func(a string) bool { return a == skip }), dec)
 	})
 	return lc.tables[dec], nil
 }

@@ -7,6 +7,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icewright/icewright/diff"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/internal/store"
 )
@@ -90,7 +91,10 @@ type Freed struct {
 	Files, Bytes, EscapedFileURIs int64
 	ForeignFiles                  int64
 	ForeignExample                string
-	storage                       string // the table location's; "": not checked
+	// Reads is what apply's walks read (Index.Estimate); nil when not
+	// known.
+	Reads   *diff.ExpiryReads
+	storage string // the table location's; "": not checked
 }
 
 func (f *Freed) count(key string, size int64, escaped bool) {
@@ -122,13 +126,16 @@ func escapedFlag(p string) int64 {
 
 // walk hands fn every file the snapshots ids of md reach through their
 // live entries (reach.Walk, iceberg-go's reader: what expiry deletes is
-// decided on it), with manifest lists' sizes read from storage.
-func walk(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, fn func(reach.File) error) error {
-	return walkWith(ctx, fsys, md, ids, reach.DecodeVerified, fn)
+// decided on it); listSizes asks for the manifest lists' sizes (only the
+// released side, whose sizes are the bytes freed, needs them): each read
+// gives its list's size from the opened file, a stat only where it did
+// not (reach.Consumer.ListSizes).
+func walk(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, listSizes bool, fn func(reach.File) error) error {
+	return reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: []reach.Consumer{{ListSizes: listSizes, File: fn}}})
 }
 
-// walkWith is walk decoding with dec: the estimate's walks are a plan's
-// figure and take the fast decoder.
+// walkWith is a walk (with the lists' sizes) decoding with dec: the
+// estimate's walks are a plan's figure and take the fast decoder.
 func walkWith(ctx context.Context, fsys iceio.IO, md table.Metadata, ids []int64, dec reach.Decoder, fn func(reach.File) error) error {
 	return reach.Walk(ctx, reach.Spec{Meta: md, FS: fsys, Snapshots: ids, Consumers: []reach.Consumer{{ListSizes: true, File: fn}}, Decoder: dec})
 }

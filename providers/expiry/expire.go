@@ -732,7 +732,7 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 	// two local files. Only its literal name is ever deleted
 	// (store.DeletionName), so that is its key on the released side; on
 	// the kept side both of its names are kept.
-	err := walk(ctx, fs, base, goneIDs, func(f reach.File) error {
+	err := walk(ctx, fs, base, goneIDs, true, func(f reach.File) error {
 		key := store.NormPath(f.Path)
 		if lit, ok := store.LiteralKey(f.Path); ok {
 			key = lit
@@ -752,7 +752,7 @@ func releasedFiles(ctx context.Context, fs iceio.IO, base table.Metadata, goneID
 		return nil
 	}
 	km := kept.Metadata()
-	err = walk(ctx, fs, km, reach.AllSnapshots(km), func(f reach.File) error {
+	err = walk(ctx, fs, km, reach.AllSnapshots(km), false, func(f reach.File) error {
 		return keepPath(f.Path)
 	})
 	if err != nil {

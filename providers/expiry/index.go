@@ -38,6 +38,11 @@ type Index struct {
 	storage       string        // the table location's (store.Storage)
 	memberships   int
 	overflow      bool // too many memberships: estimate must not be used
+	// What apply's walks read (diff.ExpiryReads): each snapshot's manifest
+	// list (by snapshot index; -1: none seen) and each manifest's bytes (by
+	// ordinal).
+	listBytes     []int64
+	manifestBytes []int64
 }
 
 // NewIndex is an empty index of a table at location whose observed
@@ -60,7 +65,18 @@ func (x *Index) Consumer() reach.Consumer {
 func (x *Index) file(f reach.File) error {
 	switch f.Category {
 	case reach.CategoryManifest:
+		for len(x.manifestBytes) <= f.Ordinal {
+			x.manifestBytes = append(x.manifestBytes, 0)
+		}
+		x.manifestBytes[f.Ordinal] = f.Size
 		return x.add(f.Path, f.Size, kindManifest, f.Ordinal, "")
+	case reach.CategoryManifestList:
+		si := x.snapshot(f.Snapshot)
+		for len(x.listBytes) <= si {
+			x.listBytes = append(x.listBytes, -1)
+		}
+		x.listBytes[si] = f.Size
+		return x.add(f.Path, f.Size, kindSnapshot, si, "")
 	case reach.CategoryData, reach.CategoryDelete:
 		return x.add(f.Path, f.Size, kindEntry, f.Ordinal, f.Group)
 	}
@@ -147,6 +163,7 @@ func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (freed F
 			}
 		}
 	}
+	freed.Reads = x.reads(snapExpired, inExpired, inKept)
 	var (
 		cur         string
 		started     bool
@@ -190,6 +207,42 @@ func (x *Index) Estimate(expireIDs []int64, groups []diff.CompactGroup) (freed F
 	}
 	flush()
 	return freed, nil
+}
+
+// reads is what apply's expiry walks read (diff.ExpiryReads): the lists
+// of the expired and of the kept snapshots, and the manifests each side
+// lists.
+func (x *Index) reads(snapExpired, inExpired, inKept []bool) *diff.ExpiryReads {
+	var r diff.ExpiryReads
+	for si, b := range x.listBytes {
+		if b < 0 {
+			continue
+		}
+		side := &r.Kept
+		if snapExpired[si] {
+			side = &r.Expired
+		}
+		side.Lists++
+		side.ListBytes += b
+	}
+	for i := range inExpired {
+		var b int64
+		if i < len(x.manifestBytes) {
+			b = x.manifestBytes[i]
+		}
+		if inExpired[i] {
+			r.Expired.Manifests++
+			r.Expired.ManifestBytes += b
+		}
+		if inKept[i] {
+			r.Kept.Manifests++
+			r.Kept.ManifestBytes += b
+		}
+		if inExpired[i] || inKept[i] {
+			r.Manifests++
+		}
+	}
+	return &r
 }
 
 // compactedGroups reports whether a group tag is one of groups.

@@ -80,7 +80,7 @@ func (k *KeepLive) protected(ctx context.Context, fs iceio.IO, base table.Metada
 	}
 	live := reach.NewSorter(limit)
 	head := k.Began.Metadata().CurrentSnapshot()
-	err = walk(ctx, fs, k.Began.Metadata(), []int64{head.SnapshotID}, func(f reach.File) error {
+	err = walk(ctx, fs, k.Began.Metadata(), []int64{head.SnapshotID}, false, func(f reach.File) error {
 		if (f.Category != reach.CategoryData && f.Category != reach.CategoryDelete) || f.Deleted || replaced[store.NormPath(f.Path)] {
 			return nil
 		}
@@ -116,7 +116,7 @@ func (k *KeepLive) withhold(ctx context.Context, fs iceio.IO, meta table.Metadat
 			staying = append(staying, id)
 		}
 	}
-	err = walk(ctx, fs, meta, staying, func(f reach.File) error {
+	err = walk(ctx, fs, meta, staying, false, func(f reach.File) error {
 		if f.Category != reach.CategoryData && f.Category != reach.CategoryDelete {
 			return nil
 		}

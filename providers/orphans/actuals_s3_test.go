@@ -22,7 +22,9 @@ import (
 // expiry's files in batches of 10; a compaction of k files reading those
 // k data files; and, over the apply, as many PUT, LIST, DELETE and batch
 // requests as the proxy saw (everything that writes, lists or deletes
-// happens inside an action; only table loads between actions read).
+// happens inside an action; only table loads between actions read); the
+// expiry's and the sweep's estimates name the same requests, files read
+// and deleted.
 func TestS3Actuals(t *testing.T) {
 	ctx := context.Background()
 	l := newS3Lake(t, "orders")
@@ -82,6 +84,16 @@ func TestS3Actuals(t *testing.T) {
 				t.Logf("%s: estimate %+v", a.Type, *a.Estimate)
 			}
 			sum.Add(u.Requests)
+			if a.Type == diff.RemoveOrphanFiles || a.Type == diff.ExpireSnapshots {
+				// Estimated as the executor reads, lists and deletes
+				// (diff/estimate.go, expireUsage and estimateOrphansWith):
+				// every request kind, each object read once, each file
+				// deleted, exactly.
+				e := a.Estimate
+				if e == nil || e.Requests != u.Requests || e.FilesRead != u.FilesRead || e.FilesDeleted != u.FilesDeleted || e.BytesFreed != u.BytesFreed {
+					t.Errorf("%s: estimate %+v, actual %+v", a.Type, e, *u)
+				}
+			}
 			switch a.Type {
 			case diff.RemoveOrphanFiles:
 				if u.FilesDeleted != strays || u.Requests.BatchDelete != (strays+9)/10 || u.Requests.Delete != 0 || u.Requests.List == 0 {

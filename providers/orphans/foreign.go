@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -93,13 +94,17 @@ func foreignRefs(ctx context.Context, t *table.Table, dec reach.Decoder) ([]stri
 type Tables struct {
 	Locs map[string]TableLocation
 
-	// references reads every table's references (ReadTable); nil: Locs
-	// hold them already (NewTables).
-	references func(ctx context.Context) (map[string]TableLocation, error)
-	once       sync.Once
+	// references reads the references of every table but skip ("": of
+	// every one; ReadTable); nil: Locs hold them already (NewTables).
+	references func(ctx context.Context, skip string) (map[string]TableLocation, error)
+	mu         sync.Mutex // the reading and indexing below
+	done       bool       // read (or failed: err)
+	skipped    string     // the table whose references were not read: the first asker's own
 	err        error
 	read       map[string]TableLocation // with references, once read
-	refs       []foreignRef             // sorted by key
+	// refs is the index, sorted by key: replaced whole (never changed in
+	// place) when a skipped table is read, so a reader holds one version.
+	refs atomic.Pointer[[]foreignRef]
 
 	locMu  sync.Mutex
 	locIdx map[string]*locationIndex // by normID (overlapping)
@@ -122,46 +127,73 @@ func NewTables(locs map[string]TableLocation) *Tables {
 }
 
 // LazyTables is locs (LocationOf), whose references references reads when
-// first asked (ReadReferences).
-func LazyTables(locs map[string]TableLocation, references func(ctx context.Context) (map[string]TableLocation, error)) *Tables {
+// first asked (ReadReferences), but those of skip.
+func LazyTables(locs map[string]TableLocation, references func(ctx context.Context, skip string) (map[string]TableLocation, error)) *Tables {
 	return &Tables{Locs: locs, references: references}
 }
 
 // ReadReferences reads the tables' references, once, and indexes them by
 // path key; an error (a catalog that cannot be listed) leaves them unknown.
-// foreignUnder and ReferencedBy answer from what it read.
-func (ts *Tables) ReadReferences(ctx context.Context) error {
-	ts.once.Do(func() {
-		locs := ts.Locs
-		if ts.references != nil {
-			if locs, ts.err = ts.references(ctx); ts.err != nil {
-				return
+// foreignUnder and ReferencedBy answer from what it read. self is the
+// asker's own table: its references are never foreign to it (every answer
+// leaves self's out), so the first asker's are not read; they are read when
+// another table asks (apply's sweep or expiry of self reads its own
+// reachable set with iceberg-go's reader anyway: reading it a second time
+// here was half as much again of their reads, issue 45 item 4).
+func (ts *Tables) ReadReferences(ctx context.Context, self string) error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	switch {
+	case ts.done && (ts.err != nil || ts.skipped == "" || ts.skipped == self):
+		return ts.err
+	case ts.done:
+		// The first asker's own table, not read then, is another's now.
+		self = ""
+	}
+	locs := ts.Locs
+	if ts.references != nil {
+		locs, ts.err = ts.references(ctx, self)
+		ts.done = true
+		if ts.err != nil {
+			return ts.err
+		}
+		ts.skipped = self
+	}
+	ts.done = true
+	ts.locMu.Lock()
+	ts.read = locs
+	ts.unreadableDone[1] = false
+	ts.locMu.Unlock()
+	var refs []foreignRef
+	dirs := map[string]string{} // local directory -> its resolved key ("" unresolved)
+	for addr, tl := range locs {
+		for _, p := range tl.Foreign {
+			k := store.NormPath(p)
+			refs = append(refs, foreignRef{k, p, addr})
+			if lit, ok := store.LiteralKey(p); ok {
+				refs = append(refs, foreignRef{lit, p, addr})
+			}
+			if r := resolvedFileKey(k, dirs); r != "" && r != k {
+				refs = append(refs, foreignRef{r, p, addr})
 			}
 		}
-		ts.locMu.Lock()
-		ts.read = locs
-		ts.locMu.Unlock()
-		dirs := map[string]string{} // local directory -> its resolved key ("" unresolved)
-		for addr, tl := range locs {
-			for _, p := range tl.Foreign {
-				k := store.NormPath(p)
-				ts.refs = append(ts.refs, foreignRef{k, p, addr})
-				if lit, ok := store.LiteralKey(p); ok {
-					ts.refs = append(ts.refs, foreignRef{lit, p, addr})
-				}
-				if r := resolvedFileKey(k, dirs); r != "" && r != k {
-					ts.refs = append(ts.refs, foreignRef{r, p, addr})
-				}
-			}
+	}
+	slices.SortFunc(refs, func(a, b foreignRef) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
 		}
-		slices.SortFunc(ts.refs, func(a, b foreignRef) int {
-			if c := strings.Compare(a.key, b.key); c != 0 {
-				return c
-			}
-			return strings.Compare(a.owner, b.owner)
-		})
+		return strings.Compare(a.owner, b.owner)
 	})
-	return ts.err
+	ts.refs.Store(&refs)
+	return nil
+}
+
+// index is the index as last read (nil before).
+func (ts *Tables) index() []foreignRef {
+	if r := ts.refs.Load(); r != nil {
+		return *r
+	}
+	return nil
 }
 
 // resolvedFileKey is the key of a local file's path with its directory's
@@ -187,13 +219,14 @@ func resolvedFileKey(key string, dirs map[string]string) string {
 // under is the index's entries whose key lies inside root (a key without
 // a trailing slash): one binary search and the run that follows.
 func (ts *Tables) under(root string) []foreignRef {
+	refs := ts.index()
 	lo := root + "/"
-	i, _ := slices.BinarySearchFunc(ts.refs, lo, func(r foreignRef, k string) int { return strings.Compare(r.key, k) })
+	i, _ := slices.BinarySearchFunc(refs, lo, func(r foreignRef, k string) int { return strings.Compare(r.key, k) })
 	j := i
-	for j < len(ts.refs) && strings.HasPrefix(ts.refs[j].key, lo) {
+	for j < len(refs) && strings.HasPrefix(refs[j].key, lo) {
 		j++
 	}
-	return ts.refs[i:j]
+	return refs[i:j]
 }
 
 // foreignUnder is, for a sweep of self over roots (keys by norm; resolved,
@@ -224,7 +257,7 @@ func (ts *Tables) foreignUnder(self string, roots, resolved []string, norm func(
 		}
 	}
 	if mapped {
-		for _, e := range ts.refs {
+		for _, e := range ts.index() {
 			if k := norm(e.raw); underAny(k, roots) {
 				add(k, e.owner)
 			}
@@ -243,11 +276,12 @@ func (ts *Tables) ReferencedBy(self, p string) string {
 	if r := resolvedFileKey(keys[0], map[string]string{}); r != "" && r != keys[0] {
 		keys = append(keys, r)
 	}
+	refs := ts.index()
 	for _, k := range keys {
-		i, _ := slices.BinarySearchFunc(ts.refs, k, func(r foreignRef, k string) int { return strings.Compare(r.key, k) })
-		for ; i < len(ts.refs) && ts.refs[i].key == k; i++ {
-			if ts.refs[i].owner != self {
-				return ts.refs[i].owner
+		i, _ := slices.BinarySearchFunc(refs, k, func(r foreignRef, k string) int { return strings.Compare(r.key, k) })
+		for ; i < len(refs) && refs[i].key == k; i++ {
+			if refs[i].owner != self {
+				return refs[i].owner
 			}
 		}
 	}

@@ -83,7 +83,7 @@ func TestTablesForeignUnder(t *testing.T) {
 		"c.a": {Location: "s3://bk/a", Foreign: []string{"s3://bk/a/data/own.parquet"}},
 		"c.d": {Location: "s3://bk/d", Foreign: []string{"s3a://bk/a/data/w.parquet"}},
 	})
-	if err := ts.ReadReferences(context.Background()); err != nil {
+	if err := ts.ReadReferences(context.Background(), "c.a"); err != nil {
 		t.Fatal(err)
 	}
 	got := ts.foreignUnder("c.a", []string{"s3://bk/a", "s3://bk/link"}, []string{"", "s3://bk/real"}, store.NormPath, false)
@@ -113,3 +113,50 @@ func TestTablesForeignUnder(t *testing.T) {
 
 // localOf is a local table path without its scheme.
 func localOf(p string) string { return strings.TrimPrefix(p, "file://") }
+
+// The first asker's own references are not read (they are never foreign
+// to it); a later asker, another table, has them read then, and sees them.
+func TestTablesSkipAskersOwn(t *testing.T) {
+	locs := map[string]TableLocation{
+		"c.a": {Location: "s3://bk/a", Foreign: []string{"s3://bk/b/data/from-a.parquet"}},
+		"c.b": {Location: "s3://bk/b", Foreign: []string{"s3://bk/a/data/from-b.parquet"}},
+	}
+	var asked []string
+	ts := LazyTables(map[string]TableLocation{"c.a": {Location: "s3://bk/a"}, "c.b": {Location: "s3://bk/b"}},
+		func(_ context.Context, skip string) (map[string]TableLocation, error) {
+			asked = append(asked, skip)
+			out := map[string]TableLocation{}
+			for a, tl := range locs {
+				if a != skip {
+					out[a] = tl
+				}
+			}
+			return out, nil
+		})
+	ctx := context.Background()
+	if err := ts.ReadReferences(ctx, "c.a"); err != nil {
+		t.Fatal(err)
+	}
+	if o := ts.ReferencedBy("c.a", "s3://bk/a/data/from-b.parquet"); o != "c.b" {
+		t.Fatalf("c.a's question: ReferencedBy = %q, want c.b", o)
+	}
+	if err := ts.ReadReferences(ctx, "c.a"); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != "c.a" {
+		t.Fatalf("references read with skips %q, want one read skipping c.a", asked)
+	}
+	// c.b asks: c.a's references are read now, and c.b's file is c.a's.
+	if err := ts.ReadReferences(ctx, "c.b"); err != nil {
+		t.Fatal(err)
+	}
+	if o := ts.ReferencedBy("c.b", "s3://bk/b/data/from-a.parquet"); o != "c.a" {
+		t.Fatalf("c.b's question after c.a's: ReferencedBy = %q, want c.a", o)
+	}
+	if got := ts.foreignUnder("c.b", []string{"s3://bk/b"}, []string{""}, store.NormPath, false); got["s3://bk/b/data/from-a.parquet"] != "c.a" {
+		t.Fatalf("c.b's sweep: foreignUnder = %v", got)
+	}
+	if len(asked) != 2 || asked[1] != "" {
+		t.Fatalf("references read with skips %q, want c.a then none", asked)
+	}
+}

@@ -73,7 +73,7 @@ func (k Kind) recheck(ctx context.Context, env *kind.Env, tbl *table.Table, now 
 // could hold files on the storage of location cannot be read, every file
 // there is kept, naming it.
 func ForeignOwner(ctx context.Context, ts *Tables, address, location string) (func(string) string, error) {
-	if err := ts.ReadReferences(ctx); err != nil {
+	if err := ts.ReadReferences(ctx, address); err != nil {
 		return nil, err
 	}
 	if un := ts.Unreadable(address, []string{store.NormPath(location)}); len(un) > 0 {

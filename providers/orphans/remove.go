@@ -398,7 +398,7 @@ func (rm *removal) withoutForeign(ctx context.Context, cat table.CatalogIO, doom
 	if nested := ts.overlapping(self, roots, resolved, norm, normID(spec.EqualSchemes, spec.EqualAuthorities)); len(nested) > 0 {
 		return nil, fmt.Errorf("%w: %s (nothing deleted)", store.ErrRefused, diff.OverlapRefusal(nested))
 	}
-	if err := ts.ReadReferences(ctx); err != nil {
+	if err := ts.ReadReferences(ctx, self); err != nil {
 		return nil, fmt.Errorf("%w: could not read other tables' references (nothing deleted): %v", store.ErrRefused, err)
 	}
 	if un := ts.Unreadable(self, roots); len(un) > 0 {

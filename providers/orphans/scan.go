@@ -118,10 +118,20 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	ioFor := func(root string) (iceio.IO, error) { return ios[root], nil }
 	rule := newStagingRule(tbl.Metadata(), norm)
 	var staged stagingReport
-	listing, hints, symlinks, err := listRoots(ctx, fsys, ioFor, roots, norm, rule, &staged, env.spillLimit())
+	// The LIST requests the listing sends, counted in the action's meter
+	// (apply) or a meter of its own (a plan): apply's re-listing and
+	// re-check send as many (the estimate, diff.OrphanScan.ListRequests).
+	m, lctx := meter.Of(ctx), ctx
+	if m == nil {
+		m = meter.New()
+		lctx = meter.With(ctx, m)
+	}
+	listsBefore := m.Counts().Requests[meter.List]
+	listing, hints, symlinks, err := listRoots(lctx, fsys, ioFor, roots, norm, rule, &staged, env.spillLimit())
 	if err != nil {
 		return nil, err
 	}
+	scan.ListRequests = m.Counts().Requests[meter.List] - listsBefore
 	defer listing.Close()
 	scan.Symlinks = symlinks
 	scan.Staging = staged.result()
@@ -145,7 +155,8 @@ func Scan(ctx context.Context, env Env, pol *config.Effective, tbl *table.Table)
 	// (orphanLiteral): kept, never proposed, not required in the listing.
 	literals := reach.NewSorter(env.spillLimit())
 	defer literals.Close()
-	relative, err := addReferenced(ctx, env, pol, tbl, fresh, hints, norm, rule, refs, literals)
+	scan.Reads = &diff.ManifestReads{}
+	relative, err := addReferenced(ctx, env, pol, tbl, fresh, hints, norm, rule, refs, literals, scan.Reads)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +222,7 @@ func scanStorage(ctx context.Context, env Env, pol *config.Effective, tbl *table
 // the listing) to refs, and the literal names of those that name two
 // local files to literals. It returns the first relative path referenced
 // ("" when none).
-func addReferenced(ctx context.Context, env Env, pol *config.Effective, tbl, fresh *table.Table, hints []string, norm func(string) string, rule stagingRule, refs *reach.SortedRefSet, literals *reach.Sorter) (string, error) {
+func addReferenced(ctx context.Context, env Env, pol *config.Effective, tbl, fresh *table.Table, hints []string, norm func(string) string, rule stagingRule, refs *reach.SortedRefSet, literals *reach.Sorter, reads *diff.ManifestReads) (string, error) {
 	literal := orphanLiteral(pol.OrphanFiles.EqualSchemes.Value, pol.OrphanFiles.EqualAuthorities.Value)
 	var relative string
 	add := func(p, cat string, required bool) error {
@@ -230,7 +241,7 @@ func addReferenced(ctx context.Context, env Env, pol *config.Effective, tbl, fre
 		}
 		return nil
 	}
-	err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, env.Ride)
+	err := buildReferenced(ctx, tbl.Metadata(), tbl.MetadataLocation(), fresh, hints, norm, add, env.Ride, reads)
 	return relative, err
 }
 
@@ -274,7 +285,7 @@ func keepOtherTables(ctx context.Context, env Env, pol *config.Effective, scan *
 	if len(scan.Candidates)+len(scan.NonIceberg) > 0 {
 		// Something to delete: other tables' references are read (once
 		// per run) and what they reference is kept.
-		if err := ts.ReadReferences(ctx); err != nil {
+		if err := ts.ReadReferences(ctx, pol.Address); err != nil {
 			scan.Refusal = cmp.Or(scan.Refusal, fmt.Sprintf("could not read other tables' references: %v", err))
 		}
 		mapped := len(pol.OrphanFiles.EqualSchemes.Value)+len(pol.OrphanFiles.EqualAuthorities.Value) > 0
@@ -341,7 +352,7 @@ func keepForeign(scan *diff.OrphanScan, foreign map[string]string, norm func(str
 // snapshots and metadata versions that were already there before the
 // listing (before, beforeLoc) are required to be in it; those of commits
 // made since are referenced (kept) but may be absent from the listing.
-func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, hints []string, norm func(string) string, add func(p, cat string, required bool) error, ride *Ride) error {
+func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc string, tbl *table.Table, hints []string, norm func(string) string, add func(p, cat string, required bool) error, ride *Ride, reads *diff.ManifestReads) error {
 	md := tbl.Metadata()
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
@@ -359,6 +370,16 @@ func buildReferenced(ctx context.Context, before table.Metadata, beforeLoc strin
 		Snapshots: reach.AllSnapshots(md),
 		Old:       func(id int64) bool { return before.SnapshotByID(id) != nil },
 		Consumers: []reach.Consumer{{WithDeleted: true, File: func(f reach.File) error {
+			// What the walk reads (each list and distinct manifest once):
+			// the orphan estimate's reads (diff.OrphanScan.Reads).
+			switch f.Category {
+			case reach.CategoryManifestList:
+				reads.Lists++
+				reads.ListBytes += f.Size
+			case reach.CategoryManifest:
+				reads.Manifests++
+				reads.ManifestBytes += f.Size
+			}
 			return add(f.Path, f.Category, f.Old && !f.Deleted)
 		}}},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,7 +122,8 @@ type Consumer struct {
 	// reader of an older one may.
 	WithDeleted bool
 	// ListSizes reads each manifest list's size from storage (one stat
-	// each, when the IO can stat); otherwise it is 0.
+	// each, when the IO can stat) where reading the list did not give it;
+	// otherwise it is the size reading it gave (its opened file's), or 0.
 	ListSizes bool
 }
 
@@ -238,9 +240,13 @@ func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walk
 	for _, snap := range snaps {
 		walked[snap.SnapshotID] = true
 		old := w.Old != nil && w.Old(snap.SnapshotID)
+		list, read, err := w.manifests(ctx, snap)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+		}
 		if snap.ManifestList != "" {
-			var size int64
-			if stat != nil {
+			size := read // free: the opened file said it
+			if stat != nil && size <= 0 {
 				if fi, err := stat.Stat(snap.ManifestList); err == nil {
 					size = fi.Size()
 				}
@@ -249,10 +255,6 @@ func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walk
 			if _, err := w.file(f, nil); err != nil {
 				return nil, nil, err
 			}
-		}
-		list, err := w.manifests(ctx, snap)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
 		}
 		current := w.Aggregate != nil && snap.SnapshotID == w.AggregateSnapshot
 		for _, m := range list {
@@ -283,30 +285,43 @@ func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walk
 // manifests reads snap's manifest list: with manifestread's ReadList in a
 // fast walk (its schema parsed once per distinct schema), iceberg-go's
 // reader otherwise and for whatever ReadList does not read (a v3 list, an
-// embedded v1 manifest list, an error).
-func (w Spec) manifests(ctx context.Context, snap table.Snapshot) ([]iceberg.ManifestFile, error) {
+// embedded v1 manifest list, an error). size is the list's size as the
+// opened file says it (no request: a local fstat, an object store
+// reader's attributes), or 0.
+func (w Spec) manifests(ctx context.Context, snap table.Snapshot) (_ []iceberg.ManifestFile, size int64, _ error) {
 	counts, _ := ctx.Value(decodeCountsKey{}).(*DecodeCounts)
 	if w.Decoder == DecodeFast && snap.ManifestList != "" {
-		if list, err := readListFast(w.FS, snap.ManifestList); err == nil {
+		if list, size, err := readList(w.FS, snap.ManifestList, manifestread.ReadList); err == nil {
 			if counts != nil {
 				counts.FastLists.Add(1)
 			}
-			return list, nil
+			return list, size, nil
 		}
 	}
-	if counts != nil && snap.ManifestList != "" {
+	if snap.ManifestList == "" {
+		list, err := snap.Manifests(w.FS) // embedded (v1) manifest locations
+		return list, 0, err
+	}
+	if counts != nil {
 		counts.VerifiedLists.Add(1)
 	}
-	return snap.Manifests(w.FS)
+	// What snap.Manifests does for a list, with the size.
+	return readList(w.FS, snap.ManifestList, func(r io.Reader) ([]iceberg.ManifestFile, error) { return iceberg.ReadManifestList(r) })
 }
 
-func readListFast(fsys iceio.IO, path string) ([]iceberg.ManifestFile, error) {
+// readList opens the manifest list at path and decodes it with read.
+func readList(fsys iceio.IO, path string, read func(io.Reader) ([]iceberg.ManifestFile, error)) ([]iceberg.ManifestFile, int64, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, fmt.Errorf("could not open manifest file: %w", err)
 	}
 	defer f.Close()
-	return manifestread.ReadList(f)
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	list, err := read(f)
+	return list, size, err
 }
 
 // statisticsFiles hands the statistics and partition statistics files of
