@@ -532,9 +532,17 @@ var MaintenanceCPU = struct {
 // and two manifests each, snapshotCommit). Without the plan's reads
 // (r nil), every list and the current manifests (snapshotsWalk).
 func expireUsage(st *TableState, e *ExpireAction, r *ExpiryReads, commits int) Usage {
-	// The new metadata file loses the expired snapshots' entries (each
-	// taken at the current one's size) and their snapshot-log entries.
-	u := metadataCommit(st, catalogLoads, -int64(len(e.SnapshotIDs))*(st.SnapshotBytes+snapshotLogEntry))
+	// The metadata file it loads has grown by the plan's commits before it
+	// (a snapshot, its snapshot-log and metadata-log entries each, as
+	// snapshotCommit counts them); the new one loses the expired
+	// snapshots' entries (each taken at the current one's size) and their
+	// snapshot-log entries.
+	entry := st.SnapshotBytes + snapshotLogEntry
+	grown := int64(commits) * (entry + metadataLogEntry + int64(len(st.MetadataLocation)))
+	u := metadataCommit(st, catalogLoads, grown-int64(len(e.SnapshotIDs))*entry)
+	if st.MetadataBytes > 0 {
+		u.BytesRead += catalogLoads * grown
+	}
 	u.Requests.Get++              // the re-read after the commit
 	u.FilesRead++                 // the new metadata file
 	u.BytesRead += u.BytesWritten // of that new file
@@ -582,13 +590,13 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 	if in.st.Orphans != nil {
 		r = in.st.Orphans.Reads
 	}
-	u := estimateOrphansWith(in.st, o, r)
+	u := estimateOrphansWith(in.st, o, r, in.st.MetadataBytes)
 	return &u
 }
 
 // estimateOrphansWith is what apply's sweep (providers/orphans.Remove)
 // costs when the table's snapshots reach r (nil: not recorded; then
-// snapshotsWalk): the planned paths checked (on S3 from OrphanRelistAbove
+// snapshotsWalk) and its metadata file is metadataBytes long: the planned paths checked (on S3 from OrphanRelistAbove
 // a re-listing of the roots; else a stat each, which on an object store
 // opens the file, a GET, and on local storage is not a request), the
 // re-check's scan (a listing of the roots, as many LIST requests as the
@@ -596,7 +604,7 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 // walked with iceberg-go's reader), the removal's referenced set (the
 // table loaded and walked again), the deletions. Each object read counts
 // once in files read (Usage).
-func estimateOrphansWith(st *TableState, o *OrphansAction, r *ManifestReads) Usage {
+func estimateOrphansWith(st *TableState, o *OrphansAction, r *ManifestReads, metadataBytes int64) Usage {
 	var listed, lists int64
 	if st.Orphans != nil {
 		listed = st.Orphans.ListedFiles
@@ -636,7 +644,7 @@ func estimateOrphansWith(st *TableState, o *OrphansAction, r *ManifestReads) Usa
 			u.FilesRead -= w.FilesRead // each object once
 			u.Requests.Get += 2        // the metadata file, loaded twice
 			u.FilesRead++
-			u.BytesRead += 2 * st.MetadataBytes
+			u.BytesRead += 2 * metadataBytes
 			u.CPUSeconds = MaintenanceCPU.PerRead*float64(2*(r.Lists+r.Manifests)) + MaintenanceCPU.PerListed*float64(listed)
 		}
 		if o.Quarantine != "" {

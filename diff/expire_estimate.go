@@ -40,7 +40,8 @@ type ExpiryReads struct {
 func (tp *TablePlan) EstimateExpiry(st *TableState, estimate func(expireIDs []int64, groups []CompactGroup) (ExpiryFreed, error)) error {
 	var groups []CompactGroup
 	refuse, commits := -1, 0
-	var after *ManifestReads // what the snapshots kept by the plan's expiry reach
+	var after *ManifestReads          // what the snapshots kept by the plan's expiry reach
+	metadataAfter := st.MetadataBytes // the metadata file the sweep loads: the expiry's, once it ran
 	for i := range tp.Actions {
 		a := &tp.Actions[i]
 		if a.Type == Compact && a.Compact != nil {
@@ -49,7 +50,7 @@ func (tp *TablePlan) EstimateExpiry(st *TableState, estimate func(expireIDs []in
 		}
 		if a.Type == RemoveOrphanFiles && a.Orphans != nil && a.Estimate != nil && after != nil {
 			// The sweep runs after the expiry: it walks what is kept.
-			u := estimateOrphansWith(st, a.Orphans, after)
+			u := estimateOrphansWith(st, a.Orphans, after, metadataAfter)
 			a.Estimate = &u
 		}
 		if a.Type != ExpireSnapshots || a.Expire == nil || len(a.Expire.SnapshotIDs) == 0 {
@@ -64,6 +65,7 @@ func (tp *TablePlan) EstimateExpiry(st *TableState, estimate func(expireIDs []in
 			// Again, with the figures and reads known now.
 			u := expireUsage(st, a.Expire, freed.Reads, commits)
 			a.Estimate = &u
+			metadataAfter = u.BytesWritten // the commit writes the metadata file alone
 		}
 		if freed.Reads != nil {
 			after = keptReads(st, freed.Reads, commits)
