@@ -3,10 +3,14 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icewright/icewright/providers/catalogs"
+	"github.com/icewright/icewright/providers/internal/bound"
 )
 
 // metadataLoads is how many tables MetadataLocations loads at once from a
@@ -78,6 +82,43 @@ func (s *Session) loadedLocations(ctx context.Context, catalogName string) (map[
 	}
 	wg.Wait()
 	return out, ctx.Err()
+}
+
+// currentMetadataLocation is the metadata location that the SQL catalog of
+// the table at address holds for it now, read with one query on its row
+// (catalogs.SQLTableRowsOf), bounded like a catalog read. false when that
+// cannot say: not a SQL catalog, a namespace that iceberg-go stores under
+// another key (a level with a dot, or the encoded form's marker), no
+// single table row, an error; the caller then loads the table, which says
+// what is wrong.
+func (s *Session) currentMetadataLocation(ctx context.Context, address string) (string, bool) {
+	catName, ident, err := splitAddress(address)
+	if err != nil || len(ident) < 2 {
+		return "", false
+	}
+	if c, err := s.catalogConfig(catName); err != nil || c.Type != "sql" {
+		return "", false
+	}
+	ns := ident[:len(ident)-1]
+	key := strings.Join(ns, ".")
+	if strings.Contains(key, sqlEncodedNamespace) || slices.ContainsFunc(ns, func(l string) bool { return strings.Contains(l, ".") }) {
+		return "", false
+	}
+	db, err := s.sqlDB(ctx, catName)
+	if err != nil {
+		return "", false
+	}
+	var rows []catalogs.SQLTableRow
+	err = bound.Read(bound.With(ctx, s.catalogTimeout(catName)), func(ctx context.Context) error {
+		var err error
+		rows, err = catalogs.SQLTableRowsOf(ctx, db, catName, key, ident[len(ident)-1])
+		return err
+	})
+	rows = slices.DeleteFunc(rows, func(r catalogs.SQLTableRow) bool { return r.View })
+	if err != nil || len(rows) != 1 || rows[0].Metadata == "" {
+		return "", false
+	}
+	return rows[0].Metadata, true
 }
 
 // sqlEncodedNamespace marks a namespace that iceberg-go's SQL catalog
