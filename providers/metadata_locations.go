@@ -27,7 +27,12 @@ const metadataLoads = 8
 // (catalog/rest: LoadTable returns the table alone), its headers are set
 // per catalog (WithHeaders), not per request, and a 304 Not Modified has no
 // path in LoadTable (it would be an error); an If-None-Match would need a
-// second REST client beside iceberg-go's. A table that cannot be loaded is in the map with "" (the
+// second REST client beside iceberg-go's (rest.WithCustomTransport could
+// add the header under iceberg-go's authentication, but a 304 would still
+// be LoadTable's error, and a 200 is parsed whole). It would save nothing
+// on the REST catalog of scripts/services.sh (SeaweedFS), which sends no
+// ETag with a table and answers If-None-Match with the table (200).
+// A table that cannot be loaded is in the map with "" (the
 // plan says its error); an error is the catalog's own (unreachable, not
 // listable).
 func (s *Session) MetadataLocations(ctx context.Context, catalogName string) (map[string]string, error) {

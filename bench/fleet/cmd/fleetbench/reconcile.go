@@ -101,12 +101,16 @@ func (u usage) since() string {
 }
 
 // reconcilePass measures, on the fleet of the configuration in cfgDir
-// (one sqlite catalog over a copy: copyFleet), what a reconcile pass costs
-// once every ... th table (1/fraction) had a commit: the time to learn the
-// metadata locations alone, a full plan of the fleet, and the pass (a
-// listing of a reconciler that had observed every table, after the
-// appends), each as wall and CPU time of this process.
-func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int) error {
+// (one sqlite catalog over a copy: copyFleet; PostgreSQL's registering
+// it; or a REST catalog's fleet, setupCatalog), what a reconcile pass
+// costs once every ... th table (1/fraction) had a commit: the time to
+// learn the metadata locations alone, a full plan of the fleet, and the
+// pass (a listing of a reconciler that had observed every table, after the
+// appends), each as wall and CPU time of this process. prefix, when set,
+// is the fleet's namespace prefix: only its tables are appended to (a
+// shared catalog holds others' tables too; the locations are still
+// learned for the whole catalog, as the reconciler does).
+func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int, prefix string) error {
 	load := func() (*config.Config, hcl.Diagnostics, error) {
 		cfg, diags := config.Load(cfgDir, config.LoadOptions{Env: os.Environ()})
 		if diags.HasErrors() {
@@ -166,7 +170,9 @@ func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int
 	every := max(1, int(1/fraction))
 	addrs := make([]string, 0, len(locs))
 	for a := range locs {
-		addrs = append(addrs, a)
+		if ns := strings.Split(a, ".")[1]; strings.HasPrefix(ns, prefix) {
+			addrs = append(addrs, a)
+		}
 	}
 	slices.Sort(addrs)
 	appended := 0
