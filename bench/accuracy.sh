@@ -59,7 +59,7 @@ done
 d=$WORK/events
 rm -rf "$d"
 "$WORK/planbench" setup -commits "$COMMITS" -rows "$ROWS" -dir "$d" 2>/dev/null
-plan_config "$d" events
+plan_config "$WORK/planbench" "$d" events
 apply events "$d"
 
 d=$WORK/orphans

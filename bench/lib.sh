@@ -15,39 +15,13 @@ same_page_cache() {
 	done
 }
 
-# plan_config DIR TABLE: writes DIR/cfg/bench.icewright.hcl for default.bench.TABLE
-# with bench/plan's policy (compaction, retention, orphans).
+# plan_config PLANBENCH DIR TABLE: writes DIR/cfg/bench.icewright.hcl for
+# default.bench.TABLE with bench/plan's policy (benchlake.Policy:
+# compaction, retention, orphans), as PLANBENCH (the planbench binary)
+# prints it.
 plan_config() {
-	mkdir -p "$1/cfg"
-	cat >"$1/cfg/bench.icewright.hcl" <<HCL
-catalog "default" {
-  type      = "sql"
-  uri       = "sqlite:$1/catalog.db"
-  warehouse = "file://$1/warehouse"
-}
-
-policy "bench" {
-  target_file_size = "128MiB"
-
-  compaction {
-    min_input_files = 5
-  }
-
-  snapshot_retention {
-    max_age       = "5d"
-    min_snapshots = 3
-  }
-
-  orphan_files {
-    older_than       = "3d"
-    max_orphan_ratio = 0.5
-  }
-}
-
-table "default.bench.$2" {
-  policy = policy.bench
-}
-HCL
+	mkdir -p "$2/cfg"
+	"$1" config -dir "$2" -table "$3" >"$2/cfg/bench.icewright.hcl"
 }
 
 # orphans_config DIR: writes DIR/cfg/bench.icewright.hcl for default.bench.orphans

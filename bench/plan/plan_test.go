@@ -3,7 +3,6 @@ package plan_test
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,31 +22,6 @@ var (
 	lakeDir = flag.String("planbench.dir", "", "plan this lakehouse (made by planbench setup) instead of building one")
 	tblName = flag.String("planbench.table", "events", "table of -planbench.dir to plan")
 )
-
-// Policy is the benchmark policy: compaction, retention and orphans.
-const Policy = `
-policy "bench" {
-  target_file_size = "128MiB"
-
-  compaction {
-    min_input_files = 5
-  }
-
-  snapshot_retention {
-    max_age       = "5d"
-    min_snapshots = 3
-  }
-
-  orphan_files {
-    older_than       = "3d"
-    max_orphan_ratio = 0.5
-  }
-}
-
-table "default.bench.%s" {
-  policy = policy.bench
-}
-`
 
 // BenchmarkPlan plans bench.events (appends over 4 partitions, history
 // over 9 days, stray files) in process: observe, orphan scan, diff.
@@ -71,7 +45,7 @@ func BenchmarkPlan(b *testing.B) {
 	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(cfgDir, "bench.icewright.hcl"), []byte(lake.HCL()+fmt.Sprintf(Policy, name)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfgDir, "bench.icewright.hcl"), []byte(lake.Config(name)), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cfg, diags := config.Load(cfgDir, config.LoadOptions{})

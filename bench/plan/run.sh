@@ -69,9 +69,9 @@ table() {
 }
 
 EV=$(table "events-${COMMITS}x${ROWS}" setup -commits "$COMMITS" -rows "$ROWS")
-plan_config "$EV" events
+plan_config "$WORK/planbench" "$EV" events
 WI=$(table "wide-$FILES" wide -files "$FILES" -commits 100)
-plan_config "$WI" wide
+plan_config "$WORK/planbench" "$WI" wide
 
 ice() { # the CLI on lakehouse $1
 	local d=$1

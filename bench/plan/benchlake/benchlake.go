@@ -88,6 +88,37 @@ func (l *Lake) HCL() string {
 		CatalogName, l.URI(), l.Warehouse)
 }
 
+// Policy is bench/plan's policy (compaction, retention and orphans), for
+// the table default.bench.<name>: one text, which the benchmark in
+// process and the scripts (`planbench config`, bench/lib.sh) both plan by.
+const Policy = `
+policy "bench" {
+  target_file_size = "128MiB"
+
+  compaction {
+    min_input_files = 5
+  }
+
+  snapshot_retention {
+    max_age       = "5d"
+    min_snapshots = 3
+  }
+
+  orphan_files {
+    older_than       = "3d"
+    max_orphan_ratio = 0.5
+  }
+}
+
+table "default.bench.%s" {
+  policy = policy.bench
+}
+`
+
+// Config is a whole icewright configuration: this lakehouse's catalog and
+// Policy for the table default.bench.<name>.
+func (l *Lake) Config(name string) string { return l.HCL() + fmt.Sprintf(Policy, name) }
+
 // Schema is the benchmark tables' schema: the small event log of the demo
 // and the test kit (lakehouse.EventsSchema).
 func Schema() *iceberg.Schema { return lakehouse.EventsSchema() }

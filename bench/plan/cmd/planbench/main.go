@@ -3,6 +3,7 @@
 //
 //	planbench setup -dir D [-commits 200] [-rows 1000] [-partitions 4] [-strays 20]
 //	planbench wide  -dir D [-files 100000] [-commits 100]
+//	planbench config -dir D [-table events]
 //
 // setup makes bench.events by real appends: `commits` appends of `rows` rows
 // spread over `partitions` day partitions (one small Parquet file per
@@ -16,6 +17,9 @@
 // AddDataFiles in `commits` snapshots (first half backdated 10 days), for
 // files that are never read: each exists on disk only as an empty file so
 // that the orphan listing agrees with the metadata.
+//
+// config prints the icewright configuration that plans D's table TABLE
+// with the benchmark policy (benchlake.Policy).
 //
 // The catalog is D/catalog.db (SQL catalog "default"), the warehouse
 // D/warehouse: the layout iceberg-go's CLI reads with
@@ -40,7 +44,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: planbench setup|wide -dir D ...")
+		return fmt.Errorf("usage: planbench setup|wide|config -dir D ...")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", "", "lakehouse directory")
@@ -49,6 +53,7 @@ func run(args []string) error {
 	parts := fs.Int("partitions", 4, "day partitions (setup)")
 	strays := fs.Int("strays", 20, "old stray files (setup)")
 	files := fs.Int("files", 100000, "data file entries (wide)")
+	tbl := fs.String("table", "events", "table whose configuration to print (config)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -66,6 +71,9 @@ func run(args []string) error {
 		return benchlake.BuildEvents(ctx, lake, cmpOr(*commits, 200), *rows, *parts, *strays)
 	case "wide":
 		return benchlake.BuildWide(ctx, lake, *files, cmpOr(*commits, 100))
+	case "config":
+		_, err := fmt.Print(lake.Config(*tbl))
+		return err
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
