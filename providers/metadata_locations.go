@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/icewright/icewright/internal/lakehouse"
 	"github.com/icewright/icewright/providers/catalogs"
 	"github.com/icewright/icewright/providers/internal/bound"
 )
@@ -104,9 +105,8 @@ func (s *Session) currentMetadataLocation(ctx context.Context, address string) (
 	if c, err := s.catalogConfig(catName); err != nil || c.Type != "sql" {
 		return "", false
 	}
-	ns := ident[:len(ident)-1]
-	key := strings.Join(ns, ".")
-	if strings.Contains(key, sqlEncodedNamespace) || slices.ContainsFunc(ns, func(l string) bool { return strings.Contains(l, ".") }) {
+	key, err := lakehouse.NamespaceKey(ident[:len(ident)-1])
+	if err != nil || strings.Contains(key, sqlEncodedNamespace) {
 		return "", false
 	}
 	db, err := s.sqlDB(ctx, catName)

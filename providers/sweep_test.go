@@ -145,8 +145,9 @@ func TestPlanReloadShared(t *testing.T) {
 		t.Fatalf("apply's reload: %v, %v", fresh, err)
 	}
 	// Tables the query cannot name are loaded: a namespace level with a
-	// dot (iceberg-go stores it encoded), a table that does not exist.
-	for _, a := range []string{"lake.n.s.t", "lake.ns.missing", "lake.\"n.s\".t"} {
+	// dot or the encoded form's marker (iceberg-go stores it encoded), a
+	// table that does not exist (in a nested namespace too).
+	for _, a := range []string{"lake.n.s.t", "lake.ns.missing", "lake.\"n.s\".t", "lake.__iceberg_namespace_v1__:x.t"} {
 		if loc, ok := sess.currentMetadataLocation(ctx, a); ok {
 			t.Errorf("%s: current metadata location %q, want none", a, loc)
 		}
