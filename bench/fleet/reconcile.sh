@@ -10,7 +10,11 @@
 # set), and runs `fleetbench reconcile`: the time to learn every table's
 # metadata location alone, a full plan of the fleet, and a reconcile pass
 # (shadow) after commits to FRACTION of the tables (default 0.01), each as
-# wall and CPU time. ORPHANS=1 adds orphan_files (every = "24h").
+# wall and CPU time. ORPHANS=1 adds orphan_files (every = "24h"). APPLY=1
+# has the reconciler apply (not shadow) under a policy that the appends take
+# out of policy (compaction from 9 input files: a fresh copy's tables hold 8
+# a partition, an append adds one), and a full plan after the pass checks
+# that every table is back in policy (fleetbench reconcile -apply).
 # CATALOG=pg registers the copy's tables in PostgreSQL (fleetbench register;
 # ICEWRIGHT_TEST_PG_DSN, as `scripts/services.sh env` exports it) and reaches
 # them, and commits to them, through that catalog. CATALOG=rest needs no
@@ -73,6 +77,9 @@ rest)
 esac
 orphans=""
 [[ -n ${ORPHANS:-} ]] && orphans=$'\n  orphan_files {\n    older_than = "3d"\n    every      = "24h"\n  }'
+min_input_files=100
+apply_flag=()
+[[ -n ${APPLY:-} ]] && min_input_files=9 && apply_flag=(-apply)
 cat >"$WORK/cfg-$N/fleet.icewright.hcl" <<HCL
 icewright {
   parallelism = $PAR
@@ -84,7 +91,7 @@ policy "fleet" {
   target_file_size = "128MiB"
 
   compaction {
-    min_input_files = 100
+    min_input_files = $min_input_files
   }$orphans
 }
 
@@ -93,4 +100,4 @@ tables "$selector" {
 }
 HCL
 echo "== icewright $(git -C "$ROOT" rev-parse --short HEAD); $N tables, $CATALOG catalog; machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$WORK/fleetbench" reconcile -config "$WORK/cfg-$N" -fraction "$FRACTION" -parallelism "$PAR" -prefix "$prefix"
+"$WORK/fleetbench" reconcile -config "$WORK/cfg-$N" -fraction "$FRACTION" -parallelism "$PAR" -prefix "$prefix" "${apply_flag[@]}"
