@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"strings"
+
 	"github.com/icewright/icewright/config"
 )
 
@@ -38,24 +40,31 @@ const (
 	inputRowGroup = 128 << 20
 )
 
-// CompactionCPU is the CPU time (user + system) of icewright's rewrite per
-// strategy, as a time per input byte and per input file, and the bytes it
-// writes per byte read. Measured with bench/compaction's engine
-// (`compactbench run -target 8388608 -strategy S` under /usr/bin/time) on
-// 2026-12-07, on the shared 2-core build machine (Linux x86-64, Go 1.26.8,
-// other builds running: CPU time, not wall) over two tables of 1,000,000
-// rows in 4 partitions: 800 files of 34 KB (`setup -commits 200 -rows
-// 5000`, three runs each) and 200 files of 130 KB (`-commits 50 -rows
-// 20000`, two runs each); CPU-seconds = PerFile x files + PerByte x bytes
-// solved over the two (medians). The engine's planning and commit are in
-// it. docs/cost.md has the runs.
+// CompactionCPU is the CPU time (user + system) of icewright's compact
+// action per strategy, as a time per input byte and per input file, and
+// the bytes of values it writes per byte of values read (OutputRatio:
+// bytes less each file's overhead, ParquetFileBytes; rewrittenBytes).
+// The CPU rates are the action's own CPU time as apply counts it (the
+// results' actual cpu_seconds of `icewright apply -json -parallelism=1`:
+// the group check, the rewrite and the commit, not the plan), measured on
+// 2026-12-07 on the shared 2-core build machine (Linux x86-64, Go 1.26.8,
+// load 6-8: CPU time, not wall) with bench/compaction's policy (8 MiB
+// target) over two tables of 1,000,000 rows in 4 partitions made by
+// `compactbench setup`: 800 files of 34 KB (`-commits 200 -rows 5000`)
+// and 200 files of 130 KB (`-commits 50 -rows 20000`), two runs each;
+// CPU-seconds = PerFile x files + PerByte x bytes solved over the two
+// (means). OutputRatio was measured with ParquetFileBytes, over those
+// tables and `setup -commits 400 -rows 250`, `-commits 100 -rows 4000`
+// and `-commits 25 -rows 20000` (1,600 files of 4.2 KB to 100 of 129 KB,
+// each strategy into 4 files of at most 128 MiB): binpack 0.979-1.003,
+// sort 1.023-1.041, zorder 1.044-1.084. docs/cost.md has the runs.
 var CompactionCPU = map[string]struct {
 	PerByte, PerFile float64 // CPU-seconds
-	OutputRatio      float64 // bytes written per byte read
+	OutputRatio      float64 // bytes of values written per byte of values read
 }{
-	"binpack": {PerByte: 5.41e-8, PerFile: 2.08e-3, OutputRatio: 0.955},
-	"sort":    {PerByte: 5.19e-8, PerFile: 3.18e-3, OutputRatio: 0.981},
-	"zorder":  {PerByte: 1.08e-7, PerFile: 3.08e-3, OutputRatio: 1.033},
+	"binpack": {PerByte: 3.73e-8, PerFile: 1.36e-3, OutputRatio: 1.00},
+	"sort":    {PerByte: 4.31e-8, PerFile: 1.82e-3, OutputRatio: 1.03},
+	"zorder":  {PerByte: 6.89e-8, PerFile: 2.42e-3, OutputRatio: 1.08},
 }
 
 // storageOf is the pricing storage a table is on ("s3", "gcs", "azure"),
@@ -103,13 +112,44 @@ func ceilDiv(a, b int64) int64 {
 	return (a + b - 1) / b
 }
 
+// The loads of the current metadata JSON a commit makes: iceberg-go's
+// SQL catalog loads the table before it writes the new metadata
+// (sql.Catalog.CommitTable), and the commits of the compaction engine
+// (compact, partition ageing, dangling deletes) go through its
+// commitCatalog, which loads it once more first to check the commit
+// (providers/compaction/commit.go, CommitTable).
+const (
+	catalogLoads = 1
+	checkedLoads = 2
+)
+
+// metadataLogEntry is the bytes a metadata-log entry takes in the JSON
+// beside the path: {"metadata-file":"","timestamp-ms":1765000000000},
+const metadataLogEntry = 50
+
 // metadataCommit is what one commit of a new metadata file costs: the
-// table's current metadata read (its catalog's load) and the new one
-// written. A REST catalog writes it server-side; the estimate counts it
-// as a SQL, Hive or Glue catalog's commit does.
-func metadataCommit() Usage {
-	return Usage{Requests: Requests{Get: 1, Put: 1}, FilesRead: 1, FilesWritten: 1}
+// table's current metadata read loads times (its catalog's load, and the
+// check's) and the new one written: the current one (st.MetadataBytes),
+// grown by added bytes and by the metadata-log entry of the file it
+// replaces, unless the log is at write.metadata.previous-versions-max
+// (100 by default, iceberg-go's), where the oldest entry goes. A REST
+// catalog reads and writes it server-side; the estimate counts it as a
+// SQL, Hive or Glue catalog's commit does.
+func metadataCommit(st *TableState, loads, added int64) Usage {
+	u := Usage{Requests: Requests{Get: loads, Put: 1}, FilesRead: 1, FilesWritten: 1}
+	if st.MetadataBytes > 0 {
+		u.BytesRead = loads * st.MetadataBytes
+		u.BytesWritten = st.MetadataBytes + added
+		if int64(len(st.MetadataLog)) < parseInt64Or(st.Properties["write.metadata.previous-versions-max"], 100) {
+			u.BytesWritten += metadataLogEntry + int64(len(st.MetadataLocation))
+		}
+	}
+	return u
 }
+
+// snapshotLogEntry is the bytes a snapshot-log entry takes in the JSON:
+// {"snapshot-id":1234567890123456789,"timestamp-ms":1765000000000},
+const snapshotLogEntry = 64
 
 // manifestWalk is what reading the current snapshot's manifests costs
 // (its manifest list and every manifest, one GET each): a scan's
@@ -124,29 +164,64 @@ func manifestWalk(st *TableState) Usage {
 
 // snapshotCommit is what a commit that adds a snapshot writes beside its
 // data: a manifest of the added entries and one of the removed, the
-// manifest list and the metadata file.
-func snapshotCommit(st *TableState) Usage {
-	u := metadataCommit()
-	avg := int64(0)
-	if st.Manifests.Count > 0 {
-		avg = st.Manifests.Bytes / int64(st.Manifests.Count)
-	}
+// manifest list and the metadata file, which grows by a snapshot entry
+// (the size of the current one's) and its snapshot-log entry. loads are
+// the metadata reads of the commit path (catalogLoads, checkedLoads).
+func snapshotCommit(st *TableState, loads int64) Usage {
+	u := metadataCommit(st, loads, st.SnapshotBytes+snapshotLogEntry)
 	u.Requests.Put += 3
 	u.FilesWritten += 3
-	u.BytesWritten += 2 * avg
+	u.BytesWritten += 2 * avgManifestBytes(st)
 	return u
 }
 
 // estimateMetadata is a metadata-only change (properties, sort order): one
 // commit of a new metadata file.
-func estimateMetadata(*planInput) *Usage {
-	u := metadataCommit()
+func estimateMetadata(in *planInput) *Usage {
+	u := metadataCommit(in.st, catalogLoads, 0)
 	return &u
 }
 
 // columns is the number of columns a data file of the table has (its
 // current schema's top-level columns; a nested column counts one).
 func columns(st *TableState) int64 { return max(int64(len(st.Schema)), 1) }
+
+// ParquetFileBytes is, per column of the current schema and per file,
+// what a Parquet file of iceberg-go's writer holds besides its rows'
+// encoded values: its footer (Footer: the schema, the Iceberg schema in
+// its key-value metadata, each column chunk's metadata and statistics)
+// and, with it, the dictionary and page headers each column chunk starts
+// with (Overhead, the footer included): what merging many files into one
+// sheds. Measured on 2026-12-07 on the files `compactbench setup` writes
+// (7 columns; 1,600 files of 4.2 KB, 400 of 9.0 KB and of 28 KB, 100 of
+// 129 KB) and `planbench setup` writes (bench.events, 5 columns, 400 files
+// of 3.5 KB): the footers (the last 8 bytes' length) are 1,905-1,941 B
+// and 1,527 B; the bytes a binpack of each table into 4 files shed per
+// input file, (input - output) / (files in - files out), are 2,619, 2,655,
+// 2,551 and 2,177 B on the first, 2,339 B on events. Fixed + PerColumn x
+// columns through the two schemas' medians. docs/cost.md has the runs.
+var ParquetFileBytes = struct {
+	FooterFixed, FooterPerColumn     int64
+	OverheadFixed, OverheadPerColumn int64
+}{FooterFixed: 557, FooterPerColumn: 194, OverheadFixed: 1724, OverheadPerColumn: 123}
+
+// footerBytes and fileOverhead are ParquetFileBytes' per-file footer and
+// overhead for a table of cols columns.
+func footerBytes(cols int64) int64 {
+	return ParquetFileBytes.FooterFixed + ParquetFileBytes.FooterPerColumn*cols
+}
+
+func fileOverhead(cols int64) int64 {
+	return ParquetFileBytes.OverheadFixed + ParquetFileBytes.OverheadPerColumn*cols
+}
+
+// rewrittenBytes is what a rewrite of files files of bytes into outFiles
+// writes: the inputs' values (bytes less each file's overhead) times the
+// strategy's ratio, and each output file's overhead.
+func rewrittenBytes(ratio float64, files, bytes, outFiles, cols int64) int64 {
+	values := max(bytes-files*fileOverhead(cols), 0)
+	return int64(float64(values)*ratio) + outFiles*fileOverhead(cols)
+}
 
 // readFiles is what reading files Parquet files of bytes in all costs:
 // per file, a GET to open it (the store's reader starts one), two for its
@@ -176,7 +251,7 @@ func rewriteUsage(st *TableState, strategy string, files, bytes, outFiles, delet
 	if !ok {
 		rate = CompactionCPU["binpack"]
 	}
-	outBytes := int64(float64(bytes) * rate.OutputRatio)
+	outBytes := rewrittenBytes(rate.OutputRatio, files, bytes, outFiles, columns(st))
 	u := readFiles(files, bytes, columns(st))
 	u.Add(readFiles(deleteFiles, deleteBytes, 2))
 	u.Add(writeFiles(outFiles, outBytes))
@@ -203,7 +278,64 @@ func compactGroupUsage(st *TableState, strategy string, g CompactGroup, p *Parti
 	if g.Engine != "" {
 		return Usage{ScanOpensSaved: u.ScanOpensSaved, BytesFreed: u.BytesFreed}
 	}
+	u.Add(footerReads(st, g))
 	return u
+}
+
+// footerReads are the reads of a group's footers before the rewrite reads
+// the files (footersReadFirst): each footer opened on its own, an open,
+// its length and the footer.
+func footerReads(st *TableState, g CompactGroup) Usage {
+	if !footersReadFirst(st, g.SpecID) {
+		return Usage{}
+	}
+	files := int64(g.InputFiles)
+	return Usage{Requests: Requests{Get: 3 * files}, BytesRead: files * (8 + footerBytes(columns(st)))}
+}
+
+// zorderSample is the read of a z-order group the executor makes first,
+// to sample the whole group, when its rows as Arrow arrays
+// (ZOrderInflation x its bytes) may not fit a third of the memory budget
+// (providers/compaction: groupKeyer, zorderMaySpill): the group's files,
+// their deletes and footers read once more (objects read already: no file
+// more in files_read).
+func zorderSample(st *TableState, strategy string, budget int64, g CompactGroup, p *PartitionStats) Usage {
+	if strategy != "zorder" || g.Engine != "" || ZOrderInflation*g.InputBytes <= budget/3 {
+		return Usage{}
+	}
+	u := readFiles(int64(g.InputFiles), g.InputBytes, columns(st))
+	if p != nil {
+		u.Add(readFiles(p.DeleteFiles, p.DeleteBytes, 2))
+	}
+	u.Add(footerReads(st, g))
+	u.FilesRead = 0
+	return u
+}
+
+// footersReadFirst says whether the engine reads the footer of each input
+// file of a group of spec specID before rewriting it (splitByConstants,
+// providers/compaction/constants.go: which identity-partition columns a
+// file lacks, which uuid columns it stores as bare fixed[16]): when the
+// spec has an identity field or the schema a uuid column. An equality
+// delete on the group's files makes it read them too; the plan does not
+// tell those from position deletes, and does not count that.
+func footersReadFirst(st *TableState, specID int) bool {
+	for _, c := range st.Schema {
+		if strings.Contains(c.Type, "uuid") {
+			return true
+		}
+	}
+	for _, sp := range st.Specs {
+		if sp.ID != specID {
+			continue
+		}
+		for _, f := range sp.Fields {
+			if strings.HasPrefix(f, "identity(") && f != "identity()" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // compactMemory is the executor's memory rule for the action: its
@@ -258,13 +390,33 @@ func partitionIndex(st *TableState) func(CompactGroup) *PartitionStats {
 }
 
 // compactFixed is what a compaction costs beside its groups: the
-// executor's planning (the current manifests) and its commits.
+// executor's reads of the current manifests and its commits. Resolve plans
+// the table's files (providers/compaction/approved.go: one walk); each
+// commit then walks them three times more, each time the objects read
+// already: iceberg-go's RewriteFiles lists the snapshot's data files
+// (ReplaceDataFilesWithDataFiles) and scans the parent manifests for the
+// files it removes (overwriteFiles), and the commit check
+// (reach.CheckCommit) walks the current snapshot and the new one, whose
+// manifest list and two new manifests it reads too. The manifest lists'
+// bytes are not known to the plan, and not counted.
 func compactFixed(st *TableState, commits int) Usage {
 	u := manifestWalk(st)
+	walk := manifestWalk(st)
 	for range commits {
-		u.Add(snapshotCommit(st))
+		u.Add(snapshotCommit(st, checkedLoads))
+		u.Requests.Get += 3*walk.Requests.Get + 3
+		u.BytesRead += 3*walk.BytesRead + 2*avgManifestBytes(st)
+		u.FilesRead += 3
 	}
 	return u
+}
+
+// avgManifestBytes is the current snapshot's average manifest size.
+func avgManifestBytes(st *TableState) int64 {
+	if st.Manifests.Count == 0 {
+		return 0
+	}
+	return st.Manifests.Bytes / int64(st.Manifests.Count)
 }
 
 func estimateCompact(in *planInput, c *CompactAction) *Usage {
@@ -275,6 +427,7 @@ func estimateCompact(in *planInput, c *CompactAction) *Usage {
 	for _, g := range c.Groups {
 		p := partition(g)
 		u.Add(compactGroupUsage(in.st, c.Strategy, g, p))
+		u.Add(zorderSample(in.st, c.Strategy, budget, g, p))
 		if g.Engine == "" {
 			needs = append(needs, need(g, p))
 		}
@@ -285,7 +438,7 @@ func estimateCompact(in *planInput, c *CompactAction) *Usage {
 
 func estimateAgeing(in *planInput, a *PartitionAgeing) *Usage {
 	u := manifestWalk(in.st)
-	u.Add(snapshotCommit(in.st))
+	u.Add(snapshotCommit(in.st, checkedLoads))
 	target := in.pol.TargetFileSize.Value
 	for _, g := range a.Groups {
 		out := max(1, ceilDiv(g.InputBytes, max(target, 1)))
@@ -299,7 +452,7 @@ func estimateAgeing(in *planInput, a *PartitionAgeing) *Usage {
 
 func estimateManifests(in *planInput, m *ManifestsAction) *Usage {
 	u := manifestWalk(in.st)
-	u.Add(metadataCommit())
+	u.Add(metadataCommit(in.st, catalogLoads, 0))
 	after := int64(m.EstimatedManifestsAfter)
 	u.Requests.Put += after + 1 // the manifests and the manifest list
 	u.FilesWritten += after + 1
@@ -310,7 +463,7 @@ func estimateManifests(in *planInput, m *ManifestsAction) *Usage {
 
 func estimateDangling(in *planInput, d *DanglingDeletes) *Usage {
 	u := manifestWalk(in.st)
-	u.Add(snapshotCommit(in.st))
+	u.Add(snapshotCommit(in.st, checkedLoads))
 	avg := int64(0)
 	if in.st.Manifests.Count > 0 {
 		avg = in.st.Manifests.Bytes / int64(in.st.Manifests.Count)
@@ -339,7 +492,7 @@ func snapshotsWalk(st *TableState) Usage {
 }
 
 func estimateExpire(in *planInput, e *ExpireAction) *Usage {
-	u := metadataCommit()
+	u := metadataCommit(in.st, catalogLoads, 0)
 	u.Add(snapshotsWalk(in.st))
 	u.Requests.Add(deleteRequests(in.st, e.FilesToDelete))
 	u.FilesDeleted = e.FilesToDelete

@@ -14,6 +14,8 @@ func compactState() *TableState {
 	st.Location = "s3://lake/wh/db/t"
 	st.Schema = []Column{{ID: 1, Name: "a", Type: "long"}, {ID: 2, Name: "b", Type: "string"}, {ID: 3, Name: "c", Type: "double"}}
 	st.Manifests = ManifestStats{Count: 2, DataCount: 2, Bytes: 20000}
+	st.MetadataLocation = "s3://lake/wh/db/t/metadata/00001-a.metadata.json"
+	st.MetadataBytes, st.SnapshotBytes = 50000, 800
 	sizes := make([]int64, 10)
 	for i := range sizes {
 		sizes[i] = 1 << 20
@@ -34,26 +36,35 @@ func compactPolicy() *config.Effective {
 }
 
 // The compaction's estimate counts what the executor does: the current
-// manifests read, each input file opened with a GET for its footer and one
-// per column chunk, the output written, the commit, the CPU from the
-// measured rate, and the memory by the executor's own rule.
+// manifests read by Resolve and three times more by the commit (iceberg-go's
+// RewriteFiles twice, the commit check once, with the new manifest list and
+// manifests), each input file opened with a GET for its footer and one
+// per column chunk, the output written (the inputs' values and one file's
+// overhead), the commit (the metadata file read twice and written, grown
+// by a snapshot), the CPU from the measured rate, and the memory by the
+// executor's own rule.
 func TestEstimateCompact(t *testing.T) {
-	tp := PlanTable(compactPolicy(), compactState(), testNow)
+	st := compactState()
+	tp := PlanTable(compactPolicy(), st, testNow)
 	a := findAction(t, tp, Compact)
 	u := a.Estimate
 	if u == nil {
 		t.Fatal("no estimate")
 	}
 	rate := CompactionCPU["binpack"]
-	out := int64(float64(10<<20) * rate.OutputRatio)
+	overhead := ParquetFileBytes.OverheadFixed + 3*ParquetFileBytes.OverheadPerColumn
+	out := int64(float64(10<<20-10*overhead)*rate.OutputRatio) + overhead
+	grown := st.SnapshotBytes + snapshotLogEntry + metadataLogEntry + int64(len(st.MetadataLocation))
 	want := Usage{
 		// manifest list + 2 manifests; 10 files x (open, footer length,
-		// footer, 3 chunks); the commit's metadata load.
-		Requests: Requests{Get: 3 + 10*6 + 1, Put: 1 + 3 + 1},
-		// 10 MiB and the manifests; the output, its commit's two manifests.
-		BytesRead:      10<<20 + 20000,
-		BytesWritten:   out + 2*10000,
-		FilesRead:      3 + 10 + 1,
+		// footer, 3 chunks); the commit: the metadata file twice, the
+		// manifests three times, the new list and its 2 manifests.
+		Requests: Requests{Get: 3 + 10*6 + 2 + 3*3 + 3, Put: 1 + 3 + 1},
+		// 10 MiB and the manifests; the commit's reads.
+		BytesRead: 10<<20 + 20000 + 2*st.MetadataBytes + 3*20000 + 2*10000,
+		// the output, its commit's two manifests and metadata file.
+		BytesWritten:   out + 2*10000 + st.MetadataBytes + grown,
+		FilesRead:      3 + 10 + 1 + 3,
 		FilesWritten:   1 + 1 + 3,
 		BytesFreed:     10<<20 - out,
 		ScanOpensSaved: 9,
@@ -67,6 +78,40 @@ func TestEstimateCompact(t *testing.T) {
 	u.CPUSeconds = want.CPUSeconds
 	if *u != want {
 		t.Errorf("estimate\n %+v\nwant\n %+v", *u, want)
+	}
+
+	// On an identity-partitioned spec the engine reads each footer first
+	// (splitByConstants): an open and two reads more per file.
+	ident := compactState()
+	ident.Specs = []PartitionSpec{{ID: 0, Fields: []string{"identity(b)"}}}
+	g := CompactGroup{SpecID: 0, Partition: "day=1", InputFiles: 10, InputBytes: 10 << 20, EstimatedOutputFiles: 1}
+	plain, withFooters := compactGroupUsage(st, "binpack", g, nil), compactGroupUsage(ident, "binpack", g, nil)
+	footer := ParquetFileBytes.FooterFixed + 3*ParquetFileBytes.FooterPerColumn
+	if d := withFooters.Requests.Get - plain.Requests.Get; d != 30 {
+		t.Errorf("identity spec: %d GETs more, want 30", d)
+	}
+	if d := withFooters.BytesRead - plain.BytesRead; d != 10*(8+footer) {
+		t.Errorf("identity spec: %d bytes more read, want %d", d, 10*(8+footer))
+	}
+}
+
+// A metadata-only commit reads the metadata file once (the catalog's
+// load) and writes it again, grown by its metadata-log entry unless the
+// log is full; without the size (a state built by hand) only its
+// requests count.
+func TestEstimateMetadataCommit(t *testing.T) {
+	st := compactState()
+	u := metadataCommit(st, catalogLoads, 0)
+	if u.BytesRead != 50000 || u.BytesWritten != 50000+metadataLogEntry+int64(len(st.MetadataLocation)) || u.Requests.Get != 1 || u.Requests.Put != 1 {
+		t.Errorf("metadata commit %+v", u)
+	}
+	st.Properties = map[string]string{"write.metadata.previous-versions-max": "0"}
+	if u := metadataCommit(st, catalogLoads, 0); u.BytesWritten != 50000 {
+		t.Errorf("full metadata log: %d bytes written, want 50000", u.BytesWritten)
+	}
+	st.MetadataBytes = 0
+	if u := metadataCommit(st, checkedLoads, 0); u.BytesRead != 0 || u.BytesWritten != 0 || u.Requests.Get != 2 {
+		t.Errorf("no size known: %+v", u)
 	}
 }
 
@@ -199,5 +244,24 @@ func TestEstimateMetadataBatchCountsOneCommit(t *testing.T) {
 	}
 	if u, _ := tp.Total(); u.Requests != (Requests{Get: 1, Put: 1}) {
 		t.Errorf("one metadata commit, got %+v", u.Requests)
+	}
+}
+
+// A z-order group whose rows may not fit a third of the memory budget is
+// read twice (sampled first, as the executor's groupKeyer does); one that
+// fits, once.
+func TestEstimateZOrderSampleRead(t *testing.T) {
+	st := compactState()
+	g := CompactGroup{SpecID: 0, Partition: "day=1", InputFiles: 10, InputBytes: 10 << 20, EstimatedOutputFiles: 1}
+	once := compactGroupUsage(st, "zorder", g, nil)
+	if u := zorderSample(st, "zorder", 3*ZOrderInflation*(10<<20), g, nil); u != (Usage{}) {
+		t.Errorf("a group that fits is sampled: %+v", u)
+	}
+	u := zorderSample(st, "zorder", 3*ZOrderInflation*(10<<20)-3, g, nil)
+	if u.BytesRead != once.BytesRead || u.Requests.Get != once.Requests.Get || u.FilesRead != 0 {
+		t.Errorf("sample read %+v, want the group's read again (%d bytes, %d GETs) and no file more", u, once.BytesRead, once.Requests.Get)
+	}
+	if u := zorderSample(st, "sort", 1, g, nil); u != (Usage{}) {
+		t.Errorf("a sort group is sampled: %+v", u)
 	}
 }

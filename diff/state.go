@@ -15,6 +15,12 @@ type TableState struct {
 	// objects one batch delete holds (0: the store's own maximum); the
 	// estimates count batches by it, as objdel sends them.
 	DeleteBatch int `json:"delete_batch,omitempty"`
+	// MetadataBytes is the size of the table's current metadata JSON as
+	// iceberg-go writes it (the loaded metadata serialized again: no read),
+	// and SnapshotBytes that of its current snapshot's entry in it: what a
+	// commit reads and writes (the estimates' commit term).
+	MetadataBytes int64 `json:"metadata_bytes,omitempty"`
+	SnapshotBytes int64 `json:"snapshot_bytes,omitempty"`
 
 	DefaultSortOrderID int             `json:"default_sort_order_id"`
 	SortOrder          []SortField     `json:"sort_order"` // the default sort order; empty = unsorted

@@ -44,10 +44,13 @@ func (s Skip) Describe(g Approved) string {
 // arrived since the plan are in no approved group and are not touched.
 //
 // It is not a planner: it decides nothing about which files to take.
-// One streaming pass over the current manifests finds the files; their
-// tasks come from iceberg-go's scan planning, per partition above
-// DefaultSinglePassMaxFiles live files (as PlanPartitions does), so the
-// table's every file is not held at once.
+// A table whose snapshot summary counts at most DefaultSinglePassMaxFiles
+// live files is planned in one pass of iceberg-go's scan planning, whose
+// tasks are its live files: the manifests are read once. A larger one (or
+// one without the count) is walked in one streaming pass over the current
+// manifests to find the files, and their tasks come from scan planning per
+// partition (as PlanPartitions does), so the table's every file is not
+// held at once.
 func Resolve(ctx context.Context, tbl *table.Table, approved []Approved, render func(specID int, part map[int]any) string) ([]Group, []Skip, error) {
 	if len(approved) == 0 {
 		return nil, nil, nil
@@ -71,12 +74,27 @@ func Resolve(ctx context.Context, tbl *table.Table, approved []Approved, render 
 	if tbl.CurrentSnapshot() == nil {
 		return nil, skipAll(approved, "the table has no current snapshot"), nil
 	}
-	stats, err := partitionStats(ctx, tbl, icecompaction.Config{}, nil, func(key string, df iceberg.DataFile) {
+	onData := func(key string, df iceberg.DataFile) {
 		if _, ok := owner[df.FilePath()]; ok {
 			live[df.FilePath()] = found{key: key, spec: int(df.SpecID()), part: df.Partition(), size: df.FileSizeBytes()}
 		}
-	})
-	if err != nil {
+	}
+	var (
+		stats *planStats
+		all   []table.FileScanTask // the whole table's tasks, when planned in one pass
+		err   error
+	)
+	if n, ok := totalDataFiles(tbl.CurrentSnapshot()); ok && n <= DefaultSinglePassMaxFiles {
+		// Small enough to plan in one pass: that pass's tasks are the live
+		// files, and the manifests are read once, not walked first.
+		if all, err = tbl.Scan().PlanFiles(ctx); err != nil {
+			return nil, nil, fmt.Errorf("plan files: %w", err)
+		}
+		all = wholeFiles(all)
+		for _, t := range all {
+			onData(partKey(int(t.File.SpecID()), t.File.Partition()), t.File)
+		}
+	} else if stats, err = partitionStats(ctx, tbl, icecompaction.Config{}, nil, onData); err != nil {
 		return nil, nil, err
 	}
 	var skips []Skip
@@ -119,7 +137,7 @@ func Resolve(ctx context.Context, tbl *table.Table, approved []Approved, render 
 		}
 		keep[i] = true
 	}
-	tasks, err := approvedTasks(ctx, tbl, stats, keys, keep)
+	tasks, err := approvedTasks(ctx, tbl, stats, all, keys, keep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,11 +170,12 @@ func skipAll(approved []Approved, why string) []Skip {
 }
 
 // approvedTasks plans the scan tasks of the kept groups' partitions (keys)
-// and returns them by file path, whole files (wholeFiles): in one pass for
-// a table of at most DefaultSinglePassMaxFiles live files, else one
-// partition at a time, each under a filter selecting it, with one full
-// pass for the partitions no filter selects completely.
-func approvedTasks(ctx context.Context, tbl *table.Table, stats *planStats, keys []string, keep []bool) (map[string]table.FileScanTask, error) {
+// and returns them by file path, whole files (wholeFiles): from all when
+// Resolve planned the table in one pass (its summary counts at most
+// DefaultSinglePassMaxFiles live files), else one partition at a time,
+// each under a filter selecting it, with one full pass for the partitions
+// no filter selects completely.
+func approvedTasks(ctx context.Context, tbl *table.Table, stats *planStats, all []table.FileScanTask, keys []string, keep []bool) (map[string]table.FileScanTask, error) {
 	want := map[string]bool{}
 	for i, k := range keys {
 		if keep[i] {
@@ -172,6 +191,10 @@ func approvedTasks(ctx context.Context, tbl *table.Table, stats *planStats, keys
 		}
 	}
 	if len(want) == 0 {
+		return byPath, nil
+	}
+	if stats == nil {
+		add(all)
 		return byPath, nil
 	}
 	full := stats.files <= DefaultSinglePassMaxFiles

@@ -2,6 +2,7 @@ package tablestate
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,6 +32,10 @@ func Metadata(tbl *table.Table, address string, specs *compaction.SpecCheck) *di
 	}
 	if st.Properties == nil {
 		st.Properties = map[string]string{}
+	}
+	st.MetadataBytes = jsonSize(md)
+	if cur := md.CurrentSnapshot(); cur != nil {
+		st.SnapshotBytes = jsonSize(cur)
 	}
 	sc := md.CurrentSchema()
 	// Non-nil even without columns: the plan checks sort columns against
@@ -102,4 +107,14 @@ func SortFields(so table.SortOrder, sc *iceberg.Schema) []diff.SortField {
 		})
 	}
 	return out
+}
+
+// jsonSize is the length of v as JSON (iceberg-go writes a table's
+// metadata file as its json.Marshal), 0 when it cannot be serialized.
+func jsonSize(v any) int64 {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return int64(len(b))
 }
