@@ -73,3 +73,24 @@ table "default.bench.events" {
 }
 HCL
 }
+
+# rest_catalog_hcl NAME URI prints the catalog block of the REST catalog of
+# scripts/services.sh (ICEWRIGHT_TEST_REST_*, as `scripts/services.sh env`
+# exports them) labelled NAME and reached at URI (the server's, or a delay
+# proxy's in front of it).
+rest_catalog_hcl() {
+	cat <<HCL
+catalog "$1" {
+  type      = "rest"
+  uri       = "$2"
+  warehouse = "$ICEWRIGHT_TEST_REST_WAREHOUSE"
+  properties = {
+    "credential"           = "$ICEWRIGHT_TEST_REST_ACCESS_KEY:$ICEWRIGHT_TEST_REST_SECRET_KEY"
+    "s3.endpoint"          = "$ICEWRIGHT_TEST_REST_S3_ENDPOINT"
+    "s3.region"            = "us-east-1"
+    "s3.access-key-id"     = "$ICEWRIGHT_TEST_REST_ACCESS_KEY"
+    "s3.secret-access-key" = "$ICEWRIGHT_TEST_REST_SECRET_KEY"
+  }
+}
+HCL
+}

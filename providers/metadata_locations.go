@@ -3,10 +3,15 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/icewright/icewright/internal/lakehouse"
+	"github.com/icewright/icewright/providers/catalogs"
+	"github.com/icewright/icewright/providers/internal/bound"
 )
 
 // metadataLoads is how many tables MetadataLocations loads at once from a
@@ -23,7 +28,12 @@ const metadataLoads = 8
 // (catalog/rest: LoadTable returns the table alone), its headers are set
 // per catalog (WithHeaders), not per request, and a 304 Not Modified has no
 // path in LoadTable (it would be an error); an If-None-Match would need a
-// second REST client beside iceberg-go's. A table that cannot be loaded is in the map with "" (the
+// second REST client beside iceberg-go's (rest.WithCustomTransport could
+// add the header under iceberg-go's authentication, but a 304 would still
+// be LoadTable's error, and a 200 is parsed whole). It would save nothing
+// on the REST catalog of scripts/services.sh (SeaweedFS), which sends no
+// ETag with a table and answers If-None-Match with the table (200).
+// A table that cannot be loaded is in the map with "" (the
 // plan says its error); an error is the catalog's own (unreachable, not
 // listable).
 func (s *Session) MetadataLocations(ctx context.Context, catalogName string) (map[string]string, error) {
@@ -78,6 +88,42 @@ func (s *Session) loadedLocations(ctx context.Context, catalogName string) (map[
 	}
 	wg.Wait()
 	return out, ctx.Err()
+}
+
+// currentMetadataLocation is the metadata location that the SQL catalog of
+// the table at address holds for it now, read with one query on its row
+// (catalogs.SQLTableRowsOf), bounded like a catalog read. false when that
+// cannot say: not a SQL catalog, a namespace that iceberg-go stores under
+// another key (a level with a dot, or the encoded form's marker), no
+// single table row, an error; the caller then loads the table, which says
+// what is wrong.
+func (s *Session) currentMetadataLocation(ctx context.Context, address string) (string, bool) {
+	catName, ident, err := splitAddress(address)
+	if err != nil || len(ident) < 2 {
+		return "", false
+	}
+	if c, err := s.catalogConfig(catName); err != nil || c.Type != "sql" {
+		return "", false
+	}
+	key, err := lakehouse.NamespaceKey(ident[:len(ident)-1])
+	if err != nil || strings.Contains(key, sqlEncodedNamespace) {
+		return "", false
+	}
+	db, err := s.sqlDB(ctx, catName)
+	if err != nil {
+		return "", false
+	}
+	var rows []catalogs.SQLTableRow
+	err = bound.Read(bound.With(ctx, s.catalogTimeout(catName)), func(ctx context.Context) error {
+		var err error
+		rows, err = catalogs.SQLTableRowsOf(ctx, db, catName, key, ident[len(ident)-1])
+		return err
+	})
+	rows = slices.DeleteFunc(rows, func(r catalogs.SQLTableRow) bool { return r.View })
+	if err != nil || len(rows) != 1 || rows[0].Metadata == "" {
+		return "", false
+	}
+	return rows[0].Metadata, true
 }
 
 // sqlEncodedNamespace marks a namespace that iceberg-go's SQL catalog

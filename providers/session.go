@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -67,6 +68,9 @@ type Session struct {
 	specs compaction.SpecCheck
 	// engines are the engine blocks' engines, opened on first use.
 	engines map[string]engine.Engine
+	// reloadsShared counts a plan's reloads answered by the table its
+	// observation loaded (planReload), for tests.
+	reloadsShared atomic.Int64
 }
 
 type catalogEntry struct {

@@ -93,3 +93,63 @@ func TestOrphanScanStrays(t *testing.T) {
 		t.Errorf("missing = %d, want 1", scan2.MissingReferencedCount)
 	}
 }
+
+// TestPlanReloadShared: a plan's orphan scan reloads its table after the
+// listing (rule 2) by asking the SQL catalog for the table's metadata
+// location: while it is the observed one, the observed table is the
+// reload (its metadata parsed once); once a commit moved it, the reload is
+// a fresh load of the new metadata. Apply's reload (orphanKind) always
+// loads.
+func TestPlanReloadShared(t *testing.T) {
+	ctx := context.Background()
+	l := testkit.NewLakehouse(t, t.TempDir(), "lake")
+	tbl := testkit.Append(t, l.CreateTable(t, "ns.t", testkit.TableOptions{}), 3, 10, 1)
+	testkit.WriteFileAt(t, filepath.Join(tbl.Location(), "data", "old-stray.parquet"), 300, fixedNow.Add(-10*24*time.Hour))
+	sess := sessionFor(t, l)
+
+	st, err := sess.Observe(ctx, testkit.OrphanPolicy("lake.ns.t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sess.reloadsShared.Load(); n != 1 {
+		t.Fatalf("reloads answered by the observed table = %d, want 1 (the scan's of its unchanged table)", n)
+	}
+	if got := testkit.CandidatePaths(st.Orphans); len(got) != 1 || !strings.HasSuffix(got[0], "old-stray.parquet") {
+		t.Fatalf("candidates = %v, want the stray", got)
+	}
+
+	loc, ok := sess.currentMetadataLocation(ctx, "lake.ns.t")
+	if !ok || loc != tbl.MetadataLocation() {
+		t.Fatalf("current metadata location = %q, %v; want %q", loc, ok, tbl.MetadataLocation())
+	}
+	same, err := sess.planReload(ctx, "lake.ns.t", tbl)
+	if err != nil || same != tbl {
+		t.Fatalf("unchanged table: reload %p (err %v), want the observed %p", same, err, tbl)
+	}
+	// A commit between the observation and the reload: the reload is the
+	// table as it is now.
+	newer := testkit.Append(t, tbl, 1, 10, 1)
+	got, err := sess.planReload(ctx, "lake.ns.t", tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == tbl || got.MetadataLocation() != newer.MetadataLocation() || got.MetadataLocation() == tbl.MetadataLocation() {
+		t.Fatalf("changed table: reload at %s, want the new metadata %s (observed %s)", got.MetadataLocation(), newer.MetadataLocation(), tbl.MetadataLocation())
+	}
+	if n := sess.reloadsShared.Load(); n != 2 {
+		t.Fatalf("shared reloads = %d, want 2 (the scan's and the unchanged one)", n)
+	}
+	// Apply's reload never takes the observed table.
+	fresh, err := sess.orphanKind().Reload(ctx, "lake.ns.t")
+	if err != nil || fresh == tbl || fresh.MetadataLocation() != newer.MetadataLocation() {
+		t.Fatalf("apply's reload: %v, %v", fresh, err)
+	}
+	// Tables the query cannot name are loaded: a namespace level with a
+	// dot or the encoded form's marker (iceberg-go stores it encoded), a
+	// table that does not exist (in a nested namespace too).
+	for _, a := range []string{"lake.n.s.t", "lake.ns.missing", "lake.\"n.s\".t", "lake.__iceberg_namespace_v1__:x.t"} {
+		if loc, ok := sess.currentMetadataLocation(ctx, a); ok {
+			t.Errorf("%s: current metadata location %q, want none", a, loc)
+		}
+	}
+}

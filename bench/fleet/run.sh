@@ -156,21 +156,7 @@ HCL
 		;;
 	rest)
 		through "$(hostport "$ICEWRIGHT_TEST_REST_URI")"
-		resturi=http://$addr
-		cat >"$cfg/catalog.icewright.hcl" <<HCL
-catalog "fleetrest" {
-  type      = "rest"
-  uri       = "$resturi"
-  warehouse = "$ICEWRIGHT_TEST_REST_WAREHOUSE"
-  properties = {
-    "credential"           = "$ICEWRIGHT_TEST_REST_ACCESS_KEY:$ICEWRIGHT_TEST_REST_SECRET_KEY"
-    "s3.endpoint"          = "$ICEWRIGHT_TEST_REST_S3_ENDPOINT"
-    "s3.region"            = "us-east-1"
-    "s3.access-key-id"     = "$ICEWRIGHT_TEST_REST_ACCESS_KEY"
-    "s3.secret-access-key" = "$ICEWRIGHT_TEST_REST_SECRET_KEY"
-  }
-}
-HCL
+		rest_catalog_hcl fleetrest "http://$addr" >"$cfg/catalog.icewright.hcl"
 		echo "building (or checking) $n tables in the REST catalog ..." >&2
 		"$WORK/fleetbench" setup-catalog -config "$cfg" -prefix "f${n}_" -tables "$n" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
 		selector="fleetrest.f${n}_*.*"

@@ -16,7 +16,20 @@ type SQLTableRow struct {
 // whatever its catalog_name. The table's columns are read by name:
 // databases that JDBC catalogs made before views have no iceberg_type.
 func SQLTableRows(ctx context.Context, db *sql.DB) ([]SQLTableRow, error) {
-	rows, err := db.QueryContext(ctx, "SELECT * FROM iceberg_tables")
+	return sqlTableRows(ctx, db, "SELECT * FROM iceberg_tables")
+}
+
+// SQLTableRowsOf reads the rows of iceberg_tables under one primary key
+// (catalog name, namespace as stored, table name): the one table's row,
+// and its view's if a view has the same name.
+func SQLTableRowsOf(ctx context.Context, db *sql.DB, catalogName, namespace, name string) ([]SQLTableRow, error) {
+	return sqlTableRows(ctx, db, "SELECT * FROM iceberg_tables WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3",
+		catalogName, namespace, name)
+}
+
+// sqlTableRows runs query, a SELECT * of iceberg_tables, with args.
+func sqlTableRows(ctx context.Context, db *sql.DB, query string, args ...any) ([]SQLTableRow, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@
 //	fleetbench setup-catalog -config CFG -prefix P -tables N [-appends 8] [-partitions 3] [-per-namespace 1000]
 //	fleetbench delay -listen ADDR -upstream ADDR -delay D
 //	fleetbench copy -dir SRC -to DST
-//	fleetbench reconcile -config CFG [-fraction 0.01] [-parallelism P]
+//	fleetbench reconcile -config CFG [-fraction 0.01] [-parallelism P] [-prefix P] [-apply]
 //
 // setup makes one table by real appends (`appends` commits of 100 rows over
 // `partitions` day partitions, the first half of its history 10 days old),
@@ -84,7 +84,8 @@ func run(args []string) error {
 	delay := fs.Duration("delay", 0, "time each client chunk is held (delay)")
 	to := fs.String("to", "", "directory of the copy (copy)")
 	fraction := fs.Float64("fraction", 0.01, "share of the tables appended to between two passes (reconcile)")
-	prefix := fs.String("prefix", "", "namespace name prefix (setup-catalog; floor reads only namespaces with it)")
+	applyActions := fs.Bool("apply", false, "the reconciler applies what it plans (not shadow), and a full plan after the pass counts the tables still out of policy (reconcile)")
+	prefix := fs.String("prefix", "", "namespace name prefix (setup-catalog; floor reads, and reconcile counts and appends to, only tables of namespaces with it)")
 	list := fs.Bool("list", false, "also walk each table's location, as an orphan sweep lists it (floor; file:// locations)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -94,7 +95,7 @@ func run(args []string) error {
 	case "delay":
 		return delayProxy(*listen, *upstream, *delay)
 	case "reconcile":
-		return reconcilePass(ctx, *cfgDir, *fraction, *par)
+		return reconcilePass(ctx, *cfgDir, *fraction, *par, *prefix, *applyActions)
 	case "setup-catalog":
 		return setupCatalog(ctx, *cfgDir, *prefix, *tables, *appends, *parts, *perNS)
 	case "floor":

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -101,12 +102,19 @@ func (u usage) since() string {
 }
 
 // reconcilePass measures, on the fleet of the configuration in cfgDir
-// (one sqlite catalog over a copy: copyFleet), what a reconcile pass costs
-// once every ... th table (1/fraction) had a commit: the time to learn the
-// metadata locations alone, a full plan of the fleet, and the pass (a
-// listing of a reconciler that had observed every table, after the
-// appends), each as wall and CPU time of this process.
-func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int) error {
+// (one sqlite catalog over a copy: copyFleet; PostgreSQL's registering
+// it; or a REST catalog's fleet, setupCatalog), what a reconcile pass
+// costs once every ... th table (1/fraction) had a commit: the time to
+// learn the metadata locations alone, a full plan of the fleet, and the
+// pass (a listing of a reconciler that had observed every table, after the
+// appends), each as wall and CPU time of this process. prefix, when set,
+// is the fleet's namespace prefix: only its tables are appended to (a
+// shared catalog holds others' tables too; the locations are still
+// learned for the whole catalog, as the reconciler does). With
+// applyActions the reconciler applies what it plans, and a full plan after
+// the pass says how many tables are still out of policy: a table the
+// appends took out of policy must be back in it within that one pass.
+func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int, prefix string, applyActions bool) error {
 	load := func() (*config.Config, hcl.Diagnostics, error) {
 		cfg, diags := config.Load(cfgDir, config.LoadOptions{Env: os.Environ()})
 		if diags.HasErrors() {
@@ -139,7 +147,7 @@ func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int
 	fmt.Printf("full plan of %d tables (%d with actions, %d errors): %s\n", len(p.Tables), p.Summary.TablesChanged, len(p.Errors), u.since())
 	_ = sess.Close()
 
-	r := reconcile.New(load, open, reconcile.Options{Interval: 24 * time.Hour, Jitter: -1, Shadow: true, Parallelism: par})
+	r := reconcile.New(load, open, reconcile.Options{Interval: 24 * time.Hour, Jitter: -1, Shadow: !applyActions, Parallelism: par})
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -166,7 +174,9 @@ func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int
 	every := max(1, int(1/fraction))
 	addrs := make([]string, 0, len(locs))
 	for a := range locs {
-		addrs = append(addrs, a)
+		if ns := strings.Split(a, ".")[1]; strings.HasPrefix(ns, prefix) {
+			addrs = append(addrs, a)
+		}
 	}
 	slices.Sort(addrs)
 	appended := 0
@@ -191,8 +201,50 @@ func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int
 	}
 	fmt.Printf("reconcile pass after the appends: %s; observed as changed %v, skipped as unchanged %v\n", u.since(),
 		metricValue(h, `icewright_tables_observed_total{reason="changed"}`), metricValue(h, "icewright_tables_skipped_total"))
+	if applyActions {
+		fmt.Printf("actions by outcome (the reconciler's /metrics, both passes): %s\n", actionOutcomes(h))
+	}
 	cancel()
-	return <-done
+	if err := <-done; err != nil {
+		return err
+	}
+	if !applyActions {
+		return nil
+	}
+	sess = open(cfg)
+	defer sess.Close()
+	p, err = apply.Plan(ctx, cfg, sess, apply.PlanOptions{Parallelism: par})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("full plan after the pass: %d tables, %d out of policy (with actions), %d errors\n", len(p.Tables), p.Summary.TablesChanged, len(p.Errors))
+	if p.Summary.TablesChanged > 0 || len(p.Errors) > 0 {
+		return fmt.Errorf("%d tables still out of policy after the pass, %d errors", p.Summary.TablesChanged, len(p.Errors))
+	}
+	return nil
+}
+
+// actionOutcomes sums the reconciler's icewright_actions_total by outcome
+// ("done 100, failed 0"), sorted by outcome.
+func actionOutcomes(h http.Handler) string {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	sum := map[string]float64{}
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		labels, v, ok := strings.Cut(strings.TrimPrefix(line, "icewright_actions_total"), " ")
+		if !ok || !strings.HasPrefix(line, "icewright_actions_total{") {
+			continue
+		}
+		_, rest, _ := strings.Cut(labels, `outcome="`)
+		outcome, _, _ := strings.Cut(rest, `"`)
+		f, _ := strconv.ParseFloat(v, 64)
+		sum[outcome] += f
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(sum)) {
+		out = append(out, fmt.Sprintf("%s %v", k, sum[k]))
+	}
+	return strings.Join(out, ", ")
 }
 
 // metricValue is the value of one series of the reconciler's /metrics (0
