@@ -219,15 +219,21 @@ func normJSON(v any, work string) any {
 				// (above); the text view's amounts are rounded to cents.
 				x[k] = "<usd>"
 			case k == "estimate":
-				// An estimate's bytes count the table's manifests and the
-				// files expiry frees, whose sizes vary by a few bytes as
-				// bytes_to_delete's do; its counts, CPU and memory come from
-				// the data files and hold.
+				// An estimate's bytes count the table's manifests, metadata
+				// files and the files expiry frees, whose sizes vary by a few
+				// bytes as bytes_to_delete's do (random snapshot ids); its
+				// CPU-seconds follow those bytes (diff.MetadataCPUPerByte,
+				// the per-byte rates), so they vary in their last digits and
+				// at a rounding boundary of the text (diff's tests hold the
+				// rates); its counts and memory hold.
 				if m, ok := e.(map[string]any); ok {
 					for _, b := range []string{"bytes_read", "bytes_written", "bytes_freed"} {
 						if _, ok := m[b]; ok {
 							m[b] = "<bytes>"
 						}
+					}
+					if _, ok := m["cpu_seconds"]; ok {
+						m["cpu_seconds"] = "<cpu>"
 					}
 				}
 				x[k] = normJSON(e, work)
@@ -325,17 +331,21 @@ func cmdTextNorm(ts *testscript.TestScript, neg bool, args []string) {
 var (
 	costLine  = regexp.MustCompile(`^(\s+(cost|total):|Cost:|\*\*Cost:\*\*)`)
 	freedCell = regexp.MustCompile(`\| \d+(\.\d+)? (B|KiB|MiB|GiB) freed \|`)
+	// An estimate's CPU-seconds follow bytes that vary by a few (see
+	// normJSON's estimate): "0.01" one demo, "<0.01" the next.
+	cpuFigure = regexp.MustCompile(`<?\d[\d,]*(\.\d+)? CPU-s`)
 )
 
 // normCostLines replaces the sizes on the plan's cost lines (the text's
 // cost:, total: and Cost:, Markdown's Cost:) and squeezes their column
 // padding, and the bytes of Markdown's Saves cells. Those bytes count manifests and manifest
 // lists, which embed random snapshot ids, so they vary by a few bytes from
-// one demo to the next; requests and CPU-seconds do not (CPU-seconds come
-// from the bytes of the data files and the fixed rate table in diff).
+// one demo to the next; so do the CPU-seconds that follow them (every
+// "N CPU-s", on any line); requests do not.
 func normCostLines(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
+		l = cpuFigure.ReplaceAllString(l, "<cpu> CPU-s")
 		if !costLine.MatchString(l) {
 			lines[i] = freedCell.ReplaceAllString(l, "| <size> freed |")
 			continue
