@@ -323,12 +323,13 @@ func cmdTextNorm(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 var (
-	costLine  = regexp.MustCompile(`^(\s+(cost|total):|Cost:|\*\*Cost:\*\*)`)
+	costLine  = regexp.MustCompile(`^(\s+(cost|total):|Cost:|\*\*Cost:\*\*|Other tables' references:|\*\*Other tables' references:\*\*)`)
 	freedCell = regexp.MustCompile(`\| \d+(\.\d+)? (B|KiB|MiB|GiB) freed \|`)
 )
 
 // normCostLines replaces the sizes on the plan's cost lines (the text's
-// cost:, total: and Cost:, Markdown's Cost:) and squeezes their column
+// cost:, total:, Cost: and Other tables' references:, Markdown's Cost: and
+// Other tables' references:) and squeezes their column
 // padding, and the bytes of Markdown's Saves cells. Those bytes count manifests and manifest
 // lists, which embed random snapshot ids, so they vary by a few bytes from
 // one demo to the next; requests and CPU-seconds do not (CPU-seconds come
