@@ -77,13 +77,16 @@ func (r ReferenceReads) afterCommits(actions []Action) ReferenceReads {
 
 // readsReferences reports whether an action of the plan makes apply read
 // the other tables' references: an expiry that releases files, a sweep
-// with paths to delete or quarantine runs to purge.
+// with paths to delete or quarantine runs to purge (providers/expiry
+// filesToDelete, providers/orphans Remove).
 func readsReferences(a Action) bool {
 	switch {
 	case a.Type == ExpireSnapshots && a.Expire != nil:
 		return a.Expire.FilesToDelete > 0
 	case a.Type == RemoveOrphanFiles && a.Orphans != nil:
-		return len(a.Orphans.Paths) > 0 || len(a.Orphans.NonIcebergPaths) > 0 && a.Orphans.IncludeNonIceberg || len(a.Orphans.PurgeRuns) > 0
+		// Paths holds the non-Iceberg files it deletes too
+		// (include_non_iceberg_files).
+		return len(a.Orphans.Paths) > 0 || len(a.Orphans.PurgeRuns) > 0
 	}
 	return false
 }

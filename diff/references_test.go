@@ -45,6 +45,7 @@ func TestOtherTablesReferences(t *testing.T) {
 		{"no deletion reads them", []TablePlan{a, c}, Usage{}, 0},
 		{"an expiry that frees no file does not ask", []TablePlan{a, {Address: "b", Actions: []Action{expiry(0)}, References: b.References}, c}, Usage{}, 0},
 		{"a sweep with nothing to delete does not ask", []TablePlan{a, {Address: "b", Actions: []Action{{Type: RemoveOrphanFiles, Orphans: &OrphansAction{}}}, References: b.References}, c}, Usage{}, 0},
+		{"a quarantine purge asks", []TablePlan{a, {Address: "b", Actions: []Action{{Type: RemoveOrphanFiles, Orphans: &OrphansAction{PurgeRuns: []PurgeRun{{RunID: "r"}}}}}, References: b.References}, c}, sum(aAfter, cRead), 2},
 		{"c's sweep asks too: b is read then, after its commits (none)", []TablePlan{a, b, {Address: "c", Actions: []Action{sweep("x")}, References: c.References}}, sum(aAfter, bRead, cRead), 3},
 		{"a table observed without reads is not counted", []TablePlan{{Address: "a", Actions: []Action{compact}}, b, c}, cRead, 1},
 	}
