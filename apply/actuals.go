@@ -157,3 +157,19 @@ func freedBy(er providers.ExecResult) int64 {
 	}
 	return er.BytesFreed
 }
+
+// otherTablesCost is the run's read of other tables' references: the
+// plan's estimate beside what m counted (nil when neither has anything).
+func otherTablesCost(plan *diff.Plan, m *providers.Meter) *RunCost {
+	var rc RunCost
+	if e := plan.Summary.OtherTablesReferences; e != (diff.Usage{}) {
+		rc.Estimate = &e
+	}
+	if u := providers.MeterUsage(m); u != (diff.Usage{}) {
+		rc.Actual = &u
+	}
+	if rc.Estimate == nil && rc.Actual == nil {
+		return nil
+	}
+	return &rc
+}

@@ -1,10 +1,12 @@
 package apply
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/testkit"
 )
 
 // TestActualsLocal: on local storage, apply counts what each action did,
@@ -27,7 +29,7 @@ func TestActualsLocal(t *testing.T) {
 		t.Fatalf("plan lacks compact, expiry or orphans: %+v", tp.Actions)
 	}
 	res := e.apply(p, false)
-	if res.Failed() || res.FormatVersion != "1.1" {
+	if res.Failed() || res.FormatVersion != ResultsFormatVersion {
 		t.Fatalf("apply (format %s):\n%s", res.FormatVersion, describe(res))
 	}
 	for _, a := range tableResult(t, res, "lake."+orders).Actions {
@@ -105,4 +107,57 @@ func TestCPUClockApportions(t *testing.T) {
 	if s := none.start(); s != nil || none.stop(s) != 0 {
 		t.Fatal("an unreadable clock counts something")
 	}
+}
+
+// TestOtherTablesReferencesApart: the run's first deletion (the expiry of
+// lake.sales.orders, first in the plan's order) reads the other table's
+// references; apply counts that read apart, in the run-level entry, beside
+// the plan's estimate of it (within the ±10% target), and the expiry's own
+// actual is its own work only: within ±10% of its estimate, which the
+// read would otherwise exceed.
+func TestOtherTablesReferencesApart(t *testing.T) {
+	e := newEnv(t, "")
+	e.debtTable(orders, nil)
+	other := e.lake.CreateTable(t, "sales.other", testkit.TableOptions{})
+	testkit.Append(t, other, 8, 20, 1)
+	p := e.plan()
+	if p.Summary.OtherTablesRead != 1 || p.Summary.OtherTablesReferences.Requests.Get == 0 {
+		t.Fatalf("plan: other tables read %d, estimate %+v", p.Summary.OtherTablesRead, p.Summary.OtherTablesReferences)
+	}
+	// One table at a time, in the plan's order, as the estimate assumes:
+	// lake.sales.other's commits land after the expiry read it.
+	res, err := Apply(context.Background(), e.cfg, e.sess, p, ApplyOptions{Version: "test", Parallelism: 1})
+	if err != nil || res.Failed() {
+		t.Fatalf("apply: %v\n%s", err, describe(res))
+	}
+	rc := res.OtherTablesReferences
+	if rc == nil || rc.Estimate == nil || rc.Actual == nil {
+		t.Fatalf("no run-level entry for other tables' references: %+v", rc)
+	}
+	within := func(what string, est, act int64) {
+		t.Helper()
+		if act == 0 || float64(est) < 0.9*float64(act) || float64(est) > 1.1*float64(act) {
+			t.Errorf("%s: estimate %d, actual %d: outside ±10%%", what, est, act)
+		}
+	}
+	e0, a0 := *rc.Estimate, *rc.Actual
+	t.Logf("other tables' references: estimate %+v, actual %+v", e0, a0)
+	within("references GETs", e0.Requests.Get, a0.Requests.Get)
+	within("references files read", e0.FilesRead, a0.FilesRead)
+	within("references bytes read", e0.BytesRead, a0.BytesRead)
+	var exp *ActionResult
+	for i, a := range tableResult(t, res, "lake."+orders).Actions {
+		if a.Type == diff.ExpireSnapshots {
+			exp = &tableResult(t, res, "lake."+orders).Actions[i]
+		}
+	}
+	if exp == nil || exp.Actual == nil || exp.Estimate == nil || exp.FilesDeleted == 0 {
+		t.Fatalf("no expiry that deleted files: %+v", exp)
+	}
+	t.Logf("expiry: estimate %+v, actual %+v", *exp.Estimate, *exp.Actual)
+	if a0.Requests.Get < exp.Estimate.Requests.Get/5 {
+		t.Fatalf("the other table's read (%d GETs) is too small against the expiry's (%d) for the test to tell them apart", a0.Requests.Get, exp.Estimate.Requests.Get)
+	}
+	within("expiry GETs", exp.Estimate.Requests.Get, exp.Actual.Requests.Get)
+	within("expiry files read", exp.Estimate.FilesRead, exp.Actual.FilesRead)
 }

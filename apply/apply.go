@@ -112,7 +112,11 @@ func run(ctx context.Context, cfg *config.Config, b backend, plan *diff.Plan, op
 	if err != nil {
 		return nil, err
 	}
+	// Other tables' references are read once per run, by whichever
+	// deletion asks first: counted apart from that action.
+	ctx, refs := providers.WithRunMeter(ctx)
 	out := r.applyTables(ctx, plan, loaded, loadErr, res)
+	res.OtherTablesReferences = otherTablesCost(plan, refs)
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}

@@ -21,8 +21,9 @@ const (
 )
 
 // ResultsFormatVersion versions the `apply -json` document like the plan's.
-// 1.1 adds each action's estimate and actual (docs/plan-format.md).
-const ResultsFormatVersion = "1.1"
+// 1.1 adds each action's estimate and actual (docs/plan-format.md); 1.2
+// the run's read of other tables' references (OtherTablesReferences).
+const ResultsFormatVersion = "1.2"
 
 // Results is what an apply did: the CLI renders it as a table and as
 // `apply -json`.
@@ -38,7 +39,21 @@ type Results struct {
 	// missing field (docs/plan-format.md, apply -json).
 	Interrupted bool          `json:"interrupted"` // ctx cancelled: some work was not started
 	Tables      []TableResult `json:"tables"`
-	Summary     ResultSummary `json:"summary"`
+	// OtherTablesReferences is the run's read of other tables' references
+	// (diff.Summary.OtherTablesReferences): the plan's estimate and what
+	// apply counted, apart from the action whose deletion asked first; nil
+	// when neither has anything (format 1.2, additive).
+	OtherTablesReferences *RunCost      `json:"other_tables_references,omitempty"`
+	Summary               ResultSummary `json:"summary"`
+}
+
+// RunCost is work that belongs to the run, not to one action: the plan's
+// estimate (nil: none) and apply's actual (nil: its storage is not
+// metered, or nothing was read), storage work only: its CPU time is in the
+// asking action's (docs/cost.md, Known limits).
+type RunCost struct {
+	Estimate *diff.Usage `json:"estimate,omitempty"`
+	Actual   *diff.Usage `json:"actual,omitempty"`
 }
 
 // ResultSummary counts Results.

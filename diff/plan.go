@@ -15,7 +15,10 @@ import (
 // (Action.Estimate), each table's prices (TablePlan.Pricing), the plan's
 // totals (Summary.Estimate, Cost, PricedTables, UnpricedTables) and why compaction's
 // skipped groups wait (CompactAction.SkippedReason); docs/plan-format.md.
-const FormatVersion = "2.1"
+// 2.2 (additive; 2.0 and 2.1 plans still apply): what reading each table's
+// references costs (TablePlan.References) and the run's read of other
+// tables' references (Summary.OtherTablesReferences, OtherTablesRead).
+const FormatVersion = "2.2"
 
 // Plan is the whole plan: the JSON document of `plan -json`, `show -json`
 // and the content of a saved plan file. The human view is rendered from it.
@@ -63,6 +66,11 @@ type TablePlan struct {
 	// estimates into money with; nil when it has none (local storage): its
 	// views show quantities only (format 2.1, additive).
 	Pricing *config.Prices `json:"pricing,omitempty"`
+	// References is what reading the table's references costs the run's
+	// first deletion of another table (its metadata file, every snapshot's
+	// manifest list, every distinct manifest), as observed; the summary
+	// counts it once per run (OtherTablesReferences; format 2.2, additive).
+	References *ReferenceReads `json:"references,omitempty"`
 	// NextDue and DueRule are NextDue's answer for the table as observed,
 	// set when the planner is asked (reconcile); not part of the document.
 	NextDue time.Time `json:"-"`
@@ -166,6 +174,14 @@ type Summary struct {
 	Cost             Money `json:"cost,omitzero"`
 	PricedTables     int   `json:"priced_tables,omitempty"`
 	UnpricedTables   int   `json:"unpriced_tables,omitempty"`
+	// OtherTablesReferences is the run's read of the other tables'
+	// references (OtherTablesReferences): a cost of the run, not of one
+	// action, counted once and included in Estimate (and in Cost, priced
+	// at each table's prices, OtherTablesCost); OtherTablesRead is how
+	// many tables it reads (format 2.2, additive).
+	OtherTablesReferences Usage `json:"other_tables_references,omitzero"`
+	OtherTablesCost       Money `json:"other_tables_cost,omitzero"`
+	OtherTablesRead       int   `json:"other_tables_read,omitempty"`
 }
 
 type PropertiesChange struct {

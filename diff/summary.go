@@ -48,6 +48,17 @@ func Summarize(p *Plan) {
 			s.TablesInPolicy++
 		}
 	}
+	// The run's read of other tables' references: once, at the plan
+	// level, priced at each table's prices.
+	for _, r := range OtherTablesReferences(p.Tables) {
+		s.OtherTablesReferences.Add(r.Usage)
+		s.OtherTablesRead++
+		if m, ok := Price(r.Usage, p.Tables[r.Table].Pricing); ok {
+			s.OtherTablesCost.Add(m)
+		}
+	}
+	s.Estimate.Add(s.OtherTablesReferences)
+	s.Cost.Add(s.OtherTablesCost)
 	s.Tables = len(seen)
 	s.Errors = len(failed)
 	p.Summary = s

@@ -41,6 +41,7 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 	if pr, ok := pol.Pricing.For(st.Location); ok {
 		tp.Pricing = &pr
 	}
+	tp.References = referenceReads(st)
 	in := &planInput{pol: pol, st: st, now: now, props: propsAfter(pol, st)}
 	for _, k := range kinds {
 		a, refusals, ok := k.plan(in)

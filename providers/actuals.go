@@ -20,6 +20,15 @@ func WithMeter(ctx context.Context) (context.Context, *Meter) {
 	return meter.With(ctx, m), m
 }
 
+// WithRunMeter returns ctx carrying a Meter for the run's own storage
+// work: the other tables' references that the run's first deletion reads
+// (orphans.Tables.ReadReferences) are counted in it, not in the meter of
+// the action that asked (docs/cost.md, Actuals).
+func WithRunMeter(ctx context.Context) (context.Context, *Meter) {
+	m := meter.New()
+	return meter.WithApart(ctx, m), m
+}
+
 // Metered reports whether the table's storage is counted: S3 (through the
 // session's HTTP client) and local disks are; GCS and Azure, whose HTTP
 // clients iceberg-go builds with no hook, are not.

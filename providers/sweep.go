@@ -16,6 +16,7 @@ import (
 
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/diff"
+	"github.com/icewright/icewright/providers/internal/meter"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/orphans"
 	"github.com/icewright/icewright/providers/tablestate"
@@ -229,6 +230,8 @@ func (s *Session) tablesListed(ctx context.Context, reuse time.Duration) (*orpha
 // (orphans.ReadTable, decoding with dec), each once per session and
 // decoder.
 func (s *Session) tableReferences(ctx context.Context, addrs []string, dec reach.Decoder) (map[string]orphans.TableLocation, error) {
+	// The run's read, not the asking action's (WithRunMeter).
+	ctx = meter.Apart(ctx)
 	lc := s.tableCache()
 	lc.mu.Lock()
 	defer lc.mu.Unlock()

@@ -218,6 +218,18 @@ func normJSON(v any, work string) any {
 				// Money follows the estimate's bytes, which vary by a few
 				// (above); the text view's amounts are rounded to cents.
 				x[k] = "<usd>"
+			case k == "references" || k == "other_tables_references":
+				// What reading a table's references costs counts its
+				// metadata file, manifest lists and manifests, whose sizes
+				// vary by a few bytes as an estimate's do; the counts hold.
+				if m, ok := e.(map[string]any); ok {
+					for b := range m {
+						if strings.HasSuffix(b, "bytes") || strings.HasPrefix(b, "bytes_") {
+							m[b] = "<bytes>"
+						}
+					}
+				}
+				x[k] = normJSON(e, work)
 			case k == "estimate":
 				// An estimate's bytes count the table's manifests, metadata
 				// files and the files expiry frees, whose sizes vary by a few
@@ -329,7 +341,7 @@ func cmdTextNorm(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 var (
-	costLine  = regexp.MustCompile(`^(\s+(cost|total):|Cost:|\*\*Cost:\*\*)`)
+	costLine  = regexp.MustCompile(`^(\s+(cost|total):|Cost:|\*\*Cost:\*\*|Other tables' references:|\*\*Other tables' references:\*\*)`)
 	freedCell = regexp.MustCompile(`\| \d+(\.\d+)? (B|KiB|MiB|GiB) freed \|`)
 	// An estimate's CPU-seconds follow bytes that vary by a few (see
 	// normJSON's estimate): "0.01" one demo, "<0.01" the next.
@@ -337,7 +349,8 @@ var (
 )
 
 // normCostLines replaces the sizes on the plan's cost lines (the text's
-// cost:, total: and Cost:, Markdown's Cost:) and squeezes their column
+// cost:, total:, Cost: and Other tables' references:, Markdown's Cost: and
+// Other tables' references:) and squeezes their column
 // padding, and the bytes of Markdown's Saves cells. Those bytes count manifests and manifest
 // lists, which embed random snapshot ids, so they vary by a few bytes from
 // one demo to the next; so do the CPU-seconds that follow them (every

@@ -15,7 +15,7 @@ import (
 	"github.com/icewright/icewright/diff"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/plan-2.1.json")
+var update = flag.Bool("update", false, "rewrite testdata/plan-2.2.json")
 
 // everyKindPlan has one action of every kind, so the round trip covers
 // every payload.
@@ -48,6 +48,8 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 		BytesFreed: 10, ScanOpensSaved: 2, CPUSeconds: 0.5, PeakMemoryBytes: 36 << 20}
 	tp.Actions[7].Estimate = &diff.Usage{Requests: diff.Requests{List: 1, Get: 4, Head: 1, Put: 2, BatchDelete: 2}, FilesWritten: 2, FilesDeleted: 2, BytesFreed: 20}
 	tp.Pricing = &config.Prices{Storage: "s3", StorageGBMonth: 0.023, PutPer1000: 0.005, GetPer1000: 0.0004, CPUHour: 0.0504, ScansPerMonth: 30, Read: "2026-12-07"}
+	// Format 2.2: what reading the table's references costs.
+	tp.References = &diff.ReferenceReads{MetadataBytes: 900, ManifestReads: diff.ManifestReads{Lists: 3, ListBytes: 300, Manifests: 4, ManifestBytes: 1600}}
 	return seal(t, p)
 }
 
@@ -69,7 +71,7 @@ func TestReadsFormat20(t *testing.T) {
 
 // TestRoundTrip: Write, Read and Write again give the same bytes and the
 // same plan, for every action kind; the bytes are the checked-in document
-// of format 2.1, so a change of the on-disk format fails here (plans saved
+// of format 2.2, so a change of the on-disk format fails here (plans saved
 // by an earlier build must still read).
 func TestRoundTrip(t *testing.T) {
 	p := everyKindPlan(t)
@@ -77,7 +79,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := Write(&first, p); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "plan-2.1.json")
+	golden := filepath.Join("testdata", "plan-2.2.json")
 	if *update {
 		if err := os.WriteFile(golden, first.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
@@ -160,5 +162,27 @@ func TestSaveLoad(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
 	if len(left) != 1 {
 		t.Errorf("files left: %v", left)
+	}
+}
+
+// TestReadsFormat21: a plan saved in format 2.1 (before the run's read of
+// other tables' references, 2.2) still reads and validates: its tables
+// have no references, and its summary has none of the run's read.
+func TestReadsFormat21(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("testdata", "plan-2.1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Read(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.FormatVersion != "2.1" || p.Summary.OtherTablesRead != 0 || p.Summary.Estimate == (diff.Usage{}) {
+		t.Errorf("read %s, summary %+v", p.FormatVersion, p.Summary)
+	}
+	for _, tp := range p.Tables {
+		if tp.References != nil {
+			t.Errorf("%s: references %+v in a 2.1 plan", tp.Address, tp.References)
+		}
 	}
 }

@@ -75,6 +75,24 @@ func Of(ctx context.Context) *Meter {
 	return m
 }
 
+type apartKey struct{}
+
+// WithApart returns ctx carrying m as the meter of work that belongs to
+// the run rather than to the action that triggers it (other tables'
+// references): Apart switches a context to it.
+func WithApart(ctx context.Context, m *Meter) context.Context {
+	return context.WithValue(ctx, apartKey{}, m)
+}
+
+// Apart is ctx counting in the run's meter (WithApart) instead of the
+// action's, or ctx itself when it carries none.
+func Apart(ctx context.Context) context.Context {
+	if m, _ := ctx.Value(apartKey{}).(*Meter); m != nil {
+		return With(ctx, m)
+	}
+	return ctx
+}
+
 // Request counts one request of kind k.
 func (m *Meter) Request(k Kind) {
 	if m != nil {

@@ -284,3 +284,20 @@ func countIf(n int64) string {
 	}
 	return Count(n)
 }
+
+// otherTablesSentence is the plan's line for the run's read of other
+// tables' references (diff.Summary.OtherTablesReferences): once per run,
+// whichever deletion asks first, and in the cost above it; "" when the
+// run reads none.
+func otherTablesSentence(p *diff.Plan) string {
+	sum := summarize(p)
+	if sum.OtherTablesRead == 0 {
+		return ""
+	}
+	u := sum.OtherTablesReferences
+	line := fmt.Sprintf("%s, %s read", countOf(u.Requests.Total(), "request", "requests"), Bytes(u.BytesRead))
+	if sum.OtherTablesCost != (diff.Money{}) {
+		line += ", " + diff.FormatUSD(sum.OtherTablesCost.Run)
+	}
+	return line + fmt.Sprintf(" (%s, read once by the run's first deletion; in the cost above).", countOf(sum.OtherTablesRead, "table", "tables"))
+}

@@ -29,6 +29,9 @@ func PlanMarkdown(w io.Writer, p *diff.Plan) error {
 	if c := planCost(p); c != nil {
 		b.WriteString("\n**Cost:** " + mdText(costSentence(c)) + "\n")
 	}
+	if o := otherTablesSentence(p); o != "" {
+		b.WriteString("\n**Other tables' references:** " + mdText(o) + "\n")
+	}
 	if len(p.Targets) > 0 {
 		fmt.Fprintf(&b, "\n**Targeted plan:** only tables matching %s were planned; other tables may not be in policy.\n",
 			strings.Join(mdCodeAll(p.Targets), ", "))

@@ -44,6 +44,9 @@ func Plan(w io.Writer, p *diff.Plan, s *Styles) error {
 		// The plan's total estimate, under the counts (docs/cost.md).
 		b.WriteString(s.Bold("Cost:") + " " + costSentence(c) + "\n")
 	}
+	if o := otherTablesSentence(p); o != "" {
+		b.WriteString("Other tables' references: " + o + "\n")
+	}
 	if len(p.Targets) > 0 {
 		// As Terraform: a targeted plan is partial, and says so.
 		fmt.Fprintf(&b, "\n%s only tables matching %s were planned; other tables may not be in policy.\n",

@@ -115,6 +115,7 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 		}
 	}
 	b.WriteString(filePlaces(r, s))
+	b.WriteString(otherTablesLine(r, s))
 	b.WriteString("\n" + resultSummary(r, s) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -140,6 +141,26 @@ func actualLine(a *apply.ActionResult, s *Styles) []string {
 			Count(e.Requests.Total()), Bytes(e.BytesRead), Bytes(e.BytesWritten), e.CPUSeconds))
 	}
 	return []string{line}
+}
+
+// otherTablesLine is the run's read of other tables' references, apart
+// from the action whose deletion asked first: what apply counted, with the
+// plan's estimate beside it; "" when neither has anything.
+func otherTablesLine(r *apply.Results, s *Styles) string {
+	rc := r.OtherTablesReferences
+	if rc == nil {
+		return ""
+	}
+	line := "\nOther tables' references (read once by the run): "
+	if u := rc.Actual; u != nil {
+		line += fmt.Sprintf("actual: %s, %s read", countOf(u.Requests.Total(), "request", "requests"), Bytes(u.BytesRead))
+	} else {
+		line += "actual: not counted"
+	}
+	if e := rc.Estimate; e != nil {
+		line += s.Dim(fmt.Sprintf(" (estimate: %s, %s)", Count(e.Requests.Total()), Bytes(e.BytesRead)))
+	}
+	return line + "\n"
 }
 
 // partitionLines are an action's delegated partitions, one line each:
