@@ -64,7 +64,7 @@ func withinBudgets(pol *config.Effective, st *TableState, act *CompactAction, ca
 	})
 	// The run's fixed part (its planning and a commit) counts against the
 	// money and CPU budgets first.
-	run := compactFixed(st, 1)
+	run := compactFixed(st, 1, 0, 0)
 	var bytes int64
 	taken := 0
 	keep := make([]bool, len(cands))

@@ -41,31 +41,40 @@ const (
 )
 
 // CompactionCPU is the CPU time (user + system) of icewright's compact
-// action per strategy, as a time per input byte and per input file, and
-// the bytes of values it writes per byte of values read (OutputRatio:
-// bytes less each file's overhead, ParquetFileBytes; rewrittenBytes).
-// The CPU rates are the action's own CPU time as apply counts it (the
-// results' actual cpu_seconds of `icewright apply -json -parallelism=1`:
-// the group check, the rewrite and the commit, not the plan), measured on
-// 2026-12-07 on the shared 2-core build machine (Linux x86-64, Go 1.26.8,
-// load 6-8: CPU time, not wall) with bench/compaction's policy (8 MiB
-// target) over two tables of 1,000,000 rows in 4 partitions made by
-// `compactbench setup`: 800 files of 34 KB (`-commits 200 -rows 5000`)
-// and 200 files of 130 KB (`-commits 50 -rows 20000`), two runs each;
-// CPU-seconds = PerFile x files + PerByte x bytes solved over the two
-// (means). OutputRatio was measured with ParquetFileBytes, over those
-// tables and `setup -commits 400 -rows 250`, `-commits 100 -rows 4000`
-// and `-commits 25 -rows 20000` (1,600 files of 4.2 KB to 100 of 129 KB,
-// each strategy into 4 files of at most 128 MiB): binpack 0.979-1.003,
-// sort 1.023-1.041, zorder 1.044-1.084. docs/cost.md has the runs.
+// action per strategy, as a time per input byte and per input file beside
+// the action's own (CompactionCPUPerAction), and the bytes of values it
+// writes per byte of values read (OutputRatio: bytes less each file's
+// overhead, ParquetFileBytes; rewrittenBytes). The CPU rates are the
+// action's own CPU time as apply counts it (the results' actual
+// cpu_seconds of `icewright apply -json -parallelism=1`: the group check,
+// the rewrite and the commit, not the plan), measured on 2026-12-07 on the
+// shared 2-core build machine (Linux x86-64, Go 1.26.8, load 10-20: CPU
+// time, not wall) with bench/compaction's policy (8 MiB target) over its
+// tables (`compactbench setup`, 4 partitions) of 20 files of 25 rows to
+// 800 files of 5,000 rows and 200 of 20,000, bench.events (400 files of
+// 250 rows) and the demo's clicks and events (25 and 240 files of 20 and
+// 10 rows), two to seven runs each; CPU-seconds = CompactionCPUPerAction +
+// PerFile x files + PerByte x bytes fitted over all of them (least squares
+// of the relative error). OutputRatio was measured with ParquetFileBytes,
+// over `setup -commits 400 -rows 250`, `-commits 100 -rows 4000`,
+// `-commits 25 -rows 20000` and the tables of the CPU rates (1,600 files
+// of 4.2 KB to 100 of 129 KB, each strategy into 4 files of at most 128
+// MiB): binpack 0.979-1.003, sort 1.023-1.041, zorder 1.044-1.084.
+// docs/cost.md has the runs.
 var CompactionCPU = map[string]struct {
 	PerByte, PerFile float64 // CPU-seconds
 	OutputRatio      float64 // bytes of values written per byte of values read
 }{
-	"binpack": {PerByte: 3.73e-8, PerFile: 1.36e-3, OutputRatio: 1.00},
-	"sort":    {PerByte: 4.31e-8, PerFile: 1.82e-3, OutputRatio: 1.03},
-	"zorder":  {PerByte: 6.89e-8, PerFile: 2.42e-3, OutputRatio: 1.08},
+	"binpack": {PerByte: 2.90e-8, PerFile: 1.07e-3, OutputRatio: 1.00},
+	"sort":    {PerByte: 4.05e-8, PerFile: 0.68e-3, OutputRatio: 1.03},
+	"zorder":  {PerByte: 6.04e-8, PerFile: 1.47e-3, OutputRatio: 1.08},
 }
+
+// CompactionCPUPerAction is the CPU time of a compaction's (or partition
+// ageing's) action beside its files: planning the groups against the
+// table, the commit and its check, whatever the files (fitted with
+// CompactionCPU's rates; a table of 20 files of 25 rows took 41-51 ms).
+const CompactionCPUPerAction = 0.030
 
 // storageOf is the pricing storage a table is on ("s3", "gcs", "azure"),
 // or "none" (local files): how it deletes.
@@ -163,16 +172,54 @@ func manifestWalk(st *TableState) Usage {
 }
 
 // snapshotCommit is what a commit that adds a snapshot writes beside its
-// data: a manifest of the added entries and one of the removed, the
-// manifest list and the metadata file, which grows by a snapshot entry
-// (the size of the current one's) and its snapshot-log entry. loads are
-// the metadata reads of the commit path (catalogLoads, checkedLoads).
-func snapshotCommit(st *TableState, loads int64) Usage {
+// data: two manifests of manifests bytes in all (one of the added
+// entries, one of the removed: rewriteManifests), the manifest list and
+// the metadata file, which grows by a snapshot entry (the size of the
+// current one's) and its snapshot-log entry. loads are the metadata reads
+// of the commit path (catalogLoads, checkedLoads).
+func snapshotCommit(st *TableState, loads, manifests int64) Usage {
 	u := metadataCommit(st, loads, st.SnapshotBytes+snapshotLogEntry)
 	u.Requests.Put += 3
 	u.FilesWritten += 3
-	u.BytesWritten += 2 * avgManifestBytes(st)
+	u.BytesWritten += manifests
 	return u
+}
+
+// ManifestEntryBytesPerColumn is the bytes a data file's entry takes in a
+// manifest of iceberg-go's writer (deflated Avro) per column of the
+// schema: its path, partition and counts, and per column its size, value,
+// null and NaN counts and bounds. Measured on 2026-12-07 as the
+// difference between the two manifests of a compaction's commit (one
+// entry per input file marked deleted, one per output file added) over
+// their entries: 55.6 and 57.2 B an entry on bench.events and the demo's
+// events (5 columns; 400 and 240 entries), 76 B on the demo's clicks (5
+// columns, 25 entries), 94 B on bench/compaction's table (7 columns, 20
+// and 100 entries). docs/cost.md has the runs.
+const ManifestEntryBytesPerColumn = 13
+
+// manifestBytes is the size of a manifest of entries data files: the
+// table's current manifests' average less their average entries (its
+// header: the Avro schema, the table schema and partition spec) and the
+// entries at ManifestEntryBytesPerColumn.
+func manifestBytes(st *TableState, entries int64) int64 {
+	if st.Manifests.Count == 0 {
+		return 0
+	}
+	per := ManifestEntryBytesPerColumn * columns(st)
+	live := (st.Files.DataFiles + st.Files.DeleteFiles) / int64(st.Manifests.Count)
+	return max(avgManifestBytes(st)-live*per, 0) + entries*per
+}
+
+// commitManifestBytes is the bytes of the manifests that commits commits
+// of a rewrite of in files into out write: each commit a manifest of the
+// files it adds and one of those it removes, marked deleted (iceberg-go's
+// overwrite; a manifest that also held files the rewrite keeps carries
+// them as existing entries, which are not counted).
+func commitManifestBytes(st *TableState, commits int, in, out int64) int64 {
+	if st.Manifests.Count == 0 {
+		return 0
+	}
+	return 2*int64(max(commits, 1))*manifestBytes(st, 0) + (in+out)*ManifestEntryBytesPerColumn*columns(st)
 }
 
 // estimateMetadata is a metadata-only change (properties, sort order): one
@@ -227,11 +274,22 @@ func fileOverhead(cols int64) int64 {
 	return ParquetFileBytes.OverheadFixed + ParquetFileBytes.OverheadPerColumn*cols
 }
 
-// rewrittenBytes is what a rewrite of files files of bytes into outFiles
-// writes: the inputs' values (bytes less each file's overhead) times the
-// strategy's ratio, and each output file's overhead.
-func rewrittenBytes(ratio float64, files, bytes, outFiles, cols int64) int64 {
-	values := max(bytes-files*fileOverhead(cols), 0)
+// MinValueBytes is the fewest bytes a rewrite's output is taken to hold
+// per value (a row's column) when its inputs' bytes less their overhead
+// leave fewer: files of a few rows (the demo's: 10 and 20 rows of 2.1 KB)
+// are almost all overhead, and what is left of them says nothing of how
+// their values compress together. Measured at the outputs (values per row
+// and column, the chunks without the footer): 1.15 and 1.27 B on the
+// demo's clicks and events, 0.96 B on bench.events, 3.6 B on
+// bench/compaction's table. docs/cost.md has the runs.
+const MinValueBytes = 1.0
+
+// rewrittenBytes is what a rewrite of files files of bytes and rows rows
+// (0: not known) into outFiles writes: the inputs' values (bytes less each
+// file's overhead, at least MinValueBytes a value) times the strategy's
+// ratio, and each output file's overhead.
+func rewrittenBytes(ratio float64, files, bytes, rows, outFiles, cols int64) int64 {
+	values := max(bytes-files*fileOverhead(cols), int64(MinValueBytes*float64(rows*cols)), 0)
 	return int64(float64(values)*ratio) + outFiles*fileOverhead(cols)
 }
 
@@ -258,12 +316,12 @@ func writeFiles(files, bytes int64) Usage {
 // rewriteUsage is what rewriting files data files of bytes into outFiles
 // costs (reading them with the deletes that apply, writing them) and
 // saves, with strategy's CPU rate. Not the commit.
-func rewriteUsage(st *TableState, strategy string, files, bytes, outFiles, deleteFiles, deleteBytes int64) Usage {
+func rewriteUsage(st *TableState, strategy string, files, bytes, rows, outFiles, deleteFiles, deleteBytes int64) Usage {
 	rate, ok := CompactionCPU[strategy]
 	if !ok {
 		rate = CompactionCPU["binpack"]
 	}
-	outBytes := rewrittenBytes(rate.OutputRatio, files, bytes, outFiles, columns(st))
+	outBytes := rewrittenBytes(rate.OutputRatio, files, bytes, rows, outFiles, columns(st))
 	u := readFiles(files, bytes, columns(st))
 	u.Add(readFiles(deleteFiles, deleteBytes, 2))
 	u.Add(writeFiles(outFiles, outBytes))
@@ -286,7 +344,7 @@ func compactGroupUsage(st *TableState, strategy string, g CompactGroup, p *Parti
 	if p != nil {
 		delFiles, delBytes = p.DeleteFiles, p.DeleteBytes
 	}
-	u := rewriteUsage(st, strategy, int64(g.InputFiles), g.InputBytes, int64(g.EstimatedOutputFiles), delFiles, delBytes)
+	u := rewriteUsage(st, strategy, int64(g.InputFiles), g.InputBytes, groupRows(g, p), int64(g.EstimatedOutputFiles), delFiles, delBytes)
 	if g.Engine != "" {
 		return Usage{ScanOpensSaved: u.ScanOpensSaved, BytesFreed: u.BytesFreed}
 	}
@@ -375,12 +433,18 @@ func compactMemory(pol *config.Effective, st *TableState, c *CompactAction) (bud
 		if c.Strategy == "binpack" || c.Strategy == "" {
 			return GroupMemoryNeed(g.InputBytes, rowGroup, false, 0, 0)
 		}
-		var rows int64
-		if p != nil && p.DataBytes > 0 {
-			rows = int64(float64(p.Records) * float64(g.InputBytes) / float64(p.DataBytes))
-		}
-		return GroupMemoryNeed(g.InputBytes, rowGroup, true, ZOrderInflation*g.InputBytes, rows)
+		return GroupMemoryNeed(g.InputBytes, rowGroup, true, ZOrderInflation*g.InputBytes, groupRows(g, p))
 	}
+}
+
+// groupRows are the rows of a group's files: its partition's records
+// (before deletes) in the share of the partition's bytes the group holds;
+// 0 without the partition's stats.
+func groupRows(g CompactGroup, p *PartitionStats) int64 {
+	if p == nil || p.DataBytes <= 0 {
+		return 0
+	}
+	return int64(float64(p.Records) * float64(g.InputBytes) / float64(p.DataBytes))
 }
 
 // partitionIndex finds a group's partition stats by spec and partition.
@@ -410,15 +474,23 @@ func partitionIndex(st *TableState) func(CompactGroup) *PartitionStats {
 // files it removes (overwriteFiles), and the commit check
 // (reach.CheckCommit) walks the current snapshot and the new one, whose
 // manifest list and two new manifests it reads too. The manifest lists'
-// bytes are not known to the plan, and not counted.
-func compactFixed(st *TableState, commits int) Usage {
+// bytes are not known to the plan, and not counted. Its CPU time is the
+// action's own (CompactionCPUPerAction); in and out are the files the
+// commits remove and add (their manifests' entries).
+func compactFixed(st *TableState, commits int, in, out int64) Usage {
 	u := manifestWalk(st)
+	u.CPUSeconds = CompactionCPUPerAction
 	walk := manifestWalk(st)
 	for range commits {
-		u.Add(snapshotCommit(st, checkedLoads))
+		u.Add(snapshotCommit(st, checkedLoads, 0))
 		u.Requests.Get += 3*walk.Requests.Get + 3
-		u.BytesRead += 3*walk.BytesRead + 2*avgManifestBytes(st)
+		u.BytesRead += 3 * walk.BytesRead
 		u.FilesRead += 3
+	}
+	if commits > 0 {
+		m := commitManifestBytes(st, commits, in, out)
+		u.BytesWritten += m
+		u.BytesRead += m // the commit check's read of the new ones
 	}
 	return u
 }
@@ -432,7 +504,14 @@ func avgManifestBytes(st *TableState) int64 {
 }
 
 func estimateCompact(in *planInput, c *CompactAction) *Usage {
-	u := compactFixed(in.st, c.Commits)
+	var inFiles, outFiles int64
+	for _, g := range c.Groups {
+		if g.Engine == "" {
+			inFiles += int64(g.InputFiles)
+			outFiles += int64(g.EstimatedOutputFiles)
+		}
+	}
+	u := compactFixed(in.st, c.Commits, inFiles, outFiles)
 	budget, conc, need := compactMemory(in.pol, in.st, c)
 	partition := partitionIndex(in.st)
 	var needs []int64
@@ -450,15 +529,19 @@ func estimateCompact(in *planInput, c *CompactAction) *Usage {
 
 func estimateAgeing(in *planInput, a *PartitionAgeing) *Usage {
 	u := manifestWalk(in.st)
-	u.Add(snapshotCommit(in.st, checkedLoads))
+	u.CPUSeconds = CompactionCPUPerAction
 	target := in.pol.TargetFileSize.Value
+	var inFiles, outFiles int64
 	for _, g := range a.Groups {
 		out := max(1, ceilDiv(g.InputBytes, max(target, 1)))
 		if g.InputFiles == 0 {
 			out = 0
 		}
-		u.Add(rewriteUsage(in.st, "binpack", int64(g.InputFiles), g.InputBytes, out, 0, 0))
+		inFiles += int64(g.InputFiles)
+		outFiles += out
+		u.Add(rewriteUsage(in.st, "binpack", int64(g.InputFiles), g.InputBytes, 0, out, 0, 0))
 	}
+	u.Add(snapshotCommit(in.st, checkedLoads, commitManifestBytes(in.st, 1, inFiles, outFiles)))
 	return &u
 }
 
@@ -475,11 +558,8 @@ func estimateManifests(in *planInput, m *ManifestsAction) *Usage {
 
 func estimateDangling(in *planInput, d *DanglingDeletes) *Usage {
 	u := manifestWalk(in.st)
-	u.Add(snapshotCommit(in.st, checkedLoads))
-	avg := int64(0)
-	if in.st.Manifests.Count > 0 {
-		avg = in.st.Manifests.Bytes / int64(in.st.Manifests.Count)
-	}
+	avg := avgManifestBytes(in.st)
+	u.Add(snapshotCommit(in.st, checkedLoads, 2*avg))
 	rewritten := int64(d.ManifestsRewritten)
 	u.Requests.Put += rewritten
 	u.FilesWritten += rewritten

@@ -21,6 +21,7 @@ func compactState() *TableState {
 		sizes[i] = 1 << 20
 	}
 	st.Partitions = []PartitionStats{{SpecID: 0, Partition: "day=1", DataFiles: 10, DataBytes: 10 << 20, Records: 100000, CandidateSizes: sizes}}
+	st.Files = FileStats{DataFiles: 10, DataBytes: 10 << 20, Records: 100000}
 	return st
 }
 
@@ -41,8 +42,9 @@ func compactPolicy() *config.Effective {
 // manifests), each input file opened with a GET for its footer and one
 // per column chunk, the output written (the inputs' values and one file's
 // overhead), the commit (the metadata file read twice and written, grown
-// by a snapshot), the CPU from the measured rate, and the memory by the
-// executor's own rule.
+// by a snapshot, and two manifests: the removed entries' and the added),
+// the CPU from the measured rates (the action's own and per file and
+// byte), and the memory by the executor's own rule.
 func TestEstimateCompact(t *testing.T) {
 	st := compactState()
 	tp := PlanTable(compactPolicy(), st, testNow)
@@ -55,20 +57,24 @@ func TestEstimateCompact(t *testing.T) {
 	overhead := ParquetFileBytes.OverheadFixed + 3*ParquetFileBytes.OverheadPerColumn
 	out := int64(float64(10<<20-10*overhead)*rate.OutputRatio) + overhead
 	grown := st.SnapshotBytes + snapshotLogEntry + metadataLogEntry + int64(len(st.MetadataLocation))
+	// The commit's two manifests: each the current ones' header (10,000
+	// bytes less their 5 entries), one with the 10 inputs, one the output.
+	entry := int64(ManifestEntryBytesPerColumn * 3)
+	manifests := 2*(10000-5*entry) + 11*entry
 	want := Usage{
 		// manifest list + 2 manifests; 10 files x (open, footer length,
 		// footer, 3 chunks); the commit: the metadata file twice, the
 		// manifests three times, the new list and its 2 manifests.
 		Requests: Requests{Get: 3 + 10*6 + 2 + 3*3 + 3, Put: 1 + 3 + 1},
 		// 10 MiB and the manifests; the commit's reads.
-		BytesRead: 10<<20 + 20000 + 2*st.MetadataBytes + 3*20000 + 2*10000,
+		BytesRead: 10<<20 + 20000 + 2*st.MetadataBytes + 3*20000 + manifests,
 		// the output, its commit's two manifests and metadata file.
-		BytesWritten:   out + 2*10000 + st.MetadataBytes + grown,
+		BytesWritten:   out + manifests + st.MetadataBytes + grown,
 		FilesRead:      3 + 10 + 1 + 3,
 		FilesWritten:   1 + 1 + 3,
 		BytesFreed:     10<<20 - out,
 		ScanOpensSaved: 9,
-		CPUSeconds:     rate.PerByte*float64(10<<20) + rate.PerFile*10,
+		CPUSeconds:     CompactionCPUPerAction + rate.PerByte*float64(10<<20) + rate.PerFile*10,
 	}
 	rowGroup := WriterRowGroupBytes(0, 64<<20, DefaultCompactionMemory(64<<20, 1)/4)
 	want.PeakMemoryBytes = GroupMemoryNeed(10<<20, rowGroup, false, 0, 0)
@@ -315,5 +321,47 @@ func TestEstimateExpiryReads(t *testing.T) {
 	ou := findAction(t, tp, RemoveOrphanFiles).Estimate
 	if ou.Requests.Get != 2*(2+4)+2 || ou.FilesRead != 2+4+1 || ou.BytesRead != 2*4200 || ou.Requests.List != 5 {
 		t.Errorf("sweep after the expiry %+v", ou)
+	}
+}
+
+// A rewrite's output holds the inputs' values and each output file's
+// overhead; inputs so small that their bytes less their overhead leave
+// less than MinValueBytes a value (the demo's files of 10 and 20 rows)
+// are taken at that floor.
+func TestRewrittenBytesValueFloor(t *testing.T) {
+	const cols = 5
+	overhead := fileOverhead(cols)
+	// 400 files of 40 KB and 1,000 rows each: their values, less overhead.
+	big := rewrittenBytes(1.0, 400, 400*40000, 400*1000, 4, cols)
+	if want := 400*(40000-overhead) + 4*overhead; big != want {
+		t.Errorf("large files: %d, want %d", big, want)
+	}
+	// 25 files of 2,236 B and 20 rows: all overhead but for the floor.
+	small := rewrittenBytes(1.03, 25, 25*2236, 500, 1, cols)
+	if want := int64(1.03*MinValueBytes*500*cols) + overhead; small != want {
+		t.Errorf("small files: %d, want %d", small, want)
+	}
+	// Without the rows (partition ageing), no floor.
+	if got := rewrittenBytes(1.0, 25, 25*2236, 0, 1, cols); got != overhead {
+		t.Errorf("small files, rows not known: %d, want %d", got, overhead)
+	}
+}
+
+// The manifests a rewrite's commit writes: per commit one of the added
+// and one of the removed entries, each the current manifests' header (their
+// average less their entries) and its entries.
+func TestCommitManifestBytes(t *testing.T) {
+	st := compactState() // 2 manifests of 10,000 B, 10 data files, 3 columns
+	entry := int64(ManifestEntryBytesPerColumn * 3)
+	header := 10000 - 5*entry
+	if got, want := commitManifestBytes(st, 1, 240, 4), 2*header+244*entry; got != want {
+		t.Errorf("one commit: %d, want %d", got, want)
+	}
+	if got, want := commitManifestBytes(st, 2, 240, 4), 4*header+244*entry; got != want {
+		t.Errorf("two commits: %d, want %d", got, want)
+	}
+	st.Manifests = ManifestStats{}
+	if got := commitManifestBytes(st, 1, 240, 4); got != 0 {
+		t.Errorf("no manifests known: %d", got)
 	}
 }
