@@ -404,11 +404,13 @@ func TestEstimateManifestsAfterCompaction(t *testing.T) {
 		t.Errorf("after the compaction: %d GETs, %d files read, %d PUTs, %d opens saved; want 12, 6, 3, 1", u.Requests.Get, u.FilesRead, u.Requests.Put, u.ScanOpensSaved)
 	}
 	// The output's manifest read twice and once rewritten, the removed
-	// entries' manifest read twice; the lists at the current one's size
-	// less the entries they lack.
-	wantRead := 22000 + 3*(3200-23*manifestListEntry) + 3*(3200-24*manifestListEntry) + 2*2*4700 + 4700
-	if u.BytesRead != int64(wantRead) {
-		t.Errorf("bytes read %d, want %d", u.BytesRead, wantRead)
+	// entries' manifest (an average one with 24 entries more) read twice
+	// and dropped; the lists at the current one's size less the entries
+	// they lack.
+	tomb := 4700 + 24*manifestEntry
+	wantRead := 22000 + 3*(3200-23*manifestListEntry) + 3*(3200-24*manifestListEntry) + 2*(4700+tomb) + 4700
+	if u.BytesRead != int64(wantRead) || u.BytesFreed != int64(tomb) {
+		t.Errorf("bytes read %d, freed %d; want %d, %d", u.BytesRead, u.BytesFreed, wantRead, tomb)
 	}
 
 	// Without the compaction, the 25 manifests are what it finds.
