@@ -63,8 +63,9 @@ func withinBudgets(pol *config.Effective, st *TableState, act *CompactAction, ca
 		return 0
 	})
 	// The run's fixed part (its planning and a commit) counts against the
-	// money and CPU budgets first.
-	run := compactFixed(st, 1, 0, 0)
+	// money and CPU budgets first; the planner does not know what runs
+	// before it, and counts its commit as the plan's first.
+	run := compactFixed(st, true, 1, 0, 0)
 	var bytes int64
 	taken := 0
 	keep := make([]bool, len(cands))

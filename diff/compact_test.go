@@ -152,7 +152,7 @@ func TestCompactMaxCost(t *testing.T) {
 
 	// A budget of the fixed part, "many" and a cent: "ten" and "few" wait.
 	prices := *whole.Pricing
-	run := compactFixed(st, 1, 0, 0)
+	run := compactFixed(st, true, 1, 0, 0)
 	run.Add(compactGroupUsage(st, "binpack", full.Compact.Groups[2], &st.Partitions[2]))
 	budget := runCost(run, prices) + 0.000001
 	if budget >= fullCost.Run {

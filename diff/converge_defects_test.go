@@ -104,6 +104,7 @@ func TestCompactBlockedIsRefused(t *testing.T) {
 func TestRewriteManifestsOnlyWhenTheyMerge(t *testing.T) {
 	data := func(spec int) ManifestInfo { return ManifestInfo{SpecID: spec, Data: true, Length: 1000} }
 	del := ManifestInfo{SpecID: 0, Data: false, Length: 1000}
+	live := func(m ManifestInfo, n int64) ManifestInfo { m.LiveFiles = n; return m }
 	tests := []struct {
 		name    string
 		files   []ManifestInfo
@@ -116,10 +117,14 @@ func TestRewriteManifestsOnlyWhenTheyMerge(t *testing.T) {
 		{name: "data and delete manifests", files: []ManifestInfo{data(0), del}, max: 1},
 		{name: "delete manifests only", files: []ManifestInfo{del, del, del}, max: 1},
 		{name: "within max_count", files: []ManifestInfo{data(0), data(0)}, max: 2},
-		// Compaction adds a data manifest: 1 + 1 > max_count = 1 when
-		// rewrite_manifests runs, so it is planned now, not next time.
-		{name: "compaction pushes over max_count", files: []ManifestInfo{data(0)}, compact: true, max: 1, want: true},
-		{name: "compaction within max_count", files: []ManifestInfo{data(0)}, compact: true, max: 2},
+		// The compaction's commit drops the manifest of the two files it
+		// rewrites and adds one of its output and one of the removed
+		// entries: 2 > max_count = 1 when rewrite_manifests runs, so it is
+		// planned now, not next time.
+		{name: "compaction pushes over max_count", files: []ManifestInfo{live(data(0), 2)}, compact: true, max: 1, want: true},
+		{name: "compaction within max_count", files: []ManifestInfo{live(data(0), 2)}, compact: true, max: 2},
+		// A manifest with a file more stays (rewritten): 3 > 2.
+		{name: "compaction leaves a manifest", files: []ManifestInfo{live(data(0), 3)}, compact: true, max: 2, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +139,8 @@ func TestRewriteManifestsOnlyWhenTheyMerge(t *testing.T) {
 				}
 			}
 			if tt.compact {
-				st.Partitions = []PartitionStats{{DataFiles: 2, DataBytes: 20, CandidateSizes: []int64{10, 10}, CandidateBytes: 20}}
+				st.Partitions = []PartitionStats{{DataFiles: 2, DataBytes: 20, CandidateSizes: []int64{10, 10}, CandidateBytes: 20,
+					CandidatePaths: []string{"a.parquet", "b.parquet"}, CandidateManifests: []int{0, 0}}}
 			}
 			pol := fullPolicy()
 			pol.Manifests.MaxCount = set(tt.max, 31)

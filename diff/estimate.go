@@ -138,22 +138,37 @@ const metadataLogEntry = 50
 
 // metadataCommit is what one commit of a new metadata file costs: the
 // table's current metadata read loads times (its catalog's load, and the
-// check's) and the new one written: the current one (st.MetadataBytes),
+// check's; at metadataRead's size: first says no commit of the plan ran
+// before it) and the new one written: the current one as iceberg-go
+// writes it (st.MetadataBytes),
 // grown by added bytes and by the metadata-log entry of the file it
 // replaces, unless the log is at write.metadata.previous-versions-max
 // (100 by default, iceberg-go's), where the oldest entry goes. A REST
 // catalog reads and writes it server-side; the estimate counts it as a
 // SQL, Hive or Glue catalog's commit does.
-func metadataCommit(st *TableState, loads, added int64) Usage {
+func metadataCommit(st *TableState, first bool, loads, added int64) Usage {
 	u := Usage{Requests: Requests{Get: loads, Put: 1}, FilesRead: 1, FilesWritten: 1}
 	if st.MetadataBytes > 0 {
-		u.BytesRead = loads * st.MetadataBytes
+		u.BytesRead = loads * metadataRead(st, first)
 		u.BytesWritten = st.MetadataBytes + added
 		if int64(len(st.MetadataLog)) < parseInt64Or(st.Properties["write.metadata.previous-versions-max"], 100) {
 			u.BytesWritten += metadataLogEntry + int64(len(st.MetadataLocation))
 		}
 	}
 	return u
+}
+
+// metadataRead is the size of the metadata file a load reads: with first
+// (no commit of the plan rewrote the table's file before), the current
+// file as stored (TableState.MetadataFileBytes, which another writer may
+// have indented or compressed); after one, the file iceberg-go wrote,
+// MetadataBytes (which the estimates grow by the plan's commits where
+// they know them). A state without the stored size takes MetadataBytes.
+func metadataRead(st *TableState, first bool) int64 {
+	if first && st.MetadataFileBytes > 0 {
+		return st.MetadataFileBytes
+	}
+	return st.MetadataBytes
 }
 
 // snapshotLogEntry is the bytes a snapshot-log entry takes in the JSON:
@@ -176,9 +191,10 @@ func manifestWalk(st *TableState) Usage {
 // entries, one of the removed: rewriteManifests), the manifest list and
 // the metadata file, which grows by a snapshot entry (the size of the
 // current one's) and its snapshot-log entry. loads are the metadata reads
-// of the commit path (catalogLoads, checkedLoads).
-func snapshotCommit(st *TableState, loads, manifests int64) Usage {
-	u := metadataCommit(st, loads, st.SnapshotBytes+snapshotLogEntry)
+// of the commit path (catalogLoads, checkedLoads); first, as
+// metadataCommit's.
+func snapshotCommit(st *TableState, first bool, loads, manifests int64) Usage {
+	u := metadataCommit(st, first, loads, st.SnapshotBytes+snapshotLogEntry)
 	u.Requests.Put += 3
 	u.FilesWritten += 3
 	u.BytesWritten += manifests
@@ -225,7 +241,7 @@ func commitManifestBytes(st *TableState, commits int, in, out int64) int64 {
 // estimateMetadata is a metadata-only change (properties, sort order): one
 // commit of a new metadata file.
 func estimateMetadata(in *planInput) *Usage {
-	u := metadataCommit(in.st, catalogLoads, 0)
+	u := metadataCommit(in.st, in.first, catalogLoads, 0)
 	u.CPUSeconds = MetadataCPUPerByte * float64(u.BytesRead+u.BytesWritten)
 	return &u
 }
@@ -476,13 +492,15 @@ func partitionIndex(st *TableState) func(CompactGroup) *PartitionStats {
 // manifest list and two new manifests it reads too. The manifest lists'
 // bytes are not known to the plan, and not counted. Its CPU time is the
 // action's own (CompactionCPUPerAction); in and out are the files the
-// commits remove and add (their manifests' entries).
-func compactFixed(st *TableState, commits int, in, out int64) Usage {
+// commits remove and add (their manifests' entries). first: the action's
+// first commit is the plan's first (metadataCommit); the next ones read
+// what the one before wrote.
+func compactFixed(st *TableState, first bool, commits int, in, out int64) Usage {
 	u := manifestWalk(st)
 	u.CPUSeconds = CompactionCPUPerAction
 	walk := manifestWalk(st)
-	for range commits {
-		u.Add(snapshotCommit(st, checkedLoads, 0))
+	for i := range commits {
+		u.Add(snapshotCommit(st, first && i == 0, checkedLoads, 0))
 		u.Requests.Get += 3*walk.Requests.Get + 3
 		u.BytesRead += 3 * walk.BytesRead
 		u.FilesRead += 3
@@ -511,7 +529,7 @@ func estimateCompact(in *planInput, c *CompactAction) *Usage {
 			outFiles += int64(g.EstimatedOutputFiles)
 		}
 	}
-	u := compactFixed(in.st, c.Commits, inFiles, outFiles)
+	u := compactFixed(in.st, in.first, c.Commits, inFiles, outFiles)
 	budget, conc, need := compactMemory(in.pol, in.st, c)
 	partition := partitionIndex(in.st)
 	var needs []int64
@@ -541,25 +559,69 @@ func estimateAgeing(in *planInput, a *PartitionAgeing) *Usage {
 		outFiles += out
 		u.Add(rewriteUsage(in.st, "binpack", int64(g.InputFiles), g.InputBytes, 0, out, 0, 0))
 	}
-	u.Add(snapshotCommit(in.st, checkedLoads, commitManifestBytes(in.st, 1, inFiles, outFiles)))
+	u.Add(snapshotCommit(in.st, in.first, checkedLoads, commitManifestBytes(in.st, 1, inFiles, outFiles)))
 	return &u
 }
 
+// manifestListEntry is the bytes a manifest's entry adds to a manifest
+// list: the demo's successive lists (icewright demo, 2026-12-07: each
+// append one manifest more, 25 and 60 of them) grow by 40-42 bytes each.
+const manifestListEntry = 41
+
+// listBytes is the size of a manifest list of entries manifests, from
+// the current list's (ManifestStats.ListBytes; 0 when not known).
+func listBytes(st *TableState, entries int64) int64 {
+	if st.Manifests.ListBytes <= 0 {
+		return 0
+	}
+	return max(st.Manifests.ListBytes+(entries-int64(st.Manifests.Count))*manifestListEntry, 0)
+}
+
+// estimateManifests is what apply's rewrite (providers/manifests.Rewrite)
+// costs on the manifests it finds: those the plan's commits before it
+// leave (manifestsBeforeRewrite), not those of the observation. It loads
+// the table (the metadata file, and writes a new one), reads the current
+// manifest list three times (its own count, iceberg-go's
+// RewriteManifests, the commit check) and each manifest twice (the
+// rewrite, the check), the staged list three times (kind.StagedFiles, the
+// check, the results' count after the commit) and each new manifest once
+// (the check); it writes the new manifests (the live entries: the
+// manifests' bytes but those only of removed entries) and their list.
 func estimateManifests(in *planInput, m *ManifestsAction) *Usage {
-	u := manifestWalk(in.st)
-	u.Add(metadataCommit(in.st, catalogLoads, 0))
+	st := in.st
+	k, bytes, live := int64(st.Manifests.Count), st.Manifests.Bytes, st.Manifests.Bytes
+	if files := manifestsBeforeRewrite(st, in.compact, in.addedOnMain); len(files) > 0 {
+		k, bytes, live = int64(len(files)), totalLength(files), 0
+		for _, f := range files {
+			if !f.Tombstones {
+				live += f.Length
+			}
+		}
+	}
 	after := int64(m.EstimatedManifestsAfter)
+	u := metadataCommit(st, in.first, catalogLoads, 0)
+	if st.CurrentSnapshotID != nil {
+		u.Requests.Get += 6 + 2*k + after
+		u.FilesRead += 2 + k + after
+		u.BytesRead += 3*listBytes(st, k) + 3*listBytes(st, after) + 2*bytes + live
+	}
 	u.Requests.Put += after + 1 // the manifests and the manifest list
 	u.FilesWritten += after + 1
-	u.BytesWritten += in.st.Manifests.Bytes
-	u.ScanOpensSaved = max(int64(m.ManifestsBefore)-after, 0)
+	u.BytesWritten += live + listBytes(st, after)
+	u.ScanOpensSaved = max(k-after, 0)
+	// The manifests of removed entries it drops; merging others sheds
+	// only their headers, not counted.
+	u.BytesFreed = bytes - live
+	// Decoding each list and manifest read, at the expiry's rate per read;
+	// the metadata file parsed and written, at a metadata commit's.
+	u.CPUSeconds = MaintenanceCPU.PerRead*float64(u.Requests.Get-catalogLoads) + MetadataCPUPerByte*float64(u.BytesWritten-live-listBytes(st, after)+metadataRead(st, in.first))
 	return &u
 }
 
 func estimateDangling(in *planInput, d *DanglingDeletes) *Usage {
 	u := manifestWalk(in.st)
 	avg := avgManifestBytes(in.st)
-	u.Add(snapshotCommit(in.st, checkedLoads, 2*avg))
+	u.Add(snapshotCommit(in.st, in.first, checkedLoads, 2*avg))
 	rewritten := int64(d.ManifestsRewritten)
 	u.Requests.Put += rewritten
 	u.FilesWritten += rewritten
@@ -623,7 +685,9 @@ var MaintenanceCPU = struct {
 // manifests they list, the plan's own commits' new ones included (a list
 // and two manifests each, snapshotCommit). Without the plan's reads
 // (r nil), every list and the current manifests (snapshotsWalk).
-func expireUsage(st *TableState, e *ExpireAction, r *ExpiryReads, commits int) Usage {
+//
+// first: no commit of the plan runs before it (metadataCommit).
+func expireUsage(st *TableState, first bool, e *ExpireAction, r *ExpiryReads, commits int) Usage {
 	// The metadata file it loads has grown by the plan's commits before it
 	// (a snapshot, its snapshot-log and metadata-log entries each, as
 	// snapshotCommit counts them); the new one loses the expired
@@ -631,7 +695,7 @@ func expireUsage(st *TableState, e *ExpireAction, r *ExpiryReads, commits int) U
 	// snapshot-log entries.
 	entry := st.SnapshotBytes + snapshotLogEntry
 	grown := int64(commits) * (entry + metadataLogEntry + int64(len(st.MetadataLocation)))
-	u := metadataCommit(st, catalogLoads, grown-int64(len(e.SnapshotIDs))*entry)
+	u := metadataCommit(st, first, catalogLoads, grown-int64(len(e.SnapshotIDs))*entry)
 	if st.MetadataBytes > 0 {
 		u.BytesRead += catalogLoads * grown
 	}
@@ -673,7 +737,7 @@ func keptReads(st *TableState, r *ExpiryReads, commits int) *ManifestReads {
 }
 
 func estimateExpire(in *planInput, e *ExpireAction) *Usage {
-	u := expireUsage(in.st, e, nil, 0)
+	u := expireUsage(in.st, in.first, e, nil, 0)
 	return &u
 }
 
@@ -682,7 +746,7 @@ func estimateOrphans(in *planInput, o *OrphansAction) *Usage {
 	if in.st.Orphans != nil {
 		r = in.st.Orphans.Reads
 	}
-	u := estimateOrphansWith(in.st, o, r, in.st.MetadataBytes)
+	u := estimateOrphansWith(in.st, o, r, metadataRead(in.st, in.first))
 	return &u
 }
 

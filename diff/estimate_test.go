@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -107,17 +108,60 @@ func TestEstimateCompact(t *testing.T) {
 // requests count.
 func TestEstimateMetadataCommit(t *testing.T) {
 	st := compactState()
-	u := metadataCommit(st, catalogLoads, 0)
+	u := metadataCommit(st, true, catalogLoads, 0)
 	if u.BytesRead != 50000 || u.BytesWritten != 50000+metadataLogEntry+int64(len(st.MetadataLocation)) || u.Requests.Get != 1 || u.Requests.Put != 1 {
 		t.Errorf("metadata commit %+v", u)
 	}
 	st.Properties = map[string]string{"write.metadata.previous-versions-max": "0"}
-	if u := metadataCommit(st, catalogLoads, 0); u.BytesWritten != 50000 {
+	if u := metadataCommit(st, true, catalogLoads, 0); u.BytesWritten != 50000 {
 		t.Errorf("full metadata log: %d bytes written, want 50000", u.BytesWritten)
 	}
 	st.MetadataBytes = 0
-	if u := metadataCommit(st, checkedLoads, 0); u.BytesRead != 0 || u.BytesWritten != 0 || u.Requests.Get != 2 {
+	if u := metadataCommit(st, true, checkedLoads, 0); u.BytesRead != 0 || u.BytesWritten != 0 || u.Requests.Get != 2 {
 		t.Errorf("no size known: %+v", u)
+	}
+}
+
+// The plan's first commit reads the current metadata file as stored (the
+// observation's load counted it); a later one reads what iceberg-go wrote.
+// A state without the stored size reads iceberg-go's size throughout.
+func TestEstimateMetadataReadAsStored(t *testing.T) {
+	st := compactState()
+	st.MetadataFileBytes = 64000 // indented by another writer
+	if u := metadataCommit(st, true, checkedLoads, 0); u.BytesRead != 2*64000 || u.BytesWritten != 50000+metadataLogEntry+int64(len(st.MetadataLocation)) {
+		t.Errorf("first commit: read %d written %d, want read %d and iceberg-go's size written", u.BytesRead, u.BytesWritten, 2*64000)
+	}
+	if u := metadataCommit(st, false, checkedLoads, 0); u.BytesRead != 2*50000 {
+		t.Errorf("later commit: read %d, want %d", u.BytesRead, 2*50000)
+	}
+	// A compaction of two commits: the first reads the stored file, the
+	// second what the first wrote.
+	one, two := compactFixed(st, true, 2, 0, 0), compactFixed(st, false, 2, 0, 0)
+	if d := one.BytesRead - two.BytesRead; d != checkedLoads*(64000-50000) {
+		t.Errorf("two commits, the first the plan's: %d bytes more read, want %d", d, checkedLoads*(64000-50000))
+	}
+	st.MetadataFileBytes = 0
+	if u := metadataCommit(st, true, catalogLoads, 0); u.BytesRead != 50000 {
+		t.Errorf("no stored size: read %d, want %d", u.BytesRead, 50000)
+	}
+}
+
+// In a plan, only the first action's commit reads the stored file: the
+// properties update here, not the compaction after it; a compaction alone
+// reads it.
+func TestPlanReadsStoredMetadataFirst(t *testing.T) {
+	st := compactState()
+	st.MetadataFileBytes = 64000
+	pol := compactPolicy()
+	alone := findAction(t, PlanTable(pol, st, testNow), Compact).Estimate
+	pol.DerivedProperties = map[string]config.Setting[string]{"write.parquet.compression-codec": set("zstd", 3)}
+	tp := PlanTable(pol, st, testNow)
+	props, after := findAction(t, tp, UpdateProperties).Estimate, findAction(t, tp, Compact).Estimate
+	if props.BytesRead != 64000 {
+		t.Errorf("update_properties read %d, want the stored file's 64000", props.BytesRead)
+	}
+	if d := alone.BytesRead - after.BytesRead; d != checkedLoads*(64000-50000) {
+		t.Errorf("compaction alone reads %d bytes more than after the properties commit, want %d", d, checkedLoads*(64000-50000))
 	}
 }
 
@@ -363,5 +407,64 @@ func TestCommitManifestBytes(t *testing.T) {
 	st.Manifests = ManifestStats{}
 	if got := commitManifestBytes(st, 1, 240, 4); got != 0 {
 		t.Errorf("no manifests known: %d", got)
+	}
+}
+
+// rewrite_manifests after the plan's compaction is estimated on the
+// manifests that compaction's commit leaves, not on those before it:
+// here 25 manifests of one file each, every file compacted, leave the
+// commit's manifest of its output and its manifest of the removed
+// entries. The rewrite reads the metadata file, the current list three
+// times and the staged one three times, each manifest it finds twice and
+// the new one once.
+func TestEstimateManifestsAfterCompaction(t *testing.T) {
+	const n = 25
+	st := linear(1 * day)
+	st.MetadataBytes = 22000
+	var files []ManifestInfo
+	var paths []string
+	var at []int
+	var sizes []int64
+	for i := range n {
+		files = append(files, ManifestInfo{SpecID: 0, Data: true, Length: 4700, LiveFiles: 1})
+		paths = append(paths, fmt.Sprintf("f%d.parquet", i))
+		at = append(at, i)
+		sizes = append(sizes, 2000)
+	}
+	st.Manifests = ManifestStats{Count: n, DataCount: n, Bytes: n * 4700, ListBytes: 3200, Files: files}
+	st.Partitions = []PartitionStats{{DataFiles: n, DataBytes: n * 2000, CandidateSizes: sizes, CandidateBytes: n * 2000,
+		CandidatePaths: paths, CandidateManifests: at}}
+	pol := compactPolicy()
+	pol.Manifests.Declared = true
+	pol.Manifests.MaxCount = set(10, 31)
+
+	tp := PlanTable(pol, st, testNow)
+	c := findAction(t, tp, Compact).Compact
+	if left := manifestsAfterCompaction(st, c); len(left) != 2 {
+		t.Fatalf("the compaction leaves %d manifests, want 2: %+v", len(left), left)
+	}
+	m := findAction(t, tp, RewriteManifests)
+	if m.Manifests.EstimatedManifestsAfter != 1 {
+		t.Errorf("after the rewrite: %d manifests, want 1", m.Manifests.EstimatedManifestsAfter)
+	}
+	u := m.Estimate
+	if u.Requests.Get != 1+6+2*2+1 || u.FilesRead != 1+2+2+1 || u.Requests.Put != 1+1+1 || u.ScanOpensSaved != 1 {
+		t.Errorf("after the compaction: %d GETs, %d files read, %d PUTs, %d opens saved; want 12, 6, 3, 1", u.Requests.Get, u.FilesRead, u.Requests.Put, u.ScanOpensSaved)
+	}
+	// The output's manifest read twice and once rewritten, the removed
+	// entries' manifest (of 25 entries, as the compaction's commit
+	// writes it: manifestBytes) read twice and dropped; the lists at the current one's size less the entries
+	// they lack.
+	tomb := manifestBytes(st, n)
+	wantRead := 22000 + 3*(3200-23*manifestListEntry) + 3*(3200-24*manifestListEntry) + 2*(4700+tomb) + 4700
+	if u.BytesRead != int64(wantRead) || u.BytesFreed != int64(tomb) {
+		t.Errorf("bytes read %d, freed %d; want %d, %d", u.BytesRead, u.BytesFreed, wantRead, tomb)
+	}
+
+	// Without the compaction, the 25 manifests are what it finds.
+	pol.Compaction.Declared = false
+	alone := findAction(t, PlanTable(pol, st, testNow), RewriteManifests).Estimate
+	if alone.Requests.Get != 1+6+2*n+1 || alone.ScanOpensSaved != n-1 {
+		t.Errorf("without a compaction: %d GETs, %d opens saved; want %d, %d", alone.Requests.Get, alone.ScanOpensSaved, 1+6+2*n+1, n-1)
 	}
 }

@@ -63,7 +63,7 @@ func (tp *TablePlan) EstimateExpiry(st *TableState, estimate func(expireIDs []in
 		a.Expire.FilesToDelete, a.Expire.BytesToDelete, a.Expire.EscapedFileURIs = freed.Files, freed.Bytes, freed.EscapedFileURIs
 		if a.Estimate != nil {
 			// Again, with the figures and reads known now.
-			u := expireUsage(st, a.Expire, freed.Reads, commits)
+			u := expireUsage(st, i == 0, a.Expire, freed.Reads, commits)
 			a.Estimate = &u
 			metadataAfter = u.BytesWritten // the commit writes the metadata file alone
 		}

@@ -141,7 +141,7 @@ var kinds = []Kind{
 	kind(RewriteManifests, func(a *Action) **ManifestsAction { return &a.Manifests }, rules[ManifestsAction]{
 		validate: validateManifests, estimate: estimateManifests,
 		plan: func(in *planInput) (Action, []Refusal, bool) {
-			return planManifests(in.pol, in.st, in.addedOnMain)
+			return planManifests(in.pol, in.st, in.compact, in.addedOnMain)
 		},
 		commits: func(*ManifestsAction) int { return 1 }}),
 	// Expiry and orphans see the properties update_properties leaves
@@ -160,13 +160,19 @@ var kinds = []Kind{
 
 // planInput is what every planner reads: the policy, the observed table,
 // the clock, the properties the plan leaves (update_properties applied)
-// and the snapshots the actions planned so far add on main.
+// and the snapshots the actions planned so far add on main. first says
+// that no action planned so far commits: the estimates' loads of the
+// metadata file read it as stored (metadataRead).
 type planInput struct {
 	pol         *config.Effective
 	st          *TableState
 	now         time.Time
 	props       map[string]string
 	addedOnMain int
+	first       bool
+	// compact is the plan's compaction (nil: none), which the manifest
+	// rewrite after it sees the manifests of (manifestsAfterCompaction).
+	compact *CompactAction
 }
 
 // rules are a kind's facts with its payload type P (see Kind).

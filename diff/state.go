@@ -21,6 +21,15 @@ type TableState struct {
 	// commit reads and writes (the estimates' commit term).
 	MetadataBytes int64 `json:"metadata_bytes,omitempty"`
 	SnapshotBytes int64 `json:"snapshot_bytes,omitempty"`
+	// MetadataFileBytes is the size of the current metadata file as
+	// stored: the bytes the observation's load of the table read (its
+	// meter counted them; no request of its own). Another writer's file
+	// may differ from iceberg-go's (indented, compressed), and the plan's
+	// first commit, or an expiry or sweep that nothing in the plan ran a
+	// commit before, reads this one (currentMetadataBytes). 0 when the
+	// load read no file the meter sees (a REST catalog's load, GCS and
+	// Azure storage) or the state predates it: then MetadataBytes.
+	MetadataFileBytes int64 `json:"metadata_file_bytes,omitempty"`
 
 	DefaultSortOrderID int             `json:"default_sort_order_id"`
 	SortOrder          []SortField     `json:"sort_order"` // the default sort order; empty = unsorted
@@ -164,6 +173,11 @@ type PartitionStats struct {
 	// files (CompactGroup.Files) and apply rewrites exactly those. Empty
 	// when the observer did not keep them (the groups then name no files).
 	CandidatePaths []string `json:"-"`
+	// CandidateManifests are, in the same order, the index in
+	// ManifestStats.Files of the manifest that lists each candidate (-1:
+	// not known): which manifests the plan's compaction empties
+	// (manifestsAfterCompaction). Optional, like Files.
+	CandidateManifests []int `json:"-"`
 	CandidateBytes int64    `json:"candidate_bytes"`
 	// StaleSortFiles counts the candidates that record another sort order
 	// than a sort or zorder rewrite writes (CompactionSelection.Strategy):
@@ -215,6 +229,9 @@ type ManifestStats struct {
 	DataCount   int   `json:"data_manifests"`
 	DeleteCount int   `json:"delete_manifests"`
 	Bytes       int64 `json:"bytes"`
+	// ListBytes is the size of the current snapshot's manifest list (the
+	// plan's walk opened it; 0: not known).
+	ListBytes int64 `json:"list_bytes,omitempty"`
 	// Files lists the current snapshot's manifests in manifest-list order,
 	// so diff can predict iceberg-go's RewriteManifests exactly (and see
 	// when it would change nothing). Optional: without it the plan
@@ -227,6 +244,13 @@ type ManifestInfo struct {
 	SpecID int   `json:"spec_id"`
 	Data   bool  `json:"data"` // a data manifest; false: a delete manifest
 	Length int64 `json:"length"`
+	// LiveFiles is the files it lists as added or existing (the manifest
+	// list's counts; no read), -1 or 0 when not known.
+	LiveFiles int64 `json:"live_files,omitempty"`
+	// Tombstones: it lists only removed entries (the manifest a
+	// compaction's commit writes of the files it replaced, as the plan
+	// predicts it): a manifest rewrite drops it.
+	Tombstones bool `json:"-"`
 }
 
 // OrphanScan is the result of comparing the storage listing (taken first)

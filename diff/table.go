@@ -54,10 +54,16 @@ func PlanTable(pol *config.Effective, st *TableState, now time.Time) TablePlan {
 			}
 		}
 		if ok {
+			// Every kind but the orphan sweep (the last) commits a new
+			// metadata file; with a commit problem none of them stays.
+			in.first = len(tp.Actions) == 0 || st.CommitProblem != ""
 			if k.estimate != nil {
 				a.Estimate = k.estimate(in, &a)
 			}
 			tp.Actions = append(tp.Actions, a)
+			if a.Compact != nil {
+				in.compact = a.Compact
+			}
 			if k.commits != nil {
 				in.addedOnMain += k.commits(&a)
 			}

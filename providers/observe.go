@@ -12,6 +12,7 @@ import (
 	"github.com/icewright/icewright/providers/compact"
 	"github.com/icewright/icewright/providers/compaction"
 	"github.com/icewright/icewright/providers/expiry"
+	"github.com/icewright/icewright/providers/internal/meter"
 	"github.com/icewright/icewright/providers/internal/reach"
 	"github.com/icewright/icewright/providers/orphans"
 	"github.com/icewright/icewright/providers/tablestate"
@@ -111,11 +112,21 @@ func (s *Session) observe(ctx context.Context, pol *config.Effective, withExpiry
 	if ctx, err = s.withReadPace(ctx, pol.Catalog); err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
-	tbl, err := s.loadTable(ctx, pol.Address)
+	// The load's bytes, counted by the meter the storage's IO feeds (the
+	// context's, or one of its own): the current metadata file as stored,
+	// which the plan's first commit reads (diff.TableState.MetadataFileBytes).
+	m, lctx := meter.Of(ctx), ctx
+	if m == nil {
+		m = meter.New()
+		lctx = meter.With(ctx, m)
+	}
+	readBefore := m.Counts().BytesRead
+	tbl, err := s.loadTable(lctx, pol.Address)
 	if err != nil {
 		return nil, fmt.Errorf("observe %s: %w", pol.Address, err)
 	}
 	o := &Observation{State: tablestate.Metadata(tbl, pol.Address, &s.specs), sess: s, pol: pol, now: s.now()}
+	o.State.MetadataFileBytes = m.Counts().BytesRead - readBefore
 	// The estimates count batches as objdel sends them. The catalog is the
 	// address's: inspect and doctor observe with a policy that names none.
 	catName, _, err := splitAddress(pol.Address)

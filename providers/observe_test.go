@@ -2,7 +2,9 @@ package providers
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +109,33 @@ func TestObserveOwnTable(t *testing.T) {
 	}
 	if len(st.Manifests.Files) != 8 || sum != st.Manifests.Bytes {
 		t.Errorf("%d manifest records, %d bytes; want 8, %d", len(st.Manifests.Files), sum, st.Manifests.Bytes)
+	}
+	// Which manifests the plan's compaction empties: each append's
+	// manifest lists its one file, and names it among the candidates.
+	seen := map[int]bool{}
+	for _, p := range st.Partitions {
+		if len(p.CandidateManifests) != len(p.CandidatePaths) {
+			t.Errorf("partition %q: %d candidate manifests for %d candidates", p.Partition, len(p.CandidateManifests), len(p.CandidatePaths))
+		}
+		for _, i := range p.CandidateManifests {
+			if i < 0 || i >= len(st.Manifests.Files) || seen[i] {
+				t.Errorf("partition %q: candidate manifest %d (of %d; seen %v)", p.Partition, i, len(st.Manifests.Files), seen)
+			}
+			seen[i] = true
+		}
+	}
+	for i, m := range st.Manifests.Files {
+		if m.LiveFiles != 1 {
+			t.Errorf("manifest %d lists %d live files, want 1", i, m.LiveFiles)
+		}
+	}
+	// The sizes the estimates read at: the metadata file as stored (what
+	// the observation's load read) and the current manifest list.
+	if fi, err := os.Stat(strings.TrimPrefix(st.MetadataLocation, "file://")); err != nil || st.MetadataFileBytes != fi.Size() {
+		t.Errorf("metadata file bytes %d, want the file's size (%v, %v)", st.MetadataFileBytes, fi, err)
+	}
+	if fi, err := os.Stat(strings.TrimPrefix(tbl.CurrentSnapshot().ManifestList, "file://")); err != nil || st.Manifests.ListBytes != fi.Size() {
+		t.Errorf("manifest list bytes %d, want the file's size (%v, %v)", st.Manifests.ListBytes, fi, err)
 	}
 	if st.Files.MinSize > st.Files.MedianSize || st.Files.MedianSize > st.Files.MaxSize || st.Files.MinSize <= 0 {
 		t.Errorf("sizes min %d median %d max %d", st.Files.MinSize, st.Files.MedianSize, st.Files.MaxSize)

@@ -378,8 +378,8 @@ type candidates struct {
 	on func(path string, specID int, partition string)
 }
 
-func (c candidates) DataEntry(e iceberg.ManifestEntry) (reach.Group, bool) {
-	g, ok := c.Aggregator.DataEntry(e)
+func (c candidates) DataEntry(manifest string, e iceberg.ManifestEntry) (reach.Group, bool) {
+	g, ok := c.Aggregator.DataEntry(manifest, e)
 	if ok {
 		c.on(e.DataFile().FilePath(), g.Spec, g.Partition)
 	}
@@ -415,6 +415,10 @@ type Aggregator struct {
 	// stale picks the files a sort or zorder rewrite takes for their
 	// order (staleSortRule); nil for binpack.
 	stale *compaction.StaleSort
+	// manifestAt is each current manifest's index in
+	// ManifestStats.Files, by path: which one lists a candidate
+	// (PartitionStats.CandidateManifests).
+	manifestAt map[string]int
 }
 
 // now is the clock of sel.Where (current_date, now()).
@@ -429,8 +433,9 @@ func NewAggregator(md table.Metadata, sel diff.CompactionSelection, now time.Tim
 			eqByPart:     map[partKey][]int64{},
 			unpartitions: map[int]bool{},
 		},
-		renderers: map[int]*partitionRenderer{},
-		compacts:  true,
+		renderers:  map[int]*partitionRenderer{},
+		compacts:   true,
+		manifestAt: map[string]int{},
 		stale:     staleSortRule(md, sel),
 	}
 	for _, spec := range md.PartitionSpecs() {
@@ -478,6 +483,9 @@ func (a *Aggregator) key(df iceberg.DataFile) partKey {
 	return partKey{spec: specID, part: r.render(df.Partition())}
 }
 
+// ManifestList records the size of the snapshot's manifest list.
+func (a *Aggregator) ManifestList(size int64) { a.agg.manifests.ListBytes = size }
+
 // Manifest counts one manifest of the snapshot's manifest list.
 func (a *Aggregator) Manifest(m iceberg.ManifestFile) {
 	a.agg.manifests.Count++
@@ -493,8 +501,13 @@ func (a *Aggregator) Manifest(m iceberg.ManifestFile) {
 	// rewrite_manifests leaves and what the plan's compaction adds, so a
 	// plan never asks for a rewrite that cannot merge or needs a second
 	// apply (issue 14, item 2).
+	live := int64(-1) // unknown: a v1 list may leave the counts out
+	if m.AddedDataFiles() >= 0 && m.ExistingDataFiles() >= 0 {
+		live = int64(m.AddedDataFiles()) + int64(m.ExistingDataFiles())
+	}
+	a.manifestAt[m.FilePath()] = len(a.agg.manifests.Files)
 	a.agg.manifests.Files = append(a.agg.manifests.Files, diff.ManifestInfo{
-		SpecID: int(m.PartitionSpecID()), Data: data, Length: m.Length(),
+		SpecID: int(m.PartitionSpecID()), Data: data, Length: m.Length(), LiveFiles: live,
 	})
 }
 
@@ -559,7 +572,7 @@ func (a *Aggregator) SealDeletes() { a.idx.seal() }
 
 // DataEntry counts a live data file; it returns the file's partition and
 // whether the compaction selection picks it.
-func (a *Aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) {
+func (a *Aggregator) DataEntry(manifest string, entry iceberg.ManifestEntry) (reach.Group, bool) {
 	df := entry.DataFile()
 	size := df.FileSizeBytes()
 	k := a.key(df)
@@ -593,6 +606,11 @@ func (a *Aggregator) DataEntry(entry iceberg.ManifestEntry) (reach.Group, bool) 
 		if a.compacts {
 			p.CandidateSizes = append(p.CandidateSizes, size)
 			p.CandidatePaths = append(p.CandidatePaths, df.FilePath())
+			at, ok := a.manifestAt[manifest]
+			if !ok {
+				at = -1
+			}
+			p.CandidateManifests = append(p.CandidateManifests, at)
 		}
 		p.CandidateBytes += size
 		// The reader inherits first_row_id from the manifest list; a v3

@@ -279,6 +279,7 @@ func (a *statsAggregate) part(df iceberg.DataFile) (string, *partStat) {
 	return key, p
 }
 
+func (a *statsAggregate) ManifestList(int64)             {}
 func (a *statsAggregate) Manifest(iceberg.ManifestFile) {}
 func (a *statsAggregate) SealDeletes()                  {}
 
@@ -291,7 +292,7 @@ func (a *statsAggregate) DeleteEntry(e iceberg.ManifestEntry) {
 	p.deletes++
 }
 
-func (a *statsAggregate) DataEntry(e iceberg.ManifestEntry) (reach.Group, bool) {
+func (a *statsAggregate) DataEntry(_ string, e iceberg.ManifestEntry) (reach.Group, bool) {
 	df := e.DataFile()
 	key, p := a.part(df)
 	p.files++

@@ -160,12 +160,16 @@ type File struct {
 // SealDeletes, then DataEntry for every data file, in manifest order and
 // within a manifest in file order (the serial read's sequence).
 type Aggregate interface {
+	// ManifestList is the size of the snapshot's manifest list (0: not
+	// known), before its manifests.
+	ManifestList(size int64)
 	Manifest(m iceberg.ManifestFile)
 	DeleteEntry(e iceberg.ManifestEntry)
 	SealDeletes()
 	// DataEntry returns the file's compaction group and whether the
-	// selection makes it a candidate.
-	DataEntry(e iceberg.ManifestEntry) (Group, bool)
+	// selection makes it a candidate; manifest is the path of the
+	// manifest that lists it.
+	DataEntry(manifest string, e iceberg.ManifestEntry) (Group, bool)
 }
 
 // Group is a compaction group: a partition of one spec.
@@ -257,6 +261,9 @@ func (w Spec) listManifests(ctx context.Context, snaps []table.Snapshot) ([]walk
 			}
 		}
 		current := w.Aggregate != nil && snap.SnapshotID == w.AggregateSnapshot
+		if current {
+			w.Aggregate.ManifestList(read)
+		}
 		for _, m := range list {
 			if current {
 				w.Aggregate.Manifest(m)
@@ -422,7 +429,7 @@ func (e *entryWalk) entry(i int, entry iceberg.ManifestEntry, deletes bool) erro
 	if !f.Deleted && e.ms[i].current && w.Aggregate != nil {
 		if deletes {
 			w.Aggregate.DeleteEntry(entry)
-		} else if g, cand := w.Aggregate.DataEntry(entry); cand {
+		} else if g, cand := w.Aggregate.DataEntry(e.ms[i].m.FilePath(), entry); cand {
 			f.Group = e.tags.of(g)
 		}
 	}
