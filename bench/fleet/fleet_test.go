@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"flag"
+	"runtime/debug"
 	"testing"
 
 	"github.com/icewright/icewright/apply"
@@ -26,7 +27,9 @@ func BenchmarkFleetPlan(b *testing.B) {
 	}
 	for b.Loop() {
 		sess := providers.Open(cfg, providers.Options{})
-		p, err := apply.Plan(context.Background(), cfg, sess, apply.PlanOptions{})
+		// The soft memory limit the CLI sets while it observes (its
+		// collections are part of what the plan costs).
+		p, err := apply.Plan(context.Background(), cfg, sess, apply.PlanOptions{SetMemoryLimit: debug.SetMemoryLimit})
 		if err != nil {
 			b.Fatal(err)
 		}
