@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/icewright/icewright/internal/lakehouse"
 	"github.com/icewright/icewright/providers/catalogs"
 	"github.com/icewright/icewright/providers/internal/bound"
 )
@@ -105,10 +104,6 @@ func (s *Session) currentMetadataLocation(ctx context.Context, address string) (
 	if c, err := s.catalogConfig(catName); err != nil || c.Type != "sql" {
 		return "", false
 	}
-	key, err := lakehouse.NamespaceKey(ident[:len(ident)-1])
-	if err != nil || strings.Contains(key, sqlEncodedNamespace) {
-		return "", false
-	}
 	db, err := s.sqlDB(ctx, catName)
 	if err != nil {
 		return "", false
@@ -116,7 +111,7 @@ func (s *Session) currentMetadataLocation(ctx context.Context, address string) (
 	var rows []catalogs.SQLTableRow
 	err = bound.Read(bound.With(ctx, s.catalogTimeout(catName)), func(ctx context.Context) error {
 		var err error
-		rows, err = catalogs.SQLTableRowsOf(ctx, db, catName, key, ident[len(ident)-1])
+		rows, err = catalogs.SQLTableRowsOf(ctx, db, catName, ident[:len(ident)-1], ident[len(ident)-1])
 		return err
 	})
 	rows = slices.DeleteFunc(rows, func(r catalogs.SQLTableRow) bool { return r.View })
@@ -126,16 +121,11 @@ func (s *Session) currentMetadataLocation(ctx context.Context, address string) (
 	return rows[0].Metadata, true
 }
 
-// sqlEncodedNamespace marks a namespace that iceberg-go's SQL catalog
-// stores as JSON because a level holds a dot (catalog/sql's
-// encodedNamespacePrefix, unexported).
-const sqlEncodedNamespace = "__iceberg_namespace_v1__:"
-
 // sqlNamespace is the namespace of an iceberg_tables row as iceberg-go's
 // SQL catalog reads it (catalog/sql's namespaceFromString): dotted text,
-// or the JSON list after sqlEncodedNamespace.
+// or the JSON list after catalogs.SQLEncodedNamespace.
 func sqlNamespace(ns string) table.Identifier {
-	if enc, ok := strings.CutPrefix(ns, sqlEncodedNamespace); ok {
+	if enc, ok := strings.CutPrefix(ns, catalogs.SQLEncodedNamespace); ok {
 		var ident table.Identifier
 		if json.Unmarshal([]byte(enc), &ident) == nil && len(ident) > 0 {
 			return ident

@@ -3,7 +3,10 @@ package catalogs
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
+
+	"github.com/icewright/icewright/internal/lakehouse"
 )
 
 // SQLTableRow is one row of a SQL catalog database's iceberg_tables.
@@ -20,12 +23,27 @@ func SQLTableRows(ctx context.Context, db *sql.DB) ([]SQLTableRow, error) {
 }
 
 // SQLTableRowsOf reads the rows of iceberg_tables under one primary key
-// (catalog name, namespace as stored, table name): the one table's row,
-// and its view's if a view has the same name.
-func SQLTableRowsOf(ctx context.Context, db *sql.DB, catalogName, namespace, name string) ([]SQLTableRow, error) {
+// (catalog name, namespace, table name): the one table's row, and its
+// view's if a view has the same name. The namespace is stored under the
+// key iceberg-go's SQL catalog gives it (lakehouse.NamespaceKey); one
+// that it stores encoded (a level with a dot, or holding the encoded
+// form's marker) is an error, not a guess.
+func SQLTableRowsOf(ctx context.Context, db *sql.DB, catalogName string, namespace []string, name string) ([]SQLTableRow, error) {
+	key, err := lakehouse.NamespaceKey(namespace)
+	if err != nil {
+		return nil, err
+	}
+	if strings.Contains(key, SQLEncodedNamespace) {
+		return nil, fmt.Errorf("namespace %q is stored in iceberg-go's encoded form", key)
+	}
 	return sqlTableRows(ctx, db, "SELECT * FROM iceberg_tables WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3",
-		catalogName, namespace, name)
+		catalogName, key, name)
 }
+
+// SQLEncodedNamespace marks a namespace that iceberg-go's SQL catalog
+// stores as JSON because a level holds a dot (catalog/sql's
+// encodedNamespacePrefix, unexported).
+const SQLEncodedNamespace = "__iceberg_namespace_v1__:"
 
 // sqlTableRows runs query, a SELECT * of iceberg_tables, with args.
 func sqlTableRows(ctx context.Context, db *sql.DB, query string, args ...any) ([]SQLTableRow, error) {

@@ -43,7 +43,7 @@ func TestSQLTableRowsOf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, err := SQLTableRowsOf(ctx, db, "lake", "ns", "t")
+			rows, err := SQLTableRowsOf(ctx, db, "lake", []string{"ns"}, "t")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestSQLTableRowsOf(t *testing.T) {
 				t.Fatalf("rows = %+v, want the table's at %s", rows, tbl.MetadataLocation())
 			}
 			for _, k := range [][3]string{{"other", "ns", "t"}, {"lake", "ns2", "t"}, {"lake", "ns", "u"}} {
-				if rows, err := SQLTableRowsOf(ctx, db, k[0], k[1], k[2]); err != nil || len(rows) != 0 {
+				if rows, err := SQLTableRowsOf(ctx, db, k[0], []string{k[1]}, k[2]); err != nil || len(rows) != 0 {
 					t.Errorf("%v: rows %+v, err %v; want none", k, rows, err)
 				}
 			}

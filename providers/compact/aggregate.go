@@ -436,7 +436,7 @@ func NewAggregator(md table.Metadata, sel diff.CompactionSelection, now time.Tim
 		renderers:  map[int]*partitionRenderer{},
 		compacts:   true,
 		manifestAt: map[string]int{},
-		stale:     staleSortRule(md, sel),
+		stale:      staleSortRule(md, sel),
 	}
 	for _, spec := range md.PartitionSpecs() {
 		if spec.IsUnpartitioned() {

@@ -64,19 +64,13 @@ func Resolve(ctx context.Context, tbl *table.Table, approved []Approved, render 
 			owner[f] = i
 		}
 	}
-	type found struct {
-		key  string
-		spec int
-		part map[int]any
-		size int64
-	}
-	live := make(map[string]found, len(owner))
+	live := make(map[string]liveFile, len(owner))
 	if tbl.CurrentSnapshot() == nil {
 		return nil, skipAll(approved, "the table has no current snapshot"), nil
 	}
 	onData := func(key string, df iceberg.DataFile) {
 		if _, ok := owner[df.FilePath()]; ok {
-			live[df.FilePath()] = found{key: key, spec: int(df.SpecID()), part: df.Partition(), size: df.FileSizeBytes()}
+			live[df.FilePath()] = liveFile{key: key, spec: int(df.SpecID()), part: df.Partition(), size: df.FileSizeBytes()}
 		}
 	}
 	var (
@@ -101,36 +95,8 @@ func Resolve(ctx context.Context, tbl *table.Table, approved []Approved, render 
 	keep := make([]bool, len(approved))
 	keys := make([]string, len(approved))
 	for i, g := range approved {
-		why := ""
-		var bytes int64
-		gone := 0
-		first := ""
-		for _, f := range g.Files {
-			l, ok := live[f]
-			if !ok {
-				if gone++; first == "" {
-					first = f
-				}
-				continue
-			}
-			bytes += l.size
-			switch {
-			case why != "":
-			case keys[i] != "" && l.key != keys[i]:
-				why = fmt.Sprintf("its files are no longer of one partition (%s)", f)
-			case l.spec != g.SpecID || render(l.spec, l.part) != g.Partition:
-				why = fmt.Sprintf("the partition changed: %s is now in spec %d, partition %q", f, l.spec, render(l.spec, l.part))
-			}
-			keys[i] = l.key
-		}
-		switch {
-		case gone > 0:
-			why = fmt.Sprintf("%d of its %d files are no longer in the table (first: %s)", gone, len(g.Files), first)
-		case why == "" && bytes != g.Bytes:
-			why = fmt.Sprintf("its files hold %d bytes, the plan %d", bytes, g.Bytes)
-		case why == "" && len(g.Files) == 0:
-			why = "the plan names no files"
-		}
+		var why string
+		keys[i], why = checkApproved(g, live, render)
 		if why != "" {
 			skips = append(skips, Skip{Index: i, Reason: why})
 			continue
@@ -158,6 +124,52 @@ func Resolve(ctx context.Context, tbl *table.Table, approved []Approved, render 
 		groups = append(groups, out)
 	}
 	return groups, skips, nil
+}
+
+// liveFile is where an approved group's file is in the table now: its
+// partition's key, spec, partition and size.
+type liveFile struct {
+	key  string
+	spec int
+	part map[int]any
+	size int64
+}
+
+// checkApproved checks approved group g against the table's live files:
+// its partition key, and why it cannot run as the plan approved it ("" when
+// it can): a file gone, files no longer of one partition or of the planned
+// one, other bytes than the plan's, or no files.
+func checkApproved(g Approved, live map[string]liveFile, render func(specID int, part map[int]any) string) (key, why string) {
+	var bytes int64
+	gone := 0
+	first := ""
+	for _, f := range g.Files {
+		l, ok := live[f]
+		if !ok {
+			if gone++; first == "" {
+				first = f
+			}
+			continue
+		}
+		bytes += l.size
+		switch {
+		case why != "":
+		case key != "" && l.key != key:
+			why = fmt.Sprintf("its files are no longer of one partition (%s)", f)
+		case l.spec != g.SpecID || render(l.spec, l.part) != g.Partition:
+			why = fmt.Sprintf("the partition changed: %s is now in spec %d, partition %q", f, l.spec, render(l.spec, l.part))
+		}
+		key = l.key
+	}
+	switch {
+	case gone > 0:
+		why = fmt.Sprintf("%d of its %d files are no longer in the table (first: %s)", gone, len(g.Files), first)
+	case why == "" && bytes != g.Bytes:
+		why = fmt.Sprintf("its files hold %d bytes, the plan %d", bytes, g.Bytes)
+	case why == "" && len(g.Files) == 0:
+		why = "the plan names no files"
+	}
+	return key, why
 }
 
 // skipAll skips every approved group for the same reason.

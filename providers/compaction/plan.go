@@ -279,7 +279,7 @@ func (a *statsAggregate) part(df iceberg.DataFile) (string, *partStat) {
 	return key, p
 }
 
-func (a *statsAggregate) ManifestList(int64)             {}
+func (a *statsAggregate) ManifestList(int64)            {}
 func (a *statsAggregate) Manifest(iceberg.ManifestFile) {}
 func (a *statsAggregate) SealDeletes()                  {}
 

@@ -164,32 +164,9 @@ func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int
 	}
 	fmt.Printf("reconcile, first listing (every table new): %s\n", u.since())
 
-	// The commits go through the configured catalog (the sqlite copy's, or
-	// PostgreSQL's that registered it).
-	writer, _, _, closeWriter, err := openConfigured(ctx, cfgDir)
+	appended, err := appendToFleet(ctx, cfgDir, locs, prefix, fraction)
 	if err != nil {
 		return err
-	}
-	defer closeWriter()
-	every := max(1, int(1/fraction))
-	addrs := make([]string, 0, len(locs))
-	for a := range locs {
-		if ns := strings.Split(a, ".")[1]; strings.HasPrefix(ns, prefix) {
-			addrs = append(addrs, a)
-		}
-	}
-	slices.Sort(addrs)
-	appended := 0
-	for i := 0; i < len(addrs); i += every {
-		parts := strings.Split(addrs[i], ".")
-		tbl, err := writer.LoadTable(ctx, parts[1:])
-		if err != nil {
-			return err
-		}
-		if _, err := benchlake.Append(ctx, tbl, 1_000_000, 100, 3); err != nil {
-			return err
-		}
-		appended++
 	}
 	fmt.Printf("appended to %d tables\n", appended)
 
@@ -226,6 +203,39 @@ func reconcilePass(ctx context.Context, cfgDir string, fraction float64, par int
 		return fmt.Errorf("%d tables still out of policy after the pass, %d errors", p.Summary.TablesChanged, len(p.Errors))
 	}
 	return nil
+}
+
+// appendToFleet appends to fraction of the fleet's tables (of locs, those
+// whose namespace has prefix), every 1/fraction-th in address order, and
+// returns how many. The commits go through the configured catalog (the
+// sqlite copy's, or PostgreSQL's that registered it).
+func appendToFleet(ctx context.Context, cfgDir string, locs map[string]string, prefix string, fraction float64) (int, error) {
+	writer, _, _, closeWriter, err := openConfigured(ctx, cfgDir)
+	if err != nil {
+		return 0, err
+	}
+	defer closeWriter()
+	every := max(1, int(1/fraction))
+	addrs := make([]string, 0, len(locs))
+	for a := range locs {
+		if ns := strings.Split(a, ".")[1]; strings.HasPrefix(ns, prefix) {
+			addrs = append(addrs, a)
+		}
+	}
+	slices.Sort(addrs)
+	appended := 0
+	for i := 0; i < len(addrs); i += every {
+		parts := strings.Split(addrs[i], ".")
+		tbl, err := writer.LoadTable(ctx, parts[1:])
+		if err != nil {
+			return appended, err
+		}
+		if _, err := benchlake.Append(ctx, tbl, 1_000_000, 100, 3); err != nil {
+			return appended, err
+		}
+		appended++
+	}
+	return appended, nil
 }
 
 // actionOutcomes sums the reconciler's icewright_actions_total by outcome

@@ -14,6 +14,28 @@ func ResultsJSON(w io.Writer, r *apply.Results) error {
 	return writeJSON(w, r, "results")
 }
 
+// actionNote is what the row of t's action j says after its cells: why
+// it was skipped or how it failed (the table's error on its last action,
+// unless an action said it), what it did not apply and the deletes that
+// failed.
+func actionNote(t *apply.TableResult, j int) string {
+	a := &t.Actions[j]
+	note := a.Reason
+	if a.Error != "" && !partitionSaid(a) {
+		note = a.Error
+	}
+	if j == len(t.Actions)-1 && t.Error != "" && !actionSaid(t) {
+		note = strings.TrimPrefix(note+"; "+t.Error, "; ")
+	}
+	if len(a.NotApplied) > 0 {
+		note = strings.TrimPrefix(fmt.Sprintf("%s; %s not applied", note, countOf(len(a.NotApplied), "planned item", "planned items")), "; ")
+	}
+	if len(a.DeleteErrors) > 0 {
+		note = strings.TrimPrefix(fmt.Sprintf("%s; %s", note, countOf(len(a.DeleteErrors), "delete failed", "deletes failed")), "; ")
+	}
+	return note
+}
+
 // Results renders the result table of docs/design.md §5.4: per table and action,
 // the status (with why it was skipped or how it failed), files and bytes
 // before → after, snapshots expired, files deleted, bytes freed and time,
@@ -44,19 +66,7 @@ func Results(w io.Writer, r *apply.Results, s *Styles) error {
 		}
 		for j := range t.Actions {
 			a := &t.Actions[j]
-			note := a.Reason
-			if a.Error != "" && !partitionSaid(a) {
-				note = a.Error
-			}
-			if j == len(t.Actions)-1 && t.Error != "" && !actionSaid(t) {
-				note = strings.TrimPrefix(note+"; "+t.Error, "; ")
-			}
-			if len(a.NotApplied) > 0 {
-				note = strings.TrimPrefix(fmt.Sprintf("%s; %s not applied", note, countOf(len(a.NotApplied), "planned item", "planned items")), "; ")
-			}
-			if len(a.DeleteErrors) > 0 {
-				note = strings.TrimPrefix(fmt.Sprintf("%s; %s", note, countOf(len(a.DeleteErrors), "delete failed", "deletes failed")), "; ")
-			}
+			note := actionNote(t, j)
 			rows = append(rows, []string{
 				t.Address, string(a.Type), a.Status,
 				beforeAfter(a.FilesBefore, a.FilesAfter, Count[int64]),
