@@ -178,7 +178,7 @@ type PartitionStats struct {
 	// not known): which manifests the plan's compaction empties
 	// (manifestsAfterCompaction). Optional, like Files.
 	CandidateManifests []int `json:"-"`
-	CandidateBytes int64    `json:"candidate_bytes"`
+	CandidateBytes     int64 `json:"candidate_bytes"`
 	// StaleSortFiles counts the candidates that record another sort order
 	// than a sort or zorder rewrite writes (CompactionSelection.Strategy):
 	// such a partition is one group of all its candidates, whatever
