@@ -110,6 +110,22 @@ def flat(u):
         else:
             out[k] = v
     return out
+def rows(label, kind, est, act, approx=False):
+    e, u = flat(est), flat(act)
+    for q in sorted(set(e) | set(u)):
+        if q in ("peak_memory_bytes", "scan_opens_saved"):
+            continue
+        ev, uv = e.get(q), u.get(q)
+        if not ev and not uv:
+            continue
+        ratio = f"{ev / uv:.2f}" if ev is not None and uv else "–"
+        fmt = lambda v: "–" if v is None else (f"{v:.3f}" if isinstance(v, float) else f"{v:,}")
+        note = " (approximate)" if q == "cpu_seconds" and approx else ""
+        mark, tol = "", target(q)
+        if tol is not None:
+            inside = ev is not None and (abs(ev - uv) <= tol * uv if uv else ev == 0)
+            mark = "" if inside else "outside"
+        print(f"| {label} | {kind} | {q} | {fmt(ev)} | {fmt(uv)}{note} | {ratio} | {mark} |")
 print("| case | action | quantity | estimate | actual | estimate / actual | target |")
 print("| --- | --- | --- | --- | --- | --- | --- |")
 for c in cases:
@@ -121,19 +137,10 @@ for c in cases:
             if a["status"] != "done":
                 print(f"| {label} | {a['type']} | status {a['status']} | | | {a.get('error') or a.get('reason','')} | |")
                 continue
-            e, u = flat(a.get("estimate")), flat(a.get("actual"))
-            for q in sorted(set(e) | set(u)):
-                if q in ("peak_memory_bytes", "scan_opens_saved"):
-                    continue
-                ev, uv = e.get(q), u.get(q)
-                if not ev and not uv:
-                    continue
-                ratio = f"{ev / uv:.2f}" if ev is not None and uv else "–"
-                fmt = lambda v: "–" if v is None else (f"{v:.3f}" if isinstance(v, float) else f"{v:,}")
-                approx = " (approximate)" if q == "cpu_seconds" and a.get("actual_cpu_approximate") else ""
-                mark, tol = "", target(q)
-                if tol is not None:
-                    inside = ev is not None and (abs(ev - uv) <= tol * uv if uv else ev == 0)
-                    mark = "" if inside else "outside"
-                print(f"| {label} | {a['type']} | {q} | {fmt(ev)} | {fmt(uv)}{approx} | {ratio} | {mark} |")
+            rows(label, a["type"], a.get("estimate"), a.get("actual"), a.get("actual_cpu_approximate"))
+    # The run's read of other tables' references (results format 1.2): a
+    # run-level entry, apart from the action that asked first.
+    run = res.get("other_tables_references")
+    if run:
+        rows(f"{c} (run)", "other tables' references", run.get("estimate"), run.get("actual"))
 PY
