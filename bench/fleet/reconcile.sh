@@ -22,7 +22,8 @@
 # REST catalog of scripts/services.sh by real appends (fleetbench
 # setup-catalog, namespaces rcSIZE_ns0000...; ICEWRIGHT_TEST_REST_*), and
 # appends to them through it; the reconciler learns their metadata
-# locations by loading each (no If-None-Match: Session.MetadataLocations).
+# locations from each table's load answer, its metadata not parsed
+# (Session.MetadataLocations, catalogs.MetadataLocation).
 set -euo pipefail
 
 N=${1:-1000}

@@ -1,0 +1,56 @@
+package catalogs
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDecodeMetadataLocation: the location is read wherever the key stands
+// (before or after a large metadata), and every answer that does not say
+// one location for certain is refused: missing, null, not a string, empty,
+// twice, in another case, malformed, truncated, trailing data, not an
+// object.
+func TestDecodeMetadataLocation(t *testing.T) {
+	const meta = `{"format-version":2,"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"s3://b/t",` +
+		`"schemas":[{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"metadata-location","required":false,"type":"string"}]}],` +
+		`"properties":{"metadata-location":"s3://b/t/metadata/not-this.json","x":"\"}{"},"snapshots":[]}`
+	ok := []struct{ name, body, want string }{
+		{"first", `{"metadata-location":"s3://b/t/metadata/00001-a.metadata.json","metadata":` + meta + `,"config":{}}`, "s3://b/t/metadata/00001-a.metadata.json"},
+		{"after the metadata", `{"metadata":` + meta + `,"config":{"k":"v"},"metadata-location":"s3://b/t/metadata/00002-b.metadata.json"}`, "s3://b/t/metadata/00002-b.metadata.json"},
+		{"escaped", `{"metadata-location":"s3://b/a.b/t%231/metadata/00003-\u00e9\"q.metadata.json","metadata":{}}`, "s3://b/a.b/t%231/metadata/00003-é\"q.metadata.json"},
+		{"whitespace", "\n {\n \"metadata\" : [ 1, {\"a\": null} ] ,\n \"metadata-location\" : \"s3://x\"\n }\n\n", "s3://x"},
+	}
+	for _, c := range ok {
+		t.Run(c.name, func(t *testing.T) {
+			got, isOK := decodeMetadataLocation(strings.NewReader(c.body))
+			if !isOK || got != c.want {
+				t.Errorf("got %q, %v; want %q", got, isOK, c.want)
+			}
+		})
+	}
+	unsure := map[string]string{
+		"missing":         `{"metadata":` + meta + `}`,
+		"only nested":     `{"metadata":{"metadata-location":"s3://nested"}}`,
+		"null":            `{"metadata-location":null,"metadata":{}}`,
+		"number":          `{"metadata-location":1,"metadata":{}}`,
+		"object":          `{"metadata-location":{"a":"s3://x"},"metadata":{}}`,
+		"empty":           `{"metadata-location":"","metadata":{}}`,
+		"twice, same":     `{"metadata-location":"s3://x","metadata":{},"metadata-location":"s3://x"}`,
+		"twice":           `{"metadata-location":"s3://x","metadata":{},"metadata-location":"s3://y"}`,
+		"other case":      `{"metadata-location":"s3://x","Metadata-Location":"s3://y"}`,
+		"other case only": `{"METADATA-LOCATION":"s3://y"}`,
+		"malformed":       `{"metadata-location":"s3://x","metadata":{"a":}}`,
+		"truncated":       `{"metadata-location":"s3://x","metadata":{"a":1`,
+		"trailing":        `{"metadata-location":"s3://x"} {}`,
+		"array":           `[{"metadata-location":"s3://x"}]`,
+		"string":          `"s3://x"`,
+		"empty answer":    ``,
+	}
+	for name, body := range unsure {
+		t.Run(name, func(t *testing.T) {
+			if got, isOK := decodeMetadataLocation(strings.NewReader(body)); isOK {
+				t.Errorf("%s: took %q", body, got)
+			}
+		})
+	}
+}
