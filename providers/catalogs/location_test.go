@@ -1,8 +1,13 @@
 package catalogs
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/apache/iceberg-go/table"
 )
 
 // TestDecodeMetadataLocation: the location is read wherever the key stands
@@ -53,4 +58,39 @@ func TestDecodeMetadataLocation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkLoadAnswer: a load-table answer's metadata location, read
+// (decodeMetadataLocation) against decoded as iceberg-go's LoadTable
+// decodes the answer (the metadata parsed: table.ParseMetadataBytes), on a
+// fixture's metadata of 11 KB.
+func BenchmarkLoadAnswer(b *testing.B) {
+	meta, err := os.ReadFile("../../internal/testdata/tables/iceberg-cxx-trino-dangling-deletes/metadata/00011-31179cfb-920d-47df-af37-7362d4028557.metadata.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer := []byte(`{"metadata-location":"s3://b/t/metadata/00011.metadata.json","metadata":` + string(meta) + `,"config":{}}`)
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := decodeMetadataLocation(bytes.NewReader(answer)); !ok {
+				b.Fatal("no location")
+			}
+		}
+	})
+	b.Run("parsed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var a struct {
+				Loc  string          `json:"metadata-location"`
+				Meta json.RawMessage `json:"metadata"`
+			}
+			if err := json.NewDecoder(bytes.NewReader(answer)).Decode(&a); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := table.ParseMetadataBytes(a.Meta); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
