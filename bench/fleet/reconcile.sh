@@ -72,7 +72,7 @@ rest)
 	selector="fleetrest.$prefix*.*"
 	echo "$catalog_hcl" >"$WORK/cfg-$N/catalog.icewright.hcl"
 	echo "building (or checking) $N tables in the REST catalog ..." >&2
-	"$WORK/fleetbench" setup-catalog -config "$WORK/cfg-$N" -prefix "$prefix" -tables "$N" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
+	"$WORK/fleetbench" setup-catalog -config "$WORK/cfg-$N" -prefix "$prefix" -tables "$N" -parallelism "$PAR" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
 	rm "$WORK/cfg-$N/catalog.icewright.hcl" ;;
 *) echo "CATALOG must be sqlite, pg or rest" >&2; exit 2 ;;
 esac
