@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -21,20 +22,21 @@ const metadataLoads = 8
 // location of its current metadata file: what reconcile compares with the
 // last observation to learn which tables changed (issue 44). A SQL
 // catalog answers with one query (its database's iceberg_tables, the rows
-// the catalog reads); any other catalog is listed and each table loaded
-// (the metadata file only: no manifest list, no manifest). A REST load is
-// a plain load: iceberg-go v0.7.0's REST client exposes no response's ETag
-// (catalog/rest: LoadTable returns the table alone), its headers are set
-// per catalog (WithHeaders), not per request, and a 304 Not Modified has no
-// path in LoadTable (it would be an error); an If-None-Match would need a
-// second REST client beside iceberg-go's (rest.WithCustomTransport could
-// add the header under iceberg-go's authentication, but a 304 would still
-// be LoadTable's error, and a 200 is parsed whole). It would save nothing
-// on the REST catalog of scripts/services.sh (SeaweedFS), which sends no
-// ETag with a table and answers If-None-Match with the table (200).
-// A table that cannot be loaded is in the map with "" (the
-// plan says its error); an error is the catalog's own (unreachable, not
-// listable).
+// the catalog reads); any other catalog is listed and each table's
+// location asked for (metadataLocation). A REST catalog's is its
+// load-table answer's "metadata-location", read from the answer as it
+// streams in, the metadata JSON scanned but not parsed
+// (catalogs.MetadataLocation: the request is iceberg-go's own, with the
+// catalog's session and authentication); other catalogs load the table
+// (the metadata file only: no manifest list, no manifest). No
+// If-None-Match: iceberg-go v0.7.0's REST client exposes no response's
+// ETag and has no path for a 304 in LoadTable, and the REST catalog of
+// scripts/services.sh (SeaweedFS) sends no ETag with a table and answers
+// If-None-Match with the table (200), so a conditional load would save
+// nothing there.
+// A table whose location cannot be learnt is in the map with "" (reconcile
+// observes it; the plan says its error); an error is the catalog's own
+// (unreachable, not listable).
 func (s *Session) MetadataLocations(ctx context.Context, catalogName string) (map[string]string, error) {
 	c, err := s.catalogConfig(catalogName)
 	if err != nil {
@@ -57,8 +59,8 @@ func (s *Session) MetadataLocations(ctx context.Context, catalogName string) (ma
 	return s.loadedLocations(ctx, catalogName)
 }
 
-// loadedLocations is MetadataLocations by listing the catalog and loading
-// each table, metadataLoads at once.
+// loadedLocations is MetadataLocations by listing the catalog and asking
+// each table's location (metadataLocation), metadataLoads at once.
 func (s *Session) loadedLocations(ctx context.Context, catalogName string) (map[string]string, error) {
 	addrs, err := s.ListTables(ctx, catalogName)
 	if err != nil {
@@ -76,10 +78,7 @@ func (s *Session) loadedLocations(ctx context.Context, catalogName string) (map[
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			loc := ""
-			if t, err := s.loadTable(ctx, a); err == nil {
-				loc = t.MetadataLocation()
-			}
+			loc, _ := s.metadataLocation(ctx, a)
 			mu.Lock()
 			out[a] = loc
 			mu.Unlock()
@@ -87,6 +86,41 @@ func (s *Session) loadedLocations(ctx context.Context, catalogName string) (map[
 	}
 	wg.Wait()
 	return out, ctx.Err()
+}
+
+// metadataLocation is the location of the current metadata file of the
+// table at address, as its catalog says it (catalogs.MetadataLocation),
+// bounded and repeated like any catalog read. When the catalog's answer
+// does not say it for certain (catalogs.ErrLocationUnsure), the table is
+// loaded and its location is the loaded table's.
+func (s *Session) metadataLocation(ctx context.Context, address string) (string, error) {
+	catName, ident, err := splitAddress(address)
+	if err != nil {
+		return "", err
+	}
+	cat, err := s.Catalog(ctx, catName)
+	if err != nil {
+		return "", err
+	}
+	var loc string
+	// With the storage limits, as loadTable: a catalog other than REST
+	// reads the metadata file from the object store.
+	err = bound.Read(bound.With(s.WithStorageLimits(ctx), s.catalogTimeout(catName)), func(ctx context.Context) error {
+		var err error
+		loc, err = catalogs.MetadataLocation(ctx, cat, ident)
+		return err
+	})
+	if errors.Is(err, catalogs.ErrLocationUnsure) {
+		tbl, err := s.loadTable(ctx, address)
+		if err != nil {
+			return "", err
+		}
+		return tbl.MetadataLocation(), nil
+	}
+	if err != nil {
+		return "", loadError(address, catName, err)
+	}
+	return loc, nil
 }
 
 // currentMetadataLocation is the metadata location that the SQL catalog of

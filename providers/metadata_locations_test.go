@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -14,6 +15,7 @@ import (
 	"github.com/icewright/icewright/config"
 	"github.com/icewright/icewright/internal/lakehouse"
 	"github.com/icewright/icewright/internal/testenv"
+	"github.com/icewright/icewright/providers/catalogs"
 	"github.com/icewright/icewright/providers/testkit"
 )
 
@@ -86,9 +88,14 @@ func TestMetadataLocations(t *testing.T) {
 	}
 }
 
-// TestMetadataLocationsREST: a REST catalog's locations are its tables'
-// loads (the catalog is shared: only this test's namespace is compared),
-// and a commit changes its table's.
+// TestMetadataLocationsREST: on the REST catalog of scripts/services.sh, a
+// table's location read from its load answer (catalogs.MetadataLocation,
+// the metadata not parsed) is the location iceberg-go's LoadTable gives,
+// for several tables, escaped names among them (a space, '#', non-ASCII,
+// a nested namespace; a namespace level with a dot where the server takes
+// one); MetadataLocations (the catalog is shared: only this test's
+// namespace is compared) says the same, and a commit changes its table's
+// location and no other.
 func TestMetadataLocationsREST(t *testing.T) {
 	env := testenv.REST(t)
 	ctx := context.Background()
@@ -99,44 +106,89 @@ func TestMetadataLocationsREST(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := testenv.UniqueName(t, "ml")
-	if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil {
-		t.Fatal(err)
-	}
-	var tbls []*table.Table
-	for _, name := range []string{"a", "b"} {
-		tbl, err := cat.CreateTable(ctx, table.Identifier{ns, name}, lakehouse.EventsSchema())
-		if err != nil {
-			t.Fatal(err)
+	// The escaped names are tried; a server that refuses one (SeaweedFS
+	// takes only a-z, 0-9, '_' and '-') is logged, and the fake catalog of
+	// TestMetadataLocationRESTRead covers them.
+	namespaces := []table.Identifier{{ns}, {ns, "sub"}, {ns + ".d"}}
+	all := []table.Identifier{{ns, "a"}, {ns, "b"}, {ns, "c-1"}, {ns, "x y"}, {ns, "t#1"}, {ns, "é"}, {ns, "sub", "c"}, {ns + ".d", "e"}}
+	for i, n := range namespaces {
+		if err := cat.CreateNamespace(ctx, n, nil); err != nil {
+			if i == 0 {
+				t.Fatal(err)
+			}
+			t.Logf("the server refuses namespace %q: %v", n, err)
+			continue
 		}
-		tbls = append(tbls, tbl)
-		t.Cleanup(func() { _ = cat.DropTable(context.Background(), table.Identifier{ns, name}) })
+		t.Cleanup(func() { _ = cat.DropNamespace(context.Background(), n) })
 	}
-	t.Cleanup(func() { _ = cat.DropNamespace(context.Background(), table.Identifier{ns}) })
+	tbls := map[string]*table.Table{}
+	var idents []table.Identifier
+	for i, id := range all {
+		tbl, err := cat.CreateTable(ctx, id, lakehouse.EventsSchema())
+		if err != nil {
+			if i < 2 {
+				t.Fatalf("create %q: %v", id, err)
+			}
+			t.Logf("the server refuses table %q: %v", id, err)
+			continue
+		}
+		idents = append(idents, id)
+		tbls[strings.Join(id, "\x00")] = tbl
+		t.Cleanup(func() { _ = cat.DropTable(context.Background(), id) })
+	}
 
 	p := env.S3.Properties()
 	p["credential"] = env.Credential()
 	cfg := &config.Config{Dir: t.TempDir(), Catalogs: []*config.Catalog{{Name: "rest", Type: "rest", URI: env.URI, Warehouse: env.Warehouse, Properties: p}}}
 	sess := Open(cfg, Options{})
 	defer sess.Close()
-	locs := func() map[string]string {
+	ours, err := sess.Catalog(ctx, "rest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each table's location, read (catalogs.MetadataLocation) and loaded
+	// by iceberg-go (LoadTable, through the registry's catalog: no read).
+	read := func() map[string]string {
 		t.Helper()
+		out := map[string]string{}
+		for _, id := range idents {
+			loc, err := catalogs.MetadataLocation(ctx, ours, id)
+			if err != nil {
+				t.Fatalf("%q: %v", id, err)
+			}
+			tbl, err := cat.LoadTable(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loc == "" || loc != tbl.MetadataLocation() {
+				t.Fatalf("%q: read %q, iceberg-go's load %q", id, loc, tbl.MetadataLocation())
+			}
+			out[strings.Join(id, "\x00")] = loc
+		}
+		// The session's listing says the same for every table an address
+		// can name (no level with a dot: config.SplitLevels).
 		all, err := sess.MetadataLocations(ctx, "rest")
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]string{}
-		for _, name := range []string{"a", "b"} {
-			out[name] = all["rest."+ns+"."+name]
+		for _, id := range idents {
+			if strings.Contains(strings.Join(id, ""), ".") {
+				continue
+			}
+			if a := joinAddress("rest", id); all[a] != out[strings.Join(id, "\x00")] {
+				t.Fatalf("%s: MetadataLocations %q, read %q", a, all[a], out[strings.Join(id, "\x00")])
+			}
 		}
 		return out
 	}
-	before := locs()
-	for i, name := range []string{"a", "b"} {
-		if before[name] == "" || before[name] != tbls[i].MetadataLocation() {
-			t.Fatalf("%s: %q, the table has %q", name, before[name], tbls[i].MetadataLocation())
+	before := read()
+	for k, tbl := range tbls {
+		if before[k] != tbl.MetadataLocation() {
+			t.Fatalf("%q: %q, created with %q", k, before[k], tbl.MetadataLocation())
 		}
 	}
-	txn := tbls[0].NewTransaction()
+	a := strings.Join(table.Identifier{ns, "a"}, "\x00")
+	txn := tbls[a].NewTransaction()
 	if err := txn.SetProperties(iceberg.Properties{"icewright.test": "1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +196,13 @@ func TestMetadataLocationsREST(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := locs()
-	if after["a"] != next.MetadataLocation() || after["a"] == before["a"] || after["b"] != before["b"] {
-		t.Fatalf("after a commit to a: %v, was %v", after, before)
+	after := read()
+	for k, loc := range before {
+		if changed := after[k] != loc; changed != (k == a) {
+			t.Errorf("after a commit to a: %q %q -> %q", k, loc, after[k])
+		}
+	}
+	if after[a] != next.MetadataLocation() {
+		t.Errorf("a: %q after its commit, the commit's %q", after[a], next.MetadataLocation())
 	}
 }

@@ -234,15 +234,21 @@ func (s *Session) loadTable(ctx context.Context, address string) (*table.Table, 
 		tbl, err = cat.LoadTable(ctx, ident)
 		return err
 	})
+	if err != nil {
+		return nil, loadError(address, catName, err)
+	}
+	return tbl, nil
+}
+
+// loadError is the error of a failed load of the table at address from
+// catalog catName.
+func loadError(address, catName string, err error) error {
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		// iceberg-go's message ends in the identifier as a Go slice
 		// ("table does not exist: [analytics evnts]").
-		return nil, fmt.Errorf("load %s: %w in catalog %q", address, catalog.ErrNoSuchTable, catName)
+		return fmt.Errorf("load %s: %w in catalog %q", address, catalog.ErrNoSuchTable, catName)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", address, err)
-	}
-	return tbl, nil
+	return fmt.Errorf("load %s: %w", address, err)
 }
 
 // ListTables returns the address of every table of the catalog, sorted.

@@ -15,8 +15,8 @@ import (
 )
 
 // list learns every managed table's metadata location (one query for a SQL
-// catalog, a load of each table's metadata file elsewhere:
-// providers.Session.MetadataLocations) and plans, in one plan, only the
+// catalog, each table's load answer for REST, a load of each table's
+// metadata file elsewhere: providers.Session.MetadataLocations) and plans, in one plan, only the
 // tables that need it: new ones, changed ones (a metadata location that is
 // not byte-equal to the last observed), those whose policy changed,
 // table blocks whose table the catalog does not list (the plan says so),

@@ -22,7 +22,8 @@
 # REST catalog of scripts/services.sh by real appends (fleetbench
 # setup-catalog, namespaces rcSIZE_ns0000...; ICEWRIGHT_TEST_REST_*), and
 # appends to them through it; the reconciler learns their metadata
-# locations by loading each (no If-None-Match: Session.MetadataLocations).
+# locations from each table's load answer, its metadata not parsed
+# (Session.MetadataLocations, catalogs.MetadataLocation).
 set -euo pipefail
 
 N=${1:-1000}
@@ -71,7 +72,7 @@ rest)
 	selector="fleetrest.$prefix*.*"
 	echo "$catalog_hcl" >"$WORK/cfg-$N/catalog.icewright.hcl"
 	echo "building (or checking) $N tables in the REST catalog ..." >&2
-	"$WORK/fleetbench" setup-catalog -config "$WORK/cfg-$N" -prefix "$prefix" -tables "$N" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
+	"$WORK/fleetbench" setup-catalog -config "$WORK/cfg-$N" -prefix "$prefix" -tables "$N" -parallelism "$PAR" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
 	rm "$WORK/cfg-$N/catalog.icewright.hcl" ;;
 *) echo "CATALOG must be sqlite, pg or rest" >&2; exit 2 ;;
 esac

@@ -92,8 +92,9 @@ func restOptions(props iceberg.Properties) ([]rest.Option, error) {
 }
 
 // restTransport is iceberg-go's own default transport (proxy from the
-// environment, the catalog's TLS settings) behind bound.Transport.
+// environment, the catalog's TLS settings) behind bound.Transport, and
+// behind locationTransport, which answers MetadataLocation.
 func restTransport(tlsConfig *tls.Config) (http.RoundTripper, func()) {
 	t := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig}
-	return bound.Transport(t), t.CloseIdleConnections
+	return locationTransport{inner: bound.Transport(t)}, t.CloseIdleConnections
 }

@@ -130,9 +130,10 @@ func register(ctx context.Context, dir, cfgDir string) error {
 }
 
 // setupCatalog builds the fleet in the catalog of the configuration in
-// cfgDir (namespaces PREFIXns0000...) by real appends, one table at a time; tables that exist are kept,
-// so an interrupted setup resumes.
-func setupCatalog(ctx context.Context, cfgDir, prefix string, n, appends, parts, perNS int) error {
+// cfgDir (namespaces PREFIXns0000...) by real appends, par tables at once
+// (each table's appends in order); tables that exist are kept, so an
+// interrupted setup resumes.
+func setupCatalog(ctx context.Context, cfgDir, prefix string, n, appends, parts, perNS, par int) error {
 	if cfgDir == "" {
 		return fmt.Errorf("-config is required")
 	}
@@ -142,12 +143,19 @@ func setupCatalog(ctx context.Context, cfgDir, prefix string, n, appends, parts,
 	}
 	defer closeCat()
 	t0 := time.Now()
-	for i := range n {
+	var (
+		done atomic.Int64
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		next = make(chan int)
+	)
+	build := func(i int) error {
 		ns := fmt.Sprintf("%sns%04d", prefix, i/perNS)
 		name := fmt.Sprintf("t%06d", i)
 		id := table.Identifier{ns, name}
 		if ok, err := cat.CheckTableExists(ctx, id); err == nil && ok {
-			continue
+			return nil
 		}
 		tbl, err := benchlake.CreateIn(ctx, cat, ns, name, iceberg.Properties{
 			"write.target-file-size-bytes": fmt.Sprint(128 << 20),
@@ -160,11 +168,36 @@ func setupCatalog(ctx context.Context, cfgDir, prefix string, n, appends, parts,
 				return fmt.Errorf("%s.%s: %w", ns, name, err)
 			}
 		}
-		if (i+1)%100 == 0 {
-			fmt.Fprintf(os.Stderr, "%d tables (%s)\n", i+1, time.Since(t0).Round(time.Second))
-		}
+		return nil
 	}
-	return nil
+	for range max(1, par) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := build(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+				if d := done.Add(1); d%100 == 0 {
+					fmt.Fprintf(os.Stderr, "%d tables (%s)\n", d, time.Since(t0).Round(time.Second))
+				}
+			}
+		}()
+	}
+	for i := range n {
+		mu.Lock()
+		failed := len(errs) > 0
+		mu.Unlock()
+		if failed {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // delayProxy forwards TCP connections from listen to upstream, holding

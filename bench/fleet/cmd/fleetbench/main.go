@@ -5,7 +5,7 @@
 //	fleetbench floor -dir D [-parallelism P]
 //	fleetbench floor -config CFG [-prefix P] [-parallelism P]
 //	fleetbench register -dir D -config CFG
-//	fleetbench setup-catalog -config CFG -prefix P -tables N [-appends 8] [-partitions 3] [-per-namespace 1000]
+//	fleetbench setup-catalog -config CFG -prefix P -tables N [-appends 8] [-partitions 3] [-per-namespace 1000] [-parallelism 4]
 //	fleetbench delay -listen ADDR -upstream ADDR -delay D
 //	fleetbench copy -dir SRC -to DST
 //	fleetbench reconcile -config CFG [-fraction 0.01] [-parallelism P] [-prefix P] [-apply]
@@ -77,7 +77,7 @@ func run(args []string) error {
 	appends := fs.Int("appends", 8, "appends per table (setup)")
 	parts := fs.Int("partitions", 3, "day partitions (setup)")
 	perNS := fs.Int("per-namespace", 1000, "tables per namespace (setup)")
-	par := fs.Int("parallelism", 4, "tables read at once (floor)")
+	par := fs.Int("parallelism", 4, "tables read at once (floor), built at once (setup-catalog)")
 	cfgDir := fs.String("config", "", "icewright configuration directory with one catalog (floor, register, setup-catalog)")
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (delay)")
 	upstream := fs.String("upstream", "", "address to forward to (delay)")
@@ -97,7 +97,7 @@ func run(args []string) error {
 	case "reconcile":
 		return reconcilePass(ctx, *cfgDir, *fraction, *par, *prefix, *applyActions)
 	case "setup-catalog":
-		return setupCatalog(ctx, *cfgDir, *prefix, *tables, *appends, *parts, *perNS)
+		return setupCatalog(ctx, *cfgDir, *prefix, *tables, *appends, *parts, *perNS, *par)
 	case "floor":
 		if *cfgDir != "" {
 			cat, _, _, closeCat, err := openConfigured(ctx, *cfgDir)
