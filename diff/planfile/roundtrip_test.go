@@ -53,10 +53,11 @@ func everyKindPlan(t *testing.T) *diff.Plan {
 	return seal(t, p)
 }
 
-// A plan saved in format 2.0 (testdata/plan-2.0.json, as an icewright of
-// that format wrote it) still reads, its checksum intact.
-func TestReadsFormat20(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("testdata", "plan-2.0.json"))
+// readTestdata reads the saved plan testdata/name with Read, which checks
+// its checksum and validates it.
+func readTestdata(t *testing.T, name string) *diff.Plan {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +65,13 @@ func TestReadsFormat20(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// A plan saved in format 2.0 (testdata/plan-2.0.json, as an icewright of
+// that format wrote it) still reads, its checksum intact.
+func TestReadsFormat20(t *testing.T) {
+	p := readTestdata(t, "plan-2.0.json")
 	if p.FormatVersion != "2.0" || len(p.Tables[0].Actions) != 8 || p.Tables[0].Actions[4].Estimate != nil {
 		t.Errorf("read %s with %d actions", p.FormatVersion, len(p.Tables[0].Actions))
 	}
@@ -169,14 +177,7 @@ func TestSaveLoad(t *testing.T) {
 // other tables' references, 2.2) still reads and validates: its tables
 // have no references, and its summary has none of the run's read.
 func TestReadsFormat21(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("testdata", "plan-2.1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Read(bytes.NewReader(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := readTestdata(t, "plan-2.1.json")
 	if p.FormatVersion != "2.1" || p.Summary.OtherTablesRead != 0 || p.Summary.Estimate == (diff.Usage{}) {
 		t.Errorf("read %s, summary %+v", p.FormatVersion, p.Summary)
 	}
